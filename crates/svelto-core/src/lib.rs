@@ -1,0 +1,55 @@
+//! Subversion's vocabulary, shared by every Svelto crate.
+//!
+//! Owns: revision numbers, repository paths and their ordering, node kinds,
+//! property lists, checksums. Must not: do I/O, depend on any other Svelto crate.
+
+mod checksum;
+mod path;
+mod props;
+
+pub use checksum::{Md5, Sha1, EMPTY_MD5};
+pub use path::{
+    compare_paths, is_ancestor, join, parent_and_name, skip_ancestor, validate_path, PathError,
+};
+pub use props::{validate_svn_prop, PropList};
+
+/// A revision number. Revision 0 is the empty root every repository starts with.
+pub type Revnum = u64;
+
+/// The kind of a node in a revision tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum NodeKind {
+    File,
+    Dir,
+}
+
+impl NodeKind {
+    /// The word Subversion uses for this kind in dumpfiles and on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NodeKind::File => "file",
+            NodeKind::Dir => "dir",
+        }
+    }
+}
+
+/// What a revision did to a path, after folding, as Subversion's `svn_fs_path_change_kind_t`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ChangeKind {
+    Modify,
+    Add,
+    Delete,
+    Replace,
+}
+
+impl ChangeKind {
+    /// The letter `svn log -v` prints.
+    pub fn letter(self) -> char {
+        match self {
+            ChangeKind::Modify => 'M',
+            ChangeKind::Add => 'A',
+            ChangeKind::Delete => 'D',
+            ChangeKind::Replace => 'R',
+        }
+    }
+}
