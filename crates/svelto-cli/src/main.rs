@@ -1,1 +1,41 @@
-fn main() {}
+//! The `svelto` binary: `svelto admin` (like svnadmin); `serve` and `look` come later.
+
+mod admin;
+mod date;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "svelto",
+    version,
+    about = "A Subversion-compatible repository server"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Repository administration, with svnadmin's contracts.
+    Admin {
+        #[command(subcommand)]
+        command: admin::AdminCommand,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Admin { command } => admin::run(command),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("svelto: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,1 +1,21 @@
-//! placeholder
+//! Repository semantics over the store: create, load and dump with Subversion's dumpfile
+//! contracts, verify.
+//!
+//! Owns: what `svnadmin` promises (revision mapping, mergeinfo renumbering, the replay
+//! order of dumps). Must not: print, read the environment or the clock (callers pass
+//! dates and UUIDs in), or know about the wire protocol.
+
+mod create;
+mod dump;
+mod error;
+mod load;
+pub mod mergeinfo;
+mod textdelta;
+mod verify;
+
+pub use create::create;
+pub use dump::{dump, DumpOptions};
+pub use error::{ReposError, Result};
+pub use load::{load, LoadOptions, UuidAction};
+pub use textdelta::DeltaApplier;
+pub use verify::verify;

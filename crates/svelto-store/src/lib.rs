@@ -1,1 +1,33 @@
-//! placeholder
+//! Svelto's storage engine (format: docs/formats/store.md).
+//!
+//! Owns: the append-only files of a repository's `db/`, node-revisions, directory
+//! listings, property lists, file representations, revision metadata, transactions and
+//! the commit point. Must not: know about dumpfiles, the wire protocol, or hooks.
+//!
+//! Readers (`Repo`) take no locks and see only what `db/current` publishes. One `Writer`
+//! at a time (an OS file lock) appends; `Txn` builds a revision; `Writer::sync` makes
+//! committed revisions durable and visible in one atomic rename.
+
+mod enc;
+mod error;
+mod files;
+mod node;
+mod rep;
+mod repo;
+mod txn;
+mod writer;
+
+pub use error::{Corruption, Result, StoreError};
+pub use files::Current;
+pub use node::{Change, DirEntry, FileText, NodeRev, Offset, RevMeta};
+pub use rep::DELTA_MAX;
+pub use repo::{Repo, RevRecord};
+pub use txn::{NodeInfo, Txn};
+pub use writer::{create_db, Writer};
+
+pub(crate) const TAG_WINDOW: u8 = 1;
+pub(crate) const TAG_REP: u8 = 2;
+pub(crate) const TAG_PROPS: u8 = 3;
+pub(crate) const TAG_DIR: u8 = 4;
+pub(crate) const TAG_NODE: u8 = 5;
+pub(crate) const TAG_REVISION: u8 = 6;

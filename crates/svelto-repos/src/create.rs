@@ -1,0 +1,127 @@
+//! `svelto admin create`: a new repository laid out as `svnadmin create` lays one out, so
+//! administrators find conf/ and hooks/ where they expect them.
+
+use crate::error::{io, Result};
+use std::fs;
+use std::path::Path;
+use svelto_core::PropList;
+
+/// Creates a repository at `path` with revision 0 dated `date` (an `svn:date` value).
+pub fn create(path: &Path, uuid: &str, date: &str) -> Result<()> {
+    let e = |what: &str| io(format!("creating {} in {}", what, path.display()));
+    if path.join("format").exists() || path.join("db").exists() {
+        return Err(crate::ReposError::Invalid(format!(
+            "'{}' already holds a repository",
+            path.display()
+        )));
+    }
+    fs::create_dir_all(path).map_err(e("the directory"))?;
+    for dir in ["conf", "hooks", "locks"] {
+        fs::create_dir_all(path.join(dir)).map_err(e(dir))?;
+    }
+    let mut r0 = PropList::new();
+    r0.insert(b"svn:date".to_vec(), date.as_bytes().to_vec());
+    svelto_store::create_db(path, uuid, &r0)?;
+    let files: [(&str, &str); 4] = [
+        ("conf/svnserve.conf", SVNSERVE_CONF),
+        ("conf/passwd", PASSWD),
+        ("conf/authz", AUTHZ),
+        ("conf/hooks-env.tmpl", HOOKS_ENV),
+    ];
+    for (name, text) in files {
+        fs::write(path.join(name), text).map_err(e(name))?;
+    }
+    for hook in HOOKS {
+        let name = format!("hooks/{}.tmpl", hook.0);
+        let text = format!("#!/bin/sh\n\n# {} hook: {}\n#\n# To enable it, copy this file to hooks/{} (without .tmpl) and make it\n# executable. Svelto runs hooks with the arguments, standard input and exit\n# code meaning that Subversion documents; the environment is empty unless\n# conf/hooks-env says otherwise.\n\nexit 0\n", hook.0, hook.1, hook.0);
+        fs::write(path.join(&name), text).map_err(e(&name))?;
+    }
+    fs::write(
+        path.join("locks/db.lock"),
+        "Svelto takes its write lock on db/write.lock.\n",
+    )
+    .map_err(e("locks/db.lock"))?;
+    fs::write(path.join("README.txt"), README).map_err(e("README.txt"))?;
+    fs::write(path.join("format"), "svelto-repository 1\n").map_err(e("format"))?;
+    Ok(())
+}
+
+const HOOKS: [(&str, &str); 9] = [
+    ("start-commit", "run before a commit transaction is created; arguments: REPOS USER CAPABILITIES TXN-NAME"),
+    ("pre-commit", "run before a transaction becomes a revision; arguments: REPOS TXN-NAME; non-zero exit refuses the commit"),
+    ("post-commit", "run after a revision is committed; arguments: REPOS REV TXN-NAME"),
+    ("pre-revprop-change", "run before a revision property changes; arguments: REPOS REV USER PROPNAME ACTION; new value on stdin; without this hook revision property changes are refused"),
+    ("post-revprop-change", "run after a revision property changed; arguments: REPOS REV USER PROPNAME ACTION; old value on stdin"),
+    ("pre-lock", "run before a path is locked; arguments: REPOS PATH USER COMMENT STEAL-LOCK-FLAG"),
+    ("post-lock", "run after paths are locked; arguments: REPOS USER; the paths on stdin"),
+    ("pre-unlock", "run before a path is unlocked; arguments: REPOS PATH USER LOCK-TOKEN BREAK-UNLOCK-FLAG"),
+    ("post-unlock", "run after paths are unlocked; arguments: REPOS USER; the paths on stdin"),
+];
+
+const README: &str = "This is a Subversion repository served by Svelto; use `svelto admin` \
+(not svnadmin) to manage it. The history lives in db/; conf/ and hooks/ are as in a \
+repository made by svnadmin create.\n";
+
+const SVNSERVE_CONF: &str =
+    "### Configuration of `svelto serve` (and svnserve) for this repository.
+### Every option below is commented out and shows its default.
+
+[general]
+### Access for users who have not authenticated: read, write or none.
+# anon-access = read
+### Access for authenticated users: read, write or none.
+# auth-access = write
+### The password file, relative to this directory.
+# password-db = passwd
+### The path-based authorization file (relative to this directory, or ^/path in the
+### repository).
+# authz-db = authz
+### A file of groups for authz-db.
+# groups-db = groups
+### The authentication realm; the repository UUID when unset.
+# realm = My First Repository
+### Change user names to upper or lower case before comparing them: none, upper, lower.
+# force-username-case = none
+### A file of environment variables for hook scripts, relative to this directory.
+# hooks-env = hooks-env
+
+[sasl]
+### SASL is not supported by Svelto; use CRAM-MD5 (passwd) or svn+ssh.
+# use-sasl = false
+";
+
+const PASSWD: &str = "### Users and their passwords for CRAM-MD5 authentication (password-db in
+### svnserve.conf). One `user = password` line per user.
+
+[users]
+# harry = harryssecret
+# sally = sallyssecret
+";
+
+const AUTHZ: &str = "### Path-based authorization (authz-db in svnserve.conf).
+
+[aliases]
+# joe = /C=XZ/ST=Dessert/L=Snake City/O=Snake Oil, Ltd./OU=Research Institute/CN=Joe Average
+
+[groups]
+# harry_and_sally = harry,sally
+
+# [/foo/bar]
+# harry = rw
+# &joe = r
+# * =
+
+# [repository:/baz/fuz]
+# @harry_and_sally = rw
+# * = r
+";
+
+const HOOKS_ENV: &str = "### Environment for hook scripts. Copy to hooks-env to use it.
+### [default] applies to every hook; a [hookname] section to one hook.
+
+# [default]
+# LANG = en_US.UTF-8
+
+# [pre-commit]
+# PATH = /usr/local/bin:/usr/bin
+";

@@ -1,0 +1,440 @@
+//! `svelto admin dump`: a repository as a dumpfile, byte-identical to what `svnadmin dump`
+//! writes for the same history. The node records of a revision follow Subversion's replay
+//! drive (changed paths in path order; deletions when their parent directory closes) and
+//! its dump editor's rules for which properties and texts to include.
+
+use crate::error::{io, Result};
+use std::io::{Read, Write};
+use std::sync::Arc;
+use svelto_core::{
+    is_ancestor, join, parent_and_name, skip_ancestor, ChangeKind, NodeKind, PropList, Revnum,
+};
+use svelto_delta::{delta_windows, stream_header, Window, WINDOW_SIZE};
+use svelto_dump::{
+    props_bytes, write_format, write_node_headers, write_node_record, write_revision_record,
+    write_uuid,
+};
+use svelto_store::{FileText, NodeRev, Repo, DELTA_MAX};
+
+#[derive(Debug, Clone, Copy)]
+pub struct DumpOptions {
+    pub start: Revnum,
+    pub end: Revnum,
+    pub incremental: bool,
+    /// Format 3: property and text deltas against the previous version.
+    pub deltas: bool,
+}
+
+/// Writes revisions `start..=end`; `progress` is called after each revision.
+pub fn dump(
+    repo: &Repo,
+    out: &mut dyn Write,
+    opts: DumpOptions,
+    progress: &mut dyn FnMut(Revnum),
+) -> Result<()> {
+    let e = || io("writing the dump");
+    write_format(&mut &mut *out, if opts.deltas { 3 } else { 2 }).map_err(e())?;
+    write_uuid(&mut &mut *out, &repo.uuid()?).map_err(e())?;
+    for rev in opts.start..=opts.end {
+        write_revision_record(&mut &mut *out, rev, &repo.revprops(rev)?).map_err(e())?;
+        if rev > 0 {
+            let mut d = Dumper {
+                repo,
+                out: &mut *out,
+                rev,
+                use_deltas: opts.deltas && (opts.incremental || rev != opts.start),
+            };
+            if rev == opts.start && !opts.incremental {
+                d.full_tree()?;
+            } else {
+                d.replay()?;
+            }
+        }
+        progress(rev);
+    }
+    Ok(())
+}
+
+/// An open directory of the replay drive.
+struct DirFrame {
+    path: String,
+    /// Where this directory's unchanged contents come from when inside a copy.
+    cmp: Option<(String, Revnum)>,
+    deleted: Vec<String>,
+    written_out: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Action {
+    Change,
+    Add,
+    Replace,
+}
+
+struct Dumper<'a> {
+    repo: &'a Repo,
+    out: &'a mut dyn Write,
+    rev: Revnum,
+    use_deltas: bool,
+}
+
+impl Dumper<'_> {
+    fn w(&mut self, bytes: &[u8]) -> Result<()> {
+        self.out.write_all(bytes).map_err(io("writing the dump"))
+    }
+
+    /// The first revision of a non-incremental dump: everything appears added.
+    fn full_tree(&mut self) -> Result<()> {
+        let root = self.repo.root(self.rev)?;
+        self.add_subtree(root, "")
+    }
+
+    fn add_subtree(&mut self, dir: u64, path: &str) -> Result<()> {
+        let node = self.repo.node(dir)?;
+        let entries = self.repo.dir(&node)?;
+        for e in entries.iter() {
+            let child = join(path, &e.name);
+            self.dump_node(&child, e.kind, Action::Add, false, None)?;
+            if e.kind == NodeKind::Dir {
+                self.add_subtree(e.node, &child)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn close_dir(&mut self, frame: DirFrame) -> Result<()> {
+        let mut deleted = frame.deleted;
+        deleted.sort();
+        for path in deleted {
+            let h = [("Node-path", path.as_str()), ("Node-action", "delete")];
+            write_node_headers(&mut self.out, &h).map_err(io("writing the dump"))?;
+            self.w(b"\n")?;
+        }
+        Ok(())
+    }
+
+    fn open_dir(stack: &mut Vec<DirFrame>, path: &str) {
+        let parent = stack.last().expect("root frame is always open");
+        let cmp = parent
+            .cmp
+            .as_ref()
+            .map(|(p, r)| (join(p, parent_and_name(path).1), *r));
+        stack.push(DirFrame {
+            path: path.to_string(),
+            cmp,
+            deleted: Vec::new(),
+            written_out: false,
+        });
+    }
+
+    fn replay(&mut self) -> Result<()> {
+        let meta = self.repo.rev_meta(self.rev)?;
+        let mut stack = vec![DirFrame {
+            path: String::new(),
+            cmp: None,
+            deleted: Vec::new(),
+            written_out: false,
+        }];
+        for ch in &meta.changes {
+            let path = ch.path.as_str();
+            // Close directories that do not contain this path.
+            while stack.len() > 1 && !is_ancestor(&stack.last().expect("non-empty").path, path) {
+                let f = stack.pop().expect("non-empty");
+                self.close_dir(f)?;
+            }
+            if path.is_empty() {
+                // A change of the root directory itself.
+                if ch.prop_mod && ch.change == ChangeKind::Modify && !stack[0].written_out {
+                    stack[0].written_out = true;
+                    self.dump_node("", NodeKind::Dir, Action::Change, false, None)?;
+                }
+                continue;
+            }
+            // Open the directories between the innermost open one and this path's parent.
+            let (parent, _) = parent_and_name(path);
+            loop {
+                let top = stack.last().expect("non-empty").path.clone();
+                if top == parent {
+                    break;
+                }
+                let rest = skip_ancestor(&top, parent).expect("top is an ancestor");
+                let next = rest.split('/').next().expect("non-empty remainder");
+                Self::open_dir(&mut stack, &join(&top, next));
+            }
+            let (do_delete, do_add) = match ch.change {
+                ChangeKind::Add => (false, true),
+                ChangeKind::Delete => (true, false),
+                ChangeKind::Replace => (true, true),
+                ChangeKind::Modify => (false, false),
+            };
+            if do_delete {
+                stack
+                    .last_mut()
+                    .expect("non-empty")
+                    .deleted
+                    .push(path.to_string());
+            }
+            if !do_delete || do_add {
+                let kind = match ch.kind {
+                    Some(k) => k,
+                    None => self.repo.node_at(self.rev, path)?.1.kind,
+                };
+                if do_add {
+                    let top = stack.last_mut().expect("non-empty");
+                    let was_deleted = match top.deleted.iter().position(|p| p == path) {
+                        Some(i) => {
+                            top.deleted.remove(i);
+                            true
+                        }
+                        None => false,
+                    };
+                    let action = if was_deleted {
+                        Action::Replace
+                    } else {
+                        Action::Add
+                    };
+                    let copy = ch.copyfrom.as_ref().map(|(r, p)| (p.clone(), *r));
+                    self.dump_node(path, kind, action, copy.is_some(), copy.clone())?;
+                    if kind == NodeKind::Dir {
+                        stack.push(DirFrame {
+                            path: path.to_string(),
+                            cmp: copy,
+                            deleted: Vec::new(),
+                            written_out: true,
+                        });
+                    }
+                } else if kind == NodeKind::Dir {
+                    Self::open_dir(&mut stack, path);
+                    if ch.prop_mod {
+                        let top = stack.last_mut().expect("non-empty");
+                        top.written_out = true;
+                        let cmp = top.cmp.clone();
+                        self.dump_node(path, NodeKind::Dir, Action::Change, false, cmp)?;
+                    }
+                } else {
+                    let parent = stack.last().expect("non-empty");
+                    let cmp = parent
+                        .cmp
+                        .as_ref()
+                        .map(|(p, r)| (join(p, parent_and_name(path).1), *r));
+                    self.dump_node(path, NodeKind::File, Action::Change, false, cmp)?;
+                }
+            }
+        }
+        while let Some(f) = stack.pop() {
+            self.close_dir(f)?;
+        }
+        Ok(())
+    }
+
+    /// One node record, deciding what to include as Subversion's dump editor does.
+    fn dump_node(
+        &mut self,
+        path: &str,
+        kind: NodeKind,
+        action: Action,
+        is_copy: bool,
+        cmp: Option<(String, Revnum)>,
+    ) -> Result<()> {
+        let (_, node) = self.repo.node_at(self.rev, path)?;
+        let (compare_path, compare_rev) = match &cmp {
+            Some((p, r)) => (p.clone(), *r),
+            None => (path.to_string(), self.rev - 1),
+        };
+        let mut h: Vec<(&str, String)> = vec![
+            ("Node-path", path.to_string()),
+            ("Node-kind", kind.as_str().into()),
+        ];
+        let mut compare: Option<Arc<NodeRev>> = None;
+        let (dump_text, dump_props);
+        match action {
+            Action::Change => {
+                h.push(("Node-action", "change".into()));
+                let c = self.repo.node_at(compare_rev, &compare_path)?.1;
+                dump_props = self.props_differ(&c, &node)?;
+                dump_text =
+                    kind == NodeKind::File && texts_differ(&c.file_text(), &node.file_text());
+                compare = Some(c);
+            }
+            Action::Replace if !is_copy => {
+                h.push(("Node-action", "replace".into()));
+                dump_text = kind == NodeKind::File;
+                dump_props = true;
+            }
+            Action::Replace | Action::Add => {
+                if action == Action::Replace {
+                    let del = [("Node-path", path), ("Node-action", "delete")];
+                    write_node_headers(&mut self.out, &del).map_err(io("writing the dump"))?;
+                }
+                h.push(("Node-action", "add".into()));
+                if !is_copy {
+                    dump_text = kind == NodeKind::File;
+                    dump_props = true;
+                } else {
+                    h.push(("Node-copyfrom-rev", compare_rev.to_string()));
+                    h.push(("Node-copyfrom-path", compare_path.clone()));
+                    let c = self.repo.node_at(compare_rev, &compare_path)?.1;
+                    dump_props = self.props_differ(&c, &node)?;
+                    dump_text =
+                        kind == NodeKind::File && texts_differ(&c.file_text(), &node.file_text());
+                    if kind == NodeKind::File {
+                        h.push(("Text-copy-source-md5", c.file_text().md5.to_hex()));
+                        h.push(("Text-copy-source-sha1", c.file_text().sha1.to_hex()));
+                    }
+                    compare = Some(c);
+                }
+            }
+        }
+        if !dump_text && !dump_props {
+            write_node_headers(&mut self.out, &h).map_err(io("writing the dump"))?;
+            return self.w(b"\n");
+        }
+        let props = if dump_props {
+            let new = self.repo.props(&node)?;
+            Some(match (&compare, self.use_deltas) {
+                (Some(c), true) => {
+                    h.push(("Prop-delta", "true".into()));
+                    props_bytes(&new, Some(&self.repo.props(c)?))
+                }
+                _ => props_bytes(&new, Some(&PropList::new())),
+            })
+        } else {
+            None
+        };
+        let text = node.file_text();
+        let mut delta: Option<DeltaText> = None;
+        if dump_text {
+            if self.use_deltas {
+                h.push(("Text-delta", "true".into()));
+                let base = compare.as_ref().map(|c| c.file_text());
+                if let Some(b) = &base {
+                    h.push(("Text-delta-base-md5", b.md5.to_hex()));
+                    h.push(("Text-delta-base-sha1", b.sha1.to_hex()));
+                }
+                delta = Some(self.delta_text(base.as_ref(), &text)?);
+            }
+            h.push(("Text-content-md5", text.md5.to_hex()));
+            h.push(("Text-content-sha1", text.sha1.to_hex()));
+        }
+        let text_len = match (&delta, dump_text) {
+            (Some(d), _) => Some(d.len()),
+            (None, true) => Some(text.size),
+            (None, false) => None,
+        };
+        write_node_record(&mut self.out, &h, props.as_deref(), text_len)
+            .map_err(io("writing the dump"))?;
+        match delta {
+            Some(d) => d.write(self)?,
+            None if dump_text => {
+                let mut r = self.repo.text_reader(&text)?;
+                copy(&mut r, self.out)?;
+            }
+            None => {}
+        }
+        self.w(b"\n\n")
+    }
+
+    fn props_differ(&self, a: &NodeRev, b: &NodeRev) -> Result<bool> {
+        if a.props == b.props {
+            return Ok(false);
+        }
+        Ok(self.repo.props(a)? != self.repo.props(b)?)
+    }
+
+    fn delta_text(&self, base: Option<&FileText>, text: &FileText) -> Result<DeltaText> {
+        let small = |t: &FileText| t.size as usize <= DELTA_MAX;
+        if small(text) && base.is_none_or(small) {
+            let source = match base {
+                Some(b) => self.repo.read_text(b)?,
+                None => Vec::new(),
+            };
+            let target = self.repo.read_text(text)?;
+            let mut bytes = stream_header(0).to_vec();
+            for w in delta_windows(&source, &target) {
+                w.encode(0, 0, &mut bytes)
+                    .map_err(|e| crate::ReposError::Invalid(e.to_string()))?;
+            }
+            return Ok(DeltaText::Bytes(bytes));
+        }
+        Ok(DeltaText::Streamed(*text))
+    }
+}
+
+/// Text of a format-3 node: an svndiff0 stream, in memory or streamed window by window.
+enum DeltaText {
+    Bytes(Vec<u8>),
+    /// Large contents: self-contained windows (no source instructions).
+    Streamed(FileText),
+}
+
+fn fulltext_window_len(n: usize) -> u64 {
+    let mut b = Vec::new();
+    Window::fulltext(&vec![0u8; n])
+        .encode(0, 0, &mut b)
+        .map(|_| b.len() as u64)
+        .unwrap_or(0)
+}
+
+impl DeltaText {
+    fn len(&self) -> u64 {
+        match self {
+            DeltaText::Bytes(b) => b.len() as u64,
+            DeltaText::Streamed(t) => {
+                let full = t.size / WINDOW_SIZE as u64;
+                let rest = (t.size % WINDOW_SIZE as u64) as usize;
+                let mut len = 4 + full * fulltext_window_len(WINDOW_SIZE);
+                if rest > 0 {
+                    len += fulltext_window_len(rest);
+                }
+                len
+            }
+        }
+    }
+
+    fn write(self, d: &mut Dumper) -> Result<()> {
+        match self {
+            DeltaText::Bytes(b) => d.w(&b),
+            DeltaText::Streamed(t) => {
+                d.w(&stream_header(0))?;
+                let mut r = d.repo.text_reader(&t)?;
+                let mut buf = vec![0u8; WINDOW_SIZE];
+                loop {
+                    let n = read_full(&mut r, &mut buf)?;
+                    if n == 0 {
+                        return Ok(());
+                    }
+                    let mut enc = Vec::with_capacity(n + 32);
+                    Window::fulltext(&buf[..n])
+                        .encode(0, 0, &mut enc)
+                        .map_err(|e| crate::ReposError::Invalid(e.to_string()))?;
+                    d.w(&enc)?;
+                }
+            }
+        }
+    }
+}
+
+fn read_full(r: &mut dyn Read, buf: &mut [u8]) -> Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        let k = r.read(&mut buf[n..]).map_err(io("reading file contents"))?;
+        if k == 0 {
+            break;
+        }
+        n += k;
+    }
+    Ok(n)
+}
+
+fn copy(r: &mut dyn Read, w: &mut dyn Write) -> Result<()> {
+    std::io::copy(r, w).map_err(io("copying file contents"))?;
+    Ok(())
+}
+
+/// Subversion compares contents by checksum (FSFS `file_text_rep_equal`).
+fn texts_differ(a: &FileText, b: &FileText) -> bool {
+    if a.size == 0 && b.size == 0 {
+        return false;
+    }
+    a.md5 != b.md5 || a.sha1 != b.sha1
+}

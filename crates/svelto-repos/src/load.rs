@@ -1,0 +1,396 @@
+//! `svelto admin load`: a dumpfile (formats 1-3) into a repository, with `svnadmin load`'s
+//! semantics (revision mapping, copy sources, property validation, mergeinfo renumbering)
+//! and its progress lines. Revisions are made durable in batches; a revision's
+//! "Committed" line is printed only once it is durable.
+
+use crate::error::{ReposError, Result};
+use crate::mergeinfo::{self, Renumber};
+use crate::textdelta::DeltaApplier;
+use std::collections::BTreeMap;
+use std::io::BufRead;
+use std::path::Path;
+use std::time::{Duration, Instant};
+use svelto_core::{join, validate_path, validate_svn_prop, PropList, Revnum};
+use svelto_dump::{DumpReader, Node, NodeAction, PropEntry, PropsBlock, Record};
+use svelto_store::{Txn, Writer};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum UuidAction {
+    /// Take the dump's UUID only when loading into a repository at revision 0.
+    #[default]
+    Default,
+    Ignore,
+    Force,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct LoadOptions {
+    pub uuid: UuidAction,
+    /// Load every path below this directory (which must exist).
+    pub parent_dir: Option<String>,
+    /// Only dump revisions in this inclusive range are loaded.
+    pub range: Option<(Revnum, Revnum)>,
+    /// Skip Subversion's checks of `svn:*` property values.
+    pub bypass_prop_validation: bool,
+}
+
+/// How often a batch of loaded revisions is made durable.
+const SYNC_INTERVAL: Duration = Duration::from_millis(500);
+
+struct State<'p> {
+    opts: LoadOptions,
+    parent_dir: Option<String>,
+    rev_map: BTreeMap<Revnum, Revnum>,
+    oldest_dumpstream_rev: Option<Revnum>,
+    last_rev_mapped: Option<Revnum>,
+    out: String,
+    progress: &'p mut dyn FnMut(&str),
+    last_sync: Instant,
+}
+
+impl State<'_> {
+    fn publish(&mut self, w: &mut Writer) -> Result<()> {
+        w.sync()?;
+        if !self.out.is_empty() {
+            (self.progress)(&self.out);
+            self.out.clear();
+        }
+        self.last_sync = Instant::now();
+        Ok(())
+    }
+}
+
+/// Loads the dumpfile read from `input` into the repository at `path`. `progress`
+/// receives svnadmin-style progress text, each piece after the revisions it reports on
+/// are durable. Returns the youngest revision.
+pub fn load(
+    path: &Path,
+    input: impl BufRead,
+    opts: LoadOptions,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Revnum> {
+    let mut w = Writer::open(path)?;
+    let parent_dir = match &opts.parent_dir {
+        Some(p) => Some(validate_path(p).map_err(|e| ReposError::Invalid(e.to_string()))?),
+        None => None,
+    };
+    let mut st = State {
+        opts,
+        parent_dir,
+        rev_map: BTreeMap::new(),
+        oldest_dumpstream_rev: None,
+        last_rev_mapped: None,
+        out: String::new(),
+        progress,
+        last_sync: Instant::now(),
+    };
+    let mut reader = DumpReader::new(input);
+    let result = run(&mut w, &mut reader, &mut st);
+    // Whatever happened, revisions that were committed are complete: make them durable.
+    let synced = st.publish(&mut w);
+    result?;
+    synced?;
+    Ok(w.youngest())
+}
+
+fn run<R: BufRead>(w: &mut Writer, reader: &mut DumpReader<R>, st: &mut State) -> Result<()> {
+    let mut next = reader.next_record()?;
+    while let Some(rec) = next {
+        next = match rec {
+            Record::Format(v) => {
+                if !(1..=3).contains(&v) {
+                    return Err(ReposError::Invalid(format!(
+                        "unsupported dumpfile version {v}"
+                    )));
+                }
+                reader.next_record()?
+            }
+            Record::Uuid(uuid) => {
+                let take = match st.opts.uuid {
+                    UuidAction::Ignore => false,
+                    UuidAction::Force => true,
+                    UuidAction::Default => w.youngest() == 0,
+                };
+                if take {
+                    if uuid::Uuid::parse_str(&uuid).is_err() {
+                        return Err(ReposError::Invalid(format!(
+                            "malformed UUID '{uuid}' in dumpfile"
+                        )));
+                    }
+                    w.set_uuid(&uuid)?;
+                }
+                reader.next_record()?
+            }
+            Record::Revision { number, props, .. } => {
+                let next = load_revision(w, reader, number, &props, st).map_err(|e| match e {
+                    e @ (ReposError::AtPath { .. } | ReposError::AtRev { .. }) => e,
+                    e @ ReposError::Dump(_) => e,
+                    e => e.at_rev(number),
+                })?;
+                if st.last_sync.elapsed() >= SYNC_INTERVAL {
+                    st.publish(w)?;
+                }
+                next
+            }
+            Record::Node(n) => {
+                return Err(ReposError::Invalid(format!(
+                    "node record for '{}' before any revision record",
+                    n.path
+                )))
+            }
+        };
+    }
+    Ok(())
+}
+
+/// Node records up to the next non-node record, which is returned.
+fn skip_nodes<R: BufRead>(reader: &mut DumpReader<R>, rev: Revnum) -> Result<Option<Record>> {
+    loop {
+        match reader.next_record()? {
+            Some(Record::Node(n)) if rev == 0 => {
+                return Err(ReposError::Invalid(format!(
+                    "Malformed dumpstream: Revision 0 must not contain node records ('{}')",
+                    n.path
+                )))
+            }
+            Some(Record::Node(_)) => continue,
+            other => return Ok(other),
+        }
+    }
+}
+
+fn revprops_of(block: &PropsBlock, validate: bool, rev: Revnum) -> Result<PropList> {
+    let mut props = PropList::new();
+    block.apply_to(&mut props);
+    if validate {
+        for (k, v) in &props {
+            validate_svn_prop(k, v).map_err(|m| ReposError::Invalid(m).at_rev(rev))?;
+        }
+    }
+    Ok(props)
+}
+
+fn load_revision<R: BufRead>(
+    w: &mut Writer,
+    reader: &mut DumpReader<R>,
+    number: Revnum,
+    props: &PropsBlock,
+    st: &mut State,
+) -> Result<Option<Record>> {
+    let skipped = st
+        .opts
+        .range
+        .is_some_and(|(lo, hi)| number < lo || number > hi);
+    let revprops = revprops_of(props, !st.opts.bypass_prop_validation, number)?;
+    if number == 0 {
+        let next = skip_nodes(reader, 0)?;
+        if !skipped && w.youngest() == 0 && w.view()?.revprops(0)? != revprops {
+            w.set_revprops(0, revprops)?;
+        }
+        return Ok(next);
+    }
+    if skipped {
+        st.out
+            .push_str(&format!("<<< Skipped original revision {number}\n"));
+        return skip_nodes(reader, number);
+    }
+    let head = w.youngest();
+    let rev_offset = number as i64 - (head as i64 + 1);
+    st.out.push_str(&format!(
+        "<<< Started new transaction, based on original revision {number}\n"
+    ));
+    st.oldest_dumpstream_rev.get_or_insert(number);
+    let mut txn = w.begin()?;
+    let next = loop {
+        match reader.next_record()? {
+            Some(Record::Node(n)) => {
+                let shown = n.path.clone();
+                load_node(&mut txn, reader, n, rev_offset, st).map_err(|e| match e {
+                    e @ ReposError::Dump(_) => e,
+                    e => e.at_path(number, &shown),
+                })?;
+            }
+            other => break other,
+        }
+    };
+    txn.revprops = revprops;
+    let new_rev = txn.commit()?;
+    st.rev_map.insert(number, new_rev);
+    if let Some(last) = st.last_rev_mapped {
+        if number != last + 1 {
+            for i in last + 1..number {
+                st.rev_map.insert(i, last);
+            }
+        }
+    }
+    st.last_rev_mapped = Some(number);
+    if new_rev == number {
+        st.out
+            .push_str(&format!("\n------- Committed revision {new_rev} >>>\n\n"));
+    } else {
+        st.out.push_str(&format!(
+            "\n------- Committed new rev {new_rev} (loaded from original rev {number}) >>>\n\n"
+        ));
+    }
+    Ok(next)
+}
+
+fn fs_path(path: &str, parent: Option<&str>) -> Result<String> {
+    let p = validate_path(path).map_err(|e| ReposError::Invalid(e.to_string()))?;
+    Ok(match parent {
+        Some(parent) => join(parent, &p),
+        None => p,
+    })
+}
+
+fn load_node<R: BufRead>(
+    txn: &mut Txn,
+    reader: &mut DumpReader<R>,
+    n: Node,
+    rev_offset: i64,
+    st: &mut State,
+) -> Result<()> {
+    let path = fs_path(&n.path, st.parent_dir.as_deref())?;
+    if path.is_empty() && n.action != NodeAction::Change {
+        return Err(ReposError::Invalid(
+            "the root directory cannot be added, replaced or deleted".into(),
+        ));
+    }
+    let verb = match n.action {
+        NodeAction::Change => "editing",
+        NodeAction::Delete => "deleting",
+        NodeAction::Add => "adding",
+        NodeAction::Replace => "replacing",
+    };
+    st.out.push_str(&format!("     * {verb} path : {path} ..."));
+    match n.action {
+        NodeAction::Change => {}
+        NodeAction::Delete => txn.delete(&path)?,
+        NodeAction::Add => add_node(txn, &n, &path, rev_offset, st)?,
+        NodeAction::Replace => {
+            txn.delete(&path)?;
+            add_node(txn, &n, &path, rev_offset, st)?;
+        }
+    }
+    if let Some(block) = &n.props {
+        if !n.props_delta {
+            let existing = txn.info(&path)?.map(|i| i.props).unwrap_or_default();
+            for name in existing.keys() {
+                txn.change_prop(&path, name, None)?;
+            }
+        }
+        for entry in &block.0 {
+            match entry {
+                PropEntry::Set(name, value) => {
+                    let value = adjust_prop(name, value, st, rev_offset)?;
+                    txn.change_prop(&path, name, Some(&value))?;
+                }
+                PropEntry::Delete(name) => txn.change_prop(&path, name, None)?,
+            }
+        }
+    }
+    if n.text_len.is_some() {
+        let stored = if n.text_delta {
+            let base = txn.info(&path)?.ok_or_else(|| {
+                ReposError::Invalid(format!("no file '{path}' to apply a text delta to"))
+            })?;
+            if let Some(expected) = n.text_delta_base_md5 {
+                if expected != base.text.md5 {
+                    return Err(ReposError::Invalid(format!(
+                        "Base checksum mismatch on '{path}': expected {expected}, actual {}",
+                        base.text.md5
+                    )));
+                }
+            }
+            let base_reader = txn.repo()?.text_reader(&base.text)?;
+            let mut applier = DeltaApplier::new(reader.text(), base_reader);
+            txn.set_text(&path, &mut applier)?
+        } else {
+            txn.set_text(&path, &mut reader.text())?
+        };
+        if let Some(expected) = n.text_md5 {
+            if expected != stored.md5 {
+                return Err(ReposError::Invalid(format!(
+                    "Checksum mismatch for '{path}': expected {expected}, actual {}",
+                    stored.md5
+                )));
+            }
+        }
+        if let Some(expected) = n.text_sha1 {
+            if expected != stored.sha1 {
+                return Err(ReposError::Invalid(format!(
+                    "SHA1 checksum mismatch for '{path}': expected {expected}, actual {}",
+                    stored.sha1
+                )));
+            }
+        }
+    }
+    st.out.push_str(" done.\n");
+    Ok(())
+}
+
+fn add_node(txn: &mut Txn, n: &Node, path: &str, rev_offset: i64, st: &mut State) -> Result<()> {
+    match &n.copyfrom {
+        None => {
+            let kind = n.kind.ok_or_else(|| {
+                ReposError::Invalid(format!("Node-kind missing for added '{path}'"))
+            })?;
+            txn.make_node(path, kind)?;
+        }
+        Some((from_rev, from_path)) => {
+            let src_rev = match st.rev_map.get(from_rev) {
+                Some(&r) => r,
+                None => {
+                    let r = *from_rev as i64 - rev_offset;
+                    if r < 0 {
+                        return Err(ReposError::Invalid(format!(
+                            "Relative source revision {r} is not available in current repository"
+                        )));
+                    }
+                    r as Revnum
+                }
+            };
+            let src_path = fs_path(from_path, st.parent_dir.as_deref())?;
+            if let Some(expected) = n.copy_source_md5 {
+                let repo = txn.repo()?;
+                let (_, node) = repo.node_at(src_rev, &src_path)?;
+                let actual = node.file_text().md5;
+                if actual != expected {
+                    return Err(ReposError::Invalid(format!(
+                        "Copy source checksum mismatch on copy from '{src_path}'@{src_rev}\n to '{path}' in rev based on r{}: expected {expected}, actual {actual}",
+                        txn.base_rev()
+                    )));
+                }
+            }
+            txn.copy(src_rev, &src_path, path)?;
+            st.out.push_str("COPIED...");
+        }
+    }
+    Ok(())
+}
+
+fn adjust_prop(name: &[u8], value: &[u8], st: &State, rev_offset: i64) -> Result<Vec<u8>> {
+    let validate = !st.opts.bypass_prop_validation;
+    if name == b"svn:mergeinfo" {
+        let text = std::str::from_utf8(value)
+            .map_err(|_| ReposError::Invalid("Invalid svn:mergeinfo value: not UTF-8".into()))?;
+        let ren = Renumber {
+            rev_map: &st.rev_map,
+            oldest_dumpstream_rev: st.oldest_dumpstream_rev,
+            rev_offset,
+        };
+        match mergeinfo::adjust(text, &ren, st.parent_dir.as_deref()) {
+            Ok(v) => return Ok(v.into_bytes()),
+            Err(e) if validate => {
+                return Err(ReposError::Invalid(format!(
+                    "Invalid svn:mergeinfo value: {e}"
+                )))
+            }
+            Err(_) => {}
+        }
+    }
+    if validate {
+        validate_svn_prop(name, value).map_err(ReposError::Invalid)?;
+    }
+    Ok(value.to_vec())
+}

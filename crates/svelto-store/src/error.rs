@@ -1,0 +1,62 @@
+use std::io;
+use svelto_core::Revnum;
+
+/// Bytes on disk that contradict the format: a bad CRC, a record that does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Corruption(pub String);
+
+impl Corruption {
+    pub fn new(msg: impl Into<String>) -> Self {
+        Corruption(msg.into())
+    }
+}
+
+/// Errors of the storage engine. Each says whether it means corruption of the repository,
+/// a failing environment (I/O), or a request that does not fit the repository.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("repository corrupt: {file} at offset {offset}: {what}")]
+    Corrupt {
+        file: &'static str,
+        offset: u64,
+        what: Corruption,
+    },
+    #[error("{context}: {err}")]
+    Io { context: String, err: io::Error },
+    #[error("'{0}' is not a Svelto repository (no db/format)")]
+    NotARepository(String),
+    #[error("unsupported repository format: {0}")]
+    UnsupportedFormat(String),
+    #[error("No such revision {0}")]
+    NoSuchRevision(Revnum),
+    #[error("path '{path}' not found in revision {rev}")]
+    PathNotFound { rev: Revnum, path: String },
+    #[error("path '{path}' not found in transaction")]
+    TxnPathNotFound { path: String },
+    #[error("path '{0}' already exists")]
+    AlreadyExists(String),
+    #[error("path '{0}' is not a directory")]
+    NotADirectory(String),
+    #[error("path '{0}' is not a file")]
+    NotAFile(String),
+    #[error("the root directory cannot be {0}")]
+    RootOperation(&'static str),
+    #[error("checksum mismatch for '{path}': expected {expected}, actual {actual}")]
+    ChecksumMismatch {
+        path: String,
+        expected: String,
+        actual: String,
+    },
+    #[error("text delta for '{path}' is invalid: {reason}")]
+    BadDelta { path: String, reason: String },
+    #[error("record too large ({0} bytes)")]
+    TooLarge(usize),
+}
+
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+pub(crate) fn io_err(context: impl Into<String>) -> impl FnOnce(io::Error) -> StoreError {
+    let context = context.into();
+    move |err| StoreError::Io { context, err }
+}

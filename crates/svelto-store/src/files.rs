@@ -1,0 +1,290 @@
+//! The append-only files of `db/` and the `current` commit point.
+
+use crate::enc::{FRAME_OVERHEAD, MAX_PAYLOAD};
+use crate::error::{io_err, Corruption, Result, StoreError};
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+pub const DATA_HEADER: [u8; 16] = header(b"SVELTO-DATA");
+pub const REVS_HEADER: [u8; 16] = header(b"SVELTO-REVS");
+pub const META_HEADER: [u8; 16] = header(b"SVELTO-META");
+pub const DEDUP_HEADER: [u8; 16] = header(b"SVELTO-DDUP");
+pub const REVPROPS_HEADER: [u8; 16] = header(b"SVELTO-RPRP");
+pub const REVPROPS_RECORD: u64 = 24;
+pub const REV_RECORD: u64 = 48;
+pub const DEDUP_RECORD: u64 = 61;
+
+const fn header(name: &[u8; 11]) -> [u8; 16] {
+    let mut h = [0u8; 16];
+    let mut i = 0;
+    while i < 11 {
+        h[i] = name[i];
+        i += 1;
+    }
+    h[15] = 1;
+    h
+}
+
+#[test]
+fn const_header_matches() {
+    assert_eq!(DATA_HEADER, crate::enc::file_header(b"SVELTO-DATA"));
+}
+
+/// The four append-only files, by role.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Which {
+    Data,
+    Revs,
+    Meta,
+    Dedup,
+    Revprops,
+}
+
+impl Which {
+    pub const ALL: [Which; 5] = [
+        Which::Data,
+        Which::Revs,
+        Which::Meta,
+        Which::Dedup,
+        Which::Revprops,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            Which::Data => "data",
+            Which::Revs => "revs",
+            Which::Meta => "meta",
+            Which::Dedup => "dedup",
+            Which::Revprops => "revprops",
+        }
+    }
+    pub fn header(self) -> [u8; 16] {
+        match self {
+            Which::Data => DATA_HEADER,
+            Which::Revs => REVS_HEADER,
+            Which::Meta => META_HEADER,
+            Which::Dedup => DEDUP_HEADER,
+            Which::Revprops => REVPROPS_HEADER,
+        }
+    }
+}
+
+/// What `db/current` says: the youngest revision and how much of each file is committed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Current {
+    pub youngest: u64,
+    pub lens: [u64; 5],
+}
+
+impl Current {
+    pub fn len(&self, w: Which) -> u64 {
+        self.lens[w as usize]
+    }
+
+    pub fn parse(text: &str) -> std::result::Result<Current, Corruption> {
+        let nums: Vec<u64> = text
+            .split_ascii_whitespace()
+            .map(|s| s.parse::<u64>())
+            .collect::<std::result::Result<_, _>>()
+            .map_err(|e| Corruption::new(format!("db/current: {e}")))?;
+        if nums.len() != 6 || !text.ends_with('\n') {
+            return Err(Corruption::new(
+                "db/current: expected six numbers and a newline",
+            ));
+        }
+        Ok(Current {
+            youngest: nums[0],
+            lens: [nums[1], nums[2], nums[3], nums[4], nums[5]],
+        })
+    }
+
+    pub fn render(&self) -> String {
+        let l = self.lens;
+        format!(
+            "{} {} {} {} {} {}\n",
+            self.youngest, l[0], l[1], l[2], l[3], l[4]
+        )
+    }
+}
+
+pub fn read_current(db: &Path) -> Result<Current> {
+    let p = db.join("current");
+    let text = fs::read_to_string(&p).map_err(io_err(format!("reading {}", p.display())))?;
+    Current::parse(&text).map_err(|what| StoreError::Corrupt {
+        file: "current",
+        offset: 0,
+        what,
+    })
+}
+
+/// Atomically replaces `db/current`: write a temporary file, fsync it, rename, fsync the dir.
+pub fn write_current(db: &Path, cur: &Current) -> Result<()> {
+    write_atomically(db, "current", cur.render().as_bytes())
+}
+
+pub fn write_atomically(dir: &Path, name: &str, bytes: &[u8]) -> Result<()> {
+    let tmp = dir.join(format!("{name}.tmp"));
+    let dst = dir.join(name);
+    let ctx = || format!("writing {}", dst.display());
+    let mut f = File::create(&tmp).map_err(io_err(ctx()))?;
+    f.write_all(bytes).map_err(io_err(ctx()))?;
+    f.sync_all().map_err(io_err(ctx()))?;
+    drop(f);
+    fs::rename(&tmp, &dst).map_err(io_err(ctx()))?;
+    sync_dir(dir)
+}
+
+pub fn sync_dir(dir: &Path) -> Result<()> {
+    let d = File::open(dir).map_err(io_err(format!("opening {}", dir.display())))?;
+    d.sync_all()
+        .map_err(io_err(format!("syncing {}", dir.display())))
+}
+
+pub fn open_read(db: &Path, w: Which) -> Result<File> {
+    let p = db.join(w.name());
+    File::open(&p).map_err(io_err(format!("opening {}", p.display())))
+}
+
+pub fn read_exact_at(f: &File, which: Which, off: u64, len: usize) -> Result<Vec<u8>> {
+    let mut buf = vec![0u8; len];
+    f.read_exact_at(&mut buf, off).map_err(|e| match e.kind() {
+        std::io::ErrorKind::UnexpectedEof => StoreError::Corrupt {
+            file: which.name(),
+            offset: off,
+            what: Corruption::new(format!("{len} bytes expected, file ends first")),
+        },
+        _ => StoreError::Io {
+            context: format!("reading db/{} at {off}", which.name()),
+            err: e,
+        },
+    })?;
+    Ok(buf)
+}
+
+/// Reads one framed record at `off`, checking that it lies below `limit` and its CRC.
+pub fn read_record(f: &File, which: Which, off: u64, limit: u64) -> Result<(u8, Vec<u8>)> {
+    let corrupt = |what: String| StoreError::Corrupt {
+        file: which.name(),
+        offset: off,
+        what: Corruption::new(what),
+    };
+    if off < 16 || off.saturating_add(FRAME_OVERHEAD as u64) > limit {
+        return Err(corrupt(format!(
+            "record offset outside the committed file (< {limit})"
+        )));
+    }
+    // One read usually fetches the whole record; a second one when it is larger.
+    let guess = (limit - off).min(4096) as usize;
+    let mut buf = read_exact_at(f, which, off, guess)?;
+    let len = u32::from_le_bytes([buf[1], buf[2], buf[3], buf[4]]) as usize;
+    if len > MAX_PAYLOAD || off + (len + FRAME_OVERHEAD) as u64 > limit {
+        return Err(corrupt(format!(
+            "record length {len} runs past the committed file"
+        )));
+    }
+    let total = len + FRAME_OVERHEAD;
+    if total > buf.len() {
+        buf = read_exact_at(f, which, off, total)?;
+    }
+    buf.truncate(total);
+    let crc = u32::from_le_bytes([
+        buf[total - 4],
+        buf[total - 3],
+        buf[total - 2],
+        buf[total - 1],
+    ]);
+    if crc32fast::hash(&buf[..total - 4]) != crc {
+        return Err(corrupt("CRC mismatch".into()));
+    }
+    let tag = buf[0];
+    buf.truncate(total - 4);
+    buf.drain(..5);
+    Ok((tag, buf))
+}
+
+/// An append-only file opened by the writer, with a write buffer. `len` counts buffered bytes.
+pub struct Appender {
+    pub file: File,
+    pub path: PathBuf,
+    /// Bytes that reached the OS.
+    pub written: u64,
+    pub buf: Vec<u8>,
+}
+
+impl Appender {
+    pub fn open(db: &Path, which: Which, committed: u64) -> Result<Appender> {
+        let path = db.join(which.name());
+        let ctx = || format!("opening {} for writing", path.display());
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .map_err(io_err(ctx()))?;
+        let actual = file.metadata().map_err(io_err(ctx()))?.len();
+        if actual < committed {
+            return Err(StoreError::Corrupt {
+                file: which.name(),
+                offset: actual,
+                what: Corruption::new(format!(
+                    "file is shorter than its committed length {committed}"
+                )),
+            });
+        }
+        if actual > committed {
+            // Left by a writer that died before its commit point: never visible, drop it.
+            file.set_len(committed).map_err(io_err(ctx()))?;
+        }
+        Ok(Appender {
+            file,
+            path,
+            written: committed,
+            buf: Vec::with_capacity(1 << 20),
+        })
+    }
+
+    pub fn len(&self) -> u64 {
+        self.written + self.buf.len() as u64
+    }
+
+    pub fn append(&mut self, bytes: &[u8]) -> Result<u64> {
+        let off = self.len();
+        self.buf.extend_from_slice(bytes);
+        if self.buf.len() >= 1 << 20 {
+            self.flush()?;
+        }
+        Ok(off)
+    }
+
+    pub fn flush(&mut self) -> Result<()> {
+        if !self.buf.is_empty() {
+            self.file
+                .write_all_at(&self.buf, self.written)
+                .map_err(io_err(format!("writing {}", self.path.display())))?;
+            self.written += self.buf.len() as u64;
+            self.buf.clear();
+        }
+        Ok(())
+    }
+
+    pub fn sync(&mut self) -> Result<()> {
+        self.flush()?;
+        self.file
+            .sync_data()
+            .map_err(io_err(format!("syncing {}", self.path.display())))
+    }
+
+    /// Drops everything from `len` on (uncommitted bytes only).
+    pub fn truncate(&mut self, len: u64) -> Result<()> {
+        if len >= self.written {
+            self.buf.truncate((len - self.written) as usize);
+        } else {
+            self.buf.clear();
+            self.file
+                .set_len(len)
+                .map_err(io_err(format!("truncating {}", self.path.display())))?;
+            self.written = len;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,335 @@
+//! The records that make up a revision tree and its metadata, and their encodings.
+
+use crate::enc::{put_bytes, put_props, put_varint, Cursor};
+use crate::error::Corruption;
+use svelto_core::{ChangeKind, Md5, NodeKind, PropList, Revnum, Sha1};
+
+/// Byte offset of a record in `db/data`; 0 means none.
+pub type Offset = u64;
+
+/// A file's contents as a node-revision knows them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileText {
+    /// Offset of the REP trailer; 0 for empty contents.
+    pub rep: Offset,
+    pub size: u64,
+    pub md5: Md5,
+    pub sha1: Sha1,
+}
+
+/// A node-revision: one version of a file or directory (Subversion's `node_revision_t`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeRev {
+    pub kind: NodeKind,
+    pub node_id: u64,
+    pub copy_id: u64,
+    pub predecessor: Offset,
+    pub pred_count: u64,
+    pub created_rev: Revnum,
+    pub created_path: String,
+    pub copyfrom: Option<(Revnum, String)>,
+    pub copyroot: (Revnum, String),
+    pub props: Offset,
+    /// Files only.
+    pub text: Option<FileText>,
+    /// Directories only: offset of the DIR listing, 0 when empty.
+    pub entries: Offset,
+}
+
+fn kind_byte(k: NodeKind) -> u8 {
+    match k {
+        NodeKind::File => 1,
+        NodeKind::Dir => 2,
+    }
+}
+
+fn kind_from(b: u8, c: &Cursor) -> Result<NodeKind, Corruption> {
+    let _ = c;
+    match b {
+        1 => Ok(NodeKind::File),
+        2 => Ok(NodeKind::Dir),
+        _ => Err(Corruption::new(format!("unknown node kind {b}"))),
+    }
+}
+
+impl NodeRev {
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        out.push(kind_byte(self.kind));
+        put_varint(out, self.node_id);
+        put_varint(out, self.copy_id);
+        put_varint(out, self.predecessor);
+        put_varint(out, self.pred_count);
+        put_varint(out, self.created_rev);
+        put_bytes(out, self.created_path.as_bytes());
+        match &self.copyfrom {
+            Some((rev, path)) => {
+                out.push(1);
+                put_varint(out, *rev);
+                put_bytes(out, path.as_bytes());
+            }
+            None => out.push(0),
+        }
+        put_varint(out, self.copyroot.0);
+        put_bytes(out, self.copyroot.1.as_bytes());
+        put_varint(out, self.props);
+        match self.kind {
+            NodeKind::File => {
+                let t = self.text.unwrap_or(FileText::EMPTY);
+                put_varint(out, t.rep);
+                put_varint(out, t.size);
+                out.extend_from_slice(&t.md5.0);
+                out.extend_from_slice(&t.sha1.0);
+            }
+            NodeKind::Dir => put_varint(out, self.entries),
+        }
+    }
+
+    pub fn decode(payload: &[u8]) -> Result<NodeRev, Corruption> {
+        let mut c = Cursor::new(payload, "NODE");
+        let kind = kind_from(c.u8()?, &c)?;
+        let node_id = c.varint()?;
+        let copy_id = c.varint()?;
+        let predecessor = c.varint()?;
+        let pred_count = c.varint()?;
+        let created_rev = c.varint()?;
+        let created_path = c.string()?;
+        let copyfrom = match c.u8()? {
+            0 => None,
+            1 => Some((c.varint()?, c.string()?)),
+            b => return Err(Corruption::new(format!("NODE record: bad copy flag {b}"))),
+        };
+        let copyroot = (c.varint()?, c.string()?);
+        let props = c.varint()?;
+        let (text, entries) = match kind {
+            NodeKind::File => {
+                let rep = c.varint()?;
+                let size = c.varint()?;
+                let md5 = Md5(c.fixed()?);
+                let sha1 = Sha1(c.fixed()?);
+                (
+                    Some(FileText {
+                        rep,
+                        size,
+                        md5,
+                        sha1,
+                    }),
+                    0,
+                )
+            }
+            NodeKind::Dir => (None, c.varint()?),
+        };
+        c.finish()?;
+        Ok(NodeRev {
+            kind,
+            node_id,
+            copy_id,
+            predecessor,
+            pred_count,
+            created_rev,
+            created_path,
+            copyfrom,
+            copyroot,
+            props,
+            text,
+            entries,
+        })
+    }
+
+    /// The contents of a file node (empty for a directory).
+    pub fn file_text(&self) -> FileText {
+        self.text.unwrap_or(FileText::EMPTY)
+    }
+}
+
+impl FileText {
+    pub const EMPTY: FileText = FileText {
+        rep: 0,
+        size: 0,
+        md5: svelto_core::EMPTY_MD5,
+        sha1: Sha1([
+            0xda, 0x39, 0xa3, 0xee, 0x5e, 0x6b, 0x4b, 0x0d, 0x32, 0x55, 0xbf, 0xef, 0x95, 0x60,
+            0x18, 0x90, 0xaf, 0xd8, 0x07, 0x09,
+        ]),
+    };
+}
+
+/// One entry of a directory listing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirEntry {
+    pub name: String,
+    pub kind: NodeKind,
+    pub node: Offset,
+}
+
+pub fn encode_dir(entries: &[DirEntry], out: &mut Vec<u8>) {
+    put_varint(out, entries.len() as u64);
+    for e in entries {
+        put_bytes(out, e.name.as_bytes());
+        out.push(kind_byte(e.kind));
+        put_varint(out, e.node);
+    }
+}
+
+pub fn decode_dir(payload: &[u8]) -> Result<Vec<DirEntry>, Corruption> {
+    let mut c = Cursor::new(payload, "DIR");
+    let n = c.varint()?;
+    let mut entries: Vec<DirEntry> = Vec::with_capacity(n.min(65536) as usize);
+    for _ in 0..n {
+        let name = c.string()?;
+        let kind = kind_from(c.u8()?, &c)?;
+        let node = c.varint()?;
+        if let Some(prev) = entries.last() {
+            if prev.name.as_bytes() >= name.as_bytes() {
+                return Err(Corruption::new(format!(
+                    "DIR record: entries not sorted or duplicated at '{name}'"
+                )));
+            }
+        }
+        entries.push(DirEntry { name, kind, node });
+    }
+    c.finish()?;
+    Ok(entries)
+}
+
+pub fn decode_props(payload: &[u8]) -> Result<PropList, Corruption> {
+    let mut c = Cursor::new(payload, "PROPS");
+    let p = c.props()?;
+    c.finish()?;
+    Ok(p)
+}
+
+pub fn encode_props(props: &PropList) -> Vec<u8> {
+    let mut out = Vec::new();
+    put_props(&mut out, props);
+    out
+}
+
+/// One changed path of a revision, after folding (Subversion's `svn_fs_path_change3_t`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    pub path: String,
+    pub change: ChangeKind,
+    pub kind: Option<NodeKind>,
+    pub text_mod: bool,
+    pub prop_mod: bool,
+    pub copyfrom: Option<(Revnum, String)>,
+    /// The node-revision at `path` in this revision; 0 for deletes.
+    pub node: Offset,
+}
+
+/// A revision's metadata: what `log` reads.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RevMeta {
+    pub revprops: PropList,
+    pub changes: Vec<Change>,
+}
+
+impl RevMeta {
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        put_props(out, &self.revprops);
+        put_varint(out, self.changes.len() as u64);
+        for ch in &self.changes {
+            put_bytes(out, ch.path.as_bytes());
+            out.push(match ch.change {
+                ChangeKind::Modify => 1,
+                ChangeKind::Add => 2,
+                ChangeKind::Delete => 3,
+                ChangeKind::Replace => 4,
+            });
+            out.push(ch.kind.map_or(0, kind_byte));
+            out.push(u8::from(ch.text_mod) | (u8::from(ch.prop_mod) << 1));
+            match &ch.copyfrom {
+                Some((rev, path)) => {
+                    out.push(1);
+                    put_varint(out, *rev);
+                    put_bytes(out, path.as_bytes());
+                }
+                None => out.push(0),
+            }
+            put_varint(out, ch.node);
+        }
+    }
+
+    pub fn decode(payload: &[u8]) -> Result<RevMeta, Corruption> {
+        let mut c = Cursor::new(payload, "REVISION");
+        let revprops = c.props()?;
+        let n = c.varint()?;
+        let mut changes = Vec::with_capacity(n.min(65536) as usize);
+        for _ in 0..n {
+            let path = c.string()?;
+            let change = match c.u8()? {
+                1 => ChangeKind::Modify,
+                2 => ChangeKind::Add,
+                3 => ChangeKind::Delete,
+                4 => ChangeKind::Replace,
+                b => return Err(Corruption::new(format!("REVISION record: change kind {b}"))),
+            };
+            let kind = match c.u8()? {
+                0 => None,
+                b => Some(kind_from(b, &c)?),
+            };
+            let flags = c.u8()?;
+            let copyfrom = match c.u8()? {
+                0 => None,
+                1 => Some((c.varint()?, c.string()?)),
+                b => return Err(Corruption::new(format!("REVISION record: copy flag {b}"))),
+            };
+            let node = c.varint()?;
+            changes.push(Change {
+                path,
+                change,
+                kind,
+                text_mod: flags & 1 != 0,
+                prop_mod: flags & 2 != 0,
+                copyfrom,
+                node,
+            });
+        }
+        c.finish()?;
+        Ok(RevMeta { revprops, changes })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn noderev_round_trip() {
+        let n = NodeRev {
+            kind: NodeKind::File,
+            node_id: 7,
+            copy_id: 2,
+            predecessor: 1234,
+            pred_count: 3,
+            created_rev: 9,
+            created_path: "trunk/ü x".into(),
+            copyfrom: Some((4, "branches/b".into())),
+            copyroot: (9, "trunk".into()),
+            props: 99,
+            text: Some(FileText {
+                rep: 5,
+                size: 6,
+                md5: Md5([1; 16]),
+                sha1: Sha1([2; 20]),
+            }),
+            entries: 0,
+        };
+        let mut b = Vec::new();
+        n.encode(&mut b);
+        assert_eq!(NodeRev::decode(&b).expect("decodes"), n);
+        assert!(NodeRev::decode(&b[..b.len() - 1]).is_err());
+    }
+
+    #[test]
+    fn unsorted_dir_is_corruption() {
+        let mut b = Vec::new();
+        let e = |n: &str| DirEntry {
+            name: n.into(),
+            kind: NodeKind::File,
+            node: 1,
+        };
+        encode_dir(&[e("b"), e("a")], &mut b);
+        assert!(decode_dir(&b).is_err());
+    }
+}

@@ -1,0 +1,356 @@
+//! Reading a repository: revisions, node-revisions, directories, properties, contents.
+//! Readers take no locks: they read `db/current` and never look past the lengths it gives.
+
+use crate::error::{io_err, Corruption, Result, StoreError};
+use crate::files::{self, read_exact_at, read_record, Current, Which, REVPROPS_RECORD, REV_RECORD};
+use crate::node::{decode_dir, decode_props, DirEntry, FileText, NodeRev, Offset, RevMeta};
+use crate::rep::{self, RepTrailer};
+use crate::{TAG_DIR, TAG_NODE, TAG_PROPS, TAG_REVISION};
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use svelto_core::{NodeKind, PropList, Revnum};
+
+/// One revision's entry in `db/revs`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RevRecord {
+    pub root: Offset,
+    pub meta_offset: u64,
+    pub meta_len: u32,
+    pub next_node_id: u64,
+    pub next_copy_id: u64,
+}
+
+impl RevRecord {
+    pub fn encode(&self) -> [u8; REV_RECORD as usize] {
+        let mut b = [0u8; REV_RECORD as usize];
+        b[0..8].copy_from_slice(&self.root.to_le_bytes());
+        b[8..16].copy_from_slice(&self.meta_offset.to_le_bytes());
+        b[16..20].copy_from_slice(&self.meta_len.to_le_bytes());
+        b[24..32].copy_from_slice(&self.next_node_id.to_le_bytes());
+        b[32..40].copy_from_slice(&self.next_copy_id.to_le_bytes());
+        let crc = crc32fast::hash(&b[..44]);
+        b[44..48].copy_from_slice(&crc.to_le_bytes());
+        b
+    }
+
+    pub fn decode(b: &[u8]) -> std::result::Result<RevRecord, Corruption> {
+        let u64at = |i: usize| {
+            let mut a = [0u8; 8];
+            a.copy_from_slice(&b[i..i + 8]);
+            u64::from_le_bytes(a)
+        };
+        if b.len() != REV_RECORD as usize {
+            return Err(Corruption::new("revision record has the wrong size"));
+        }
+        let crc = u32::from_le_bytes([b[44], b[45], b[46], b[47]]);
+        if crc32fast::hash(&b[..44]) != crc {
+            return Err(Corruption::new("revision record CRC mismatch"));
+        }
+        Ok(RevRecord {
+            root: u64at(0),
+            meta_offset: u64at(8),
+            meta_len: u32::from_le_bytes([b[16], b[17], b[18], b[19]]),
+            next_node_id: u64at(24),
+            next_copy_id: u64at(32),
+        })
+    }
+}
+
+/// A bounded cache: forgets everything when full (simple, and the hot set refills at once).
+struct Cache<V> {
+    map: Mutex<HashMap<Offset, V>>,
+    cap: usize,
+}
+
+impl<V: Clone> Cache<V> {
+    fn new(cap: usize) -> Self {
+        Cache {
+            map: Mutex::new(HashMap::new()),
+            cap,
+        }
+    }
+    fn get(&self, k: Offset) -> Option<V> {
+        self.map.lock().ok()?.get(&k).cloned()
+    }
+    fn put(&self, k: Offset, v: V) {
+        if let Ok(mut m) = self.map.lock() {
+            if m.len() >= self.cap {
+                m.clear();
+            }
+            m.insert(k, v);
+        }
+    }
+}
+
+struct Inner {
+    path: PathBuf,
+    db: PathBuf,
+    files: [File; 5],
+    /// Revision properties changed after their commit: revision -> (META offset, length).
+    overlay: Mutex<(u64, HashMap<Revnum, (u64, u32)>)>,
+    current: Mutex<Current>,
+    nodes: Cache<Arc<NodeRev>>,
+    dirs: Cache<Arc<Vec<DirEntry>>>,
+}
+
+/// A handle to read a repository; cheap to clone, safe to share between threads.
+#[derive(Clone)]
+pub struct Repo {
+    inner: Arc<Inner>,
+}
+
+pub const FORMAT: &str = "svelto-store 1\n";
+
+impl Repo {
+    /// Opens the repository at `path` (the directory holding `db/`).
+    pub fn open(path: &Path) -> Result<Repo> {
+        let db = path.join("db");
+        let fmt = std::fs::read_to_string(db.join("format"))
+            .map_err(|_| StoreError::NotARepository(path.display().to_string()))?;
+        if fmt != FORMAT {
+            return Err(StoreError::UnsupportedFormat(fmt.trim().to_string()));
+        }
+        let current = files::read_current(&db)?;
+        let files = [
+            files::open_read(&db, Which::Data)?,
+            files::open_read(&db, Which::Revs)?,
+            files::open_read(&db, Which::Meta)?,
+            files::open_read(&db, Which::Dedup)?,
+            files::open_read(&db, Which::Revprops)?,
+        ];
+        Ok(Repo {
+            inner: Arc::new(Inner {
+                path: path.to_path_buf(),
+                db,
+                files,
+                current: Mutex::new(current),
+                overlay: Mutex::new((16, HashMap::new())),
+                nodes: Cache::new(1 << 18),
+                dirs: Cache::new(1 << 16),
+            }),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    pub fn db_path(&self) -> &Path {
+        &self.inner.db
+    }
+
+    pub fn current(&self) -> Current {
+        *self.inner.current.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Re-reads `db/current`, making revisions committed since visible. Returns the youngest.
+    pub fn refresh(&self) -> Result<Revnum> {
+        let cur = files::read_current(&self.inner.db)?;
+        *self.inner.current.lock().unwrap_or_else(|e| e.into_inner()) = cur;
+        Ok(cur.youngest)
+    }
+
+    /// Moves the visible limit (the writer's own view, which runs ahead of `db/current`).
+    pub(crate) fn set_current(&self, cur: Current) {
+        *self.inner.current.lock().unwrap_or_else(|e| e.into_inner()) = cur;
+    }
+
+    pub fn youngest(&self) -> Revnum {
+        self.current().youngest
+    }
+
+    pub fn uuid(&self) -> Result<String> {
+        let p = self.inner.db.join("uuid");
+        let s = std::fs::read_to_string(&p).map_err(io_err(format!("reading {}", p.display())))?;
+        Ok(s.trim_end().to_string())
+    }
+
+    fn file(&self, w: Which) -> &File {
+        &self.inner.files[w as usize]
+    }
+
+    pub(crate) fn record(&self, w: Which, off: u64, want: u8) -> Result<Vec<u8>> {
+        let limit = self.current().len(w);
+        let (tag, payload) = read_record(self.file(w), w, off, limit)?;
+        if tag != want {
+            return Err(StoreError::Corrupt {
+                file: w.name(),
+                offset: off,
+                what: Corruption::new(format!("expected record tag {want}, found {tag}")),
+            });
+        }
+        Ok(payload)
+    }
+
+    pub(crate) fn corrupt(w: Which, off: u64, what: Corruption) -> StoreError {
+        StoreError::Corrupt {
+            file: w.name(),
+            offset: off,
+            what,
+        }
+    }
+
+    pub fn rev_record(&self, rev: Revnum) -> Result<RevRecord> {
+        let cur = self.current();
+        if rev > cur.youngest {
+            return Err(StoreError::NoSuchRevision(rev));
+        }
+        let off = 16 + rev * REV_RECORD;
+        if off + REV_RECORD > cur.len(Which::Revs) {
+            let what = Corruption::new(format!("revision {rev} lies past the committed file"));
+            return Err(Self::corrupt(Which::Revs, off, what));
+        }
+        let b = read_exact_at(
+            self.file(Which::Revs),
+            Which::Revs,
+            off,
+            REV_RECORD as usize,
+        )?;
+        RevRecord::decode(&b).map_err(|what| Self::corrupt(Which::Revs, off, what))
+    }
+
+    pub fn root(&self, rev: Revnum) -> Result<Offset> {
+        Ok(self.rev_record(rev)?.root)
+    }
+
+    pub fn node(&self, off: Offset) -> Result<Arc<NodeRev>> {
+        if let Some(n) = self.inner.nodes.get(off) {
+            return Ok(n);
+        }
+        let payload = self.record(Which::Data, off, TAG_NODE)?;
+        let n =
+            Arc::new(NodeRev::decode(&payload).map_err(|w| Self::corrupt(Which::Data, off, w))?);
+        self.inner.nodes.put(off, n.clone());
+        Ok(n)
+    }
+
+    /// The entries of a directory node-revision, sorted by name.
+    pub fn dir(&self, node: &NodeRev) -> Result<Arc<Vec<DirEntry>>> {
+        self.dir_at(node.entries)
+    }
+
+    pub fn dir_at(&self, off: Offset) -> Result<Arc<Vec<DirEntry>>> {
+        if off == 0 {
+            return Ok(Arc::new(Vec::new()));
+        }
+        if let Some(d) = self.inner.dirs.get(off) {
+            return Ok(d);
+        }
+        let payload = self.record(Which::Data, off, TAG_DIR)?;
+        let d = Arc::new(decode_dir(&payload).map_err(|w| Self::corrupt(Which::Data, off, w))?);
+        self.inner.dirs.put(off, d.clone());
+        Ok(d)
+    }
+
+    pub fn props_at(&self, off: Offset) -> Result<PropList> {
+        if off == 0 {
+            return Ok(PropList::new());
+        }
+        let payload = self.record(Which::Data, off, TAG_PROPS)?;
+        decode_props(&payload).map_err(|w| Self::corrupt(Which::Data, off, w))
+    }
+
+    pub fn props(&self, node: &NodeRev) -> Result<PropList> {
+        self.props_at(node.props)
+    }
+
+    /// Finds `path` under the directory node at `root`.
+    pub fn lookup_from(&self, root: Offset, path: &str) -> Result<Option<(Offset, Arc<NodeRev>)>> {
+        let mut off = root;
+        let mut node = self.node(off)?;
+        if path.is_empty() {
+            return Ok(Some((off, node)));
+        }
+        for comp in path.split('/') {
+            if node.kind != NodeKind::Dir {
+                return Ok(None);
+            }
+            let entries = self.dir(&node)?;
+            match entries.binary_search_by(|e| e.name.as_bytes().cmp(comp.as_bytes())) {
+                Ok(i) => off = entries[i].node,
+                Err(_) => return Ok(None),
+            }
+            node = self.node(off)?;
+        }
+        Ok(Some((off, node)))
+    }
+
+    pub fn lookup(&self, rev: Revnum, path: &str) -> Result<Option<(Offset, Arc<NodeRev>)>> {
+        self.lookup_from(self.root(rev)?, path)
+    }
+
+    /// Like `lookup`, but a missing path is an error naming it.
+    pub fn node_at(&self, rev: Revnum, path: &str) -> Result<(Offset, Arc<NodeRev>)> {
+        self.lookup(rev, path)?
+            .ok_or_else(|| StoreError::PathNotFound {
+                rev,
+                path: path.to_string(),
+            })
+    }
+
+    pub fn rev_meta(&self, rev: Revnum) -> Result<RevMeta> {
+        let r = self.rev_record(rev)?;
+        let (off, _) = self.overlay(rev)?.unwrap_or((r.meta_offset, r.meta_len));
+        let payload = self.record(Which::Meta, off, TAG_REVISION)?;
+        RevMeta::decode(&payload).map_err(|w| Self::corrupt(Which::Meta, off, w))
+    }
+
+    /// The newest META record written for `rev` by a revision property change, if any.
+    fn overlay(&self, rev: Revnum) -> Result<Option<(u64, u32)>> {
+        let limit = self.current().len(Which::Revprops);
+        let mut guard = self.inner.overlay.lock().unwrap_or_else(|e| e.into_inner());
+        let (loaded, map) = &mut *guard;
+        if *loaded > limit {
+            // A writer truncated an uncommitted tail; start over.
+            *loaded = 16;
+            map.clear();
+        }
+        if *loaded < limit {
+            let len = usize::try_from(limit - *loaded).unwrap_or(0);
+            let bytes = self.read_raw(Which::Revprops, *loaded, len)?;
+            for (i, rec) in bytes.chunks_exact(REVPROPS_RECORD as usize).enumerate() {
+                let at = *loaded + i as u64 * REVPROPS_RECORD;
+                let crc = u32::from_le_bytes([rec[20], rec[21], rec[22], rec[23]]);
+                if crc32fast::hash(&rec[..20]) != crc {
+                    let what = Corruption::new("revprops record CRC mismatch");
+                    return Err(Self::corrupt(Which::Revprops, at, what));
+                }
+                let mut a = [0u8; 8];
+                a.copy_from_slice(&rec[0..8]);
+                let r = u64::from_le_bytes(a);
+                a.copy_from_slice(&rec[8..16]);
+                let off = u64::from_le_bytes(a);
+                let l = u32::from_le_bytes([rec[16], rec[17], rec[18], rec[19]]);
+                map.insert(r, (off, l));
+            }
+            *loaded = limit;
+        }
+        Ok(map.get(&rev).copied())
+    }
+
+    pub fn revprops(&self, rev: Revnum) -> Result<PropList> {
+        Ok(self.rev_meta(rev)?.revprops)
+    }
+
+    pub(crate) fn rep_trailer(&self, off: Offset) -> Result<RepTrailer> {
+        let payload = self.record(Which::Data, off, crate::TAG_REP)?;
+        RepTrailer::decode(&payload).map_err(|w| Self::corrupt(Which::Data, off, w))
+    }
+
+    /// The whole contents of a file, reconstructed in memory.
+    pub fn read_text(&self, text: &FileText) -> Result<Vec<u8>> {
+        rep::read_full(self, text.rep)
+    }
+
+    /// The contents of a file as a stream; memory stays bounded for large files.
+    pub fn text_reader(&self, text: &FileText) -> Result<Box<dyn Read + Send>> {
+        rep::reader(self, text.rep)
+    }
+
+    pub(crate) fn read_raw(&self, w: Which, off: u64, len: usize) -> Result<Vec<u8>> {
+        read_exact_at(self.file(w), w, off, len)
+    }
+}

@@ -1,0 +1,578 @@
+//! Transactions: a mutable tree over a base revision, built by Subversion's FS operations
+//! (make, copy, delete, property and text changes), committed as one new revision.
+
+use crate::error::{Result, StoreError};
+use crate::node::{Change, DirEntry, FileText, NodeRev, Offset, RevMeta};
+use crate::repo::Repo;
+use crate::writer::{Mark, Writer};
+use std::collections::{BTreeMap, HashMap};
+use std::io::Read;
+use svelto_core::{compare_paths, join, parent_and_name, ChangeKind, NodeKind, PropList, Revnum};
+
+enum Slot {
+    Stored(Offset, NodeKind),
+    Mut(Box<MutNode>),
+}
+
+struct MutNode {
+    /// The node-revision to write: identity and history fields are final, `props`,
+    /// `text` and `entries` hold the stored values unless replaced below.
+    node: NodeRev,
+    /// A property list changed in this transaction.
+    props: Option<PropList>,
+    /// A directory's entries once loaded or changed in this transaction.
+    entries: Option<BTreeMap<String, Slot>>,
+}
+
+/// What a transaction knows about a node, for callers that inspect before they change.
+#[derive(Debug, Clone)]
+pub struct NodeInfo {
+    pub kind: NodeKind,
+    pub props: PropList,
+    pub text: FileText,
+}
+
+#[derive(Debug, Clone)]
+struct ChangeRec {
+    change: ChangeKind,
+    kind: Option<NodeKind>,
+    text_mod: bool,
+    prop_mod: bool,
+    copyfrom: Option<(Revnum, String)>,
+}
+
+/// Changed paths folded as Subversion folds them (FSFS `fold_change`).
+#[derive(Default)]
+struct Changes {
+    map: BTreeMap<String, ChangeRec>,
+    /// Deletions that a later add turned into a replace, restored if that is deleted again.
+    deletions: HashMap<String, ChangeRec>,
+}
+
+impl Changes {
+    fn record(&mut self, path: &str, new: ChangeRec) {
+        let kind = new.change;
+        match self.map.get_mut(path) {
+            None => {
+                self.map.insert(path.to_string(), new);
+            }
+            Some(old) => match kind {
+                ChangeKind::Delete => match old.change {
+                    ChangeKind::Add => {
+                        self.map.remove(path);
+                    }
+                    ChangeKind::Replace => match self.deletions.remove(path) {
+                        Some(orig) => *old = orig,
+                        None => *old = new,
+                    },
+                    _ => *old = new,
+                },
+                ChangeKind::Add | ChangeKind::Replace => {
+                    let orig = std::mem::replace(
+                        old,
+                        ChangeRec {
+                            change: ChangeKind::Replace,
+                            ..new
+                        },
+                    );
+                    self.deletions.insert(path.to_string(), orig);
+                }
+                ChangeKind::Modify => {
+                    old.text_mod |= new.text_mod;
+                    old.prop_mod |= new.prop_mod;
+                }
+            },
+        }
+        if matches!(kind, ChangeKind::Delete | ChangeKind::Replace) {
+            let prefix = if path.is_empty() {
+                String::new()
+            } else {
+                format!("{path}/")
+            };
+            let children: Vec<String> = self
+                .map
+                .range(prefix.clone()..)
+                .take_while(|(k, _)| k.starts_with(&prefix))
+                .filter(|(k, _)| !k.is_empty() && k.as_str() != path)
+                .map(|(k, _)| k.clone())
+                .collect();
+            for c in children {
+                self.map.remove(&c);
+            }
+        }
+    }
+}
+
+/// A transaction. Dropping it without `commit` rolls back everything it appended.
+pub struct Txn<'w> {
+    w: &'w mut Writer,
+    mark: Mark,
+    ids: (u64, u64),
+    base_rev: Revnum,
+    root: MutNode,
+    changes: Changes,
+    /// The revision properties the new revision will have.
+    pub revprops: PropList,
+    done: bool,
+}
+
+fn open_stored(repo: &Repo, off: Offset, path: &str, parent: &NodeRev) -> Result<MutNode> {
+    let src = repo.node(off)?;
+    let mut node = (*src).clone();
+    node.predecessor = off;
+    node.pred_count += 1;
+    node.copyfrom = None;
+    if src.created_path != path {
+        // Reached through a copied parent: the node now lives on the parent's copy.
+        node.copy_id = parent.copy_id;
+        node.copyroot = parent.copyroot.clone();
+    }
+    node.created_path = path.to_string();
+    Ok(MutNode {
+        node,
+        props: None,
+        entries: None,
+    })
+}
+
+fn load_entries<'a>(repo: &Repo, n: &'a mut MutNode) -> Result<&'a mut BTreeMap<String, Slot>> {
+    if n.entries.is_none() {
+        let listing = repo.dir_at(n.node.entries)?;
+        let map = listing
+            .iter()
+            .map(|e| (e.name.clone(), Slot::Stored(e.node, e.kind)))
+            .collect();
+        n.entries = Some(map);
+    }
+    Ok(n.entries.get_or_insert_with(BTreeMap::new))
+}
+
+/// Walks to `comps` below `n` (at `at`), making every node on the way mutable.
+fn walk<'a>(repo: &Repo, n: &'a mut MutNode, at: &str, comps: &[&str]) -> Result<&'a mut MutNode> {
+    let Some((first, rest)) = comps.split_first() else {
+        return Ok(n);
+    };
+    if n.node.kind != NodeKind::Dir {
+        return Err(StoreError::NotADirectory(at.to_string()));
+    }
+    let child_path = join(at, first);
+    let parent = n.node.clone();
+    let entries = load_entries(repo, n)?;
+    let slot = entries
+        .get_mut(*first)
+        .ok_or_else(|| StoreError::TxnPathNotFound {
+            path: child_path.clone(),
+        })?;
+    if let Slot::Stored(off, _) = *slot {
+        *slot = Slot::Mut(Box::new(open_stored(repo, off, &child_path, &parent)?));
+    }
+    match slot {
+        Slot::Mut(b) => walk(repo, b, &child_path, rest),
+        Slot::Stored(..) => unreachable!("converted above"),
+    }
+}
+
+fn comps(path: &str) -> Vec<&str> {
+    if path.is_empty() {
+        Vec::new()
+    } else {
+        path.split('/').collect()
+    }
+}
+
+impl<'w> Txn<'w> {
+    pub(crate) fn new(w: &'w mut Writer) -> Result<Txn<'w>> {
+        let mark = w.mark();
+        let ids = (w.next_node_id, w.next_copy_id);
+        let base_rev = w.youngest();
+        let repo = w.view()?;
+        let off = repo.root(base_rev)?;
+        let src = repo.node(off)?;
+        let mut node = (*src).clone();
+        node.predecessor = off;
+        node.pred_count += 1;
+        Ok(Txn {
+            w,
+            mark,
+            ids,
+            base_rev,
+            root: MutNode {
+                node,
+                props: None,
+                entries: None,
+            },
+            changes: Changes::default(),
+            revprops: PropList::new(),
+            done: false,
+        })
+    }
+
+    pub fn base_rev(&self) -> Revnum {
+        self.base_rev
+    }
+
+    /// The number the revision gets when this transaction commits.
+    pub fn rev(&self) -> Revnum {
+        self.base_rev + 1
+    }
+
+    /// A reader of committed revisions (including ones not yet synced).
+    pub fn repo(&mut self) -> Result<&Repo> {
+        self.w.view()
+    }
+
+    fn open(&mut self, path: &str) -> Result<&mut MutNode> {
+        let repo = self.w.view()?;
+        walk(repo, &mut self.root, "", &comps(path))
+    }
+
+    /// Describes the node at `path` in the transaction, or None.
+    pub fn info(&mut self, path: &str) -> Result<Option<NodeInfo>> {
+        let repo = self.w.view()?;
+        let cs = comps(path);
+        // Walk the mutable part; continue in stored trees below it.
+        let mut n = &self.root;
+        let mut i = 0;
+        let stored = loop {
+            if i == cs.len() {
+                let props = match &n.props {
+                    Some(p) => p.clone(),
+                    None => repo.props_at(n.node.props)?,
+                };
+                return Ok(Some(NodeInfo {
+                    kind: n.node.kind,
+                    props,
+                    text: n.node.file_text(),
+                }));
+            }
+            if n.node.kind != NodeKind::Dir {
+                return Ok(None);
+            }
+            match &n.entries {
+                Some(map) => match map.get(cs[i]) {
+                    None => return Ok(None),
+                    Some(Slot::Mut(b)) => n = b,
+                    Some(Slot::Stored(off, _)) => break (*off, i + 1),
+                },
+                None => {
+                    let listing = repo.dir_at(n.node.entries)?;
+                    match listing.binary_search_by(|e| e.name.as_bytes().cmp(cs[i].as_bytes())) {
+                        Ok(j) => break (listing[j].node, i + 1),
+                        Err(_) => return Ok(None),
+                    }
+                }
+            }
+            i += 1;
+        };
+        let rest = cs[stored.1..].join("/");
+        let Some((_, node)) = repo.lookup_from(stored.0, &rest)? else {
+            return Ok(None);
+        };
+        let props = repo.props(&node)?;
+        Ok(Some(NodeInfo {
+            kind: node.kind,
+            props,
+            text: node.file_text(),
+        }))
+    }
+
+    pub fn kind(&mut self, path: &str) -> Result<Option<NodeKind>> {
+        Ok(self.info(path)?.map(|i| i.kind))
+    }
+
+    fn record(&mut self, path: &str, change: ChangeKind, kind: NodeKind, text: bool, props: bool) {
+        let rec = ChangeRec {
+            change,
+            kind: Some(kind),
+            text_mod: text,
+            prop_mod: props,
+            copyfrom: None,
+        };
+        self.changes.record(path, rec);
+    }
+
+    /// Adds an empty file or directory at `path` (Subversion's make_file / make_dir).
+    pub fn make_node(&mut self, path: &str, kind: NodeKind) -> Result<()> {
+        if path.is_empty() {
+            return Err(StoreError::RootOperation("added"));
+        }
+        let (parent_path, name) = parent_and_name(path);
+        let node_id = self.w.next_node_id;
+        let rev = self.rev();
+        let repo = self.w.view()?;
+        let parent = walk(repo, &mut self.root, "", &comps(parent_path))?;
+        if parent.node.kind != NodeKind::Dir {
+            return Err(StoreError::NotADirectory(parent_path.to_string()));
+        }
+        let (copy_id, copyroot) = (parent.node.copy_id, parent.node.copyroot.clone());
+        let entries = load_entries(repo, parent)?;
+        if entries.contains_key(name) {
+            return Err(StoreError::AlreadyExists(path.to_string()));
+        }
+        let node = NodeRev {
+            kind,
+            node_id,
+            copy_id,
+            predecessor: 0,
+            pred_count: 0,
+            created_rev: rev,
+            created_path: path.to_string(),
+            copyfrom: None,
+            copyroot,
+            props: 0,
+            text: (kind == NodeKind::File).then_some(FileText::EMPTY),
+            entries: 0,
+        };
+        let entries_new = (kind == NodeKind::Dir).then(BTreeMap::new);
+        entries.insert(
+            name.to_string(),
+            Slot::Mut(Box::new(MutNode {
+                node,
+                props: None,
+                entries: entries_new,
+            })),
+        );
+        self.w.next_node_id += 1;
+        self.record(path, ChangeKind::Add, kind, false, false);
+        Ok(())
+    }
+
+    /// Removes `path` and everything below it.
+    pub fn delete(&mut self, path: &str) -> Result<()> {
+        if path.is_empty() {
+            return Err(StoreError::RootOperation("deleted"));
+        }
+        let (parent_path, name) = parent_and_name(path);
+        let repo = self.w.view()?;
+        let parent = walk(repo, &mut self.root, "", &comps(parent_path))?;
+        if parent.node.kind != NodeKind::Dir {
+            return Err(StoreError::NotADirectory(parent_path.to_string()));
+        }
+        let entries = load_entries(repo, parent)?;
+        let kind = match entries.remove(name) {
+            Some(Slot::Stored(_, k)) => k,
+            Some(Slot::Mut(b)) => b.node.kind,
+            None => {
+                return Err(StoreError::TxnPathNotFound {
+                    path: path.to_string(),
+                })
+            }
+        };
+        self.record(path, ChangeKind::Delete, kind, false, false);
+        Ok(())
+    }
+
+    /// Copies `from_path` as it was in `from_rev` to `to_path` (which must not exist). Costs
+    /// one node-revision whatever the size of the copied tree.
+    pub fn copy(&mut self, from_rev: Revnum, from_path: &str, to_path: &str) -> Result<()> {
+        if to_path.is_empty() {
+            return Err(StoreError::RootOperation("a copy target"));
+        }
+        if from_rev > self.base_rev {
+            return Err(StoreError::NoSuchRevision(from_rev));
+        }
+        let (parent_path, name) = parent_and_name(to_path);
+        let copy_id = self.w.next_copy_id;
+        let rev = self.rev();
+        let repo = self.w.view()?;
+        let (src_off, src) =
+            repo.lookup(from_rev, from_path)?
+                .ok_or_else(|| StoreError::PathNotFound {
+                    rev: from_rev,
+                    path: from_path.to_string(),
+                })?;
+        let parent = walk(repo, &mut self.root, "", &comps(parent_path))?;
+        if parent.node.kind != NodeKind::Dir {
+            return Err(StoreError::NotADirectory(parent_path.to_string()));
+        }
+        let entries = load_entries(repo, parent)?;
+        if entries.contains_key(name) {
+            return Err(StoreError::AlreadyExists(to_path.to_string()));
+        }
+        let mut node = (*src).clone();
+        node.predecessor = src_off;
+        node.pred_count += 1;
+        node.copy_id = copy_id;
+        node.created_rev = rev;
+        node.created_path = to_path.to_string();
+        node.copyfrom = Some((from_rev, from_path.to_string()));
+        node.copyroot = (rev, to_path.to_string());
+        let kind = node.kind;
+        entries.insert(
+            name.to_string(),
+            Slot::Mut(Box::new(MutNode {
+                node,
+                props: None,
+                entries: None,
+            })),
+        );
+        self.w.next_copy_id += 1;
+        let rec = ChangeRec {
+            change: ChangeKind::Add,
+            kind: Some(kind),
+            text_mod: false,
+            prop_mod: false,
+            copyfrom: Some((from_rev, from_path.to_string())),
+        };
+        self.changes.record(to_path, rec);
+        Ok(())
+    }
+
+    /// Sets (Some) or removes (None) one property of the node at `path`.
+    pub fn change_prop(&mut self, path: &str, name: &[u8], value: Option<&[u8]>) -> Result<()> {
+        let repo = self.w.view()?;
+        let n = walk(repo, &mut self.root, "", &comps(path))?;
+        if n.props.is_none() {
+            n.props = Some(repo.props_at(n.node.props)?);
+        }
+        let props = n.props.get_or_insert_with(PropList::new);
+        match value {
+            Some(v) => {
+                props.insert(name.to_vec(), v.to_vec());
+            }
+            None => {
+                props.remove(name);
+            }
+        }
+        let kind = n.node.kind;
+        self.record(path, ChangeKind::Modify, kind, false, true);
+        Ok(())
+    }
+
+    /// Replaces the contents of the file at `path` with what `src` yields; returns the
+    /// stored contents' size and checksums.
+    pub fn set_text(&mut self, path: &str, src: &mut dyn Read) -> Result<FileText> {
+        let n = self.open(path)?;
+        if n.node.kind != NodeKind::File {
+            return Err(StoreError::NotAFile(path.to_string()));
+        }
+        let (pred, count) = (n.node.predecessor, n.node.pred_count);
+        let base = self.delta_base(pred, count)?;
+        let ft = self.w.store_text(src, base)?;
+        self.open(path)?.node.text = Some(ft);
+        self.record(path, ChangeKind::Modify, NodeKind::File, true, false);
+        Ok(ft)
+    }
+
+    /// The contents to delta against: skip-delta, the ancestor whose predecessor count is
+    /// `count & (count - 1)`, which keeps chains shorter than log2 of the history.
+    fn delta_base(&mut self, mut pred: Offset, count: u64) -> Result<Offset> {
+        if pred == 0 || count == 0 {
+            return Ok(0);
+        }
+        let target = count & (count - 1);
+        let repo = self.w.view()?;
+        loop {
+            let n = repo.node(pred)?;
+            if n.kind != NodeKind::File {
+                return Ok(0);
+            }
+            if n.pred_count <= target || n.predecessor == 0 {
+                return Ok(n.file_text().rep);
+            }
+            pred = n.predecessor;
+        }
+    }
+
+    /// The full contents of the file at `path` in this transaction.
+    pub fn read_text(&mut self, path: &str) -> Result<std::sync::Arc<Vec<u8>>> {
+        let info = self
+            .info(path)?
+            .ok_or_else(|| StoreError::TxnPathNotFound {
+                path: path.to_string(),
+            })?;
+        self.w.fulltext(info.text.rep)
+    }
+
+    /// Commits: writes every changed node bottom-up, then the revision's metadata.
+    /// The revision is visible to this writer at once and to readers after `Writer::sync`.
+    pub fn commit(mut self) -> Result<Revnum> {
+        let rev = self.rev();
+        let placeholder = MutNode {
+            node: self.root.node.clone(),
+            props: None,
+            entries: None,
+        };
+        let root = std::mem::replace(&mut self.root, placeholder);
+        let mut offsets = HashMap::new();
+        let root_off = write_tree(self.w, root, "", rev, &self.changes.map, &mut offsets)?;
+        let mut changes: Vec<Change> = Vec::with_capacity(self.changes.map.len());
+        for (path, c) in std::mem::take(&mut self.changes.map) {
+            let node = if c.change == ChangeKind::Delete {
+                0
+            } else {
+                match offsets.get(&path) {
+                    Some(&o) => o,
+                    None => self
+                        .w
+                        .view()?
+                        .lookup_from(root_off, &path)?
+                        .map_or(0, |(o, _)| o),
+                }
+            };
+            changes.push(Change {
+                path,
+                change: c.change,
+                kind: c.kind,
+                text_mod: c.text_mod,
+                prop_mod: c.prop_mod,
+                copyfrom: c.copyfrom,
+                node,
+            });
+        }
+        changes.sort_by(|a, b| compare_paths(&a.path, &b.path));
+        let meta = RevMeta {
+            revprops: std::mem::take(&mut self.revprops),
+            changes,
+        };
+        let committed = self.w.finish_revision(root_off, &meta)?;
+        self.done = true;
+        Ok(committed)
+    }
+}
+
+fn write_tree(
+    w: &mut Writer,
+    mut n: MutNode,
+    path: &str,
+    rev: Revnum,
+    wanted: &BTreeMap<String, ChangeRec>,
+    offsets: &mut HashMap<String, Offset>,
+) -> Result<Offset> {
+    if let Some(p) = n.props.take() {
+        n.node.props = w.store_props(&p)?;
+    }
+    if let Some(entries) = n.entries.take() {
+        let mut listing = Vec::with_capacity(entries.len());
+        for (name, slot) in entries {
+            let (node, kind) = match slot {
+                Slot::Stored(off, kind) => (off, kind),
+                Slot::Mut(child) => {
+                    let kind = child.node.kind;
+                    (
+                        write_tree(w, *child, &join(path, &name), rev, wanted, offsets)?,
+                        kind,
+                    )
+                }
+            };
+            listing.push(DirEntry { name, kind, node });
+        }
+        n.node.entries = w.write_dir(&listing)?;
+    }
+    n.node.created_rev = rev;
+    let off = w.write_node(&n.node)?;
+    if wanted.contains_key(path) {
+        offsets.insert(path.to_string(), off);
+    }
+    Ok(off)
+}
+
+impl Drop for Txn<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            let _ = self.w.rollback(self.mark);
+            self.w.next_node_id = self.ids.0;
+            self.w.next_copy_id = self.ids.1;
+        }
+    }
+}

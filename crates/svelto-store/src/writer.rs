@@ -1,0 +1,589 @@
+//! The single writer of a repository: appends records, commits revisions, publishes them.
+
+use crate::enc::frame;
+use crate::error::{io_err, Corruption, Result, StoreError};
+use crate::files::{self, Appender, Current, Which, DEDUP_RECORD, REVPROPS_RECORD};
+use crate::node::{encode_dir, encode_props, DirEntry, FileText, NodeRev, Offset, RevMeta};
+use crate::rep::{RepTrailer, DELTA_MAX, MAX_CHAIN};
+use crate::repo::{Repo, RevRecord};
+use crate::txn::Txn;
+use crate::{TAG_DIR, TAG_NODE, TAG_PROPS, TAG_REP, TAG_REVISION, TAG_WINDOW};
+use md5::Digest;
+use std::collections::{HashMap, VecDeque};
+use std::fs::{File, OpenOptions};
+use std::io::Read;
+use std::path::Path;
+use std::sync::Arc;
+use svelto_core::{Md5, PropList, Revnum, Sha1};
+use svelto_delta::{delta_windows, Window, WINDOW_SIZE};
+
+/// zlib level for svndiff1 windows: cheap to decode, compact enough.
+const ZLIB_LEVEL: u32 = 5;
+const SVNDIFF_VERSION: u8 = 1;
+const FULLTEXT_CACHE_BYTES: usize = 256 << 20;
+
+/// Fulltexts of recent representations, the bases of the next deltas.
+#[derive(Default)]
+struct FulltextCache {
+    map: HashMap<Offset, Arc<Vec<u8>>>,
+    order: VecDeque<Offset>,
+    bytes: usize,
+}
+
+impl FulltextCache {
+    fn get(&self, rep: Offset) -> Option<Arc<Vec<u8>>> {
+        self.map.get(&rep).cloned()
+    }
+    fn put(&mut self, rep: Offset, text: Arc<Vec<u8>>) {
+        if text.len() > FULLTEXT_CACHE_BYTES / 8 || self.map.contains_key(&rep) {
+            return;
+        }
+        self.bytes += text.len();
+        self.map.insert(rep, text);
+        self.order.push_back(rep);
+        while self.bytes > FULLTEXT_CACHE_BYTES {
+            let Some(old) = self.order.pop_front() else {
+                break;
+            };
+            if let Some(t) = self.map.remove(&old) {
+                self.bytes -= t.len();
+            }
+        }
+    }
+    fn clear(&mut self) {
+        *self = FulltextCache::default();
+    }
+}
+
+/// Lengths of the files when a transaction began, to roll back to.
+#[derive(Clone, Copy)]
+pub(crate) struct Mark {
+    lens: [u64; 5],
+    dedup_text: usize,
+    dedup_props: usize,
+}
+
+/// Holds the repository's write lock. One per repository at a time, across processes.
+pub struct Writer {
+    repo: Repo,
+    _lock: File,
+    apps: Vec<Appender>,
+    youngest: Revnum,
+    published: Revnum,
+    pub(crate) next_node_id: u64,
+    pub(crate) next_copy_id: u64,
+    dedup_text: HashMap<Sha1, FileText>,
+    dedup_props: HashMap<[u8; 20], Offset>,
+    /// Keys added since the last commit point, removed again on abort.
+    added_text: Vec<Sha1>,
+    added_props: Vec<[u8; 20]>,
+    fulltexts: FulltextCache,
+}
+
+impl Writer {
+    /// Opens `path` for writing, waiting for the write lock. Drops any uncommitted tail a
+    /// crashed writer left behind.
+    pub fn open(path: &Path) -> Result<Writer> {
+        let db = path.join("db");
+        let lock_path = db.join("write.lock");
+        let lock = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(io_err(format!("opening {}", lock_path.display())))?;
+        lock.lock()
+            .map_err(io_err(format!("locking {}", lock_path.display())))?;
+        let repo = Repo::open(path)?;
+        repo.refresh()?;
+        let cur = repo.current();
+        let mut apps = Vec::new();
+        for w in Which::ALL {
+            apps.push(Appender::open(&db, w, cur.len(w))?);
+        }
+        let last = repo.rev_record(cur.youngest)?;
+        let mut writer = Writer {
+            repo,
+            _lock: lock,
+            apps,
+            youngest: cur.youngest,
+            published: cur.youngest,
+            next_node_id: last.next_node_id,
+            next_copy_id: last.next_copy_id,
+            dedup_text: HashMap::new(),
+            dedup_props: HashMap::new(),
+            added_text: Vec::new(),
+            added_props: Vec::new(),
+            fulltexts: FulltextCache::default(),
+        };
+        writer.load_dedup(cur.len(Which::Dedup))?;
+        Ok(writer)
+    }
+
+    fn load_dedup(&mut self, len: u64) -> Result<()> {
+        let bytes = self.repo.read_raw(Which::Dedup, 16, (len - 16) as usize)?;
+        for (i, rec) in bytes.chunks_exact(DEDUP_RECORD as usize).enumerate() {
+            let at = 16 + i as u64 * DEDUP_RECORD;
+            let crc = u32::from_le_bytes([rec[53], rec[54], rec[55], rec[56]]);
+            if crc32fast::hash(&rec[..53]) != crc {
+                let what = Corruption::new("dedup record CRC mismatch");
+                return Err(Repo::corrupt(Which::Dedup, at, what));
+            }
+            let mut sha = [0u8; 20];
+            sha.copy_from_slice(&rec[1..21]);
+            let mut md5 = [0u8; 16];
+            md5.copy_from_slice(&rec[21..37]);
+            let mut n = [0u8; 8];
+            n.copy_from_slice(&rec[37..45]);
+            let size = u64::from_le_bytes(n);
+            n.copy_from_slice(&rec[45..53]);
+            let off = u64::from_le_bytes(n);
+            match rec[0] {
+                1 => {
+                    let ft = FileText {
+                        rep: off,
+                        size,
+                        md5: Md5(md5),
+                        sha1: Sha1(sha),
+                    };
+                    self.dedup_text.insert(Sha1(sha), ft);
+                }
+                2 => {
+                    self.dedup_props.insert(sha, off);
+                }
+                k => {
+                    let what = Corruption::new(format!("dedup record kind {k}"));
+                    return Err(Repo::corrupt(Which::Dedup, at, what));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The youngest revision, including committed revisions not yet made durable by `sync`.
+    pub fn youngest(&self) -> Revnum {
+        self.youngest
+    }
+
+    /// Starts a transaction based on the youngest revision.
+    pub fn begin(&mut self) -> Result<Txn<'_>> {
+        Txn::new(self)
+    }
+
+    /// A reader that sees everything this writer has committed, durable or not.
+    pub fn view(&mut self) -> Result<&Repo> {
+        for a in &mut self.apps {
+            a.flush()?;
+        }
+        let cur = self.lens_current();
+        self.repo.set_current(cur);
+        Ok(&self.repo)
+    }
+
+    fn lens_current(&self) -> Current {
+        let mut lens = [0u64; 5];
+        for (i, a) in self.apps.iter().enumerate() {
+            lens[i] = a.len();
+        }
+        Current {
+            youngest: self.youngest,
+            lens,
+        }
+    }
+
+    /// Makes every committed revision durable and visible to readers: fsync the files, then
+    /// atomically replace `db/current`. Returns the youngest revision now published.
+    pub fn sync(&mut self) -> Result<Revnum> {
+        for a in &mut self.apps {
+            a.sync()?;
+        }
+        let cur = self.lens_current();
+        files::write_current(self.repo.db_path(), &cur)?;
+        self.published = self.youngest;
+        self.added_text.clear();
+        self.added_props.clear();
+        Ok(self.published)
+    }
+
+    /// The youngest revision that `sync` has made durable.
+    pub fn published(&self) -> Revnum {
+        self.published
+    }
+
+    pub(crate) fn mark(&self) -> Mark {
+        let mut lens = [0u64; 5];
+        for (i, a) in self.apps.iter().enumerate() {
+            lens[i] = a.len();
+        }
+        Mark {
+            lens,
+            dedup_text: self.added_text.len(),
+            dedup_props: self.added_props.len(),
+        }
+    }
+
+    /// Forgets everything appended since `mark` (an aborted transaction).
+    pub(crate) fn rollback(&mut self, mark: Mark) -> Result<()> {
+        for (i, a) in self.apps.iter_mut().enumerate() {
+            a.truncate(mark.lens[i])?;
+        }
+        for k in self.added_text.drain(mark.dedup_text..) {
+            self.dedup_text.remove(&k);
+        }
+        for k in self.added_props.drain(mark.dedup_props..) {
+            self.dedup_props.remove(&k);
+        }
+        self.fulltexts.clear();
+        Ok(())
+    }
+
+    fn app(&mut self, w: Which) -> &mut Appender {
+        &mut self.apps[w as usize]
+    }
+
+    pub(crate) fn write_record(&mut self, tag: u8, payload: &[u8]) -> Result<Offset> {
+        if payload.len() > crate::enc::MAX_PAYLOAD {
+            return Err(StoreError::TooLarge(payload.len()));
+        }
+        let mut framed = Vec::with_capacity(payload.len() + 9);
+        frame(tag, payload, &mut framed);
+        self.app(Which::Data).append(&framed)
+    }
+
+    pub(crate) fn write_node(&mut self, node: &NodeRev) -> Result<Offset> {
+        let mut p = Vec::with_capacity(96);
+        node.encode(&mut p);
+        self.write_record(TAG_NODE, &p)
+    }
+
+    pub(crate) fn write_dir(&mut self, entries: &[DirEntry]) -> Result<Offset> {
+        if entries.is_empty() {
+            return Ok(0);
+        }
+        let mut p = Vec::with_capacity(entries.len() * 24);
+        encode_dir(entries, &mut p);
+        self.write_record(TAG_DIR, &p)
+    }
+
+    fn add_dedup(
+        &mut self,
+        kind: u8,
+        sha: [u8; 20],
+        md5: [u8; 16],
+        size: u64,
+        off: u64,
+    ) -> Result<()> {
+        let mut rec = Vec::with_capacity(DEDUP_RECORD as usize);
+        rec.push(kind);
+        rec.extend_from_slice(&sha);
+        rec.extend_from_slice(&md5);
+        rec.extend_from_slice(&size.to_le_bytes());
+        rec.extend_from_slice(&off.to_le_bytes());
+        let crc = crc32fast::hash(&rec);
+        rec.extend_from_slice(&crc.to_le_bytes());
+        rec.extend_from_slice(&[0u8; 4]);
+        self.app(Which::Dedup).append(&rec)?;
+        Ok(())
+    }
+
+    /// Stores a property list once; identical lists share one record.
+    pub(crate) fn store_props(&mut self, props: &PropList) -> Result<Offset> {
+        if props.is_empty() {
+            return Ok(0);
+        }
+        let payload = encode_props(props);
+        let key: [u8; 20] = sha1::Sha1::digest(&payload).into();
+        if let Some(&off) = self.dedup_props.get(&key) {
+            return Ok(off);
+        }
+        let off = self.write_record(TAG_PROPS, &payload)?;
+        self.dedup_props.insert(key, off);
+        self.added_props.push(key);
+        self.add_dedup(2, key, [0; 16], payload.len() as u64, off)?;
+        Ok(off)
+    }
+
+    /// The expanded contents of a representation, through the fulltext cache.
+    pub(crate) fn fulltext(&mut self, rep: Offset) -> Result<Arc<Vec<u8>>> {
+        if rep == 0 {
+            return Ok(Arc::new(Vec::new()));
+        }
+        if let Some(t) = self.fulltexts.get(rep) {
+            return Ok(t);
+        }
+        let t = self.view()?.rep_trailer(rep)?;
+        let text = if t.base == 0 {
+            Arc::new(self.view()?.read_text(&FileText {
+                rep,
+                size: t.size,
+                md5: t.md5,
+                sha1: t.sha1,
+            })?)
+        } else {
+            let base = self.fulltext(t.base)?;
+            Arc::new(crate::rep::apply_on(self.view()?, rep, &t, &base)?)
+        };
+        self.fulltexts.put(rep, text.clone());
+        Ok(text)
+    }
+
+    /// Stores file contents read from `src`, deduplicated by SHA-1. `base` is the
+    /// representation to delta against (chosen by the transaction), if any.
+    pub(crate) fn store_text(&mut self, src: &mut dyn Read, base: Offset) -> Result<FileText> {
+        let mut md5 = md5::Md5::new();
+        let mut sha = sha1::Sha1::new();
+        let mut buf = Vec::new();
+        let read_err = io_err("reading file contents");
+        let n = src
+            .take(DELTA_MAX as u64 + 1)
+            .read_to_end(&mut buf)
+            .map_err(read_err)?;
+        if n <= DELTA_MAX {
+            md5.update(&buf);
+            sha.update(&buf);
+            let (md5, sha) = (Md5(md5.finalize().into()), Sha1(sha.finalize().into()));
+            if buf.is_empty() {
+                return Ok(FileText::EMPTY);
+            }
+            if let Some(ft) = self.dedup_text.get(&sha) {
+                return Ok(*ft);
+            }
+            let buf = Arc::new(buf);
+            let (windows, base, chain) = self.delta_against(&buf, base)?;
+            let rep = self.write_rep(&windows, base, chain, buf.len() as u64, md5, sha)?;
+            self.fulltexts.put(rep, buf.clone());
+            return self.remember_text(rep, buf.len() as u64, md5, sha);
+        }
+        // Large: stream self-contained windows; never hold the whole file.
+        let mark = self.app(Which::Data).len();
+        let mut first = 0;
+        let mut count = 0u64;
+        let mut size = 0u64;
+        let mut chunk = buf;
+        loop {
+            for piece in chunk.chunks(WINDOW_SIZE) {
+                md5.update(piece);
+                sha.update(piece);
+                size += piece.len() as u64;
+                let off = self.write_window(&Window::fulltext(piece))?;
+                if count == 0 {
+                    first = off;
+                }
+                count += 1;
+            }
+            chunk = Vec::with_capacity(WINDOW_SIZE * 16);
+            let n = src
+                .take((WINDOW_SIZE * 16) as u64)
+                .read_to_end(&mut chunk)
+                .map_err(io_err("reading file contents"))?;
+            if n == 0 {
+                break;
+            }
+        }
+        let (md5, sha) = (Md5(md5.finalize().into()), Sha1(sha.finalize().into()));
+        if let Some(ft) = self.dedup_text.get(&sha).copied() {
+            self.app(Which::Data).truncate(mark)?;
+            return Ok(ft);
+        }
+        let trailer = RepTrailer {
+            version: SVNDIFF_VERSION,
+            first_window: first,
+            windows: count,
+            base: 0,
+            chain: 0,
+            size,
+            md5,
+            sha1: sha,
+        };
+        let mut p = Vec::new();
+        trailer.encode(&mut p);
+        let rep = self.write_record(TAG_REP, &p)?;
+        self.remember_text(rep, size, md5, sha)
+    }
+
+    fn remember_text(&mut self, rep: Offset, size: u64, md5: Md5, sha: Sha1) -> Result<FileText> {
+        let ft = FileText {
+            rep,
+            size,
+            md5,
+            sha1: sha,
+        };
+        self.dedup_text.insert(sha, ft);
+        self.added_text.push(sha);
+        self.add_dedup(1, sha.0, md5.0, size, rep)?;
+        Ok(ft)
+    }
+
+    /// Windows for `text`: a delta against `base` when that is usable and smaller.
+    fn delta_against(&mut self, text: &[u8], base: Offset) -> Result<(Vec<Window>, Offset, u64)> {
+        let fulltext = || {
+            text.chunks(WINDOW_SIZE)
+                .map(Window::fulltext)
+                .collect::<Vec<_>>()
+        };
+        if base == 0 {
+            return Ok((fulltext(), 0, 0));
+        }
+        let t = self.view()?.rep_trailer(base)?;
+        if t.chain + 1 > MAX_CHAIN || t.size as usize > DELTA_MAX {
+            return Ok((fulltext(), 0, 0));
+        }
+        let source = self.fulltext(base)?;
+        let windows = delta_windows(&source, text);
+        let new_bytes: usize = windows.iter().map(|w| w.new_data.len()).sum();
+        if new_bytes >= text.len() {
+            return Ok((fulltext(), 0, 0));
+        }
+        Ok((windows, base, t.chain + 1))
+    }
+
+    fn write_window(&mut self, w: &Window) -> Result<Offset> {
+        let mut enc = Vec::with_capacity(w.new_data.len() / 2 + 32);
+        w.encode(SVNDIFF_VERSION, ZLIB_LEVEL, &mut enc)
+            .map_err(|e| StoreError::BadDelta {
+                path: String::new(),
+                reason: e.to_string(),
+            })?;
+        self.write_record(TAG_WINDOW, &enc)
+    }
+
+    fn write_rep(
+        &mut self,
+        windows: &[Window],
+        base: Offset,
+        chain: u64,
+        size: u64,
+        md5: Md5,
+        sha1: Sha1,
+    ) -> Result<Offset> {
+        let mut first = 0;
+        for (i, w) in windows.iter().enumerate() {
+            let off = self.write_window(w)?;
+            if i == 0 {
+                first = off;
+            }
+        }
+        let trailer = RepTrailer {
+            version: SVNDIFF_VERSION,
+            first_window: first,
+            windows: windows.len() as u64,
+            base,
+            chain,
+            size,
+            md5,
+            sha1,
+        };
+        let mut p = Vec::new();
+        trailer.encode(&mut p);
+        self.write_record(TAG_REP, &p)
+    }
+
+    /// Appends the revision's metadata and its `revs` record; the revision exists for this
+    /// writer at once and for readers after the next `sync`.
+    pub(crate) fn finish_revision(&mut self, root: Offset, meta: &RevMeta) -> Result<Revnum> {
+        let rev = self.youngest + 1;
+        let mut p = Vec::new();
+        meta.encode(&mut p);
+        let mut framed = Vec::with_capacity(p.len() + 9);
+        frame(TAG_REVISION, &p, &mut framed);
+        let meta_offset = self.app(Which::Meta).append(&framed)?;
+        let rec = RevRecord {
+            root,
+            meta_offset,
+            meta_len: framed.len() as u32,
+            next_node_id: self.next_node_id,
+            next_copy_id: self.next_copy_id,
+        };
+        self.app(Which::Revs).append(&rec.encode())?;
+        self.youngest = rev;
+        Ok(rev)
+    }
+
+    /// Replaces the revision properties of `rev` (appends a new META record and points the
+    /// overlay at it). Durable and visible after the next `sync`.
+    pub fn set_revprops(&mut self, rev: Revnum, revprops: PropList) -> Result<()> {
+        let mut meta = self.view()?.rev_meta(rev)?;
+        meta.revprops = revprops;
+        let mut p = Vec::new();
+        meta.encode(&mut p);
+        let mut framed = Vec::with_capacity(p.len() + 9);
+        frame(TAG_REVISION, &p, &mut framed);
+        let off = self.app(Which::Meta).append(&framed)?;
+        let mut rec = Vec::with_capacity(REVPROPS_RECORD as usize);
+        rec.extend_from_slice(&rev.to_le_bytes());
+        rec.extend_from_slice(&off.to_le_bytes());
+        rec.extend_from_slice(&(framed.len() as u32).to_le_bytes());
+        let crc = crc32fast::hash(&rec);
+        rec.extend_from_slice(&crc.to_le_bytes());
+        self.app(Which::Revprops).append(&rec)?;
+        Ok(())
+    }
+
+    /// Replaces the repository UUID (atomically).
+    pub fn set_uuid(&mut self, uuid: &str) -> Result<()> {
+        files::write_atomically(self.repo.db_path(), "uuid", format!("{uuid}\n").as_bytes())
+    }
+
+    pub fn repo(&self) -> &Repo {
+        &self.repo
+    }
+}
+
+/// Creates the `db/` of a new repository with revision 0 (an empty root directory).
+pub fn create_db(path: &Path, uuid: &str, r0_props: &PropList) -> Result<()> {
+    let db = path.join("db");
+    std::fs::create_dir_all(&db).map_err(io_err(format!("creating {}", db.display())))?;
+    let mut data = files::DATA_HEADER.to_vec();
+    let root = NodeRev {
+        kind: svelto_core::NodeKind::Dir,
+        node_id: 0,
+        copy_id: 0,
+        predecessor: 0,
+        pred_count: 0,
+        created_rev: 0,
+        created_path: String::new(),
+        copyfrom: None,
+        copyroot: (0, String::new()),
+        props: 0,
+        text: None,
+        entries: 0,
+    };
+    let mut p = Vec::new();
+    root.encode(&mut p);
+    let root_off = data.len() as u64;
+    frame(TAG_NODE, &p, &mut data);
+    let mut meta = files::META_HEADER.to_vec();
+    let mut m = Vec::new();
+    RevMeta {
+        revprops: r0_props.clone(),
+        changes: Vec::new(),
+    }
+    .encode(&mut m);
+    let meta_off = meta.len() as u64;
+    frame(TAG_REVISION, &m, &mut meta);
+    let rec = RevRecord {
+        root: root_off,
+        meta_offset: meta_off,
+        meta_len: (meta.len() as u64 - meta_off) as u32,
+        next_node_id: 1,
+        next_copy_id: 1,
+    };
+    let mut revs = files::REVS_HEADER.to_vec();
+    revs.extend_from_slice(&rec.encode());
+    let contents: [(Which, Vec<u8>); 5] = [
+        (Which::Data, data),
+        (Which::Revs, revs),
+        (Which::Meta, meta),
+        (Which::Dedup, files::DEDUP_HEADER.to_vec()),
+        (Which::Revprops, files::REVPROPS_HEADER.to_vec()),
+    ];
+    let mut lens = [0u64; 5];
+    for (w, bytes) in contents {
+        lens[w as usize] = bytes.len() as u64;
+        files::write_atomically(&db, w.name(), &bytes)?;
+    }
+    files::write_atomically(&db, "uuid", format!("{uuid}\n").as_bytes())?;
+    files::write_current(&db, &Current { youngest: 0, lens })?;
+    // The format file last: its presence says the repository is complete.
+    files::write_atomically(&db, "format", crate::repo::FORMAT.as_bytes())
+}
