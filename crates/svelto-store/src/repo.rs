@@ -354,3 +354,37 @@ impl Repo {
         read_exact_at(self.file(w), w, off, len)
     }
 }
+
+/// One step of a node's history: where and when a node-revision was created.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HistoryEntry {
+    pub rev: Revnum,
+    pub path: String,
+    /// Set when this node-revision was made by a copy.
+    pub copyfrom: Option<(Revnum, String)>,
+}
+
+impl Repo {
+    /// The node-revisions of the line of history of `path` in `rev`, newest first,
+    /// following predecessors across copies (Subversion's `svn_fs_node_history`).
+    pub fn history(&self, rev: Revnum, path: &str) -> Result<Vec<HistoryEntry>> {
+        let (mut off, _) = self.node_at(rev, path)?;
+        let mut out = Vec::new();
+        while off != 0 {
+            let n = self.node(off)?;
+            out.push(HistoryEntry {
+                rev: n.created_rev,
+                path: n.created_path.clone(),
+                copyfrom: n.copyfrom.clone(),
+            });
+            off = n.predecessor;
+        }
+        Ok(out)
+    }
+
+    /// Subversion's "related" test: two node-revisions are related when they are versions
+    /// of the same node (one line of history, copies included).
+    pub fn related(&self, a: Offset, b: Offset) -> Result<bool> {
+        Ok(self.node(a)?.node_id == self.node(b)?.node_id)
+    }
+}

@@ -1,0 +1,7 @@
+//! Integration tests of the storage engine: transactions against a model, node identity
+//! and history, and crash recovery with torn or garbage tails.
+
+mod common;
+mod crash;
+mod history;
+mod model;
