@@ -251,9 +251,8 @@ impl Dumper<'_> {
             Action::Change => {
                 h.push(("Node-action", "change".into()));
                 let c = self.repo.node_at(compare_rev, &compare_path)?.1;
-                dump_props = self.props_differ(&c, &node)?;
-                dump_text =
-                    kind == NodeKind::File && texts_differ(&c.file_text(), &node.file_text());
+                dump_props = c.props_key != node.props_key;
+                dump_text = kind == NodeKind::File && c.text_key != node.text_key;
                 compare = Some(c);
             }
             Action::Replace if !is_copy => {
@@ -274,9 +273,8 @@ impl Dumper<'_> {
                     h.push(("Node-copyfrom-rev", compare_rev.to_string()));
                     h.push(("Node-copyfrom-path", compare_path.clone()));
                     let c = self.repo.node_at(compare_rev, &compare_path)?.1;
-                    dump_props = self.props_differ(&c, &node)?;
-                    dump_text =
-                        kind == NodeKind::File && texts_differ(&c.file_text(), &node.file_text());
+                    dump_props = c.props_key != node.props_key;
+                    dump_text = kind == NodeKind::File && c.text_key != node.text_key;
                     if kind == NodeKind::File {
                         h.push(("Text-copy-source-md5", c.file_text().md5.to_hex()));
                         h.push(("Text-copy-source-sha1", c.file_text().sha1.to_hex()));
@@ -332,13 +330,6 @@ impl Dumper<'_> {
             None => {}
         }
         self.w(b"\n\n")
-    }
-
-    fn props_differ(&self, a: &NodeRev, b: &NodeRev) -> Result<bool> {
-        if a.props == b.props {
-            return Ok(false);
-        }
-        Ok(self.repo.props(a)? != self.repo.props(b)?)
     }
 
     fn delta_text(&self, base: Option<&FileText>, text: &FileText) -> Result<DeltaText> {
@@ -429,12 +420,4 @@ fn read_full(r: &mut dyn Read, buf: &mut [u8]) -> Result<usize> {
 fn copy(r: &mut dyn Read, w: &mut dyn Write) -> Result<()> {
     std::io::copy(r, w).map_err(io("copying file contents"))?;
     Ok(())
-}
-
-/// Subversion compares contents by checksum (FSFS `file_text_rep_equal`).
-fn texts_differ(a: &FileText, b: &FileText) -> bool {
-    if a.size == 0 && b.size == 0 {
-        return false;
-    }
-    a.md5 != b.md5 || a.sha1 != b.sha1
 }

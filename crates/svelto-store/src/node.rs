@@ -30,8 +30,14 @@ pub struct NodeRev {
     pub copyfrom: Option<(Revnum, String)>,
     pub copyroot: (Revnum, String),
     pub props: Offset,
+    /// Identity of the last property change: a new key each time properties are set, kept
+    /// by copies (FSFS's representation "uniquifier"); 0 = never set. Subversion's dump
+    /// decides "properties changed" by this identity, not by content.
+    pub props_key: u64,
     /// Files only.
     pub text: Option<FileText>,
+    /// Identity of the last text change, as `props_key`.
+    pub text_key: u64,
     /// Directories only: offset of the DIR listing, 0 when empty.
     pub entries: Offset,
 }
@@ -72,6 +78,8 @@ impl NodeRev {
         put_varint(out, self.copyroot.0);
         put_bytes(out, self.copyroot.1.as_bytes());
         put_varint(out, self.props);
+        put_varint(out, self.props_key);
+        put_varint(out, self.text_key);
         match self.kind {
             NodeKind::File => {
                 let t = self.text.unwrap_or(FileText::EMPTY);
@@ -100,6 +108,8 @@ impl NodeRev {
         };
         let copyroot = (c.varint()?, c.string()?);
         let props = c.varint()?;
+        let props_key = c.varint()?;
+        let text_key = c.varint()?;
         let (text, entries) = match kind {
             NodeKind::File => {
                 let rep = c.varint()?;
@@ -130,7 +140,9 @@ impl NodeRev {
             copyfrom,
             copyroot,
             props,
+            props_key,
             text,
+            text_key,
             entries,
         })
     }
@@ -307,6 +319,8 @@ mod tests {
             copyfrom: Some((4, "branches/b".into())),
             copyroot: (9, "trunk".into()),
             props: 99,
+            props_key: 5 << 32 | 1,
+            text_key: 5 << 32 | 2,
             text: Some(FileText {
                 rep: 5,
                 size: 6,

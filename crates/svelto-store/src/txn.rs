@@ -113,6 +113,8 @@ pub struct Txn<'w> {
     changes: Changes,
     /// The revision properties the new revision will have.
     pub revprops: PropList,
+    /// Last representation key handed out (see `NodeRev::text_key`).
+    keys: u64,
     done: bool,
 }
 
@@ -203,6 +205,7 @@ impl<'w> Txn<'w> {
             },
             changes: Changes::default(),
             revprops: PropList::new(),
+            keys: (base_rev + 1) << 32,
             done: false,
         })
     }
@@ -320,7 +323,9 @@ impl<'w> Txn<'w> {
             copyfrom: None,
             copyroot,
             props: 0,
+            props_key: 0,
             text: (kind == NodeKind::File).then_some(FileText::EMPTY),
+            text_key: 0,
             entries: 0,
         };
         let entries_new = (kind == NodeKind::Dir).then(BTreeMap::new);
@@ -420,8 +425,11 @@ impl<'w> Txn<'w> {
 
     /// Sets (Some) or removes (None) one property of the node at `path`.
     pub fn change_prop(&mut self, path: &str, name: &[u8], value: Option<&[u8]>) -> Result<()> {
+        self.keys += 1;
+        let key = self.keys;
         let repo = self.w.view()?;
         let n = walk(repo, &mut self.root, "", &comps(path))?;
+        n.node.props_key = key;
         if n.props.is_none() {
             n.props = Some(repo.props_at(n.node.props)?);
         }
@@ -449,7 +457,11 @@ impl<'w> Txn<'w> {
         let (pred, count) = (n.node.predecessor, n.node.pred_count);
         let base = self.delta_base(pred, count)?;
         let ft = self.w.store_text(src, base)?;
-        self.open(path)?.node.text = Some(ft);
+        self.keys += 1;
+        let key = self.keys;
+        let n = self.open(path)?;
+        n.node.text = Some(ft);
+        n.node.text_key = key;
         self.record(path, ChangeKind::Modify, NodeKind::File, true, false);
         Ok(ft)
     }

@@ -545,7 +545,9 @@ pub fn create_db(path: &Path, uuid: &str, r0_props: &PropList) -> Result<()> {
         copyfrom: None,
         copyroot: (0, String::new()),
         props: 0,
+        props_key: 0,
         text: None,
+        text_key: 0,
         entries: 0,
     };
     let mut p = Vec::new();
