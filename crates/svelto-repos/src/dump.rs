@@ -337,7 +337,7 @@ impl Dumper<'_> {
         if small(text) && base.is_none_or(small) {
             let source = match base {
                 Some(b) => self.repo.read_text(b)?,
-                None => Vec::new(),
+                None => Arc::new(Vec::new()),
             };
             let target = self.repo.read_text(text)?;
             let mut bytes = stream_header(0).to_vec();

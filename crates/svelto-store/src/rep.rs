@@ -95,20 +95,6 @@ fn apply(w: &Window, base: &[u8], off: Offset, out: &mut Vec<u8>) -> Result<()> 
         .map_err(|e| bad(off, format!("svndiff window: {e}")))
 }
 
-/// Reconstructs a representation in memory (its base first, recursively).
-pub fn read_full(repo: &Repo, rep: Offset) -> Result<Vec<u8>> {
-    if rep == 0 {
-        return Ok(Vec::new());
-    }
-    let t = repo.rep_trailer(rep)?;
-    let base = if t.base != 0 {
-        read_full(repo, t.base)?
-    } else {
-        Vec::new()
-    };
-    apply_on(repo, rep, &t, &base)
-}
-
 /// Reconstructs the representation at `rep` (trailer `t`) given its base's contents.
 pub fn apply_on(repo: &Repo, rep: Offset, t: &RepTrailer, base: &[u8]) -> Result<Vec<u8>> {
     let mut out = Vec::with_capacity(usize::try_from(t.size).unwrap_or(0).min(DELTA_MAX * 4));
@@ -134,7 +120,7 @@ pub fn reader(repo: &Repo, rep: Offset) -> Result<Box<dyn Read + Send>> {
     }
     let t = repo.rep_trailer(rep)?;
     if t.base != 0 {
-        return Ok(Box::new(std::io::Cursor::new(read_full(repo, rep)?)));
+        return Ok(Box::new(std::io::Cursor::new(Shared(repo.fulltext(rep)?))));
     }
     Ok(Box::new(WindowStream {
         repo: repo.clone(),
@@ -174,5 +160,14 @@ impl Read for WindowStream {
         out[..n].copy_from_slice(&self.buf[self.pos..self.pos + n]);
         self.pos += n;
         Ok(n)
+    }
+}
+
+/// Bytes shared with the fulltext cache, readable through `std::io::Cursor`.
+struct Shared(std::sync::Arc<Vec<u8>>);
+
+impl AsRef<[u8]> for Shared {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
     }
 }

@@ -6,7 +6,7 @@ use crate::files::{self, read_exact_at, read_record, Current, Which, REVPROPS_RE
 use crate::node::{decode_dir, decode_props, DirEntry, FileText, NodeRev, Offset, RevMeta};
 use crate::rep::{self, RepTrailer};
 use crate::{TAG_DIR, TAG_NODE, TAG_PROPS, TAG_REVISION};
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -85,6 +85,41 @@ impl<V: Clone> Cache<V> {
     }
 }
 
+/// Fulltexts of recent representations, the bases of the next deltas.
+#[derive(Default)]
+struct FulltextCache {
+    map: HashMap<Offset, Arc<Vec<u8>>>,
+    order: VecDeque<Offset>,
+    bytes: usize,
+}
+
+impl FulltextCache {
+    fn get(&self, rep: Offset) -> Option<Arc<Vec<u8>>> {
+        self.map.get(&rep).cloned()
+    }
+    fn put(&mut self, rep: Offset, text: Arc<Vec<u8>>) {
+        if text.len() > FULLTEXT_CACHE_BYTES / 8 || self.map.contains_key(&rep) {
+            return;
+        }
+        self.bytes += text.len();
+        self.map.insert(rep, text);
+        self.order.push_back(rep);
+        while self.bytes > FULLTEXT_CACHE_BYTES {
+            let Some(old) = self.order.pop_front() else {
+                break;
+            };
+            if let Some(t) = self.map.remove(&old) {
+                self.bytes -= t.len();
+            }
+        }
+    }
+    fn clear(&mut self) {
+        *self = FulltextCache::default();
+    }
+}
+
+const FULLTEXT_CACHE_BYTES: usize = 128 << 20;
+
 struct Inner {
     path: PathBuf,
     db: PathBuf,
@@ -94,6 +129,7 @@ struct Inner {
     current: Mutex<Current>,
     nodes: Cache<Arc<NodeRev>>,
     dirs: Cache<Arc<Vec<DirEntry>>>,
+    fulltexts: Mutex<FulltextCache>,
 }
 
 /// A handle to read a repository; cheap to clone, safe to share between threads.
@@ -129,7 +165,8 @@ impl Repo {
                 current: Mutex::new(current),
                 overlay: Mutex::new((16, HashMap::new())),
                 nodes: Cache::new(1 << 18),
-                dirs: Cache::new(1 << 16),
+                dirs: Cache::new(1 << 14),
+                fulltexts: Mutex::new(FulltextCache::default()),
             }),
         })
     }
@@ -341,8 +378,43 @@ impl Repo {
     }
 
     /// The whole contents of a file, reconstructed in memory.
-    pub fn read_text(&self, text: &FileText) -> Result<Vec<u8>> {
-        rep::read_full(self, text.rep)
+    pub fn read_text(&self, text: &FileText) -> Result<Arc<Vec<u8>>> {
+        self.fulltext(text.rep)
+    }
+
+    /// The expanded contents of a representation. Delta bases are reconstructed once and
+    /// kept in a bounded cache, so a file's history costs one application per version.
+    pub fn fulltext(&self, rep: Offset) -> Result<Arc<Vec<u8>>> {
+        if rep == 0 {
+            return Ok(Arc::new(Vec::new()));
+        }
+        if let Some(t) = self.fulltexts().get(rep) {
+            return Ok(t);
+        }
+        let t = self.rep_trailer(rep)?;
+        let base = if t.base != 0 {
+            self.fulltext(t.base)?
+        } else {
+            Arc::new(Vec::new())
+        };
+        let text = Arc::new(rep::apply_on(self, rep, &t, &base)?);
+        self.fulltexts().put(rep, text.clone());
+        Ok(text)
+    }
+
+    fn fulltexts(&self) -> std::sync::MutexGuard<'_, FulltextCache> {
+        self.inner
+            .fulltexts
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn cache_fulltext(&self, rep: Offset, text: Arc<Vec<u8>>) {
+        self.fulltexts().put(rep, text);
+    }
+
+    pub(crate) fn clear_fulltexts(&self) {
+        self.fulltexts().clear();
     }
 
     /// The contents of a file as a stream; memory stays bounded for large files.

@@ -9,7 +9,7 @@ use crate::repo::{Repo, RevRecord};
 use crate::txn::Txn;
 use crate::{TAG_DIR, TAG_NODE, TAG_PROPS, TAG_REP, TAG_REVISION, TAG_WINDOW};
 use md5::Digest;
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::Read;
 use std::path::Path;
@@ -20,40 +20,6 @@ use svelto_delta::{delta_windows, Window, WINDOW_SIZE};
 /// zlib level for svndiff1 windows: cheap to decode, compact enough.
 const ZLIB_LEVEL: u32 = 5;
 const SVNDIFF_VERSION: u8 = 1;
-const FULLTEXT_CACHE_BYTES: usize = 256 << 20;
-
-/// Fulltexts of recent representations, the bases of the next deltas.
-#[derive(Default)]
-struct FulltextCache {
-    map: HashMap<Offset, Arc<Vec<u8>>>,
-    order: VecDeque<Offset>,
-    bytes: usize,
-}
-
-impl FulltextCache {
-    fn get(&self, rep: Offset) -> Option<Arc<Vec<u8>>> {
-        self.map.get(&rep).cloned()
-    }
-    fn put(&mut self, rep: Offset, text: Arc<Vec<u8>>) {
-        if text.len() > FULLTEXT_CACHE_BYTES / 8 || self.map.contains_key(&rep) {
-            return;
-        }
-        self.bytes += text.len();
-        self.map.insert(rep, text);
-        self.order.push_back(rep);
-        while self.bytes > FULLTEXT_CACHE_BYTES {
-            let Some(old) = self.order.pop_front() else {
-                break;
-            };
-            if let Some(t) = self.map.remove(&old) {
-                self.bytes -= t.len();
-            }
-        }
-    }
-    fn clear(&mut self) {
-        *self = FulltextCache::default();
-    }
-}
 
 /// Lengths of the files when a transaction began, to roll back to.
 #[derive(Clone, Copy)]
@@ -77,7 +43,6 @@ pub struct Writer {
     /// Keys added since the last commit point, removed again on abort.
     added_text: Vec<Sha1>,
     added_props: Vec<[u8; 20]>,
-    fulltexts: FulltextCache,
 }
 
 impl Writer {
@@ -114,7 +79,6 @@ impl Writer {
             dedup_props: HashMap::new(),
             added_text: Vec::new(),
             added_props: Vec::new(),
-            fulltexts: FulltextCache::default(),
         };
         writer.load_dedup(cur.len(Which::Dedup))?;
         Ok(writer)
@@ -233,7 +197,7 @@ impl Writer {
         for k in self.added_props.drain(mark.dedup_props..) {
             self.dedup_props.remove(&k);
         }
-        self.fulltexts.clear();
+        self.repo.clear_fulltexts();
         Ok(())
     }
 
@@ -303,28 +267,9 @@ impl Writer {
         Ok(off)
     }
 
-    /// The expanded contents of a representation, through the fulltext cache.
+    /// The expanded contents of a representation (cached).
     pub(crate) fn fulltext(&mut self, rep: Offset) -> Result<Arc<Vec<u8>>> {
-        if rep == 0 {
-            return Ok(Arc::new(Vec::new()));
-        }
-        if let Some(t) = self.fulltexts.get(rep) {
-            return Ok(t);
-        }
-        let t = self.view()?.rep_trailer(rep)?;
-        let text = if t.base == 0 {
-            Arc::new(self.view()?.read_text(&FileText {
-                rep,
-                size: t.size,
-                md5: t.md5,
-                sha1: t.sha1,
-            })?)
-        } else {
-            let base = self.fulltext(t.base)?;
-            Arc::new(crate::rep::apply_on(self.view()?, rep, &t, &base)?)
-        };
-        self.fulltexts.put(rep, text.clone());
-        Ok(text)
+        self.view()?.fulltext(rep)
     }
 
     /// Stores file contents read from `src`, deduplicated by SHA-1. `base` is the
@@ -351,7 +296,7 @@ impl Writer {
             let buf = Arc::new(buf);
             let (windows, base, chain) = self.delta_against(&buf, base)?;
             let rep = self.write_rep(&windows, base, chain, buf.len() as u64, md5, sha)?;
-            self.fulltexts.put(rep, buf.clone());
+            self.repo.cache_fulltext(rep, buf.clone());
             return self.remember_text(rep, buf.len() as u64, md5, sha);
         }
         // Large: stream self-contained windows; never hold the whole file.

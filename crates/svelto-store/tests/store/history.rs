@@ -130,7 +130,7 @@ fn file_history_is_stored_as_bounded_deltas() {
     let repo = Repo::open(dir.path()).expect("open");
     let (_, n) = repo.node_at(301, "ChangeLog").expect("node");
     assert_eq!(
-        repo.read_text(&n.file_text()).expect("read"),
+        repo.read_text(&n.file_text()).expect("read").as_slice(),
         text.as_bytes()
     );
 }

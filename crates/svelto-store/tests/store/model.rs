@@ -203,7 +203,7 @@ fn walk(repo: &Repo, off: u64, path: &str, t: &mut Tree) {
     let n = repo.node(off).expect("node");
     let props = repo.props(&n).expect("props");
     let text = if n.kind == NodeKind::File {
-        repo.read_text(&n.file_text()).expect("text")
+        repo.read_text(&n.file_text()).expect("text").to_vec()
     } else {
         Vec::new()
     };
