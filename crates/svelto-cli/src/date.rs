@@ -45,7 +45,7 @@ mod tests {
         assert_eq!(format_svn_date(0, 0), "1970-01-01T00:00:00.000000Z");
         assert_eq!(
             format_svn_date(1_795_000_000, 123_456),
-            "2026-11-18T08:26:40.123456Z"
+            "2026-11-18T11:06:40.123456Z"
         );
         assert_eq!(
             format_svn_date(951_782_400, 1),

@@ -302,7 +302,8 @@ impl<R: BufRead> DumpReader<R> {
             return Ok(Some(Record::Node(node)));
         }
 
-        self.ctx.node_path = None;
+        // An unrecognized record (often the leftovers of a wrong Content-length) keeps the
+        // previous node in its error, which is where the damage is.
         let record = if let Some(uuid) = headers.get(h::UUID) {
             Record::Uuid(uuid.to_string())
         } else if let Some(value) = headers.get(h::FORMAT_VERSION) {
@@ -314,6 +315,7 @@ impl<R: BufRead> DumpReader<R> {
                 at: self.ctx.at_offset(start),
             });
         };
+        self.ctx.node_path = None;
         // Content on these records means nothing; it is skipped.
         let layout = self.layout(&headers, start)?;
         self.skip_after_text = match layout.old_v1 {
@@ -503,6 +505,13 @@ impl<R: BufRead> DumpReader<R> {
     fn read_headers(&mut self, first: Vec<u8>, first_start: u64) -> Result<Headers, DumpError> {
         let mut headers = vec![self.parse_header(&first, first_start)?];
         loop {
+            // Errors inside a header block name the record it belongs to, as far as known.
+            let (name, value) = headers.last().expect("at least one header");
+            if name == h::NODE_PATH {
+                self.ctx.node_path = Some(value.clone());
+            } else if name == h::REVISION_NUMBER {
+                self.ctx.node_path = None;
+            }
             let start = self.ctx.offset;
             let (line, end) = self.read_line(self.limits.max_header_line)?;
             match end {

@@ -86,6 +86,11 @@ impl Dumper<'_> {
     /// The first revision of a non-incremental dump: everything appears added.
     fn full_tree(&mut self) -> Result<()> {
         let root = self.repo.root(self.rev)?;
+        // Subversion's tree delta against revision 0 changes the root's properties first;
+        // the dump editor turns that into a change record of the root.
+        if !self.repo.props(&*self.repo.node(root)?)?.is_empty() {
+            self.dump_node("", NodeKind::Dir, Action::Change, false, None)?;
+        }
         self.add_subtree(root, "")
     }
 
@@ -292,7 +297,15 @@ impl Dumper<'_> {
             Some(match (&compare, self.use_deltas) {
                 (Some(c), true) => {
                     h.push(("Prop-delta", "true".into()));
-                    props_bytes(&new, Some(&self.repo.props(c)?))
+                    let old = self.repo.props(c)?;
+                    if old == new {
+                        // Properties were set again to the values they had. svnadmin writes
+                        // an empty delta, which loads as no change at all; re-setting them
+                        // keeps the change, so the history reloads identically.
+                        props_bytes(&new, Some(&PropList::new()))
+                    } else {
+                        props_bytes(&new, Some(&old))
+                    }
                 }
                 _ => props_bytes(&new, Some(&PropList::new())),
             })

@@ -202,7 +202,20 @@ fn load_revision<R: BufRead>(
     st.oldest_dumpstream_rev.get_or_insert(number);
     let mut txn = w.begin()?;
     let next = loop {
-        match reader.next_record()? {
+        let rec = match reader.next_record() {
+            Ok(rec) => rec,
+            Err(e) => {
+                // svnadmin commits a revision once the next revision record's headers
+                // have been read; an error after that point leaves this one loaded.
+                if e.location().revision.is_some_and(|r| r != number) {
+                    txn.revprops = revprops;
+                    let new_rev = txn.commit()?;
+                    committed(st, number, new_rev);
+                }
+                return Err(e.into());
+            }
+        };
+        match rec {
             Some(Record::Node(n)) => {
                 let shown = n.path.clone();
                 load_node(&mut txn, reader, n, rev_offset, st).map_err(|e| match e {
@@ -215,6 +228,12 @@ fn load_revision<R: BufRead>(
     };
     txn.revprops = revprops;
     let new_rev = txn.commit()?;
+    committed(st, number, new_rev);
+    Ok(next)
+}
+
+/// Records a committed revision in the revision map and the progress output.
+fn committed(st: &mut State, number: Revnum, new_rev: Revnum) {
     st.rev_map.insert(number, new_rev);
     if let Some(last) = st.last_rev_mapped {
         if number != last + 1 {
@@ -232,7 +251,6 @@ fn load_revision<R: BufRead>(
             "\n------- Committed new rev {new_rev} (loaded from original rev {number}) >>>\n\n"
         ));
     }
-    Ok(next)
 }
 
 fn fs_path(path: &str, parent: Option<&str>) -> Result<String> {
@@ -256,13 +274,10 @@ fn load_node<R: BufRead>(
             "the root directory cannot be added, replaced or deleted".into(),
         ));
     }
-    let verb = match n.action {
-        NodeAction::Change => "editing",
-        NodeAction::Delete => "deleting",
-        NodeAction::Add => "adding",
-        NodeAction::Replace => "replacing",
-    };
-    st.out.push_str(&format!("     * {verb} path : {path} ..."));
+    // svnadmin 1.14 says "editing" whatever the action (its notification leaves the
+    // action unset); scripts that parse the output expect exactly that.
+    st.out
+        .push_str(&format!("     * editing path : {path} ..."));
     match n.action {
         NodeAction::Change => {}
         NodeAction::Delete => txn.delete(&path)?,
@@ -351,15 +366,20 @@ fn add_node(txn: &mut Txn, n: &Node, path: &str, rev_offset: i64, st: &mut State
                 }
             };
             let src_path = fs_path(from_path, st.parent_dir.as_deref())?;
-            if let Some(expected) = n.copy_source_md5 {
+            if n.copy_source_md5.is_some() || n.copy_source_sha1.is_some() {
                 let repo = txn.repo()?;
                 let (_, node) = repo.node_at(src_rev, &src_path)?;
-                let actual = node.file_text().md5;
-                if actual != expected {
-                    return Err(ReposError::Invalid(format!(
-                        "Copy source checksum mismatch on copy from '{src_path}'@{src_rev}\n to '{path}' in rev based on r{}: expected {expected}, actual {actual}",
-                        txn.base_rev()
-                    )));
+                let actual = node.file_text();
+                let mismatch = |expected: String, actual: String| {
+                    ReposError::Invalid(format!(
+                        "Copy source checksum mismatch on copy from '{src_path}'@{src_rev} to '{path}': expected {expected}, actual {actual}"
+                    ))
+                };
+                if let Some(expected) = n.copy_source_md5.filter(|e| *e != actual.md5) {
+                    return Err(mismatch(expected.to_hex(), actual.md5.to_hex()));
+                }
+                if let Some(expected) = n.copy_source_sha1.filter(|e| *e != actual.sha1) {
+                    return Err(mismatch(expected.to_hex(), actual.sha1.to_hex()));
                 }
             }
             txn.copy(src_rev, &src_path, path)?;

@@ -1,0 +1,20 @@
+//! Acceptance tests of `svelto admin`, run against the real binary and
+//! compared with the real Subversion tools (which must be installed: the
+//! tests fail loudly without them).
+//!
+//! - `create`: repository layout and revision 0;
+//! - `roundtrip`: every fixture loads and dumps back byte for byte, in every
+//!   format and range;
+//! - `options`: `-q`, `-F`, `-r`, `--parent-dir`, `--ignore-uuid`,
+//!   `--force-uuid`, compared with svnadmin given the same commands;
+//! - `bad_input`: truncated and corrupted dumps;
+//! - `big_file`: a 200 MB file, streamed;
+//! - `crash`: `kill -9` during a load.
+
+mod bad_input;
+mod big_file;
+mod common;
+mod crash;
+mod create;
+mod options;
+mod roundtrip;
