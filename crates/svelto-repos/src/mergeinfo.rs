@@ -144,7 +144,7 @@ pub fn adjust(value: &str, ren: &Renumber, parent_dir: Option<&str>) -> Result<S
                         ..r
                     });
                 }
-                if r.end <= oldest - 1 {
+                if r.end < oldest {
                     continue;
                 }
                 kept.push(Range {

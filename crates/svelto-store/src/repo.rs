@@ -118,14 +118,17 @@ impl FulltextCache {
     }
 }
 
+/// Revision properties changed after their commit: how much of `db/revprops` has been
+/// read, and revision -> (META offset, length) of the newest record.
+type Overlay = (u64, HashMap<Revnum, (u64, u32)>);
+
 const FULLTEXT_CACHE_BYTES: usize = 128 << 20;
 
 struct Inner {
     path: PathBuf,
     db: PathBuf,
     files: [File; 5],
-    /// Revision properties changed after their commit: revision -> (META offset, length).
-    overlay: Mutex<(u64, HashMap<Revnum, (u64, u32)>)>,
+    overlay: Mutex<Overlay>,
     current: Mutex<Current>,
     nodes: Cache<Arc<NodeRev>>,
     dirs: Cache<Arc<Vec<DirEntry>>>,

@@ -58,13 +58,13 @@ pub fn op() -> impl Strategy<Value = Op> {
         1 => i.prop_map(Op::Delete),
         2 => (i, i, i, 0..NAMES.len()).prop_map(|(r, f, t, n)| Op::Copy(r, f, t, n)),
         3 => (i, content()).prop_map(|(f, c)| Op::SetText(f, c)),
-        2 => (i, 0..PROPS.len(), proptest::option::of(proptest::collection::vec(b'a'..b'z', 0..20)))
+        2 => (i, 0..PROPS.len(), proptest::option::of(proptest::collection::vec(b'a'..=b'z', 0..20)))
             .prop_map(|(p, n, v)| Op::SetProp(p, n, v)),
         2 => Just(Op::Commit),
     ]
 }
 
-fn pick<'a>(tree: &'a Tree, i: usize, want: Option<NodeKind>) -> Option<&'a String> {
+fn pick(tree: &Tree, i: usize, want: Option<NodeKind>) -> Option<&String> {
     let v: Vec<&String> = tree
         .iter()
         .filter(|(_, n)| want.is_none_or(|k| n.kind == k))
