@@ -139,13 +139,7 @@ pub fn run(cmd: AdminCommand) -> Result<()> {
         } => {
             let r = open(&repo)?;
             let youngest = r.youngest();
-            let (start, end) = match revision {
-                Some(s) => {
-                    let (lo, hi) = parse_range(&s, youngest)?;
-                    (lo, hi.unwrap_or(lo))
-                }
-                None => (0, youngest),
-            };
+            let (start, end) = revisions(revision.as_deref(), youngest)?;
             if start > end {
                 bail!("First revision cannot be higher than second");
             }
@@ -181,13 +175,7 @@ pub fn run(cmd: AdminCommand) -> Result<()> {
         } => {
             let r = open(&repo)?;
             let youngest = r.youngest();
-            let (start, end) = match revision {
-                Some(s) => {
-                    let (lo, hi) = parse_range(&s, youngest)?;
-                    (lo, hi.unwrap_or(lo))
-                }
-                None => (0, youngest),
-            };
+            let (start, end) = revisions(revision.as_deref(), youngest)?;
             if end > youngest {
                 bail!("No such revision {end}");
             }
@@ -234,6 +222,17 @@ fn parse_range(s: &str, head: Revnum) -> Result<(Revnum, Option<Revnum>)> {
     match s.split_once(':') {
         Some((a, b)) => Ok((parse_rev(a, head)?, Some(parse_rev(b, head)?))),
         None => Ok((parse_rev(s, head)?, None)),
+    }
+}
+
+/// `-r LOWER[:UPPER]` as an inclusive range; all revisions when absent.
+fn revisions(arg: Option<&str>, youngest: Revnum) -> Result<(Revnum, Revnum)> {
+    match arg {
+        Some(s) => {
+            let (lo, hi) = parse_range(s, youngest)?;
+            Ok((lo, hi.unwrap_or(lo)))
+        }
+        None => Ok((0, youngest)),
     }
 }
 

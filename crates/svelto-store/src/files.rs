@@ -288,3 +288,40 @@ impl Appender {
         Ok(())
     }
 }
+
+/// Splits `bytes` (read from `which` at `base`) into fixed-size records whose first
+/// `body` bytes are followed by their CRC-32; returns each record's offset and body.
+pub fn checked_records(
+    which: Which,
+    base: u64,
+    bytes: &[u8],
+    size: u64,
+    body: usize,
+) -> Result<Vec<(u64, &[u8])>> {
+    let mut out = Vec::with_capacity(bytes.len() / size as usize);
+    for (i, rec) in bytes.chunks_exact(size as usize).enumerate() {
+        let at = base + i as u64 * size;
+        if crc32fast::hash(&rec[..body]) != le_u32(&rec[body..]) {
+            let what = Corruption::new(format!("{} record CRC mismatch", which.name()));
+            return Err(StoreError::Corrupt {
+                file: which.name(),
+                offset: at,
+                what,
+            });
+        }
+        out.push((at, &rec[..body]));
+    }
+    Ok(out)
+}
+
+pub fn le_u64(b: &[u8]) -> u64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&b[..8]);
+    u64::from_le_bytes(a)
+}
+
+pub fn le_u32(b: &[u8]) -> u32 {
+    let mut a = [0u8; 4];
+    a.copy_from_slice(&b[..4]);
+    u32::from_le_bytes(a)
+}

@@ -42,6 +42,25 @@ pub struct NodeRev {
     pub entries: Offset,
 }
 
+fn put_copyfrom(out: &mut Vec<u8>, copyfrom: &Option<(Revnum, String)>) {
+    match copyfrom {
+        Some((rev, path)) => {
+            out.push(1);
+            put_varint(out, *rev);
+            put_bytes(out, path.as_bytes());
+        }
+        None => out.push(0),
+    }
+}
+
+fn get_copyfrom(c: &mut Cursor) -> Result<Option<(Revnum, String)>, Corruption> {
+    match c.u8()? {
+        0 => Ok(None),
+        1 => Ok(Some((c.varint()?, c.string()?))),
+        b => Err(Corruption::new(format!("bad copy flag {b}"))),
+    }
+}
+
 fn kind_byte(k: NodeKind) -> u8 {
     match k {
         NodeKind::File => 1,
@@ -67,14 +86,7 @@ impl NodeRev {
         put_varint(out, self.pred_count);
         put_varint(out, self.created_rev);
         put_bytes(out, self.created_path.as_bytes());
-        match &self.copyfrom {
-            Some((rev, path)) => {
-                out.push(1);
-                put_varint(out, *rev);
-                put_bytes(out, path.as_bytes());
-            }
-            None => out.push(0),
-        }
+        put_copyfrom(out, &self.copyfrom);
         put_varint(out, self.copyroot.0);
         put_bytes(out, self.copyroot.1.as_bytes());
         put_varint(out, self.props);
@@ -101,11 +113,7 @@ impl NodeRev {
         let pred_count = c.varint()?;
         let created_rev = c.varint()?;
         let created_path = c.string()?;
-        let copyfrom = match c.u8()? {
-            0 => None,
-            1 => Some((c.varint()?, c.string()?)),
-            b => return Err(Corruption::new(format!("NODE record: bad copy flag {b}"))),
-        };
+        let copyfrom = get_copyfrom(&mut c)?;
         let copyroot = (c.varint()?, c.string()?);
         let props = c.varint()?;
         let props_key = c.varint()?;
@@ -250,14 +258,7 @@ impl RevMeta {
             });
             out.push(ch.kind.map_or(0, kind_byte));
             out.push(u8::from(ch.text_mod) | (u8::from(ch.prop_mod) << 1));
-            match &ch.copyfrom {
-                Some((rev, path)) => {
-                    out.push(1);
-                    put_varint(out, *rev);
-                    put_bytes(out, path.as_bytes());
-                }
-                None => out.push(0),
-            }
+            put_copyfrom(out, &ch.copyfrom);
             put_varint(out, ch.node);
         }
     }
@@ -281,11 +282,7 @@ impl RevMeta {
                 b => Some(kind_from(b, &c)?),
             };
             let flags = c.u8()?;
-            let copyfrom = match c.u8()? {
-                0 => None,
-                1 => Some((c.varint()?, c.string()?)),
-                b => return Err(Corruption::new(format!("REVISION record: copy flag {b}"))),
-            };
+            let copyfrom = get_copyfrom(&mut c)?;
             let node = c.varint()?;
             changes.push(Change {
                 path,

@@ -2,7 +2,9 @@
 //! Readers take no locks: they read `db/current` and never look past the lengths it gives.
 
 use crate::error::{io_err, Corruption, Result, StoreError};
-use crate::files::{self, read_exact_at, read_record, Current, Which, REVPROPS_RECORD, REV_RECORD};
+use crate::files::{
+    self, le_u32, le_u64, read_exact_at, read_record, Current, Which, REVPROPS_RECORD, REV_RECORD,
+};
 use crate::node::{decode_dir, decode_props, DirEntry, FileText, NodeRev, Offset, RevMeta};
 use crate::rep::{self, RepTrailer};
 use crate::{TAG_DIR, TAG_NODE, TAG_PROPS, TAG_REVISION};
@@ -351,20 +353,10 @@ impl Repo {
         if *loaded < limit {
             let len = usize::try_from(limit - *loaded).unwrap_or(0);
             let bytes = self.read_raw(Which::Revprops, *loaded, len)?;
-            for (i, rec) in bytes.chunks_exact(REVPROPS_RECORD as usize).enumerate() {
-                let at = *loaded + i as u64 * REVPROPS_RECORD;
-                let crc = u32::from_le_bytes([rec[20], rec[21], rec[22], rec[23]]);
-                if crc32fast::hash(&rec[..20]) != crc {
-                    let what = Corruption::new("revprops record CRC mismatch");
-                    return Err(Self::corrupt(Which::Revprops, at, what));
-                }
-                let mut a = [0u8; 8];
-                a.copy_from_slice(&rec[0..8]);
-                let r = u64::from_le_bytes(a);
-                a.copy_from_slice(&rec[8..16]);
-                let off = u64::from_le_bytes(a);
-                let l = u32::from_le_bytes([rec[16], rec[17], rec[18], rec[19]]);
-                map.insert(r, (off, l));
+            let records =
+                files::checked_records(Which::Revprops, *loaded, &bytes, REVPROPS_RECORD, 20)?;
+            for (_, rec) in records {
+                map.insert(le_u64(rec), (le_u64(&rec[8..]), le_u32(&rec[16..])));
             }
             *loaded = limit;
         }

@@ -88,22 +88,12 @@ impl Writer {
 
     fn load_dedup(&mut self, len: u64) -> Result<()> {
         let bytes = self.repo.read_raw(Which::Dedup, 16, (len - 16) as usize)?;
-        for (i, rec) in bytes.chunks_exact(DEDUP_RECORD as usize).enumerate() {
-            let at = 16 + i as u64 * DEDUP_RECORD;
-            let crc = u32::from_le_bytes([rec[53], rec[54], rec[55], rec[56]]);
-            if crc32fast::hash(&rec[..53]) != crc {
-                let what = Corruption::new("dedup record CRC mismatch");
-                return Err(Repo::corrupt(Which::Dedup, at, what));
-            }
+        for (at, rec) in files::checked_records(Which::Dedup, 16, &bytes, DEDUP_RECORD, 53)? {
             let mut sha = [0u8; 20];
             sha.copy_from_slice(&rec[1..21]);
             let mut md5 = [0u8; 16];
             md5.copy_from_slice(&rec[21..37]);
-            let mut n = [0u8; 8];
-            n.copy_from_slice(&rec[37..45]);
-            let size = u64::from_le_bytes(n);
-            n.copy_from_slice(&rec[45..53]);
-            let off = u64::from_le_bytes(n);
+            let (size, off) = (files::le_u64(&rec[37..]), files::le_u64(&rec[45..]));
             match rec[0] {
                 1 => {
                     let ft = FileText {
