@@ -5,6 +5,8 @@ use clap::Subcommand;
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use svelto_core::Revnum;
 use svelto_repos::{DumpOptions, LoadOptions, UuidAction};
 use svelto_store::Repo;
@@ -103,22 +105,38 @@ pub fn run(cmd: AdminCommand) -> Result<()> {
                 range,
                 bypass_prop_validation,
             };
-            let input: Box<dyn io::Read> = match &file {
+            let (input, total): (Box<dyn io::Read>, Option<u64>) = match &file {
                 Some(f) => {
-                    Box::new(File::open(f).with_context(|| format!("opening '{}'", f.display()))?)
+                    let fh = File::open(f).with_context(|| format!("opening '{}'", f.display()))?;
+                    let len = fh.metadata().ok().map(|m| m.len());
+                    (Box::new(fh), len)
                 }
-                None => Box::new(io::stdin().lock()),
+                None => (Box::new(io::stdin().lock()), None),
+            };
+            let read = Arc::new(AtomicU64::new(0));
+            let input = Counting {
+                inner: input,
+                read: read.clone(),
             };
             let input = BufReader::with_capacity(1 << 20, input);
-            let bar = quiet && io::stderr().is_terminal();
+            // A progress bar on stderr when it is a terminal and the lines are not shown there.
+            let bar = io::stderr().is_terminal() && (quiet || !io::stdout().is_terminal());
             let mut stdout = io::stdout().lock();
             let mut progress = |text: &str| {
                 if !quiet {
                     let _ = stdout.write_all(text.as_bytes());
                     let _ = stdout.flush();
-                } else if bar {
-                    if let Some(rev) = last_committed(text) {
-                        eprint!("\rLoaded revision {rev}");
+                }
+                if let (true, Some(rev)) = (bar, last_committed(text)) {
+                    let done = read.load(Ordering::Relaxed);
+                    let mb = done as f64 / 1e6;
+                    match total.filter(|&t| t > 0) {
+                        Some(t) => eprint!(
+                            "\r[{:<30}] {:5.1}%  {mb:.0} MB  revision {rev} ",
+                            "#".repeat((30 * done / t).min(30) as usize),
+                            100.0 * done as f64 / t as f64
+                        ),
+                        None => eprint!("\r{mb:.0} MB read, revision {rev} loaded "),
                     }
                 }
             };
@@ -198,6 +216,20 @@ pub fn run(cmd: AdminCommand) -> Result<()> {
             println!("Size On Disk: {} bytes", dir_size(&repo)?);
             Ok(())
         }
+    }
+}
+
+/// Counts the bytes read through it, for the progress bar.
+struct Counting<R> {
+    inner: R,
+    read: Arc<AtomicU64>,
+}
+
+impl<R: io::Read> io::Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
     }
 }
 
