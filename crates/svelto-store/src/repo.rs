@@ -162,6 +162,12 @@ impl Repo {
             files::open_read(&db, Which::Dedup)?,
             files::open_read(&db, Which::Revprops)?,
         ];
+        for (w, f) in Which::ALL.iter().zip(&files) {
+            if read_exact_at(f, *w, 0, 16)? != w.header() {
+                let what = Corruption::new("file header is not Svelto's (format 1)");
+                return Err(Self::corrupt(*w, 0, what));
+            }
+        }
         Ok(Repo {
             inner: Arc::new(Inner {
                 path: path.to_path_buf(),
@@ -387,6 +393,10 @@ impl Repo {
             return Ok(t);
         }
         let t = self.rep_trailer(rep)?;
+        if t.base >= rep || t.first_window >= rep {
+            let what = Corruption::new("representation refers forward");
+            return Err(Self::corrupt(Which::Data, rep, what));
+        }
         let base = if t.base != 0 {
             self.fulltext(t.base)?
         } else {
@@ -439,6 +449,10 @@ impl Repo {
         let mut out = Vec::new();
         while off != 0 {
             let n = self.node(off)?;
+            if n.predecessor >= off {
+                let what = Corruption::new("node-revision's predecessor lies after it");
+                return Err(Self::corrupt(Which::Data, off, what));
+            }
             out.push(HistoryEntry {
                 rev: n.created_rev,
                 path: n.created_path.clone(),

@@ -476,7 +476,7 @@ impl<'w> Txn<'w> {
         let repo = self.w.view()?;
         loop {
             let n = repo.node(pred)?;
-            if n.kind != NodeKind::File {
+            if n.kind != NodeKind::File || n.predecessor >= pred {
                 return Ok(0);
             }
             if n.pred_count <= target || n.predecessor == 0 {

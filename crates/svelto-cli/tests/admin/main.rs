@@ -14,6 +14,7 @@
 mod bad_input;
 mod big_file;
 mod common;
+mod corrupt;
 mod crash;
 mod create;
 mod options;
