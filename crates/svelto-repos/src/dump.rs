@@ -89,7 +89,7 @@ impl Dumper<'_> {
         // Subversion's tree delta against revision 0 changes the root's properties first;
         // the dump editor turns that into a change record of the root.
         if !self.repo.props(&*self.repo.node(root)?)?.is_empty() {
-            self.dump_node("", NodeKind::Dir, Action::Change, false, None)?;
+            self.dump_node("", root, NodeKind::Dir, Action::Change, false, None)?;
         }
         self.add_subtree(root, "")
     }
@@ -99,7 +99,7 @@ impl Dumper<'_> {
         let entries = self.repo.dir(&node)?;
         for e in entries.iter() {
             let child = join(path, &e.name);
-            self.dump_node(&child, e.kind, Action::Add, false, None)?;
+            self.dump_node(&child, e.node, e.kind, Action::Add, false, None)?;
             if e.kind == NodeKind::Dir {
                 self.add_subtree(e.node, &child)?;
             }
@@ -151,7 +151,7 @@ impl Dumper<'_> {
                 // A change of the root directory itself.
                 if ch.prop_mod && ch.change == ChangeKind::Modify && !stack[0].written_out {
                     stack[0].written_out = true;
-                    self.dump_node("", NodeKind::Dir, Action::Change, false, None)?;
+                    self.dump_node("", ch.node, NodeKind::Dir, Action::Change, false, None)?;
                 }
                 continue;
             }
@@ -199,7 +199,7 @@ impl Dumper<'_> {
                         Action::Add
                     };
                     let copy = ch.copyfrom.as_ref().map(|(r, p)| (p.clone(), *r));
-                    self.dump_node(path, kind, action, copy.is_some(), copy.clone())?;
+                    self.dump_node(path, ch.node, kind, action, copy.is_some(), copy.clone())?;
                     if kind == NodeKind::Dir {
                         stack.push(DirFrame {
                             path: path.to_string(),
@@ -214,7 +214,7 @@ impl Dumper<'_> {
                         let top = stack.last_mut().expect("non-empty");
                         top.written_out = true;
                         let cmp = top.cmp.clone();
-                        self.dump_node(path, NodeKind::Dir, Action::Change, false, cmp)?;
+                        self.dump_node(path, ch.node, NodeKind::Dir, Action::Change, false, cmp)?;
                     }
                 } else {
                     let parent = stack.last().expect("non-empty");
@@ -222,7 +222,7 @@ impl Dumper<'_> {
                         .cmp
                         .as_ref()
                         .map(|(p, r)| (join(p, parent_and_name(path).1), *r));
-                    self.dump_node(path, NodeKind::File, Action::Change, false, cmp)?;
+                    self.dump_node(path, ch.node, NodeKind::File, Action::Change, false, cmp)?;
                 }
             }
         }
@@ -233,15 +233,21 @@ impl Dumper<'_> {
     }
 
     /// One node record, deciding what to include as Subversion's dump editor does.
+    /// `node` is the node-revision's offset when the caller knows it (0: look it up).
+    #[allow(clippy::too_many_arguments)]
     fn dump_node(
         &mut self,
         path: &str,
+        node: u64,
         kind: NodeKind,
         action: Action,
         is_copy: bool,
         cmp: Option<(String, Revnum)>,
     ) -> Result<()> {
-        let (_, node) = self.repo.node_at(self.rev, path)?;
+        let node = match node {
+            0 => self.repo.node_at(self.rev, path)?.1,
+            off => self.repo.node(off)?,
+        };
         let (compare_path, compare_rev) = match &cmp {
             Some((p, r)) => (p.clone(), *r),
             None => (path.to_string(), self.rev - 1),
@@ -255,7 +261,7 @@ impl Dumper<'_> {
         match action {
             Action::Change => {
                 h.push(("Node-action", "change".into()));
-                let c = self.repo.node_at(compare_rev, &compare_path)?.1;
+                let c = self.compare_node(&node, compare_rev, &compare_path)?;
                 dump_props = c.props_key != node.props_key;
                 dump_text = kind == NodeKind::File && c.text_key != node.text_key;
                 compare = Some(c);
@@ -277,7 +283,7 @@ impl Dumper<'_> {
                 } else {
                     h.push(("Node-copyfrom-rev", compare_rev.to_string()));
                     h.push(("Node-copyfrom-path", compare_path.clone()));
-                    let c = self.repo.node_at(compare_rev, &compare_path)?.1;
+                    let c = self.compare_node(&node, compare_rev, &compare_path)?;
                     dump_props = c.props_key != node.props_key;
                     dump_text = kind == NodeKind::File && c.text_key != node.text_key;
                     if kind == NodeKind::File {
@@ -336,13 +342,25 @@ impl Dumper<'_> {
             .map_err(io("writing the dump"))?;
         match delta {
             Some(d) => d.write(self)?,
-            None if dump_text => {
-                let mut r = self.repo.text_reader(&text)?;
-                copy(&mut r, self.out)?;
-            }
+            None if dump_text => self.repo.write_text(&text, &mut self.out)?,
             None => {}
         }
         self.w(b"\n\n")
+    }
+
+    /// The node a change or copy is compared with: what `compare_path` held in
+    /// `compare_rev`. That is always the node-revision's predecessor (a change opens the
+    /// node found there; a copy starts from it), which spares a path lookup.
+    fn compare_node(
+        &self,
+        node: &NodeRev,
+        compare_rev: Revnum,
+        compare_path: &str,
+    ) -> Result<Arc<NodeRev>> {
+        match node.predecessor {
+            0 => Ok(self.repo.node_at(compare_rev, compare_path)?.1),
+            pred => Ok(self.repo.node(pred)?),
+        }
     }
 
     fn delta_text(&self, base: Option<&FileText>, text: &FileText) -> Result<DeltaText> {
@@ -428,9 +446,4 @@ fn read_full(r: &mut dyn Read, buf: &mut [u8]) -> Result<usize> {
         n += k;
     }
     Ok(n)
-}
-
-fn copy(r: &mut dyn Read, w: &mut dyn Write) -> Result<()> {
-    std::io::copy(r, w).map_err(io("copying file contents"))?;
-    Ok(())
 }

@@ -175,7 +175,7 @@ pub fn read_record(f: &File, which: Which, off: u64, limit: u64) -> Result<(u8, 
         )));
     }
     // One read usually fetches the whole record; a second one when it is larger.
-    let guess = (limit - off).min(4096) as usize;
+    let guess = (limit - off).min(512) as usize;
     let mut buf = read_exact_at(f, which, off, guess)?;
     let len = u32::from_le_bytes([buf[1], buf[2], buf[3], buf[4]]) as usize;
     if len > MAX_PAYLOAD || off + (len + FRAME_OVERHEAD) as u64 > limit {

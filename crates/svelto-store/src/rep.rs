@@ -71,14 +71,87 @@ fn bad(off: Offset, what: String) -> crate::StoreError {
     Repo::corrupt(Which::Data, off, Corruption::new(what))
 }
 
-/// Decodes the window record at `off`; returns it and the offset of the next record.
-fn window_at(repo: &Repo, off: Offset, version: u8) -> Result<(Window, Offset)> {
-    let payload = repo.record(Which::Data, off, TAG_WINDOW)?;
-    let next = off + (payload.len() + FRAME_OVERHEAD) as u64;
-    match parse_window(&payload, version, &limits()) {
-        Ok(Some((w, used))) if used == payload.len() => Ok((w, next)),
-        Ok(_) => Err(bad(off, "svndiff window does not fill its record".into())),
-        Err(e) => Err(bad(off, format!("svndiff window: {e}"))),
+/// The WINDOW records of one representation, read in large chunks (one read for most
+/// representations) rather than one read per window.
+struct Frames {
+    pos: u64,
+    end: u64,
+    buf: Vec<u8>,
+    at: usize,
+    windows: u64,
+}
+
+/// How much of a representation's windows is read at once.
+const CHUNK: usize = 4 << 20;
+
+impl Frames {
+    fn new(t: &RepTrailer, rep: Offset) -> Frames {
+        Frames {
+            pos: t.first_window,
+            end: rep,
+            buf: Vec::new(),
+            at: 0,
+            windows: t.windows,
+        }
+    }
+
+    /// Makes `need` bytes available from `self.at`.
+    fn fill(&mut self, repo: &Repo, need: usize) -> Result<()> {
+        let have = self.buf.len() - self.at;
+        if have >= need {
+            return Ok(());
+        }
+        let missing = (need - have) as u64;
+        if missing > self.end - self.pos {
+            return Err(bad(
+                self.pos,
+                "window records run past their representation".into(),
+            ));
+        }
+        let len = (self.end - self.pos).min(missing.max(CHUNK as u64)) as usize;
+        let more = repo.read_raw(Which::Data, self.pos, len)?;
+        self.buf.drain(..self.at);
+        self.at = 0;
+        self.buf.extend_from_slice(&more);
+        self.pos += len as u64;
+        Ok(())
+    }
+
+    /// The next window, decoded, and its record's offset.
+    fn next(&mut self, repo: &Repo, version: u8) -> Result<Option<(Window, Offset)>> {
+        if self.windows == 0 {
+            return Ok(None);
+        }
+        self.windows -= 1;
+        let off = self.pos - (self.buf.len() - self.at) as u64;
+        self.fill(repo, 5)?;
+        let head = &self.buf[self.at..];
+        let len = u32::from_le_bytes([head[1], head[2], head[3], head[4]]) as usize;
+        if head[0] != TAG_WINDOW || len > crate::enc::MAX_PAYLOAD {
+            return Err(bad(
+                off,
+                format!("expected a window record, found tag {}", head[0]),
+            ));
+        }
+        self.fill(repo, len + FRAME_OVERHEAD)?;
+        let frame = &self.buf[self.at..self.at + len + FRAME_OVERHEAD];
+        let crc = u32::from_le_bytes([
+            frame[len + 5],
+            frame[len + 6],
+            frame[len + 7],
+            frame[len + 8],
+        ]);
+        if crc32fast::hash(&frame[..len + 5]) != crc {
+            return Err(bad(off, "CRC mismatch".into()));
+        }
+        let payload = &frame[5..len + 5];
+        let w = match parse_window(payload, version, &limits()) {
+            Ok(Some((w, used))) if used == payload.len() => w,
+            Ok(_) => return Err(bad(off, "svndiff window does not fill its record".into())),
+            Err(e) => return Err(bad(off, format!("svndiff window: {e}"))),
+        };
+        self.at += len + FRAME_OVERHEAD;
+        Ok(Some((w, off)))
     }
 }
 
@@ -98,11 +171,9 @@ fn apply(w: &Window, base: &[u8], off: Offset, out: &mut Vec<u8>) -> Result<()> 
 /// Reconstructs the representation at `rep` (trailer `t`) given its base's contents.
 pub fn apply_on(repo: &Repo, rep: Offset, t: &RepTrailer, base: &[u8]) -> Result<Vec<u8>> {
     let mut out = Vec::with_capacity(usize::try_from(t.size).unwrap_or(0).min(DELTA_MAX * 4));
-    let mut off = t.first_window;
-    for _ in 0..t.windows {
-        let (w, next) = window_at(repo, off, t.version)?;
+    let mut frames = Frames::new(t, rep);
+    while let Some((w, off)) = frames.next(repo, t.version)? {
         apply(&w, base, off, &mut out)?;
-        off = next;
     }
     if out.len() as u64 != t.size {
         return Err(bad(
@@ -124,8 +195,7 @@ pub fn reader(repo: &Repo, rep: Offset) -> Result<Box<dyn Read + Send>> {
     }
     Ok(Box::new(WindowStream {
         repo: repo.clone(),
-        next: t.first_window,
-        left: t.windows,
+        frames: Frames::new(&t, rep),
         version: t.version,
         buf: Vec::new(),
         pos: 0,
@@ -134,27 +204,29 @@ pub fn reader(repo: &Repo, rep: Offset) -> Result<Box<dyn Read + Send>> {
 
 struct WindowStream {
     repo: Repo,
-    next: Offset,
-    left: u64,
+    frames: Frames,
     version: u8,
     buf: Vec<u8>,
     pos: usize,
 }
 
+fn io_error(e: crate::StoreError) -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string())
+}
+
 impl Read for WindowStream {
     fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
         while self.pos == self.buf.len() {
-            if self.left == 0 {
+            let Some((w, off)) = self
+                .frames
+                .next(&self.repo, self.version)
+                .map_err(io_error)?
+            else {
                 return Ok(0);
-            }
-            let (w, next) = window_at(&self.repo, self.next, self.version)
-                .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string()))?;
+            };
             self.buf.clear();
             self.pos = 0;
-            apply(&w, &[], self.next, &mut self.buf)
-                .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string()))?;
-            self.next = next;
-            self.left -= 1;
+            apply(&w, &[], off, &mut self.buf).map_err(io_error)?;
         }
         let n = out.len().min(self.buf.len() - self.pos);
         out[..n].copy_from_slice(&self.buf[self.pos..self.pos + n]);

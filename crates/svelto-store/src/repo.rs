@@ -422,6 +422,32 @@ impl Repo {
         self.fulltexts().clear();
     }
 
+    /// Writes the contents of a file to `out`, in as few large writes as it can.
+    pub fn write_text(&self, text: &FileText, out: &mut dyn std::io::Write) -> Result<()> {
+        let werr = |e| StoreError::Io {
+            context: "writing file contents".into(),
+            err: e,
+        };
+        if text.rep == 0 {
+            return Ok(());
+        }
+        if self.rep_trailer(text.rep)?.base != 0 || text.size as usize <= rep::DELTA_MAX {
+            return out.write_all(&self.fulltext(text.rep)?).map_err(werr);
+        }
+        let mut r = rep::reader(self, text.rep)?;
+        let mut buf = vec![0u8; 1 << 20];
+        loop {
+            let n = r.read(&mut buf).map_err(|e| StoreError::Io {
+                context: "reading file contents".into(),
+                err: e,
+            })?;
+            if n == 0 {
+                return Ok(());
+            }
+            out.write_all(&buf[..n]).map_err(werr)?;
+        }
+    }
+
     /// The contents of a file as a stream; memory stays bounded for large files.
     pub fn text_reader(&self, text: &FileText) -> Result<Box<dyn Read + Send>> {
         rep::reader(self, text.rep)
