@@ -431,7 +431,7 @@ impl Repo {
         if text.rep == 0 {
             return Ok(());
         }
-        if self.rep_trailer(text.rep)?.base != 0 || text.size as usize <= rep::DELTA_MAX {
+        if text.size as usize <= rep::DELTA_MAX || self.rep_trailer(text.rep)?.base != 0 {
             return out.write_all(&self.fulltext(text.rep)?).map_err(werr);
         }
         let mut r = rep::reader(self, text.rep)?;
