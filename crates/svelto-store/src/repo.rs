@@ -39,11 +39,6 @@ impl RevRecord {
     }
 
     pub fn decode(b: &[u8]) -> std::result::Result<RevRecord, Corruption> {
-        let u64at = |i: usize| {
-            let mut a = [0u8; 8];
-            a.copy_from_slice(&b[i..i + 8]);
-            u64::from_le_bytes(a)
-        };
         if b.len() != REV_RECORD as usize {
             return Err(Corruption::new("revision record has the wrong size"));
         }
@@ -52,11 +47,11 @@ impl RevRecord {
             return Err(Corruption::new("revision record CRC mismatch"));
         }
         Ok(RevRecord {
-            root: u64at(0),
-            meta_offset: u64at(8),
+            root: le_u64(&b[0..]),
+            meta_offset: le_u64(&b[8..]),
             meta_len: u32::from_le_bytes([b[16], b[17], b[18], b[19]]),
-            next_node_id: u64at(24),
-            next_copy_id: u64at(32),
+            next_node_id: le_u64(&b[24..]),
+            next_copy_id: le_u64(&b[32..]),
         })
     }
 }

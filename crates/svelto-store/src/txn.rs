@@ -174,6 +174,36 @@ fn walk<'a>(repo: &Repo, n: &'a mut MutNode, at: &str, comps: &[&str]) -> Result
     }
 }
 
+/// The directory holding `path`, made mutable, and `path`'s last component.
+fn open_parent<'a, 'p>(
+    repo: &Repo,
+    root: &'a mut MutNode,
+    path: &'p str,
+) -> Result<(&'a mut MutNode, &'p str)> {
+    let (parent_path, name) = parent_and_name(path);
+    let parent = walk(repo, root, "", &comps(parent_path))?;
+    if parent.node.kind != NodeKind::Dir {
+        return Err(StoreError::NotADirectory(parent_path.to_string()));
+    }
+    Ok((parent, name))
+}
+
+/// Puts a new node under `name` in `parent`, which must not have that entry yet.
+fn insert_new(
+    repo: &Repo,
+    parent: &mut MutNode,
+    name: &str,
+    path: &str,
+    node: MutNode,
+) -> Result<()> {
+    let entries = load_entries(repo, parent)?;
+    if entries.contains_key(name) {
+        return Err(StoreError::AlreadyExists(path.to_string()));
+    }
+    entries.insert(name.to_string(), Slot::Mut(Box::new(node)));
+    Ok(())
+}
+
 fn comps(path: &str) -> Vec<&str> {
     if path.is_empty() {
         Vec::new()
@@ -299,44 +329,38 @@ impl<'w> Txn<'w> {
         if path.is_empty() {
             return Err(StoreError::RootOperation("added"));
         }
-        let (parent_path, name) = parent_and_name(path);
         let node_id = self.w.next_node_id;
         let rev = self.rev();
         let repo = self.w.view()?;
-        let parent = walk(repo, &mut self.root, "", &comps(parent_path))?;
-        if parent.node.kind != NodeKind::Dir {
-            return Err(StoreError::NotADirectory(parent_path.to_string()));
-        }
-        let (copy_id, copyroot) = (parent.node.copy_id, parent.node.copyroot.clone());
-        let entries = load_entries(repo, parent)?;
-        if entries.contains_key(name) {
-            return Err(StoreError::AlreadyExists(path.to_string()));
-        }
+        let (parent, name) = open_parent(repo, &mut self.root, path)?;
         let node = NodeRev {
             kind,
             node_id,
-            copy_id,
+            copy_id: parent.node.copy_id,
             predecessor: 0,
             pred_count: 0,
             created_rev: rev,
             created_path: path.to_string(),
             copyfrom: None,
-            copyroot,
+            copyroot: parent.node.copyroot.clone(),
             props: 0,
             props_key: 0,
             text: (kind == NodeKind::File).then_some(FileText::EMPTY),
             text_key: 0,
             entries: 0,
         };
-        let entries_new = (kind == NodeKind::Dir).then(BTreeMap::new);
-        entries.insert(
-            name.to_string(),
-            Slot::Mut(Box::new(MutNode {
+        let entries = (kind == NodeKind::Dir).then(BTreeMap::new);
+        insert_new(
+            repo,
+            parent,
+            name,
+            path,
+            MutNode {
                 node,
                 props: None,
-                entries: entries_new,
-            })),
-        );
+                entries,
+            },
+        )?;
         self.w.next_node_id += 1;
         self.record(path, ChangeKind::Add, kind, false, false);
         Ok(())
@@ -347,14 +371,9 @@ impl<'w> Txn<'w> {
         if path.is_empty() {
             return Err(StoreError::RootOperation("deleted"));
         }
-        let (parent_path, name) = parent_and_name(path);
         let repo = self.w.view()?;
-        let parent = walk(repo, &mut self.root, "", &comps(parent_path))?;
-        if parent.node.kind != NodeKind::Dir {
-            return Err(StoreError::NotADirectory(parent_path.to_string()));
-        }
-        let entries = load_entries(repo, parent)?;
-        let kind = match entries.remove(name) {
+        let (parent, name) = open_parent(repo, &mut self.root, path)?;
+        let kind = match load_entries(repo, parent)?.remove(name) {
             Some(Slot::Stored(_, k)) => k,
             Some(Slot::Mut(b)) => b.node.kind,
             None => {
@@ -376,7 +395,6 @@ impl<'w> Txn<'w> {
         if from_rev > self.base_rev {
             return Err(StoreError::NoSuchRevision(from_rev));
         }
-        let (parent_path, name) = parent_and_name(to_path);
         let copy_id = self.w.next_copy_id;
         let rev = self.rev();
         let repo = self.w.view()?;
@@ -386,14 +404,7 @@ impl<'w> Txn<'w> {
                     rev: from_rev,
                     path: from_path.to_string(),
                 })?;
-        let parent = walk(repo, &mut self.root, "", &comps(parent_path))?;
-        if parent.node.kind != NodeKind::Dir {
-            return Err(StoreError::NotADirectory(parent_path.to_string()));
-        }
-        let entries = load_entries(repo, parent)?;
-        if entries.contains_key(name) {
-            return Err(StoreError::AlreadyExists(to_path.to_string()));
-        }
+        let (parent, name) = open_parent(repo, &mut self.root, to_path)?;
         let mut node = (*src).clone();
         node.predecessor = src_off;
         node.pred_count += 1;
@@ -403,14 +414,17 @@ impl<'w> Txn<'w> {
         node.copyfrom = Some((from_rev, from_path.to_string()));
         node.copyroot = (rev, to_path.to_string());
         let kind = node.kind;
-        entries.insert(
-            name.to_string(),
-            Slot::Mut(Box::new(MutNode {
+        insert_new(
+            repo,
+            parent,
+            name,
+            to_path,
+            MutNode {
                 node,
                 props: None,
                 entries: None,
-            })),
-        );
+            },
+        )?;
         self.w.next_copy_id += 1;
         let rec = ChangeRec {
             change: ChangeKind::Add,
