@@ -53,3 +53,50 @@ impl ChangeKind {
         }
     }
 }
+
+/// How far below a directory an operation reaches (Subversion's `svn_depth_t`).
+///
+/// Ordered: `Empty < Files < Immediates < Infinity`; `Unknown` sorts lowest and means
+/// "not given" (a working copy's ambient depth applies).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Depth {
+    Unknown,
+    Empty,
+    Files,
+    Immediates,
+    Infinity,
+}
+
+impl Depth {
+    /// The word used on the wire and on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Depth::Unknown => "unknown",
+            Depth::Empty => "empty",
+            Depth::Files => "files",
+            Depth::Immediates => "immediates",
+            Depth::Infinity => "infinity",
+        }
+    }
+
+    /// Parses a depth word; None for anything else.
+    pub fn from_word(w: &str) -> Option<Depth> {
+        Some(match w {
+            "unknown" => Depth::Unknown,
+            "empty" => Depth::Empty,
+            "files" => Depth::Files,
+            "immediates" => Depth::Immediates,
+            "infinity" => Depth::Infinity,
+            _ => return None,
+        })
+    }
+
+    /// The depth of the old `recurse` boolean.
+    pub fn from_recurse(recurse: bool) -> Depth {
+        if recurse {
+            Depth::Infinity
+        } else {
+            Depth::Files
+        }
+    }
+}

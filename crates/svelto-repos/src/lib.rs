@@ -7,6 +7,7 @@
 
 mod create;
 mod dump;
+pub mod editor;
 mod error;
 mod load;
 pub mod mergeinfo;
@@ -15,6 +16,7 @@ mod verify;
 
 pub use create::create;
 pub use dump::{dump, DumpOptions};
+pub use editor::{send_text, Editor, TextOptions, Token};
 pub use error::{ReposError, Result};
 pub use load::{load, LoadOptions, UuidAction};
 pub use textdelta::DeltaApplier;

@@ -1,0 +1,303 @@
+//! The delta editor a repository drive talks to (Subversion's `svn_delta_editor_t`, in the
+//! shape of the svn:// editor commands, `docs/formats/svn-protocol.md` §5.4).
+//!
+//! Update, switch, status, diff and replay drive an [`Editor`]; the server's implementation
+//! writes each call to the wire, tests use a recording one. Tokens are chosen by the
+//! editor: `open_root`, `add_dir`, `open_dir`, `add_file` and `open_file` return the token
+//! the later calls name.
+
+use crate::Result;
+use svelto_core::{Md5, Revnum};
+use svelto_delta::{delta_windows, stream_header};
+
+/// An open directory or file, as the editor named it.
+pub type Token = u32;
+
+pub trait Editor {
+    fn target_rev(&mut self, rev: Revnum) -> Result<()>;
+    fn open_root(&mut self, base_rev: Option<Revnum>) -> Result<Token>;
+    /// `path` is relative to the drive's anchor, like every path below.
+    fn delete_entry(&mut self, path: &str, rev: Option<Revnum>, parent: Token) -> Result<()>;
+    /// `copyfrom` is (fspath or URL, revision) when the add keeps history.
+    fn add_dir(
+        &mut self,
+        path: &str,
+        parent: Token,
+        copyfrom: Option<(&str, Revnum)>,
+    ) -> Result<Token>;
+    fn open_dir(&mut self, path: &str, parent: Token, base_rev: Option<Revnum>) -> Result<Token>;
+    /// `value` None deletes the property.
+    fn change_dir_prop(&mut self, dir: Token, name: &[u8], value: Option<&[u8]>) -> Result<()>;
+    fn close_dir(&mut self, dir: Token) -> Result<()>;
+    fn absent_dir(&mut self, path: &str, parent: Token) -> Result<()>;
+    fn add_file(
+        &mut self,
+        path: &str,
+        parent: Token,
+        copyfrom: Option<(&str, Revnum)>,
+    ) -> Result<Token>;
+    fn open_file(&mut self, path: &str, parent: Token, base_rev: Option<Revnum>)
+        -> Result<Token>;
+    /// Starts a text delta against the text whose MD5 is `base_md5` (None for adds).
+    fn apply_textdelta(&mut self, file: Token, base_md5: Option<&Md5>) -> Result<()>;
+    /// The next bytes of one svndiff stream; boundaries may fall anywhere.
+    fn textdelta_chunk(&mut self, file: Token, chunk: &[u8]) -> Result<()>;
+    fn textdelta_end(&mut self, file: Token) -> Result<()>;
+    fn change_file_prop(&mut self, file: Token, name: &[u8], value: Option<&[u8]>) -> Result<()>;
+    fn close_file(&mut self, file: Token, text_md5: Option<&Md5>) -> Result<()>;
+    fn absent_file(&mut self, path: &str, parent: Token) -> Result<()>;
+    fn close_edit(&mut self) -> Result<()>;
+    fn abort_edit(&mut self) -> Result<()>;
+}
+
+/// How text is sent during a drive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TextOptions {
+    /// svndiff version the receiver accepts best (0, 1 or 2).
+    pub svndiff_version: u8,
+    /// False for `status` and `diff --summarize`: the stream is the 4-byte header alone.
+    pub send_deltas: bool,
+}
+
+impl Default for TextOptions {
+    fn default() -> Self {
+        TextOptions {
+            svndiff_version: 0,
+            send_deltas: true,
+        }
+    }
+}
+
+/// Sends the text change of an open file: `apply_textdelta`, the svndiff stream turning
+/// `base` (empty for adds) into `target`, one chunk per window after the header chunk,
+/// and `textdelta_end`. With `send_deltas` false only the header is sent, as svnserve does.
+pub fn send_text(
+    editor: &mut dyn Editor,
+    file: Token,
+    base: Option<(&[u8], &Md5)>,
+    target: &[u8],
+    opts: TextOptions,
+) -> Result<()> {
+    editor.apply_textdelta(file, base.map(|(_, md5)| md5))?;
+    editor.textdelta_chunk(file, &stream_header(opts.svndiff_version))?;
+    if opts.send_deltas {
+        let source = base.map_or(&[][..], |(b, _)| b);
+        let mut chunk = Vec::new();
+        for window in delta_windows(source, target) {
+            chunk.clear();
+            window
+                .encode(opts.svndiff_version, 1, &mut chunk)
+                .map_err(|e| crate::ReposError::Invalid(format!("encoding a text delta: {e}")))?;
+            editor.textdelta_chunk(file, &chunk)?;
+        }
+    }
+    editor.textdelta_end(file)
+}
+
+/// One editor call, as [`Recorder`] keeps it. Tokens are the recorder's own counter.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Call {
+    TargetRev(Revnum),
+    OpenRoot(Option<Revnum>, Token),
+    DeleteEntry(String, Option<Revnum>, Token),
+    AddDir(String, Token, Token, Option<(String, Revnum)>),
+    OpenDir(String, Token, Token, Option<Revnum>),
+    ChangeDirProp(Token, Vec<u8>, Option<Vec<u8>>),
+    CloseDir(Token),
+    AbsentDir(String, Token),
+    AddFile(String, Token, Token, Option<(String, Revnum)>),
+    OpenFile(String, Token, Token, Option<Revnum>),
+    ApplyTextdelta(Token, Option<Md5>),
+    TextdeltaChunk(Token, Vec<u8>),
+    TextdeltaEnd(Token),
+    ChangeFileProp(Token, Vec<u8>, Option<Vec<u8>>),
+    CloseFile(Token, Option<Md5>),
+    AbsentFile(String, Token),
+    CloseEdit,
+    AbortEdit,
+}
+
+/// An editor that records every call; for tests and for inspecting a drive.
+#[derive(Debug, Default)]
+pub struct Recorder {
+    pub calls: Vec<Call>,
+    next: Token,
+}
+
+impl Recorder {
+    fn token(&mut self) -> Token {
+        let t = self.next;
+        self.next += 1;
+        t
+    }
+}
+
+fn owned(copyfrom: Option<(&str, Revnum)>) -> Option<(String, Revnum)> {
+    copyfrom.map(|(p, r)| (p.to_string(), r))
+}
+
+impl Editor for Recorder {
+    fn target_rev(&mut self, rev: Revnum) -> Result<()> {
+        self.calls.push(Call::TargetRev(rev));
+        Ok(())
+    }
+    fn open_root(&mut self, base_rev: Option<Revnum>) -> Result<Token> {
+        let t = self.token();
+        self.calls.push(Call::OpenRoot(base_rev, t));
+        Ok(t)
+    }
+    fn delete_entry(&mut self, path: &str, rev: Option<Revnum>, parent: Token) -> Result<()> {
+        self.calls
+            .push(Call::DeleteEntry(path.to_string(), rev, parent));
+        Ok(())
+    }
+    fn add_dir(
+        &mut self,
+        path: &str,
+        parent: Token,
+        copyfrom: Option<(&str, Revnum)>,
+    ) -> Result<Token> {
+        let t = self.token();
+        self.calls
+            .push(Call::AddDir(path.to_string(), parent, t, owned(copyfrom)));
+        Ok(t)
+    }
+    fn open_dir(&mut self, path: &str, parent: Token, base_rev: Option<Revnum>) -> Result<Token> {
+        let t = self.token();
+        self.calls
+            .push(Call::OpenDir(path.to_string(), parent, t, base_rev));
+        Ok(t)
+    }
+    fn change_dir_prop(&mut self, dir: Token, name: &[u8], value: Option<&[u8]>) -> Result<()> {
+        self.calls.push(Call::ChangeDirProp(
+            dir,
+            name.to_vec(),
+            value.map(<[u8]>::to_vec),
+        ));
+        Ok(())
+    }
+    fn close_dir(&mut self, dir: Token) -> Result<()> {
+        self.calls.push(Call::CloseDir(dir));
+        Ok(())
+    }
+    fn absent_dir(&mut self, path: &str, parent: Token) -> Result<()> {
+        self.calls.push(Call::AbsentDir(path.to_string(), parent));
+        Ok(())
+    }
+    fn add_file(
+        &mut self,
+        path: &str,
+        parent: Token,
+        copyfrom: Option<(&str, Revnum)>,
+    ) -> Result<Token> {
+        let t = self.token();
+        self.calls
+            .push(Call::AddFile(path.to_string(), parent, t, owned(copyfrom)));
+        Ok(t)
+    }
+    fn open_file(
+        &mut self,
+        path: &str,
+        parent: Token,
+        base_rev: Option<Revnum>,
+    ) -> Result<Token> {
+        let t = self.token();
+        self.calls
+            .push(Call::OpenFile(path.to_string(), parent, t, base_rev));
+        Ok(t)
+    }
+    fn apply_textdelta(&mut self, file: Token, base_md5: Option<&Md5>) -> Result<()> {
+        self.calls.push(Call::ApplyTextdelta(file, base_md5.copied()));
+        Ok(())
+    }
+    fn textdelta_chunk(&mut self, file: Token, chunk: &[u8]) -> Result<()> {
+        self.calls.push(Call::TextdeltaChunk(file, chunk.to_vec()));
+        Ok(())
+    }
+    fn textdelta_end(&mut self, file: Token) -> Result<()> {
+        self.calls.push(Call::TextdeltaEnd(file));
+        Ok(())
+    }
+    fn change_file_prop(&mut self, file: Token, name: &[u8], value: Option<&[u8]>) -> Result<()> {
+        self.calls.push(Call::ChangeFileProp(
+            file,
+            name.to_vec(),
+            value.map(<[u8]>::to_vec),
+        ));
+        Ok(())
+    }
+    fn close_file(&mut self, file: Token, text_md5: Option<&Md5>) -> Result<()> {
+        self.calls.push(Call::CloseFile(file, text_md5.copied()));
+        Ok(())
+    }
+    fn absent_file(&mut self, path: &str, parent: Token) -> Result<()> {
+        self.calls.push(Call::AbsentFile(path.to_string(), parent));
+        Ok(())
+    }
+    fn close_edit(&mut self) -> Result<()> {
+        self.calls.push(Call::CloseEdit);
+        Ok(())
+    }
+    fn abort_edit(&mut self) -> Result<()> {
+        self.calls.push(Call::AbortEdit);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use svelto_delta::{apply_windows, decode_stream, Limits};
+
+    fn stream_of(calls: &[Call]) -> Vec<u8> {
+        calls
+            .iter()
+            .filter_map(|c| match c {
+                Call::TextdeltaChunk(_, b) => Some(b.clone()),
+                _ => None,
+            })
+            .flatten()
+            .collect()
+    }
+
+    #[test]
+    fn send_text_streams_a_delta_the_receiver_can_apply() {
+        let base = b"line\n".repeat(50_000);
+        let mut target = base.clone();
+        target.extend_from_slice(b"one more\n");
+        let md5 = Md5([7; 16]);
+        for version in 0..=2 {
+            let mut rec = Recorder::default();
+            let opts = TextOptions {
+                svndiff_version: version,
+                send_deltas: true,
+            };
+            send_text(&mut rec, 3, Some((&base, &md5)), &target, opts).expect("send");
+            assert_eq!(rec.calls[0], Call::ApplyTextdelta(3, Some(md5)));
+            assert_eq!(rec.calls.last(), Some(&Call::TextdeltaEnd(3)));
+            let stream = stream_of(&rec.calls);
+            assert_eq!(&stream[..4], &[b'S', b'V', b'N', version]);
+            let windows = decode_stream(&stream, &Limits::default()).expect("decode");
+            assert!(windows.len() > 1, "a 250 KB text needs several windows");
+            assert_eq!(apply_windows(&windows, &base).expect("apply"), target);
+        }
+    }
+
+    #[test]
+    fn without_deltas_only_the_header_is_sent() {
+        let mut rec = Recorder::default();
+        let opts = TextOptions {
+            svndiff_version: 1,
+            send_deltas: false,
+        };
+        send_text(&mut rec, 1, None, b"contents", opts).expect("send");
+        assert_eq!(
+            rec.calls,
+            vec![
+                Call::ApplyTextdelta(1, None),
+                Call::TextdeltaChunk(1, b"SVN\x01".to_vec()),
+                Call::TextdeltaEnd(1),
+            ]
+        );
+    }
+}
