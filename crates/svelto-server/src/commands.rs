@@ -155,13 +155,15 @@ pub fn parse_svn_date(s: &str) -> Option<i64> {
     Some(((days * 86_400 + hh * 3600 + mm * 60 + ss) * 1_000_000) + micros)
 }
 
+pub fn proplist_items(props: &PropList) -> Vec<Item> {
+    props
+        .iter()
+        .map(|(k, v)| Item::list(vec![Item::string(k.clone()), Item::string(v.clone())]))
+        .collect()
+}
+
 pub fn proplist_item(props: &PropList) -> Item {
-    Item::List(
-        props
-            .iter()
-            .map(|(k, v)| Item::list(vec![Item::string(k.clone()), Item::string(v.clone())]))
-            .collect(),
-    )
+    Item::List(proplist_items(props))
 }
 
 fn rev_proplist<R: Read, W: Write>(
