@@ -1,5 +1,8 @@
 //! `replay`: every revision of every fixture replayed into a mirror (a plain in-memory tree
-//! that applies the drive the way `svnsync` commits it) must give the revision's tree.
+//! that applies the drive the way `svnsync` commits it) must give the revision's tree, and
+//! the drive must be the one svnserve sends ([`svnserve`]).
+
+mod svnserve;
 
 use md5::{Digest, Md5 as Md5Hasher};
 use std::collections::{BTreeMap, HashMap, HashSet};
