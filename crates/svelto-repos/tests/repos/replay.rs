@@ -11,7 +11,7 @@ use svelto_core::{
     is_ancestor, join, parent_and_name, skip_ancestor, Md5, NodeKind, PropList, Revnum,
 };
 use svelto_delta::{apply_windows, decode_stream, Limits};
-use svelto_repos::editor::Recorder;
+use svelto_repos::editor::{Call, Recorder};
 use svelto_repos::{
     replay, Editor, LoadOptions, ReplayOptions, Result, TextOptions, Token, UuidAction,
 };
@@ -615,7 +615,7 @@ fn revision_zero_is_only_the_target_revision() {
         text: TextOptions::default(),
     };
     replay(&repo, 0, &opts, &mut rec).expect("replay r0");
-    assert_eq!(rec.calls, vec![svelto_repos::editor::Call::TargetRev(0)]);
+    assert_eq!(rec.calls, vec![Call::TargetRev(0)]);
 }
 
 #[test]
@@ -631,4 +631,163 @@ fn a_revision_past_head_fails_before_any_call() {
     let err = replay(&repo, repo.youngest() + 1, &opts, &mut rec).expect_err("past head");
     assert!(err.to_string().contains("No such revision"), "{err}");
     assert!(rec.calls.is_empty());
+}
+
+/// A dump of two revisions: a file larger than a delta's in-memory limit added, then
+/// changed in the middle and copied.
+fn big_file_dump(size: usize) -> Vec<u8> {
+    let mut text: Vec<u8> = (0..size as u64)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    let mut out = b"SVN-fs-dump-format-version: 2\n\n".to_vec();
+    let rev = |out: &mut Vec<u8>, n: u32| {
+        out.extend_from_slice(
+            format!("Revision-number: {n}\nProp-content-length: 10\nContent-length: 10\n\nPROPS-END\n\n")
+                .as_bytes(),
+        );
+    };
+    let node = |out: &mut Vec<u8>, headers: &str, text: &[u8]| {
+        out.extend_from_slice(
+            format!(
+                "{headers}Text-content-length: {0}\nContent-length: {0}\n\n",
+                text.len()
+            )
+            .as_bytes(),
+        );
+        out.extend_from_slice(text);
+        out.extend_from_slice(b"\n\n");
+    };
+    rev(&mut out, 0);
+    rev(&mut out, 1);
+    node(
+        &mut out,
+        "Node-path: big\nNode-kind: file\nNode-action: add\n",
+        &text,
+    );
+    rev(&mut out, 2);
+    text[size / 2..size / 2 + 10].copy_from_slice(b"0123456789");
+    node(
+        &mut out,
+        "Node-path: big\nNode-kind: file\nNode-action: change\n",
+        &text,
+    );
+    text.extend_from_slice(b"tail");
+    node(
+        &mut out,
+        "Node-path: copy\nNode-kind: file\nNode-action: add\nNode-copyfrom-rev: 1\nNode-copyfrom-path: big\n",
+        &text,
+    );
+    out
+}
+
+#[test]
+fn large_texts_are_streamed_and_apply() {
+    let size = svelto_store::DELTA_MAX + 300_000;
+    let dir = svelto_testkit::tempdir();
+    let dump_path = dir.path().join("big.dump");
+    std::fs::write(&dump_path, big_file_dump(size)).expect("write dump");
+    let path = dir.path().join("repo");
+    svelto_repos::create(
+        &path,
+        "00000000-0000-0000-0000-000000000000",
+        "2024-01-01T00:00:00.000000Z",
+    )
+    .expect("create");
+    let dump = std::fs::read(&dump_path).expect("read dump");
+    svelto_repos::load(&path, &dump[..], LoadOptions::default(), &mut |_| {}).expect("load");
+    let repo = Repo::open(&path).expect("open");
+    assert_eq!(repo.youngest(), 2);
+    let mut truth = Truth {
+        repo: &repo,
+        trees: HashMap::new(),
+    };
+    for rev in 1..=2 {
+        for lwm in [0, rev] {
+            check_revision(&repo, &mut truth, rev, "", lwm, true);
+        }
+    }
+    let fsfs = svelto_testkit::svnadmin_create_load(&dump_path);
+    let texts = svnserve::all_texts(&repo);
+    svnserve::compare("big", &repo, &fsfs, &texts, "", 0, true);
+}
+
+fn xml_unescape(s: &str) -> String {
+    s.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&apos;", "'")
+        .replace("&amp;", "&")
+}
+
+fn xml_attr(tag: &str, name: &str) -> Option<String> {
+    let start = tag.find(&format!("{name}=\""))? + name.len() + 2;
+    let len = tag[start..].find('"')?;
+    Some(xml_unescape(&tag[start..start + len]))
+}
+
+/// Every copy of the history as `svn log -v` of the FSFS repository lists it:
+/// (revision, fspath, copy source fspath, copy source revision).
+fn copies_in_svn_log(fsfs: &svelto_testkit::TempRepo) -> Vec<(Revnum, String, String, Revnum)> {
+    let log = svelto_testkit::Run::tool("svn")
+        .args(["log", "-v", "--xml", "-r", "1:HEAD"])
+        .arg(fsfs.url())
+        .env("LANG", "C")
+        .success()
+        .stdout_text();
+    let mut out = Vec::new();
+    for entry in log.split("<logentry").skip(1) {
+        let rev: Revnum = xml_attr(entry, "revision")
+            .and_then(|r| r.parse().ok())
+            .expect("revision");
+        for path in entry.split("<path\n").skip(1) {
+            let Some(from) = xml_attr(path, "copyfrom-path") else {
+                continue;
+            };
+            let from_rev = xml_attr(path, "copyfrom-rev")
+                .and_then(|r| r.parse().ok())
+                .expect("copyfrom-rev");
+            let start = path.find('>').expect("tag end") + 1;
+            let end = path.find("</path>").expect("path end");
+            out.push((rev, xml_unescape(&path[start..end]), from, from_rev));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// svnsync replays with low-water-mark 0 from the root: every copy of the history must
+/// reach it with its copy source, so that the mirror keeps the history `svn log` shows.
+#[test]
+fn copies_keep_the_history_svn_log_shows() {
+    let mut total = 0;
+    for name in svelto_testkit::fixture_names() {
+        if name == "many-revs" {
+            continue;
+        }
+        let (_dir, repo) = load_fixture(&name);
+        let fsfs = svelto_testkit::svnadmin_create_load(&svelto_testkit::scenario_dump(&name));
+        let expected = copies_in_svn_log(&fsfs);
+        let opts = ReplayOptions {
+            base_dir: String::new(),
+            low_water_mark: 0,
+            send_deltas: true,
+            text: TextOptions::default(),
+        };
+        let mut sent = Vec::new();
+        for rev in 1..=repo.youngest() {
+            let mut rec = Recorder::default();
+            replay(&repo, rev, &opts, &mut rec).expect("replay");
+            for call in rec.calls {
+                if let Call::AddDir(path, _, _, Some((from, r)))
+                | Call::AddFile(path, _, _, Some((from, r))) = call
+                {
+                    sent.push((rev, format!("/{path}"), from, r));
+                }
+            }
+        }
+        sent.sort();
+        assert_eq!(sent, expected, "{name}: copies sent with history");
+        total += sent.len();
+    }
+    assert!(total > 40, "the fixtures hold {total} copies");
 }

@@ -386,7 +386,7 @@ fn render(calls: &[Call], texts: &HashMap<Md5, Arc<Vec<u8>>>) -> String {
 }
 
 /// Every text the repository ever held, by MD5.
-fn all_texts(repo: &Repo) -> HashMap<Md5, Arc<Vec<u8>>> {
+pub(super) fn all_texts(repo: &Repo) -> HashMap<Md5, Arc<Vec<u8>>> {
     let mut texts = HashMap::new();
     for rev in 1..=repo.youngest() {
         for c in repo.rev_meta(rev).expect("meta").changes {
@@ -414,7 +414,7 @@ fn first_difference(a: &str, b: &str) -> String {
     )
 }
 
-fn compare(
+pub(super) fn compare(
     name: &str,
     repo: &Repo,
     fsfs: &svelto_testkit::TempRepo,
