@@ -202,8 +202,8 @@ impl Replayer<'_> {
     }
 
     /// The node at `path` in the replayed revision.
-    fn target(&self, path: &str, change: Option<&Change>) -> Result<Arc<NodeRev>> {
-        match change.map_or(0, |c| c.node) {
+    fn target(&self, path: &str, change: &Change) -> Result<Arc<NodeRev>> {
+        match change.node {
             0 => Ok(self
                 .repo
                 .lookup_from(self.root, path)?
@@ -242,7 +242,7 @@ impl Replayer<'_> {
                 return Ok(None);
             }
         }
-        let node = self.target(path, Some(&change))?;
+        let node = self.target(path, &change)?;
         let kind = node.kind;
         // Where the previous version of this node is: the delta source.
         let mut source: Option<(Revnum, String)> = Some((self.rev - 1, path.to_string()));
