@@ -61,6 +61,8 @@ pub fn dispatch<R: Read, W: Write>(
         "get-iprops" => get_iprops,
         "get-lock" => get_lock,
         "get-locks" => get_locks,
+        "replay" => crate::replay::replay,
+        "replay-range" => crate::replay::replay_range,
         _ => {
             return Err(CmdError::new(
                 code::UNKNOWN_CMD,
