@@ -1,0 +1,201 @@
+//! Update reports (`svelto_repos::report`): drives checked against an in-memory working copy
+//! model, against the real svnserve's drives for the same reports, and for the exact shape
+//! of §5.7 of the protocol doc.
+
+mod harness;
+mod shape;
+mod svnserve;
+mod wc;
+
+use harness::{
+    error_code, first_difference, model_check, normalize, random_scenario, run_ours, Cmd,
+    Fixture, Op, Ours, Rng, Scenario,
+};
+use svnserve::Outcome;
+
+/// Histories with copies, replacements, properties, renames and odd names.
+const FIXTURES: [&str; 13] = [
+    "basic",
+    "copies",
+    "replace",
+    "props",
+    "mergeinfo",
+    "readd",
+    "moves",
+    "names",
+    "symlinks",
+    "mixed",
+    "eol-keywords",
+    "empty-revs",
+    "revprops",
+];
+
+fn describe(fx: &Fixture, sc: &Scenario) -> String {
+    format!("fixture {}: {sc:#?}", fx.name)
+}
+
+/// Every pair of revisions, forwards and backwards, as a plain update of the root and as a
+/// checkout: the drive turns the tree at one revision into the tree at the other.
+#[test]
+fn model_updates_between_all_revision_pairs() {
+    for name in FIXTURES {
+        let fx = Fixture::load(name);
+        for from in 0..=fx.head {
+            for to in 0..=fx.head {
+                let mut scenarios = vec![Scenario::update("", "", to, vec![Op::set("", from)])];
+                if from == to {
+                    scenarios.push(Scenario::update(
+                        "",
+                        "",
+                        to,
+                        vec![Op::Set {
+                            path: String::new(),
+                            rev: from,
+                            depth: svelto_core::Depth::Infinity,
+                            start_empty: true,
+                            lock_token: None,
+                        }],
+                    ));
+                }
+                for sc in scenarios {
+                    match model_check(&fx.repo, &sc) {
+                        Ok(Ours::Drive(_)) => {}
+                        Ok(other) => panic!("{}\nfailed: {other:?}", describe(&fx, &sc)),
+                        Err(e) => panic!("{}\n{e}", describe(&fx, &sc)),
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Random reports (mixed revisions, deletions, switched and excluded subtrees, depths,
+/// targets, switches) over every fixture: whenever the drive succeeds it applies cleanly to
+/// the working copy the report describes, and (where the model can say) produces the target.
+#[test]
+fn model_random_reports() {
+    let mut checked = 0;
+    for (i, name) in FIXTURES.iter().enumerate() {
+        let fx = Fixture::load(name);
+        let mut rng = Rng::new(1000 + i as u64);
+        for _ in 0..400 {
+            let sc = random_scenario(&fx.repo, fx.head, &mut rng);
+            match model_check(&fx.repo, &sc) {
+                Ok(Ours::Drive(_)) => checked += 1,
+                Ok(_) => {}
+                Err(e) => panic!("{}\n{e}", describe(&fx, &sc)),
+            }
+        }
+    }
+    assert!(checked > 2000, "only {checked} random drives ran to the end");
+}
+
+fn differential(fx: &Fixture, serve: &mut svnserve::Svnserve, sc: &Scenario) -> Result<(), String> {
+    let theirs = serve.run(sc);
+    let ours = run_ours(&fx.repo, sc);
+    match (&theirs, &ours) {
+        (Outcome::Drive(a), Ours::Drive(b)) => {
+            let (a, b) = (normalize(a), normalize(b));
+            if a != b {
+                return Err(first_difference(&a, &b));
+            }
+        }
+        (Outcome::Refused(code, msg), Ours::Refused(e)) => {
+            let ours_code = error_code(e);
+            if ours_code != *code || *msg != e.to_string() {
+                return Err(format!(
+                    "svnserve refused with {code} '{msg}', svelto with {ours_code} '{e}'"
+                ));
+            }
+        }
+        (Outcome::Aborted(a, code, msg), Ours::Aborted(b, e)) => {
+            let (a, b) = (normalize(a), normalize(b));
+            if a != b {
+                return Err(format!("before the error: {}", first_difference(&a, &b)));
+            }
+            let ours_code = error_code(e);
+            if ours_code != *code || *msg != e.to_string() {
+                return Err(format!(
+                    "svnserve aborted with {code} '{msg}', svelto with {ours_code} '{e}'"
+                ));
+            }
+        }
+        _ => {
+            return Err(format!(
+                "outcomes differ:\nsvnserve: {}\nsvelto: {}",
+                summary_theirs(&theirs),
+                summary_ours(&ours)
+            ))
+        }
+    }
+    Ok(())
+}
+
+fn summary_theirs(o: &Outcome) -> String {
+    match o {
+        Outcome::Drive(c) => format!("drive of {} calls", c.len()),
+        Outcome::Refused(code, m) => format!("refused {code} {m}"),
+        Outcome::Aborted(c, code, m) => format!("aborted after {} calls: {code} {m}", c.len()),
+    }
+}
+
+fn summary_ours(o: &Ours) -> String {
+    match o {
+        Ours::Drive(c) => format!("drive of {} calls", c.len()),
+        Ours::Refused(e) => format!("refused {} {e}", error_code(e)),
+        Ours::Aborted(c, e) => format!("aborted after {} calls: {} {e}", c.len(), error_code(e)),
+    }
+}
+
+/// The same reports sent to the real svnserve (`svnserve -i` over the FSFS copy of the
+/// fixture): the drives are the same, call for call, up to svndiff bytes and the order of
+/// hash-ordered runs (deletions in one directory, ordinary properties of one node).
+#[test]
+fn drives_match_svnserve() {
+    let mut compared = 0;
+    for (i, name) in FIXTURES.iter().enumerate() {
+        let fx = Fixture::load(name);
+        let mut serve = fx.svnserve();
+        let mut scenarios = Vec::new();
+        for from in 0..=fx.head {
+            for to in 0..=fx.head {
+                scenarios.push(Scenario::update("", "", to, vec![Op::set("", from)]));
+            }
+        }
+        let mut rng = Rng::new(2000 + i as u64);
+        for _ in 0..250 {
+            scenarios.push(random_scenario(&fx.repo, fx.head, &mut rng));
+        }
+        for sc in &scenarios {
+            if let Err(e) = differential(&fx, &mut serve, sc) {
+                panic!("{}\n{e}", describe(&fx, sc));
+            }
+            compared += 1;
+        }
+    }
+    assert!(compared > 3000);
+}
+
+/// Status and diff shapes on one fixture, for each pair: no texts for status, the switch
+/// semantics of diff.
+#[test]
+fn status_and_diff_match_svnserve() {
+    let fx = Fixture::load("copies");
+    let mut serve = fx.svnserve();
+    for from in 0..=fx.head {
+        for to in 0..=fx.head {
+            for cmd in [Cmd::Status, Cmd::Diff] {
+                let mut sc = Scenario::update("", "", to, vec![Op::set("", from)]);
+                sc.cmd = cmd;
+                if cmd == Cmd::Diff {
+                    sc.switch_path = Some(String::new());
+                    sc.text_deltas = from % 2 == 0;
+                    sc.ignore_ancestry = to % 2 == 0;
+                }
+                if let Err(e) = differential(&fx, &mut serve, &sc) {
+                    panic!("{}\n{e}", describe(&fx, &sc));
+                }
+            }
+        }
+    }
+}
