@@ -352,7 +352,7 @@ pub fn initial(repo: &Repo, sc: &Scenario) -> Option<Wc> {
                 let url = join(&sc.anchor, t);
                 if repo.lookup(*rev, &url).ok()?.is_none() {
                     // Locally added: not in the repository at that revision.
-                } else if *start_empty {
+                } else if *start_empty && repo.lookup(*rev, &url).ok()??.1.kind == NodeKind::Dir {
                     copy_tree(repo, *rev, &url, t, Depth::Empty, &Inherit, &mut wc);
                     let n = wc.nodes.get_mut(t)?;
                     n.props.clear();
@@ -380,6 +380,10 @@ pub fn initial(repo: &Repo, sc: &Scenario) -> Option<Wc> {
             return None;
         }
         let parent_url = parent_node.url.clone();
+        if !wc.nodes.contains_key(&e) {
+            // Not in the working copy (below its depth): the client would not report it.
+            return None;
+        }
         wc.remove_tree(&e);
         match op {
             Op::Delete { .. } => {}
@@ -433,6 +437,13 @@ impl DepthOf for Expected {
     }
     fn excluded(&self, e: &str) -> bool {
         self.excluded.contains(e)
+    }
+    fn linked_children(&self, e: &str) -> Vec<String> {
+        self.urls
+            .keys()
+            .filter(|p| !p.is_empty() && parent_and_name(p).0 == e)
+            .map(|p| parent_and_name(p).1.to_string())
+            .collect()
     }
 }
 
@@ -692,7 +703,15 @@ pub fn random_scenario(repo: &Repo, head: Revnum, rng: &mut Rng) -> Scenario {
         });
     }
     let wc_root = join(&anchor, &target);
-    let below_root = nodes_below(repo, r0, &wc_root);
+    let below_root: Vec<(String, NodeKind)> = nodes_below(repo, r0, &wc_root)
+        .into_iter()
+        .filter(|(p, k)| match d0 {
+            Depth::Infinity => true,
+            Depth::Immediates => !p.contains('/'),
+            Depth::Files => !p.contains('/') && *k == NodeKind::File,
+            _ => false,
+        })
+        .collect();
     let mut extra: Vec<Op> = Vec::new();
     for _ in 0..rng.below(5) {
         let Some((path, kind)) = rng.pick(&below_root).cloned() else {
@@ -777,7 +796,17 @@ pub fn model_check(repo: &Repo, sc: &Scenario) -> Result<Ours, String> {
     if let Ours::Drive(calls) = &ours {
         if let Some(start) = initial(repo, sc) {
             let mut wc = start.clone();
-            let applied = wc::apply(&mut wc, calls, repo, sc.sends_text())?;
+            let shallow = sc
+                .ops
+                .iter()
+                .filter_map(op_depth)
+                .chain([sc.depth])
+                .any(|d| d != Depth::Infinity && d != Depth::Unknown);
+            let strict = wc::Strictness {
+                deltas: sc.sends_text(),
+                absent_deletes: shallow,
+            };
+            let applied = wc::apply(&mut wc, calls, repo, strict)?;
             if model_applies(sc) {
                 let want = expected(repo, sc, &start);
                 compare(&wc, &want, sc, &applied.touched)?;

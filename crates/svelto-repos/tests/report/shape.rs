@@ -430,7 +430,7 @@ fn copies_are_added_with_copyfrom_and_a_delta_against_the_source() {
             report(|r| r.set_path("", 3, Depth::Infinity, false, None)),
         );
         let mut got = start.clone();
-        wc::apply(&mut got, &calls, &repo, true).expect("applies");
+        wc::apply(&mut got, &calls, &repo, wc::Strictness::FULL).expect("applies");
         for (p, n) in &want.nodes {
             let g = &got.nodes[p];
             assert_eq!((g.kind, &g.props, &g.text), (n.kind, &n.props, &n.text), "{p}");
@@ -653,7 +653,7 @@ fn large_files_are_streamed_as_windows_against_the_base() {
         } else {
             assert!(copy_tree(&repo, 1, "", "", Depth::Infinity, &Inherit, &mut got));
         }
-        wc::apply(&mut got, &calls, &repo, true).expect("applies");
+        wc::apply(&mut got, &calls, &repo, wc::Strictness::FULL).expect("applies");
         assert!(got.nodes["big.bin"].text == v2);
         let sent: usize = calls
             .iter()

@@ -91,6 +91,11 @@ pub trait DepthOf {
     fn url(&self, e_path: &str) -> Option<String>;
     /// Whether `e_path` is excluded.
     fn excluded(&self, e_path: &str) -> bool;
+    /// Children of `e_path` switched to another URL (present even when the directory has no
+    /// entry of that name).
+    fn linked_children(&self, _e_path: &str) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// Plain inheritance, no links, no exclusions.
@@ -158,6 +163,15 @@ pub fn copy_tree(
                 .unwrap_or_else(|| join(url, &child.name));
             copy_tree(repo, rev, &child_url, &child_e, below(depth), rules, wc);
         }
+        for name in rules.linked_children(e_path) {
+            let child_e = join(e_path, &name);
+            if wc.nodes.contains_key(&child_e) {
+                continue;
+            }
+            if let Some(child_url) = rules.url(&child_e) {
+                copy_tree(repo, rev, &child_url, &child_e, below(depth), rules, wc);
+            }
+        }
     }
     true
 }
@@ -178,9 +192,26 @@ struct Open {
     delta: Option<(Option<Md5>, Vec<u8>)>,
 }
 
-/// Applies a recorded drive to `wc`, checking it as the client would. `deltas` false: texts
-/// are not sent (only stream headers).
-pub fn apply(wc: &mut Wc, calls: &[Call], repo: &Repo, deltas: bool) -> Result<Applied, String> {
+/// How strictly [`apply`] checks.
+#[derive(Debug, Clone, Copy)]
+pub struct Strictness {
+    /// Texts are sent (false: only stream headers, as for status).
+    pub deltas: bool,
+    /// A deletion may name a path the working copy lacks (a shallow working copy: the
+    /// reporter deletes an entry of a kind the working copy's depth left out).
+    pub absent_deletes: bool,
+}
+
+impl Strictness {
+    pub const FULL: Strictness = Strictness {
+        deltas: true,
+        absent_deletes: false,
+    };
+}
+
+/// Applies a recorded drive to `wc`, checking it as the client would.
+pub fn apply(wc: &mut Wc, calls: &[Call], repo: &Repo, strict: Strictness) -> Result<Applied, String> {
+    let deltas = strict.deltas;
     let mut open: HashMap<Token, Open> = HashMap::new();
     let mut applied = Applied::default();
     let mut edit_open = false;
@@ -225,7 +256,10 @@ pub fn apply(wc: &mut Wc, calls: &[Call], repo: &Repo, deltas: bool) -> Result<A
                 }
                 Call::DeleteEntry(path, _, parent) => {
                     check_parent(&open, path, *parent)?;
-                    if !wc.nodes.contains_key(path) && !wc.excluded.contains(path) {
+                    if !wc.nodes.contains_key(path)
+                        && !wc.excluded.contains(path)
+                        && !strict.absent_deletes
+                    {
                         return Err(format!("delete of '{path}', which is not there"));
                     }
                     if open.values().any(|o| o.path == *path || is_below(&o.path, path)) {
