@@ -365,8 +365,7 @@ impl Ent {
 /// Looks up a path's lock token; None when the path is not locked.
 pub type LockLookup = Box<dyn Fn(&str) -> Option<String> + Send>;
 
-/// A report checked against the repository, ready to drive an editor. Everything that can
-/// fail before the first editor call has been checked.
+/// A report checked against the repository, ready to drive an editor.
 pub struct PreparedDrive {
     repo: Repo,
     opts: ReportOptions,
@@ -380,9 +379,6 @@ pub struct PreparedDrive {
     s_rev: Revnum,
     t_root: Offset,
     t_path: String,
-    s_path: Option<String>,
-    s_ent: Option<Ent>,
-    t_ent: Option<Ent>,
     uuid: Vec<u8>,
     locks: Option<LockLookup>,
 }
@@ -402,10 +398,13 @@ fn relpath(what: &str, path: &str) -> Result<String> {
     validate_path(path).map_err(|e| bad_args(format!("{what}: {e}")))
 }
 
-/// Checks `report` against the repository (svnserve's `finish-report` up to the first editor
-/// call): the report must start with `set-path ""` (a second entry for "" only when there is
-/// a target), every revision must exist, and when the target is the anchor itself it must
-/// be a directory on both sides.
+/// Checks what svnserve checks before it starts a drive, and answers with a plain failure:
+/// the depths, the target revision, and the shape of the report (it must start with
+/// `set-path ""`; a second entry for "" only when there is a target).
+///
+/// Other errors come from [`PreparedDrive::run`], some before its first editor call (the
+/// revision of the first entry does not exist, the target path does not exist, the anchor
+/// would be replaced); svnserve answers all of those with `abort-edit` and then the failure.
 pub fn prepare(repo: &Repo, opts: &ReportOptions, mut report: Report) -> Result<PreparedDrive> {
     if opts.depth == Depth::Exclude {
         return Err(bad_args("Request depth 'exclude' not supported"));
@@ -441,42 +440,11 @@ pub fn prepare(repo: &Repo, opts: &ReportOptions, mut report: Report) -> Result<
         }
         top = 1;
     }
-    if let Some(rev) = report.entries.iter().filter_map(|e| e.rev).find(|&r| r > youngest) {
-        return Err(no_such_revision(rev));
-    }
     let start = top as usize + 1;
     let order = walk_order(&report, start);
     let s_rev = first.rev.unwrap_or_default();
     let t_root = repo.root(opts.target_rev)?;
     let t_path = switch_path.unwrap_or_else(|| join(&anchor, &target));
-    let s_full = join(&anchor, &target);
-    let s_ent = repo
-        .lookup(s_rev, &s_full)?
-        .map(|(off, n)| Ent { kind: n.kind, off });
-    let t_ent = repo
-        .lookup_from(t_root, &t_path)?
-        .map(|(off, n)| Ent { kind: n.kind, off });
-    let info = report.entries[top as usize];
-    let info_is_set_path = info.rev.is_some() && info.link.is_none();
-    let s_path = if info_is_set_path && s_ent.is_none() {
-        None
-    } else {
-        Some(s_full)
-    };
-    if target.is_empty() {
-        let Some(t) = t_ent else {
-            return Err(ReposError::svn(
-                SvnErrorKind::PathSyntax,
-                format!("Target path '/{t_path}' does not exist"),
-            ));
-        };
-        if t.kind != NodeKind::Dir || s_ent.is_none_or(|s| s.kind != NodeKind::Dir) {
-            return Err(ReposError::svn(
-                SvnErrorKind::PathSyntax,
-                "Cannot replace a directory from within",
-            ));
-        }
-    }
     let uuid = repo.uuid()?.into_bytes();
     let mut opts = opts.clone();
     opts.anchor = anchor;
@@ -491,9 +459,6 @@ pub fn prepare(repo: &Repo, opts: &ReportOptions, mut report: Report) -> Result<
         s_rev,
         t_root,
         t_path,
-        s_path,
-        s_ent,
-        t_ent,
         uuid,
         locks: None,
     })
@@ -518,7 +483,8 @@ impl PreparedDrive {
     }
 
     /// Drives `editor` from `target_rev` to `close_edit`. On error the edit is left open for
-    /// the caller to abort.
+    /// the caller to abort (svnserve sends `abort-edit`, also when the error came before the
+    /// first editor call).
     pub fn run(self, editor: &mut dyn Editor) -> Result<()> {
         let mut d = Driver {
             p: &self,
@@ -616,14 +582,30 @@ impl Driver<'_> {
         let p = self.p;
         let requested = p.opts.depth;
         let info = p.report.entries[p.top as usize];
-        self.editor.target_rev(p.opts.target_rev)?;
-        let root = self.editor.open_root(Some(p.s_rev))?;
+        let s_full = join(&p.opts.anchor, &p.opts.target);
+        let s_root = self.root_of(p.s_rev)?;
+        let s_ent = self.lookup(s_root, &s_full)?;
+        let t_ent = self.lookup(p.t_root, &p.t_path)?;
+        // A target added in the working copy does not exist in the source.
+        let info_is_set_path = info.rev.is_some() && info.link.is_none();
+        let s_path = (!info_is_set_path || s_ent.is_some()).then_some(s_full);
         if p.opts.target.is_empty() {
-            // prepare() checked that both sides exist and are directories.
-            let (Some(s), Some(t)) = (p.s_ent, p.t_ent) else {
-                return Err(ReposError::Invalid("report anchor vanished".into()));
+            let Some(t) = t_ent else {
+                return Err(ReposError::svn(
+                    SvnErrorKind::PathSyntax,
+                    format!("Target path '/{}' does not exist", p.t_path),
+                ));
             };
-            let source = p.s_path.as_deref().map(|path| (path, s.off));
+            let Some(s) = s_ent.filter(|s| s.kind == NodeKind::Dir && t.kind == NodeKind::Dir)
+            else {
+                return Err(ReposError::svn(
+                    SvnErrorKind::PathSyntax,
+                    "Cannot replace a directory from within",
+                ));
+            };
+            self.editor.target_rev(p.opts.target_rev)?;
+            let root = self.editor.open_root(Some(p.s_rev))?;
+            let source = s_path.as_deref().map(|path| (path, s.off));
             self.delta_dirs(
                 p.s_rev,
                 source,
@@ -634,21 +616,24 @@ impl Driver<'_> {
                 info.depth,
                 requested,
             )?;
+            self.editor.close_dir(root)?;
         } else {
+            self.editor.target_rev(p.opts.target_rev)?;
+            let root = self.editor.open_root(Some(p.s_rev))?;
             self.update_entry(
                 p.s_rev,
-                p.s_path.clone(),
-                p.s_ent,
+                s_path,
+                s_ent,
                 p.t_path.clone(),
-                p.t_ent,
+                t_ent,
                 root,
                 &p.opts.target,
                 Some(p.top),
                 info.depth,
                 requested,
             )?;
+            self.editor.close_dir(root)?;
         }
-        self.editor.close_dir(root)?;
         self.editor.close_edit()
     }
 
@@ -712,7 +697,10 @@ impl Driver<'_> {
         if let Some(&off) = self.roots.get(&rev) {
             return Ok(off);
         }
-        let off = self.p.repo.root(rev)?;
+        let off = self.p.repo.root(rev).map_err(|e| match e {
+            svelto_store::StoreError::NoSuchRevision(rev) => no_such_revision(rev),
+            other => other.into(),
+        })?;
         if self.roots.len() >= 1024 {
             self.roots.clear();
         }

@@ -511,6 +511,16 @@ fn refused(repo: &Repo, o: &ReportOptions, r: Report) -> (SvnErrorKind, String) 
     }
 }
 
+/// A report that prepares but fails in run(): the number of editor calls before the error.
+fn failed_run(repo: &Repo, o: &ReportOptions, r: Report) -> (usize, SvnErrorKind, String) {
+    let mut rec = Recorder::default();
+    match prepare(repo, o, r).expect("prepares").run(&mut rec) {
+        Err(ReposError::Svn { kind, message }) => (rec.calls.len(), kind, message),
+        Err(other) => panic!("not a Subversion error: {other}"),
+        Ok(()) => panic!("drove: {:#?}", rec.calls),
+    }
+}
+
 #[test]
 fn bad_reports_fail_before_any_editor_call() {
     let (_h, repo) = history();
@@ -541,36 +551,45 @@ fn bad_reports_fail_before_any_editor_call() {
         ),
         (bad, "Two top-level reports with no target".to_string())
     );
-    let missing_rev = report(|r| {
-        r.set_path("", 1, Depth::Infinity, false, None)?;
-        r.set_path("sub", 9, Depth::Infinity, false, None)
-    });
-    assert_eq!(
-        refused(&repo, &o, missing_rev),
-        (SvnErrorKind::NoSuchRevision, "No such revision 9".to_string())
-    );
     let base = || report(|r| r.set_path("", 1, Depth::Infinity, false, None));
     assert_eq!(
-        refused(&repo, &opts("", "", 6), base()).0,
-        SvnErrorKind::NoSuchRevision
+        refused(&repo, &opts("", "", 6), base()),
+        (SvnErrorKind::NoSuchRevision, "No such revision 6".to_string())
     );
+    // These pass prepare() and fail in run() before any editor call (svnserve sends
+    // abort-edit for them).
     let mut sw = opts("", "", 2);
     sw.switch_path = Some("nope".into());
     assert_eq!(
-        refused(&repo, &sw, base()),
+        failed_run(&repo, &sw, base()),
         (
+            0,
             SvnErrorKind::PathSyntax,
             "Target path '/nope' does not exist".to_string()
         )
     );
     sw.switch_path = Some("a.txt".into());
     assert_eq!(
-        refused(&repo, &sw, base()),
+        failed_run(&repo, &sw, base()),
         (
+            0,
             SvnErrorKind::PathSyntax,
             "Cannot replace a directory from within".to_string()
         )
     );
+    let r9 = report(|r| r.set_path("", 9, Depth::Infinity, false, None));
+    assert_eq!(
+        failed_run(&repo, &o, r9),
+        (0, SvnErrorKind::NoSuchRevision, "No such revision 9".to_string())
+    );
+    // A revision deeper in the report fails in the middle of the drive, as in svnserve.
+    let nested = report(|r| {
+        r.set_path("", 1, Depth::Infinity, false, None)?;
+        r.set_path("sub", 9, Depth::Infinity, false, None)
+    });
+    let (calls, kind, message) = failed_run(&repo, &o, nested);
+    assert!(calls > 0);
+    assert_eq!((kind, message.as_str()), (SvnErrorKind::NoSuchRevision, "No such revision 9"));
     let mut ex = opts("", "", 2);
     ex.depth = Depth::Exclude;
     assert_eq!(refused(&repo, &ex, base()).0, SvnErrorKind::BadArgs);
