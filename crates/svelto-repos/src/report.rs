@@ -1042,7 +1042,6 @@ impl Driver<'_> {
                     if let Some(s) = s_list.as_mut() {
                         s.remove(&name);
                     }
-                    self.skip(&e_full);
                     continue;
                 }
             }
@@ -1066,8 +1065,9 @@ impl Driver<'_> {
                     below(requested),
                 )?;
             }
-            // Whatever the report says below an entry that was not walked is moot.
-            self.skip(&e_full);
+            // Entries the walk of this name left below it come back as this name again,
+            // now without source and target: svnserve then fails with "does not exist in
+            // repository" when there is a source directory, and skips them otherwise.
             t_list.remove(&name);
             // An excluded entry deleted in the repository stays, to be deleted below.
             if let Some(s) = s_list.as_mut() {

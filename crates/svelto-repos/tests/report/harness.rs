@@ -275,12 +275,13 @@ pub fn normalize(calls: &[Call]) -> Vec<Call> {
 /// Shows the first difference of two normalized drives.
 pub fn first_difference(a: &[Call], b: &[Call]) -> String {
     let at = a.iter().zip(b).take_while(|(x, y)| x == y).count();
-    let from = at.saturating_sub(5);
+    let from = if std::env::var_os("REPORT_DEBUG").is_some() { 0 } else { at.saturating_sub(5) };
     let show = |c: &[Call]| {
         c.iter()
             .enumerate()
             .skip(from)
-            .take(12)
+            .take(at + 7 - from)
+            .filter(|(_, c)| !matches!(c, Call::ChangeDirProp(_, n, _) | Call::ChangeFileProp(_, n, _) if n.starts_with(b"svn:entry:")))
             .map(|(i, c)| format!("  {i}: {c:?}"))
             .collect::<Vec<_>>()
             .join("\n")
@@ -703,14 +704,17 @@ pub fn random_scenario(repo: &Repo, head: Revnum, rng: &mut Rng) -> Scenario {
         });
     }
     let wc_root = join(&anchor, &target);
+    // What the client reports: paths its working copy has (within the ambient depth), and
+    // no deeper than the requested depth lets its crawler go.
+    let visible = |depth: Depth, p: &str, k: NodeKind| match depth {
+        Depth::Infinity | Depth::Unknown => true,
+        Depth::Immediates => !p.contains('/'),
+        Depth::Files => !p.contains('/') && k == NodeKind::File,
+        _ => false,
+    };
     let below_root: Vec<(String, NodeKind)> = nodes_below(repo, r0, &wc_root)
         .into_iter()
-        .filter(|(p, k)| match d0 {
-            Depth::Infinity => true,
-            Depth::Immediates => !p.contains('/'),
-            Depth::Files => !p.contains('/') && *k == NodeKind::File,
-            _ => false,
-        })
+        .filter(|(p, k)| visible(d0, p, *k) && visible(depth, p, *k))
         .collect();
     let mut extra: Vec<Op> = Vec::new();
     for _ in 0..rng.below(5) {
@@ -760,6 +764,11 @@ pub fn random_scenario(repo: &Repo, head: Revnum, rng: &mut Rng) -> Scenario {
             }
         };
         extra.push(op);
+    }
+    if ops.len() > 1 {
+        // svnserve frees a top-level link's path with the first entry after it and may then
+        // crash (an assertion on the garbage) when that entry is an exclusion.
+        extra.retain(|op| !matches!(op, Op::Set { depth: Depth::Exclude, .. }));
     }
     extra.sort_by(|a, b| compare_paths(a.path(), b.path()));
     extra.dedup_by(|a, b| a.path() == b.path());

@@ -91,6 +91,9 @@ fn model_random_reports() {
 }
 
 fn differential(fx: &Fixture, serve: &mut svnserve::Svnserve, sc: &Scenario) -> Result<(), String> {
+    if std::env::var_os("REPORT_DEBUG").is_some() {
+        eprintln!("{}", describe(fx, sc));
+    }
     let theirs = serve.run(sc);
     let ours = run_ours(&fx.repo, sc);
     match (&theirs, &ours) {
@@ -121,11 +124,20 @@ fn differential(fx: &Fixture, serve: &mut svnserve::Svnserve, sc: &Scenario) -> 
             }
         }
         _ => {
+            let calls_theirs = match &theirs {
+                Outcome::Drive(c) | Outcome::Aborted(c, ..) => normalize(c),
+                Outcome::Refused(..) => Vec::new(),
+            };
+            let calls_ours = match &ours {
+                Ours::Drive(c) | Ours::Aborted(c, _) => normalize(c),
+                Ours::Refused(_) => Vec::new(),
+            };
             return Err(format!(
-                "outcomes differ:\nsvnserve: {}\nsvelto: {}",
+                "outcomes differ:\nsvnserve: {}\nsvelto: {}\n{}",
                 summary_theirs(&theirs),
-                summary_ours(&ours)
-            ))
+                summary_ours(&ours),
+                first_difference(&calls_theirs, &calls_ours)
+            ));
         }
     }
     Ok(())
