@@ -800,8 +800,9 @@ pub fn random_scenario(repo: &Repo, head: Revnum, rng: &mut Rng) -> Scenario {
 
 /// Runs `sc` through our drive and the model: the drive applies cleanly to the working copy
 /// the report describes and produces the expected one. Returns our outcome.
-pub fn model_check(repo: &Repo, sc: &Scenario) -> Result<Ours, String> {
+pub fn model_check(repo: &Repo, sc: &Scenario) -> Result<(Ours, bool), String> {
     let ours = run_ours(repo, sc);
+    let mut compared = false;
     if let Ours::Drive(calls) = &ours {
         if let Some(start) = initial(repo, sc) {
             let mut wc = start.clone();
@@ -819,8 +820,27 @@ pub fn model_check(repo: &Repo, sc: &Scenario) -> Result<Ours, String> {
             if model_applies(sc) {
                 let want = expected(repo, sc, &start);
                 compare(&wc, &want, sc, &applied.touched)?;
+                compared = true;
             }
         }
     }
-    Ok(ours)
+    Ok((ours, compared))
+}
+
+/// How many random scenarios a test runs per fixture: `base`, times `REPORT_ROUNDS` when set
+/// (for longer local runs).
+pub fn rounds(base: usize) -> usize {
+    let times = std::env::var("REPORT_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .unwrap_or(1);
+    base * times
+}
+
+/// The seed offset for random scenarios (`REPORT_SEED`, default 0).
+pub fn seed() -> u64 {
+    std::env::var("REPORT_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
 }

@@ -8,8 +8,8 @@ mod svnserve;
 mod wc;
 
 use harness::{
-    error_code, first_difference, model_check, normalize, random_scenario, run_ours, Cmd,
-    Fixture, Op, Ours, Rng, Scenario,
+    error_code, first_difference, model_check, normalize, random_scenario, rounds, run_ours,
+    seed, Cmd, Fixture, Op, Ours, Rng, Scenario,
 };
 use svnserve::Outcome;
 
@@ -59,8 +59,8 @@ fn model_updates_between_all_revision_pairs() {
                 }
                 for sc in scenarios {
                     match model_check(&fx.repo, &sc) {
-                        Ok(Ours::Drive(_)) => {}
-                        Ok(other) => panic!("{}\nfailed: {other:?}", describe(&fx, &sc)),
+                        Ok((Ours::Drive(_), true)) => {}
+                        Ok((other, _)) => panic!("{}\nfailed: {other:?}", describe(&fx, &sc)),
                         Err(e) => panic!("{}\n{e}", describe(&fx, &sc)),
                     }
                 }
@@ -74,28 +74,44 @@ fn model_updates_between_all_revision_pairs() {
 /// the working copy the report describes, and (where the model can say) produces the target.
 #[test]
 fn model_random_reports() {
-    let mut checked = 0;
+    let (mut drives, mut compared, mut total) = (0, 0, 0);
     for (i, name) in FIXTURES.iter().enumerate() {
         let fx = Fixture::load(name);
-        let mut rng = Rng::new(1000 + i as u64);
-        for _ in 0..400 {
+        let mut rng = Rng::new(1000 + i as u64 + seed());
+        for _ in 0..rounds(400) {
             let sc = random_scenario(&fx.repo, fx.head, &mut rng);
+            total += 1;
             match model_check(&fx.repo, &sc) {
-                Ok(Ours::Drive(_)) => checked += 1,
+                Ok((Ours::Drive(_), model)) => {
+                    drives += 1;
+                    compared += usize::from(model);
+                }
                 Ok(_) => {}
                 Err(e) => panic!("{}\n{e}", describe(&fx, &sc)),
             }
         }
     }
-    assert!(checked > 2000, "only {checked} random drives ran to the end");
+    eprintln!("{total} random reports: {drives} drives, {compared} compared with the model");
+    assert!(drives * 2 > total, "only {drives} of {total} random drives ran to the end");
+    assert!(compared * 3 > total, "only {compared} of {total} compared with the model");
 }
 
-fn differential(fx: &Fixture, serve: &mut svnserve::Svnserve, sc: &Scenario) -> Result<(), String> {
+/// Compares our outcome with svnserve's; returns which kind of outcome both had.
+fn differential(
+    fx: &Fixture,
+    serve: &mut svnserve::Svnserve,
+    sc: &Scenario,
+) -> Result<&'static str, String> {
     if std::env::var_os("REPORT_DEBUG").is_some() {
         eprintln!("{}", describe(fx, sc));
     }
     let theirs = serve.run(sc);
     let ours = run_ours(&fx.repo, sc);
+    let kind = match (&theirs, &ours) {
+        (Outcome::Drive(_), _) => "drive",
+        (Outcome::Refused(..), _) => "refused",
+        (Outcome::Aborted(..), _) => "aborted",
+    };
     match (&theirs, &ours) {
         (Outcome::Drive(a), Ours::Drive(b)) => {
             let (a, b) = (normalize(a), normalize(b));
@@ -140,7 +156,7 @@ fn differential(fx: &Fixture, serve: &mut svnserve::Svnserve, sc: &Scenario) -> 
             ));
         }
     }
-    Ok(())
+    Ok(kind)
 }
 
 fn summary_theirs(o: &Outcome) -> String {
@@ -159,12 +175,43 @@ fn summary_ours(o: &Ours) -> String {
     }
 }
 
+/// Reports svnserve refuses, before or at the start of its drive.
+fn error_scenarios(head: u64) -> Vec<Scenario> {
+    let set = |path: &str, rev| Op::set(path, rev);
+    let mut v = vec![
+        Scenario::update("", "", head, vec![set("trunk", 1)]),
+        Scenario::update("", "", head, vec![Op::Delete { path: String::new() }]),
+        Scenario::update("", "", head, vec![set("", 1), set("", 1)]),
+        Scenario::update("", "", head + 1, vec![set("", 1)]),
+        Scenario::update("", "", head, vec![set("", head + 1)]),
+        Scenario::update(
+            "",
+            "",
+            head,
+            vec![Op::Set {
+                path: String::new(),
+                rev: 1,
+                depth: svelto_core::Depth::Unknown,
+                start_empty: false,
+                lock_token: None,
+            }],
+        ),
+        Scenario::update("no-such-dir", "", head, vec![set("", 1)]),
+    ];
+    let mut sw = Scenario::update("", "", head, vec![set("", 1)]);
+    sw.cmd = Cmd::Switch;
+    sw.switch_path = Some("no/such/path".into());
+    v.push(sw);
+    v
+}
+
 /// The same reports sent to the real svnserve (`svnserve -i` over the FSFS copy of the
 /// fixture): the drives are the same, call for call, up to svndiff bytes and the order of
 /// hash-ordered runs (deletions in one directory, ordinary properties of one node).
 #[test]
 fn drives_match_svnserve() {
     let mut compared = 0;
+    let mut outcomes = std::collections::BTreeMap::new();
     for (i, name) in FIXTURES.iter().enumerate() {
         let fx = Fixture::load(name);
         let mut serve = fx.svnserve();
@@ -174,18 +221,24 @@ fn drives_match_svnserve() {
                 scenarios.push(Scenario::update("", "", to, vec![Op::set("", from)]));
             }
         }
-        let mut rng = Rng::new(2000 + i as u64);
-        for _ in 0..250 {
+        scenarios.extend(error_scenarios(fx.head));
+        let mut rng = Rng::new(2000 + i as u64 + seed());
+        for _ in 0..rounds(250) {
             scenarios.push(random_scenario(&fx.repo, fx.head, &mut rng));
         }
         for sc in &scenarios {
-            if let Err(e) = differential(&fx, &mut serve, sc) {
-                panic!("{}\n{e}", describe(&fx, sc));
+            match differential(&fx, &mut serve, sc) {
+                Ok(kind) => *outcomes.entry(kind).or_insert(0usize) += 1,
+                Err(e) => panic!("{}\n{e}", describe(&fx, sc)),
             }
             compared += 1;
         }
     }
+    eprintln!("{compared} reports compared with svnserve: {outcomes:?}");
     assert!(compared > 3000);
+    assert!(outcomes.get("drive").copied().unwrap_or(0) > 2500, "{outcomes:?}");
+    assert!(outcomes.get("refused").copied().unwrap_or(0) > 0, "{outcomes:?}");
+    assert!(outcomes.get("aborted").copied().unwrap_or(0) > 20, "{outcomes:?}");
 }
 
 /// Status and diff shapes on one fixture, for each pair: no texts for status, the switch
