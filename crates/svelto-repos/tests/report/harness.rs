@@ -427,6 +427,9 @@ struct Expected {
     depths: HashMap<String, Depth>,
     urls: HashMap<String, String>,
     excluded: BTreeSet<String>,
+    /// Paths the report names (not excluded or deleted), with their kind in the working copy.
+    reported: HashMap<String, Option<NodeKind>>,
+    requested: Depth,
 }
 
 impl DepthOf for Expected {
@@ -438,6 +441,11 @@ impl DepthOf for Expected {
     }
     fn excluded(&self, e: &str) -> bool {
         self.excluded.contains(e)
+    }
+    fn reported(&self, e: &str, kind: NodeKind) -> Option<bool> {
+        let wc_kind = self.reported.get(e)?;
+        let dirs = kind == NodeKind::Dir || *wc_kind == Some(NodeKind::Dir);
+        Some(!(self.requested == Depth::Files && dirs))
     }
     fn linked_children(&self, e: &str) -> Vec<String> {
         self.urls
@@ -457,11 +465,37 @@ pub fn model_applies(sc: &Scenario) -> bool {
     if sc.depth == Depth::Unknown {
         return true;
     }
+    // Requested depths per level: R for the top, then R again, except that immediates
+    // means empty below the top. Each reported depth must be at most that (widening only).
+    let below_top = below_top(sc.depth);
+    let (top, rest) = split_ops(sc);
+    let top_ok = op_depth(top)
+        .or(op_depth(&sc.ops[0]))
+        .is_none_or(|d| d <= sc.depth && (sc.depth != Depth::Immediates || d <= Depth::Immediates));
+    top_ok
+        && rest
+            .iter()
+            .filter_map(op_depth)
+            .filter(|d| *d != Depth::Exclude)
+            .all(|d| d <= below_top)
+}
+
+/// The requested depth below the top of the drive.
+fn below_top(requested: Depth) -> Depth {
+    if requested == Depth::Immediates {
+        Depth::Empty
+    } else {
+        requested
+    }
+}
+
+/// Whether any depth in the scenario is shallow.
+pub fn is_shallow(sc: &Scenario) -> bool {
     sc.ops
         .iter()
         .filter_map(op_depth)
-        .filter(|d| *d != Depth::Exclude)
-        .all(|d| d <= sc.depth)
+        .chain([sc.depth])
+        .any(|d| d != Depth::Infinity && d != Depth::Unknown)
 }
 
 /// The working copy after the drive: the target tree (following the report's switched
@@ -473,9 +507,18 @@ pub fn expected(repo: &Repo, sc: &Scenario, initial: &Wc) -> Wc {
         depths: HashMap::new(),
         urls: HashMap::new(),
         excluded: BTreeSet::new(),
+        reported: HashMap::new(),
+        requested: below_top(sc.depth),
     };
     for op in rest {
         let e = e_path(sc, op.path());
+        if !matches!(op, Op::Delete { .. } | Op::Set { depth: Depth::Exclude, .. }) {
+            // Only direct children of the top get the requested depth of the top's level;
+            // deeper ones get the same (below() is idempotent past the first level).
+            rules
+                .reported
+                .insert(e.clone(), initial.nodes.get(&e).map(|n| n.kind));
+        }
         match op {
             Op::Set { depth: Depth::Exclude, .. } => {
                 rules.excluded.insert(e);
@@ -523,9 +566,47 @@ pub fn expected(repo: &Repo, sc: &Scenario, initial: &Wc) -> Wc {
 /// Compares the working copy after the drive with the expected one (below the target; the
 /// anchor itself is not updated when there is a target). Entry props are checked on the
 /// nodes the drive opened or added; others keep theirs.
-pub fn compare(actual: &Wc, expected: &Wc, sc: &Scenario, touched: &BTreeSet<String>) -> Result<(), String> {
+pub fn compare(
+    actual: &Wc,
+    expected: &Wc,
+    initial: &Wc,
+    sc: &Scenario,
+    repo: &Repo,
+    touched: &BTreeSet<String>,
+) -> Result<(), String> {
     let inside = |p: &str| sc.target.is_empty() || p == sc.target || p.starts_with(&format!("{}/", sc.target));
-    let a: Vec<&String> = actual.nodes.keys().filter(|p| inside(p)).collect();
+    // In a shallow working copy, a node whose target has another kind that the depth leaves
+    // out is not deleted (the reporter only deletes names missing from the target): it
+    // stays as it was, with what is below it.
+    let left_behind = |p: &str| -> bool {
+        if !is_shallow(sc) {
+            return false;
+        }
+        let mut at = p;
+        loop {
+            let (parent, name) = parent_and_name(at);
+            let stays = !touched.contains(at) && initial.nodes.get(at) == actual.nodes.get(at);
+            if !stays {
+                return false;
+            }
+            if let (Some(pn), Some(node)) = (expected.nodes.get(parent), actual.nodes.get(at)) {
+                let t = repo
+                    .lookup(sc.target_rev, &join(&pn.url, name))
+                    .ok()
+                    .flatten();
+                return t.is_some_and(|(_, t)| t.kind != node.kind);
+            }
+            if parent.is_empty() || at.is_empty() {
+                return false;
+            }
+            at = parent;
+        }
+    };
+    let a: Vec<&String> = actual
+        .nodes
+        .keys()
+        .filter(|p| inside(p) && (expected.nodes.contains_key(*p) || !left_behind(p)))
+        .collect();
     let e: Vec<&String> = expected.nodes.keys().filter(|p| inside(p)).collect();
     if a != e {
         let missing: Vec<_> = e.iter().filter(|p| !a.contains(p)).collect();
@@ -806,20 +887,14 @@ pub fn model_check(repo: &Repo, sc: &Scenario) -> Result<(Ours, bool), String> {
     if let Ours::Drive(calls) = &ours {
         if let Some(start) = initial(repo, sc) {
             let mut wc = start.clone();
-            let shallow = sc
-                .ops
-                .iter()
-                .filter_map(op_depth)
-                .chain([sc.depth])
-                .any(|d| d != Depth::Infinity && d != Depth::Unknown);
             let strict = wc::Strictness {
                 deltas: sc.sends_text(),
-                absent_deletes: shallow,
+                absent_deletes: is_shallow(sc),
             };
             let applied = wc::apply(&mut wc, calls, repo, strict)?;
             if model_applies(sc) {
                 let want = expected(repo, sc, &start);
-                compare(&wc, &want, sc, &applied.touched)?;
+                compare(&wc, &want, &start, sc, repo, &applied.touched)?;
                 compared = true;
             }
         }

@@ -96,6 +96,11 @@ pub trait DepthOf {
     fn linked_children(&self, _e_path: &str) -> Vec<String> {
         Vec::new()
     }
+    /// For a path the report names: whether the drive walks it whatever the parent's depth
+    /// (a target of `kind` there). None when the report does not name it.
+    fn reported(&self, _e_path: &str, _kind: NodeKind) -> Option<bool> {
+        None
+    }
 }
 
 /// Plain inheritance, no links, no exclusions.
@@ -151,10 +156,12 @@ pub fn copy_tree(
             if rules.excluded(&child_e) {
                 continue;
             }
-            let keep = match child.kind {
-                NodeKind::File => depth >= Depth::Files,
-                NodeKind::Dir => depth >= Depth::Immediates,
-            };
+            let keep = rules
+                .reported(&child_e, child.kind)
+                .unwrap_or(match child.kind {
+                    NodeKind::File => depth >= Depth::Files,
+                    NodeKind::Dir => depth >= Depth::Immediates,
+                });
             if !keep {
                 continue;
             }
@@ -197,8 +204,9 @@ struct Open {
 pub struct Strictness {
     /// Texts are sent (false: only stream headers, as for status).
     pub deltas: bool,
-    /// A deletion may name a path the working copy lacks (a shallow working copy: the
-    /// reporter deletes an entry of a kind the working copy's depth left out).
+    /// A shallow working copy: a deletion may name a path the working copy lacks (an entry
+    /// of a kind the depth left out), and an add may name a path it has (the reporter sends
+    /// entries whole when the depth grows, whatever is there).
     pub absent_deletes: bool,
 }
 
@@ -270,7 +278,12 @@ pub fn apply(wc: &mut Wc, calls: &[Call], repo: &Repo, strict: Strictness) -> Re
                 Call::AddDir(path, parent, t, copyfrom) | Call::AddFile(path, parent, t, copyfrom) => {
                     check_parent(&open, path, *parent)?;
                     if wc.nodes.contains_key(path) {
-                        return Err(format!("add of '{path}', which is there"));
+                        if !strict.absent_deletes {
+                            return Err(format!("add of '{path}', which is there"));
+                        }
+                        // Making a shallow working copy deeper sends entries as new whatever
+                        // the working copy has there.
+                        wc.remove_tree(path);
                     }
                     let kind = if matches!(call, Call::AddDir(..)) {
                         NodeKind::Dir
