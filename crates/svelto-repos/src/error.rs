@@ -27,10 +27,7 @@ pub enum ReposError {
     /// A failure Subversion reports with its own error code ([`SvnErrorKind::code`]); the
     /// message is Subversion's wording, which clients print.
     #[error("{message}")]
-    Svn {
-        kind: SvnErrorKind,
-        message: String,
-    },
+    Svn { kind: SvnErrorKind, message: String },
 }
 
 /// The Subversion error a [`ReposError::Svn`] stands for.

@@ -323,11 +323,7 @@ fn in_walk_order(report: &Report, entries: &[Entry]) -> bool {
             return false;
         }
         let comps: Vec<&str> = path.split('/').collect();
-        let common = open
-            .iter()
-            .zip(&comps)
-            .take_while(|(a, b)| a == b)
-            .count();
+        let common = open.iter().zip(&comps).take_while(|(a, b)| a == b).count();
         if common == comps.len() {
             return false;
         }
@@ -885,8 +881,8 @@ impl Driver<'_> {
                 // A related file with the same text and properties (a copy) is not sent.
                 let mut changed = true;
                 if !p.opts.ignore_ancestry && t.kind == NodeKind::File && ancestry && !same {
-                    changed = s_node.props_key != t_node.props_key
-                        || s_node.text_key != t_node.text_key;
+                    changed =
+                        s_node.props_key != t_node.props_key || s_node.text_key != t_node.text_key;
                 }
                 if (same || !changed)
                     && !self.any_below(e_path)
@@ -1024,9 +1020,7 @@ impl Driver<'_> {
             return Ok(());
         }
         let mut s_list = match source {
-            Some((_, off)) if !start_empty => {
-                Some(Listing::new(p.repo.dir(&*p.repo.node(off)?)?))
-            }
+            Some((_, off)) if !start_empty => Some(Listing::new(p.repo.dir(&*p.repo.node(off)?)?)),
             _ => None,
         };
         let mut t_list = Listing::new(p.repo.dir(&t_node)?);
@@ -1238,7 +1232,12 @@ impl Driver<'_> {
         self.send_file_text(file, base, target)
     }
 
-    fn send_file_text(&mut self, file: Token, base: Option<FileText>, target: FileText) -> Result<()> {
+    fn send_file_text(
+        &mut self,
+        file: Token,
+        base: Option<FileText>,
+        target: FileText,
+    ) -> Result<()> {
         let p = self.p;
         let repo = &p.repo;
         let opts = self.p.opts.text;
@@ -1253,7 +1252,13 @@ impl Driver<'_> {
         match base {
             Some(b) => {
                 let base_text = repo.read_text(&b)?;
-                send_text(&mut *self.editor, file, Some((&base_text, &b.md5)), &text, opts)
+                send_text(
+                    &mut *self.editor,
+                    file,
+                    Some((&base_text, &b.md5)),
+                    &text,
+                    opts,
+                )
             }
             None => send_text(&mut *self.editor, file, None, &text, opts),
         }

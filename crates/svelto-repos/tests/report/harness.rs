@@ -6,9 +6,7 @@ use std::io::BufReader;
 use std::path::Path;
 use svelto_core::{compare_paths, join, parent_and_name, Depth, NodeKind, Revnum};
 use svelto_repos::editor::{Call, Recorder};
-use svelto_repos::{
-    LoadOptions, ReposError, Report, ReportOptions, TextOptions,
-};
+use svelto_repos::{LoadOptions, Report, ReportOptions, ReposError, TextOptions};
 use svelto_store::Repo;
 use svelto_testkit::{scenario_dump, svnadmin_create_load, tempdir, TempRepo};
 use tempfile::TempDir;
@@ -27,8 +25,12 @@ pub struct Fixture {
 pub fn svelto_load(dump: &Path) -> (TempDir, Repo) {
     let dir = tempdir();
     let path = dir.path().join("repo");
-    svelto_repos::create(&path, "00000000-0000-0000-0000-000000000000", "2000-01-01T00:00:00.000000Z")
-        .expect("create");
+    svelto_repos::create(
+        &path,
+        "00000000-0000-0000-0000-000000000000",
+        "2000-01-01T00:00:00.000000Z",
+    )
+    .expect("create");
     let input = BufReader::new(std::fs::File::open(dump).expect("open dump"));
     svelto_repos::load(&path, input, LoadOptions::default(), &mut |_| {}).expect("load");
     let repo = Repo::open(&path).expect("open");
@@ -41,7 +43,11 @@ impl Fixture {
         let (dir, repo) = svelto_load(&dump);
         let fsfs = svnadmin_create_load(&dump);
         let head = repo.youngest();
-        assert_eq!(head, fsfs.youngest(), "{name}: both hold the same revisions");
+        assert_eq!(
+            head,
+            fsfs.youngest(),
+            "{name}: both hold the same revisions"
+        );
         Fixture {
             name: name.to_string(),
             _dir: dir,
@@ -237,7 +243,11 @@ pub fn normalize(calls: &[Call]) -> Vec<Call> {
             }
             Call::TextdeltaEnd(t) => {
                 let len = in_delta.remove(t).unwrap_or_default();
-                let marker = if len == 4 { b"header".to_vec() } else { b"windows".to_vec() };
+                let marker = if len == 4 {
+                    b"header".to_vec()
+                } else {
+                    b"windows".to_vec()
+                };
                 out.push(Call::TextdeltaChunk(*t, marker));
                 out.push(call.clone());
             }
@@ -275,7 +285,11 @@ pub fn normalize(calls: &[Call]) -> Vec<Call> {
 /// Shows the first difference of two normalized drives.
 pub fn first_difference(a: &[Call], b: &[Call]) -> String {
     let at = a.iter().zip(b).take_while(|(x, y)| x == y).count();
-    let from = if std::env::var_os("REPORT_DEBUG").is_some() { 0 } else { at.saturating_sub(5) };
+    let from = if std::env::var_os("REPORT_DEBUG").is_some() {
+        0
+    } else {
+        at.saturating_sub(5)
+    };
     let show = |c: &[Call]| {
         c.iter()
             .enumerate()
@@ -388,7 +402,10 @@ pub fn initial(repo: &Repo, sc: &Scenario) -> Option<Wc> {
         wc.remove_tree(&e);
         match op {
             Op::Delete { .. } => {}
-            Op::Set { depth: Depth::Exclude, .. } => {
+            Op::Set {
+                depth: Depth::Exclude,
+                ..
+            } => {
                 wc.excluded.insert(e);
             }
             Op::Set {
@@ -512,7 +529,14 @@ pub fn expected(repo: &Repo, sc: &Scenario, initial: &Wc) -> Wc {
     };
     for op in rest {
         let e = e_path(sc, op.path());
-        if !matches!(op, Op::Delete { .. } | Op::Set { depth: Depth::Exclude, .. }) {
+        if !matches!(
+            op,
+            Op::Delete { .. }
+                | Op::Set {
+                    depth: Depth::Exclude,
+                    ..
+                }
+        ) {
             // Only direct children of the top get the requested depth of the top's level;
             // deeper ones get the same (below() is idempotent past the first level).
             rules
@@ -520,7 +544,10 @@ pub fn expected(repo: &Repo, sc: &Scenario, initial: &Wc) -> Wc {
                 .insert(e.clone(), initial.nodes.get(&e).map(|n| n.kind));
         }
         match op {
-            Op::Set { depth: Depth::Exclude, .. } => {
+            Op::Set {
+                depth: Depth::Exclude,
+                ..
+            } => {
                 rules.excluded.insert(e);
             }
             Op::Set { depth, .. } => {
@@ -528,7 +555,9 @@ pub fn expected(repo: &Repo, sc: &Scenario, initial: &Wc) -> Wc {
                     rules.depths.insert(e, *depth);
                 }
             }
-            Op::Link { depth, url_path, .. } => {
+            Op::Link {
+                depth, url_path, ..
+            } => {
                 if sc.depth == Depth::Unknown {
                     rules.depths.insert(e.clone(), *depth);
                 }
@@ -558,7 +587,15 @@ pub fn expected(repo: &Repo, sc: &Scenario, initial: &Wc) -> Wc {
         if let Some(anchor) = initial.nodes.get("") {
             wc.nodes.insert(String::new(), anchor.clone());
         }
-        copy_tree(repo, sc.target_rev, &t_path, &sc.target, top_depth, &rules, &mut wc);
+        copy_tree(
+            repo,
+            sc.target_rev,
+            &t_path,
+            &sc.target,
+            top_depth,
+            &rules,
+            &mut wc,
+        );
     }
     wc
 }
@@ -574,7 +611,9 @@ pub fn compare(
     repo: &Repo,
     touched: &BTreeSet<String>,
 ) -> Result<(), String> {
-    let inside = |p: &str| sc.target.is_empty() || p == sc.target || p.starts_with(&format!("{}/", sc.target));
+    let inside = |p: &str| {
+        sc.target.is_empty() || p == sc.target || p.starts_with(&format!("{}/", sc.target))
+    };
     // In a shallow working copy, a node whose target has another kind that the depth leaves
     // out is not deleted (the reporter only deletes names missing from the target): it
     // stays as it was, with what is below it.
@@ -611,7 +650,9 @@ pub fn compare(
     if a != e {
         let missing: Vec<_> = e.iter().filter(|p| !a.contains(p)).collect();
         let extra: Vec<_> = a.iter().filter(|p| !e.contains(p)).collect();
-        return Err(format!("paths differ: missing {missing:?}, extra {extra:?}"));
+        return Err(format!(
+            "paths differ: missing {missing:?}, extra {extra:?}"
+        ));
     }
     for p in a {
         let (x, y) = (&actual.nodes[p], &expected.nodes[p]);
@@ -619,7 +660,10 @@ pub fn compare(
             return Err(format!("'{p}': kind {:?}, expected {:?}", x.kind, y.kind));
         }
         if x.props != y.props {
-            return Err(format!("'{p}': props {:?}, expected {:?}", x.props, y.props));
+            return Err(format!(
+                "'{p}': props {:?}, expected {:?}",
+                x.props, y.props
+            ));
         }
         if x.text != y.text {
             return Err(format!(
@@ -629,7 +673,10 @@ pub fn compare(
             ));
         }
         if touched.contains(p) && x.entry != y.entry {
-            return Err(format!("'{p}': entry props {:?}, expected {:?}", x.entry, y.entry));
+            return Err(format!(
+                "'{p}': entry props {:?}, expected {:?}",
+                x.entry, y.entry
+            ));
         }
     }
     for x in &actual.excluded {
@@ -706,8 +753,13 @@ fn dirs(nodes: &[(String, NodeKind)]) -> Vec<String> {
 }
 
 fn random_depth(rng: &mut Rng) -> Depth {
-    *rng.pick(&[Depth::Empty, Depth::Files, Depth::Immediates, Depth::Infinity])
-        .unwrap_or(&Depth::Infinity)
+    *rng.pick(&[
+        Depth::Empty,
+        Depth::Files,
+        Depth::Immediates,
+        Depth::Infinity,
+    ])
+    .unwrap_or(&Depth::Infinity)
 }
 
 /// A random scenario over `repo` (revisions up to `head`).
@@ -771,10 +823,15 @@ pub fn random_scenario(repo: &Repo, head: Revnum, rng: &mut Rng) -> Scenario {
     }];
     if !target.is_empty() && rng.chance(20) {
         ops.push(if rng.chance(50) {
-            Op::Delete { path: String::new() }
+            Op::Delete {
+                path: String::new(),
+            }
         } else {
             let candidates = nodes_below(repo, r0, "");
-            let url = rng.pick(&candidates).map(|c| c.0.clone()).unwrap_or_default();
+            let url = rng
+                .pick(&candidates)
+                .map(|c| c.0.clone())
+                .unwrap_or_default();
             Op::Link {
                 path: String::new(),
                 url_path: url,
@@ -802,7 +859,11 @@ pub fn random_scenario(repo: &Repo, head: Revnum, rng: &mut Rng) -> Scenario {
         let Some((path, kind)) = rng.pick(&below_root).cloned() else {
             break;
         };
-        let rev = if rng.chance(60) { rng.below(head + 1) } else { r0 };
+        let rev = if rng.chance(60) {
+            rng.below(head + 1)
+        } else {
+            r0
+        };
         let op = match rng.below(10) {
             0..=3 => Op::Set {
                 path,
@@ -849,7 +910,15 @@ pub fn random_scenario(repo: &Repo, head: Revnum, rng: &mut Rng) -> Scenario {
     if ops.len() > 1 {
         // svnserve frees a top-level link's path with the first entry after it and may then
         // crash (an assertion on the garbage) when that entry is an exclusion.
-        extra.retain(|op| !matches!(op, Op::Set { depth: Depth::Exclude, .. }));
+        extra.retain(|op| {
+            !matches!(
+                op,
+                Op::Set {
+                    depth: Depth::Exclude,
+                    ..
+                }
+            )
+        });
     }
     extra.sort_by(|a, b| compare_paths(a.path(), b.path()));
     extra.dedup_by(|a, b| a.path() == b.path());
@@ -857,8 +926,14 @@ pub fn random_scenario(repo: &Repo, head: Revnum, rng: &mut Rng) -> Scenario {
     let mut kept: Vec<Op> = Vec::new();
     for op in extra {
         let hidden = kept.iter().any(|k| {
-            matches!(k, Op::Delete { .. } | Op::Set { depth: Depth::Exclude, .. })
-                && op.path().starts_with(&format!("{}/", k.path()))
+            matches!(
+                k,
+                Op::Delete { .. }
+                    | Op::Set {
+                        depth: Depth::Exclude,
+                        ..
+                    }
+            ) && op.path().starts_with(&format!("{}/", k.path()))
         });
         if !hidden {
             kept.push(op);

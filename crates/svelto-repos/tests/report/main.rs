@@ -8,8 +8,8 @@ mod svnserve;
 mod wc;
 
 use harness::{
-    error_code, first_difference, model_check, normalize, random_scenario, rounds, run_ours,
-    seed, Cmd, Fixture, Op, Ours, Rng, Scenario,
+    error_code, first_difference, model_check, normalize, random_scenario, rounds, run_ours, seed,
+    Cmd, Fixture, Op, Ours, Rng, Scenario,
 };
 use svnserve::Outcome;
 
@@ -92,8 +92,14 @@ fn model_random_reports() {
         }
     }
     eprintln!("{total} random reports: {drives} drives, {compared} compared with the model");
-    assert!(drives * 2 > total, "only {drives} of {total} random drives ran to the end");
-    assert!(compared * 3 > total, "only {compared} of {total} compared with the model");
+    assert!(
+        drives * 2 > total,
+        "only {drives} of {total} random drives ran to the end"
+    );
+    assert!(
+        compared * 3 > total,
+        "only {compared} of {total} compared with the model"
+    );
 }
 
 /// Compares our outcome with svnserve's; returns which kind of outcome both had.
@@ -182,7 +188,14 @@ fn error_scenarios(head: u64) -> Vec<Scenario> {
     let set = |path: &str, rev| Op::set(path, rev);
     let mut v = vec![
         Scenario::update("", "", head, vec![set("trunk", 1)]),
-        Scenario::update("", "", head, vec![Op::Delete { path: String::new() }]),
+        Scenario::update(
+            "",
+            "",
+            head,
+            vec![Op::Delete {
+                path: String::new(),
+            }],
+        ),
         Scenario::update("", "", head, vec![set("", 1), set("", 1)]),
         Scenario::update("", "", head + 1, vec![set("", 1)]),
         Scenario::update("", "", head, vec![set("", head + 1)]),
@@ -244,9 +257,18 @@ fn drives_match_svnserve() {
     }
     eprintln!("{compared} reports compared with svnserve: {outcomes:?}");
     assert!(compared > 3000);
-    assert!(outcomes.get("drive").copied().unwrap_or(0) > 2500, "{outcomes:?}");
-    assert!(outcomes.get("refused").copied().unwrap_or(0) > 0, "{outcomes:?}");
-    assert!(outcomes.get("aborted").copied().unwrap_or(0) > 20, "{outcomes:?}");
+    assert!(
+        outcomes.get("drive").copied().unwrap_or(0) > 2500,
+        "{outcomes:?}"
+    );
+    assert!(
+        outcomes.get("refused").copied().unwrap_or(0) > 0,
+        "{outcomes:?}"
+    );
+    assert!(
+        outcomes.get("aborted").copied().unwrap_or(0) > 20,
+        "{outcomes:?}"
+    );
     assert!(
         outcomes.get("svnserve crashed").copied().unwrap_or(0) * 200 < compared,
         "{outcomes:?}"
@@ -276,4 +298,3 @@ fn status_and_diff_match_svnserve() {
         }
     }
 }
-

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use svelto_core::{Depth, NodeKind, Revnum};
 use svelto_repos::editor::{Call, Recorder};
 use svelto_repos::{
-    prepare, ReposError, Report, ReportLimits, ReportOptions, SvnErrorKind, TextOptions,
+    prepare, Report, ReportLimits, ReportOptions, ReposError, SvnErrorKind, TextOptions,
 };
 use svelto_store::{Repo, Txn, Writer};
 use svelto_testkit::tempdir;
@@ -80,7 +80,9 @@ fn history() -> (Hist, Repo) {
         put(t, "sub/c.txt", b"one\ntwo\nthree\n");
     });
     h.commit(None, |t| put(t, "a.txt", b"hello again\n"));
-    h.commit(Some("carol"), |t| t.copy(3, "a.txt", "a-copy.txt").expect("copy"));
+    h.commit(Some("carol"), |t| {
+        t.copy(3, "a.txt", "a-copy.txt").expect("copy")
+    });
     h.commit(Some("dave"), |t| {
         t.copy(4, "a.txt", "a-mod.txt").expect("copy");
         put(t, "a-mod.txt", b"hello again, modified\n");
@@ -142,7 +144,14 @@ fn render(calls: &[Call]) -> Vec<String> {
                 continue;
             }
             Call::TextdeltaEnd(t) => {
-                let line = format!("text {t} ({})", if chunks == 4 { "header only" } else { "windows" });
+                let line = format!(
+                    "text {t} ({})",
+                    if chunks == 4 {
+                        "header only"
+                    } else {
+                        "windows"
+                    }
+                );
                 chunks = 0;
                 line
             }
@@ -336,7 +345,12 @@ fn an_update_of_an_unchanged_target_opens_only_the_root() {
         );
         // sub/c.txt changed in r2; a.txt did not.
         let want = if target == "sub" { 18 } else { 4 };
-        assert_eq!(render(&calls).len(), want, "{target}: {:#?}", render(&calls));
+        assert_eq!(
+            render(&calls).len(),
+            want,
+            "{target}: {:#?}",
+            render(&calls)
+        );
         assert_eq!(calls[0], Call::TargetRev(2));
         assert_eq!(calls[1], Call::OpenRoot(Some(1), 0));
         // No entry props on the anchor when there is a target.
@@ -418,9 +432,25 @@ fn copies_are_added_with_copyfrom_and_a_delta_against_the_source() {
     assert!(r.contains(&"apply 1".to_string()));
     // Both drives build the same working copy.
     let mut start = Wc::default();
-    assert!(copy_tree(&repo, 3, "", "", Depth::Infinity, &Inherit, &mut start));
+    assert!(copy_tree(
+        &repo,
+        3,
+        "",
+        "",
+        Depth::Infinity,
+        &Inherit,
+        &mut start
+    ));
     let mut want = Wc::default();
-    assert!(copy_tree(&repo, 5, "", "", Depth::Infinity, &Inherit, &mut want));
+    assert!(copy_tree(
+        &repo,
+        5,
+        "",
+        "",
+        Depth::Infinity,
+        &Inherit,
+        &mut want
+    ));
     for copyfrom in [false, true] {
         let mut o = opts("", "", 5);
         o.send_copyfrom_args = copyfrom;
@@ -433,7 +463,11 @@ fn copies_are_added_with_copyfrom_and_a_delta_against_the_source() {
         wc::apply(&mut got, &calls, &repo, wc::Strictness::FULL).expect("applies");
         for (p, n) in &want.nodes {
             let g = &got.nodes[p];
-            assert_eq!((g.kind, &g.props, &g.text), (n.kind, &n.props, &n.text), "{p}");
+            assert_eq!(
+                (g.kind, &g.props, &g.text),
+                (n.kind, &n.props, &n.text),
+                "{p}"
+            );
         }
     }
 }
@@ -450,7 +484,10 @@ fn property_changes_are_sent_as_differences() {
     assert_eq!(r[2], "OpenDir(\"sub\", 0, 1, Some(4))");
     assert_eq!(r[3..7].to_vec(), entry(1, 5, Some("dave")));
     assert_eq!(r[7..9].to_vec(), vec!["prop 1 p=w", "prop 1 q=x"]);
-    assert_eq!(r[9..].to_vec(), vec!["CloseDir(1)", "CloseDir(0)", "CloseEdit"]);
+    assert_eq!(
+        r[9..].to_vec(),
+        vec!["CloseDir(1)", "CloseDir(0)", "CloseEdit"]
+    );
 }
 
 #[test]
@@ -465,8 +502,14 @@ fn depth_files_working_copy_gets_files_only_and_widening_adds_the_rest() {
     let mut o = opts("", "", 2);
     o.depth = Depth::Infinity;
     let r = render(&run(&repo, &o, ambient));
-    assert!(r.contains(&"AddDir(\"sub\", 0, 2, None)".to_string()), "{r:#?}");
-    assert!(r.contains(&"AddFile(\"sub/c.txt\", 2, 3, None)".to_string()), "{r:#?}");
+    assert!(
+        r.contains(&"AddDir(\"sub\", 0, 2, None)".to_string()),
+        "{r:#?}"
+    );
+    assert!(
+        r.contains(&"AddFile(\"sub/c.txt\", 2, 3, None)".to_string()),
+        "{r:#?}"
+    );
     // Requested depth empty: only the root's own properties.
     let mut o = opts("", "", 2);
     o.depth = Depth::Empty;
@@ -537,7 +580,11 @@ fn bad_reports_fail_before_any_editor_call() {
         (bad, top.clone())
     );
     assert_eq!(
-        refused(&repo, &o, report(|r| r.link_path("", "sub", 1, Depth::Infinity, false, None))),
+        refused(
+            &repo,
+            &o,
+            report(|r| r.link_path("", "sub", 1, Depth::Infinity, false, None))
+        ),
         (bad, top)
     );
     assert_eq!(
@@ -554,7 +601,10 @@ fn bad_reports_fail_before_any_editor_call() {
     let base = || report(|r| r.set_path("", 1, Depth::Infinity, false, None));
     assert_eq!(
         refused(&repo, &opts("", "", 6), base()),
-        (SvnErrorKind::NoSuchRevision, "No such revision 6".to_string())
+        (
+            SvnErrorKind::NoSuchRevision,
+            "No such revision 6".to_string()
+        )
     );
     // These pass prepare() and fail in run() before any editor call (svnserve sends
     // abort-edit for them).
@@ -580,7 +630,11 @@ fn bad_reports_fail_before_any_editor_call() {
     let r9 = report(|r| r.set_path("", 9, Depth::Infinity, false, None));
     assert_eq!(
         failed_run(&repo, &o, r9),
-        (0, SvnErrorKind::NoSuchRevision, "No such revision 9".to_string())
+        (
+            0,
+            SvnErrorKind::NoSuchRevision,
+            "No such revision 9".to_string()
+        )
     );
     // A revision deeper in the report fails in the middle of the drive, as in svnserve.
     let nested = report(|r| {
@@ -589,7 +643,10 @@ fn bad_reports_fail_before_any_editor_call() {
     });
     let (calls, kind, message) = failed_run(&repo, &o, nested);
     assert!(calls > 0);
-    assert_eq!((kind, message.as_str()), (SvnErrorKind::NoSuchRevision, "No such revision 9"));
+    assert_eq!(
+        (kind, message.as_str()),
+        (SvnErrorKind::NoSuchRevision, "No such revision 9")
+    );
     let mut ex = opts("", "", 2);
     ex.depth = Depth::Exclude;
     assert_eq!(refused(&repo, &ex, base()).0, SvnErrorKind::BadArgs);
@@ -612,16 +669,25 @@ fn report_commands_check_depths_and_limits() {
         max_entries: 2,
         max_bytes: 10,
     });
-    r.set_path("", 1, Depth::Infinity, false, None).expect("first");
-    r.set_path("abc", 1, Depth::Infinity, false, None).expect("second");
+    r.set_path("", 1, Depth::Infinity, false, None)
+        .expect("first");
+    r.set_path("abc", 1, Depth::Infinity, false, None)
+        .expect("second");
     let e = r.delete_path("d").expect_err("third");
-    assert!(matches!(e, ReposError::Svn { kind: SvnErrorKind::LimitExceeded, .. }));
+    assert!(matches!(
+        e,
+        ReposError::Svn {
+            kind: SvnErrorKind::LimitExceeded,
+            ..
+        }
+    ));
     assert!(e.to_string().contains("more than 2 entries"), "{e}");
     let mut r = Report::with_limits(ReportLimits {
         max_entries: 100,
         max_bytes: 10,
     });
-    r.set_path("abcdefgh", 1, Depth::Infinity, false, None).expect("fits");
+    r.set_path("abcdefgh", 1, Depth::Infinity, false, None)
+        .expect("fits");
     let e = r
         .set_path("ijk", 1, Depth::Infinity, false, None)
         .expect_err("too many bytes");
@@ -670,7 +736,15 @@ fn large_files_are_streamed_as_windows_against_the_base() {
                 },
             );
         } else {
-            assert!(copy_tree(&repo, 1, "", "", Depth::Infinity, &Inherit, &mut got));
+            assert!(copy_tree(
+                &repo,
+                1,
+                "",
+                "",
+                Depth::Infinity,
+                &Inherit,
+                &mut got
+            ));
         }
         wc::apply(&mut got, &calls, &repo, wc::Strictness::FULL).expect("applies");
         assert!(got.nodes["big.bin"].text == v2);
@@ -684,7 +758,10 @@ fn large_files_are_streamed_as_windows_against_the_base() {
         if start_empty {
             assert!(sent > v2.len(), "a checkout sends the whole text");
         } else {
-            assert!(sent < 64 << 10, "an update sends a small delta, not {sent} bytes");
+            assert!(
+                sent < 64 << 10,
+                "an update sends a small delta, not {sent} bytes"
+            );
         }
     }
 }

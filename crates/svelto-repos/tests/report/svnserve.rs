@@ -204,10 +204,7 @@ impl Svnserve {
                     Item::bool(sc.ignore_ancestry),
                 ],
             ),
-            Cmd::Status => cmd(
-                "status",
-                vec![s(&sc.target), Item::bool(true), rev, depth],
-            ),
+            Cmd::Status => cmd("status", vec![s(&sc.target), Item::bool(true), rev, depth]),
             Cmd::Diff => cmd(
                 "diff",
                 vec![
@@ -299,7 +296,10 @@ impl Svnserve {
                 .to_vec();
             let call = match name.as_str() {
                 "target-rev" => Call::TargetRev(num(&params[0])),
-                "open-root" => Call::OpenRoot(opt_num(&params[0]), new_tok(&mut tokens, &mut next, &params[1])),
+                "open-root" => Call::OpenRoot(
+                    opt_num(&params[0]),
+                    new_tok(&mut tokens, &mut next, &params[1]),
+                ),
                 "delete-entry" => Call::DeleteEntry(
                     string(&params[0]),
                     opt_num(&params[1]),
@@ -350,9 +350,8 @@ impl Svnserve {
                 }
                 "apply-textdelta" => Call::ApplyTextdelta(
                     tok(&tokens, &params[0]),
-                    opt_bytes(&params[1]).map(|h| {
-                        Md5::from_hex(&String::from_utf8_lossy(&h)).expect("md5 hex")
-                    }),
+                    opt_bytes(&params[1])
+                        .map(|h| Md5::from_hex(&String::from_utf8_lossy(&h)).expect("md5 hex")),
                 ),
                 "textdelta-chunk" => {
                     Call::TextdeltaChunk(tok(&tokens, &params[0]), bytes(&params[1]))
@@ -365,9 +364,8 @@ impl Svnserve {
                 ),
                 "close-file" => Call::CloseFile(
                     tok(&tokens, &params[0]),
-                    opt_bytes(&params[1]).map(|h| {
-                        Md5::from_hex(&String::from_utf8_lossy(&h)).expect("md5 hex")
-                    }),
+                    opt_bytes(&params[1])
+                        .map(|h| Md5::from_hex(&String::from_utf8_lossy(&h)).expect("md5 hex")),
                 ),
                 "absent-file" => Call::AbsentFile(string(&params[0]), tok(&tokens, &params[1])),
                 "close-edit" => {

@@ -46,10 +46,8 @@ fn is_below(path: &str, ancestor: &str) -> bool {
 
 impl Wc {
     pub fn remove_tree(&mut self, path: &str) {
-        self.nodes
-            .retain(|p, _| p != path && !is_below(p, path));
-        self.excluded
-            .retain(|p| p != path && !is_below(p, path));
+        self.nodes.retain(|p, _| p != path && !is_below(p, path));
+        self.excluded.retain(|p| p != path && !is_below(p, path));
     }
 }
 
@@ -218,7 +216,12 @@ impl Strictness {
 }
 
 /// Applies a recorded drive to `wc`, checking it as the client would.
-pub fn apply(wc: &mut Wc, calls: &[Call], repo: &Repo, strict: Strictness) -> Result<Applied, String> {
+pub fn apply(
+    wc: &mut Wc,
+    calls: &[Call],
+    repo: &Repo,
+    strict: Strictness,
+) -> Result<Applied, String> {
     let deltas = strict.deltas;
     let mut open: HashMap<Token, Open> = HashMap::new();
     let mut applied = Applied::default();
@@ -230,13 +233,14 @@ pub fn apply(wc: &mut Wc, calls: &[Call], repo: &Repo, strict: Strictness) -> Re
             _ => Err(format!("token {t} is not an open directory")),
         }
     };
-    let check_parent = |open: &HashMap<Token, Open>, path: &str, parent: Token| -> Result<(), String> {
-        let p = dir_of(open, parent)?;
-        if path.is_empty() || parent_and_name(path).0 != p {
-            return Err(format!("'{path}' is not a child of '{p}'"));
-        }
-        Ok(())
-    };
+    let check_parent =
+        |open: &HashMap<Token, Open>, path: &str, parent: Token| -> Result<(), String> {
+            let p = dir_of(open, parent)?;
+            if path.is_empty() || parent_and_name(path).0 != p {
+                return Err(format!("'{path}' is not a child of '{p}'"));
+            }
+            Ok(())
+        };
     for (i, call) in calls.iter().enumerate() {
         if closed {
             return Err(format!("call {i} after close_edit: {call:?}"));
@@ -270,12 +274,16 @@ pub fn apply(wc: &mut Wc, calls: &[Call], repo: &Repo, strict: Strictness) -> Re
                     {
                         return Err(format!("delete of '{path}', which is not there"));
                     }
-                    if open.values().any(|o| o.path == *path || is_below(&o.path, path)) {
+                    if open
+                        .values()
+                        .any(|o| o.path == *path || is_below(&o.path, path))
+                    {
                         return Err(format!("delete of '{path}' while open"));
                     }
                     wc.remove_tree(path);
                 }
-                Call::AddDir(path, parent, t, copyfrom) | Call::AddFile(path, parent, t, copyfrom) => {
+                Call::AddDir(path, parent, t, copyfrom)
+                | Call::AddFile(path, parent, t, copyfrom) => {
                     check_parent(&open, path, *parent)?;
                     if wc.nodes.contains_key(path) {
                         if !strict.absent_deletes {
@@ -377,7 +385,9 @@ pub fn apply(wc: &mut Wc, calls: &[Call], repo: &Repo, strict: Strictness) -> Re
                     }
                 }
                 Call::CloseDir(t) | Call::CloseFile(t, _) => {
-                    let o = open.get(t).ok_or_else(|| format!("close of unknown token {t}"))?;
+                    let o = open
+                        .get(t)
+                        .ok_or_else(|| format!("close of unknown token {t}"))?;
                     if open.values().any(|c| c.parent == Some(*t)) {
                         return Err(format!("close of '{}' with children open", o.path));
                     }
