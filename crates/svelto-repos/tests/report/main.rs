@@ -298,3 +298,37 @@ fn status_and_diff_match_svnserve() {
         }
     }
 }
+
+/// A long history (2000 revisions, branches and tags): updates across many revisions, where
+/// the revision of each deletion comes from a search through the history.
+#[test]
+fn long_history_matches_svnserve() {
+    let fx = Fixture::load("many-revs");
+    let mut serve = fx.svnserve();
+    let mut rng = Rng::new(3000 + seed());
+    let mut outcomes = std::collections::BTreeMap::new();
+    let mut scenarios = vec![
+        Scenario::update("", "", fx.head, vec![Op::set("", 0)]),
+        Scenario::update("", "", 0, vec![Op::set("", fx.head)]),
+        Scenario::update("", "", fx.head, vec![Op::set("", fx.head / 2)]),
+    ];
+    for _ in 0..rounds(40) {
+        scenarios.push(random_scenario(&fx.repo, fx.head, &mut rng));
+    }
+    for sc in &scenarios {
+        match differential(&fx, &mut serve, sc) {
+            Ok(kind) => {
+                *outcomes.entry(kind).or_insert(0usize) += 1;
+                if kind == "svnserve crashed" {
+                    serve = fx.svnserve();
+                }
+            }
+            Err(e) => panic!("{}\n{e}", describe(&fx, sc)),
+        }
+    }
+    eprintln!("many-revs: {outcomes:?}");
+    assert!(
+        outcomes.get("drive").copied().unwrap_or(0) > 20,
+        "{outcomes:?}"
+    );
+}

@@ -765,3 +765,126 @@ fn large_files_are_streamed_as_windows_against_the_base() {
         }
     }
 }
+
+/// An editor that only counts, to time drives.
+#[derive(Default)]
+struct Counter {
+    calls: usize,
+    bytes: usize,
+    next: u32,
+}
+
+impl svelto_repos::Editor for Counter {
+    fn target_rev(&mut self, _: Revnum) -> svelto_repos::Result<()> {
+        self.calls += 1;
+        Ok(())
+    }
+    fn open_root(&mut self, _: Option<Revnum>) -> svelto_repos::Result<u32> {
+        self.calls += 1;
+        self.next += 1;
+        Ok(self.next)
+    }
+    fn delete_entry(&mut self, _: &str, _: Option<Revnum>, _: u32) -> svelto_repos::Result<()> {
+        self.calls += 1;
+        Ok(())
+    }
+    fn add_dir(&mut self, _: &str, _: u32, _: Option<(&str, Revnum)>) -> svelto_repos::Result<u32> {
+        self.open_root(None)
+    }
+    fn open_dir(&mut self, _: &str, _: u32, _: Option<Revnum>) -> svelto_repos::Result<u32> {
+        self.open_root(None)
+    }
+    fn change_dir_prop(&mut self, _: u32, _: &[u8], _: Option<&[u8]>) -> svelto_repos::Result<()> {
+        self.target_rev(0)
+    }
+    fn close_dir(&mut self, _: u32) -> svelto_repos::Result<()> {
+        self.target_rev(0)
+    }
+    fn absent_dir(&mut self, _: &str, _: u32) -> svelto_repos::Result<()> {
+        self.target_rev(0)
+    }
+    fn add_file(
+        &mut self,
+        _: &str,
+        _: u32,
+        _: Option<(&str, Revnum)>,
+    ) -> svelto_repos::Result<u32> {
+        self.open_root(None)
+    }
+    fn open_file(&mut self, _: &str, _: u32, _: Option<Revnum>) -> svelto_repos::Result<u32> {
+        self.open_root(None)
+    }
+    fn apply_textdelta(
+        &mut self,
+        _: u32,
+        _: Option<&svelto_core::Md5>,
+    ) -> svelto_repos::Result<()> {
+        self.target_rev(0)
+    }
+    fn textdelta_chunk(&mut self, _: u32, chunk: &[u8]) -> svelto_repos::Result<()> {
+        self.bytes += chunk.len();
+        self.target_rev(0)
+    }
+    fn textdelta_end(&mut self, _: u32) -> svelto_repos::Result<()> {
+        self.target_rev(0)
+    }
+    fn change_file_prop(&mut self, _: u32, _: &[u8], _: Option<&[u8]>) -> svelto_repos::Result<()> {
+        self.target_rev(0)
+    }
+    fn close_file(&mut self, _: u32, _: Option<&svelto_core::Md5>) -> svelto_repos::Result<()> {
+        self.target_rev(0)
+    }
+    fn absent_file(&mut self, _: &str, _: u32) -> svelto_repos::Result<()> {
+        self.target_rev(0)
+    }
+    fn close_edit(&mut self) -> svelto_repos::Result<()> {
+        self.target_rev(0)
+    }
+    fn abort_edit(&mut self) -> svelto_repos::Result<()> {
+        self.target_rev(0)
+    }
+}
+
+/// A tree of 40 000 files: a checkout reads them all, an update of one changed file walks
+/// only the directories above it.
+#[test]
+fn an_update_walks_only_what_changed() {
+    let mut h = Hist::new();
+    h.commit(Some("alice"), |t| {
+        for d in 0..200 {
+            mkdir(t, &format!("d{d:03}"));
+            for f in 0..200 {
+                put(
+                    t,
+                    &format!("d{d:03}/f{f:03}.txt"),
+                    format!("file {d} {f}\n").as_bytes(),
+                );
+            }
+        }
+    });
+    h.commit(Some("bob"), |t| put(t, "d123/f045.txt", b"changed\n"));
+    let repo = h.repo();
+    let time = |from: Revnum, start_empty: bool| {
+        let started = std::time::Instant::now();
+        let mut counter = Counter::default();
+        prepare(
+            &repo,
+            &opts("", "", 2),
+            report(|r| r.set_path("", from, Depth::Infinity, start_empty, None)),
+        )
+        .expect("prepare")
+        .run(&mut counter)
+        .expect("drive");
+        (started.elapsed(), counter.calls)
+    };
+    let (checkout, checkout_calls) = time(2, true);
+    let (update, update_calls) = time(1, false);
+    eprintln!("checkout of 40 000 files: {checkout:?} ({checkout_calls} calls); update of one: {update:?} ({update_calls} calls)");
+    assert!(checkout_calls > 40_000 * 8);
+    // Root, d123 and the file: open, entry props, text, closes.
+    assert!(update_calls < 40, "{update_calls} calls");
+    assert!(
+        update * 50 < checkout,
+        "the update took {update:?}, the checkout {checkout:?}"
+    );
+}
