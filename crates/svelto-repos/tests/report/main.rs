@@ -332,3 +332,50 @@ fn long_history_matches_svnserve() {
         "{outcomes:?}"
     );
 }
+
+/// `svn switch` between trunk, branches and tags, for every pair of revisions where both
+/// exist: the model says what the working copy becomes, svnserve says how the drive goes.
+#[test]
+fn switches_between_branches() {
+    let mut checked = 0;
+    for name in ["copies", "mergeinfo"] {
+        let fx = Fixture::load(name);
+        let mut serve = fx.svnserve();
+        let mut lines: Vec<String> = Vec::new();
+        for (path, kind) in harness::nodes_below(&fx.repo, fx.head, "") {
+            let depth = path.matches('/').count();
+            let line = path == "trunk"
+                || (depth == 1 && (path.starts_with("branches/") || path.starts_with("tags/")));
+            if line && kind == svelto_core::NodeKind::Dir {
+                lines.push(path);
+            }
+        }
+        for from_path in &lines {
+            for to_path in &lines {
+                for from in 0..=fx.head {
+                    for to in (0..=fx.head).step_by(3) {
+                        let exists = |p: &str, r| fx.repo.lookup(r, p).ok().flatten().is_some();
+                        if !exists(from_path, from) || !exists(to_path, to) {
+                            continue;
+                        }
+                        let mut sc = Scenario::update(from_path, "", to, vec![Op::set("", from)]);
+                        sc.cmd = Cmd::Switch;
+                        sc.switch_path = Some(to_path.clone());
+                        sc.ignore_ancestry = from % 2 == 1;
+                        match model_check(&fx.repo, &sc) {
+                            Ok((Ours::Drive(_), true)) => {}
+                            Ok((other, _)) => panic!("{}\nfailed: {other:?}", describe(&fx, &sc)),
+                            Err(e) => panic!("{}\n{e}", describe(&fx, &sc)),
+                        }
+                        if let Err(e) = differential(&fx, &mut serve, &sc) {
+                            panic!("{}\n{e}", describe(&fx, &sc));
+                        }
+                        checked += 1;
+                    }
+                }
+            }
+        }
+    }
+    eprintln!("{checked} switches checked");
+    assert!(checked > 500, "{checked}");
+}
