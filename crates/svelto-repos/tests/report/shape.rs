@@ -888,3 +888,10 @@ fn an_update_walks_only_what_changed() {
         "the update took {update:?}, the checkout {checkout:?}"
     );
 }
+
+#[test]
+fn a_prepared_drive_can_move_to_another_thread() {
+    fn send<T: Send>() {}
+    send::<Report>();
+    send::<svelto_repos::PreparedDrive>();
+}
