@@ -24,11 +24,53 @@ pub enum ReposError {
         context: String,
         err: std::io::Error,
     },
+    /// A failure Subversion reports with its own error code ([`SvnErrorKind::code`]); the
+    /// message is Subversion's wording, which clients print.
+    #[error("{message}")]
+    Svn { kind: SvnErrorKind, message: String },
+}
+
+/// The Subversion error a [`ReposError::Svn`] stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SvnErrorKind {
+    /// `SVN_ERR_FS_PATH_SYNTAX`: a report's target does not exist, or the anchor would have
+    /// to be replaced.
+    PathSyntax,
+    /// `SVN_ERR_FS_NO_SUCH_REVISION`: a revision above the youngest.
+    NoSuchRevision,
+    /// `SVN_ERR_FS_NOT_FOUND`: a path does not exist.
+    NotFound,
+    /// `SVN_ERR_REPOS_BAD_ARGS`: an unsupported depth in a report or request.
+    BadArgs,
+    /// `SVN_ERR_REPOS_BAD_REVISION_REPORT`: a report that does not describe a working copy.
+    BadRevisionReport,
+    /// `SVN_ERR_RA_SVN_REQUEST_SIZE`: a client's request beyond one of Svelto's limits.
+    LimitExceeded,
+}
+
+impl SvnErrorKind {
+    /// Subversion's numeric error code.
+    pub fn code(self) -> u32 {
+        match self {
+            SvnErrorKind::PathSyntax => 160005,
+            SvnErrorKind::NoSuchRevision => 160006,
+            SvnErrorKind::NotFound => 160013,
+            SvnErrorKind::BadArgs => 165002,
+            SvnErrorKind::BadRevisionReport => 165004,
+            SvnErrorKind::LimitExceeded => 210009,
+        }
+    }
 }
 
 pub type Result<T, E = ReposError> = std::result::Result<T, E>;
 
 impl ReposError {
+    pub fn svn(kind: SvnErrorKind, message: impl Into<String>) -> ReposError {
+        ReposError::Svn {
+            kind,
+            message: message.into(),
+        }
+    }
     pub fn at_path(self, rev: Revnum, path: &str) -> ReposError {
         ReposError::AtPath {
             rev,

@@ -62,6 +62,10 @@ pub fn dispatch<R: Read, W: Write>(
         "get-lock" => get_lock,
         "get-locks" => get_locks,
         "replay" => crate::replay::replay,
+        "update" => crate::report::update,
+        "switch" => crate::report::switch,
+        "status" => crate::report::status,
+        "diff" => crate::report::diff,
         "replay-range" => crate::replay::replay_range,
         _ => {
             return Err(CmdError::new(
@@ -551,7 +555,7 @@ fn list<R: Read, W: Write>(
         ),
     };
     let depth = match Depth::from_word(&depth_word) {
-        Some(d) if d != Depth::Unknown => d,
+        Some(d) if d >= Depth::Empty => d,
         _ => {
             conn.write_item(&Item::word("done"))?;
             return Err(CmdError::new(

@@ -133,6 +133,7 @@ pub fn repos_error(e: &ReposError) -> CmdError {
     match e {
         ReposError::Store(s) => store_error(s),
         ReposError::AtPath { err, .. } | ReposError::AtRev { err, .. } => repos_error(err),
+        ReposError::Svn { kind, message } => CmdError::new(u64::from(kind.code()), message.clone()),
         other => CmdError::new(code::FS_GENERAL, other.to_string()),
     }
 }

@@ -16,6 +16,7 @@ mod editor;
 mod error;
 mod log;
 mod replay;
+mod report;
 mod session;
 mod url;
 
