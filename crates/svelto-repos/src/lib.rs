@@ -1,5 +1,6 @@
 //! Repository semantics over the store: create, load and dump with Subversion's dumpfile
-//! contracts, verify.
+//! contracts, verify, and the history queries (log, locations, location segments,
+//! deleted revision).
 //!
 //! Owns: what `svnadmin` promises (revision mapping, mergeinfo renumbering, the replay
 //! order of dumps). Must not: print, read the environment or the clock (callers pass
@@ -9,8 +10,12 @@ mod create;
 mod dump;
 pub mod editor;
 mod error;
+mod fs;
 mod load;
+pub mod locations;
+pub mod log;
 pub mod mergeinfo;
+pub mod rangelist;
 mod textdelta;
 mod verify;
 
@@ -19,5 +24,7 @@ pub use dump::{dump, DumpOptions};
 pub use editor::{send_text, Editor, TextOptions, Token};
 pub use error::{ReposError, Result};
 pub use load::{load, LoadOptions, UuidAction};
+pub use locations::{deleted_rev, get_locations, location_segments, Segment};
+pub use log::{log, ChangedPath, LogEntry, LogOptions};
 pub use textdelta::DeltaApplier;
 pub use verify::verify;
