@@ -23,8 +23,9 @@ pub enum ReposError {
     #[error("File not found: revision {rev}, path '{path}'")]
     NotFound { rev: Revnum, path: String },
     /// Subversion's `SVN_ERR_FS_NOT_DIRECTORY` (160016): a file where a directory was
-    /// needed on the way to a path; `path` is the fspath of that file.
-    #[error("'{path}' is not a directory in revision {rev}")]
+    /// needed on the way to a path; `path` is the fspath of that file. (svnserve chains a
+    /// second link, "'PATH' is not a directory in filesystem 'UUID'".)
+    #[error("Failure opening '{path}' in revision {rev}")]
     NotDirectory { rev: Revnum, path: String },
     /// Subversion's `SVN_ERR_FS_NO_SUCH_REVISION` (160006): "No such revision N".
     #[error("No such revision {0}")]
