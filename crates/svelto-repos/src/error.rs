@@ -19,6 +19,21 @@ pub enum ReposError {
     AtRev { rev: Revnum, err: Box<ReposError> },
     #[error("{0}")]
     Invalid(String),
+    /// Subversion's `SVN_ERR_FS_NOT_FOUND` (160013); `path` is an fspath.
+    #[error("File not found: revision {rev}, path '{path}'")]
+    NotFound { rev: Revnum, path: String },
+    /// Subversion's `SVN_ERR_FS_NOT_DIRECTORY` (160016): a file where a directory was
+    /// needed on the way to a path; `path` is the fspath of that file. (svnserve chains a
+    /// second link, "'PATH' is not a directory in filesystem 'UUID'".)
+    #[error("Failure opening '{path}' in revision {rev}")]
+    NotDirectory { rev: Revnum, path: String },
+    /// Subversion's `SVN_ERR_FS_NO_SUCH_REVISION` (160006): "No such revision N".
+    #[error("No such revision {0}")]
+    NoSuchRevision(Revnum),
+    /// Also `SVN_ERR_FS_NO_SUCH_REVISION` (160006): a revision range the command refuses,
+    /// with svnserve's message.
+    #[error("{0}")]
+    BadRevisionRange(String),
     #[error("{context}: {err}")]
     Io {
         context: String,
