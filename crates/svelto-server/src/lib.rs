@@ -14,6 +14,7 @@ mod commands;
 mod conn;
 mod editor;
 mod error;
+mod history;
 mod log;
 mod replay;
 mod report;
