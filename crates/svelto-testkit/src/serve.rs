@@ -706,8 +706,7 @@ pub fn first_difference(labels: [&str; 2], a: &[u8], b: &[u8]) -> Option<String>
     if a == b {
         return None;
     }
-    let la: Vec<&[u8]> = a.split(|&c| c == b'\n').collect();
-    let lb: Vec<&[u8]> = b.split(|&c| c == b'\n').collect();
+    let (la, lb) = (text_lines(a), text_lines(b));
     let at = la
         .iter()
         .zip(&lb)
@@ -736,6 +735,15 @@ pub fn first_difference(labels: [&str; 2], a: &[u8], b: &[u8]) -> Option<String>
     Some(out)
 }
 
+/// The lines of a text, without the empty one after a final newline.
+fn text_lines(text: &[u8]) -> Vec<&[u8]> {
+    if text.is_empty() {
+        return Vec::new();
+    }
+    let body = text.strip_suffix(b"\n").unwrap_or(text);
+    body.split(|&c| c == b'\n').collect()
+}
+
 fn show(line: &[u8]) -> String {
     let text = String::from_utf8_lossy(line);
     let text: String = text
@@ -754,6 +762,141 @@ fn show(line: &[u8]) -> String {
     } else {
         text
     }
+}
+
+/// Whether the order of a command's output lines means anything.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    /// Compared as printed.
+    Kept,
+    /// The lines come in the order of an editor drive, which svnserve takes
+    /// from a hash table with a random seed (so two svnserves differ): lines
+    /// are compared sorted, and `svn diff` output by `Index:` sections.
+    Unordered,
+}
+
+/// The [`Order`] of `tool args` (the subcommand first): checkout, update, switch, status, export,
+/// diff and merge print in drive order; the rest (log, blame, ls, info,
+/// proplist, ...) in an order the client fixes.
+pub fn output_order(tool: &str, args: &[&str]) -> Order {
+    const DRIVEN: &[&str] = &[
+        "checkout", "co", "update", "up", "switch", "sw", "status", "stat", "st", "export", "diff",
+        "di", "merge",
+    ];
+    let subcommand = args.first();
+    match (tool, subcommand) {
+        ("svn", Some(sub)) if DRIVEN.contains(sub) => Order::Unordered,
+        _ => Order::Kept,
+    }
+}
+
+/// Output made independent of what varies between two correct servers:
+/// attributes of XML elements sorted (the client prints them from a hash
+/// table), and for [`Order::Unordered`] lines (or diff sections) sorted.
+pub fn canonical_output(bytes: &[u8], order: Order) -> Vec<u8> {
+    let bytes = if bytes.starts_with(b"<?xml") {
+        canonical_xml(bytes)
+    } else {
+        bytes.to_vec()
+    };
+    match order {
+        Order::Kept => bytes,
+        Order::Unordered => sorted_sections(&bytes),
+    }
+}
+
+/// Every start tag `<name a="1" b="2">` rewritten on one line with its
+/// attributes sorted by name.
+pub fn canonical_xml(text: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len());
+    let mut i = 0;
+    while i < text.len() {
+        if text[i] == b'<' && text.get(i + 1).is_some_and(u8::is_ascii_alphabetic) {
+            let mut j = i + 1;
+            let mut quoted = false;
+            while j < text.len() && (quoted || text[j] != b'>') {
+                if text[j] == b'"' {
+                    quoted = !quoted;
+                }
+                j += 1;
+            }
+            if let Some(tag) = (j < text.len())
+                .then(|| sort_attributes(&text[i + 1..j]))
+                .flatten()
+            {
+                out.extend_from_slice(&tag);
+                i = j + 1;
+                continue;
+            }
+        }
+        out.push(text[i]);
+        i += 1;
+    }
+    out
+}
+
+/// `name attr="v" ...[/]` (inside `<` `>`) as `<name a="v" ...[/]>` with
+/// sorted attributes; `None` if it does not look like a start tag.
+fn sort_attributes(tag: &[u8]) -> Option<Vec<u8>> {
+    let (body, closing) = match tag.strip_suffix(b"/") {
+        Some(body) => (body, &b"/"[..]),
+        None => (tag, &b""[..]),
+    };
+    let name_end = body
+        .iter()
+        .position(|b| b.is_ascii_whitespace())
+        .unwrap_or(body.len());
+    let name = &body[..name_end];
+    let mut rest = &body[name_end..];
+    let mut attrs: Vec<&[u8]> = Vec::new();
+    loop {
+        let start = rest.iter().position(|b| !b.is_ascii_whitespace());
+        let Some(start) = start else { break };
+        rest = &rest[start..];
+        let eq = rest.iter().position(|&b| b == b'=')?;
+        if rest.get(eq + 1) != Some(&b'"') {
+            return None;
+        }
+        let close = rest[eq + 2..].iter().position(|&b| b == b'"')? + eq + 2;
+        attrs.push(&rest[..=close]);
+        rest = &rest[close + 1..];
+    }
+    attrs.sort();
+    let mut out = vec![b'<'];
+    out.extend_from_slice(name);
+    for attr in attrs {
+        out.push(b' ');
+        out.extend_from_slice(attr);
+    }
+    out.extend_from_slice(closing);
+    out.push(b'>');
+    Some(out)
+}
+
+/// Lines sorted; or, for `svn diff` output (lines starting `Index: `),
+/// the sections that start there sorted, each kept whole.
+pub fn sorted_sections(bytes: &[u8]) -> Vec<u8> {
+    let lines: Vec<&[u8]> = bytes.split_inclusive(|&b| b == b'\n').collect();
+    let mut sections: Vec<Vec<u8>> = Vec::new();
+    if lines.iter().any(|l| l.starts_with(b"Index: ")) {
+        let mut current = Vec::new();
+        for line in lines {
+            if line.starts_with(b"Index: ") && !current.is_empty() {
+                sections.push(std::mem::take(&mut current));
+            }
+            current.extend_from_slice(line);
+        }
+        sections.push(current);
+    } else {
+        sections = lines.into_iter().map(<[u8]>::to_vec).collect();
+    }
+    if let Some(last) = sections.last_mut() {
+        if !last.ends_with(b"\n") {
+            last.push(b'\n');
+        }
+    }
+    sections.sort();
+    sections.concat()
 }
 
 /// What both sides printed, once normalized and found the same.
@@ -1098,10 +1241,11 @@ impl Pair {
         outcomes: &[Outcome; 2],
         expect: Expect,
     ) -> Same {
+        let order = output_order(tool, args);
         let normalized = [0, 1].map(|i| {
             (
                 outcomes[i].status.code(),
-                self.normalize(i, &outcomes[i].stdout),
+                canonical_output(&self.normalize(i, &outcomes[i].stdout), order),
                 self.normalize(i, &outcomes[i].stderr),
             )
         });
@@ -1297,6 +1441,25 @@ fn describe_entry(entry: Option<&TreeEntry>) -> String {
 pub fn snapshot_tree(root: &Path, normalizer: &Normalizer) -> BTreeMap<String, TreeEntry> {
     use std::os::unix::fs::PermissionsExt;
     let mut out = BTreeMap::new();
+    if !root.is_dir() {
+        let meta =
+            std::fs::symlink_metadata(root).unwrap_or_else(|e| panic!("cannot stat {root:?}: {e}"));
+        let kind = if meta.file_type().is_symlink() {
+            TreeEntry::Symlink(
+                std::fs::read_link(root)
+                    .unwrap_or_else(|e| panic!("cannot read link {root:?}: {e}")),
+            )
+        } else {
+            let content =
+                std::fs::read(root).unwrap_or_else(|e| panic!("cannot read {root:?}: {e}"));
+            TreeEntry::File {
+                content: normalizer.replace_only(&content),
+                executable: meta.permissions().mode() & 0o111 != 0,
+            }
+        };
+        out.insert(String::new(), kind);
+        return out;
+    }
     let mut stack = vec![root.to_owned()];
     while let Some(dir) = stack.pop() {
         let entries =
@@ -1458,12 +1621,20 @@ impl Scope<'_> {
 pub fn shared_pair(fixture: &str, svelto_binary: &Path) -> &'static Pair {
     type Cells = Mutex<HashMap<String, &'static OnceLock<&'static Pair>>>;
     static CELLS: OnceLock<Cells> = OnceLock::new();
-    let cell: &'static OnceLock<&'static Pair> = *CELLS
-        .get_or_init(|| Mutex::new(HashMap::new()))
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .entry(fixture.to_owned())
-        .or_insert_with(|| Box::leak(Box::new(OnceLock::new())));
+    let cell = {
+        let mut cells = CELLS
+            .get_or_init(|| Mutex::new(HashMap::new()))
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        match cells.get(fixture).copied() {
+            Some(cell) => cell,
+            None => {
+                let cell: &'static OnceLock<&'static Pair> = Box::leak(Box::new(OnceLock::new()));
+                cells.insert(fixture.to_owned(), cell);
+                cell
+            }
+        }
+    };
     cell.get_or_init(|| Pair::new(fixture, svelto_binary).share())
 }
 
@@ -1499,6 +1670,25 @@ mod tests {
              Text Last Updated: {TIME}\n<text-updated>{TIME}</text-updated>\n\
              {SECONDS} seconds taken\n"
         );
+    }
+
+    #[test]
+    fn canonicalizes_xml_and_order() {
+        let xml = b"<?xml version=\"1.0\"?>\n<path\n   b=\"2\"\n   a=\"x>y\">p</path>\n<x/>\n";
+        assert_eq!(
+            String::from_utf8(canonical_output(xml, Order::Kept)).expect("utf-8"),
+            "<?xml version=\"1.0\"?>\n<path a=\"x>y\" b=\"2\">p</path>\n<x/>\n"
+        );
+        assert_eq!(sorted_sections(b"b\na\nc"), b"a\nb\nc\n");
+        assert_eq!(
+            sorted_sections(b"Index: z\n-1\nIndex: a\n+2\n"),
+            b"Index: a\n+2\nIndex: z\n-1\n"
+        );
+        assert_eq!(
+            output_order("svn", &["update", "--depth", "x"]),
+            Order::Unordered
+        );
+        assert_eq!(output_order("svn", &["log", "-v"]), Order::Kept);
     }
 
     #[test]
