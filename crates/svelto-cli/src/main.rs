@@ -1,7 +1,9 @@
-//! The `svelto` binary: `svelto admin` (like svnadmin); `serve` and `look` come later.
+//! The `svelto` binary: `svelto admin` (like svnadmin) and `svelto serve` (like svnserve);
+//! `look` comes later.
 
 mod admin;
 mod date;
+mod serve;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -24,12 +26,15 @@ enum Command {
         #[command(subcommand)]
         command: admin::AdminCommand,
     },
+    /// Serve repositories over svn:// (svnserve's flags).
+    Serve(serve::ServeArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Admin { command } => admin::run(command),
+        Command::Serve(args) => serve::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

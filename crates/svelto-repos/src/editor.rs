@@ -36,8 +36,7 @@ pub trait Editor {
         parent: Token,
         copyfrom: Option<(&str, Revnum)>,
     ) -> Result<Token>;
-    fn open_file(&mut self, path: &str, parent: Token, base_rev: Option<Revnum>)
-        -> Result<Token>;
+    fn open_file(&mut self, path: &str, parent: Token, base_rev: Option<Revnum>) -> Result<Token>;
     /// Starts a text delta against the text whose MD5 is `base_md5` (None for adds).
     fn apply_textdelta(&mut self, file: Token, base_md5: Option<&Md5>) -> Result<()>;
     /// The next bytes of one svndiff stream; boundaries may fall anywhere.
@@ -195,19 +194,15 @@ impl Editor for Recorder {
             .push(Call::AddFile(path.to_string(), parent, t, owned(copyfrom)));
         Ok(t)
     }
-    fn open_file(
-        &mut self,
-        path: &str,
-        parent: Token,
-        base_rev: Option<Revnum>,
-    ) -> Result<Token> {
+    fn open_file(&mut self, path: &str, parent: Token, base_rev: Option<Revnum>) -> Result<Token> {
         let t = self.token();
         self.calls
             .push(Call::OpenFile(path.to_string(), parent, t, base_rev));
         Ok(t)
     }
     fn apply_textdelta(&mut self, file: Token, base_md5: Option<&Md5>) -> Result<()> {
-        self.calls.push(Call::ApplyTextdelta(file, base_md5.copied()));
+        self.calls
+            .push(Call::ApplyTextdelta(file, base_md5.copied()));
         Ok(())
     }
     fn textdelta_chunk(&mut self, file: Token, chunk: &[u8]) -> Result<()> {

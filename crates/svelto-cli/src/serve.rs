@@ -1,0 +1,224 @@
+//! `svelto serve`: svnserve's command line over Svelto's server.
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use std::fs::OpenOptions;
+use std::io::{BufRead, BufReader, Write};
+use std::net::{TcpListener, ToSocketAddrs};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use svelto_server::{Config, Logger, Shared};
+
+#[derive(Args)]
+pub struct ServeArgs {
+    /// Daemon mode: listen for connections (in the background unless --foreground).
+    #[arg(short = 'd', long = "daemon")]
+    daemon: bool,
+    /// inetd mode: one connection on standard input and output.
+    #[arg(short = 'i', long = "inetd")]
+    inetd: bool,
+    /// Tunnel mode: speak the protocol on standard input and output (svn+ssh://).
+    #[arg(short = 't', long = "tunnel")]
+    tunnel: bool,
+    /// Serve one connection and exit.
+    #[arg(short = 'X', long = "listen-once")]
+    listen_once: bool,
+    /// With -d: stay in the foreground.
+    #[arg(long)]
+    foreground: bool,
+    /// Repositories are found under this directory.
+    #[arg(short = 'r', long = "root", value_name = "ROOT")]
+    root: Option<PathBuf>,
+    /// Refuse every write.
+    #[arg(short = 'R', long = "read-only")]
+    read_only: bool,
+    /// Port to listen on (3690; 0 picks a free port and prints it).
+    #[arg(long, value_name = "PORT", default_value_t = 3690)]
+    listen_port: u16,
+    /// Host or address to listen on.
+    #[arg(long, value_name = "HOST")]
+    listen_host: Option<String>,
+    /// Prefer IPv6 when resolving the listen host.
+    #[arg(short = '6', long = "prefer-ipv6")]
+    prefer_ipv6: bool,
+    /// Write the log here instead of standard error.
+    #[arg(long, value_name = "FILE")]
+    log_file: Option<PathBuf>,
+    /// Write the server's process id here.
+    #[arg(long, value_name = "FILE")]
+    pid_file: Option<PathBuf>,
+    /// Largest client request, in MiB (svnserve's default 16).
+    #[arg(long, value_name = "MiB", default_value_t = 16)]
+    max_request_size: u64,
+    /// Close connections idle for this many seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 900)]
+    idle_timeout: u64,
+    /// svnserve's threads flag: Svelto always serves each connection in its own thread.
+    #[arg(short = 'T', long = "threads")]
+    threads: bool,
+    /// svnserve tuning knobs Svelto does not need; accepted and ignored (noted in the log).
+    #[arg(short = 'M', long = "memory-cache-size", value_name = "MB")]
+    memory_cache_size: Option<String>,
+    #[arg(short = 'c', long = "compression", value_name = "LEVEL")]
+    compression: Option<String>,
+    #[arg(long, value_name = "yes|no")]
+    cache_txdeltas: Option<String>,
+    #[arg(long, value_name = "yes|no")]
+    cache_fulltexts: Option<String>,
+    #[arg(long, value_name = "yes|no")]
+    cache_revprops: Option<String>,
+    #[arg(long, value_name = "yes|no")]
+    block_read: Option<String>,
+    #[arg(long, value_name = "MBPS")]
+    client_speed: Option<String>,
+    #[arg(long, value_name = "MiB")]
+    max_response_size: Option<String>,
+    #[arg(long, value_name = "N")]
+    min_threads: Option<String>,
+    #[arg(long, value_name = "N")]
+    max_threads: Option<String>,
+    /// Quiet: svnserve prints nothing on startup either.
+    #[arg(short = 'q', long = "quiet")]
+    quiet: bool,
+    /// Internal: the background child of `-d` reports readiness on standard error.
+    #[arg(long, hide = true)]
+    daemon_child: bool,
+}
+
+impl ServeArgs {
+    fn ignored_flags(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut note = |flag: &str, v: &Option<String>| {
+            if let Some(v) = v {
+                out.push(format!("{flag} {v}"));
+            }
+        };
+        note("--memory-cache-size", &self.memory_cache_size);
+        note("--compression", &self.compression);
+        note("--cache-txdeltas", &self.cache_txdeltas);
+        note("--cache-fulltexts", &self.cache_fulltexts);
+        note("--cache-revprops", &self.cache_revprops);
+        note("--block-read", &self.block_read);
+        note("--client-speed", &self.client_speed);
+        note("--max-response-size", &self.max_response_size);
+        note("--min-threads", &self.min_threads);
+        note("--max-threads", &self.max_threads);
+        if self.threads {
+            out.push("--threads".into());
+        }
+        out
+    }
+}
+
+pub fn run(args: ServeArgs) -> Result<()> {
+    let modes = [args.daemon, args.inetd, args.tunnel, args.listen_once]
+        .iter()
+        .filter(|m| **m)
+        .count();
+    if modes != 1 {
+        bail!("You must specify exactly one of -d, -i, -t or -X.");
+    }
+    let root = match &args.root {
+        Some(r) => r
+            .canonicalize()
+            .with_context(|| format!("root directory '{}'", r.display()))?,
+        None => PathBuf::from("/"),
+    };
+    if args.daemon && !args.foreground && !args.daemon_child {
+        return background();
+    }
+    let stdio_mode = args.inetd || args.tunnel;
+    let log = match &args.log_file {
+        Some(f) => {
+            let file = OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(f)
+                .with_context(|| format!("opening log file '{}'", f.display()))?;
+            Logger::new(Box::new(file))
+        }
+        // stdout carries the protocol in -i/-t; stderr reaches the ssh user there.
+        None if stdio_mode || args.daemon_child => Logger::disabled(),
+        None => Logger::new(Box::new(std::io::stderr())),
+    };
+    let ignored = args.ignored_flags();
+    if !ignored.is_empty() {
+        log.line(&format!(
+            "ignoring svnserve tuning flags (Svelto has no such knobs): {}",
+            ignored.join(", ")
+        ));
+    }
+    let mut config = Config::new(root);
+    config.read_only = args.read_only;
+    config.max_request =
+        usize::try_from(args.max_request_size.saturating_mul(1 << 20)).unwrap_or(usize::MAX);
+    if args.max_request_size == 0 {
+        config.max_request = usize::MAX;
+    }
+    config.idle_timeout = std::time::Duration::from_secs(args.idle_timeout.max(1));
+    let shared = Shared::new(config, log);
+    if stdio_mode {
+        let stdin = std::io::stdin().lock();
+        let stdout = std::io::stdout().lock();
+        svelto_server::serve_streams(&shared, stdin, stdout, "stdio");
+        return Ok(());
+    }
+    let host = args.listen_host.clone().unwrap_or_else(|| {
+        if args.prefer_ipv6 {
+            "::".into()
+        } else {
+            "0.0.0.0".into()
+        }
+    });
+    let mut addrs: Vec<_> = (host.as_str(), args.listen_port)
+        .to_socket_addrs()
+        .with_context(|| format!("resolving listen host '{host}'"))?
+        .collect();
+    addrs.sort_by_key(|a| a.is_ipv6() != args.prefer_ipv6);
+    let listener = TcpListener::bind(&addrs[..])
+        .with_context(|| format!("can't bind server socket on {host}:{}", args.listen_port))?;
+    let local = listener.local_addr()?;
+    if let Some(p) = &args.pid_file {
+        std::fs::write(p, format!("{}\n", std::process::id()))
+            .with_context(|| format!("writing pid file '{}'", p.display()))?;
+    }
+    shared.log.line(&format!("listening on {local}"));
+    if args.log_file.is_some() || args.daemon_child {
+        // Tell whoever started us (the -d parent, a test harness) where we listen.
+        let mut err = std::io::stderr();
+        let _ = writeln!(err, "listening on {local}");
+        let _ = err.flush();
+    }
+    svelto_server::run_listener(shared, listener, args.listen_once)?;
+    Ok(())
+}
+
+/// `-d` without `--foreground`: start the same command in the background, in its own
+/// process group, wait until it listens, and return.
+fn background() -> Result<()> {
+    use std::os::unix::process::CommandExt;
+    let exe = std::env::current_exe().context("finding the svelto binary")?;
+    let mut child = Command::new(exe)
+        .args(std::env::args_os().skip(1))
+        .arg("--daemon-child")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .context("starting the background server")?;
+    let stderr = child
+        .stderr
+        .take()
+        .context("no pipe to the background server")?;
+    let mut first = String::new();
+    BufReader::new(stderr).read_line(&mut first)?;
+    if first.starts_with("listening on ") {
+        return Ok(());
+    }
+    let status = child.wait()?;
+    bail!(
+        "the background server did not start ({status}): {}",
+        first.trim()
+    )
+}

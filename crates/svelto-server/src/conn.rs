@@ -1,0 +1,211 @@
+//! One connection's byte streams: items in through the sans-io decoder, items out through a
+//! buffer. Output is flushed before every blocking read, so a reply is never stuck in the
+//! buffer while we wait for the peer.
+
+use std::io::{self, BufWriter, Read, Write};
+use svelto_wire::{Decoder, Item, Limits, WireError};
+
+/// Why a connection cannot go on.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnError {
+    #[error(transparent)]
+    Wire(#[from] WireError),
+    #[error("connection I/O: {0}")]
+    Io(#[from] io::Error),
+}
+
+const READ_CHUNK: usize = 64 * 1024;
+
+pub struct Conn<R: Read, W: Write> {
+    reader: R,
+    buf: Vec<u8>,
+    start: usize,
+    decoder: Decoder,
+    out: BufWriter<W>,
+    /// Bytes read over the connection's life (for the log).
+    pub bytes_in: u64,
+}
+
+impl<R: Read, W: Write> Conn<R, W> {
+    pub fn new(reader: R, writer: W, limits: Limits) -> Self {
+        Conn {
+            reader,
+            buf: Vec::with_capacity(READ_CHUNK),
+            start: 0,
+            decoder: Decoder::new(limits),
+            out: BufWriter::with_capacity(64 * 1024, writer),
+            bytes_in: 0,
+        }
+    }
+
+    /// The next top-level item; `None` when the peer closed cleanly between items.
+    pub fn read_item(&mut self) -> Result<Option<Item>, ConnError> {
+        self.out.flush()?;
+        loop {
+            if let Some((item, used)) = self.decoder.decode(&self.buf[self.start..])? {
+                self.start += used;
+                if self.start == self.buf.len() {
+                    self.buf.clear();
+                    self.start = 0;
+                }
+                return Ok(Some(item));
+            }
+            if self.start > 0 {
+                self.buf.drain(..self.start);
+                self.start = 0;
+            }
+            let have = self.buf.len();
+            let want = self.decoder.hint().unwrap_or(0).clamp(READ_CHUNK, 1 << 20);
+            self.buf.resize(have + want, 0);
+            let n = loop {
+                match self.reader.read(&mut self.buf[have..]) {
+                    Ok(n) => break n,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(e) => {
+                        self.buf.truncate(have);
+                        return Err(e.into());
+                    }
+                }
+            };
+            self.buf.truncate(have + n);
+            self.bytes_in += n as u64;
+            if n == 0 {
+                // Only whitespace left over is a clean end.
+                if self.buf.iter().all(|b| *b == b' ' || *b == b'\n') {
+                    self.decoder.finish()?;
+                    return Ok(None);
+                }
+                self.decoder.finish()?;
+                return Err(WireError::ConnectionClosed {
+                    offset: self.buf.len(),
+                }
+                .into());
+            }
+        }
+    }
+
+    /// Like [`read_item`](Self::read_item), but the end of input is an error.
+    pub fn expect_item(&mut self) -> Result<Item, ConnError> {
+        self.read_item()?.ok_or_else(|| {
+            ConnError::Io(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "the client closed the connection in the middle of a command",
+            ))
+        })
+    }
+
+    pub fn write_item(&mut self, item: &Item) -> io::Result<()> {
+        let mut bytes = Vec::with_capacity(64);
+        item.encode(&mut bytes);
+        self.out.write_all(&bytes)
+    }
+
+    /// Writes bytes that already form whole items.
+    pub fn write_raw(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.out.write_all(bytes)
+    }
+
+    /// Writes one string item `len:bytes ` without copying the bytes into an `Item`.
+    pub fn write_string(&mut self, bytes: &[u8]) -> io::Result<()> {
+        write!(self.out, "{}:", bytes.len())?;
+        self.out.write_all(bytes)?;
+        self.out.write_all(b" ")
+    }
+
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}
+
+/// Streams file contents as string items of at most `CHUNK` bytes.
+pub struct StringChunks<'c, R: Read, W: Write> {
+    conn: &'c mut Conn<R, W>,
+    pending: Vec<u8>,
+}
+
+const CHUNK: usize = 64 * 1024;
+
+impl<'c, R: Read, W: Write> StringChunks<'c, R, W> {
+    pub fn new(conn: &'c mut Conn<R, W>) -> Self {
+        StringChunks {
+            conn,
+            pending: Vec::with_capacity(CHUNK),
+        }
+    }
+
+    /// Sends what is buffered.
+    pub fn finish(mut self) -> io::Result<()> {
+        self.send()
+    }
+
+    fn send(&mut self) -> io::Result<()> {
+        if !self.pending.is_empty() {
+            self.conn.write_string(&self.pending)?;
+            self.pending.clear();
+        }
+        Ok(())
+    }
+}
+
+impl<R: Read, W: Write> Write for StringChunks<'_, R, W> {
+    fn write(&mut self, mut data: &[u8]) -> io::Result<usize> {
+        let n = data.len();
+        while !data.is_empty() {
+            let room = CHUNK - self.pending.len();
+            let take = room.min(data.len());
+            self.pending.extend_from_slice(&data[..take]);
+            data = &data[take..];
+            if self.pending.len() == CHUNK {
+                self.send()?;
+            }
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn items_split_across_reads_and_clean_end() {
+        // A reader that hands out one byte at a time.
+        struct Trickle(Vec<u8>, usize);
+        impl Read for Trickle {
+            fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+                if self.1 >= self.0.len() || buf.is_empty() {
+                    return Ok(0);
+                }
+                buf[0] = self.0[self.1];
+                self.1 += 1;
+                Ok(1)
+            }
+        }
+        let input = b"( get-latest-rev ( ) ) ( stat ( 3:a b ( 1 ) ) ) \n".to_vec();
+        let mut conn = Conn::new(Trickle(input, 0), Vec::new(), Limits::default());
+        let a = conn.read_item().expect("read").expect("item");
+        assert_eq!(a.to_bytes(), b"( get-latest-rev ( ) ) ".to_vec());
+        let b = conn.read_item().expect("read").expect("item");
+        assert_eq!(b.to_bytes(), b"( stat ( 3:a b ( 1 ) ) ) ".to_vec());
+        assert!(conn.read_item().expect("clean end").is_none());
+    }
+
+    #[test]
+    fn end_inside_an_item_is_an_error() {
+        let mut conn = Conn::new(&b"( stat ( 3:a"[..], Vec::new(), Limits::default());
+        assert!(conn.read_item().is_err());
+    }
+
+    #[test]
+    fn absurd_length_is_refused_without_allocating() {
+        let mut conn = Conn::new(&b"( stat ( 99999999999:"[..], Vec::new(), Limits::default());
+        match conn.read_item() {
+            Err(ConnError::Wire(WireError::RequestTooLarge { .. })) => {}
+            other => panic!("expected request too large, got {other:?}"),
+        }
+    }
+}

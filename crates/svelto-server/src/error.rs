@@ -1,0 +1,138 @@
+//! What a command can end with besides success: an error the client prints (the
+//! connection goes on), or a fatal one that ends the connection.
+
+use crate::conn::ConnError;
+use svelto_repos::ReposError;
+use svelto_store::StoreError;
+use svelto_wire::{ErrorLink, WireError};
+
+/// Subversion error codes the server sends (protocol doc 3.3).
+pub mod code {
+    pub const BAD_FILENAME: u64 = 125001;
+    pub const BAD_URL: u64 = 125002;
+    pub const BAD_DATE: u64 = 125003;
+    pub const ENTRY_MISSING_REVISION: u64 = 150003;
+    pub const FS_GENERAL: u64 = 160000;
+    pub const FS_CORRUPT: u64 = 160004;
+    pub const FS_PATH_SYNTAX: u64 = 160005;
+    pub const FS_NO_SUCH_REVISION: u64 = 160006;
+    pub const FS_NOT_FOUND: u64 = 160013;
+    pub const FS_NOT_DIRECTORY: u64 = 160016;
+    pub const FS_NOT_FILE: u64 = 160017;
+    pub const REPOS_BAD_ARGS: u64 = 165002;
+    pub const REPOS_BAD_REVISION_REPORT: u64 = 165004;
+    pub const RA_ILLEGAL_URL: u64 = 170000;
+    pub const RA_NOT_AUTHORIZED: u64 = 170001;
+    pub const INCORRECT_PARAMS: u64 = 200004;
+    pub const UNSUPPORTED_FEATURE: u64 = 200007;
+    pub const UNKNOWN_CMD: u64 = 210001;
+    pub const MALFORMED_DATA: u64 = 210004;
+    pub const REPOS_NOT_FOUND: u64 = 210005;
+    pub const BAD_VERSION: u64 = 210006;
+}
+
+/// An error the client is told about; the connection continues.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CmdError {
+    /// Outermost first.
+    pub chain: Vec<ErrorLink>,
+}
+
+impl CmdError {
+    pub fn new(code: u64, message: impl Into<String>) -> Self {
+        CmdError {
+            chain: vec![ErrorLink::new(code, message.into())],
+        }
+    }
+
+    pub fn from_chain(chain: Vec<ErrorLink>) -> Self {
+        CmdError { chain }
+    }
+
+    pub fn message(&self) -> String {
+        self.chain
+            .iter()
+            .map(|l| String::from_utf8_lossy(&l.message).into_owned())
+            .collect::<Vec<_>>()
+            .join(": ")
+    }
+}
+
+/// How a command failed.
+#[derive(Debug)]
+pub enum Failure {
+    /// Sent as `( failure ... )`; the connection goes on.
+    Cmd(CmdError),
+    /// The connection ends (after a best-effort failure message when it is a protocol error).
+    Fatal(ConnError),
+}
+
+pub type CmdResult<T> = Result<T, Failure>;
+
+impl From<CmdError> for Failure {
+    fn from(e: CmdError) -> Self {
+        Failure::Cmd(e)
+    }
+}
+
+impl From<ConnError> for Failure {
+    fn from(e: ConnError) -> Self {
+        Failure::Fatal(e)
+    }
+}
+
+impl From<WireError> for Failure {
+    fn from(e: WireError) -> Self {
+        Failure::Fatal(ConnError::Wire(e))
+    }
+}
+
+impl From<std::io::Error> for Failure {
+    fn from(e: std::io::Error) -> Self {
+        Failure::Fatal(ConnError::Io(e))
+    }
+}
+
+impl From<StoreError> for Failure {
+    fn from(e: StoreError) -> Self {
+        Failure::Cmd(store_error(&e))
+    }
+}
+
+impl From<ReposError> for Failure {
+    fn from(e: ReposError) -> Self {
+        Failure::Cmd(repos_error(&e))
+    }
+}
+
+/// Subversion's code and message for a storage error, with the wording the stock client
+/// prints for svnserve.
+pub fn store_error(e: &StoreError) -> CmdError {
+    match e {
+        StoreError::NoSuchRevision(r) => {
+            CmdError::new(code::FS_NO_SUCH_REVISION, format!("No such revision {r}"))
+        }
+        StoreError::PathNotFound { rev, path } => CmdError::new(
+            code::FS_NOT_FOUND,
+            format!("File not found: revision {rev}, path '/{path}'"),
+        ),
+        StoreError::NotADirectory(p) => CmdError::new(
+            code::FS_NOT_DIRECTORY,
+            format!("Path '/{p}' not a directory"),
+        ),
+        StoreError::NotAFile(p) => CmdError::new(
+            code::FS_NOT_FILE,
+            format!("Attempted to get textual contents of a *non*-file node '/{p}'"),
+        ),
+        StoreError::Corrupt { .. } => CmdError::new(code::FS_CORRUPT, e.to_string()),
+        _ => CmdError::new(code::FS_GENERAL, e.to_string()),
+    }
+}
+
+pub fn repos_error(e: &ReposError) -> CmdError {
+    match e {
+        ReposError::Store(s) => store_error(s),
+        ReposError::AtPath { err, .. } | ReposError::AtRev { err, .. } => repos_error(err),
+        other => CmdError::new(code::FS_GENERAL, other.to_string()),
+    }
+}

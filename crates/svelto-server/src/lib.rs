@@ -1,0 +1,168 @@
+//! The svn:// server (`docs/formats/svn-protocol.md`): listener, sessions, limits; maps wire
+//! commands onto svelto-repos.
+//!
+//! Owns: accepting connections, one thread per connection (storage reads are blocking
+//! `pread`s, and a thread per client is what svnserve `-T` does; connections are bounded by
+//! `Config::max_connections`), the handshake, the per-command auth slot, command dispatch,
+//! the wire editor for server drives, and mapping errors to Subversion's codes.
+//! Must not: know the store's on-disk format, or parse configuration files (the binary does).
+//!
+//! Repositories are opened once and shared by every connection (`Repo` is a cheap handle
+//! onto shared caches), so the first checkout warms what the next one reads.
+
+mod commands;
+mod conn;
+mod editor;
+mod error;
+mod log;
+mod session;
+mod url;
+
+pub use conn::{Conn, ConnError};
+pub use error::{code, CmdError};
+pub use log::Logger;
+
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use svelto_store::Repo;
+
+/// How the server behaves; svnserve's flags map onto these.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// `-r ROOT`: URLs name repositories under this directory.
+    pub root: PathBuf,
+    /// `-R`: refuse every write.
+    pub read_only: bool,
+    /// `--max-request-size` in bytes (0 = no limit is not offered; svnserve's default 16 MiB).
+    pub max_request: usize,
+    /// A connection that sends nothing for this long while the server waits is closed.
+    pub idle_timeout: Duration,
+    /// Connections served at once; more wait in the listen backlog.
+    pub max_connections: usize,
+}
+
+impl Config {
+    pub fn new(root: PathBuf) -> Config {
+        Config {
+            root,
+            read_only: false,
+            max_request: 16 * 1024 * 1024,
+            idle_timeout: Duration::from_secs(15 * 60),
+            max_connections: 1024,
+        }
+    }
+}
+
+/// What every connection shares.
+pub struct Shared {
+    pub config: Config,
+    pub log: Logger,
+    repos: Mutex<HashMap<PathBuf, Repo>>,
+    active: AtomicUsize,
+    next_id: AtomicUsize,
+}
+
+impl Shared {
+    pub fn new(config: Config, log: Logger) -> Arc<Shared> {
+        Arc::new(Shared {
+            config,
+            log,
+            repos: Mutex::new(HashMap::new()),
+            active: AtomicUsize::new(0),
+            next_id: AtomicUsize::new(1),
+        })
+    }
+
+    /// Whether `dir` holds a Svelto repository.
+    fn is_repo(dir: &Path) -> bool {
+        dir.join("db").join("format").is_file()
+    }
+
+    /// The shared handle of the repository in `dir`, opened on first use.
+    fn repo(&self, dir: &Path) -> svelto_store::Result<Repo> {
+        let mut map = self.repos.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(r) = map.get(dir) {
+            return Ok(r.clone());
+        }
+        let r = Repo::open(dir)?;
+        map.insert(dir.to_path_buf(), r.clone());
+        Ok(r)
+    }
+
+    fn limits(&self) -> svelto_wire::Limits {
+        svelto_wire::Limits {
+            max_request: self.config.max_request,
+            ..svelto_wire::Limits::default()
+        }
+    }
+}
+
+/// Serves one connection over any pair of byte streams (a socket, or stdin/stdout in
+/// tunnel mode) until the client leaves or the connection fails.
+pub fn serve_streams<R: Read, W: Write>(shared: &Shared, reader: R, writer: W, peer: &str) {
+    let id = shared.next_id.fetch_add(1, Ordering::Relaxed);
+    let mut conn = Conn::new(reader, writer, shared.limits());
+    session::run(shared, &mut conn, id, peer);
+}
+
+/// Serves one TCP connection (idle timeout applied).
+pub fn serve_tcp(shared: &Shared, stream: TcpStream) {
+    let peer = stream
+        .peer_addr()
+        .map_or_else(|_| "?".to_string(), |a| a.to_string());
+    let _ = stream.set_read_timeout(Some(shared.config.idle_timeout));
+    let _ = stream.set_write_timeout(Some(shared.config.idle_timeout));
+    let _ = stream.set_nodelay(true);
+    let reader = match stream.try_clone() {
+        Ok(r) => r,
+        Err(e) => {
+            shared
+                .log
+                .line(&format!("{peer}: cannot use the socket: {e}"));
+            return;
+        }
+    };
+    serve_streams(shared, reader, stream, &peer);
+}
+
+/// Accepts connections forever (or one, with `once`), a thread per connection.
+pub fn run_listener(shared: Arc<Shared>, listener: TcpListener, once: bool) -> std::io::Result<()> {
+    for stream in listener.incoming() {
+        let stream = match stream {
+            Ok(s) => s,
+            Err(e) => {
+                shared.log.line(&format!("accept failed: {e}"));
+                std::thread::sleep(Duration::from_millis(50));
+                continue;
+            }
+        };
+        if once {
+            serve_tcp(&shared, stream);
+            return Ok(());
+        }
+        while shared.active.load(Ordering::Acquire) >= shared.config.max_connections {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        shared.active.fetch_add(1, Ordering::AcqRel);
+        let sh = shared.clone();
+        let spawned = std::thread::Builder::new()
+            .name("svelto-conn".into())
+            .stack_size(2 * 1024 * 1024)
+            .spawn(move || {
+                serve_tcp(&sh, stream);
+                sh.active.fetch_sub(1, Ordering::AcqRel);
+            });
+        if let Err(e) = spawned {
+            shared.active.fetch_sub(1, Ordering::AcqRel);
+            shared
+                .log
+                .line(&format!("cannot start a connection thread: {e}"));
+        }
+    }
+    Ok(())
+}

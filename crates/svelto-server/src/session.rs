@@ -1,0 +1,284 @@
+//! One connection's life: greeting, the client's response, which repository, the auth
+//! exchange, repos-info, then commands until the client leaves (protocol doc 2, 3).
+
+use crate::commands;
+use crate::conn::{Conn, ConnError};
+use crate::error::{code, CmdError, Failure};
+use crate::url;
+use crate::Shared;
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::time::Instant;
+use svelto_core::{join, validate_path, Revnum};
+use svelto_store::Repo;
+use svelto_wire::{failure, success, Item, TupleReader, WireError};
+
+/// What the server announces in the greeting; each word only once it really works.
+pub const CAPABILITIES: &[&str] = &[
+    "edit-pipeline",
+    "svndiff1",
+    "accepts-svndiff2",
+    "absent-entries",
+    "depth",
+    "log-revprops",
+    "partial-replay",
+    "inherited-props",
+    "file-revs-reverse",
+    "list",
+];
+
+/// What the client announced.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ClientCaps {
+    pub svndiff1: bool,
+    pub svndiff2: bool,
+    pub absent_entries: bool,
+    pub depth: bool,
+}
+
+pub struct Session {
+    pub repo: Repo,
+    pub uuid: String,
+    /// The repository's root URL as the client spells it.
+    pub root_url: String,
+    /// The session path (relpath inside the repository).
+    pub path: String,
+    pub caps: ClientCaps,
+    pub read_only: bool,
+    /// (svn:date, svn:author) of revisions, for entry props and dirents.
+    rev_info: HashMap<Revnum, (Option<Vec<u8>>, Option<Vec<u8>>)>,
+}
+
+impl Session {
+    /// The svndiff version to send: the best the client accepts.
+    pub fn svndiff_version(&self) -> u8 {
+        if self.caps.svndiff2 {
+            2
+        } else if self.caps.svndiff1 {
+            1
+        } else {
+            0
+        }
+    }
+
+    /// A client path (relative to the session path) as a repository relpath.
+    pub fn full_path(&self, p: &[u8]) -> Result<String, CmdError> {
+        let s = std::str::from_utf8(p).map_err(|_| {
+            CmdError::new(
+                code::BAD_FILENAME,
+                format!("Path '{}' is not UTF-8", String::from_utf8_lossy(p)),
+            )
+        })?;
+        validate_path(&join(&self.path, s.trim_matches('/')))
+            .map_err(|e| CmdError::new(code::BAD_FILENAME, format!("Invalid path: {e}")))
+    }
+
+    /// A requested revision, or HEAD (freshly read) when none was given.
+    pub fn rev_or_head(&self, rev: Option<Revnum>) -> Result<Revnum, Failure> {
+        let head = self.repo.refresh()?;
+        match rev {
+            None => Ok(head),
+            Some(r) if r > head => Err(CmdError::new(
+                code::FS_NO_SUCH_REVISION,
+                format!("No such revision {r}"),
+            )
+            .into()),
+            Some(r) => Ok(r),
+        }
+    }
+
+    /// svn:date and svn:author of a revision, cached for the connection's life (bounded).
+    pub fn rev_info(&mut self, rev: Revnum) -> Result<(Option<Vec<u8>>, Option<Vec<u8>>), Failure> {
+        if let Some(v) = self.rev_info.get(&rev) {
+            return Ok(v.clone());
+        }
+        let props = self.repo.revprops(rev)?;
+        let v = (
+            props.get(&b"svn:date"[..]).cloned(),
+            props.get(&b"svn:author"[..]).cloned(),
+        );
+        if self.rev_info.len() > 100_000 {
+            self.rev_info.clear();
+        }
+        self.rev_info.insert(rev, v.clone());
+        Ok(v)
+    }
+}
+
+fn greeting() -> Item {
+    success(vec![
+        Item::Number(2),
+        Item::Number(2),
+        Item::empty_list(),
+        Item::list(
+            CAPABILITIES
+                .iter()
+                .map(|c| Item::word(*c))
+                .collect::<Vec<_>>(),
+        ),
+    ])
+}
+
+fn fail_item(code: u64, msg: &str) -> Item {
+    failure(&[svelto_wire::ErrorLink::new(code, msg)])
+}
+
+/// Runs a connection to its end, logging how it ended.
+pub fn run<R: Read, W: Write>(shared: &Shared, conn: &mut Conn<R, W>, id: usize, peer: &str) {
+    let started = Instant::now();
+    let mut commands = 0u64;
+    let result = handshake(shared, conn).and_then(|session| match session {
+        Some(mut s) => command_loop(shared, conn, &mut s, &mut commands),
+        None => Ok(()),
+    });
+    let _ = conn.flush();
+    let how = match result {
+        Ok(()) => "closed".to_string(),
+        Err(e) => {
+            if let ConnError::Wire(w) = &e {
+                // Tell the client why, when it can still hear it.
+                let _ = conn.write_item(&fail_item(w.svn_error_code(), &w.to_string()));
+                let _ = conn.flush();
+            }
+            format!("ended: {e}")
+        }
+    };
+    shared.log.line(&format!(
+        "conn {id} {peer}: {how} after {commands} commands, {:.3} s, {} bytes in",
+        started.elapsed().as_secs_f64(),
+        conn.bytes_in
+    ));
+}
+
+fn handshake<R: Read, W: Write>(
+    shared: &Shared,
+    conn: &mut Conn<R, W>,
+) -> Result<Option<Session>, ConnError> {
+    conn.write_item(&greeting())?;
+    let Some(resp) = conn.read_item()? else {
+        return Ok(None);
+    };
+    let mut t = TupleReader::from_item(&resp)?;
+    let version = t.number()?;
+    let caps: Vec<&str> = t
+        .list()?
+        .iter()
+        .map(|i| {
+            i.as_word().ok_or(WireError::Tuple {
+                position: 1,
+                expected: "capability word",
+                found: i.kind_name(),
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    let url = String::from_utf8_lossy(t.string()?).into_owned();
+    if version != 2 {
+        conn.write_item(&fail_item(
+            code::BAD_VERSION,
+            &format!("Client requested protocol version {version}; this server speaks version 2"),
+        ))?;
+        return Ok(None);
+    }
+    if !caps.contains(&"edit-pipeline") {
+        conn.write_item(&fail_item(
+            code::BAD_VERSION,
+            "Client does not support editor pipelining (edit-pipeline); upgrade the client",
+        ))?;
+        return Ok(None);
+    }
+    let client_caps = ClientCaps {
+        svndiff1: caps.contains(&"svndiff1"),
+        svndiff2: caps.contains(&"accepts-svndiff2"),
+        absent_entries: caps.contains(&"absent-entries"),
+        depth: caps.contains(&"depth"),
+    };
+    let located = match url::locate(&shared.config.root, &url, &Shared::is_repo) {
+        Ok(l) => l,
+        Err(e) => {
+            conn.write_item(&failure(&e.chain))?;
+            return Ok(None);
+        }
+    };
+    let opened = shared
+        .repo(&located.repo_dir)
+        .and_then(|r| Ok((r.uuid()?, r)));
+    let (uuid, repo) = match opened {
+        Ok(v) => v,
+        Err(e) => {
+            shared
+                .log
+                .line(&format!("{}: {e}", located.repo_dir.display()));
+            let e = crate::error::store_error(&e);
+            conn.write_item(&failure(&e.chain))?;
+            return Ok(None);
+        }
+    };
+    // Anonymous read access (authentication and authz come with their own issue).
+    conn.write_item(&success(vec![
+        Item::list(vec![Item::word("ANONYMOUS")]),
+        Item::string(uuid.clone()),
+    ]))?;
+    loop {
+        let Some(auth) = conn.read_item()? else {
+            return Ok(None);
+        };
+        let mut t = TupleReader::from_item(&auth)?;
+        if t.word()? == "ANONYMOUS" {
+            conn.write_item(&success(vec![]))?;
+            break;
+        }
+        conn.write_item(&Item::list(vec![
+            Item::word("failure"),
+            Item::list(vec![Item::string(
+                "Must authenticate with listed mechanism",
+            )]),
+        ]))?;
+    }
+    conn.write_item(&success(vec![
+        Item::string(uuid.clone()),
+        Item::string(located.root_url.clone()),
+        Item::list(vec![Item::word("mergeinfo")]),
+    ]))?;
+    Ok(Some(Session {
+        repo,
+        uuid,
+        root_url: located.root_url,
+        path: located.session_path,
+        caps: client_caps,
+        read_only: shared.config.read_only,
+        rev_info: HashMap::new(),
+    }))
+}
+
+/// The auth slot before a command's response when nothing more is needed.
+pub fn empty_slot() -> Item {
+    success(vec![Item::empty_list(), Item::string("")])
+}
+
+fn command_loop<R: Read, W: Write>(
+    shared: &Shared,
+    conn: &mut Conn<R, W>,
+    s: &mut Session,
+    count: &mut u64,
+) -> Result<(), ConnError> {
+    while let Some(item) = conn.read_item()? {
+        *count += 1;
+        let mut t = TupleReader::from_item(&item)?;
+        let name = t.word()?.to_string();
+        let params = t.list()?;
+        let mut p = TupleReader::new(params);
+        match commands::dispatch(s, conn, &name, &mut p) {
+            Ok(()) => {}
+            Err(Failure::Cmd(e)) => {
+                conn.write_item(&failure(&e.chain))?;
+            }
+            Err(Failure::Fatal(e)) => {
+                shared
+                    .log
+                    .line(&format!("command {name} failed, closing: {e}"));
+                return Err(e);
+            }
+        }
+    }
+    Ok(())
+}
