@@ -203,6 +203,8 @@ struct Watched {
     child: Child,
     stdin: ChildStdin,
     pid: u32,
+    /// Lines the server printed before the watchdog printed its pid.
+    early: Vec<String>,
     lines: Receiver<String>,
     log: Arc<Mutex<Vec<u8>>>,
 }
@@ -244,20 +246,26 @@ fn spawn_watched(program: &Path, args: &[OsString]) -> Watched {
         }
     });
     let deadline = Instant::now() + START_TIMEOUT;
+    // The server may print before the watchdog prints its pid: keep those
+    // lines for the caller.
+    let mut early = Vec::new();
     let pid = loop {
         match lines.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
-            Ok(l) => {
-                if let Some(pid) = l.strip_prefix("svelto-testkit: server pid ") {
+            Ok(l) => match l.strip_prefix("svelto-testkit: server pid ") {
+                Some(pid) => {
                     break pid
                         .trim()
                         .parse()
-                        .unwrap_or_else(|e| panic!("bad pid line {l:?} from the watchdog: {e}"));
+                        .unwrap_or_else(|e| panic!("bad pid line {l:?} from the watchdog: {e}"))
                 }
-            }
-            Err(_) => {
+                None => early.push(l),
+            },
+            Err(e) => {
                 let _ = child.kill();
                 let _ = child.wait();
-                panic!("the watchdog of {line} printed no pid");
+                let said = String::from_utf8_lossy(&log.lock().unwrap_or_else(|e| e.into_inner()))
+                    .into_owned();
+                panic!("the watchdog of {line} printed no pid ({e:?}); it said:\n{said}");
             }
         }
     };
@@ -265,6 +273,7 @@ fn spawn_watched(program: &Path, args: &[OsString]) -> Watched {
         child,
         stdin,
         pid,
+        early,
         lines,
         log,
     }
@@ -466,7 +475,11 @@ impl Svelto {
             log_file: Some(log_file.to_owned()),
         };
         let deadline = Instant::now() + START_TIMEOUT;
+        let early = watched.early.iter().find_map(|l| listening_port(l));
         let port = loop {
+            if let Some(port) = early {
+                break port;
+            }
             match watched
                 .lines
                 .recv_timeout(Duration::from_millis(100).min(deadline - Instant::now()))
@@ -764,44 +777,69 @@ fn show(line: &[u8]) -> String {
     }
 }
 
-/// Whether the order of a command's output lines means anything.
+/// Whether the order of a command's output means anything.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Order {
     /// Compared as printed.
     Kept,
-    /// The lines come in the order of an editor drive, which svnserve takes
-    /// from a hash table with a random seed (so two svnserves differ): lines
-    /// are compared sorted, and `svn diff` output by `Index:` sections.
-    Unordered,
+    /// The output comes in an order a correct server may change: the order
+    /// of an editor drive (which svnserve takes from a hash table with a
+    /// random seed, so two svnserves differ), or the order of a directory
+    /// listing that the client iterates through its own hash table. The
+    /// output is compared as a sorted list of blocks: each block starts at a
+    /// line that begins with one of these prefixes (and runs to the next);
+    /// with no such line, each line is a block. XML is compared line by line.
+    Blocks(&'static [&'static str]),
 }
 
-/// The [`Order`] of `tool args` (the subcommand first): checkout, update, switch, status, export,
-/// diff and merge print in drive order; the rest (log, blame, ls, info,
-/// proplist, ...) in an order the client fixes.
+/// Blocks of `svn diff`.
+const DIFF_BLOCKS: &[&str] = &["Index: "];
+/// Blocks of `svn info`.
+const INFO_BLOCKS: &[&str] = &["Path: "];
+/// Blocks of `svn proplist` and `svn propget`.
+const PROP_BLOCKS: &[&str] = &[
+    "Properties on '",
+    "Inherited properties on '",
+    "svn://SERVER/",
+];
+
+/// The [`Order`] of `tool args` (the subcommand first): checkout, update,
+/// switch, status, export, merge and diff print in drive order; recursive
+/// `info`, `proplist` and `propget` of URLs in the client's hash order of
+/// the server's listings; the rest (log, blame, ls, cat, ...) in an order
+/// the client fixes.
 pub fn output_order(tool: &str, args: &[&str]) -> Order {
     const DRIVEN: &[&str] = &[
-        "checkout", "co", "update", "up", "switch", "sw", "status", "stat", "st", "export", "diff",
-        "di", "merge",
+        "checkout", "co", "update", "up", "switch", "sw", "status", "stat", "st", "export", "merge",
     ];
-    let subcommand = args.first();
-    match (tool, subcommand) {
-        ("svn", Some(sub)) if DRIVEN.contains(sub) => Order::Unordered,
+    let recursive = args
+        .iter()
+        .any(|a| matches!(*a, "-R" | "--recursive" | "--depth") || a.starts_with("--depth="));
+    match (tool, args.first().copied()) {
+        ("svn", Some(sub)) if DRIVEN.contains(&sub) => Order::Blocks(&[]),
+        ("svn", Some("diff" | "di")) => Order::Blocks(DIFF_BLOCKS),
+        ("svn", Some("info")) if recursive => Order::Blocks(INFO_BLOCKS),
+        ("svn", Some("proplist" | "plist" | "pl" | "propget" | "pget" | "pg")) if recursive => {
+            Order::Blocks(PROP_BLOCKS)
+        }
         _ => Order::Kept,
     }
 }
 
 /// Output made independent of what varies between two correct servers:
 /// attributes of XML elements sorted (the client prints them from a hash
-/// table), and for [`Order::Unordered`] lines (or diff sections) sorted.
+/// table), and for [`Order::Blocks`] the blocks sorted.
 pub fn canonical_output(bytes: &[u8], order: Order) -> Vec<u8> {
-    let bytes = if bytes.starts_with(b"<?xml") {
+    let xml = bytes.starts_with(b"<?xml");
+    let bytes = if xml {
         canonical_xml(bytes)
     } else {
         bytes.to_vec()
     };
     match order {
         Order::Kept => bytes,
-        Order::Unordered => sorted_sections(&bytes),
+        Order::Blocks(_) if xml => sorted_blocks(&bytes, &[]),
+        Order::Blocks(starts) => sorted_blocks(&bytes, starts),
     }
 }
 
@@ -873,30 +911,32 @@ fn sort_attributes(tag: &[u8]) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// Lines sorted; or, for `svn diff` output (lines starting `Index: `),
-/// the sections that start there sorted, each kept whole.
-pub fn sorted_sections(bytes: &[u8]) -> Vec<u8> {
+/// The blocks of `bytes` sorted: a block starts at each line that begins
+/// with one of `starts` (lines before the first such line form a block of
+/// their own); with no such line, every line is a block.
+pub fn sorted_blocks(bytes: &[u8], starts: &[&str]) -> Vec<u8> {
     let lines: Vec<&[u8]> = bytes.split_inclusive(|&b| b == b'\n').collect();
-    let mut sections: Vec<Vec<u8>> = Vec::new();
-    if lines.iter().any(|l| l.starts_with(b"Index: ")) {
+    let starts_block = |line: &[u8]| starts.iter().any(|s| line.starts_with(s.as_bytes()));
+    let mut blocks: Vec<Vec<u8>> = Vec::new();
+    if lines.iter().any(|l| starts_block(l)) {
         let mut current = Vec::new();
         for line in lines {
-            if line.starts_with(b"Index: ") && !current.is_empty() {
-                sections.push(std::mem::take(&mut current));
+            if starts_block(line) && !current.is_empty() {
+                blocks.push(std::mem::take(&mut current));
             }
             current.extend_from_slice(line);
         }
-        sections.push(current);
+        blocks.push(current);
     } else {
-        sections = lines.into_iter().map(<[u8]>::to_vec).collect();
+        blocks = lines.into_iter().map(<[u8]>::to_vec).collect();
     }
-    if let Some(last) = sections.last_mut() {
+    if let Some(last) = blocks.last_mut() {
         if !last.ends_with(b"\n") {
             last.push(b'\n');
         }
     }
-    sections.sort();
-    sections.concat()
+    blocks.sort();
+    blocks.concat()
 }
 
 /// What both sides printed, once normalized and found the same.
@@ -1679,15 +1719,20 @@ mod tests {
             String::from_utf8(canonical_output(xml, Order::Kept)).expect("utf-8"),
             "<?xml version=\"1.0\"?>\n<path a=\"x>y\" b=\"2\">p</path>\n<x/>\n"
         );
-        assert_eq!(sorted_sections(b"b\na\nc"), b"a\nb\nc\n");
+        assert_eq!(sorted_blocks(b"b\na\nc", DIFF_BLOCKS), b"a\nb\nc\n");
         assert_eq!(
-            sorted_sections(b"Index: z\n-1\nIndex: a\n+2\n"),
+            sorted_blocks(b"Index: z\n-1\nIndex: a\n+2\n", DIFF_BLOCKS),
             b"Index: a\n+2\nIndex: z\n-1\n"
         );
         assert_eq!(
             output_order("svn", &["update", "--depth", "x"]),
-            Order::Unordered
+            Order::Blocks(&[])
         );
+        assert_eq!(
+            output_order("svn", &["info", "-R", "x"]),
+            Order::Blocks(INFO_BLOCKS)
+        );
+        assert_eq!(output_order("svn", &["info", "x"]), Order::Kept);
         assert_eq!(output_order("svn", &["log", "-v"]), Order::Kept);
     }
 

@@ -55,7 +55,15 @@ fn log_ranges_both_ways_and_limits() {
     pair.both(&["log", "--xml", "--with-no-revprops", "{URL}"]);
     pair.both(&["log", "--xml", "--with-revprop", "svn:author", "{URL}"]);
     pair.both(&["log", "--diff", "-r", "3", "{URL}"]);
-    pair.both(&["log", "--diff", "--depth", "empty", "-r", "3", "{URL}/trunk"]);
+    pair.both(&[
+        "log",
+        "--diff",
+        "--depth",
+        "empty",
+        "-r",
+        "3",
+        "{URL}/trunk",
+    ]);
     pair.both_fails(&["log", "-r", "1:99", "{URL}"]);
 }
 

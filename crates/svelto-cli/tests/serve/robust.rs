@@ -74,34 +74,47 @@ fn malformed_items_close_only_their_connection() {
     let pair = pair("basic");
     let addr = pair.subject().addr();
     let mut idle = Conn::session(addr, &url(pair));
-    let before_handshake: &[(&str, &[u8])] = &[
-        ("a closing parenthesis", b") "),
-        ("bytes that start no item", b"\xff\xfe\x00 "),
-        ("a tab between items", b"( 2\t( edit-pipeline ) ) "),
-        ("an item with no terminator", b"( 2 ( edit-pipeline ))"),
+    let response = |version: &str, caps: &str, url: &str| -> Vec<u8> {
+        [
+            format!("( {version} ( {caps} ) ").as_bytes(),
+            &string(url.as_bytes()),
+            b"1:x ( ) ) ",
+        ]
+        .concat()
+    };
+    let good_url = url(pair);
+    let before_handshake: Vec<(&str, Vec<u8>)> = vec![
+        ("a closing parenthesis", b") ".to_vec()),
+        ("bytes that start no item", b"\xff\xfe\x00 ".to_vec()),
+        ("a tab between items", b"( 2\t( edit-pipeline ) ) ".to_vec()),
+        (
+            "an item with no terminator",
+            b"( 2 ( edit-pipeline ))".to_vec(),
+        ),
         (
             "a number that overflows",
-            b"( 99999999999999999999999999 ) ",
+            b"( 99999999999999999999999999 ) ".to_vec(),
         ),
-        ("a word far too long", &[b'a'; 200]),
+        ("a word far too long", [b'a'; 200].to_vec()),
         (
             "lists nested 1000 deep",
-            &[b"( ".repeat(1000), b") ".repeat(1000)].concat(),
+            [b"( ".repeat(1000), b") ".repeat(1000)].concat(),
         ),
         (
             "protocol version 1",
-            b"( 1 ( edit-pipeline ) 14:svn://x/basic 1:x ( ) ) ",
+            response("1", "edit-pipeline", &good_url),
         ),
-        (
-            "no edit-pipeline",
-            b"( 2 ( svndiff1 ) 14:svn://x/basic 1:x ( ) ) ",
-        ),
+        ("no edit-pipeline", response("2", "svndiff1", &good_url)),
         (
             "a URL that is not svn://",
-            b"( 2 ( edit-pipeline ) 16:http://x/basic/ 1:x ( ) ) ",
+            response("2", "edit-pipeline", "http://127.0.0.1/basic"),
+        ),
+        (
+            "a capability that is a string",
+            response("2", "edit-pipeline 3:abc", &good_url),
         ),
     ];
-    for (what, bytes) in before_handshake {
+    for (what, bytes) in &before_handshake {
         let (mut conn, _) = Conn::open(addr);
         expect_closed(&mut conn, bytes, what);
         still_serving(pair, &mut idle, what);
