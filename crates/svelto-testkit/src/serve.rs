@@ -31,6 +31,18 @@ const START_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long one client command may run against a test server.
 pub const CLIENT_TIMEOUT: Duration = Duration::from_secs(120);
 
+/// The environment variable that makes comparisons print differences (to
+/// standard error, each starting `=== DIFFERENCE:`) and go on, instead of
+/// failing the test at the first one: `SVELTO_HARNESS_KEEP_GOING=1 cargo test
+/// ... -- --nocapture` lists every comparison that fails.
+pub const KEEP_GOING_ENV: &str = "SVELTO_HARNESS_KEEP_GOING";
+
+fn keep_going() -> bool {
+    static KEEP_GOING: OnceLock<bool> = OnceLock::new();
+    *KEEP_GOING
+        .get_or_init(|| std::env::var(KEEP_GOING_ENV).is_ok_and(|v| !v.is_empty() && v != "0"))
+}
+
 /// The environment variable that makes [`Pair::new`] run svnserve on both
 /// sides, to check the harness itself (`SVELTO_HARNESS_SELFTEST=1`).
 pub const SELFTEST_ENV: &str = "SVELTO_HARNESS_SELFTEST";
@@ -677,8 +689,10 @@ pub fn replace_bytes(haystack: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
 
 /// Values in client output that differ between two runs of the same command
 /// on the same data, masked line by line: `Text Last Updated:` of `svn info`
-/// (and `<text-updated>` of `--xml`), svnbench's `seconds taken` and its
-/// `bytes in deltas` (the size of the deltas a server chose to send).
+/// (and `<text-updated>` of `--xml`), svnbench's `seconds taken`, its
+/// `bytes in deltas` (the size of the deltas a server chose to send) and
+/// `bytes transferred over network` (which counts the greeting's
+/// capabilities, among others).
 pub fn mask_volatile(bytes: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(bytes.len());
     for line in bytes.split_inclusive(|&b| b == b'\n') {
@@ -694,6 +708,8 @@ pub fn mask_volatile(bytes: &[u8]) -> Vec<u8> {
             out.extend_from_slice(b"{SECONDS} seconds taken");
         } else if body.ends_with(b" bytes in deltas") {
             out.extend_from_slice(b"{N} bytes in deltas");
+        } else if body.ends_with(b" bytes transferred over network") {
+            out.extend_from_slice(b"{N} bytes transferred over network");
         } else {
             out.extend_from_slice(body);
         }
@@ -1313,7 +1329,12 @@ impl Pair {
                 format!("  (in {})", rel.display())
             }
         );
-        if !problems.is_empty() {
+        if !problems.is_empty() && keep_going() {
+            eprintln!(
+                "=== DIFFERENCE: {} and {} differ on `{line}` (repository {}):\n{problems}",
+                labels[0], labels[1], self.name
+            );
+        } else if !problems.is_empty() {
             panic!(
                 "\n{} and {} differ on `{line}` (repository {}):\n{problems}\n\
                  {} said:\n{}\n{}",
@@ -1327,6 +1348,7 @@ impl Pair {
         }
         let ok = normalized[0].0 == Some(0);
         match expect {
+            _ if !problems.is_empty() => {}
             Expect::Success if !ok => panic!(
                 "`{line}` failed on both sides (the same way), but the test expects success:\n{}",
                 outcomes[0]
@@ -1388,7 +1410,11 @@ impl Pair {
                 }
             }
         }
-        panic!("{message}");
+        if keep_going() {
+            eprintln!("=== DIFFERENCE: {message}");
+        } else {
+            panic!("{message}");
+        }
     }
 }
 
@@ -1453,9 +1479,14 @@ fn indent_text(text: &str) -> String {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TreeEntry {
     Dir,
-    File { content: Vec<u8>, executable: bool },
+    File {
+        content: Vec<u8>,
+        executable: bool,
+    },
     Symlink(PathBuf),
     Other,
+    /// The root of the tree does not exist.
+    Missing,
 }
 
 fn describe_entry(entry: Option<&TreeEntry>) -> String {
@@ -1472,6 +1503,7 @@ fn describe_entry(entry: Option<&TreeEntry>) -> String {
         ),
         Some(TreeEntry::Symlink(target)) => format!("symlink to {target:?}"),
         Some(TreeEntry::Other) => "special file".to_owned(),
+        Some(TreeEntry::Missing) => "(does not exist)".to_owned(),
     }
 }
 
@@ -1481,6 +1513,10 @@ fn describe_entry(entry: Option<&TreeEntry>) -> String {
 pub fn snapshot_tree(root: &Path, normalizer: &Normalizer) -> BTreeMap<String, TreeEntry> {
     use std::os::unix::fs::PermissionsExt;
     let mut out = BTreeMap::new();
+    if std::fs::symlink_metadata(root).is_err() {
+        out.insert(String::new(), TreeEntry::Missing);
+        return out;
+    }
     if !root.is_dir() {
         let meta =
             std::fs::symlink_metadata(root).unwrap_or_else(|e| panic!("cannot stat {root:?}: {e}"));
