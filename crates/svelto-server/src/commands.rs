@@ -61,6 +61,8 @@ pub fn dispatch<R: Read, W: Write>(
         "get-iprops" => get_iprops,
         "get-lock" => get_lock,
         "get-locks" => get_locks,
+        "replay" => crate::replay::replay,
+        "replay-range" => crate::replay::replay_range,
         _ => {
             return Err(CmdError::new(
                 code::UNKNOWN_CMD,
@@ -155,13 +157,15 @@ pub fn parse_svn_date(s: &str) -> Option<i64> {
     Some(((days * 86_400 + hh * 3600 + mm * 60 + ss) * 1_000_000) + micros)
 }
 
+pub fn proplist_items(props: &PropList) -> Vec<Item> {
+    props
+        .iter()
+        .map(|(k, v)| Item::list(vec![Item::string(k.clone()), Item::string(v.clone())]))
+        .collect()
+}
+
 pub fn proplist_item(props: &PropList) -> Item {
-    Item::List(
-        props
-            .iter()
-            .map(|(k, v)| Item::list(vec![Item::string(k.clone()), Item::string(v.clone())]))
-            .collect(),
-    )
+    Item::List(proplist_items(props))
 }
 
 fn rev_proplist<R: Read, W: Write>(

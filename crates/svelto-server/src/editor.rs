@@ -12,6 +12,8 @@ pub struct WireEditor<'c, R: Read, W: Write> {
     next: Token,
     /// Set when writing to the connection failed: the drive cannot be aborted cleanly.
     pub broken: bool,
+    /// Whether any editor command was sent.
+    sent: bool,
     /// Whether the client announced `absent-entries`.
     absent_entries: bool,
     /// Replay drives end with `finish-replay` instead of `close-edit`, unanswered.
@@ -47,6 +49,7 @@ impl<'c, R: Read, W: Write> WireEditor<'c, R, W> {
             conn,
             next: 0,
             broken: false,
+            sent: false,
             absent_entries,
             replay,
         }
@@ -56,6 +59,11 @@ impl<'c, R: Read, W: Write> WireEditor<'c, R, W> {
         self.conn
     }
 
+    /// Whether the drive has begun (a failure can no longer take its place).
+    pub fn started(&self) -> bool {
+        self.sent
+    }
+
     fn token(&mut self) -> Token {
         let t = self.next;
         self.next += 1;
@@ -63,6 +71,7 @@ impl<'c, R: Read, W: Write> WireEditor<'c, R, W> {
     }
 
     fn send(&mut self, name: &str, params: Vec<Item>) -> Result<()> {
+        self.sent = true;
         let item = svelto_wire::command(name, params);
         self.conn.write_item(&item).map_err(|e| {
             self.broken = true;
@@ -173,6 +182,7 @@ impl<R: Read, W: Write> Editor for WireEditor<'_, R, W> {
 
     fn textdelta_chunk(&mut self, f: Token, chunk: &[u8]) -> Result<()> {
         // Written without building an Item around the (possibly large) chunk.
+        self.sent = true;
         let tok = format!("c{f}");
         let head = format!("( textdelta-chunk ( {}:{tok} ", tok.len());
         let res = self
@@ -219,7 +229,8 @@ impl<R: Read, W: Write> Editor for WireEditor<'_, R, W> {
 
     fn close_edit(&mut self) -> Result<()> {
         if self.replay {
-            return self.send("finish-replay", vec![]);
+            // Replay drives end with `finish-replay`, which the command sends.
+            return Ok(());
         }
         self.send("close-edit", vec![])
     }

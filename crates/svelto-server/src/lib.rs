@@ -15,6 +15,7 @@ mod conn;
 mod editor;
 mod error;
 mod log;
+mod replay;
 mod session;
 mod url;
 
