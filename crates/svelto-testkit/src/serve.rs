@@ -47,13 +47,16 @@ fn keep_going() -> bool {
 /// sides, to check the harness itself (`SVELTO_HARNESS_SELFTEST=1`).
 pub const SELFTEST_ENV: &str = "SVELTO_HARNESS_SELFTEST";
 
-/// The watchdog: runs the server (`"$@"`) in the background, prints its pid,
-/// and kills it when its own standard input reaches end of file (the test
-/// process closed the pipe, or died). Exits with the server's status.
+/// The watchdog: runs the server (`"$@"`) in the background with its
+/// standard output joined to its standard error, prints the server's pid on
+/// its own standard output (so the pid never mixes with what the server
+/// writes), and kills the server when its own standard input reaches end of
+/// file (the test process closed the pipe, or died). Exits with the server's
+/// status.
 const WATCHDOG: &str = r#"exec 3<&0
 "$@" </dev/null 3<&- 1>&2 &
 server=$!
-echo "svelto-testkit: server pid $server" >&2
+echo "$server"
 ( read -r _ <&3; kill "$server" 2>/dev/null ) &
 watcher=$!
 wait "$server"
@@ -215,8 +218,6 @@ struct Watched {
     child: Child,
     stdin: ChildStdin,
     pid: u32,
-    /// Lines the server printed before the watchdog printed its pid.
-    early: Vec<String>,
     lines: Receiver<String>,
     log: Arc<Mutex<Vec<u8>>>,
 }
@@ -231,11 +232,18 @@ fn spawn_watched(program: &Path, args: &[OsString]) -> Watched {
         .args(args)
         .env("LC_ALL", "C.UTF-8")
         .stdin(Stdio::piped())
-        .stdout(Stdio::null())
+        .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap_or_else(|e| panic!("cannot start {line}: {e}"));
     let stdin = child.stdin.take().expect("stdin was piped");
+    let stdout = child.stdout.take().expect("stdout was piped");
+    let (pid_sender, pid_line) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut first = String::new();
+        let _ = BufReader::new(stdout).read_line(&mut first);
+        let _ = pid_sender.send(first);
+    });
     let stderr = child.stderr.take().expect("stderr was piped");
     let log = Arc::new(Mutex::new(Vec::new()));
     let (sender, lines) = mpsc::channel();
@@ -257,35 +265,21 @@ fn spawn_watched(program: &Path, args: &[OsString]) -> Watched {
             }
         }
     });
-    let deadline = Instant::now() + START_TIMEOUT;
-    // The server may print before the watchdog prints its pid: keep those
-    // lines for the caller.
-    let mut early = Vec::new();
-    let pid = loop {
-        match lines.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
-            Ok(l) => match l.strip_prefix("svelto-testkit: server pid ") {
-                Some(pid) => {
-                    break pid
-                        .trim()
-                        .parse()
-                        .unwrap_or_else(|e| panic!("bad pid line {l:?} from the watchdog: {e}"))
-                }
-                None => early.push(l),
-            },
-            Err(e) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                let said = String::from_utf8_lossy(&log.lock().unwrap_or_else(|e| e.into_inner()))
-                    .into_owned();
-                panic!("the watchdog of {line} printed no pid ({e:?}); it said:\n{said}");
-            }
+    let pid_line = pid_line.recv_timeout(START_TIMEOUT);
+    let pid = match pid_line.as_deref().map(|l| l.trim().parse::<u32>()) {
+        Ok(Ok(pid)) => pid,
+        other => {
+            let _ = child.kill();
+            let _ = child.wait();
+            let said = String::from_utf8_lossy(&log.lock().unwrap_or_else(|e| e.into_inner()))
+                .into_owned();
+            panic!("the watchdog of {line} printed no pid ({other:?}); it said:\n{said}");
         }
     };
     Watched {
         child,
         stdin,
         pid,
-        early,
         lines,
         log,
     }
@@ -487,11 +481,7 @@ impl Svelto {
             log_file: Some(log_file.to_owned()),
         };
         let deadline = Instant::now() + START_TIMEOUT;
-        let early = watched.early.iter().find_map(|l| listening_port(l));
         let port = loop {
-            if let Some(port) = early {
-                break port;
-            }
             match watched
                 .lines
                 .recv_timeout(Duration::from_millis(100).min(deadline - Instant::now()))
