@@ -575,7 +575,9 @@ pub fn svelto_binary() -> PathBuf {
 /// locale's messages with UTF-8 file names, which the `names` fixture needs)
 /// and `TZ=UTC`.
 pub struct SvnClient {
-    config_dir: TempDir,
+    config_dir: PathBuf,
+    /// The temporary directory holding `config_dir`, when the client owns it.
+    _owned: Option<TempDir>,
 }
 
 impl Default for SvnClient {
@@ -585,20 +587,32 @@ impl Default for SvnClient {
 }
 
 impl SvnClient {
+    /// A client with its configuration in a fresh temporary directory.
     pub fn new() -> SvnClient {
-        let config_dir = tempdir();
+        let owned = tempdir();
+        let mut client = SvnClient::in_dir(&owned.path().join("svn-config"));
+        client._owned = Some(owned);
+        client
+    }
+
+    /// A client with its configuration in `config_dir` (made now; removed
+    /// with whatever holds it).
+    pub fn in_dir(config_dir: &Path) -> SvnClient {
         // Let svn write its default configuration once, now, rather than
         // from many concurrent commands later.
         Run::tool("svn")
             .arg("--config-dir")
-            .arg(config_dir.path())
+            .arg(config_dir)
             .args(["--version", "--quiet"])
             .success();
-        SvnClient { config_dir }
+        SvnClient {
+            config_dir: config_dir.to_owned(),
+            _owned: None,
+        }
     }
 
     pub fn config_dir(&self) -> &Path {
-        self.config_dir.path()
+        &self.config_dir
     }
 
     /// A command running `tool` (a client tool on `PATH`) in `cwd`, with the
@@ -606,7 +620,7 @@ impl SvnClient {
     pub fn command(&self, tool: &str, cwd: &Path) -> Run {
         Run::tool(tool)
             .arg("--config-dir")
-            .arg(self.config_dir.path())
+            .arg(&self.config_dir)
             .args(["--non-interactive", "--no-auth-cache"])
             .env("LANG", "C")
             .env("LC_ALL", "C.UTF-8")
@@ -1127,11 +1141,12 @@ impl Pair {
                 &roots[1],
             ),
         ];
+        let client = SvnClient::in_dir(&dir.path().join("svn-config"));
         Pair {
             name: name.to_owned(),
             dir,
             sides,
-            client: SvnClient::new(),
+            client,
             selftest,
         }
     }

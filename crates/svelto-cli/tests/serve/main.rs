@@ -7,6 +7,13 @@
 //!
 //! `SVELTO_HARNESS_SELFTEST=1` runs svnserve on both sides instead: every
 //! comparison must pass then, which checks the harness itself.
+//! `SVELTO_HARNESS_KEEP_GOING=1 ... -- --nocapture` prints every differing
+//! comparison (`=== DIFFERENCE:`) instead of stopping a test at the first.
+//!
+//! Where svnserve's own output order is not fixed (editor drives, listings
+//! the client iterates through a hash table), output is compared as sorted
+//! lines or blocks; XML attributes are compared sorted (see
+//! `svelto_testkit::serve::output_order`).
 //!
 //! - `checkout`: depths, `--set-depth`, externals, single-file updates,
 //!   switch, `status -u`;
