@@ -62,6 +62,14 @@ pub fn dispatch<R: Read, W: Write>(
         "get-lock" => get_lock,
         "get-locks" => get_locks,
         "replay" => crate::replay::replay,
+        "log" => crate::history::log_cmd,
+        "get-locations" => crate::history::get_locations_cmd,
+        "get-location-segments" => crate::history::get_location_segments_cmd,
+        "get-deleted-rev" => crate::history::get_deleted_rev_cmd,
+        "update" => crate::report::update,
+        "switch" => crate::report::switch,
+        "status" => crate::report::status,
+        "diff" => crate::report::diff,
         "replay-range" => crate::replay::replay_range,
         _ => {
             return Err(CmdError::new(
@@ -551,7 +559,7 @@ fn list<R: Read, W: Write>(
         ),
     };
     let depth = match Depth::from_word(&depth_word) {
-        Some(d) if d != Depth::Unknown => d,
+        Some(d) if d >= Depth::Empty => d,
         _ => {
             conn.write_item(&Item::word("done"))?;
             return Err(CmdError::new(

@@ -12,8 +12,6 @@ pub struct WireEditor<'c, R: Read, W: Write> {
     next: Token,
     /// Set when writing to the connection failed: the drive cannot be aborted cleanly.
     pub broken: bool,
-    /// Whether any editor command was sent.
-    sent: bool,
     /// Whether the client announced `absent-entries`.
     absent_entries: bool,
     /// Replay drives end with `finish-replay` instead of `close-edit`, unanswered.
@@ -49,19 +47,9 @@ impl<'c, R: Read, W: Write> WireEditor<'c, R, W> {
             conn,
             next: 0,
             broken: false,
-            sent: false,
             absent_entries,
             replay,
         }
-    }
-
-    pub fn conn(&mut self) -> &mut Conn<R, W> {
-        self.conn
-    }
-
-    /// Whether the drive has begun (a failure can no longer take its place).
-    pub fn started(&self) -> bool {
-        self.sent
     }
 
     fn token(&mut self) -> Token {
@@ -71,7 +59,6 @@ impl<'c, R: Read, W: Write> WireEditor<'c, R, W> {
     }
 
     fn send(&mut self, name: &str, params: Vec<Item>) -> Result<()> {
-        self.sent = true;
         let item = svelto_wire::command(name, params);
         self.conn.write_item(&item).map_err(|e| {
             self.broken = true;
@@ -182,7 +169,6 @@ impl<R: Read, W: Write> Editor for WireEditor<'_, R, W> {
 
     fn textdelta_chunk(&mut self, f: Token, chunk: &[u8]) -> Result<()> {
         // Written without building an Item around the (possibly large) chunk.
-        self.sent = true;
         let tok = format!("c{f}");
         let head = format!("( textdelta-chunk ( {}:{tok} ", tok.len());
         let res = self

@@ -8,8 +8,8 @@ use crate::session::{empty_slot, Session};
 use crate::url::path_in_repo;
 use std::io::{Read, Write};
 use svelto_core::{validate_path, Depth, Revnum};
-use svelto_repos::report::{drive, Report, ReportOptions};
-use svelto_repos::{Editor, TextOptions};
+use svelto_repos::report::{prepare, Report, ReportOptions};
+use svelto_repos::TextOptions;
 use svelto_wire::{failure, Item, Response, TupleReader};
 
 /// The depth word of a command, or what `recurse` means when it is missing.
@@ -30,8 +30,9 @@ fn target_name(s: &Session, raw: &[u8]) -> CmdResult<String> {
     let t = std::str::from_utf8(raw)
         .map_err(|_| CmdError::new(code::BAD_FILENAME, "Update target is not UTF-8"))?;
     let _ = s;
-    validate_path(t)
-        .map_err(|e| CmdError::new(code::BAD_FILENAME, format!("Invalid update target: {e}")).into())
+    validate_path(t).map_err(|e| {
+        CmdError::new(code::BAD_FILENAME, format!("Invalid update target: {e}")).into()
+    })
 }
 
 fn options(
@@ -71,7 +72,16 @@ pub fn update<R: Read, W: Write>(
     let depth = command_depth(p.opt_word()?, recurse, Depth::Files)?;
     let send_copyfrom_args = p.opt_bool()?.unwrap_or(false);
     let ignore_ancestry = p.opt_bool()?.unwrap_or(false);
-    let opts = options(s, target, rev, None, depth, send_copyfrom_args, ignore_ancestry, true);
+    let opts = options(
+        s,
+        target,
+        rev,
+        None,
+        depth,
+        send_copyfrom_args,
+        ignore_ancestry,
+        true,
+    );
     run(s, conn, opts)
 }
 
@@ -89,7 +99,16 @@ pub fn switch<R: Read, W: Write>(
     let ignore_ancestry = p.opt_bool()?.unwrap_or(true);
     let switch_path = path_in_repo(&s.root_url, &url);
     let opts = switch_path.map_err(Failure::from).and_then(|sp| {
-        options(s, target, rev, Some(sp), depth, send_copyfrom_args, ignore_ancestry, true)
+        options(
+            s,
+            target,
+            rev,
+            Some(sp),
+            depth,
+            send_copyfrom_args,
+            ignore_ancestry,
+            true,
+        )
     });
     run(s, conn, opts)
 }
@@ -124,7 +143,16 @@ pub fn diff<R: Read, W: Write>(
     let depth = command_depth(p.opt_word()?, recurse, Depth::Files)?;
     let switch_path = path_in_repo(&s.root_url, &url);
     let opts = switch_path.map_err(Failure::from).and_then(|sp| {
-        options(s, target, rev, Some(sp), depth, false, ignore_ancestry, text_deltas)
+        options(
+            s,
+            target,
+            rev,
+            Some(sp),
+            depth,
+            false,
+            ignore_ancestry,
+            text_deltas,
+        )
     });
     run(s, conn, opts)
 }
@@ -148,7 +176,11 @@ fn read_report<R: Read, W: Write>(
                 let path = report_path(p.string()?)?;
                 let rev = p.rev()?;
                 let start_empty = p.bool()?;
-                let lock = p.opt_tuple()?.map(|mut l| l.opt_string()).transpose()?.flatten();
+                let lock = p
+                    .opt_tuple()?
+                    .map(|mut l| l.opt_string())
+                    .transpose()?
+                    .flatten();
                 let depth = report_depth(p.opt_word()?)?;
                 let lock = lock.map(|l| String::from_utf8_lossy(l).into_owned());
                 report
@@ -164,7 +196,11 @@ fn read_report<R: Read, W: Write>(
                 let url = String::from_utf8_lossy(p.string()?).into_owned();
                 let rev = p.rev()?;
                 let start_empty = p.bool()?;
-                let lock = p.opt_tuple()?.map(|mut l| l.opt_string()).transpose()?.flatten();
+                let lock = p
+                    .opt_tuple()?
+                    .map(|mut l| l.opt_string())
+                    .transpose()?
+                    .flatten();
                 let depth = report_depth(p.opt_word()?)?;
                 let lock = lock.map(|l| String::from_utf8_lossy(l).into_owned());
                 path_in_repo(&s.root_url, &url)
@@ -209,18 +245,13 @@ fn report_path(raw: &[u8]) -> CmdResult<String> {
         .map_err(|e| CmdError::new(code::BAD_FILENAME, format!("Invalid report path: {e}")).into())
 }
 
+/// A report entry's depth: infinity when missing (old clients); an unknown word is
+/// `unknown`, which the report refuses with Subversion's wording.
 fn report_depth(word: Option<&str>) -> CmdResult<Depth> {
-    match word {
-        None => Ok(Depth::Infinity),
-        Some(w) => match Depth::from_word(w) {
-            Some(Depth::Unknown) | None => Err(CmdError::new(
-                code::REPOS_BAD_ARGS,
-                format!("Unsupported report depth '{w}'"),
-            )
-            .into()),
-            Some(d) => Ok(d),
-        },
-    }
+    Ok(match word {
+        None => Depth::Infinity,
+        Some(w) => Depth::from_word(w).unwrap_or(Depth::Unknown),
+    })
 }
 
 /// The report, the second auth slot, the drive, and the command's response.
@@ -239,20 +270,21 @@ fn run<R: Read, W: Write>(
         (Ok(o), Ok(r)) => (o, r),
         (Err(e), _) | (_, Err(e)) => return Err(e),
     };
+    // Errors svnserve sends as a plain failure come from `prepare`; every error of the
+    // drive itself (some before its first command) gets the abort-edit sequence, as in
+    // svnserve.
+    let prepared = prepare(&s.repo, &opts, report)?;
     let mut editor = WireEditor::new(conn, s.caps.absent_entries, false);
-    let driven = drive(&s.repo, &opts, report, &mut editor);
-    let started = editor.started();
+    let driven = prepared.run(&mut editor);
     let broken = editor.broken;
     match driven {
         Ok(()) => finish_drive(conn),
         Err(e) if broken => Err(Failure::Fatal(crate::conn::ConnError::Io(
             std::io::Error::other(e.to_string()),
         ))),
-        Err(e) if !started => Err(e.into()),
         Err(e) => {
-            // Mid-drive: abort the edit, read the client's answer, then report.
-            let mut editor = WireEditor::new(conn, false, false);
-            editor.abort_edit()?;
+            // Abort the edit, read the client's answer, then report.
+            conn.write_item(&svelto_wire::command("abort-edit", vec![]))?;
             let _ = conn.expect_item()?;
             Err(e.into())
         }
