@@ -160,7 +160,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
     if stdio_mode {
         let stdin = std::io::stdin().lock();
         let stdout = std::io::stdout().lock();
-        svelto_server::serve_streams(&shared, stdin, stdout, "stdio");
+        svelto_server::serve_streams(&shared, stdin, stdout, "stdio", false);
         return Ok(());
     }
     let host = args.listen_host.clone().unwrap_or_else(|| {

@@ -318,7 +318,7 @@ fn get_file<R: Read, W: Write>(
     if node.kind != NodeKind::File {
         return Err(CmdError::new(
             code::FS_NOT_FILE,
-            format!("Attempted to get textual contents of a *non*-file node '/{path}'"),
+            "Attempted to get checksum of a *non*-file node",
         )
         .into());
     }

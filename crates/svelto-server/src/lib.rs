@@ -107,17 +107,27 @@ impl Shared {
 
 /// Serves one connection over any pair of byte streams (a socket, or stdin/stdout in
 /// tunnel mode) until the client leaves or the connection fails.
-pub fn serve_streams<R: Read, W: Write>(shared: &Shared, reader: R, writer: W, peer: &str) {
+///
+/// `loopback` says the peer is on this machine: deltas then go uncompressed (svndiff0),
+/// since compressing costs more CPU than the bytes it saves cost to copy. Remote peers
+/// (and tunnels, which usually cross a network) get svndiff2 (LZ4) when they accept it.
+pub fn serve_streams<R: Read, W: Write>(
+    shared: &Shared,
+    reader: R,
+    writer: W,
+    peer: &str,
+    loopback: bool,
+) {
     let id = shared.next_id.fetch_add(1, Ordering::Relaxed);
     let mut conn = Conn::new(reader, writer, shared.limits());
-    session::run(shared, &mut conn, id, peer);
+    session::run(shared, &mut conn, id, peer, loopback);
 }
 
 /// Serves one TCP connection (idle timeout applied).
 pub fn serve_tcp(shared: &Shared, stream: TcpStream) {
-    let peer = stream
-        .peer_addr()
-        .map_or_else(|_| "?".to_string(), |a| a.to_string());
+    let addr = stream.peer_addr().ok();
+    let peer = addr.map_or_else(|| "?".to_string(), |a| a.to_string());
+    let loopback = addr.is_some_and(|a| a.ip().is_loopback());
     let _ = stream.set_read_timeout(Some(shared.config.idle_timeout));
     let _ = stream.set_write_timeout(Some(shared.config.idle_timeout));
     let _ = stream.set_nodelay(true);
@@ -130,7 +140,7 @@ pub fn serve_tcp(shared: &Shared, stream: TcpStream) {
             return;
         }
     };
-    serve_streams(shared, reader, stream, &peer);
+    serve_streams(shared, reader, stream, &peer, loopback);
 }
 
 /// Accepts connections forever (or one, with `once`), a thread per connection.

@@ -44,14 +44,19 @@ pub struct Session {
     pub path: String,
     pub caps: ClientCaps,
     pub read_only: bool,
+    /// The peer is on this machine: send deltas uncompressed.
+    pub loopback: bool,
     /// (svn:date, svn:author) of revisions, for entry props and dirents.
     rev_info: HashMap<Revnum, (Option<Vec<u8>>, Option<Vec<u8>>)>,
 }
 
 impl Session {
-    /// The svndiff version to send: the best the client accepts.
+    /// The svndiff version to send: uncompressed to a peer on this machine, else the best
+    /// the client accepts.
     pub fn svndiff_version(&self) -> u8 {
-        if self.caps.svndiff2 {
+        if self.loopback {
+            0
+        } else if self.caps.svndiff2 {
             2
         } else if self.caps.svndiff1 {
             1
@@ -123,10 +128,16 @@ fn fail_item(code: u64, msg: &str) -> Item {
 }
 
 /// Runs a connection to its end, logging how it ended.
-pub fn run<R: Read, W: Write>(shared: &Shared, conn: &mut Conn<R, W>, id: usize, peer: &str) {
+pub fn run<R: Read, W: Write>(
+    shared: &Shared,
+    conn: &mut Conn<R, W>,
+    id: usize,
+    peer: &str,
+    loopback: bool,
+) {
     let started = Instant::now();
     let mut commands = 0u64;
-    let result = handshake(shared, conn).and_then(|session| match session {
+    let result = handshake(shared, conn, loopback).and_then(|session| match session {
         Some(mut s) => command_loop(shared, conn, &mut s, &mut commands),
         None => Ok(()),
     });
@@ -152,6 +163,7 @@ pub fn run<R: Read, W: Write>(shared: &Shared, conn: &mut Conn<R, W>, id: usize,
 fn handshake<R: Read, W: Write>(
     shared: &Shared,
     conn: &mut Conn<R, W>,
+    loopback: bool,
 ) -> Result<Option<Session>, ConnError> {
     conn.write_item(&greeting())?;
     let Some(resp) = conn.read_item()? else {
@@ -244,6 +256,7 @@ fn handshake<R: Read, W: Write>(
         path: located.session_path,
         caps: client_caps,
         read_only: shared.config.read_only,
+        loopback,
         rev_info: HashMap::new(),
     }))
 }
