@@ -38,7 +38,7 @@ pub use compute::compute_window;
 pub use error::{DeltaError, Section};
 pub use parse::{decode_stream, parse_window, stream_header, Limits, StreamDecoder};
 pub use sequence::{apply_windows, delta_windows, encode_stream};
-pub use window::{Instruction, Window};
+pub use window::{fulltext_v0_header, Instruction, Window};
 
 /// The most target bytes Subversion puts in one window, and the most source and target bytes a
 /// stock client accepts in one (`SVN_DELTA_WINDOW_SIZE`).

@@ -230,6 +230,24 @@ fn to_usize(field: &'static str, value: u64) -> Result<usize, DeltaError> {
     usize::try_from(value).map_err(|_| DeltaError::TooLargeForMemory { field, value })
 }
 
+/// The svndiff0 bytes that precede `len` bytes of new data in a window holding them
+/// as-is (what [`Window::fulltext`] encodes to in version 0, without its data). Lets a sender
+/// write a text's bytes straight from where they are, with no copy into a window.
+pub fn fulltext_v0_header(len: u64) -> Vec<u8> {
+    let mut ins = Vec::with_capacity(10);
+    if len > 0 {
+        Instruction::NewData { len }.encode(&mut ins);
+    }
+    let mut out = Vec::with_capacity(16 + ins.len());
+    varint::encode(&mut out, 0);
+    varint::encode(&mut out, 0);
+    varint::encode(&mut out, len);
+    varint::encode(&mut out, ins.len() as u64);
+    varint::encode(&mut out, len);
+    out.extend_from_slice(&ins);
+    out
+}
+
 impl Window {
     /// A window without source view that holds all of `target` as new data: one `NewData`
     /// instruction, or none when `target` is empty.
@@ -361,6 +379,20 @@ mod tests {
             target_len,
             instructions: ins,
             new_data: new.to_vec(),
+        }
+    }
+
+    #[test]
+    fn fulltext_v0_header_matches_the_window_encoding() {
+        for len in [0usize, 1, 63, 64, 1000, 102_400] {
+            let data: Vec<u8> = (0..len).map(|i| (i * 7) as u8).collect();
+            let mut whole = Vec::new();
+            Window::fulltext(&data)
+                .encode(0, 0, &mut whole)
+                .expect("encode");
+            let mut split = fulltext_v0_header(len as u64);
+            split.extend_from_slice(&data);
+            assert_eq!(whole, split, "len {len}");
         }
     }
 

@@ -8,7 +8,7 @@
 
 use crate::Result;
 use svelto_core::{Md5, Revnum};
-use svelto_delta::{delta_windows, stream_header, Window, WINDOW_SIZE};
+use svelto_delta::{delta_windows, fulltext_v0_header, stream_header, Window, WINDOW_SIZE};
 
 /// An open directory or file, as the editor named it.
 pub type Token = u32;
@@ -81,6 +81,14 @@ pub fn send_text(
     editor.textdelta_chunk(file, &stream_header(opts.svndiff_version))?;
     if opts.send_deltas {
         let source = base.map_or(&[][..], |(b, _)| b);
+        if source.is_empty() && opts.svndiff_version == 0 {
+            // Uncompressed adds: each window's few header bytes, then the text itself.
+            for piece in target.chunks(WINDOW_SIZE) {
+                editor.textdelta_chunk(file, &fulltext_v0_header(piece.len() as u64))?;
+                editor.textdelta_chunk(file, piece)?;
+            }
+            return editor.textdelta_end(file);
+        }
         // Against nothing, a window is its target as new data (what svnserve sends for
         // adds); searching the target for repeats costs more than it saves here.
         let windows: Vec<Window> = if source.is_empty() {

@@ -22,6 +22,8 @@ pub struct Conn<R: Read, W: Write> {
     start: usize,
     decoder: Decoder,
     out: BufWriter<W>,
+    /// Reused to encode outgoing items.
+    scratch: Vec<u8>,
     /// Bytes read over the connection's life (for the log).
     pub bytes_in: u64,
 }
@@ -34,6 +36,7 @@ impl<R: Read, W: Write> Conn<R, W> {
             start: 0,
             decoder: Decoder::new(limits),
             out: BufWriter::with_capacity(64 * 1024, writer),
+            scratch: Vec::with_capacity(4096),
             bytes_in: 0,
         }
     }
@@ -95,9 +98,9 @@ impl<R: Read, W: Write> Conn<R, W> {
     }
 
     pub fn write_item(&mut self, item: &Item) -> io::Result<()> {
-        let mut bytes = Vec::with_capacity(64);
-        item.encode(&mut bytes);
-        self.out.write_all(&bytes)
+        self.scratch.clear();
+        item.encode(&mut self.scratch);
+        self.out.write_all(&self.scratch)
     }
 
     /// Writes bytes that already form whole items.

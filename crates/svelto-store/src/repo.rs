@@ -82,12 +82,24 @@ impl<V: Clone> Cache<V> {
     }
 }
 
-/// Fulltexts of recent representations, the bases of the next deltas.
-#[derive(Default)]
+/// Fulltexts of recent representations, the bases of the next deltas (first in, first
+/// out, bounded by `limit` bytes).
 struct FulltextCache {
     map: HashMap<Offset, Arc<Vec<u8>>>,
     order: VecDeque<Offset>,
     bytes: usize,
+    limit: usize,
+}
+
+impl Default for FulltextCache {
+    fn default() -> Self {
+        FulltextCache {
+            map: HashMap::new(),
+            order: VecDeque::new(),
+            bytes: 0,
+            limit: FULLTEXT_CACHE_BYTES,
+        }
+    }
 }
 
 impl FulltextCache {
@@ -95,13 +107,13 @@ impl FulltextCache {
         self.map.get(&rep).cloned()
     }
     fn put(&mut self, rep: Offset, text: Arc<Vec<u8>>) {
-        if text.len() > FULLTEXT_CACHE_BYTES / 8 || self.map.contains_key(&rep) {
+        if text.len() > self.limit / 8 || self.map.contains_key(&rep) {
             return;
         }
         self.bytes += text.len();
         self.map.insert(rep, text);
         self.order.push_back(rep);
-        while self.bytes > FULLTEXT_CACHE_BYTES {
+        while self.bytes > self.limit {
             let Some(old) = self.order.pop_front() else {
                 break;
             };
@@ -111,7 +123,11 @@ impl FulltextCache {
         }
     }
     fn clear(&mut self) {
-        *self = FulltextCache::default();
+        let limit = self.limit;
+        *self = FulltextCache {
+            limit,
+            ..FulltextCache::default()
+        };
     }
 }
 
@@ -119,6 +135,7 @@ impl FulltextCache {
 /// read, and revision -> (META offset, length) of the newest record.
 type Overlay = (u64, HashMap<Revnum, (u64, u32)>);
 
+/// The default bound of reconstructed texts kept in memory (loads and dumps).
 const FULLTEXT_CACHE_BYTES: usize = 128 << 20;
 
 struct Inner {
@@ -175,6 +192,22 @@ impl Repo {
                 fulltexts: Mutex::new(FulltextCache::default()),
             }),
         })
+    }
+
+    /// Bounds the memory kept for reconstructed file texts (default 128 MiB). A server
+    /// that sends the same texts to many clients keeps more of them.
+    pub fn set_text_cache_limit(&self, bytes: usize) {
+        let mut c = self.fulltexts();
+        c.limit = bytes.max(1 << 20);
+        let keep = c.limit;
+        while c.bytes > keep {
+            let Some(old) = c.order.pop_front() else {
+                break;
+            };
+            if let Some(t) = c.map.remove(&old) {
+                c.bytes -= t.len();
+            }
+        }
     }
 
     pub fn path(&self) -> &Path {
