@@ -444,7 +444,8 @@ trap - EXIT
 # ----- the table ------------------------------------------------------------------
 
 # stats S OP: "wall_median wall_min wall_max client_cpu_median server_cpu_median
-# server_peak_mb_max server_growth_mb_median" over the timed runs (run 0 excluded).
+# server_peak_mb_max server_growth_mb_median first_wall" over the timed runs (run 0, the
+# warm-up, gives only first_wall).
 stats() {
     awk -F'\t' -v s="$1" -v op="$2" '
         function median(a, n,   i, j, t, v) {
@@ -452,13 +453,14 @@ stats() {
             for (i = 2; i <= n; i++) { t = v[i]; for (j = i - 1; j > 0 && v[j] > t; j--) v[j + 1] = v[j]; v[j + 1] = t }
             return (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
         }
+        $1 == 0 && $2 == s && $3 == op { first = $4 }
         $1 > 0 && $2 == s && $3 == op {
             n++; w[n] = $4; cc[n] = $5 + $6; sc[n] = $8; g[n] = ($10 - $9) / 1024
             if (n == 1 || $4 < mn) mn = $4; if (n == 1 || $4 > mx) mx = $4; if ($11 > pk) pk = $11
         }
         END {
-            if (n == 0) { print "- - - - - - -"; exit }
-            printf "%.2f %.2f %.2f %.2f %.2f %.0f %.1f\n", median(w, n), mn, mx, median(cc, n), median(sc, n), pk / 1024, median(g, n)
+            if (n == 0) { print "- - - - - - - -"; exit }
+            printf "%.2f %.2f %.2f %.2f %.2f %.0f %.1f %s\n", median(w, n), mn, mx, median(cc, n), median(sc, n), pk / 1024, median(g, n), (first == "" ? "–" : first)
         }' "$RAW"
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || b + 0 == 0) print "–"; else printf "%.2f", a / b }'; }
@@ -479,12 +481,12 @@ describe() {
 }
 
 row() {
-    local op=$1 s=$2 st=$3 extra=$4 med mn mx cc sc pk g
-    read -r med mn mx cc sc pk g <<<"$st"
+    local op=$1 s=$2 st=$3 extra=$4 med mn mx cc sc pk g first
+    read -r med mn mx cc sc pk g first <<<"$st"
     if [[ "$med" == - ]]; then
-        printf '| %s | %s | not measured | – | – | – | – | |\n' "$(describe "$op")" "$s"
+        printf '| %s | %s | not measured | – | – | – | – | – | |\n' "$(describe "$op")" "$s"
     else
-        printf '| %s | %s | %s (%s–%s) | %s | %s | %s | %s | %s |\n' "$(describe "$op")" "$s" "$med" "$mn" "$mx" "$cc" "$sc" "$pk" "$g" "$extra"
+        printf '| %s | %s | %s (%s–%s) | %s | %s | %s | %s | %s | %s |\n' "$(describe "$op")" "$s" "$med" "$mn" "$mx" "$cc" "$sc" "$pk" "$g" "$first" "$extra"
     fi
 }
 
@@ -530,19 +532,21 @@ $CONCURRENT x svnbench null-export URL/trunk, started together, timed until the 
     echo
     echo "Client wall time is the command's elapsed time (\`/usr/bin/time\`), client CPU its user+sys. Server CPU is the server process's utime+stime (\`/proc/PID/stat\`, all threads, 1/$TICK s ticks) read before and after the command; server peak is its VmHWM during the command (reset through \`/proc/PID/clear_refs\` before it), growth the change of its VmRSS across it. Medians over the $RUNS timed runs; the peak is the largest over them."
     echo
-    echo "| operation | server | client wall s: median (min–max) | client CPU s | server CPU s | server peak RSS MB | server RSS growth MB | svelto/svnserve: wall, server CPU |"
-    echo "|---|---|---|---|---|---|---|---|"
+    echo "| operation | server | client wall s: median (min–max) | client CPU s | server CPU s | server peak RSS MB | server RSS growth MB | first run s (fresh server) | svelto/svnserve: wall, server CPU |"
+    echo "|---|---|---|---|---|---|---|---|---|"
     for op in "${OPS[@]}"; do
         A=$(stats svnserve "$op")
         if [[ "$SVELTO" != none ]]; then
             B=$(stats svelto "$op")
         else
-            B="- - - - - - -"
+            B="- - - - - - - -"
         fi
         row "$op" svnserve "$A" ""
-        read -r bw _ _ _ bc _ _ <<<"$B"
-        read -r aw _ _ _ ac _ _ <<<"$A"
-        row "$op" svelto "$B" "$(ratio "$bw" "$aw"), $(ratio "$bc" "$ac")"
+        if [[ "$SVELTO" != none ]]; then
+            read -r bw _ _ _ bc _ <<<"$B"
+            read -r aw _ _ _ ac _ <<<"$A"
+            row "$op" svelto "$B" "$(ratio "$bw" "$aw"), $(ratio "$bc" "$ac")"
+        fi
     done
     echo
     echo "| server, whole session | RSS at start MB | RSS at end MB | peak RSS (VmHWM) over the session MB | CPU s, all passes and checks |"
