@@ -295,7 +295,8 @@ for s in "${SERVERS[@]}"; do
     [[ "${LSMD5[$s]}" == "$REF_LSMD5" ]] ||
         die "svn ls -R ${URL[$s]}/trunk | md5sum: ${LSMD5[$s]}, file://$FSFS/trunk: $REF_LSMD5"
 done
-CHECK_LINE="svn log -q -l 5 and svn ls -R trunk (md5 $REF_LSMD5) identical to file:// on FSFS for ${SERVERS[*]}"
+names="${SERVERS[*]}"
+CHECK_LINE="svn log -q -l 5 and svn ls -R trunk (md5 $REF_LSMD5) identical to file:// on FSFS for ${names// / and }"
 
 # ----- measuring ------------------------------------------------------------------
 
