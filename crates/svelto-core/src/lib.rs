@@ -56,11 +56,13 @@ impl ChangeKind {
 
 /// How far below a directory an operation reaches (Subversion's `svn_depth_t`).
 ///
-/// Ordered: `Empty < Files < Immediates < Infinity`; `Unknown` sorts lowest and means
-/// "not given" (a working copy's ambient depth applies).
+/// Ordered as Subversion's numeric values: `Unknown < Exclude < Empty < Files < Immediates <
+/// Infinity`. `Unknown` means "not given" (a working copy's ambient depth applies);
+/// `Exclude` only appears in reports (the user excluded the path from the working copy).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Depth {
     Unknown,
+    Exclude,
     Empty,
     Files,
     Immediates,
@@ -72,6 +74,7 @@ impl Depth {
     pub fn as_str(self) -> &'static str {
         match self {
             Depth::Unknown => "unknown",
+            Depth::Exclude => "exclude",
             Depth::Empty => "empty",
             Depth::Files => "files",
             Depth::Immediates => "immediates",
@@ -83,6 +86,7 @@ impl Depth {
     pub fn from_word(w: &str) -> Option<Depth> {
         Some(match w {
             "unknown" => Depth::Unknown,
+            "exclude" => Depth::Exclude,
             "empty" => Depth::Empty,
             "files" => Depth::Files,
             "immediates" => Depth::Immediates,

@@ -8,7 +8,7 @@
 
 use crate::Result;
 use svelto_core::{Md5, Revnum};
-use svelto_delta::{delta_windows, stream_header};
+use svelto_delta::{delta_windows, stream_header, Window, WINDOW_SIZE};
 
 /// An open directory or file, as the editor named it.
 pub type Token = u32;
@@ -81,8 +81,15 @@ pub fn send_text(
     editor.textdelta_chunk(file, &stream_header(opts.svndiff_version))?;
     if opts.send_deltas {
         let source = base.map_or(&[][..], |(b, _)| b);
+        // Against nothing, a window is its target as new data (what svnserve sends for
+        // adds); searching the target for repeats costs more than it saves here.
+        let windows: Vec<Window> = if source.is_empty() {
+            target.chunks(WINDOW_SIZE).map(Window::fulltext).collect()
+        } else {
+            delta_windows(source, target)
+        };
         let mut chunk = Vec::new();
-        for window in delta_windows(source, target) {
+        for window in windows {
             chunk.clear();
             window
                 .encode(opts.svndiff_version, 1, &mut chunk)

@@ -19,16 +19,73 @@ pub enum ReposError {
     AtRev { rev: Revnum, err: Box<ReposError> },
     #[error("{0}")]
     Invalid(String),
+    /// Subversion's `SVN_ERR_FS_NOT_FOUND` (160013); `path` is an fspath.
+    #[error("File not found: revision {rev}, path '{path}'")]
+    NotFound { rev: Revnum, path: String },
+    /// Subversion's `SVN_ERR_FS_NOT_DIRECTORY` (160016): a file where a directory was
+    /// needed on the way to a path; `path` is the fspath of that file. (svnserve chains a
+    /// second link, "'PATH' is not a directory in filesystem 'UUID'".)
+    #[error("Failure opening '{path}' in revision {rev}")]
+    NotDirectory { rev: Revnum, path: String },
+    /// Subversion's `SVN_ERR_FS_NO_SUCH_REVISION` (160006): "No such revision N".
+    #[error("No such revision {0}")]
+    NoSuchRevision(Revnum),
+    /// Also `SVN_ERR_FS_NO_SUCH_REVISION` (160006): a revision range the command refuses,
+    /// with svnserve's message.
+    #[error("{0}")]
+    BadRevisionRange(String),
     #[error("{context}: {err}")]
     Io {
         context: String,
         err: std::io::Error,
     },
+    /// A failure Subversion reports with its own error code ([`SvnErrorKind::code`]); the
+    /// message is Subversion's wording, which clients print.
+    #[error("{message}")]
+    Svn { kind: SvnErrorKind, message: String },
+}
+
+/// The Subversion error a [`ReposError::Svn`] stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SvnErrorKind {
+    /// `SVN_ERR_FS_PATH_SYNTAX`: a report's target does not exist, or the anchor would have
+    /// to be replaced.
+    PathSyntax,
+    /// `SVN_ERR_FS_NO_SUCH_REVISION`: a revision above the youngest.
+    NoSuchRevision,
+    /// `SVN_ERR_FS_NOT_FOUND`: a path does not exist.
+    NotFound,
+    /// `SVN_ERR_REPOS_BAD_ARGS`: an unsupported depth in a report or request.
+    BadArgs,
+    /// `SVN_ERR_REPOS_BAD_REVISION_REPORT`: a report that does not describe a working copy.
+    BadRevisionReport,
+    /// `SVN_ERR_RA_SVN_REQUEST_SIZE`: a client's request beyond one of Svelto's limits.
+    LimitExceeded,
+}
+
+impl SvnErrorKind {
+    /// Subversion's numeric error code.
+    pub fn code(self) -> u32 {
+        match self {
+            SvnErrorKind::PathSyntax => 160005,
+            SvnErrorKind::NoSuchRevision => 160006,
+            SvnErrorKind::NotFound => 160013,
+            SvnErrorKind::BadArgs => 165002,
+            SvnErrorKind::BadRevisionReport => 165004,
+            SvnErrorKind::LimitExceeded => 210009,
+        }
+    }
 }
 
 pub type Result<T, E = ReposError> = std::result::Result<T, E>;
 
 impl ReposError {
+    pub fn svn(kind: SvnErrorKind, message: impl Into<String>) -> ReposError {
+        ReposError::Svn {
+            kind,
+            message: message.into(),
+        }
+    }
     pub fn at_path(self, rev: Revnum, path: &str) -> ReposError {
         ReposError::AtPath {
             rev,

@@ -1,23 +1,35 @@
 //! Repository semantics over the store: create, load and dump with Subversion's dumpfile
-//! contracts, verify.
+//! contracts, verify, the editor drives the server sends (update reports, replay) and
+//! the history queries (log, locations, location segments, deleted revision).
 //!
 //! Owns: what `svnadmin` promises (revision mapping, mergeinfo renumbering, the replay
-//! order of dumps). Must not: print, read the environment or the clock (callers pass
-//! dates and UUIDs in), or know about the wire protocol.
+//! order of dumps) and what svnserve's reporter sends for update, switch, status and diff.
+//! Must not: print, read the environment or the clock (callers pass dates and UUIDs in),
+//! or know about the wire protocol.
 
 mod create;
 mod dump;
 pub mod editor;
 mod error;
+mod fs;
 mod load;
+pub mod locations;
+pub mod log;
 pub mod mergeinfo;
+pub mod rangelist;
+pub mod replay;
+pub mod report;
 mod textdelta;
 mod verify;
 
 pub use create::create;
 pub use dump::{dump, DumpOptions};
 pub use editor::{send_text, Editor, TextOptions, Token};
-pub use error::{ReposError, Result};
+pub use error::{ReposError, Result, SvnErrorKind};
 pub use load::{load, LoadOptions, UuidAction};
+pub use locations::{deleted_rev, get_locations, location_segments, Segment};
+pub use log::{log, ChangedPath, LogEntry, LogOptions};
+pub use replay::{replay, ReplayOptions};
+pub use report::{drive, prepare, PreparedDrive, Report, ReportLimits, ReportOptions};
 pub use textdelta::DeltaApplier;
 pub use verify::verify;

@@ -61,6 +61,16 @@ pub fn dispatch<R: Read, W: Write>(
         "get-iprops" => get_iprops,
         "get-lock" => get_lock,
         "get-locks" => get_locks,
+        "replay" => crate::replay::replay,
+        "log" => crate::history::log_cmd,
+        "get-locations" => crate::history::get_locations_cmd,
+        "get-location-segments" => crate::history::get_location_segments_cmd,
+        "get-deleted-rev" => crate::history::get_deleted_rev_cmd,
+        "update" => crate::report::update,
+        "switch" => crate::report::switch,
+        "status" => crate::report::status,
+        "diff" => crate::report::diff,
+        "replay-range" => crate::replay::replay_range,
         _ => {
             return Err(CmdError::new(
                 code::UNKNOWN_CMD,
@@ -155,13 +165,15 @@ pub fn parse_svn_date(s: &str) -> Option<i64> {
     Some(((days * 86_400 + hh * 3600 + mm * 60 + ss) * 1_000_000) + micros)
 }
 
+pub fn proplist_items(props: &PropList) -> Vec<Item> {
+    props
+        .iter()
+        .map(|(k, v)| Item::list(vec![Item::string(k.clone()), Item::string(v.clone())]))
+        .collect()
+}
+
 pub fn proplist_item(props: &PropList) -> Item {
-    Item::List(
-        props
-            .iter()
-            .map(|(k, v)| Item::list(vec![Item::string(k.clone()), Item::string(v.clone())]))
-            .collect(),
-    )
+    Item::List(proplist_items(props))
 }
 
 fn rev_proplist<R: Read, W: Write>(
@@ -547,7 +559,7 @@ fn list<R: Read, W: Write>(
         ),
     };
     let depth = match Depth::from_word(&depth_word) {
-        Some(d) if d != Depth::Unknown => d,
+        Some(d) if d >= Depth::Empty => d,
         _ => {
             conn.write_item(&Item::word("done"))?;
             return Err(CmdError::new(

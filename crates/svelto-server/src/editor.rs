@@ -52,10 +52,6 @@ impl<'c, R: Read, W: Write> WireEditor<'c, R, W> {
         }
     }
 
-    pub fn conn(&mut self) -> &mut Conn<R, W> {
-        self.conn
-    }
-
     fn token(&mut self) -> Token {
         let t = self.next;
         self.next += 1;
@@ -219,7 +215,8 @@ impl<R: Read, W: Write> Editor for WireEditor<'_, R, W> {
 
     fn close_edit(&mut self) -> Result<()> {
         if self.replay {
-            return self.send("finish-replay", vec![]);
+            // Replay drives end with `finish-replay`, which the command sends.
+            return Ok(());
         }
         self.send("close-edit", vec![])
     }

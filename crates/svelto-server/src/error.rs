@@ -133,6 +133,16 @@ pub fn repos_error(e: &ReposError) -> CmdError {
     match e {
         ReposError::Store(s) => store_error(s),
         ReposError::AtPath { err, .. } | ReposError::AtRev { err, .. } => repos_error(err),
+        ReposError::NotFound { rev, path } => CmdError::new(
+            code::FS_NOT_FOUND,
+            format!("File not found: revision {rev}, path '{path}'"),
+        ),
+        ReposError::NotDirectory { .. } => CmdError::new(code::FS_NOT_DIRECTORY, e.to_string()),
+        ReposError::NoSuchRevision(r) => {
+            CmdError::new(code::FS_NO_SUCH_REVISION, format!("No such revision {r}"))
+        }
+        ReposError::BadRevisionRange(m) => CmdError::new(code::FS_NO_SUCH_REVISION, m.clone()),
+        ReposError::Svn { kind, message } => CmdError::new(u64::from(kind.code()), message.clone()),
         other => CmdError::new(code::FS_GENERAL, other.to_string()),
     }
 }

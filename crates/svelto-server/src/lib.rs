@@ -14,7 +14,10 @@ mod commands;
 mod conn;
 mod editor;
 mod error;
+mod history;
 mod log;
+mod replay;
+mod report;
 mod session;
 mod url;
 

@@ -33,7 +33,6 @@ pub struct ClientCaps {
     pub svndiff1: bool,
     pub svndiff2: bool,
     pub absent_entries: bool,
-    pub depth: bool,
 }
 
 pub struct Session {
@@ -190,7 +189,6 @@ fn handshake<R: Read, W: Write>(
         svndiff1: caps.contains(&"svndiff1"),
         svndiff2: caps.contains(&"accepts-svndiff2"),
         absent_entries: caps.contains(&"absent-entries"),
-        depth: caps.contains(&"depth"),
     };
     let located = match url::locate(&shared.config.root, &url, &Shared::is_repo) {
         Ok(l) => l,

@@ -11,12 +11,17 @@ pub mod dumpfile;
 mod fixtures;
 pub mod generate;
 mod run;
+pub mod serve;
 mod svnadmin;
 
 pub use fixtures::{
     fixture, fixture_names, fixtures_dir, scenario_dump, variants, Variant, VariantKind,
 };
 pub use run::{read_vm_hwm_kib, require_tool, Outcome, Run, Running, DEFAULT_TIMEOUT};
+pub use serve::{
+    shared_pair, svelto_binary, Expect, Pair, Same, Scope, Server, ServerKind, Subject, Svelto,
+    SvnClient, Svnserve, SvnserveConfig,
+};
 pub use svnadmin::{
     scratch_dir, svnadmin_create, svnadmin_create_load, svnadmin_load_dump, tempdir, TempRepo,
 };

@@ -1,0 +1,381 @@
+//! Update reports (`svelto_repos::report`): drives checked against an in-memory working copy
+//! model, against the real svnserve's drives for the same reports, and for the exact shape
+//! of §5.7 of the protocol doc.
+
+mod harness;
+mod shape;
+mod svnserve;
+mod wc;
+
+use harness::{
+    error_code, first_difference, model_check, normalize, random_scenario, rounds, run_ours, seed,
+    Cmd, Fixture, Op, Ours, Rng, Scenario,
+};
+use svnserve::Outcome;
+
+/// Histories with copies, replacements, properties, renames and odd names.
+const FIXTURES: [&str; 13] = [
+    "basic",
+    "copies",
+    "replace",
+    "props",
+    "mergeinfo",
+    "readd",
+    "moves",
+    "names",
+    "symlinks",
+    "mixed",
+    "eol-keywords",
+    "empty-revs",
+    "revprops",
+];
+
+fn describe(fx: &Fixture, sc: &Scenario) -> String {
+    format!("fixture {}: {sc:#?}", fx.name)
+}
+
+/// Every pair of revisions, forwards and backwards, as a plain update of the root and as a
+/// checkout: the drive turns the tree at one revision into the tree at the other.
+#[test]
+fn model_updates_between_all_revision_pairs() {
+    for name in FIXTURES {
+        let fx = Fixture::load(name);
+        for from in 0..=fx.head {
+            for to in 0..=fx.head {
+                let mut scenarios = vec![Scenario::update("", "", to, vec![Op::set("", from)])];
+                if from == to {
+                    scenarios.push(Scenario::update(
+                        "",
+                        "",
+                        to,
+                        vec![Op::Set {
+                            path: String::new(),
+                            rev: from,
+                            depth: svelto_core::Depth::Infinity,
+                            start_empty: true,
+                            lock_token: None,
+                        }],
+                    ));
+                }
+                for sc in scenarios {
+                    match model_check(&fx.repo, &sc) {
+                        Ok((Ours::Drive(_), true)) => {}
+                        Ok((other, _)) => panic!("{}\nfailed: {other:?}", describe(&fx, &sc)),
+                        Err(e) => panic!("{}\n{e}", describe(&fx, &sc)),
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Random reports (mixed revisions, deletions, switched and excluded subtrees, depths,
+/// targets, switches) over every fixture: whenever the drive succeeds it applies cleanly to
+/// the working copy the report describes, and (where the model can say) produces the target.
+#[test]
+fn model_random_reports() {
+    let (mut drives, mut compared, mut total) = (0, 0, 0);
+    for (i, name) in FIXTURES.iter().enumerate() {
+        let fx = Fixture::load(name);
+        let mut rng = Rng::new(1000 + i as u64 + seed());
+        for _ in 0..rounds(400) {
+            let sc = random_scenario(&fx.repo, fx.head, &mut rng);
+            total += 1;
+            match model_check(&fx.repo, &sc) {
+                Ok((Ours::Drive(_), model)) => {
+                    drives += 1;
+                    compared += usize::from(model);
+                }
+                Ok(_) => {}
+                Err(e) => panic!("{}\n{e}", describe(&fx, &sc)),
+            }
+        }
+    }
+    eprintln!("{total} random reports: {drives} drives, {compared} compared with the model");
+    assert!(
+        drives * 2 > total,
+        "only {drives} of {total} random drives ran to the end"
+    );
+    assert!(
+        compared * 3 > total,
+        "only {compared} of {total} compared with the model"
+    );
+}
+
+/// Compares our outcome with svnserve's; returns which kind of outcome both had.
+fn differential(
+    fx: &Fixture,
+    serve: &mut svnserve::Svnserve,
+    sc: &Scenario,
+) -> Result<&'static str, String> {
+    if std::env::var_os("REPORT_DEBUG").is_some() {
+        eprintln!("{}", describe(fx, sc));
+    }
+    let theirs = serve.run(sc);
+    let ours = run_ours(&fx.repo, sc);
+    let kind = match (&theirs, &ours) {
+        (Outcome::Crashed, _) => return Ok("svnserve crashed"),
+        (Outcome::Drive(_), _) => "drive",
+        (Outcome::Refused(..), _) => "refused",
+        (Outcome::Aborted(..), _) => "aborted",
+    };
+    match (&theirs, &ours) {
+        (Outcome::Drive(a), Ours::Drive(b)) => {
+            let (a, b) = (normalize(a), normalize(b));
+            if a != b {
+                return Err(first_difference(&a, &b));
+            }
+        }
+        (Outcome::Refused(code, msg), Ours::Refused(e)) => {
+            let ours_code = error_code(e);
+            if ours_code != *code || *msg != e.to_string() {
+                return Err(format!(
+                    "svnserve refused with {code} '{msg}', svelto with {ours_code} '{e}'"
+                ));
+            }
+        }
+        (Outcome::Aborted(a, code, msg), Ours::Aborted(b, e)) => {
+            let (a, b) = (normalize(a), normalize(b));
+            if a != b {
+                return Err(format!("before the error: {}", first_difference(&a, &b)));
+            }
+            let ours_code = error_code(e);
+            if ours_code != *code || *msg != e.to_string() {
+                return Err(format!(
+                    "svnserve aborted with {code} '{msg}', svelto with {ours_code} '{e}'"
+                ));
+            }
+        }
+        _ => {
+            let calls_theirs = match &theirs {
+                Outcome::Drive(c) | Outcome::Aborted(c, ..) => normalize(c),
+                Outcome::Refused(..) | Outcome::Crashed => Vec::new(),
+            };
+            let calls_ours = match &ours {
+                Ours::Drive(c) | Ours::Aborted(c, _) => normalize(c),
+                Ours::Refused(_) => Vec::new(),
+            };
+            return Err(format!(
+                "outcomes differ:\nsvnserve: {}\nsvelto: {}\n{}",
+                summary_theirs(&theirs),
+                summary_ours(&ours),
+                first_difference(&calls_theirs, &calls_ours)
+            ));
+        }
+    }
+    Ok(kind)
+}
+
+fn summary_theirs(o: &Outcome) -> String {
+    match o {
+        Outcome::Drive(c) => format!("drive of {} calls", c.len()),
+        Outcome::Refused(code, m) => format!("refused {code} {m}"),
+        Outcome::Aborted(c, code, m) => format!("aborted after {} calls: {code} {m}", c.len()),
+        Outcome::Crashed => "crashed".into(),
+    }
+}
+
+fn summary_ours(o: &Ours) -> String {
+    match o {
+        Ours::Drive(c) => format!("drive of {} calls", c.len()),
+        Ours::Refused(e) => format!("refused {} {e}", error_code(e)),
+        Ours::Aborted(c, e) => format!("aborted after {} calls: {} {e}", c.len(), error_code(e)),
+    }
+}
+
+/// Reports svnserve refuses, before or at the start of its drive.
+fn error_scenarios(head: u64) -> Vec<Scenario> {
+    let set = |path: &str, rev| Op::set(path, rev);
+    let mut v = vec![
+        Scenario::update("", "", head, vec![set("trunk", 1)]),
+        Scenario::update(
+            "",
+            "",
+            head,
+            vec![Op::Delete {
+                path: String::new(),
+            }],
+        ),
+        Scenario::update("", "", head, vec![set("", 1), set("", 1)]),
+        Scenario::update("", "", head + 1, vec![set("", 1)]),
+        Scenario::update("", "", head, vec![set("", head + 1)]),
+        Scenario::update(
+            "",
+            "",
+            head,
+            vec![Op::Set {
+                path: String::new(),
+                rev: 1,
+                depth: svelto_core::Depth::Unknown,
+                start_empty: false,
+                lock_token: None,
+            }],
+        ),
+        Scenario::update("no-such-dir", "", head, vec![set("", 1)]),
+    ];
+    let mut sw = Scenario::update("", "", head, vec![set("", 1)]);
+    sw.cmd = Cmd::Switch;
+    sw.switch_path = Some("no/such/path".into());
+    v.push(sw);
+    v
+}
+
+/// The same reports sent to the real svnserve (`svnserve -i` over the FSFS copy of the
+/// fixture): the drives are the same, call for call, up to svndiff bytes and the order of
+/// hash-ordered runs (deletions in one directory, ordinary properties of one node).
+#[test]
+fn drives_match_svnserve() {
+    let mut compared = 0;
+    let mut outcomes = std::collections::BTreeMap::new();
+    for (i, name) in FIXTURES.iter().enumerate() {
+        let fx = Fixture::load(name);
+        let mut serve = fx.svnserve();
+        let mut scenarios = Vec::new();
+        for from in 0..=fx.head {
+            for to in 0..=fx.head {
+                scenarios.push(Scenario::update("", "", to, vec![Op::set("", from)]));
+            }
+        }
+        scenarios.extend(error_scenarios(fx.head));
+        let mut rng = Rng::new(2000 + i as u64 + seed());
+        for _ in 0..rounds(250) {
+            scenarios.push(random_scenario(&fx.repo, fx.head, &mut rng));
+        }
+        for sc in &scenarios {
+            match differential(&fx, &mut serve, sc) {
+                Ok(kind) => {
+                    *outcomes.entry(kind).or_insert(0usize) += 1;
+                    if kind == "svnserve crashed" {
+                        eprintln!("svnserve crashed on {}", describe(&fx, sc));
+                        serve = fx.svnserve();
+                    }
+                }
+                Err(e) => panic!("{}\n{e}", describe(&fx, sc)),
+            }
+            compared += 1;
+        }
+    }
+    eprintln!("{compared} reports compared with svnserve: {outcomes:?}");
+    assert!(compared > 3000);
+    assert!(
+        outcomes.get("drive").copied().unwrap_or(0) > 2500,
+        "{outcomes:?}"
+    );
+    assert!(
+        outcomes.get("refused").copied().unwrap_or(0) > 0,
+        "{outcomes:?}"
+    );
+    assert!(
+        outcomes.get("aborted").copied().unwrap_or(0) > 20,
+        "{outcomes:?}"
+    );
+    assert!(
+        outcomes.get("svnserve crashed").copied().unwrap_or(0) * 200 < compared,
+        "{outcomes:?}"
+    );
+}
+
+/// Status and diff shapes on one fixture, for each pair: no texts for status, the switch
+/// semantics of diff.
+#[test]
+fn status_and_diff_match_svnserve() {
+    let fx = Fixture::load("copies");
+    let mut serve = fx.svnserve();
+    for from in 0..=fx.head {
+        for to in 0..=fx.head {
+            for cmd in [Cmd::Status, Cmd::Diff] {
+                let mut sc = Scenario::update("", "", to, vec![Op::set("", from)]);
+                sc.cmd = cmd;
+                if cmd == Cmd::Diff {
+                    sc.switch_path = Some(String::new());
+                    sc.text_deltas = from % 2 == 0;
+                    sc.ignore_ancestry = to % 2 == 0;
+                }
+                if let Err(e) = differential(&fx, &mut serve, &sc) {
+                    panic!("{}\n{e}", describe(&fx, &sc));
+                }
+            }
+        }
+    }
+}
+
+/// A long history (2000 revisions, branches and tags): updates across many revisions, where
+/// the revision of each deletion comes from a search through the history.
+#[test]
+fn long_history_matches_svnserve() {
+    let fx = Fixture::load("many-revs");
+    let mut serve = fx.svnserve();
+    let mut rng = Rng::new(3000 + seed());
+    let mut outcomes = std::collections::BTreeMap::new();
+    let mut scenarios = vec![
+        Scenario::update("", "", fx.head, vec![Op::set("", 0)]),
+        Scenario::update("", "", 0, vec![Op::set("", fx.head)]),
+        Scenario::update("", "", fx.head, vec![Op::set("", fx.head / 2)]),
+    ];
+    for _ in 0..rounds(40) {
+        scenarios.push(random_scenario(&fx.repo, fx.head, &mut rng));
+    }
+    for sc in &scenarios {
+        match differential(&fx, &mut serve, sc) {
+            Ok(kind) => {
+                *outcomes.entry(kind).or_insert(0usize) += 1;
+                if kind == "svnserve crashed" {
+                    serve = fx.svnserve();
+                }
+            }
+            Err(e) => panic!("{}\n{e}", describe(&fx, sc)),
+        }
+    }
+    eprintln!("many-revs: {outcomes:?}");
+    assert!(
+        outcomes.get("drive").copied().unwrap_or(0) > 20,
+        "{outcomes:?}"
+    );
+}
+
+/// `svn switch` between trunk, branches and tags, for every pair of revisions where both
+/// exist: the model says what the working copy becomes, svnserve says how the drive goes.
+#[test]
+fn switches_between_branches() {
+    let mut checked = 0;
+    for name in ["copies", "mergeinfo"] {
+        let fx = Fixture::load(name);
+        let mut serve = fx.svnserve();
+        let mut lines: Vec<String> = Vec::new();
+        for (path, kind) in harness::nodes_below(&fx.repo, fx.head, "") {
+            let depth = path.matches('/').count();
+            let line = path == "trunk"
+                || (depth == 1 && (path.starts_with("branches/") || path.starts_with("tags/")));
+            if line && kind == svelto_core::NodeKind::Dir {
+                lines.push(path);
+            }
+        }
+        for from_path in &lines {
+            for to_path in &lines {
+                for from in 0..=fx.head {
+                    for to in (0..=fx.head).step_by(3) {
+                        let exists = |p: &str, r| fx.repo.lookup(r, p).ok().flatten().is_some();
+                        if !exists(from_path, from) || !exists(to_path, to) {
+                            continue;
+                        }
+                        let mut sc = Scenario::update(from_path, "", to, vec![Op::set("", from)]);
+                        sc.cmd = Cmd::Switch;
+                        sc.switch_path = Some(to_path.clone());
+                        sc.ignore_ancestry = from % 2 == 1;
+                        match model_check(&fx.repo, &sc) {
+                            Ok((Ours::Drive(_), true)) => {}
+                            Ok((other, _)) => panic!("{}\nfailed: {other:?}", describe(&fx, &sc)),
+                            Err(e) => panic!("{}\n{e}", describe(&fx, &sc)),
+                        }
+                        if let Err(e) = differential(&fx, &mut serve, &sc) {
+                            panic!("{}\n{e}", describe(&fx, &sc));
+                        }
+                        checked += 1;
+                    }
+                }
+            }
+        }
+    }
+    eprintln!("{checked} switches checked");
+    assert!(checked > 500, "{checked}");
+}

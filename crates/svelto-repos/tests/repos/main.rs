@@ -1,0 +1,3 @@
+//! Integration tests of svelto-repos; modules mirror `src/`.
+
+mod replay;

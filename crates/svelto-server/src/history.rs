@@ -1,0 +1,236 @@
+//! History commands (protocol doc 4.4): log, get-locations, get-location-segments,
+//! get-deleted-rev.
+
+use crate::commands::proplist_item;
+use crate::conn::Conn;
+use crate::error::{code, CmdError, CmdResult, Failure};
+use crate::session::Session;
+use std::io::{Read, Write};
+use svelto_core::NodeKind;
+use svelto_repos::{deleted_rev, get_locations, location_segments, log, LogEntry, LogOptions};
+use svelto_wire::{Item, TupleReader};
+
+const AUTHOR: &[u8] = b"svn:author";
+const DATE: &[u8] = b"svn:date";
+const MESSAGE: &[u8] = b"svn:log";
+
+/// Streams items produced by `work`, then `done`; an error of `work` becomes the
+/// command's response after the marker, as svnserve sends it.
+fn streamed<R: Read, W: Write>(
+    conn: &mut Conn<R, W>,
+    work: impl FnOnce(&mut Conn<R, W>) -> CmdResult<()>,
+) -> CmdResult<Option<Vec<Item>>> {
+    let result = work(conn);
+    if let Err(Failure::Fatal(e)) = result {
+        return Err(Failure::Fatal(e));
+    }
+    conn.write_item(&Item::word("done"))?;
+    result.map(|()| Some(vec![]))
+}
+
+fn strings(items: &[Item], what: &str) -> CmdResult<Vec<Vec<u8>>> {
+    items
+        .iter()
+        .map(|i| i.as_string().map(<[u8]>::to_vec))
+        .collect::<Option<Vec<_>>>()
+        .ok_or_else(|| CmdError::new(code::MALFORMED_DATA, format!("{what} not a string")).into())
+}
+
+pub fn log_cmd<R: Read, W: Write>(
+    s: &mut Session,
+    conn: &mut Conn<R, W>,
+    p: &mut TupleReader<'_>,
+) -> CmdResult<Option<Vec<Item>>> {
+    let raw_paths = strings(p.list()?, "Log path entry")?;
+    let start = p.bracket_rev()?;
+    let end = p.bracket_rev()?;
+    let changed_paths = p.bool()?;
+    let strict = p.bool()?;
+    let limit = p.opt_number()?.unwrap_or(0);
+    let include_merged = p.opt_bool()?.unwrap_or(false);
+    let revprops = match p.opt_word()? {
+        None => Some(vec![AUTHOR.to_vec(), DATE.to_vec(), MESSAGE.to_vec()]),
+        Some("all-revprops") => None,
+        Some("revprops") => Some(strings(p.opt_list()?.unwrap_or(&[]), "Log revprop entry")?),
+        Some(w) => {
+            return Err(CmdError::new(
+                code::MALFORMED_DATA,
+                format!("Unknown revprop word '{w}' in log command"),
+            )
+            .into())
+        }
+    };
+    let mut paths = Vec::with_capacity(raw_paths.len());
+    for p in &raw_paths {
+        paths.push(s.full_path(p)?);
+    }
+    let head = s.repo.refresh()?;
+    let opts = LogOptions {
+        paths,
+        start: start.unwrap_or(head),
+        end: end.unwrap_or(head),
+        limit,
+        discover_changed_paths: changed_paths,
+        strict_node_history: strict,
+        include_merged_revisions: include_merged,
+        revprops,
+    };
+    let repo = s.repo.clone();
+    streamed(conn, |conn| {
+        let mut io_err = None;
+        let result = log(&repo, &opts, &mut |entry| {
+            conn.write_item(&log_entry_item(entry)).map_err(|e| {
+                let msg = e.to_string();
+                io_err = Some(e);
+                svelto_repos::ReposError::Invalid(msg)
+            })
+        });
+        if let Some(e) = io_err {
+            return Err(Failure::from(e));
+        }
+        result.map_err(Failure::from)
+    })
+}
+
+fn log_entry_item(mut e: LogEntry) -> Item {
+    let changes: Vec<Item> = e
+        .changed_paths
+        .iter()
+        .map(|c| {
+            let copy = match &c.copyfrom {
+                Some((p, r)) => Item::list(vec![Item::string(p.clone()), Item::Number(*r)]),
+                None => Item::empty_list(),
+            };
+            let flags = match c.kind {
+                Some(k) => Item::list(vec![
+                    Item::string(match k {
+                        NodeKind::File => "file",
+                        NodeKind::Dir => "dir",
+                    }),
+                    Item::bool(c.text_mods.unwrap_or(false)),
+                    Item::bool(c.prop_mods.unwrap_or(false)),
+                ]),
+                None => Item::empty_list(),
+            };
+            Item::list(vec![
+                Item::string(c.path.clone()),
+                Item::word(c.action.letter().to_string()),
+                copy,
+                flags,
+            ])
+        })
+        .collect();
+    let author = e.revprops.get(AUTHOR).cloned();
+    let date = e.revprops.get(DATE).cloned();
+    let message = e.revprops.get(MESSAGE).cloned();
+    let standard_only =
+        author.is_some() && date.is_some() && message.is_some() && e.revprops.len() == 3;
+    let rest = if standard_only {
+        svelto_core::PropList::new()
+    } else {
+        e.revprops.remove(AUTHOR);
+        e.revprops.remove(DATE);
+        e.revprops.remove(MESSAGE);
+        std::mem::take(&mut e.revprops)
+    };
+    Item::list(vec![
+        Item::List(changes),
+        Item::Number(if e.invalid_rev { 0 } else { e.rev }),
+        Item::opt(author.map(Item::String)),
+        Item::opt(date.map(Item::String)),
+        Item::opt(message.map(Item::String)),
+        Item::bool(e.has_children),
+        Item::bool(e.invalid_rev),
+        Item::Number(rest.len() as u64),
+        proplist_item(&rest),
+        Item::bool(e.subtractive_merge),
+    ])
+}
+
+pub fn get_locations_cmd<R: Read, W: Write>(
+    s: &mut Session,
+    conn: &mut Conn<R, W>,
+    p: &mut TupleReader<'_>,
+) -> CmdResult<Option<Vec<Item>>> {
+    let path = s.full_path(p.string()?)?;
+    let peg = p.rev()?;
+    let revs: Vec<u64> = p
+        .list()?
+        .iter()
+        .map(Item::as_number)
+        .collect::<Option<_>>()
+        .ok_or_else(|| {
+            CmdError::new(
+                code::MALFORMED_DATA,
+                "Get-locations location revisions entry not a revision number",
+            )
+        })?;
+    let repo = s.repo.clone();
+    repo.refresh()?;
+    streamed(conn, |conn| {
+        for (rev, p) in get_locations(&repo, &path, peg, &revs)? {
+            conn.write_item(&Item::list(vec![Item::Number(rev), Item::string(p)]))?;
+        }
+        Ok(())
+    })
+}
+
+pub fn get_location_segments_cmd<R: Read, W: Write>(
+    s: &mut Session,
+    conn: &mut Conn<R, W>,
+    p: &mut TupleReader<'_>,
+) -> CmdResult<Option<Vec<Item>>> {
+    let path = s.full_path(p.string()?)?;
+    let peg = p.bracket_rev()?;
+    let start = p.bracket_rev()?;
+    let end = p.bracket_rev()?;
+    let repo = s.repo.clone();
+    let head = repo.refresh()?;
+    let peg = peg.unwrap_or(head);
+    let start = start.unwrap_or(head);
+    let end = end.unwrap_or(0);
+    streamed(conn, |conn| {
+        let mut io_err = None;
+        let result = location_segments(&repo, &path, peg, start, end, &mut |seg| {
+            let item = Item::list(vec![
+                Item::Number(seg.start),
+                Item::Number(seg.end),
+                Item::opt(
+                    seg.path
+                        .map(|p| Item::string(p.trim_start_matches('/').to_string())),
+                ),
+            ]);
+            conn.write_item(&item).map_err(|e| {
+                let msg = e.to_string();
+                io_err = Some(e);
+                svelto_repos::ReposError::Invalid(msg)
+            })
+        });
+        if let Some(e) = io_err {
+            return Err(Failure::from(e));
+        }
+        result.map_err(Failure::from)
+    })
+}
+
+pub fn get_deleted_rev_cmd<R: Read, W: Write>(
+    s: &mut Session,
+    _: &mut Conn<R, W>,
+    p: &mut TupleReader<'_>,
+) -> CmdResult<Option<Vec<Item>>> {
+    let path = s.full_path(p.string()?)?;
+    let peg = p.rev()?;
+    let end = p.rev()?;
+    s.repo.refresh()?;
+    match deleted_rev(&s.repo, &path, peg, end)? {
+        Some(r) => Ok(Some(vec![Item::Number(r)])),
+        None => Err(CmdError::new(
+            code::ENTRY_MISSING_REVISION,
+            format!(
+                "svn protocol command 'get-deleted-rev': path '/{path}' was not deleted in \
+                 r{peg}-{end}; NOTE: newer clients handle this case and do not report it as an error"
+            ),
+        )
+        .into()),
+    }
+}

@@ -1,0 +1,84 @@
+//! replay and replay-range (protocol doc 4.6): what svnsync and svnrdump read.
+
+use crate::commands::proplist_items;
+use crate::conn::{Conn, ConnError};
+use crate::editor::WireEditor;
+use crate::error::{CmdResult, Failure};
+use crate::session::Session;
+use std::io::{Read, Write};
+use svelto_core::Revnum;
+use svelto_repos::replay::{replay as replay_rev, ReplayOptions};
+use svelto_repos::TextOptions;
+use svelto_wire::{Item, TupleReader};
+
+fn options(s: &Session, low_water_mark: Revnum, send_deltas: bool) -> ReplayOptions {
+    ReplayOptions {
+        base_dir: s.path.clone(),
+        low_water_mark,
+        send_deltas,
+        text: TextOptions {
+            svndiff_version: s.svndiff_version(),
+            send_deltas,
+        },
+    }
+}
+
+/// One revision's drive, ended by `finish-replay`. A failure mid-drive aborts the edit
+/// (the client answers) and is returned for the command's response.
+fn one<R: Read, W: Write>(
+    s: &Session,
+    conn: &mut Conn<R, W>,
+    rev: Revnum,
+    opts: &ReplayOptions,
+) -> CmdResult<()> {
+    let mut editor = WireEditor::new(conn, s.caps.absent_entries, true);
+    let result = replay_rev(&s.repo, rev, opts, &mut editor);
+    let broken = editor.broken;
+    match result {
+        Ok(()) => {
+            conn.write_item(&svelto_wire::command("finish-replay", vec![]))?;
+            Ok(())
+        }
+        Err(e) if broken => Err(Failure::Fatal(ConnError::Io(std::io::Error::other(
+            e.to_string(),
+        )))),
+        Err(e) => {
+            conn.write_item(&svelto_wire::command("abort-edit", vec![]))?;
+            let _ = conn.expect_item()?;
+            Err(e.into())
+        }
+    }
+}
+
+pub fn replay<R: Read, W: Write>(
+    s: &mut Session,
+    conn: &mut Conn<R, W>,
+    p: &mut TupleReader<'_>,
+) -> CmdResult<Option<Vec<Item>>> {
+    let rev = p.rev()?;
+    let low_water_mark = p.rev()?;
+    let send_deltas = p.bool()?;
+    let rev = s.rev_or_head(Some(rev))?;
+    let opts = options(s, low_water_mark, send_deltas);
+    one(s, conn, rev, &opts)?;
+    Ok(Some(vec![]))
+}
+
+pub fn replay_range<R: Read, W: Write>(
+    s: &mut Session,
+    conn: &mut Conn<R, W>,
+    p: &mut TupleReader<'_>,
+) -> CmdResult<Option<Vec<Item>>> {
+    let start = p.rev()?;
+    let end = p.rev()?;
+    let low_water_mark = p.rev()?;
+    let send_deltas = p.bool()?;
+    let end = s.rev_or_head(Some(end))?;
+    let opts = options(s, low_water_mark, send_deltas);
+    for rev in start..=end {
+        let props = s.repo.revprops(rev)?;
+        conn.write_item(&svelto_wire::command("revprops", proplist_items(&props)))?;
+        one(s, conn, rev, &opts)?;
+    }
+    Ok(Some(vec![]))
+}

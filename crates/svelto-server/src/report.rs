@@ -1,0 +1,306 @@
+//! update, switch, status and diff (protocol doc 4.7, 5): read the client's report, then
+//! drive its working copy to the target with the wire editor.
+
+use crate::conn::Conn;
+use crate::editor::WireEditor;
+use crate::error::{code, CmdError, CmdResult, Failure};
+use crate::session::{empty_slot, Session};
+use crate::url::path_in_repo;
+use std::io::{Read, Write};
+use svelto_core::{validate_path, Depth, Revnum};
+use svelto_repos::report::{prepare, Report, ReportOptions};
+use svelto_repos::TextOptions;
+use svelto_wire::{failure, Item, Response, TupleReader};
+
+/// The depth word of a command, or what `recurse` means when it is missing.
+fn command_depth(word: Option<&str>, recurse: bool, not_recursive: Depth) -> CmdResult<Depth> {
+    match word {
+        None => Ok(if recurse {
+            Depth::Infinity
+        } else {
+            not_recursive
+        }),
+        Some(w) => Depth::from_word(w).ok_or_else(|| {
+            CmdError::new(code::REPOS_BAD_ARGS, format!("Unknown depth '{w}'")).into()
+        }),
+    }
+}
+
+fn target_name(s: &Session, raw: &[u8]) -> CmdResult<String> {
+    let t = std::str::from_utf8(raw)
+        .map_err(|_| CmdError::new(code::BAD_FILENAME, "Update target is not UTF-8"))?;
+    let _ = s;
+    validate_path(t).map_err(|e| {
+        CmdError::new(code::BAD_FILENAME, format!("Invalid update target: {e}")).into()
+    })
+}
+
+fn options(
+    s: &Session,
+    target: String,
+    rev: Option<Revnum>,
+    switch_path: Option<String>,
+    depth: Depth,
+    send_copyfrom_args: bool,
+    ignore_ancestry: bool,
+    send_deltas: bool,
+) -> CmdResult<ReportOptions> {
+    let target_rev = s.rev_or_head(rev)?;
+    Ok(ReportOptions {
+        anchor: s.path.clone(),
+        target,
+        target_rev,
+        switch_path,
+        depth,
+        send_copyfrom_args,
+        ignore_ancestry,
+        text: TextOptions {
+            svndiff_version: s.svndiff_version(),
+            send_deltas,
+        },
+    })
+}
+
+pub fn update<R: Read, W: Write>(
+    s: &mut Session,
+    conn: &mut Conn<R, W>,
+    p: &mut TupleReader<'_>,
+) -> CmdResult<Option<Vec<Item>>> {
+    let rev = p.bracket_rev()?;
+    let target = target_name(s, p.string()?)?;
+    let recurse = p.bool()?;
+    let depth = command_depth(p.opt_word()?, recurse, Depth::Files)?;
+    let send_copyfrom_args = p.opt_bool()?.unwrap_or(false);
+    let ignore_ancestry = p.opt_bool()?.unwrap_or(false);
+    let opts = options(
+        s,
+        target,
+        rev,
+        None,
+        depth,
+        send_copyfrom_args,
+        ignore_ancestry,
+        true,
+    );
+    run(s, conn, opts)
+}
+
+pub fn switch<R: Read, W: Write>(
+    s: &mut Session,
+    conn: &mut Conn<R, W>,
+    p: &mut TupleReader<'_>,
+) -> CmdResult<Option<Vec<Item>>> {
+    let rev = p.bracket_rev()?;
+    let target = target_name(s, p.string()?)?;
+    let recurse = p.bool()?;
+    let url = String::from_utf8_lossy(p.string()?).into_owned();
+    let depth = command_depth(p.opt_word()?, recurse, Depth::Files)?;
+    let send_copyfrom_args = p.opt_bool()?.unwrap_or(false);
+    let ignore_ancestry = p.opt_bool()?.unwrap_or(true);
+    let switch_path = path_in_repo(&s.root_url, &url);
+    let opts = switch_path.map_err(Failure::from).and_then(|sp| {
+        options(
+            s,
+            target,
+            rev,
+            Some(sp),
+            depth,
+            send_copyfrom_args,
+            ignore_ancestry,
+            true,
+        )
+    });
+    run(s, conn, opts)
+}
+
+pub fn status<R: Read, W: Write>(
+    s: &mut Session,
+    conn: &mut Conn<R, W>,
+    p: &mut TupleReader<'_>,
+) -> CmdResult<Option<Vec<Item>>> {
+    let target = target_name(s, p.string()?)?;
+    let recurse = p.bool()?;
+    let rev = match p.opt_tuple()? {
+        Some(mut t) => t.opt_rev()?,
+        None => None,
+    };
+    let depth = command_depth(p.opt_word()?, recurse, Depth::Empty)?;
+    let opts = options(s, target, rev, None, depth, false, false, false);
+    run(s, conn, opts)
+}
+
+pub fn diff<R: Read, W: Write>(
+    s: &mut Session,
+    conn: &mut Conn<R, W>,
+    p: &mut TupleReader<'_>,
+) -> CmdResult<Option<Vec<Item>>> {
+    let rev = p.bracket_rev()?;
+    let target = target_name(s, p.string()?)?;
+    let recurse = p.bool()?;
+    let ignore_ancestry = p.bool()?;
+    let url = String::from_utf8_lossy(p.string()?).into_owned();
+    let text_deltas = p.opt_bool()?.unwrap_or(true);
+    let depth = command_depth(p.opt_word()?, recurse, Depth::Files)?;
+    let switch_path = path_in_repo(&s.root_url, &url);
+    let opts = switch_path.map_err(Failure::from).and_then(|sp| {
+        options(
+            s,
+            target,
+            rev,
+            Some(sp),
+            depth,
+            false,
+            ignore_ancestry,
+            text_deltas,
+        )
+    });
+    run(s, conn, opts)
+}
+
+/// Reads report commands until `finish-report` (Some) or `abort-report` (None). Errors in
+/// the report are kept and reported after `finish-report`, as svnserve does; protocol
+/// errors end the connection.
+fn read_report<R: Read, W: Write>(
+    s: &Session,
+    conn: &mut Conn<R, W>,
+) -> CmdResult<Option<Result<Report, Failure>>> {
+    let mut report = Report::new();
+    let mut err: Option<Failure> = None;
+    loop {
+        let item = conn.expect_item()?;
+        let mut t = TupleReader::from_item(&item)?;
+        let name = t.word()?.to_string();
+        let mut p = TupleReader::new(t.list()?);
+        let result: CmdResult<()> = match name.as_str() {
+            "set-path" => {
+                let path = report_path(p.string()?)?;
+                let rev = p.rev()?;
+                let start_empty = p.bool()?;
+                let lock = p
+                    .opt_tuple()?
+                    .map(|mut l| l.opt_string())
+                    .transpose()?
+                    .flatten();
+                let depth = report_depth(p.opt_word()?)?;
+                let lock = lock.map(|l| String::from_utf8_lossy(l).into_owned());
+                report
+                    .set_path(&path, rev, depth, start_empty, lock.as_deref())
+                    .map_err(Failure::from)
+            }
+            "delete-path" => {
+                let path = report_path(p.string()?)?;
+                report.delete_path(&path).map_err(Failure::from)
+            }
+            "link-path" => {
+                let path = report_path(p.string()?)?;
+                let url = String::from_utf8_lossy(p.string()?).into_owned();
+                let rev = p.rev()?;
+                let start_empty = p.bool()?;
+                let lock = p
+                    .opt_tuple()?
+                    .map(|mut l| l.opt_string())
+                    .transpose()?
+                    .flatten();
+                let depth = report_depth(p.opt_word()?)?;
+                let lock = lock.map(|l| String::from_utf8_lossy(l).into_owned());
+                path_in_repo(&s.root_url, &url)
+                    .map_err(Failure::from)
+                    .and_then(|linked| {
+                        report
+                            .link_path(&path, &linked, rev, depth, start_empty, lock.as_deref())
+                            .map_err(Failure::from)
+                    })
+            }
+            "finish-report" => {
+                return Ok(Some(match err {
+                    Some(e) => Err(e),
+                    None => Ok(report),
+                }))
+            }
+            "abort-report" => return Ok(None),
+            other => {
+                return Err(CmdError::new(
+                    code::UNKNOWN_CMD,
+                    format!("Unknown editor command '{other}'"),
+                )
+                .into())
+            }
+        };
+        match result {
+            Ok(()) => {}
+            Err(Failure::Fatal(e)) => return Err(Failure::Fatal(e)),
+            Err(e @ Failure::Cmd(_)) => {
+                if err.is_none() {
+                    err = Some(e);
+                }
+            }
+        }
+    }
+}
+
+fn report_path(raw: &[u8]) -> CmdResult<String> {
+    let s = std::str::from_utf8(raw)
+        .map_err(|_| CmdError::new(code::BAD_FILENAME, "Report path is not UTF-8"))?;
+    validate_path(s)
+        .map_err(|e| CmdError::new(code::BAD_FILENAME, format!("Invalid report path: {e}")).into())
+}
+
+/// A report entry's depth: infinity when missing (old clients); an unknown word is
+/// `unknown`, which the report refuses with Subversion's wording.
+fn report_depth(word: Option<&str>) -> CmdResult<Depth> {
+    Ok(match word {
+        None => Depth::Infinity,
+        Some(w) => Depth::from_word(w).unwrap_or(Depth::Unknown),
+    })
+}
+
+/// The report, the second auth slot, the drive, and the command's response.
+fn run<R: Read, W: Write>(
+    s: &mut Session,
+    conn: &mut Conn<R, W>,
+    opts: CmdResult<ReportOptions>,
+) -> CmdResult<Option<Vec<Item>>> {
+    // The report always follows, even when the command itself was bad.
+    let report = read_report(s, conn)?;
+    let Some(report) = report else {
+        return Ok(None);
+    };
+    conn.write_item(&empty_slot())?;
+    let (opts, report) = match (opts, report) {
+        (Ok(o), Ok(r)) => (o, r),
+        (Err(e), _) | (_, Err(e)) => return Err(e),
+    };
+    // Errors svnserve sends as a plain failure come from `prepare`; every error of the
+    // drive itself (some before its first command) gets the abort-edit sequence, as in
+    // svnserve.
+    let prepared = prepare(&s.repo, &opts, report)?;
+    let mut editor = WireEditor::new(conn, s.caps.absent_entries, false);
+    let driven = prepared.run(&mut editor);
+    let broken = editor.broken;
+    match driven {
+        Ok(()) => finish_drive(conn),
+        Err(e) if broken => Err(Failure::Fatal(crate::conn::ConnError::Io(
+            std::io::Error::other(e.to_string()),
+        ))),
+        Err(e) => {
+            // Abort the edit, read the client's answer, then report.
+            conn.write_item(&svelto_wire::command("abort-edit", vec![]))?;
+            let _ = conn.expect_item()?;
+            Err(e.into())
+        }
+    }
+}
+
+/// After `close-edit`: the client's answer, then our response.
+fn finish_drive<R: Read, W: Write>(conn: &mut Conn<R, W>) -> CmdResult<Option<Vec<Item>>> {
+    let answer = conn.expect_item()?;
+    match Response::from_item(&answer)? {
+        Response::Success(_) => Ok(Some(vec![])),
+        Response::Failure(chain) => {
+            // Let the client's discarding loop stop, then hand its error back.
+            conn.write_item(&svelto_wire::command("abort-edit", vec![]))?;
+            conn.write_item(&failure(&chain))?;
+            Ok(None)
+        }
+    }
+}
