@@ -106,7 +106,7 @@ if [[ "$SVELTO" != none ]]; then
     SV=$(cd "$(dirname "$SV")" && pwd)/$(basename "$SV")
     "$SV" serve --help >/dev/null 2>&1 ||
         die "'$SV serve' does not exist yet; run with SVELTO=none to measure svnserve only"
-    SVELTO_DESC="$SV ($(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null || echo '?')$(cd "$ROOT" && git diff --quiet HEAD -- 2>/dev/null || echo '+changes'))"
+    SVELTO_DESC="$SV ($(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null || echo '?')$(cd "$ROOT" && git diff --quiet HEAD -- crates Cargo.toml Cargo.lock 2>/dev/null || echo '+changes'))"
     SERVERS+=(svelto)
 fi
 
