@@ -345,6 +345,25 @@ fn root_log_of_many_revisions_reads_only_metadata_fast() {
             ..opts("", 0, head)
         },
     );
+    // The busiest directory, with and without merged revisions.
+    let busiest = "trunk";
+    assert!(
+        pair.repo.node_at(head, busiest).is_ok(),
+        "many-revs has a trunk"
+    );
+    for merged in [false, true] {
+        let o = LogOptions {
+            include_merged_revisions: merged,
+            ..opts(busiest, head, 0)
+        };
+        let t = std::time::Instant::now();
+        let n = ours(&pair, &o).expect("log").len();
+        eprintln!(
+            "log -g={merged} of '{busiest}': {n} entries in {:?}",
+            t.elapsed()
+        );
+        compare(&pair, &mut s, &o);
+    }
     // A branch's and a file's history through the generated copies.
     for (path, rev) in pair.changed_locations().into_iter().step_by(97) {
         compare(&pair, &mut s, &opts(&path, rev, 0));

@@ -130,9 +130,7 @@ impl Svnserve {
     pub fn call(&mut self, name: &str, params: Vec<Item>) -> Result<Vec<Item>, (u64, String)> {
         self.write(&Item::list(vec![word(name), Item::list(params)]));
         let slot = self.read();
-        if let Err(e) = response(&slot) {
-            return Err(e);
-        }
+        response(&slot)?;
         response(&self.read())
     }
 
