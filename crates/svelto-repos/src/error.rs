@@ -19,6 +19,24 @@ pub enum ReposError {
     AtRev { rev: Revnum, err: Box<ReposError> },
     #[error("{0}")]
     Invalid(String),
+    /// A path missing from a revision (Subversion's `SVN_ERR_FS_NOT_FOUND`, 160013);
+    /// `path` is an fspath.
+    #[error("File not found: revision {rev}, path '{path}'")]
+    NotFound { rev: Revnum, path: String },
+    /// A path goes through a file (`SVN_ERR_FS_NOT_DIRECTORY`, 160016, as FSFS opens
+    /// paths); `path` is the fspath of the file.
+    #[error("Failure opening '{path}' in revision {rev}")]
+    NotDirectory { rev: Revnum, path: String },
+    /// A missing path, in `get-iprops`' words (also 160013); `path` is an fspath.
+    #[error("'{path}' path not found")]
+    PathNotFound { path: String },
+    /// A file was needed (`SVN_ERR_FS_NOT_FILE`, 160017); `path` is an fspath.
+    #[error("'{path}' is not a file in revision {rev}")]
+    NotFile { rev: Revnum, path: String },
+    /// A combination of options Subversion does not support (`SVN_ERR_UNSUPPORTED_FEATURE`,
+    /// 200007).
+    #[error("{0}")]
+    Unsupported(&'static str),
     #[error("{context}: {err}")]
     Io {
         context: String,
