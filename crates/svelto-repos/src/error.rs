@@ -34,6 +34,16 @@ pub enum ReposError {
     /// with svnserve's message.
     #[error("{0}")]
     BadRevisionRange(String),
+    /// A missing path, in `get-iprops`' words (also 160013); `path` is an fspath.
+    #[error("'{path}' path not found")]
+    PathNotFound { path: String },
+    /// A file was needed (`SVN_ERR_FS_NOT_FILE`, 160017); `path` is an fspath.
+    #[error("'{path}' is not a file in revision {rev}")]
+    NotFile { rev: Revnum, path: String },
+    /// A combination of options Subversion does not support (`SVN_ERR_UNSUPPORTED_FEATURE`,
+    /// 200007).
+    #[error("{0}")]
+    Unsupported(&'static str),
     #[error("{context}: {err}")]
     Io {
         context: String,

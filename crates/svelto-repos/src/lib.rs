@@ -1,6 +1,7 @@
 //! Repository semantics over the store: create, load and dump with Subversion's dumpfile
-//! contracts, verify, the editor drives the server sends (update reports, replay) and
-//! the history queries (log, locations, location segments, deleted revision).
+//! contracts, verify; the editor drives the server sends (update reports, replay) and
+//! the read queries it answers (log, locations, file revisions for blame, mergeinfo,
+//! inherited properties).
 //!
 //! Owns: what `svnadmin` promises (revision mapping, mergeinfo renumbering, the replay
 //! order of dumps) and what svnserve's reporter sends for update, switch, status and diff.
@@ -11,11 +12,14 @@ mod create;
 mod dump;
 pub mod editor;
 mod error;
+mod file_revs;
 mod fs;
+mod history;
 mod load;
 pub mod locations;
 pub mod log;
 pub mod mergeinfo;
+mod query;
 pub mod rangelist;
 pub mod replay;
 pub mod report;
@@ -26,9 +30,12 @@ pub use create::create;
 pub use dump::{dump, DumpOptions};
 pub use editor::{send_text, Editor, TextOptions, Token};
 pub use error::{ReposError, Result, SvnErrorKind};
+pub use file_revs::{get_file_revs, FileRev, FileRevsHandler, FileRevsOptions, PropDiff};
+pub use history::NodeHistory;
 pub use load::{load, LoadOptions, UuidAction};
 pub use locations::{deleted_rev, get_locations, location_segments, Segment};
 pub use log::{log, ChangedPath, LogEntry, LogOptions};
+pub use query::{get_mergeinfo, inherited_props, mergeinfo_for_path, Inherit};
 pub use replay::{replay, ReplayOptions};
 pub use report::{drive, prepare, PreparedDrive, Report, ReportLimits, ReportOptions};
 pub use textdelta::DeltaApplier;

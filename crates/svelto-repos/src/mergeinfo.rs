@@ -189,6 +189,273 @@ pub fn adjust(value: &str, ren: &Renumber, parent_dir: Option<&str>) -> Result<S
     Ok(format(&mi))
 }
 
+/// A parsed `svn:mergeinfo` value as Subversion reads it for queries: merge source fspath
+/// to its canonical rangelist (sorted, adjacent ranges of equal inheritability joined).
+pub type MergeinfoMap = BTreeMap<String, Vec<Range>>;
+
+/// Parses a mergeinfo value with the rules of Subversion's `svn_mergeinfo_parse`: every
+/// line is `path:ranges`, a revision has 1 to 10 digits and fits 31 bits, `N-M` needs
+/// `N < M`, overlapping ranges of different inheritability are refused, a relative source
+/// path is made absolute, and lines naming the same source are merged. A value that fails
+/// here is treated by the queries as no mergeinfo at all (Subversion's issue 3896).
+pub fn parse_svn(value: &[u8]) -> Result<MergeinfoMap, String> {
+    // Subversion reads the value as a C string.
+    let value = match value.iter().position(|&b| b == 0) {
+        Some(nul) => &value[..nul],
+        None => value,
+    };
+    let text = std::str::from_utf8(value).map_err(|_| "mergeinfo is not UTF-8".to_string())?;
+    let mut out = MergeinfoMap::new();
+    let mut rest = text;
+    while !rest.is_empty() {
+        let (line, next) = match rest.find('\n') {
+            Some(i) => (&rest[..i], &rest[i + 1..]),
+            None => (rest, ""),
+        };
+        rest = next;
+        let colon = line
+            .rfind(':')
+            .ok_or_else(|| "Pathname not terminated by ':'".to_string())?;
+        let path = canonical_fspath(&line[..colon]);
+        let mut ranges = parse_rangelist(&line[colon + 1..])?;
+        if ranges.is_empty() {
+            return Err(format!(
+                "Mergeinfo for '{path}' maps to an empty revision range"
+            ));
+        }
+        canonicalize_strict(&mut ranges)?;
+        match out.get_mut(&path) {
+            Some(existing) => {
+                existing.extend(ranges);
+                *existing = rangelist_union(existing);
+            }
+            None => {
+                out.insert(path, ranges);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// `svn_fspath__canonicalize` for a merge source: one leading slash, no empty or `.`
+/// components, no trailing slash.
+fn canonical_fspath(path: &str) -> String {
+    let comps: Vec<&str> = path
+        .split('/')
+        .filter(|c| !c.is_empty() && *c != ".")
+        .collect();
+    format!("/{}", comps.join("/"))
+}
+
+fn parse_revnum(s: &str) -> Result<(u64, &str), String> {
+    let digits = s.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 {
+        return Err(format!("Invalid revision number found parsing '{s}'"));
+    }
+    if digits > 10 {
+        return Err(format!("Revision number longer than 10 digits '{s}'"));
+    }
+    let n: u64 = s[..digits]
+        .parse()
+        .map_err(|_| format!("Invalid revision number found parsing '{s}'"))?;
+    if n > i32::MAX as u64 {
+        return Err(format!("Revision number too large '{s}'"));
+    }
+    Ok((n, &s[digits..]))
+}
+
+/// The ranges after a source path's colon, in the order written.
+fn parse_rangelist(text: &str) -> Result<Vec<Range>, String> {
+    let mut s = text.trim_start_matches([' ', '\t', '\r', '\x0b', '\x0c']);
+    let mut out = Vec::new();
+    while !s.is_empty() {
+        let (first, after) = parse_revnum(s)?;
+        if first == 0 {
+            return Err("Invalid revision number '0' found in range list".into());
+        }
+        let mut range = Range {
+            start: first - 1,
+            end: first,
+            inheritable: true,
+        };
+        s = after;
+        if let Some(after_dash) = s.strip_prefix('-') {
+            let (second, after) = parse_revnum(after_dash)?;
+            if first > second {
+                return Err(format!(
+                    "Unable to parse reversed revision range '{first}-{second}'"
+                ));
+            }
+            if first == second {
+                return Err(format!(
+                    "Unable to parse revision range '{first}-{second}' with same start and end revisions"
+                ));
+            }
+            range.end = second;
+            s = after;
+        }
+        if let Some(after_star) = s.strip_prefix('*') {
+            range.inheritable = false;
+            s = after_star;
+        }
+        out.push(range);
+        if s.is_empty() {
+            break;
+        }
+        match s.strip_prefix(',') {
+            Some(after_comma) => s = after_comma,
+            None => {
+                let c = s.chars().next().unwrap_or(' ');
+                return Err(format!("Invalid character '{c}' found in range list"));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Sorts and joins as `svn_rangelist__canonicalize` does; overlapping ranges of different
+/// inheritability are an error.
+fn canonicalize_strict(ranges: &mut Vec<Range>) -> Result<(), String> {
+    ranges.sort_by_key(|r| (r.start, r.end));
+    let mut out: Vec<Range> = Vec::with_capacity(ranges.len());
+    for r in ranges.drain(..) {
+        if let Some(last) = out.last_mut() {
+            if r.start <= last.end {
+                if r.start < last.end && r.inheritable != last.inheritable {
+                    return Err(format!(
+                        "Unable to parse overlapping revision ranges with different inheritance types at r{}",
+                        r.start + 1
+                    ));
+                }
+                if r.inheritable == last.inheritable {
+                    last.end = last.end.max(r.end);
+                    continue;
+                }
+            }
+        }
+        out.push(r);
+    }
+    *ranges = out;
+    Ok(())
+}
+
+/// The union of ranges in any order, as `svn_rangelist_merge2` leaves it: where ranges of
+/// different inheritability overlap, the overlap is inheritable; adjacent ranges of equal
+/// inheritability are joined.
+pub fn rangelist_union(ranges: &[Range]) -> Vec<Range> {
+    let mut bounds: Vec<u64> = ranges.iter().flat_map(|r| [r.start, r.end]).collect();
+    bounds.sort_unstable();
+    bounds.dedup();
+    let mut out: Vec<Range> = Vec::new();
+    for w in bounds.windows(2) {
+        let (a, b) = (w[0], w[1]);
+        let mut covered = false;
+        let mut inheritable = false;
+        for r in ranges.iter().filter(|r| r.start <= a && b <= r.end) {
+            covered = true;
+            inheritable |= r.inheritable;
+        }
+        if !covered {
+            continue;
+        }
+        match out.last_mut() {
+            Some(l) if l.end == a && l.inheritable == inheritable => l.end = b,
+            _ => out.push(Range {
+                start: a,
+                end: b,
+                inheritable,
+            }),
+        }
+    }
+    out
+}
+
+/// The parts of `whiteboard` that no range of `eraser` covers, whatever the
+/// inheritability (`svn_rangelist_remove` without considering inheritance). Both lists
+/// must be canonical.
+pub fn rangelist_remove(eraser: &[Range], whiteboard: &[Range]) -> Vec<Range> {
+    let mut out = Vec::new();
+    for w in whiteboard {
+        let mut start = w.start;
+        for e in eraser {
+            if e.end <= start || e.start >= w.end {
+                continue;
+            }
+            if e.start > start {
+                out.push(Range {
+                    start,
+                    end: e.start,
+                    ..*w
+                });
+            }
+            start = start.max(e.end);
+            if start >= w.end {
+                break;
+            }
+        }
+        if start < w.end {
+            out.push(Range { start, ..*w });
+        }
+    }
+    out
+}
+
+/// What changed from `from` to `to`, ignoring inheritability: the ranges only in `from`
+/// and the ranges only in `to`, joined into one map (`svn_mergeinfo_diff2` followed by
+/// `svn_mergeinfo_merge2` of its two halves).
+pub fn changed_ranges(from: &MergeinfoMap, to: &MergeinfoMap) -> MergeinfoMap {
+    let mut out = MergeinfoMap::new();
+    let mut add = |path: &str, ranges: Vec<Range>| {
+        if ranges.is_empty() {
+            return;
+        }
+        let entry = out.entry(path.to_string()).or_default();
+        entry.extend(ranges);
+        *entry = rangelist_union(entry);
+    };
+    for (path, from_ranges) in from {
+        match to.get(path) {
+            Some(to_ranges) => {
+                add(path, rangelist_remove(to_ranges, from_ranges));
+                add(path, rangelist_remove(from_ranges, to_ranges));
+            }
+            None => add(path, from_ranges.clone()),
+        }
+    }
+    for (path, to_ranges) in to {
+        if !from.contains_key(path) {
+            add(path, to_ranges.clone());
+        }
+    }
+    out
+}
+
+/// Mergeinfo as a child inherits it from an ancestor `rel` above it: non-inheritable
+/// ranges dropped (and sources left without ranges), `rel` appended to every source.
+pub fn inherited_by(mi: &MergeinfoMap, rel: &str) -> MergeinfoMap {
+    mi.iter()
+        .filter_map(|(path, ranges)| {
+            let kept: Vec<Range> = ranges.iter().filter(|r| r.inheritable).copied().collect();
+            if kept.is_empty() {
+                return None;
+            }
+            let path = match (path.as_str(), rel) {
+                (_, "") => path.clone(),
+                ("/", _) => format!("/{rel}"),
+                _ => format!("{path}/{rel}"),
+            };
+            Some((path, kept))
+        })
+        .collect()
+}
+
+/// The `svn:mergeinfo` text of a map (`svn_mergeinfo_to_string`): sources in path order,
+/// one per line; an empty map is the empty string.
+pub fn to_svn_string(mi: &MergeinfoMap) -> String {
+    let v: Mergeinfo = mi.iter().map(|(p, r)| (p.clone(), r.clone())).collect();
+    format(&v)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
