@@ -269,10 +269,8 @@ fn merged_mergeinfo(repo: &Repo, path: &str, rev: Revnum) -> Result<Option<Merge
         Err(ReposError::NotFound { .. }) => return Ok(None),
         Err(e) => return Err(e),
     };
-    let changed = mergeinfo::changed_ranges(
-        &previous.unwrap_or_default(),
-        &current.unwrap_or_default(),
-    );
+    let changed =
+        mergeinfo::changed_ranges(&previous.unwrap_or_default(), &current.unwrap_or_default());
     Ok((!changed.is_empty()).then_some(changed))
 }
 

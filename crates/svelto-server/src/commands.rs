@@ -66,6 +66,8 @@ pub fn dispatch<R: Read, W: Write>(
         "get-locations" => crate::history::get_locations_cmd,
         "get-location-segments" => crate::history::get_location_segments_cmd,
         "get-deleted-rev" => crate::history::get_deleted_rev_cmd,
+        "get-file-revs" => crate::history::get_file_revs_cmd,
+        "get-mergeinfo" => crate::history::get_mergeinfo_cmd,
         "update" => crate::report::update,
         "switch" => crate::report::switch,
         "status" => crate::report::status,
@@ -276,23 +278,7 @@ fn props_with_entry_props(s: &mut Session, node: &NodeRev) -> CmdResult<PropList
 
 /// The properties of each ancestor of `path` that has any, root first.
 pub fn inherited_props(s: &Session, path: &str, rev: Revnum) -> CmdResult<Vec<(String, PropList)>> {
-    let mut chain = Vec::new();
-    let mut p = path;
-    while !p.is_empty() {
-        let (parent, _) = parent_and_name(p);
-        chain.push(parent);
-        p = parent;
-    }
-    chain.reverse();
-    let mut out = Vec::new();
-    for anc in chain {
-        let (_, node) = s.repo.node_at(rev, anc)?;
-        let props = s.repo.props(&node)?;
-        if !props.is_empty() {
-            out.push((anc.to_string(), props));
-        }
-    }
-    Ok(out)
+    Ok(svelto_repos::inherited_props(&s.repo, path, rev)?)
 }
 
 fn iprops_item(iprops: &[(String, PropList)]) -> Item {

@@ -142,6 +142,11 @@ pub fn repos_error(e: &ReposError) -> CmdError {
             CmdError::new(code::FS_NO_SUCH_REVISION, format!("No such revision {r}"))
         }
         ReposError::BadRevisionRange(m) => CmdError::new(code::FS_NO_SUCH_REVISION, m.clone()),
+        ReposError::PathNotFound { path } => {
+            CmdError::new(code::FS_NOT_FOUND, format!("'{path}' path not found"))
+        }
+        ReposError::NotFile { .. } => CmdError::new(code::FS_NOT_FILE, e.to_string()),
+        ReposError::Unsupported(m) => CmdError::new(code::UNSUPPORTED_FEATURE, *m),
         ReposError::Svn { kind, message } => CmdError::new(u64::from(kind.code()), message.clone()),
         other => CmdError::new(code::FS_GENERAL, other.to_string()),
     }

@@ -1,5 +1,5 @@
 //! History commands (protocol doc 4.4): log, get-locations, get-location-segments,
-//! get-deleted-rev.
+//! get-deleted-rev, get-file-revs, get-mergeinfo.
 
 use crate::commands::proplist_item;
 use crate::conn::Conn;
@@ -7,7 +7,10 @@ use crate::error::{code, CmdError, CmdResult, Failure};
 use crate::session::Session;
 use std::io::{Read, Write};
 use svelto_core::NodeKind;
-use svelto_repos::{deleted_rev, get_locations, location_segments, log, LogEntry, LogOptions};
+use svelto_repos::{
+    deleted_rev, get_file_revs, get_locations, get_mergeinfo, location_segments, log, FileRev,
+    FileRevsHandler, FileRevsOptions, Inherit, LogEntry, LogOptions,
+};
 use svelto_wire::{Item, TupleReader};
 
 const AUTHOR: &[u8] = b"svn:author";
@@ -233,4 +236,108 @@ pub fn get_deleted_rev_cmd<R: Read, W: Write>(
         )
         .into()),
     }
+}
+
+/// Writes each file-rev and its delta chunks as they come (protocol doc 4.4).
+struct FileRevWriter<'c, R: Read, W: Write> {
+    conn: &'c mut Conn<R, W>,
+    io_err: Option<std::io::Error>,
+}
+
+impl<R: Read, W: Write> FileRevWriter<'_, R, W> {
+    fn io(&mut self, r: std::io::Result<()>) -> svelto_repos::Result<()> {
+        r.map_err(|e| {
+            let msg = e.to_string();
+            self.io_err = Some(e);
+            svelto_repos::ReposError::Invalid(msg)
+        })
+    }
+}
+
+impl<R: Read, W: Write> FileRevsHandler for FileRevWriter<'_, R, W> {
+    fn file_rev(&mut self, rev: &FileRev<'_>) -> svelto_repos::Result<()> {
+        let diffs: Vec<Item> = rev
+            .prop_diffs
+            .iter()
+            .map(|(name, value)| {
+                Item::list(vec![
+                    Item::string(name.clone()),
+                    Item::opt(value.clone().map(Item::String)),
+                ])
+            })
+            .collect();
+        let item = Item::list(vec![
+            Item::string(rev.path),
+            Item::Number(rev.rev),
+            proplist_item(rev.revprops),
+            Item::List(diffs),
+            Item::bool(rev.merged),
+        ]);
+        let r = self.conn.write_item(&item);
+        self.io(r)
+    }
+
+    fn delta_chunk(&mut self, chunk: &[u8]) -> svelto_repos::Result<()> {
+        let r = self.conn.write_string(chunk);
+        self.io(r)
+    }
+
+    fn file_rev_end(&mut self) -> svelto_repos::Result<()> {
+        let r = self.conn.write_string(b"");
+        self.io(r)
+    }
+}
+
+pub fn get_file_revs_cmd<R: Read, W: Write>(
+    s: &mut Session,
+    conn: &mut Conn<R, W>,
+    p: &mut TupleReader<'_>,
+) -> CmdResult<Option<Vec<Item>>> {
+    let path = s.full_path(p.string()?)?;
+    let start = p.bracket_rev()?;
+    let end = p.bracket_rev()?;
+    let include_merged = p.opt_bool()?.unwrap_or(false);
+    let repo = s.repo.clone();
+    repo.refresh()?;
+    let opts = FileRevsOptions {
+        start,
+        end,
+        include_merged,
+        svndiff_version: s.svndiff_version(),
+    };
+    streamed(conn, |conn| {
+        let mut w = FileRevWriter { conn, io_err: None };
+        let result = get_file_revs(&repo, &path, &opts, &mut w);
+        if let Some(e) = w.io_err {
+            return Err(Failure::from(e));
+        }
+        result.map_err(Failure::from)
+    })
+}
+
+pub fn get_mergeinfo_cmd<R: Read, W: Write>(
+    s: &mut Session,
+    _: &mut Conn<R, W>,
+    p: &mut TupleReader<'_>,
+) -> CmdResult<Option<Vec<Item>>> {
+    let raw = strings(p.list()?, "Mergeinfo path entry")?;
+    let rev = p.bracket_rev()?;
+    let inherit = Inherit::from_word(p.word()?);
+    let include_descendants = p.bool()?;
+    let mut paths = Vec::with_capacity(raw.len());
+    for r in &raw {
+        paths.push(s.full_path(r)?);
+    }
+    let rev = s.rev_or_head(rev)?;
+    let found = get_mergeinfo(&s.repo, &paths, Some(rev), inherit, include_descendants)?;
+    let items: Vec<Item> = found
+        .into_iter()
+        .map(|(path, mi)| {
+            let rel = svelto_core::skip_ancestor(&s.path, &path)
+                .unwrap_or(&path)
+                .to_string();
+            Item::list(vec![Item::string(rel), Item::string(mi)])
+        })
+        .collect();
+    Ok(Some(vec![Item::List(items)]))
 }

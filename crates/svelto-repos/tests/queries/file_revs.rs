@@ -30,7 +30,11 @@ struct Collect {
 
 impl FileRevsHandler for Collect {
     fn file_rev(&mut self, r: &FileRev<'_>) -> svelto_repos::Result<()> {
-        assert_eq!(self.ended, self.revs.len(), "file_rev_end after each version");
+        assert_eq!(
+            self.ended,
+            self.revs.len(),
+            "file_rev_end after each version"
+        );
         let mut prop_diffs = r.prop_diffs.to_vec();
         prop_diffs.sort();
         self.revs.push(Got {
@@ -44,7 +48,10 @@ impl FileRevsHandler for Collect {
         Ok(())
     }
     fn delta_chunk(&mut self, chunk: &[u8]) -> svelto_repos::Result<()> {
-        assert!(!chunk.is_empty(), "chunks are never empty (the wire ends on one)");
+        assert!(
+            !chunk.is_empty(),
+            "chunks are never empty (the wire ends on one)"
+        );
         let last = self.revs.last_mut().expect("a version before its delta");
         last.delta
             .as_mut()
@@ -113,7 +120,9 @@ fn theirs(s: &mut Svnserve, path: &str, start: Option<u64>, end: Option<u64>, g:
                 let value = d[1].as_list().expect("optional value");
                 (
                     d[0].as_string().expect("name").to_vec(),
-                    value.first().map(|v| v.as_string().expect("value").to_vec()),
+                    value
+                        .first()
+                        .map(|v| v.as_string().expect("value").to_vec()),
                 )
             })
             .collect();
@@ -261,7 +270,12 @@ fn errors_match_svnserve() {
         ("trunk/a.txt", Some(1), Some(head + 1), false),
         ("trunk/a.txt", Some(head + 1), Some(1), false),
         ("trunk/a.txt", Some(head), Some(1), true),
-        ("branches/feature/feature-only.txt", Some(1), Some(13), false),
+        (
+            "branches/feature/feature-only.txt",
+            Some(1),
+            Some(13),
+            false,
+        ),
     ] {
         let expected = theirs(&mut s, path, start, end, g);
         assert!(expected.is_err(), "{path}: svnserve fails");
@@ -448,8 +462,8 @@ fn blame_matches_svn_blame() {
 /// after that.
 fn long_history_dump(head: u64) -> Vec<u8> {
     use md5::{Digest, Md5};
-    let mut out = b"SVN-fs-dump-format-version: 3\n\nUUID: 0b16f11e-5e17-4000-8000-000000000400\n\n"
-        .to_vec();
+    let mut out =
+        b"SVN-fs-dump-format-version: 3\n\nUUID: 0b16f11e-5e17-4000-8000-000000000400\n\n".to_vec();
     let revision = |out: &mut Vec<u8>, rev: u64| {
         let props = format!(
             "K 10\nsvn:author\nV 5\nalice\nK 8\nsvn:date\nV 27\n2011-03-13T08:{:02}:{:02}.000000Z\nK 7\nsvn:log\nV 6\nchange\nPROPS-END\n",
@@ -481,13 +495,16 @@ fn long_history_dump(head: u64) -> Vec<u8> {
     let dir_node = |out: &mut Vec<u8>, path: &str, copy: Option<(u64, &str)>| {
         let mut h = format!("Node-path: {path}\nNode-kind: dir\nNode-action: add\n");
         if let Some((rev, from)) = copy {
-            h.push_str(&format!("Node-copyfrom-rev: {rev}\nNode-copyfrom-path: {from}\n\n\n"));
+            h.push_str(&format!(
+                "Node-copyfrom-rev: {rev}\nNode-copyfrom-path: {from}\n\n\n"
+            ));
         } else {
             h.push_str("Prop-content-length: 10\nContent-length: 10\n\nPROPS-END\n\n\n");
         }
         out.extend_from_slice(h.as_bytes());
     };
-    let line = |n: u64, rev: u64| format!("line {n:03} last written in r{rev}: the quick brown fox\n");
+    let line =
+        |n: u64, rev: u64| format!("line {n:03} last written in r{rev}: the quick brown fox\n");
     revision(&mut out, 0);
     revision(&mut out, 1);
     dir_node(&mut out, "trunk", None);
