@@ -213,7 +213,7 @@ impl Search<'_> {
             all.append(&mut new);
             new = newer;
         }
-        all.sort_by(|a, b| b.rev.cmp(&a.rev));
+        all.sort_by_key(|pr| std::cmp::Reverse(pr.rev));
         Ok(all)
     }
 
@@ -269,10 +269,8 @@ fn merged_mergeinfo(repo: &Repo, path: &str, rev: Revnum) -> Result<Option<Merge
         Err(ReposError::NotFound { .. }) => return Ok(None),
         Err(e) => return Err(e),
     };
-    let changed = mergeinfo::changed_ranges(
-        &previous.unwrap_or_default(),
-        &current.unwrap_or_default(),
-    );
+    let changed =
+        mergeinfo::changed_ranges(&previous.unwrap_or_default(), &current.unwrap_or_default());
     Ok((!changed.is_empty()).then_some(changed))
 }
 

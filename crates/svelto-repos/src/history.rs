@@ -108,7 +108,11 @@ impl<'r> NodeHistory<'r> {
         };
         if path.is_empty() {
             // The root changes in every revision and is never copied.
-            let rev = if reported { rev.checked_sub(1) } else { Some(rev) };
+            let rev = if reported {
+                rev.checked_sub(1)
+            } else {
+                Some(rev)
+            };
             return Ok(rev.map(|rev| Point {
                 path,
                 rev,

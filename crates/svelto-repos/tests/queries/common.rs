@@ -6,8 +6,8 @@ use std::io::{BufReader, Read, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use svelto_core::NodeKind;
-use svelto_store::Repo;
 use svelto_repos::LoadOptions;
+use svelto_store::Repo;
 use svelto_testkit::{require_tool, scenario_dump, svnadmin_create, tempdir, Run, TempRepo};
 use svelto_wire::{Decoder, Item, Limits};
 use tempfile::TempDir;
@@ -43,7 +43,11 @@ pub fn pair_from(dump: &Path, bypass_prop_validation: bool) -> Pair {
     };
     svelto_repos::load(&path, input, opts, &mut |_| {}).expect("load");
     let repo = Repo::open(&path).expect("open");
-    assert_eq!(repo.youngest(), fsfs.youngest(), "{dump:?}: both hold the history");
+    assert_eq!(
+        repo.youngest(),
+        fsfs.youngest(),
+        "{dump:?}: both hold the history"
+    );
     Pair {
         fsfs,
         repo,

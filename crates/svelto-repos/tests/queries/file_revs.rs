@@ -30,7 +30,11 @@ struct Collect {
 
 impl FileRevsHandler for Collect {
     fn file_rev(&mut self, r: &FileRev<'_>) -> svelto_repos::Result<()> {
-        assert_eq!(self.ended, self.revs.len(), "file_rev_end after each version");
+        assert_eq!(
+            self.ended,
+            self.revs.len(),
+            "file_rev_end after each version"
+        );
         let mut prop_diffs = r.prop_diffs.to_vec();
         prop_diffs.sort();
         self.revs.push(Got {
@@ -44,7 +48,10 @@ impl FileRevsHandler for Collect {
         Ok(())
     }
     fn delta_chunk(&mut self, chunk: &[u8]) -> svelto_repos::Result<()> {
-        assert!(!chunk.is_empty(), "chunks are never empty (the wire ends on one)");
+        assert!(
+            !chunk.is_empty(),
+            "chunks are never empty (the wire ends on one)"
+        );
         let last = self.revs.last_mut().expect("a version before its delta");
         last.delta
             .as_mut()
@@ -113,7 +120,9 @@ fn theirs(s: &mut Svnserve, path: &str, start: Option<u64>, end: Option<u64>, g:
                 let value = d[1].as_list().expect("optional value");
                 (
                     d[0].as_string().expect("name").to_vec(),
-                    value.first().map(|v| v.as_string().expect("value").to_vec()),
+                    value
+                        .first()
+                        .map(|v| v.as_string().expect("value").to_vec()),
                 )
             })
             .collect();
@@ -261,7 +270,12 @@ fn errors_match_svnserve() {
         ("trunk/a.txt", Some(1), Some(head + 1), false),
         ("trunk/a.txt", Some(head + 1), Some(1), false),
         ("trunk/a.txt", Some(head), Some(1), true),
-        ("branches/feature/feature-only.txt", Some(1), Some(13), false),
+        (
+            "branches/feature/feature-only.txt",
+            Some(1),
+            Some(13),
+            false,
+        ),
     ] {
         let expected = theirs(&mut s, path, start, end, g);
         assert!(expected.is_err(), "{path}: svnserve fails");
@@ -269,10 +283,7 @@ fn errors_match_svnserve() {
     }
 }
 
-/// A line-tracking blame over delivered versions, as the client computes it (blame.c): a
-/// version older than the range's start contributes its lines unattributed; with merged
-/// revisions, every version feeds the merged chain and mainline versions also feed the
-/// mainline chain, each diffed against the last text of its own chain.
+/// Who a line is blamed on: (revision, fspath), None before the range.
 type Attr = Option<(u64, String)>;
 
 /// Lines as Subversion's diff and blame see them: ended by LF, CRLF or a lone CR.
@@ -336,7 +347,11 @@ fn update(old: Option<&[u8]>, new: &[u8], chain: &[Attr], attr: &Attr) -> Vec<At
     out
 }
 
-/// (mainline attribution, merged attribution) per line of the last text.
+/// A line-tracking blame over delivered versions, as the client computes it (blame.c): a
+/// version older than the range's start contributes its lines unattributed; with merged
+/// revisions, every version feeds the merged chain and mainline versions also feed the
+/// mainline chain, each diffed against the last text of its own chain.
+/// Returns (mainline attribution, merged attribution) per line of the last text.
 fn blame(revs: &[Got], start: u64, g: bool) -> Vec<(Attr, Attr)> {
     let texts = texts(revs);
     let mut last: Option<Vec<u8>> = None;
@@ -364,8 +379,11 @@ fn blame(revs: &[Got], start: u64, g: bool) -> Vec<(Attr, Attr)> {
     chain.into_iter().zip(merged_chain).collect()
 }
 
-/// `svn blame --xml` as (revision, merged (revision, path)) per line.
-fn parse_blame_xml(xml: &str) -> Vec<(Option<u64>, Option<(u64, String)>)> {
+/// One line's blame: its revision, and with `-g` the merged (revision, path).
+type BlameLine = (Option<u64>, Option<(u64, String)>);
+
+/// `svn blame --xml` per line.
+fn parse_blame_xml(xml: &str) -> Vec<BlameLine> {
     let attr = |s: &str, name: &str| -> Option<String> {
         let at = s.find(&format!("{name}=\""))? + name.len() + 2;
         let len = s[at..].find('"')?;
@@ -412,7 +430,7 @@ fn compare_blame(p: &Pair, path: &str, from: u64, to: u64, g: bool) {
     let expected = parse_blame_xml(&p.svn(&args));
     let revs = ours(p, path, Some(from.saturating_sub(1)), Some(to), g, 1)
         .unwrap_or_else(|e| panic!("{path}: {e:?}"));
-    let actual: Vec<(Option<u64>, Option<(u64, String)>)> = blame(&revs, from, g)
+    let actual: Vec<BlameLine> = blame(&revs, from, g)
         .into_iter()
         .map(|(own, merged)| {
             let merged = if g { merged } else { None };
@@ -448,8 +466,8 @@ fn blame_matches_svn_blame() {
 /// after that.
 fn long_history_dump(head: u64) -> Vec<u8> {
     use md5::{Digest, Md5};
-    let mut out = b"SVN-fs-dump-format-version: 3\n\nUUID: 0b16f11e-5e17-4000-8000-000000000400\n\n"
-        .to_vec();
+    let mut out =
+        b"SVN-fs-dump-format-version: 3\n\nUUID: 0b16f11e-5e17-4000-8000-000000000400\n\n".to_vec();
     let revision = |out: &mut Vec<u8>, rev: u64| {
         let props = format!(
             "K 10\nsvn:author\nV 5\nalice\nK 8\nsvn:date\nV 27\n2011-03-13T08:{:02}:{:02}.000000Z\nK 7\nsvn:log\nV 6\nchange\nPROPS-END\n",
@@ -481,13 +499,16 @@ fn long_history_dump(head: u64) -> Vec<u8> {
     let dir_node = |out: &mut Vec<u8>, path: &str, copy: Option<(u64, &str)>| {
         let mut h = format!("Node-path: {path}\nNode-kind: dir\nNode-action: add\n");
         if let Some((rev, from)) = copy {
-            h.push_str(&format!("Node-copyfrom-rev: {rev}\nNode-copyfrom-path: {from}\n\n\n"));
+            h.push_str(&format!(
+                "Node-copyfrom-rev: {rev}\nNode-copyfrom-path: {from}\n\n\n"
+            ));
         } else {
             h.push_str("Prop-content-length: 10\nContent-length: 10\n\nPROPS-END\n\n\n");
         }
         out.extend_from_slice(h.as_bytes());
     };
-    let line = |n: u64, rev: u64| format!("line {n:03} last written in r{rev}: the quick brown fox\n");
+    let line =
+        |n: u64, rev: u64| format!("line {n:03} last written in r{rev}: the quick brown fox\n");
     revision(&mut out, 0);
     revision(&mut out, 1);
     dir_node(&mut out, "trunk", None);

@@ -89,9 +89,7 @@ fn matches_svn_proplist_show_inherited_props() {
                 .skip(1)
                 .map(|rest| rest[..rest.find('"').expect("quote")].to_string())
                 .collect();
-            let rel = url
-                .strip_prefix(&p.url(""))
-                .expect("inside the repository");
+            let rel = url.strip_prefix(&p.url("")).expect("inside the repository");
             expected.push((rel.trim_end_matches('/').to_string(), names));
         }
         if expected.last().is_some_and(|(rel, _)| rel == path) {

@@ -15,7 +15,12 @@ fn theirs(s: &mut Svnserve, paths: &[String], rev: u64, inherit: Inherit, desc: 
     s.command(
         "get-mergeinfo",
         vec![
-            Item::list(paths.iter().map(|p| Item::string(p.as_str())).collect::<Vec<_>>()),
+            Item::list(
+                paths
+                    .iter()
+                    .map(|p| Item::string(p.as_str()))
+                    .collect::<Vec<_>>(),
+            ),
             Item::list(vec![Item::Number(rev)]),
             Item::word(inherit.as_word()),
             Item::bool(desc),
@@ -50,7 +55,11 @@ fn ours(p: &Pair, paths: &[String], rev: u64, inherit: Inherit, desc: bool) -> O
 /// gets its own connection.
 fn compare_everything(p: &Pair) -> usize {
     let mut nonempty = 0;
-    for inherit in [Inherit::Explicit, Inherit::Inherited, Inherit::NearestAncestor] {
+    for inherit in [
+        Inherit::Explicit,
+        Inherit::Inherited,
+        Inherit::NearestAncestor,
+    ] {
         let mut s = p.svnserve();
         for rev in 0..=p.repo.youngest() {
             let mut all = p.paths(rev, NodeKind::Dir);
@@ -114,18 +123,57 @@ fn edge_cases() -> Pair {
     };
     let fpath = f.to_str().expect("utf-8 path");
     mucc(&[
-        "mkdir", "d", "mkdir", "d/e", "put", fpath, "d/e/f", "mkdir", "x", "mkdir", "bad",
-        "mkdir", "bad/sub", "put", fpath, "bad/sub/g",
+        "mkdir",
+        "d",
+        "mkdir",
+        "d/e",
+        "put",
+        fpath,
+        "d/e/f",
+        "mkdir",
+        "x",
+        "mkdir",
+        "bad",
+        "mkdir",
+        "bad/sub",
+        "put",
+        fpath,
+        "bad/sub/g",
     ]);
     mucc(&[
-        "propset", "svn:mergeinfo", "/x:1*", "d", "propset", "svn:mergeinfo", "", "x",
-        "propset", "svn:mergeinfo", "/x:3-4", "bad",
+        "propset",
+        "svn:mergeinfo",
+        "/x:1*",
+        "d",
+        "propset",
+        "svn:mergeinfo",
+        "",
+        "x",
+        "propset",
+        "svn:mergeinfo",
+        "/x:3-4",
+        "bad",
     ]);
     mucc(&[
-        "propset", "svn:mergeinfo", "/d:1,3*\n/x:2-3", "d/e", "propset", "svn:mergeinfo",
-        "x:1", "d/e/f",
+        "propset",
+        "svn:mergeinfo",
+        "/d:1,3*\n/x:2-3",
+        "d/e",
+        "propset",
+        "svn:mergeinfo",
+        "x:1",
+        "d/e/f",
     ]);
-    mucc(&["cp", "3", "d", "d2", "propset", "svn:mergeinfo", "/x:5", "bad/sub"]);
+    mucc(&[
+        "cp",
+        "3",
+        "d",
+        "d2",
+        "propset",
+        "svn:mergeinfo",
+        "/x:5",
+        "bad/sub",
+    ]);
     let dump = fsfs.dump(&[]);
     let recs = records(&dump).expect("records");
     let bad = recs
@@ -155,9 +203,15 @@ fn edge_cases_match_svnserve() {
     assert_eq!(get("d/e", Inherit::NearestAncestor).as_deref(), Some(""));
     assert_eq!(get("x", Inherit::Explicit).as_deref(), Some(""));
     assert_eq!(get("d/e/f", Inherit::Explicit).as_deref(), Some("/x:1"));
-    assert_eq!(get("d/e/f", Inherit::NearestAncestor).as_deref(), Some("/d/f:1\n/x/f:2-3"));
+    assert_eq!(
+        get("d/e/f", Inherit::NearestAncestor).as_deref(),
+        Some("/d/f:1\n/x/f:2-3")
+    );
     assert_eq!(get("bad", Inherit::Explicit), None, "unparsable is none");
-    assert_eq!(get("bad/sub/g", Inherit::Inherited).as_deref(), Some("/x/g:5"));
+    assert_eq!(
+        get("bad/sub/g", Inherit::Inherited).as_deref(),
+        Some("/x/g:5")
+    );
     assert_eq!(get("d", Inherit::NearestAncestor), None);
     assert_eq!(get("", Inherit::NearestAncestor), None);
 }
