@@ -213,7 +213,7 @@ impl Search<'_> {
             all.append(&mut new);
             new = newer;
         }
-        all.sort_by(|a, b| b.rev.cmp(&a.rev));
+        all.sort_by_key(|pr| std::cmp::Reverse(pr.rev));
         Ok(all)
     }
 

@@ -483,4 +483,89 @@ mod tests {
             "/sub/trunk:2-3"
         );
     }
+
+    fn r(start: u64, end: u64, inheritable: bool) -> Range {
+        Range {
+            start,
+            end,
+            inheritable,
+        }
+    }
+
+    #[test]
+    fn parse_svn_follows_subversion() {
+        let mi = parse_svn(b"trunk:5,3-4*\n/b//x/.:1-2,3").expect("parses");
+        assert_eq!(
+            mi.get("/trunk").map(Vec::as_slice),
+            Some(&[r(2, 4, false), r(4, 5, true)][..])
+        );
+        assert_eq!(
+            mi.get("/b/x").map(Vec::as_slice),
+            Some(&[r(0, 3, true)][..])
+        );
+        assert_eq!(to_svn_string(&mi), "/b/x:1-3\n/trunk:3-4*,5");
+        // The same source on two lines is merged; the inheritable part wins an overlap.
+        let mi = parse_svn(b"/a:1-4*\na:3-6").expect("parses");
+        assert_eq!(to_svn_string(&mi), "/a:1-2*,3-6");
+        assert_eq!(parse_svn(b"").expect("empty").len(), 0);
+        assert_eq!(
+            parse_svn(b"/a: 7\x00garbage").map(|m| to_svn_string(&m)),
+            Ok("/a:7".into())
+        );
+        for bad in [
+            &b"/a:4-3"[..],
+            b"/a:3-3",
+            b"/a:0",
+            b"/a:",
+            b"/a",
+            b"/a:1-5,3*",
+            b"/a:1,x",
+            b"/a:1**",
+            b"/a:12345678901",
+            b"/a:2147483648",
+            b"/a:1\n\n",
+            b"/a:1\r",
+        ] {
+            assert!(
+                parse_svn(bad).is_err(),
+                "{:?}",
+                String::from_utf8_lossy(bad)
+            );
+        }
+    }
+
+    #[test]
+    fn range_arithmetic() {
+        let a = [r(0, 5, true), r(7, 9, false)];
+        let b = [r(2, 8, true)];
+        assert_eq!(
+            rangelist_remove(&b, &a),
+            vec![r(0, 2, true), r(8, 9, false)]
+        );
+        assert_eq!(rangelist_remove(&a, &b), vec![r(5, 7, true)]);
+        assert_eq!(
+            rangelist_union(&[r(0, 5, true), r(7, 9, false), r(2, 8, true)]),
+            vec![r(0, 8, true), r(8, 9, false)]
+        );
+        let from = parse_svn(b"/t:1-5\n/gone:3").expect("parses");
+        let to = parse_svn(b"/t:1-3,7\n/new:2*").expect("parses");
+        assert_eq!(
+            to_svn_string(&changed_ranges(&from, &to)),
+            "/gone:3\n/new:2*\n/t:4-5,7"
+        );
+        assert!(changed_ranges(&from, &from).is_empty());
+    }
+
+    #[test]
+    fn inheritance_drops_non_inheritable_and_appends_the_path() {
+        let mi = parse_svn(b"/t:1-3,5*\n/only:4*\n/:9").expect("parses");
+        assert_eq!(
+            to_svn_string(&inherited_by(&mi, "a/b")),
+            "/a/b:9\n/t/a/b:1-3"
+        );
+        assert_eq!(
+            to_svn_string(&inherited_by(&parse_svn(b"/x:1*").expect("ok"), "f")),
+            ""
+        );
+    }
 }

@@ -283,10 +283,7 @@ fn errors_match_svnserve() {
     }
 }
 
-/// A line-tracking blame over delivered versions, as the client computes it (blame.c): a
-/// version older than the range's start contributes its lines unattributed; with merged
-/// revisions, every version feeds the merged chain and mainline versions also feed the
-/// mainline chain, each diffed against the last text of its own chain.
+/// Who a line is blamed on: (revision, fspath), None before the range.
 type Attr = Option<(u64, String)>;
 
 /// Lines as Subversion's diff and blame see them: ended by LF, CRLF or a lone CR.
@@ -350,7 +347,11 @@ fn update(old: Option<&[u8]>, new: &[u8], chain: &[Attr], attr: &Attr) -> Vec<At
     out
 }
 
-/// (mainline attribution, merged attribution) per line of the last text.
+/// A line-tracking blame over delivered versions, as the client computes it (blame.c): a
+/// version older than the range's start contributes its lines unattributed; with merged
+/// revisions, every version feeds the merged chain and mainline versions also feed the
+/// mainline chain, each diffed against the last text of its own chain.
+/// Returns (mainline attribution, merged attribution) per line of the last text.
 fn blame(revs: &[Got], start: u64, g: bool) -> Vec<(Attr, Attr)> {
     let texts = texts(revs);
     let mut last: Option<Vec<u8>> = None;
@@ -378,8 +379,11 @@ fn blame(revs: &[Got], start: u64, g: bool) -> Vec<(Attr, Attr)> {
     chain.into_iter().zip(merged_chain).collect()
 }
 
-/// `svn blame --xml` as (revision, merged (revision, path)) per line.
-fn parse_blame_xml(xml: &str) -> Vec<(Option<u64>, Option<(u64, String)>)> {
+/// One line's blame: its revision, and with `-g` the merged (revision, path).
+type BlameLine = (Option<u64>, Option<(u64, String)>);
+
+/// `svn blame --xml` per line.
+fn parse_blame_xml(xml: &str) -> Vec<BlameLine> {
     let attr = |s: &str, name: &str| -> Option<String> {
         let at = s.find(&format!("{name}=\""))? + name.len() + 2;
         let len = s[at..].find('"')?;
@@ -426,7 +430,7 @@ fn compare_blame(p: &Pair, path: &str, from: u64, to: u64, g: bool) {
     let expected = parse_blame_xml(&p.svn(&args));
     let revs = ours(p, path, Some(from.saturating_sub(1)), Some(to), g, 1)
         .unwrap_or_else(|e| panic!("{path}: {e:?}"));
-    let actual: Vec<(Option<u64>, Option<(u64, String)>)> = blame(&revs, from, g)
+    let actual: Vec<BlameLine> = blame(&revs, from, g)
         .into_iter()
         .map(|(own, merged)| {
             let merged = if g { merged } else { None };
