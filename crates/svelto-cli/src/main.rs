@@ -32,14 +32,14 @@ enum Command {
         command: admin::AdminCommand,
     },
     /// Serve repositories over svn:// (svnserve's flags).
-    Serve(serve::ServeArgs),
+    Serve(Box<serve::ServeArgs>),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Admin { command } => admin::run(command),
-        Command::Serve(args) => serve::run(args),
+        Command::Serve(args) => serve::run(*args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

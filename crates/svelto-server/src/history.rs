@@ -17,18 +17,46 @@ const AUTHOR: &[u8] = b"svn:author";
 const DATE: &[u8] = b"svn:date";
 const MESSAGE: &[u8] = b"svn:log";
 
-/// Streams items produced by `work`, then `done`; an error of `work` becomes the
-/// command's response after the marker, as svnserve sends it.
+/// The connection as a repository callback writes to it: a write error is kept (it ends
+/// the connection) and reported to the query as an error, so the query stops.
+struct Out<'c, R: Read, W: Write> {
+    conn: &'c mut Conn<R, W>,
+    io_err: Option<std::io::Error>,
+}
+
+impl<R: Read, W: Write> Out<'_, R, W> {
+    fn check(&mut self, r: std::io::Result<()>) -> svelto_repos::Result<()> {
+        r.map_err(|e| {
+            let msg = e.to_string();
+            self.io_err = Some(e);
+            svelto_repos::ReposError::Invalid(msg)
+        })
+    }
+
+    fn item(&mut self, item: &Item) -> svelto_repos::Result<()> {
+        let r = self.conn.write_item(item);
+        self.check(r)
+    }
+
+    fn string(&mut self, bytes: &[u8]) -> svelto_repos::Result<()> {
+        let r = self.conn.write_string(bytes);
+        self.check(r)
+    }
+}
+
+/// Runs a query that streams items through `Out`, then writes `done`; an error of the
+/// query becomes the command's response after the marker, as svnserve sends it.
 fn streamed<R: Read, W: Write>(
     conn: &mut Conn<R, W>,
-    work: impl FnOnce(&mut Conn<R, W>) -> CmdResult<()>,
+    work: impl FnOnce(&mut Out<'_, R, W>) -> svelto_repos::Result<()>,
 ) -> CmdResult<Option<Vec<Item>>> {
-    let result = work(conn);
-    if let Err(Failure::Fatal(e)) = result {
-        return Err(Failure::Fatal(e));
+    let mut out = Out { conn, io_err: None };
+    let result = work(&mut out);
+    if let Some(e) = out.io_err {
+        return Err(Failure::from(e));
     }
     conn.write_item(&Item::word("done"))?;
-    result.map(|()| Some(vec![]))
+    result.map(|()| Some(vec![])).map_err(Failure::from)
 }
 
 fn strings(items: &[Item], what: &str) -> CmdResult<Vec<Vec<u8>>> {
@@ -79,19 +107,8 @@ pub fn log_cmd<R: Read, W: Write>(
         revprops,
     };
     let repo = s.repo.clone();
-    streamed(conn, |conn| {
-        let mut io_err = None;
-        let result = log(&repo, &opts, &mut |entry| {
-            conn.write_item(&log_entry_item(entry)).map_err(|e| {
-                let msg = e.to_string();
-                io_err = Some(e);
-                svelto_repos::ReposError::Invalid(msg)
-            })
-        });
-        if let Some(e) = io_err {
-            return Err(Failure::from(e));
-        }
-        result.map_err(Failure::from)
+    streamed(conn, |out| {
+        log(&repo, &opts, &mut |entry| out.item(&log_entry_item(entry)))
     })
 }
 
@@ -170,9 +187,9 @@ pub fn get_locations_cmd<R: Read, W: Write>(
         })?;
     let repo = s.repo.clone();
     repo.refresh()?;
-    streamed(conn, |conn| {
+    streamed(conn, |out| {
         for (rev, p) in get_locations(&repo, &path, peg, &revs)? {
-            conn.write_item(&Item::list(vec![Item::Number(rev), Item::string(p)]))?;
+            out.item(&Item::list(vec![Item::Number(rev), Item::string(p)]))?;
         }
         Ok(())
     })
@@ -192,27 +209,17 @@ pub fn get_location_segments_cmd<R: Read, W: Write>(
     let peg = peg.unwrap_or(head);
     let start = start.unwrap_or(head);
     let end = end.unwrap_or(0);
-    streamed(conn, |conn| {
-        let mut io_err = None;
-        let result = location_segments(&repo, &path, peg, start, end, &mut |seg| {
-            let item = Item::list(vec![
+    streamed(conn, |out| {
+        location_segments(&repo, &path, peg, start, end, &mut |seg| {
+            let path = seg
+                .path
+                .map(|p| Item::string(p.trim_start_matches('/').to_string()));
+            out.item(&Item::list(vec![
                 Item::Number(seg.start),
                 Item::Number(seg.end),
-                Item::opt(
-                    seg.path
-                        .map(|p| Item::string(p.trim_start_matches('/').to_string())),
-                ),
-            ]);
-            conn.write_item(&item).map_err(|e| {
-                let msg = e.to_string();
-                io_err = Some(e);
-                svelto_repos::ReposError::Invalid(msg)
-            })
-        });
-        if let Some(e) = io_err {
-            return Err(Failure::from(e));
-        }
-        result.map_err(Failure::from)
+                Item::opt(path),
+            ]))
+        })
     })
 }
 
@@ -238,23 +245,8 @@ pub fn get_deleted_rev_cmd<R: Read, W: Write>(
     }
 }
 
-/// Writes each file-rev and its delta chunks as they come (protocol doc 4.4).
-struct FileRevWriter<'c, R: Read, W: Write> {
-    conn: &'c mut Conn<R, W>,
-    io_err: Option<std::io::Error>,
-}
-
-impl<R: Read, W: Write> FileRevWriter<'_, R, W> {
-    fn io(&mut self, r: std::io::Result<()>) -> svelto_repos::Result<()> {
-        r.map_err(|e| {
-            let msg = e.to_string();
-            self.io_err = Some(e);
-            svelto_repos::ReposError::Invalid(msg)
-        })
-    }
-}
-
-impl<R: Read, W: Write> FileRevsHandler for FileRevWriter<'_, R, W> {
+/// Each file-rev and its delta chunks are written as they come (protocol doc 4.4).
+impl<R: Read, W: Write> FileRevsHandler for Out<'_, R, W> {
     fn file_rev(&mut self, rev: &FileRev<'_>) -> svelto_repos::Result<()> {
         let diffs: Vec<Item> = rev
             .prop_diffs
@@ -273,18 +265,15 @@ impl<R: Read, W: Write> FileRevsHandler for FileRevWriter<'_, R, W> {
             Item::List(diffs),
             Item::bool(rev.merged),
         ]);
-        let r = self.conn.write_item(&item);
-        self.io(r)
+        self.item(&item)
     }
 
     fn delta_chunk(&mut self, chunk: &[u8]) -> svelto_repos::Result<()> {
-        let r = self.conn.write_string(chunk);
-        self.io(r)
+        self.string(chunk)
     }
 
     fn file_rev_end(&mut self) -> svelto_repos::Result<()> {
-        let r = self.conn.write_string(b"");
-        self.io(r)
+        self.string(b"")
     }
 }
 
@@ -305,14 +294,7 @@ pub fn get_file_revs_cmd<R: Read, W: Write>(
         include_merged,
         svndiff_version: s.svndiff_version(),
     };
-    streamed(conn, |conn| {
-        let mut w = FileRevWriter { conn, io_err: None };
-        let result = get_file_revs(&repo, &path, &opts, &mut w);
-        if let Some(e) = w.io_err {
-            return Err(Failure::from(e));
-        }
-        result.map_err(Failure::from)
-    })
+    streamed(conn, |out| get_file_revs(&repo, &path, &opts, out))
 }
 
 pub fn get_mergeinfo_cmd<R: Read, W: Write>(

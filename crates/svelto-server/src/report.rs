@@ -26,39 +26,46 @@ fn command_depth(word: Option<&str>, recurse: bool, not_recursive: Depth) -> Cmd
     }
 }
 
-fn target_name(s: &Session, raw: &[u8]) -> CmdResult<String> {
+fn target_name(raw: &[u8]) -> Result<String, Failure> {
     let t = std::str::from_utf8(raw)
         .map_err(|_| CmdError::new(code::BAD_FILENAME, "Update target is not UTF-8"))?;
-    let _ = s;
     validate_path(t).map_err(|e| {
         CmdError::new(code::BAD_FILENAME, format!("Invalid update target: {e}")).into()
     })
 }
 
-fn options(
-    s: &Session,
-    target: String,
+/// What a report command asked for, before the report itself.
+struct Request {
+    target: Result<String, Failure>,
     rev: Option<Revnum>,
-    switch_path: Option<String>,
+    /// switch and diff: the URL the working copy is compared with.
+    other_url: Option<String>,
     depth: Depth,
     send_copyfrom_args: bool,
     ignore_ancestry: bool,
     send_deltas: bool,
-) -> CmdResult<ReportOptions> {
-    let target_rev = s.rev_or_head(rev)?;
-    Ok(ReportOptions {
-        anchor: s.path.clone(),
-        target,
-        target_rev,
-        switch_path,
-        depth,
-        send_copyfrom_args,
-        ignore_ancestry,
-        text: TextOptions {
-            svndiff_version: s.svndiff_version(),
-            send_deltas,
-        },
-    })
+}
+
+impl Request {
+    fn options(self, s: &Session) -> CmdResult<ReportOptions> {
+        let switch_path = match &self.other_url {
+            Some(url) => Some(path_in_repo(&s.root_url, url)?),
+            None => None,
+        };
+        Ok(ReportOptions {
+            anchor: s.path.clone(),
+            target: self.target?,
+            target_rev: s.rev_or_head(self.rev)?,
+            switch_path,
+            depth: self.depth,
+            send_copyfrom_args: self.send_copyfrom_args,
+            ignore_ancestry: self.ignore_ancestry,
+            text: TextOptions {
+                svndiff_version: s.svndiff_version(),
+                send_deltas: self.send_deltas,
+            },
+        })
+    }
 }
 
 pub fn update<R: Read, W: Write>(
@@ -67,22 +74,19 @@ pub fn update<R: Read, W: Write>(
     p: &mut TupleReader<'_>,
 ) -> CmdResult<Option<Vec<Item>>> {
     let rev = p.bracket_rev()?;
-    let target = target_name(s, p.string()?)?;
+    let target = target_name(p.string()?);
     let recurse = p.bool()?;
     let depth = command_depth(p.opt_word()?, recurse, Depth::Files)?;
-    let send_copyfrom_args = p.opt_bool()?.unwrap_or(false);
-    let ignore_ancestry = p.opt_bool()?.unwrap_or(false);
-    let opts = options(
-        s,
+    let req = Request {
         target,
         rev,
-        None,
+        other_url: None,
         depth,
-        send_copyfrom_args,
-        ignore_ancestry,
-        true,
-    );
-    run(s, conn, opts)
+        send_copyfrom_args: p.opt_bool()?.unwrap_or(false),
+        ignore_ancestry: p.opt_bool()?.unwrap_or(false),
+        send_deltas: true,
+    };
+    run(s, conn, req)
 }
 
 pub fn switch<R: Read, W: Write>(
@@ -91,26 +95,21 @@ pub fn switch<R: Read, W: Write>(
     p: &mut TupleReader<'_>,
 ) -> CmdResult<Option<Vec<Item>>> {
     let rev = p.bracket_rev()?;
-    let target = target_name(s, p.string()?)?;
+    let target = target_name(p.string()?);
     let recurse = p.bool()?;
     let url = String::from_utf8_lossy(p.string()?).into_owned();
     let depth = command_depth(p.opt_word()?, recurse, Depth::Files)?;
-    let send_copyfrom_args = p.opt_bool()?.unwrap_or(false);
-    let ignore_ancestry = p.opt_bool()?.unwrap_or(true);
-    let switch_path = path_in_repo(&s.root_url, &url);
-    let opts = switch_path.map_err(Failure::from).and_then(|sp| {
-        options(
-            s,
-            target,
-            rev,
-            Some(sp),
-            depth,
-            send_copyfrom_args,
-            ignore_ancestry,
-            true,
-        )
-    });
-    run(s, conn, opts)
+    let req = Request {
+        target,
+        rev,
+        other_url: Some(url),
+        depth,
+        send_copyfrom_args: p.opt_bool()?.unwrap_or(false),
+        // A missing ignore-ancestry means true for switch.
+        ignore_ancestry: p.opt_bool()?.unwrap_or(true),
+        send_deltas: true,
+    };
+    run(s, conn, req)
 }
 
 pub fn status<R: Read, W: Write>(
@@ -118,15 +117,23 @@ pub fn status<R: Read, W: Write>(
     conn: &mut Conn<R, W>,
     p: &mut TupleReader<'_>,
 ) -> CmdResult<Option<Vec<Item>>> {
-    let target = target_name(s, p.string()?)?;
+    let target = target_name(p.string()?);
     let recurse = p.bool()?;
     let rev = match p.opt_tuple()? {
         Some(mut t) => t.opt_rev()?,
         None => None,
     };
     let depth = command_depth(p.opt_word()?, recurse, Depth::Empty)?;
-    let opts = options(s, target, rev, None, depth, false, false, false);
-    run(s, conn, opts)
+    let req = Request {
+        target,
+        rev,
+        other_url: None,
+        depth,
+        send_copyfrom_args: false,
+        ignore_ancestry: false,
+        send_deltas: false,
+    };
+    run(s, conn, req)
 }
 
 pub fn diff<R: Read, W: Write>(
@@ -135,26 +142,22 @@ pub fn diff<R: Read, W: Write>(
     p: &mut TupleReader<'_>,
 ) -> CmdResult<Option<Vec<Item>>> {
     let rev = p.bracket_rev()?;
-    let target = target_name(s, p.string()?)?;
+    let target = target_name(p.string()?);
     let recurse = p.bool()?;
     let ignore_ancestry = p.bool()?;
     let url = String::from_utf8_lossy(p.string()?).into_owned();
-    let text_deltas = p.opt_bool()?.unwrap_or(true);
+    let send_deltas = p.opt_bool()?.unwrap_or(true);
     let depth = command_depth(p.opt_word()?, recurse, Depth::Files)?;
-    let switch_path = path_in_repo(&s.root_url, &url);
-    let opts = switch_path.map_err(Failure::from).and_then(|sp| {
-        options(
-            s,
-            target,
-            rev,
-            Some(sp),
-            depth,
-            false,
-            ignore_ancestry,
-            text_deltas,
-        )
-    });
-    run(s, conn, opts)
+    let req = Request {
+        target,
+        rev,
+        other_url: Some(url),
+        depth,
+        send_copyfrom_args: false,
+        ignore_ancestry,
+        send_deltas,
+    };
+    run(s, conn, req)
 }
 
 /// Reads report commands until `finish-report` (Some) or `abort-report` (None). Errors in
@@ -258,7 +261,7 @@ fn report_depth(word: Option<&str>) -> CmdResult<Depth> {
 fn run<R: Read, W: Write>(
     s: &mut Session,
     conn: &mut Conn<R, W>,
-    opts: CmdResult<ReportOptions>,
+    req: Request,
 ) -> CmdResult<Option<Vec<Item>>> {
     // The report always follows, even when the command itself was bad.
     let report = read_report(s, conn)?;
@@ -266,6 +269,7 @@ fn run<R: Read, W: Write>(
         return Ok(None);
     };
     conn.write_item(&empty_slot())?;
+    let opts = req.options(s);
     let (opts, report) = match (opts, report) {
         (Ok(o), Ok(r)) => (o, r),
         (Err(e), _) | (_, Err(e)) => return Err(e),

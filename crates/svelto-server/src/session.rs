@@ -35,6 +35,9 @@ pub struct ClientCaps {
     pub absent_entries: bool,
 }
 
+/// A revision's `svn:date` and `svn:author`, when it has them.
+pub type DateAuthor = (Option<Vec<u8>>, Option<Vec<u8>>);
+
 pub struct Session {
     pub repo: Repo,
     pub uuid: String,
@@ -47,7 +50,7 @@ pub struct Session {
     /// The peer is on this machine: send deltas uncompressed.
     pub loopback: bool,
     /// (svn:date, svn:author) of revisions, for entry props and dirents.
-    rev_info: HashMap<Revnum, (Option<Vec<u8>>, Option<Vec<u8>>)>,
+    rev_info: HashMap<Revnum, DateAuthor>,
 }
 
 impl Session {
@@ -92,7 +95,7 @@ impl Session {
     }
 
     /// svn:date and svn:author of a revision, cached for the connection's life (bounded).
-    pub fn rev_info(&mut self, rev: Revnum) -> Result<(Option<Vec<u8>>, Option<Vec<u8>>), Failure> {
+    pub fn rev_info(&mut self, rev: Revnum) -> Result<DateAuthor, Failure> {
         if let Some(v) = self.rev_info.get(&rev) {
             return Ok(v.clone());
         }

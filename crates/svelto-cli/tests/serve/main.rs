@@ -30,6 +30,7 @@
 
 mod blame;
 mod checkout;
+mod cli;
 mod common;
 mod diff;
 mod export;
