@@ -9,9 +9,10 @@
 //! mainline alone is sent youngest first. The first version's delta is against the empty
 //! text, each later one against the version sent just before it.
 
-use crate::history::{open_path, NodeHistory};
-use crate::mergeinfo::{self, MergeinfoMap};
-use crate::query::{mergeinfo_for_path, Inherit};
+use crate::fs::{find, NodeHistory};
+use crate::mergeinfo::{self, Mergeinfo};
+use crate::query::mergeinfo_for_path;
+use crate::Inherit;
 use crate::{ReposError, Result};
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -67,7 +68,7 @@ struct PathRev {
     path: String,
     rev: Revnum,
     merged: bool,
-    merged_mergeinfo: Option<MergeinfoMap>,
+    merged_mergeinfo: Option<Mergeinfo>,
 }
 
 /// Sends the versions of `path` (a relpath) as `opts` asks. Errors: a path that is not a
@@ -145,8 +146,8 @@ pub fn get_file_revs(
 
 /// Fails unless `path` is a file in `rev`.
 fn check_file(repo: &Repo, rev: Revnum, path: &str) -> Result<()> {
-    match open_path(repo, rev, path)? {
-        Some(o) if o.node.kind == NodeKind::File => Ok(()),
+    match find(repo, rev, path)? {
+        Some(node) if node.kind == NodeKind::File => Ok(()),
         _ => Err(ReposError::NotFile {
             rev,
             path: format!("/{path}"),
@@ -235,8 +236,8 @@ impl Search<'_> {
                     if range.end < start {
                         continue;
                     }
-                    match open_path(self.repo, range.end, source)? {
-                        Some(o) if o.node.kind == NodeKind::File => {}
+                    match find(self.repo, range.end, source)? {
+                        Some(node) if node.kind == NodeKind::File => {}
                         _ => continue,
                     }
                     self.interesting(source, range.start, range.end, true, seen, &mut new)?;
@@ -251,7 +252,7 @@ impl Search<'_> {
 /// inherited mergeinfo in `rev - 1` and in `rev`, both directions joined. None when `rev`
 /// changed no properties on the path or its parents, when the path did not exist before,
 /// or when nothing differs.
-fn merged_mergeinfo(repo: &Repo, path: &str, rev: Revnum) -> Result<Option<MergeinfoMap>> {
+fn merged_mergeinfo(repo: &Repo, path: &str, rev: Revnum) -> Result<Option<Mergeinfo>> {
     let Some(prev_rev) = rev.checked_sub(1) else {
         return Ok(None);
     };
@@ -294,12 +295,10 @@ impl Sender<'_> {
     fn send(&mut self, pr: &PathRev) -> Result<()> {
         let repo = self.repo;
         let revprops = repo.revprops(pr.rev)?;
-        let node = open_path(repo, pr.rev, &pr.path)?
-            .ok_or_else(|| ReposError::NotFound {
-                rev: pr.rev,
-                path: format!("/{}", pr.path),
-            })?
-            .node;
+        let node = find(repo, pr.rev, &pr.path)?.ok_or_else(|| ReposError::NotFound {
+            rev: pr.rev,
+            path: format!("/{}", pr.path),
+        })?;
         let last = self.last.take();
         let (props, prop_diffs) = match &last {
             Some(l) if l.node.props == node.props => (l.props.clone(), Vec::new()),

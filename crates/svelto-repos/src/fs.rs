@@ -1,12 +1,14 @@
-//! The filesystem-level history questions Subversion's repository layer asks, answered
-//! from the store's node-revisions: the nodes on the way to a path, a node's closest copy
-//! and previous location, its origin revision, node history (`svn_fs_history_prev`), and
-//! `svn:mergeinfo` with inheritance.
+//! The filesystem-level questions Subversion's repository layer asks, answered from the
+//! store's node-revisions: the nodes on the way to a path (and their youngest copy root),
+//! a node's closest copy and previous location, its origin revision, node history
+//! (`svn_fs_history_prev`, across copies: a branch made by copying a parent directory
+//! shows up as the copy of the file, at the copy's path and revision), and `svn:mergeinfo`
+//! with inheritance.
 //!
 //! Paths here are relpaths ("" = root); errors name fspaths, as Subversion's do.
 
 use crate::error::{ReposError, Result};
-use crate::rangelist::{self, Mergeinfo};
+use crate::mergeinfo::{self, Mergeinfo};
 use std::collections::HashMap;
 use std::sync::Arc;
 use svelto_core::{join, skip_ancestor, NodeKind, Revnum};
@@ -40,9 +42,10 @@ pub(crate) fn check_rev(repo: &Repo, rev: Revnum) -> Result<()> {
     Ok(())
 }
 
-/// Walks from the root of `rev` to `path`.
+/// Walks from the root of `rev` to `path`. A revision above HEAD is the store's
+/// `NoSuchRevision` ([`require`] and [`lookup`] check it first and say
+/// [`ReposError::NoSuchRevision`]).
 pub(crate) fn open_path(repo: &Repo, rev: Revnum, path: &str) -> Result<Opened> {
-    check_rev(repo, rev)?;
     let root = repo.root(rev)?;
     let mut chain: Chain = vec![(root, repo.node(root)?)];
     if path.is_empty() {
@@ -67,8 +70,9 @@ pub(crate) fn open_path(repo: &Repo, rev: Revnum, path: &str) -> Result<Opened> 
     Ok(Opened::Found(chain))
 }
 
-/// Like `open_path`, but a missing path is Subversion's error.
+/// Like `open_path` (the revision checked), but a missing path is Subversion's error.
 pub(crate) fn require(repo: &Repo, rev: Revnum, path: &str) -> Result<Chain> {
+    check_rev(repo, rev)?;
     match open_path(repo, rev, path)? {
         Opened::Found(chain) => Ok(chain),
         Opened::NotFound => Err(ReposError::NotFound {
@@ -84,6 +88,12 @@ pub(crate) fn require(repo: &Repo, rev: Revnum, path: &str) -> Result<Chain> {
 
 /// The node at `path` in `rev`, or None (`svn_fs_check_path` says "none").
 pub(crate) fn lookup(repo: &Repo, rev: Revnum, path: &str) -> Result<Option<Arc<NodeRev>>> {
+    check_rev(repo, rev)?;
+    find(repo, rev, path)
+}
+
+/// Like [`lookup`], without checking the revision first (above HEAD is the store's error).
+pub(crate) fn find(repo: &Repo, rev: Revnum, path: &str) -> Result<Option<Arc<NodeRev>>> {
     match open_path(repo, rev, path)? {
         Opened::Found(mut chain) => Ok(chain.pop().map(|(_, n)| n)),
         _ => Ok(None),
@@ -185,7 +195,7 @@ pub(crate) fn node_origin_rev(repo: &Repo, rev: Revnum, path: &str) -> Result<Re
 
 /// One position in a node's history (Subversion's `svn_fs_history_t`).
 #[derive(Debug, Clone)]
-pub(crate) struct NodeHistory {
+pub(crate) struct History {
     path: String,
     rev: Revnum,
     /// This position has been (or is to be) reported.
@@ -198,10 +208,10 @@ pub(crate) struct NodeHistory {
     current: Option<Offset>,
 }
 
-impl NodeHistory {
+impl History {
     /// The history of `path@rev`, before its first step (the path must exist).
-    pub(crate) fn new(path: &str, rev: Revnum) -> NodeHistory {
-        NodeHistory {
+    pub(crate) fn new(path: &str, rev: Revnum) -> History {
+        History {
             path: path.to_string(),
             rev,
             interesting: false,
@@ -243,7 +253,7 @@ impl NodeHistory {
         }
     }
 
-    fn step(&self, repo: &Repo, cross_copies: bool) -> Result<Option<NodeHistory>> {
+    fn step(&self, repo: &Repo, cross_copies: bool) -> Result<Option<History>> {
         let mut reported = self.interesting;
         if let (Some(next_copy), Some(current)) = (self.next_copy, self.current) {
             if self.rev > next_copy {
@@ -253,7 +263,7 @@ impl NodeHistory {
                 }
                 let pred = repo.node(node.predecessor)?;
                 if pred.created_rev > next_copy {
-                    return Ok(Some(NodeHistory {
+                    return Ok(Some(History {
                         path: pred.created_path.clone(),
                         rev: pred.created_rev,
                         interesting: true,
@@ -279,7 +289,7 @@ impl NodeHistory {
         let mut pred_off = None;
         if node.created_rev == rev {
             if !reported {
-                return Ok(Some(NodeHistory {
+                return Ok(Some(History {
                     path: node.created_path.clone(),
                     rev,
                     interesting: true,
@@ -302,7 +312,7 @@ impl NodeHistory {
                 &copy_node.copyfrom,
             ) {
                 let retry = copy_rev == rev && reported;
-                return Ok(Some(NodeHistory {
+                return Ok(Some(History {
                     path: path.to_string(),
                     rev: copy_rev,
                     interesting: !retry,
@@ -312,7 +322,7 @@ impl NodeHistory {
                 }));
             }
         }
-        Ok(Some(NodeHistory {
+        Ok(Some(History {
             path: node.created_path.clone(),
             rev: node.created_rev,
             interesting: true,
@@ -323,13 +333,72 @@ impl NodeHistory {
     }
 }
 
-/// How far up the tree a mergeinfo lookup may go.
+/// Walks the history of a node from a revision backwards, crossing copies.
+///
+/// ```text
+/// let mut h = NodeHistory::new(&repo, 12, "branches/b/f.txt")?;
+/// while let Some((path, rev)) = h.prev()? { ... }   // youngest first
+/// ```
+pub struct NodeHistory<'r> {
+    repo: &'r Repo,
+    at: History,
+}
+
+impl<'r> NodeHistory<'r> {
+    /// Starts at `path` (a relpath) in `rev`; the path must exist there.
+    pub fn new(repo: &'r Repo, rev: Revnum, path: &str) -> Result<Self> {
+        if find(repo, rev, path)?.is_none() {
+            return Err(ReposError::NotFound {
+                rev,
+                path: fspath(path),
+            });
+        }
+        Ok(NodeHistory {
+            repo,
+            at: History::new(path, rev),
+        })
+    }
+
+    /// The next older interesting location (relpath, revision), or None at the start of
+    /// the history.
+    pub fn prev(&mut self) -> Result<Option<(String, Revnum)>> {
+        if !self.at.prev(self.repo, true)? {
+            return Ok(None);
+        }
+        let (path, rev) = self.at.location();
+        Ok(Some((path.to_string(), rev)))
+    }
+}
+
+/// Which mergeinfo a query wants (Subversion's `svn_mergeinfo_inheritance_t`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Inherit {
-    /// The path's own mergeinfo, else its nearest ancestor's.
+pub enum Inherit {
+    /// Only the path's own `svn:mergeinfo`.
+    Explicit,
+    /// The path's own, else the nearest ancestor's, as the path inherits it.
     Inherited,
-    /// The nearest ancestor's, never the path's own.
+    /// The nearest ancestor's (never the path's own), as the path inherits it.
     NearestAncestor,
+}
+
+impl Inherit {
+    /// The wire word (`explicit`, `inherited`, `nearest-ancestor`); any other word means
+    /// explicit, as in Subversion's `svn_inheritance_from_word`.
+    pub fn from_word(word: &str) -> Inherit {
+        match word {
+            "inherited" => Inherit::Inherited,
+            "nearest-ancestor" => Inherit::NearestAncestor,
+            _ => Inherit::Explicit,
+        }
+    }
+
+    pub fn as_word(self) -> &'static str {
+        match self {
+            Inherit::Explicit => "explicit",
+            Inherit::Inherited => "inherited",
+            Inherit::NearestAncestor => "nearest-ancestor",
+        }
+    }
 }
 
 /// `svn:mergeinfo` by property-list offset: None when the property is absent, Some(None)
@@ -350,10 +419,8 @@ impl MergeinfoCache {
         if let Some(v) = self.parsed.get(&node.props) {
             return Ok(v.clone());
         }
-        let props = repo.props(node)?;
-        let v = props
-            .get(MERGEINFO)
-            .map(|value| rangelist::parse(value).ok().map(Arc::new));
+        let v = node_mergeinfo_prop(repo, node)?
+            .map(|value| mergeinfo::parse(&value).ok().map(Arc::new));
         if self.parsed.len() >= MERGEINFO_CACHE_MAX {
             self.parsed.clear();
         }
@@ -361,9 +428,11 @@ impl MergeinfoCache {
         Ok(v)
     }
 
-    /// `svn_fs__get_mergeinfo_for_path`: the mergeinfo of `path@rev`, inherited from the
-    /// nearest ancestor that has some; with `adjust`, inherited mergeinfo keeps only its
-    /// inheritable ranges and has the path below that ancestor appended to its sources.
+    /// `svn_fs__get_mergeinfo_for_path`: the mergeinfo of `path@rev` (the path must
+    /// exist), its own or inherited from the nearest ancestor that has some, as `inherit`
+    /// asks. None when there is none or the governing value does not parse. With `adjust`,
+    /// inherited mergeinfo keeps only its inheritable ranges and has the path below that
+    /// ancestor appended to its sources.
     pub(crate) fn for_path(
         &mut self,
         repo: &Repo,
@@ -374,10 +443,11 @@ impl MergeinfoCache {
     ) -> Result<Option<Mergeinfo>> {
         let chain = require(repo, rev, path)?;
         let last = chain.len() - 1;
-        let mut i = match inherit {
-            Inherit::Inherited => last,
+        let (mut i, lowest) = match inherit {
+            Inherit::Explicit => (last, last),
+            Inherit::Inherited => (last, 0),
             Inherit::NearestAncestor if last == 0 => return Ok(None),
-            Inherit::NearestAncestor => last - 1,
+            Inherit::NearestAncestor => (last - 1, 0),
         };
         let mi = loop {
             if let Some(found) = self.explicit(repo, &chain[i].1)? {
@@ -386,7 +456,7 @@ impl MergeinfoCache {
                     None => return Ok(None),
                 }
             }
-            if i == 0 {
+            if i == lowest {
                 return Ok(None);
             }
             i -= 1;
@@ -395,25 +465,20 @@ impl MergeinfoCache {
             return Ok(Some((*mi).clone()));
         }
         let below: Vec<&str> = path.split('/').skip(i).collect();
-        let below = below.join("/");
-        Ok(Some(
-            rangelist::inheritable_only(&mi)
-                .into_iter()
-                .map(|(src, ranges)| {
-                    let joined = join(src.trim_start_matches('/'), &below);
-                    (fspath(&joined), ranges)
-                })
-                .collect(),
-        ))
+        Ok(Some(mergeinfo::inherited_by(&mi, &below.join("/"))))
     }
+}
+
+/// The raw `svn:mergeinfo` value of a node.
+pub(crate) fn node_mergeinfo_prop(repo: &Repo, node: &NodeRev) -> Result<Option<Vec<u8>>> {
+    if node.props == 0 {
+        return Ok(None);
+    }
+    Ok(repo.props(node)?.remove(MERGEINFO))
 }
 
 /// The raw `svn:mergeinfo` value of `path@rev` (the path must exist).
 pub(crate) fn mergeinfo_prop(repo: &Repo, rev: Revnum, path: &str) -> Result<Option<Vec<u8>>> {
     let chain = require(repo, rev, path)?;
-    let node = leaf(&chain)?;
-    if node.props == 0 {
-        return Ok(None);
-    }
-    Ok(repo.props(node)?.remove(MERGEINFO))
+    node_mergeinfo_prop(repo, leaf(&chain)?)
 }

@@ -7,7 +7,7 @@
 //! tolerated); paths returned are fspaths.
 
 use crate::error::{ReposError, Result};
-use crate::fs::{self, check_rev, fspath, lookup, prev_location, relpath, NodeHistory};
+use crate::fs::{self, check_rev, fspath, lookup, prev_location, relpath, History};
 use svelto_core::Revnum;
 use svelto_store::Repo;
 
@@ -80,7 +80,7 @@ fn descends_from_peg(repo: &Repo, path: &str, peg: Revnum, future: Revnum) -> Re
             path: fspath(path),
         });
     }
-    let mut history = NodeHistory::new(path, future);
+    let mut history = History::new(path, future);
     let mut first: Option<String> = None;
     while history.prev(repo, true)? {
         let (p, r) = history.location();

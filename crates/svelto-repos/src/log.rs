@@ -8,11 +8,11 @@
 
 use crate::error::{ReposError, Result};
 use crate::fs::{
-    check_rev, fspath, is_missing, lookup, mergeinfo_prop, prev_location, relpath, Inherit,
-    MergeinfoCache, NodeHistory,
+    check_rev, fspath, is_missing, lookup, mergeinfo_prop, prev_location, relpath, History,
+    Inherit, MergeinfoCache,
 };
 use crate::locations::{location_segments, Segment};
-use crate::rangelist::{self, Mergeinfo, Range};
+use crate::mergeinfo::{self, Mergeinfo, Range};
 use std::collections::{BTreeMap, HashSet};
 use svelto_core::{is_ancestor, ChangeKind, NodeKind, PropList, Revnum};
 use svelto_store::{Repo, RevMeta};
@@ -169,7 +169,7 @@ fn history_as_mergeinfo(
                 end: s.end,
                 inheritable: true,
             }];
-            rangelist::merge_into(&mut out, &[(p, range.to_vec())].into());
+            mergeinfo::merge_into(&mut out, &[(p, range.to_vec())].into());
         }
     }
     Ok(out)
@@ -194,7 +194,7 @@ struct PathHistory {
     path: String,
     rev: Revnum,
     done: bool,
-    history: NodeHistory,
+    history: History,
 }
 
 /// Hands entries to the receiver as svnserve's receivers put them on the wire.
@@ -318,7 +318,7 @@ impl Ctx<'_, '_> {
     fn in_target_history(&self, path: &str, rev: Revnum) -> bool {
         let rel = path.trim_start_matches('/');
         self.target_history.iter().any(|(src, ranges)| {
-            is_ancestor(src.trim_start_matches('/'), rel) && rangelist::contains(ranges, rev)
+            is_ancestor(src.trim_start_matches('/'), rel) && mergeinfo::contains(ranges, rev)
         })
     }
 
@@ -365,7 +365,7 @@ impl Ctx<'_, '_> {
                 path: path.clone(),
                 rev: s.end,
                 done: false,
-                history: NodeHistory::new(path, s.end),
+                history: History::new(path, s.end),
             };
             match self.step(&mut h, s.start) {
                 Err(e) if s.handling_merged && is_missing(&e) => continue,
@@ -539,20 +539,20 @@ impl Ctx<'_, '_> {
             // A copy changes what a path inherits without any merge; only a change of
             // the nearest ancestor's own mergeinfo means one.
             let same = match (&prev_inherited, &inherited) {
-                (Some(a), Some(b)) => rangelist::equals(Some(a), Some(b), true),
+                (Some(a), Some(b)) => mergeinfo::equals(Some(a), Some(b), true),
                 _ => prev_inherited.is_none(),
             };
             if same {
                 continue;
             }
-            let (d, a) = rangelist::diff(prev_mi.as_ref(), mi.as_ref());
-            rangelist::merge_into(&mut deleted, &d);
-            rangelist::merge_into(&mut added, &a);
+            let (d, a) = mergeinfo::diff(prev_mi.as_ref(), mi.as_ref());
+            mergeinfo::merge_into(&mut deleted, &d);
+            mergeinfo::merge_into(&mut added, &a);
         }
         for (changed_path, (d, a)) in &changed {
             if paths.iter().any(|p| is_ancestor(p, changed_path)) {
-                rangelist::merge_into(&mut deleted, d);
-                rangelist::merge_into(&mut added, a);
+                mergeinfo::merge_into(&mut deleted, d);
+                mergeinfo::merge_into(&mut added, a);
             }
         }
         Ok((added, deleted))
@@ -607,7 +607,7 @@ impl Ctx<'_, '_> {
                 continue;
             }
             let mi = match &value {
-                Some(v) => match rangelist::parse(v) {
+                Some(v) => match mergeinfo::parse(v) {
                     Ok(mi) => Some(mi),
                     Err(_) => return Ok(None),
                 },
@@ -617,7 +617,7 @@ impl Ctx<'_, '_> {
                 }
             };
             let prev_mi = match (&prev_value, &base) {
-                (Some(v), _) => match rangelist::parse(v) {
+                (Some(v), _) => match mergeinfo::parse(v) {
                     Ok(mi) => Some(mi),
                     Err(_) => return Ok(None),
                 },
@@ -629,7 +629,7 @@ impl Ctx<'_, '_> {
             };
             out.insert(
                 c.path.clone(),
-                rangelist::diff(prev_mi.as_ref(), mi.as_ref()),
+                mergeinfo::diff(prev_mi.as_ref(), mi.as_ref()),
             );
         }
         Ok(Some(out))
@@ -754,7 +754,7 @@ fn store_search(processed: &mut Mergeinfo, paths: &[String], start: Revnum, end:
             end: end + 1,
             inheritable: true,
         }];
-        rangelist::merge_into(processed, &[(fspath(p), range)].into());
+        mergeinfo::merge_into(processed, &[(fspath(p), range)].into());
     }
 }
 
@@ -763,7 +763,7 @@ mod tests {
     use super::*;
 
     fn mi(text: &str) -> Mergeinfo {
-        rangelist::parse(text.as_bytes()).expect("valid mergeinfo")
+        mergeinfo::parse(text.as_bytes()).expect("valid mergeinfo")
     }
 
     fn flat(v: &[PathListRange]) -> Vec<(Revnum, Revnum, Vec<String>)> {

@@ -1,113 +1,357 @@
-//! `svn:mergeinfo` values: parsing, canonical formatting, and the renumbering and
-//! prefixing that `svnadmin load` applies when revisions or paths shift.
+//! `svn:mergeinfo`: the one parser (`svn_mergeinfo_parse`'s grammar and canonical form),
+//! the printer (`svn_mergeinfo_to_string`), the rangelist arithmetic the history queries
+//! need (union, difference, equality, inheritance), and the renumbering and prefixing that
+//! `svnadmin load` applies when revisions or paths shift.
+//!
+//! A rangelist is kept canonical: sorted, non-overlapping, and two ranges that touch differ
+//! in inheritability. Every operation reads its inputs that way and returns them that way.
 
 use std::collections::BTreeMap;
-use svelto_core::compare_paths;
+use svelto_core::{compare_paths, Revnum};
 
-/// A merged range: revisions `start+1 ..= end` (Subversion's exclusive start).
+/// Revisions `start+1 ..= end` (Subversion's exclusive start), inheritable unless marked `*`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Range {
-    pub start: u64,
-    pub end: u64,
+    pub start: Revnum,
+    pub end: Revnum,
     pub inheritable: bool,
 }
 
-/// Merge source path (an absolute repository path) to its ranges.
-pub type Mergeinfo = Vec<(String, Vec<Range>)>;
+pub type Rangelist = Vec<Range>;
 
-pub fn parse(value: &str) -> Result<Mergeinfo, String> {
-    let mut out: BTreeMap<String, Vec<Range>> = BTreeMap::new();
-    for line in value.split('\n') {
-        if line.is_empty() {
-            continue;
-        }
+/// Merge source (an fspath such as `/trunk`) to its canonical rangelist.
+pub type Mergeinfo = BTreeMap<String, Rangelist>;
+
+/// Canonicalizes an fspath the way `svn_fspath__canonicalize` does for mergeinfo keys:
+/// one leading slash, no empty or `.` components, no trailing slash.
+pub fn canonical_fspath(path: &str) -> String {
+    let comps: Vec<&str> = path
+        .split('/')
+        .filter(|c| !c.is_empty() && *c != ".")
+        .collect();
+    format!("/{}", comps.join("/"))
+}
+
+/// Parses an `svn:mergeinfo` value with the rules of Subversion's `svn_mergeinfo_parse`:
+/// every line is `path:ranges`, a revision has 1 to 10 digits and fits 31 bits, `N-M`
+/// needs `N < M`, overlapping ranges of different inheritability are refused, a relative
+/// source path is made absolute, and lines naming the same source are merged. The value
+/// is read as a C string (up to a NUL). The error says what is wrong; the queries treat a
+/// value that fails here as no mergeinfo at all (Subversion's issue 3896).
+pub fn parse(value: &[u8]) -> Result<Mergeinfo, String> {
+    let value = match value.iter().position(|&b| b == 0) {
+        Some(nul) => &value[..nul],
+        None => value,
+    };
+    let text = std::str::from_utf8(value).map_err(|_| "mergeinfo is not UTF-8".to_string())?;
+    let mut out = Mergeinfo::new();
+    let mut rest = text;
+    while !rest.is_empty() {
+        let (line, next) = match rest.find('\n') {
+            Some(i) => (&rest[..i], &rest[i + 1..]),
+            None => (rest, ""),
+        };
+        rest = next;
         let colon = line
             .rfind(':')
-            .ok_or_else(|| format!("no ':' in mergeinfo line '{line}'"))?;
-        let (path, ranges) = (&line[..colon], &line[colon + 1..]);
-        if path.is_empty() {
-            return Err(format!("mergeinfo line '{line}' has no source path"));
+            .ok_or_else(|| "Pathname not terminated by ':'".to_string())?;
+        let path = canonical_fspath(&line[..colon]);
+        let mut ranges = parse_rangelist(&line[colon + 1..])?;
+        if ranges.is_empty() {
+            return Err(format!(
+                "Mergeinfo for '{path}' maps to an empty revision range"
+            ));
         }
-        let path = if path.starts_with('/') {
-            path.to_string()
-        } else {
-            format!("/{path}")
+        if let Some((a, b)) = canonicalize(&mut ranges) {
+            return Err(format!(
+                "Unable to parse overlapping revision ranges '{}' and '{}' with different inheritance types",
+                range_text(&a),
+                range_text(&b)
+            ));
+        }
+        let merged = match out.get(&path) {
+            Some(existing) => union(existing, &ranges),
+            None => ranges,
         };
-        let list = out.entry(path).or_default();
-        for r in ranges.split(',') {
-            let r = r.trim();
-            let (r, inheritable) = match r.strip_suffix('*') {
-                Some(x) => (x, false),
-                None => (r, true),
-            };
-            let num = |s: &str| {
-                s.trim()
-                    .parse::<u64>()
-                    .map_err(|_| format!("bad revision '{s}' in mergeinfo"))
-            };
-            let (a, b) = match r.split_once('-') {
-                Some((a, b)) => (num(a)?, num(b)?),
-                None => {
-                    let a = num(r)?;
-                    (a, a)
-                }
-            };
-            if a == 0 || a > b {
-                return Err(format!("invalid revision range '{r}' in mergeinfo"));
-            }
-            list.push(Range {
-                start: a - 1,
-                end: b,
-                inheritable,
-            });
-        }
+        out.insert(path, merged);
     }
-    let mut v: Mergeinfo = out.into_iter().collect();
-    for (_, ranges) in &mut v {
-        canonicalize(ranges);
-    }
-    Ok(v)
+    Ok(out)
 }
 
-/// Sorts and joins adjacent or overlapping ranges of the same inheritability.
-fn canonicalize(ranges: &mut Vec<Range>) {
-    ranges.sort_by_key(|r| (r.start, r.end));
-    let mut out: Vec<Range> = Vec::with_capacity(ranges.len());
-    for r in ranges.drain(..) {
-        match out.last_mut() {
-            Some(l) if l.inheritable == r.inheritable && r.start <= l.end => {
-                l.end = l.end.max(r.end)
-            }
-            _ => out.push(r),
+/// `svn_revnum_parse`: decimal digits only, at most a 32-bit signed value.
+fn parse_revnum(s: &str) -> Result<(Revnum, &str), String> {
+    let digits = s.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 {
+        return Err(if s.starts_with('-') {
+            format!("Negative revision number found parsing '{s}'")
+        } else {
+            format!("Invalid revision number found parsing '{s}'")
+        });
+    }
+    if digits > 10 {
+        return Err(format!("Revision number longer than 10 digits '{s}'"));
+    }
+    let n: Revnum = s[..digits]
+        .parse()
+        .map_err(|_| format!("Invalid revision number found parsing '{s}'"))?;
+    if n > i32::MAX as Revnum {
+        return Err(format!("Revision number too large '{s}'"));
+    }
+    Ok((n, &s[digits..]))
+}
+
+/// The ranges after a source path's colon, in the order written (leading white space,
+/// as C's `isspace` sees it, is skipped).
+fn parse_rangelist(text: &str) -> Result<Rangelist, String> {
+    let mut cur = text.trim_start_matches([' ', '\t', '\r', '\x0b', '\x0c']);
+    let mut out = Rangelist::new();
+    while !cur.is_empty() {
+        let (first, after) = parse_revnum(cur)?;
+        cur = after;
+        if first == 0 {
+            return Err("Invalid revision number '0' found in range list".into());
         }
+        let mut range = Range {
+            start: first - 1,
+            end: first,
+            inheritable: true,
+        };
+        if let Some(after) = cur.strip_prefix('-') {
+            let (second, after) = parse_revnum(after)?;
+            cur = after;
+            if first > second {
+                return Err(format!(
+                    "Unable to parse reversed revision range '{first}-{second}'"
+                ));
+            }
+            if first == second {
+                return Err(format!(
+                    "Unable to parse revision range '{first}-{second}' with same start and end revisions"
+                ));
+            }
+            range.end = second;
+        }
+        if let Some(after) = cur.strip_prefix('*') {
+            range.inheritable = false;
+            cur = after;
+        }
+        out.push(range);
+        match cur.chars().next() {
+            None => break,
+            Some(',') => cur = &cur[1..],
+            Some(c) => return Err(format!("Invalid character '{c}' found in range list")),
+        }
+    }
+    Ok(out)
+}
+
+/// Sorts and joins ranges written in any order (`svn_rangelist__canonicalize`): adjacent
+/// or overlapping ranges of equal inheritability become one. Overlapping ranges of
+/// different inheritability are left as they are; the first such pair is returned.
+fn canonicalize(ranges: &mut Rangelist) -> Option<(Range, Range)> {
+    ranges.sort_by_key(|r| (r.start, r.end));
+    let mut conflict = None;
+    let mut out: Rangelist = Vec::with_capacity(ranges.len());
+    for r in ranges.drain(..) {
+        if let Some(last) = out.last_mut() {
+            if r.start <= last.end {
+                if last.inheritable == r.inheritable {
+                    last.end = last.end.max(r.end);
+                    continue;
+                }
+                if r.start < last.end && conflict.is_none() {
+                    conflict = Some((*last, r));
+                }
+            }
+        }
+        out.push(r);
     }
     *ranges = out;
+    conflict
 }
 
-pub fn format(mi: &Mergeinfo) -> String {
-    let mut items: Vec<&(String, Vec<Range>)> = mi.iter().filter(|(_, r)| !r.is_empty()).collect();
-    items.sort_by(|a, b| compare_paths(&a.0, &b.0));
+fn range_text(r: &Range) -> String {
+    let mut s = if r.end == r.start + 1 {
+        r.end.to_string()
+    } else {
+        format!("{}-{}", r.start + 1, r.end)
+    };
+    if !r.inheritable {
+        s.push('*');
+    }
+    s
+}
+
+/// The `svn:mergeinfo` text of a map (`svn_mergeinfo_to_string`): sources in path order,
+/// one per line, sources without ranges left out; an empty map is the empty string.
+pub fn to_svn_string(mi: &Mergeinfo) -> String {
+    let mut items: Vec<(&String, &Rangelist)> = mi.iter().filter(|(_, r)| !r.is_empty()).collect();
+    items.sort_by(|a, b| compare_paths(a.0, b.0));
     let lines: Vec<String> = items
         .iter()
         .map(|(path, ranges)| {
-            let rs: Vec<String> = ranges
-                .iter()
-                .map(|r| {
-                    let mut s = if r.end == r.start + 1 {
-                        r.end.to_string()
-                    } else {
-                        format!("{}-{}", r.start + 1, r.end)
-                    };
-                    if !r.inheritable {
-                        s.push('*');
-                    }
-                    s
-                })
-                .collect();
+            let rs: Vec<String> = ranges.iter().map(range_text).collect();
             format!("{path}:{}", rs.join(","))
         })
         .collect();
     lines.join("\n")
+}
+
+/// The state of two rangelists over each elementary interval between their boundaries,
+/// combined by `f` (None = revision absent, Some(inheritable)).
+fn combine(
+    a: &[Range],
+    b: &[Range],
+    f: impl Fn(Option<bool>, Option<bool>) -> Option<bool>,
+) -> Rangelist {
+    let mut points: Vec<Revnum> = a.iter().chain(b).flat_map(|r| [r.start, r.end]).collect();
+    points.sort_unstable();
+    points.dedup();
+    let (mut i, mut j) = (0, 0);
+    let mut out: Rangelist = Vec::new();
+    for w in points.windows(2) {
+        let (lo, hi) = (w[0], w[1]);
+        while i < a.len() && a[i].end <= lo {
+            i += 1;
+        }
+        while j < b.len() && b[j].end <= lo {
+            j += 1;
+        }
+        let sa = a
+            .get(i)
+            .filter(|r| r.start <= lo && r.end >= hi)
+            .map(|r| r.inheritable);
+        let sb = b
+            .get(j)
+            .filter(|r| r.start <= lo && r.end >= hi)
+            .map(|r| r.inheritable);
+        if let Some(inheritable) = f(sa, sb) {
+            match out.last_mut() {
+                Some(last) if last.end == lo && last.inheritable == inheritable => last.end = hi,
+                _ => out.push(Range {
+                    start: lo,
+                    end: hi,
+                    inheritable,
+                }),
+            }
+        }
+    }
+    out
+}
+
+/// Every revision in either list; inheritable where either is (`svn_rangelist_merge2`).
+pub fn union(a: &[Range], b: &[Range]) -> Rangelist {
+    combine(a, b, |x, y| match (x, y) {
+        (None, None) => None,
+        (Some(p), None) | (None, Some(p)) => Some(p),
+        (Some(p), Some(q)) => Some(p || q),
+    })
+}
+
+/// The part of `whiteboard` that `eraser` does not cover (`svn_rangelist_remove`); with
+/// `consider_inheritance`, a revision is covered only by a range of the same
+/// inheritability.
+pub fn remove(eraser: &[Range], whiteboard: &[Range], consider_inheritance: bool) -> Rangelist {
+    combine(eraser, whiteboard, |e, w| match (e, w) {
+        (_, None) => None,
+        (None, Some(p)) => Some(p),
+        (Some(q), Some(p)) => (consider_inheritance && p != q).then_some(p),
+    })
+}
+
+/// `svn_mergeinfo_diff2` without regard to inheritance: (deleted, added) from `from` to
+/// `to`; an absent side counts as empty.
+pub fn diff(from: Option<&Mergeinfo>, to: Option<&Mergeinfo>) -> (Mergeinfo, Mergeinfo) {
+    let empty = Mergeinfo::new();
+    let (from, to) = (from.unwrap_or(&empty), to.unwrap_or(&empty));
+    let mut deleted = Mergeinfo::new();
+    let mut added = Mergeinfo::new();
+    for (path, fr) in from {
+        match to.get(path) {
+            None => {
+                deleted.insert(path.clone(), fr.clone());
+            }
+            Some(tr) => {
+                let d = remove(tr, fr, false);
+                if !d.is_empty() {
+                    deleted.insert(path.clone(), d);
+                }
+                let a = remove(fr, tr, false);
+                if !a.is_empty() {
+                    added.insert(path.clone(), a);
+                }
+            }
+        }
+    }
+    for (path, tr) in to {
+        if !from.contains_key(path) {
+            added.insert(path.clone(), tr.clone());
+        }
+    }
+    (deleted, added)
+}
+
+/// What changed from `from` to `to`, ignoring inheritability: the ranges only in `from`
+/// and the ranges only in `to`, joined into one map ([`diff`], then [`merge_into`] of its
+/// two halves).
+pub fn changed_ranges(from: &Mergeinfo, to: &Mergeinfo) -> Mergeinfo {
+    let (mut deleted, added) = diff(Some(from), Some(to));
+    merge_into(&mut deleted, &added);
+    deleted
+}
+
+/// `svn_mergeinfo__equals`: both absent, or the same paths with the same revisions.
+pub fn equals(a: Option<&Mergeinfo>, b: Option<&Mergeinfo>, consider_inheritance: bool) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(a), Some(b)) => {
+            a.len() == b.len()
+                && a.iter().all(|(path, ra)| {
+                    b.get(path).is_some_and(|rb| {
+                        remove(rb, ra, consider_inheritance).is_empty()
+                            && remove(ra, rb, consider_inheritance).is_empty()
+                    })
+                })
+        }
+        _ => false,
+    }
+}
+
+/// Adds `changes` to `target` path by path (`svn_mergeinfo_merge2`).
+pub fn merge_into(target: &mut Mergeinfo, changes: &Mergeinfo) {
+    for (path, ranges) in changes {
+        match target.get_mut(path) {
+            Some(existing) => *existing = union(existing, ranges),
+            None => {
+                target.insert(path.clone(), ranges.clone());
+            }
+        }
+    }
+}
+
+/// True if `rev` lies in one of the ranges.
+pub fn contains(ranges: &[Range], rev: Revnum) -> bool {
+    ranges.iter().any(|r| rev > r.start && rev <= r.end)
+}
+
+/// Mergeinfo as a path inherits it from an ancestor `rel` (a relpath, "" for the ancestor
+/// itself) above it: non-inheritable ranges dropped (and sources left without ranges),
+/// `rel` appended to every source.
+pub fn inherited_by(mi: &Mergeinfo, rel: &str) -> Mergeinfo {
+    mi.iter()
+        .filter_map(|(path, ranges)| {
+            let kept: Rangelist = ranges.iter().filter(|r| r.inheritable).copied().collect();
+            if kept.is_empty() {
+                return None;
+            }
+            let path = match (path.as_str(), rel) {
+                (_, "") => path.clone(),
+                ("/", _) => format!("/{rel}"),
+                _ => format!("{path}/{rel}"),
+            };
+            Some((path, kept))
+        })
+        .collect()
 }
 
 /// What the loader knows to renumber mergeinfo: dump revision -> loaded revision, the
@@ -118,12 +362,14 @@ pub struct Renumber<'a> {
     pub rev_offset: i64,
 }
 
-/// Adjusts a mergeinfo value as `svnadmin load` does (renumber, then prefix `parent_dir`).
+/// Adjusts a mergeinfo value as `svnadmin load` does: line endings normalized to `\n`,
+/// the value parsed (as [`parse`]), revisions renumbered, then `parent_dir` prefixed to
+/// every source.
 pub fn adjust(value: &str, ren: &Renumber, parent_dir: Option<&str>) -> Result<String, String> {
-    let value = value.replace('\r', "");
-    let mi = parse(&value)?;
+    let value = value.replace("\r\n", "\n").replace('\r', "\n");
+    let mi = parse(value.as_bytes())?;
     let oldest = ren.oldest_dumpstream_rev.unwrap_or(0);
-    let mut out: BTreeMap<String, Vec<Range>> = BTreeMap::new();
+    let mut out = Mergeinfo::new();
     for (path, ranges) in mi {
         let mut kept = Vec::new();
         for r in ranges {
@@ -160,7 +406,7 @@ pub fn adjust(value: &str, ren: &Renumber, parent_dir: Option<&str>) -> Result<S
                 r.start = m;
             } else if oldest > 0 && r.start == oldest - 1 {
                 if let Some(&m) = ren.rev_map.get(&oldest) {
-                    r.start = m - 1;
+                    r.start = m.saturating_sub(1);
                 }
             } else {
                 out.entry(path.clone()).or_default().push(r);
@@ -172,305 +418,150 @@ pub fn adjust(value: &str, ren: &Renumber, parent_dir: Option<&str>) -> Result<S
             out.entry(path.clone()).or_default().push(r);
         }
     }
-    let mut mi: Mergeinfo = out.into_iter().collect();
-    for (_, ranges) in &mut mi {
+    for ranges in out.values_mut() {
+        // Renumbering can make ranges of different inheritability overlap; they stay.
         canonicalize(ranges);
     }
-    if let Some(parent) = parent_dir.filter(|p| !p.is_empty()) {
-        for (path, _) in &mut mi {
-            let rel = path.trim_start_matches('/');
-            *path = if rel.is_empty() {
-                format!("/{parent}")
-            } else {
-                format!("/{parent}/{rel}")
-            };
-        }
-    }
-    Ok(format(&mi))
-}
-
-/// A parsed `svn:mergeinfo` value as Subversion reads it for queries: merge source fspath
-/// to its canonical rangelist (sorted, adjacent ranges of equal inheritability joined).
-pub type MergeinfoMap = BTreeMap<String, Vec<Range>>;
-
-/// Parses a mergeinfo value with the rules of Subversion's `svn_mergeinfo_parse`: every
-/// line is `path:ranges`, a revision has 1 to 10 digits and fits 31 bits, `N-M` needs
-/// `N < M`, overlapping ranges of different inheritability are refused, a relative source
-/// path is made absolute, and lines naming the same source are merged. A value that fails
-/// here is treated by the queries as no mergeinfo at all (Subversion's issue 3896).
-pub fn parse_svn(value: &[u8]) -> Result<MergeinfoMap, String> {
-    // Subversion reads the value as a C string.
-    let value = match value.iter().position(|&b| b == 0) {
-        Some(nul) => &value[..nul],
-        None => value,
+    let out: Mergeinfo = match parent_dir.filter(|p| !p.is_empty()) {
+        Some(parent) => out
+            .into_iter()
+            .map(|(path, ranges)| {
+                let rel = path.trim_start_matches('/');
+                let path = if rel.is_empty() {
+                    format!("/{parent}")
+                } else {
+                    format!("/{parent}/{rel}")
+                };
+                (path, ranges)
+            })
+            .collect(),
+        None => out,
     };
-    let text = std::str::from_utf8(value).map_err(|_| "mergeinfo is not UTF-8".to_string())?;
-    let mut out = MergeinfoMap::new();
-    let mut rest = text;
-    while !rest.is_empty() {
-        let (line, next) = match rest.find('\n') {
-            Some(i) => (&rest[..i], &rest[i + 1..]),
-            None => (rest, ""),
-        };
-        rest = next;
-        let colon = line
-            .rfind(':')
-            .ok_or_else(|| "Pathname not terminated by ':'".to_string())?;
-        let path = canonical_fspath(&line[..colon]);
-        let mut ranges = parse_rangelist(&line[colon + 1..])?;
-        if ranges.is_empty() {
-            return Err(format!(
-                "Mergeinfo for '{path}' maps to an empty revision range"
-            ));
-        }
-        canonicalize_strict(&mut ranges)?;
-        match out.get_mut(&path) {
-            Some(existing) => {
-                existing.extend(ranges);
-                *existing = rangelist_union(existing);
-            }
-            None => {
-                out.insert(path, ranges);
-            }
-        }
-    }
-    Ok(out)
-}
-
-/// `svn_fspath__canonicalize` for a merge source: one leading slash, no empty or `.`
-/// components, no trailing slash.
-fn canonical_fspath(path: &str) -> String {
-    let comps: Vec<&str> = path
-        .split('/')
-        .filter(|c| !c.is_empty() && *c != ".")
-        .collect();
-    format!("/{}", comps.join("/"))
-}
-
-fn parse_revnum(s: &str) -> Result<(u64, &str), String> {
-    let digits = s.bytes().take_while(u8::is_ascii_digit).count();
-    if digits == 0 {
-        return Err(format!("Invalid revision number found parsing '{s}'"));
-    }
-    if digits > 10 {
-        return Err(format!("Revision number longer than 10 digits '{s}'"));
-    }
-    let n: u64 = s[..digits]
-        .parse()
-        .map_err(|_| format!("Invalid revision number found parsing '{s}'"))?;
-    if n > i32::MAX as u64 {
-        return Err(format!("Revision number too large '{s}'"));
-    }
-    Ok((n, &s[digits..]))
-}
-
-/// The ranges after a source path's colon, in the order written.
-fn parse_rangelist(text: &str) -> Result<Vec<Range>, String> {
-    let mut s = text.trim_start_matches([' ', '\t', '\r', '\x0b', '\x0c']);
-    let mut out = Vec::new();
-    while !s.is_empty() {
-        let (first, after) = parse_revnum(s)?;
-        if first == 0 {
-            return Err("Invalid revision number '0' found in range list".into());
-        }
-        let mut range = Range {
-            start: first - 1,
-            end: first,
-            inheritable: true,
-        };
-        s = after;
-        if let Some(after_dash) = s.strip_prefix('-') {
-            let (second, after) = parse_revnum(after_dash)?;
-            if first > second {
-                return Err(format!(
-                    "Unable to parse reversed revision range '{first}-{second}'"
-                ));
-            }
-            if first == second {
-                return Err(format!(
-                    "Unable to parse revision range '{first}-{second}' with same start and end revisions"
-                ));
-            }
-            range.end = second;
-            s = after;
-        }
-        if let Some(after_star) = s.strip_prefix('*') {
-            range.inheritable = false;
-            s = after_star;
-        }
-        out.push(range);
-        if s.is_empty() {
-            break;
-        }
-        match s.strip_prefix(',') {
-            Some(after_comma) => s = after_comma,
-            None => {
-                let c = s.chars().next().unwrap_or(' ');
-                return Err(format!("Invalid character '{c}' found in range list"));
-            }
-        }
-    }
-    Ok(out)
-}
-
-/// Sorts and joins as `svn_rangelist__canonicalize` does; overlapping ranges of different
-/// inheritability are an error.
-fn canonicalize_strict(ranges: &mut Vec<Range>) -> Result<(), String> {
-    ranges.sort_by_key(|r| (r.start, r.end));
-    let mut out: Vec<Range> = Vec::with_capacity(ranges.len());
-    for r in ranges.drain(..) {
-        if let Some(last) = out.last_mut() {
-            if r.start <= last.end {
-                if r.start < last.end && r.inheritable != last.inheritable {
-                    return Err(format!(
-                        "Unable to parse overlapping revision ranges with different inheritance types at r{}",
-                        r.start + 1
-                    ));
-                }
-                if r.inheritable == last.inheritable {
-                    last.end = last.end.max(r.end);
-                    continue;
-                }
-            }
-        }
-        out.push(r);
-    }
-    *ranges = out;
-    Ok(())
-}
-
-/// The union of ranges in any order, as `svn_rangelist_merge2` leaves it: where ranges of
-/// different inheritability overlap, the overlap is inheritable; adjacent ranges of equal
-/// inheritability are joined.
-pub fn rangelist_union(ranges: &[Range]) -> Vec<Range> {
-    let mut bounds: Vec<u64> = ranges.iter().flat_map(|r| [r.start, r.end]).collect();
-    bounds.sort_unstable();
-    bounds.dedup();
-    let mut out: Vec<Range> = Vec::new();
-    for w in bounds.windows(2) {
-        let (a, b) = (w[0], w[1]);
-        let mut covered = false;
-        let mut inheritable = false;
-        for r in ranges.iter().filter(|r| r.start <= a && b <= r.end) {
-            covered = true;
-            inheritable |= r.inheritable;
-        }
-        if !covered {
-            continue;
-        }
-        match out.last_mut() {
-            Some(l) if l.end == a && l.inheritable == inheritable => l.end = b,
-            _ => out.push(Range {
-                start: a,
-                end: b,
-                inheritable,
-            }),
-        }
-    }
-    out
-}
-
-/// The parts of `whiteboard` that no range of `eraser` covers, whatever the
-/// inheritability (`svn_rangelist_remove` without considering inheritance). Both lists
-/// must be canonical.
-pub fn rangelist_remove(eraser: &[Range], whiteboard: &[Range]) -> Vec<Range> {
-    let mut out = Vec::new();
-    for w in whiteboard {
-        let mut start = w.start;
-        for e in eraser {
-            if e.end <= start || e.start >= w.end {
-                continue;
-            }
-            if e.start > start {
-                out.push(Range {
-                    start,
-                    end: e.start,
-                    ..*w
-                });
-            }
-            start = start.max(e.end);
-            if start >= w.end {
-                break;
-            }
-        }
-        if start < w.end {
-            out.push(Range { start, ..*w });
-        }
-    }
-    out
-}
-
-/// What changed from `from` to `to`, ignoring inheritability: the ranges only in `from`
-/// and the ranges only in `to`, joined into one map (`svn_mergeinfo_diff2` followed by
-/// `svn_mergeinfo_merge2` of its two halves).
-pub fn changed_ranges(from: &MergeinfoMap, to: &MergeinfoMap) -> MergeinfoMap {
-    let mut out = MergeinfoMap::new();
-    let mut add = |path: &str, ranges: Vec<Range>| {
-        if ranges.is_empty() {
-            return;
-        }
-        let entry = out.entry(path.to_string()).or_default();
-        entry.extend(ranges);
-        *entry = rangelist_union(entry);
-    };
-    for (path, from_ranges) in from {
-        match to.get(path) {
-            Some(to_ranges) => {
-                add(path, rangelist_remove(to_ranges, from_ranges));
-                add(path, rangelist_remove(from_ranges, to_ranges));
-            }
-            None => add(path, from_ranges.clone()),
-        }
-    }
-    for (path, to_ranges) in to {
-        if !from.contains_key(path) {
-            add(path, to_ranges.clone());
-        }
-    }
-    out
-}
-
-/// Mergeinfo as a child inherits it from an ancestor `rel` above it: non-inheritable
-/// ranges dropped (and sources left without ranges), `rel` appended to every source.
-pub fn inherited_by(mi: &MergeinfoMap, rel: &str) -> MergeinfoMap {
-    mi.iter()
-        .filter_map(|(path, ranges)| {
-            let kept: Vec<Range> = ranges.iter().filter(|r| r.inheritable).copied().collect();
-            if kept.is_empty() {
-                return None;
-            }
-            let path = match (path.as_str(), rel) {
-                (_, "") => path.clone(),
-                ("/", _) => format!("/{rel}"),
-                _ => format!("{path}/{rel}"),
-            };
-            Some((path, kept))
-        })
-        .collect()
-}
-
-/// The `svn:mergeinfo` text of a map (`svn_mergeinfo_to_string`): sources in path order,
-/// one per line; an empty map is the empty string.
-pub fn to_svn_string(mi: &MergeinfoMap) -> String {
-    let v: Mergeinfo = mi.iter().map(|(p, r)| (p.clone(), r.clone())).collect();
-    format(&v)
+    Ok(to_svn_string(&out))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn round_trip_canonical() {
-        let v = "/branches/b:3-5,7*\n/trunk:2";
-        assert_eq!(format(&parse(v).expect("parses")), v);
-        assert_eq!(format(&parse("/a:5,3-4,6").expect("parses")), "/a:3-6");
-        assert!(parse("/a:x").is_err());
-        assert!(parse("/a:5-3").is_err());
+    fn r(start: Revnum, end: Revnum, inheritable: bool) -> Range {
+        Range {
+            start,
+            end,
+            inheritable,
+        }
     }
 
     #[test]
-    fn renumbers_through_the_map() {
+    fn parses_like_subversion() {
+        let mi = parse(b"trunk:5,3-4*\n/b//x/.:1-2,3").expect("parses");
+        assert_eq!(mi["/trunk"], vec![r(2, 4, false), r(4, 5, true)]);
+        assert_eq!(mi["/b/x"], vec![r(0, 3, true)]);
+        assert_eq!(to_svn_string(&mi), "/b/x:1-3\n/trunk:3-4*,5");
+        let mi = parse(b"/trunk:1-3,5*,7\n/b//x/:4").expect("parses");
+        assert_eq!(
+            mi["/trunk"],
+            vec![r(0, 3, true), r(4, 5, false), r(6, 7, true)]
+        );
+        assert_eq!(mi["/b/x"], vec![r(3, 4, true)]);
+        assert_eq!(
+            parse(b"trunk:2-3,4").expect("parses")["/trunk"],
+            vec![r(1, 4, true)]
+        );
+        // The same source on two lines is merged; the inheritable part wins an overlap.
+        let mi = parse(b"/a:1-4*\na:3-6").expect("parses");
+        assert_eq!(to_svn_string(&mi), "/a:1-2*,3-6");
+        assert!(parse(b"").expect("empty is fine").is_empty());
+        // A C string: whatever follows a NUL is not read.
+        assert_eq!(
+            parse(b"/a: 7\x00garbage\xff").map(|m| to_svn_string(&m)),
+            Ok("/a:7".into())
+        );
+        assert_eq!(
+            parse(b"/a:\x0b7").map(|m| to_svn_string(&m)),
+            Ok("/a:7".into())
+        );
+        for bad in [
+            &b"/a:4-3"[..],
+            b"/a:3-3",
+            b"/a:0",
+            b"/a:",
+            b"/a",
+            b"/a:1 ",
+            b"/a:1-5,3*",
+            b"/a:1-3,2*",
+            b"/a:1,x",
+            b"/a:x",
+            b"/a:1**",
+            b"/a:-1",
+            b"/a:12345678901",
+            b"/a:2147483648",
+            b"/a:1\n\n",
+            b"\n",
+            b"/a:1\r",
+            b"/a:\xff",
+        ] {
+            assert!(parse(bad).is_err(), "{:?}", String::from_utf8_lossy(bad));
+        }
+    }
+
+    #[test]
+    fn prints_sources_in_path_order() {
+        let mi = parse(b"/a/b:1\n/a-b:2\n/a:3\n/empty:4").expect("parses");
+        let mut mi = mi;
+        mi.insert("/none".into(), Vec::new());
+        assert_eq!(to_svn_string(&mi), "/a:3\n/a/b:1\n/a-b:2\n/empty:4");
+    }
+
+    #[test]
+    fn range_arithmetic() {
+        let a = vec![r(0, 5, true)];
+        let b = vec![r(3, 8, false)];
+        assert_eq!(union(&a, &b), vec![r(0, 5, true), r(5, 8, false)]);
+        assert_eq!(remove(&b, &a, false), vec![r(0, 3, true)]);
+        assert_eq!(remove(&b, &a, true), a);
+        assert_eq!(
+            remove(&[r(1, 2, true)], &[r(0, 4, true)], false),
+            vec![r(0, 1, true), r(2, 4, true)]
+        );
+        let a = [r(0, 5, true), r(7, 9, false)];
+        let b = [r(2, 8, true)];
+        assert_eq!(remove(&b, &a, false), vec![r(0, 2, true), r(8, 9, false)]);
+        assert_eq!(remove(&a, &b, false), vec![r(5, 7, true)]);
+        assert_eq!(union(&a, &b), vec![r(0, 8, true), r(8, 9, false)]);
+        let x: Mergeinfo = [("/t".to_string(), vec![r(0, 2, true), r(2, 3, false)])].into();
+        let y: Mergeinfo = [("/t".to_string(), vec![r(0, 3, true)])].into();
+        assert!(equals(Some(&x), Some(&y), false));
+        assert!(!equals(Some(&x), Some(&y), true));
+        assert!(!equals(Some(&x), None, false));
+        let (d, a) = diff(Some(&y), Some(&x));
+        assert!(d.is_empty() && a.is_empty());
+        assert!(contains(&y["/t"], 3) && !contains(&y["/t"], 0));
+        let from = parse(b"/t:1-5\n/gone:3").expect("parses");
+        let to = parse(b"/t:1-3,7\n/new:2*").expect("parses");
+        assert_eq!(
+            to_svn_string(&changed_ranges(&from, &to)),
+            "/gone:3\n/new:2*\n/t:4-5,7"
+        );
+        assert!(changed_ranges(&from, &from).is_empty());
+    }
+
+    #[test]
+    fn inheritance_drops_non_inheritable_and_appends_the_path() {
+        let mi = parse(b"/t:1-3,5*\n/only:4*\n/:9").expect("parses");
+        assert_eq!(
+            to_svn_string(&inherited_by(&mi, "a/b")),
+            "/a/b:9\n/t/a/b:1-3"
+        );
+        assert_eq!(to_svn_string(&inherited_by(&mi, "")), "/:9\n/t:1-3");
+        assert_eq!(
+            to_svn_string(&inherited_by(&parse(b"/x:1*").expect("ok"), "f")),
+            ""
+        );
+    }
+
+    #[test]
+    fn load_renumbers_through_the_map() {
         let map: BTreeMap<u64, u64> = [(3, 1), (4, 2), (5, 3)].into_iter().collect();
         let ren = Renumber {
             rev_map: &map,
@@ -482,90 +573,22 @@ mod tests {
             adjust("/trunk:4-5", &ren, Some("sub")).expect("ok"),
             "/sub/trunk:2-3"
         );
-    }
-
-    fn r(start: u64, end: u64, inheritable: bool) -> Range {
-        Range {
-            start,
-            end,
-            inheritable,
-        }
-    }
-
-    #[test]
-    fn parse_svn_follows_subversion() {
-        let mi = parse_svn(b"trunk:5,3-4*\n/b//x/.:1-2,3").expect("parses");
         assert_eq!(
-            mi.get("/trunk").map(Vec::as_slice),
-            Some(&[r(2, 4, false), r(4, 5, true)][..])
+            adjust("/b:4\r\n/a:5\r", &ren, None).expect("ok"),
+            "/a:3\n/b:2"
         );
+        let none: BTreeMap<u64, u64> = BTreeMap::new();
+        let ren = Renumber {
+            rev_map: &none,
+            oldest_dumpstream_rev: None,
+            rev_offset: 0,
+        };
         assert_eq!(
-            mi.get("/b/x").map(Vec::as_slice),
-            Some(&[r(0, 3, true)][..])
+            adjust("/branches/b:3-5,7*\n/trunk:2", &ren, None).expect("ok"),
+            "/branches/b:3-5,7*\n/trunk:2"
         );
-        assert_eq!(to_svn_string(&mi), "/b/x:1-3\n/trunk:3-4*,5");
-        // The same source on two lines is merged; the inheritable part wins an overlap.
-        let mi = parse_svn(b"/a:1-4*\na:3-6").expect("parses");
-        assert_eq!(to_svn_string(&mi), "/a:1-2*,3-6");
-        assert_eq!(parse_svn(b"").expect("empty").len(), 0);
-        assert_eq!(
-            parse_svn(b"/a: 7\x00garbage").map(|m| to_svn_string(&m)),
-            Ok("/a:7".into())
-        );
-        for bad in [
-            &b"/a:4-3"[..],
-            b"/a:3-3",
-            b"/a:0",
-            b"/a:",
-            b"/a",
-            b"/a:1-5,3*",
-            b"/a:1,x",
-            b"/a:1**",
-            b"/a:12345678901",
-            b"/a:2147483648",
-            b"/a:1\n\n",
-            b"/a:1\r",
-        ] {
-            assert!(
-                parse_svn(bad).is_err(),
-                "{:?}",
-                String::from_utf8_lossy(bad)
-            );
-        }
-    }
-
-    #[test]
-    fn range_arithmetic() {
-        let a = [r(0, 5, true), r(7, 9, false)];
-        let b = [r(2, 8, true)];
-        assert_eq!(
-            rangelist_remove(&b, &a),
-            vec![r(0, 2, true), r(8, 9, false)]
-        );
-        assert_eq!(rangelist_remove(&a, &b), vec![r(5, 7, true)]);
-        assert_eq!(
-            rangelist_union(&[r(0, 5, true), r(7, 9, false), r(2, 8, true)]),
-            vec![r(0, 8, true), r(8, 9, false)]
-        );
-        let from = parse_svn(b"/t:1-5\n/gone:3").expect("parses");
-        let to = parse_svn(b"/t:1-3,7\n/new:2*").expect("parses");
-        assert_eq!(
-            to_svn_string(&changed_ranges(&from, &to)),
-            "/gone:3\n/new:2*\n/t:4-5,7"
-        );
-        assert!(changed_ranges(&from, &from).is_empty());
-    }
-
-    #[test]
-    fn inheritance_drops_non_inheritable_and_appends_the_path() {
-        let mi = parse_svn(b"/t:1-3,5*\n/only:4*\n/:9").expect("parses");
-        assert_eq!(
-            to_svn_string(&inherited_by(&mi, "a/b")),
-            "/a/b:9\n/t/a/b:1-3"
-        );
-        assert_eq!(
-            to_svn_string(&inherited_by(&parse_svn(b"/x:1*").expect("ok"), "f")),
-            ""
-        );
+        assert_eq!(adjust("/a:5,3-4,6", &ren, None).expect("ok"), "/a:3-6");
+        assert!(adjust("/a:x", &ren, None).is_err());
+        assert!(adjust("/a:5-3", &ren, None).is_err());
     }
 }

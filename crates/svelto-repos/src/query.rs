@@ -5,95 +5,13 @@
 //!
 //! Paths in and out are relpaths ("" = the root); error messages name fspaths.
 
-use crate::mergeinfo::{self, MergeinfoMap};
-use crate::{ReposError, Result};
+use crate::fs::{fspath, node_mergeinfo_prop, open_path, MergeinfoCache, Opened};
+use crate::mergeinfo::{self, Mergeinfo};
+use crate::{Inherit, ReposError, Result};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use svelto_core::{join, NodeKind, PropList, Revnum};
 use svelto_store::{NodeRev, Repo};
-
-const MERGEINFO_PROP: &[u8] = b"svn:mergeinfo";
-
-/// Which mergeinfo a query wants (Subversion's `svn_mergeinfo_inheritance_t`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Inherit {
-    /// Only the path's own `svn:mergeinfo`.
-    Explicit,
-    /// The path's own, else the nearest ancestor's, as the path inherits it.
-    Inherited,
-    /// The nearest ancestor's (never the path's own), as the path inherits it.
-    NearestAncestor,
-}
-
-impl Inherit {
-    /// The wire word (`explicit`, `inherited`, `nearest-ancestor`); any other word means
-    /// explicit, as in Subversion's `svn_inheritance_from_word`.
-    pub fn from_word(word: &str) -> Inherit {
-        match word {
-            "inherited" => Inherit::Inherited,
-            "nearest-ancestor" => Inherit::NearestAncestor,
-            _ => Inherit::Explicit,
-        }
-    }
-
-    pub fn as_word(self) -> &'static str {
-        match self {
-            Inherit::Explicit => "explicit",
-            Inherit::Inherited => "inherited",
-            Inherit::NearestAncestor => "nearest-ancestor",
-        }
-    }
-}
-
-/// Why a path could not be opened.
-enum Missing {
-    /// A component does not exist.
-    NotFound,
-    /// The first this many components name a file, and more follow.
-    ThroughFile(usize),
-}
-
-/// The node-revisions from the root down to `path` in `rev` (root first).
-fn open_nodes(
-    repo: &Repo,
-    rev: Revnum,
-    path: &str,
-) -> Result<std::result::Result<Vec<Arc<NodeRev>>, Missing>> {
-    let mut nodes = vec![repo.node(repo.root(rev)?)?];
-    if path.is_empty() {
-        return Ok(Ok(nodes));
-    }
-    for comp in path.split('/') {
-        let Some(node) = nodes.last() else {
-            return Ok(Err(Missing::NotFound));
-        };
-        if node.kind != NodeKind::Dir {
-            return Ok(Err(Missing::ThroughFile(nodes.len() - 1)));
-        }
-        let entries = repo.dir(node)?;
-        match entries.binary_search_by(|e| e.name.as_bytes().cmp(comp.as_bytes())) {
-            Ok(i) => {
-                let next = repo.node(entries[i].node)?;
-                nodes.push(next);
-            }
-            Err(_) => return Ok(Err(Missing::NotFound)),
-        }
-    }
-    Ok(Ok(nodes))
-}
-
-/// Like `open_nodes`, with None for any missing path.
-fn nodes_on_path(repo: &Repo, rev: Revnum, path: &str) -> Result<Option<Vec<Arc<NodeRev>>>> {
-    Ok(open_nodes(repo, rev, path)?.ok())
-}
-
-/// The `svn:mergeinfo` value of a node, if it has one.
-fn mergeinfo_prop(repo: &Repo, node: &NodeRev) -> Result<Option<Vec<u8>>> {
-    if node.props == 0 {
-        return Ok(None);
-    }
-    Ok(repo.props(node)?.remove(MERGEINFO_PROP))
-}
 
 /// The mergeinfo of `path` (a relpath) in `rev` as FSFS computes it for one path
 /// (`svn_fs__get_mergeinfo_for_path` with inherited mergeinfo adjusted): None when there
@@ -104,45 +22,10 @@ pub fn mergeinfo_for_path(
     rev: Revnum,
     path: &str,
     inherit: Inherit,
-) -> Result<Option<MergeinfoMap>> {
-    let nodes = match open_nodes(repo, rev, path)? {
-        Ok(nodes) => nodes,
-        Err(Missing::NotFound) => {
-            return Err(ReposError::NotFound {
-                rev,
-                path: format!("/{path}"),
-            })
-        }
-        Err(Missing::ThroughFile(depth)) => {
-            let file: Vec<&str> = path.split('/').take(depth).collect();
-            return Err(ReposError::NotDirectory {
-                rev,
-                path: format!("/{}", file.join("/")),
-            });
-        }
-    };
-    let target = nodes.len() - 1;
-    let (first, last) = match inherit {
-        Inherit::Explicit => (target, target),
-        Inherit::Inherited => (0, target),
-        Inherit::NearestAncestor if target == 0 => return Ok(None),
-        Inherit::NearestAncestor => (0, target - 1),
-    };
-    for i in (first..=last).rev() {
-        let Some(value) = mergeinfo_prop(repo, &nodes[i])? else {
-            continue;
-        };
-        let Ok(mi) = mergeinfo::parse_svn(&value) else {
-            return Ok(None);
-        };
-        if i == target {
-            return Ok(Some(mi));
-        }
-        // Components of `path` below the ancestor at depth i.
-        let rel: Vec<&str> = path.split('/').skip(i).collect();
-        return Ok(Some(mergeinfo::inherited_by(&mi, &rel.join("/"))));
-    }
-    Ok(None)
+) -> Result<Option<Mergeinfo>> {
+    // A revision above HEAD is the store's error, as the queries have always said it.
+    repo.root(rev)?;
+    MergeinfoCache::default().for_path(repo, rev, path, inherit, true)
 }
 
 /// Subversion's `get-mergeinfo`: for each of `paths` (relpaths) in `rev` (HEAD when None),
@@ -185,10 +68,10 @@ fn descendant_mergeinfo(
     path: &str,
     out: &mut BTreeMap<String, String>,
 ) -> Result<()> {
-    let Some(nodes) = nodes_on_path(repo, rev, path)? else {
+    let Opened::Found(chain) = open_path(repo, rev, path)? else {
         return Ok(());
     };
-    let Some(top) = nodes.last() else {
+    let Some((_, top)) = chain.last() else {
         return Ok(());
     };
     let mut stack: Vec<(String, Arc<NodeRev>)> = vec![(path.to_string(), top.clone())];
@@ -199,8 +82,8 @@ fn descendant_mergeinfo(
         for entry in repo.dir(&dir)?.iter() {
             let node = repo.node(entry.node)?;
             let child = join(&dir_path, &entry.name);
-            if let Some(value) = mergeinfo_prop(repo, &node)? {
-                if let Ok(mi) = mergeinfo::parse_svn(&value) {
+            if let Some(value) = node_mergeinfo_prop(repo, &node)? {
+                if let Ok(mi) = mergeinfo::parse(&value) {
                     out.insert(child.clone(), mergeinfo::to_svn_string(&mi));
                 }
             }
@@ -217,16 +100,16 @@ fn descendant_mergeinfo(
 /// ("" for the root). The path's own properties are not included. A missing path is
 /// [`ReposError::PathNotFound`], as svnserve words it.
 pub fn inherited_props(repo: &Repo, path: &str, rev: Revnum) -> Result<Vec<(String, PropList)>> {
-    let nodes = nodes_on_path(repo, rev, path)?.ok_or_else(|| ReposError::PathNotFound {
-        path: format!("/{path}"),
-    })?;
+    let Opened::Found(nodes) = open_path(repo, rev, path)? else {
+        return Err(ReposError::PathNotFound { path: fspath(path) });
+    };
     let comps: Vec<&str> = if path.is_empty() {
         Vec::new()
     } else {
         path.split('/').collect()
     };
     let mut out = Vec::new();
-    for (depth, node) in nodes.iter().enumerate().take(nodes.len() - 1) {
+    for (depth, (_, node)) in nodes.iter().enumerate().take(nodes.len() - 1) {
         if node.props == 0 {
             continue;
         }
