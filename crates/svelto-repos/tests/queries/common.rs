@@ -5,7 +5,7 @@
 use std::ops::Deref;
 use std::path::Path;
 use svelto_core::NodeKind;
-use svelto_testkit::svnserve_client::{Mode, SvnserveClient};
+use svelto_testkit::svnserve_client::Mode;
 use svelto_testkit::{require_tool, LoadedPair, Run};
 
 pub use svelto_testkit::svnserve_client::{proplist, response, SvnserveClient as Svnserve};
@@ -69,7 +69,7 @@ impl Pair {
     }
 
     /// A session with `svnserve -t` on the FSFS copy.
-    pub fn svnserve(&self) -> SvnserveClient {
+    pub fn svnserve(&self) -> Svnserve {
         self.0.svnserve(Mode::Tunnel)
     }
 }
