@@ -25,6 +25,23 @@ pub fn scenario_dump(name: &str) -> PathBuf {
     fixture(&format!("{name}.dump"))
 }
 
+/// Every scenario but the long history of `many-revs`: the ones tests walk through whole.
+pub const SMALL_SCENARIOS: &[&str] = &[
+    "basic",
+    "replace",
+    "copies",
+    "props",
+    "revprops",
+    "empty-revs",
+    "symlinks",
+    "mergeinfo",
+    "names",
+    "eol-keywords",
+    "readd",
+    "moves",
+    "mixed",
+];
+
 /// The names of all scenarios, sorted: every `<name>.dump` whose name has no
 /// further dot (variants are `<name>.<variant>.dump`).
 pub fn fixture_names() -> Vec<String> {
@@ -112,6 +129,14 @@ fn dump_files() -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn small_scenarios_are_all_but_many_revs() {
+        let mut small: Vec<&str> = SMALL_SCENARIOS.to_vec();
+        small.push("many-revs");
+        small.sort();
+        assert_eq!(small, fixture_names());
+    }
 
     #[test]
     fn lists_scenarios_and_variants() {

@@ -3,25 +3,37 @@
 //! for external commands with useful failure messages, and generators for
 //! dumps too large to commit.
 //!
+//! Also: a minimal svn:// client driving the real `svnserve` over pipes
+//! ([`svnserve_client`]) and fixtures loaded into Svelto beside FSFS
+//! ([`LoadedPair`]), shared by the svelto-repos test suites.
+//!
 //! Owns: `fixtures/` (and `fixtures/make-fixtures.sh`, which makes them).
-//! Must not: depend on any Svelto crate (it is the independent referee), or
-//! skip anything silently when a Subversion tool is missing (it panics).
+//! Must not: skip anything silently when a Subversion tool is missing (it
+//! panics). The referee stays independent: only `svnserve_client` (which
+//! decodes svnserve's answers with svelto-wire into svelto-repos' `Call`s)
+//! and `svelto` (which loads dumps with svelto-repos) use Svelto crates, never
+//! to produce the expected side of a comparison.
 
 pub mod dumpfile;
 mod fixtures;
 pub mod generate;
 mod run;
 pub mod serve;
+mod svelto;
 mod svnadmin;
+pub mod svnserve_client;
 
 pub use fixtures::{
     fixture, fixture_names, fixtures_dir, scenario_dump, variants, Variant, VariantKind,
+    SMALL_SCENARIOS,
 };
 pub use run::{read_vm_hwm_kib, require_tool, Outcome, Run, Running, DEFAULT_TIMEOUT};
 pub use serve::{
     shared_pair, svelto_binary, Expect, Pair, Same, Scope, Server, ServerKind, Subject, Svelto,
     SvnClient, Svnserve, SvnserveConfig,
 };
+pub use svelto::{svelto_create_load, LoadedPair, SveltoRepo};
 pub use svnadmin::{
     scratch_dir, svnadmin_create, svnadmin_create_load, svnadmin_load_dump, tempdir, TempRepo,
 };
+pub use svnserve_client::SvnserveClient;

@@ -4,6 +4,9 @@ use std::path::Path;
 
 use svelto_testkit::{shared_pair, Pair, Run};
 
+/// The scenarios every command is compared on (all but `many-revs`).
+pub use svelto_testkit::SMALL_SCENARIOS as ALL;
+
 /// The pair serving `fixture` (made on first use, shared by all tests).
 pub fn pair(fixture: &str) -> &'static Pair {
     shared_pair(fixture, Path::new(env!("CARGO_BIN_EXE_svelto")))

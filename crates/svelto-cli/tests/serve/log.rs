@@ -1,24 +1,10 @@
 //! `svn log` in every form the issue lists, compared with svnserve.
 
-use crate::common::pair;
+use crate::common::{pair, ALL};
 
 #[test]
 fn log_of_every_fixture() {
-    for fixture in [
-        "basic",
-        "replace",
-        "copies",
-        "props",
-        "revprops",
-        "empty-revs",
-        "symlinks",
-        "mergeinfo",
-        "names",
-        "eol-keywords",
-        "readd",
-        "moves",
-        "mixed",
-    ] {
+    for fixture in ALL {
         let pair = pair(fixture);
         pair.both(&["log", "-v", "{URL}"]).expect_stdout("r1 |");
         pair.both(&["log", "-q", "{URL}"]);

@@ -1,23 +1,7 @@
 //! The read-only commands on URLs: `ls`, `cat`, `info`, `proplist`,
 //! `propget --show-inherited-props`, `mergeinfo`, compared with svnserve.
 
-use crate::common::{head, pair};
-
-const ALL: &[&str] = &[
-    "basic",
-    "replace",
-    "copies",
-    "props",
-    "revprops",
-    "empty-revs",
-    "symlinks",
-    "mergeinfo",
-    "names",
-    "eol-keywords",
-    "readd",
-    "moves",
-    "mixed",
-];
+use crate::common::{head, pair, ALL};
 
 #[test]
 fn ls_recursive_verbose() {

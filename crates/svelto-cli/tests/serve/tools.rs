@@ -6,23 +6,7 @@ use std::path::Path;
 use svelto_testkit::dumpfile::{assert_dumps_eq, uuid_of, with_uuid};
 use svelto_testkit::{fixture, svnadmin_create, svnadmin_create_load, Expect, Pair, Run, TempRepo};
 
-use crate::common::pair;
-
-const ALL: &[&str] = &[
-    "basic",
-    "replace",
-    "copies",
-    "props",
-    "revprops",
-    "empty-revs",
-    "symlinks",
-    "mergeinfo",
-    "names",
-    "eol-keywords",
-    "readd",
-    "moves",
-    "mixed",
-];
+use crate::common::{pair, ALL};
 
 /// Scenarios with property lists set again to equal values: a change in
 /// FSFS, but an empty property delta on the wire, so no change at all in a

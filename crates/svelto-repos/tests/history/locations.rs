@@ -1,10 +1,10 @@
 //! get_locations, location_segments and deleted_rev against svnserve's get-locations,
 //! get-location-segments and get-deleted-rev on the same history.
 
-use crate::svnserve::Svnserve;
-use crate::{wire_error, Pair, SCENARIOS};
+use crate::{changed_locations, wire_error, Pair, SCENARIOS};
 use svelto_core::Revnum;
 use svelto_repos::{deleted_rev, get_locations, location_segments, Segment};
+use svelto_testkit::svnserve_client::{Mode, SvnserveClient as Svnserve};
 use svelto_testkit::Run;
 use svelto_wire::Item;
 
@@ -176,10 +176,10 @@ fn compare_path(pair: &Pair, s: &mut Svnserve, path: &str, peg: Revnum) -> usize
 fn locations_segments_and_deletions_match_svnserve() {
     let mut total = 0;
     for name in SCENARIOS {
-        let pair = Pair::load(name);
-        let mut s = Svnserve::open(pair.fsfs.path());
+        let pair = Pair::scenario(name);
+        let mut s = pair.svnserve(Mode::Tunnel);
         let head = pair.youngest();
-        let mut pegs: std::collections::BTreeSet<(String, Revnum)> = pair.changed_locations();
+        let mut pegs: std::collections::BTreeSet<(String, Revnum)> = changed_locations(&pair.repo);
         // The same paths seen from HEAD and from the revision after each change.
         for (p, r) in pegs.clone() {
             pegs.insert((p.clone(), head));
@@ -206,11 +206,11 @@ fn locations_segments_and_deletions_match_svnserve() {
 #[test]
 fn locations_agree_with_the_client_resolving_peg_revisions() {
     for name in ["moves", "copies", "replace"] {
-        let pair = Pair::load(name);
+        let pair = Pair::scenario(name);
         let url = pair.fsfs.url();
         let head = pair.youngest();
         let mut seen = 0;
-        for (path, peg) in pair.changed_locations() {
+        for (path, peg) in changed_locations(&pair.repo) {
             if peg != head && !path.ends_with(".txt") && seen > 20 {
                 continue;
             }

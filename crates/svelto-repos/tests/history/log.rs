@@ -1,11 +1,11 @@
 //! `log` against svnserve's `log` answers (item by item, as they go on the wire) and
 //! against `svn log --xml` output on the FSFS copy.
 
-use crate::svnserve::Svnserve;
-use crate::{wire_error, Pair, SCENARIOS};
+use crate::{changed_locations, touched_paths, wire_error, Pair, SCENARIOS};
 use std::collections::BTreeMap;
 use svelto_core::{compare_paths, NodeKind, PropList, Revnum};
 use svelto_repos::{get_locations, log, LogEntry, LogOptions};
+use svelto_testkit::svnserve_client::{Mode, SvnserveClient as Svnserve};
 use svelto_testkit::Run;
 use svelto_wire::Item;
 
@@ -180,10 +180,10 @@ fn std_revprops() -> Option<Vec<Vec<u8>>> {
 fn log_matches_svnserve_on_every_fixture() {
     let mut entries = 0;
     for name in SCENARIOS {
-        let pair = Pair::load(name);
-        let mut s = Svnserve::open(pair.fsfs.path());
+        let pair = Pair::scenario(name);
+        let mut s = pair.svnserve(Mode::Tunnel);
         let head = pair.youngest();
-        let mut locations = pair.changed_locations();
+        let mut locations = changed_locations(&pair.repo);
         for (p, _) in locations.clone() {
             locations.insert((p, head));
         }
@@ -298,9 +298,9 @@ fn log_matches_svnserve_on_every_fixture() {
 /// A path's history through deletes: the path exists at the younger bound only.
 #[test]
 fn log_of_a_path_missing_at_the_younger_revision_fails_like_svnserve() {
-    let pair = Pair::load("readd");
-    let mut s = Svnserve::open(pair.fsfs.path());
-    for (path, revs) in pair.touched_paths() {
+    let pair = Pair::scenario("readd");
+    let mut s = pair.svnserve(Mode::Tunnel);
+    for (path, revs) in touched_paths(&pair.repo) {
         for rev in 0..=pair.youngest() {
             if revs.contains(&rev) || rev == pair.youngest() {
                 compare(&pair, &mut s, &opts(&path, rev, 0));
@@ -323,10 +323,10 @@ fn log_of_a_path_missing_at_the_younger_revision_fails_like_svnserve() {
 
 #[test]
 fn root_log_of_many_revisions_reads_only_metadata_fast() {
-    let pair = Pair::load("many-revs");
+    let pair = Pair::scenario("many-revs");
     let head = pair.youngest();
     assert!(head >= 2000);
-    let mut s = Svnserve::open(pair.fsfs.path());
+    let mut s = pair.svnserve(Mode::Tunnel);
     let all = LogOptions {
         revprops: std_revprops(),
         ..opts("", head, 0)
@@ -365,7 +365,7 @@ fn root_log_of_many_revisions_reads_only_metadata_fast() {
         compare(&pair, &mut s, &o);
     }
     // A branch's and a file's history through the generated copies.
-    for (path, rev) in pair.changed_locations().into_iter().step_by(97) {
+    for (path, rev) in changed_locations(&pair.repo).into_iter().step_by(97) {
         compare(&pair, &mut s, &opts(&path, rev, 0));
         compare(
             &pair,
@@ -652,10 +652,10 @@ fn uri_escape(p: &str) -> String {
 #[test]
 fn log_matches_svn_log_xml() {
     for name in ["mergeinfo", "mixed", "moves", "copies", "replace", "names"] {
-        let pair = Pair::load(name);
+        let pair = Pair::scenario(name);
         let head = pair.youngest();
         let mut runs = 0;
-        for (path, rev) in pair.changed_locations().into_iter().step_by(3) {
+        for (path, rev) in changed_locations(&pair.repo).into_iter().step_by(3) {
             let flag_sets: &[&[&str]] = &[
                 &["-v"],
                 &["-v", "-g"],

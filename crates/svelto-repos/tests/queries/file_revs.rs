@@ -106,7 +106,7 @@ fn theirs(s: &mut Svnserve, path: &str, start: Option<u64>, end: Option<u64>, g:
     );
     let mut revs = Vec::new();
     loop {
-        let item = s.item();
+        let item = s.read();
         if item.as_word() == Some("done") {
             break;
         }
@@ -129,7 +129,7 @@ fn theirs(s: &mut Svnserve, path: &str, start: Option<u64>, end: Option<u64>, g:
         prop_diffs.sort();
         let mut delta: Option<Vec<u8>> = None;
         loop {
-            let chunk = s.item();
+            let chunk = s.read();
             let chunk = chunk.as_string().expect("delta chunk");
             if chunk.is_empty() {
                 break;
@@ -145,7 +145,7 @@ fn theirs(s: &mut Svnserve, path: &str, start: Option<u64>, end: Option<u64>, g:
             delta,
         });
     }
-    response(&s.item()).map(|_| revs)
+    response(&s.read()).map(|_| revs)
 }
 
 /// The texts the versions' deltas produce, each applied to the one before.

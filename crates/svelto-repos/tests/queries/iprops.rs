@@ -14,7 +14,7 @@ fn theirs(s: &mut Svnserve, path: &str, rev: u64) -> Outcome {
         "get-iprops",
         vec![Item::string(path), Item::list(vec![Item::Number(rev)])],
     );
-    let results = response(&s.item())?;
+    let results = response(&s.read())?;
     Ok(results[0]
         .as_list()
         .expect("iproplist")

@@ -26,7 +26,7 @@ fn theirs(s: &mut Svnserve, paths: &[String], rev: u64, inherit: Inherit, desc: 
             Item::bool(desc),
         ],
     );
-    let results = response(&s.item())?;
+    let results = response(&s.read())?;
     let list = results[0].as_list().expect("mergeinfo list");
     Ok(list
         .iter()

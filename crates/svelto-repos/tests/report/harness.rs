@@ -2,66 +2,40 @@
 //! copy, and the normal form two drives are compared in.
 
 use std::collections::{BTreeSet, HashMap};
-use std::io::BufReader;
-use std::path::Path;
+use std::ops::Deref;
 use svelto_core::{compare_paths, join, parent_and_name, Depth, NodeKind, Revnum};
 use svelto_repos::editor::{Call, Recorder};
-use svelto_repos::{LoadOptions, Report, ReportOptions, ReposError, TextOptions};
+use svelto_repos::{Report, ReportOptions, ReposError, TextOptions};
 use svelto_store::Repo;
-use svelto_testkit::{scenario_dump, svnadmin_create_load, tempdir, TempRepo};
-use tempfile::TempDir;
+use svelto_testkit::svnserve_client::{Mode, SvnserveClient};
+use svelto_testkit::LoadedPair;
 
 use crate::wc::{self, copy_tree, DepthOf, Inherit, Wc};
 
 /// One fixture history, in Svelto and in FSFS.
 pub struct Fixture {
-    pub name: String,
-    _dir: TempDir,
-    pub repo: Repo,
-    pub fsfs: TempRepo,
+    loaded: LoadedPair,
     pub head: Revnum,
 }
 
-pub fn svelto_load(dump: &Path) -> (TempDir, Repo) {
-    let dir = tempdir();
-    let path = dir.path().join("repo");
-    svelto_repos::create(
-        &path,
-        "00000000-0000-0000-0000-000000000000",
-        "2000-01-01T00:00:00.000000Z",
-    )
-    .expect("create");
-    let input = BufReader::new(std::fs::File::open(dump).expect("open dump"));
-    svelto_repos::load(&path, input, LoadOptions::default(), &mut |_| {}).expect("load");
-    let repo = Repo::open(&path).expect("open");
-    (dir, repo)
+impl Deref for Fixture {
+    type Target = LoadedPair;
+
+    fn deref(&self) -> &LoadedPair {
+        &self.loaded
+    }
 }
 
 impl Fixture {
     pub fn load(name: &str) -> Fixture {
-        let dump = scenario_dump(name);
-        let (dir, repo) = svelto_load(&dump);
-        let fsfs = svnadmin_create_load(&dump);
-        let head = repo.youngest();
-        assert_eq!(
-            head,
-            fsfs.youngest(),
-            "{name}: both hold the same revisions"
-        );
-        Fixture {
-            name: name.to_string(),
-            _dir: dir,
-            repo,
-            fsfs,
-            head,
-        }
+        let loaded = LoadedPair::scenario(name);
+        let head = loaded.youngest();
+        Fixture { loaded, head }
     }
 
-    /// A session with svnserve on the FSFS copy.
-    pub fn svnserve(&self) -> crate::svnserve::Svnserve {
-        let root = self.fsfs.path().parent().expect("repo has a parent");
-        let name = self.fsfs.path().file_name().expect("repo name");
-        crate::svnserve::Svnserve::start(root, &name.to_string_lossy())
+    /// A session with `svnserve -i` on the FSFS copy.
+    pub fn svnserve(&self) -> SvnserveClient {
+        self.loaded.svnserve(Mode::Inetd)
     }
 }
 

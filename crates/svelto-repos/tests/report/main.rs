@@ -105,13 +105,13 @@ fn model_random_reports() {
 /// Compares our outcome with svnserve's; returns which kind of outcome both had.
 fn differential(
     fx: &Fixture,
-    serve: &mut svnserve::Svnserve,
+    serve: &mut svelto_testkit::SvnserveClient,
     sc: &Scenario,
 ) -> Result<&'static str, String> {
     if std::env::var_os("REPORT_DEBUG").is_some() {
         eprintln!("{}", describe(fx, sc));
     }
-    let theirs = serve.run(sc);
+    let theirs = svnserve::run(serve, sc);
     let ours = run_ours(&fx.repo, sc);
     let kind = match (&theirs, &ours) {
         (Outcome::Crashed, _) => return Ok("svnserve crashed"),

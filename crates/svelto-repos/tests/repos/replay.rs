@@ -12,30 +12,13 @@ use svelto_core::{
 };
 use svelto_delta::{apply_windows, decode_stream, Limits};
 use svelto_repos::editor::{Call, Recorder};
-use svelto_repos::{
-    replay, Editor, LoadOptions, ReplayOptions, Result, TextOptions, Token, UuidAction,
-};
+use svelto_repos::{replay, Editor, LoadOptions, ReplayOptions, Result, TextOptions, Token};
 use svelto_store::Repo;
 
 pub fn load_fixture(name: &str) -> (tempfile::TempDir, Repo) {
-    let dir = svelto_testkit::tempdir();
-    let path = dir.path().join("repo");
-    svelto_repos::create(
-        &path,
-        "00000000-0000-0000-0000-000000000000",
-        "2024-01-01T00:00:00.000000Z",
-    )
-    .expect("create");
-    let dump = std::fs::read(svelto_testkit::scenario_dump(name)).expect("read fixture");
-    let opts = LoadOptions {
-        uuid: UuidAction::Force,
-        parent_dir: None,
-        range: None,
-        bypass_prop_validation: false,
-    };
-    svelto_repos::load(&path, &dump[..], opts, &mut |_| {}).expect("load");
-    let repo = Repo::open(&path).expect("open");
-    (dir, repo)
+    let dump = svelto_testkit::scenario_dump(name);
+    let loaded = svelto_testkit::svelto_create_load(&dump, LoadOptions::default());
+    (loaded.dir, loaded.repo)
 }
 
 fn md5_of(bytes: &[u8]) -> Md5 {
@@ -686,16 +669,8 @@ fn large_texts_are_streamed_and_apply() {
     let dir = svelto_testkit::tempdir();
     let dump_path = dir.path().join("big.dump");
     std::fs::write(&dump_path, big_file_dump(size)).expect("write dump");
-    let path = dir.path().join("repo");
-    svelto_repos::create(
-        &path,
-        "00000000-0000-0000-0000-000000000000",
-        "2024-01-01T00:00:00.000000Z",
-    )
-    .expect("create");
-    let dump = std::fs::read(&dump_path).expect("read dump");
-    svelto_repos::load(&path, &dump[..], LoadOptions::default(), &mut |_| {}).expect("load");
-    let repo = Repo::open(&path).expect("open");
+    let loaded = svelto_testkit::svelto_create_load(&dump_path, LoadOptions::default());
+    let repo = loaded.repo;
     assert_eq!(repo.youngest(), 2);
     let mut truth = Truth {
         repo: &repo,

@@ -9,160 +9,26 @@
 
 use super::{load_fixture, md5_of};
 use std::collections::HashMap;
-use std::io::{Read, Write};
-use std::process::{Child, Command, Stdio};
-use std::sync::{mpsc, Arc};
-use std::time::Duration;
+use std::sync::Arc;
 use svelto_core::{Md5, NodeKind, Revnum};
 use svelto_delta::{apply_windows, decode_stream, Limits};
 use svelto_repos::editor::{Call, Recorder};
-use svelto_repos::{replay, Editor, ReplayOptions, TextOptions, Token};
+use svelto_repos::{replay, ReplayOptions, TextOptions, Token};
 use svelto_store::Repo;
-use svelto_wire::{Decoder, Item};
+use svelto_testkit::svnserve_client::{word_at, DriveOutcome, Mode, SvnserveClient};
+use svelto_wire::Item;
 
-/// A `svnserve -i` child, killed when dropped.
-struct Svnserve {
-    child: Child,
-    input: Option<std::process::ChildStdin>,
-    output: mpsc::Receiver<Vec<u8>>,
-    buf: Vec<u8>,
-    decoder: Decoder,
-}
-
-impl Drop for Svnserve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Svnserve {
-    fn start(root: &std::path::Path) -> Svnserve {
-        svelto_testkit::require_tool("svnserve");
-        let mut child = Command::new("svnserve")
-            .arg("-i")
-            .arg("-r")
-            .arg(root)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start svnserve -i");
-        let mut stdout = child.stdout.take().expect("stdout");
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut b = vec![0u8; 1 << 16];
-            while let Ok(n) = stdout.read(&mut b) {
-                if n == 0 || tx.send(b[..n].to_vec()).is_err() {
-                    break;
-                }
-            }
-        });
-        let input = child.stdin.take();
-        Svnserve {
-            child,
-            input,
-            output: rx,
-            buf: Vec::new(),
-            decoder: Decoder::new(svelto_wire::Limits::default()),
-        }
-    }
-
-    fn send(&mut self, item: &Item) {
-        // One write with the trailing space, as the client does: svnserve checks for input
-        // during a drive, and a lone space arriving then would be read as a new item.
-        let mut bytes = item.to_bytes();
-        bytes.push(b' ');
-        let input = self.input.as_mut().expect("stdin open");
-        input.write_all(&bytes).expect("write to svnserve");
-        input.flush().expect("flush");
-    }
-
-    fn item(&mut self) -> Item {
-        loop {
-            if let Some((item, used)) = self.decoder.decode(&self.buf).expect("svnserve's item") {
-                self.buf.drain(..used);
-                return item;
-            }
-            let more = self
-                .output
-                .recv_timeout(Duration::from_secs(60))
-                .expect("svnserve answers within a minute");
-            self.buf.extend_from_slice(&more);
-        }
-    }
-
-    /// `( success ( ... ) )`: the parameters.
-    fn success(&mut self) -> Vec<Item> {
-        let item = self.item();
-        match command(&item) {
-            ("success", params) => params.to_vec(),
-            _ => panic!("svnserve: expected success, got {item:?}"),
-        }
-    }
-}
-
-fn command(item: &Item) -> (&str, &[Item]) {
-    match item.as_list() {
-        Some([Item::Word(w), Item::List(params)]) => (w.as_str(), params),
-        _ => panic!("not a command: {item:?}"),
-    }
-}
-
-fn string(item: &Item) -> String {
-    String::from_utf8(item.as_string().expect("a string").to_vec()).expect("UTF-8")
-}
-
-fn opt(item: &Item) -> Option<&Item> {
-    item.as_list().expect("an optional tuple").first()
-}
-
-fn url_encode(path: &str) -> String {
-    let mut out = String::new();
-    for b in path.bytes() {
-        if b.is_ascii_alphanumeric() || b"/-_.~".contains(&b) {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
-/// svnserve's `replay-range start..=end` of the FSFS repository at `root/repo`, session at
-/// `base`: one recorded drive per revision.
+/// svnserve's `replay-range start..=end` of the FSFS repository `repo`, session at `base`:
+/// one recorded drive per revision.
 fn svnserve_drives(
-    root: &std::path::Path,
+    repo: &std::path::Path,
     base: &str,
     range: (Revnum, Revnum),
     lwm: Revnum,
     send_deltas: bool,
 ) -> Vec<Vec<Call>> {
-    let mut s = Svnserve::start(root);
-    let url = format!("svn://localhost/repo/{}", url_encode(base));
-    let caps = [
-        "edit-pipeline",
-        "svndiff1",
-        "accepts-svndiff2",
-        "absent-entries",
-        "depth",
-    ];
-    s.success(); // greeting
-    s.send(&Item::list(vec![
-        Item::Number(2),
-        Item::list(caps.iter().map(|c| Item::word(*c)).collect::<Vec<_>>()),
-        Item::string(url.as_bytes()),
-        Item::string("svelto-test"),
-        Item::empty_list(),
-    ]));
-    s.success(); // auth request
-    s.send(&Item::list(vec![
-        Item::word("ANONYMOUS"),
-        Item::list(vec![Item::string("")]),
-    ]));
-    s.success(); // authenticated
-    s.success(); // repos-info
-    s.send(&svelto_wire::command(
+    let mut s = SvnserveClient::open_at(Mode::Inetd, repo, base);
+    s.command(
         "replay-range",
         vec![
             Item::Number(range.0),
@@ -170,85 +36,24 @@ fn svnserve_drives(
             Item::Number(lwm),
             Item::bool(send_deltas),
         ],
-    ));
-    s.success(); // no further authentication
+    );
     let mut drives = Vec::new();
     loop {
-        let item = s.item();
-        match command(&item) {
-            ("revprops", _) => {}
-            ("success", _) => break,
+        let item = s.read();
+        match word_at(&item, 0) {
+            "revprops" => {}
+            "success" => break,
             _ => panic!("svnserve: expected revprops, got {item:?}"),
         }
-        let mut rec = Recorder::default();
-        let mut tokens: HashMap<Vec<u8>, Token> = HashMap::new();
-        loop {
-            let item = s.item();
-            match command(&item) {
-                ("finish-replay", _) => break,
-                ("abort-edit", _) => {
-                    s.send(&svelto_wire::success(vec![]));
-                    let failure = s.item();
-                    panic!(
-                        "svnserve {url} lwm {lwm} send-deltas {send_deltas}: replay failed after \
-                         {:?}: {failure:?}",
-                        rec.calls
-                    );
-                }
-                (name, p) => feed(&mut rec, &mut tokens, name, p).expect("recording"),
-            }
+        match s.read_drive() {
+            DriveOutcome::Drive(calls) => drives.push(calls),
+            other => panic!(
+                "svnserve {} lwm {lwm} send-deltas {send_deltas}: replay failed: {other:?}",
+                s.url(base)
+            ),
         }
-        drives.push(rec.calls);
     }
-    drop(s.input.take());
     drives
-}
-
-/// One editor command read off the wire, replayed into `rec`.
-fn feed(
-    rec: &mut Recorder,
-    tokens: &mut HashMap<Vec<u8>, Token>,
-    name: &str,
-    p: &[Item],
-) -> svelto_repos::Result<()> {
-    let key = |i: usize| p[i].as_string().expect("token").to_vec();
-    let tok = |i: usize| tokens[&key(i)];
-    let rev = |i: usize| opt(&p[i]).map(|r| r.as_number().expect("rev"));
-    let value = |i: usize| opt(&p[i]).map(|v| v.as_string().expect("value").to_vec());
-    let md5 = |i: usize| opt(&p[i]).map(|m| Md5::from_hex(&string(m)).expect("hex MD5"));
-    let copy = match p.get(3).and_then(Item::as_list) {
-        Some([path, rev]) => Some((string(path), rev.as_number().expect("rev"))),
-        _ => None,
-    };
-    let copy = copy.as_ref().map(|(p, r)| (p.as_str(), *r));
-    let opened = match name {
-        "target-rev" => return rec.target_rev(p[0].as_number().expect("rev")),
-        "open-root" => Some((1, rec.open_root(rev(0))?)),
-        "delete-entry" => return rec.delete_entry(&string(&p[0]), rev(1), tok(2)),
-        "add-dir" => Some((2, rec.add_dir(&string(&p[0]), tok(1), copy)?)),
-        "add-file" => Some((2, rec.add_file(&string(&p[0]), tok(1), copy)?)),
-        "open-dir" => Some((2, rec.open_dir(&string(&p[0]), tok(1), rev(3))?)),
-        "open-file" => Some((2, rec.open_file(&string(&p[0]), tok(1), rev(3))?)),
-        "change-dir-prop" => {
-            let name = p[1].as_string().expect("name");
-            return rec.change_dir_prop(tok(0), name, value(2).as_deref());
-        }
-        "change-file-prop" => {
-            let name = p[1].as_string().expect("name");
-            return rec.change_file_prop(tok(0), name, value(2).as_deref());
-        }
-        "close-dir" => return rec.close_dir(tok(0)),
-        "apply-textdelta" => return rec.apply_textdelta(tok(0), md5(1).as_ref()),
-        "textdelta-chunk" => return rec.textdelta_chunk(tok(0), p[1].as_string().expect("chunk")),
-        "textdelta-end" => return rec.textdelta_end(tok(0)),
-        "close-file" => return rec.close_file(tok(0), md5(1).as_ref()),
-        _ => panic!("svnserve: unexpected command {name} {p:?}"),
-    };
-    if let Some((i, t)) = opened {
-        let k = key(i);
-        tokens.insert(k, t);
-    }
-    Ok(())
 }
 
 #[derive(Default)]
@@ -424,7 +229,7 @@ pub(super) fn compare(
     send_deltas: bool,
 ) {
     let head = repo.youngest();
-    let theirs = svnserve_drives(fsfs.dir(), base, (0, head), lwm, send_deltas);
+    let theirs = svnserve_drives(fsfs.path(), base, (0, head), lwm, send_deltas);
     assert_eq!(theirs.len() as u64, head + 1);
     for (rev, calls) in theirs.iter().enumerate() {
         let rev = rev as Revnum;
