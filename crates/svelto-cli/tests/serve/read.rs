@@ -229,3 +229,33 @@ fn mergeinfo_between_branches() {
         "{URL}/branches/b",
     ]);
 }
+
+/// Dated revisions (`get-dated-rev`) and revision properties (`rev-prop`, `rev-proplist`).
+#[test]
+fn dates_and_revision_properties() {
+    let pair = pair("basic");
+    // Dates before r0's, between revisions, exactly on one, and after HEAD's.
+    for date in [
+        "{1999-01-01}",
+        "{2011-03-13T09:30:00Z}",
+        "{2011-03-13T10:10:13.023758Z}",
+        "{2011-03-13T18:00:00Z}",
+        "{2030-01-01}",
+    ] {
+        pair.both(&["info", "-r", date, "{URL}"]);
+        pair.both(&["log", "-q", "-r", &format!("{date}:1"), "{URL}"]);
+    }
+    pair.both_fails(&["info", "-r", "{garbage}", "{URL}"]);
+    let revprops = pair_revprops();
+    for rev in ["0", "1", "3", "HEAD"] {
+        revprops.both(&["proplist", "--revprop", "-v", "-r", rev, "{URL}"]);
+        // Some revisions lack the property: then both must fail alike.
+        revprops.both_any(&["propget", "--revprop", "-r", rev, "svn:log", "{URL}"]);
+        revprops.both_any(&["propget", "--revprop", "-r", rev, "svn:author", "{URL}"]);
+    }
+    revprops.both_fails(&["proplist", "--revprop", "-r", "999", "{URL}"]);
+}
+
+fn pair_revprops() -> &'static svelto_testkit::Pair {
+    pair("revprops")
+}
