@@ -67,23 +67,13 @@ JSON=$SCRATCH/serve.jsonl
 : >"$RAW"
 : >"$JSON"
 
-say() { echo "serve.sh: $*" >&2; }
-die() {
-    say "$*"
-    exit 1
-}
+NAME=serve.sh
+# shellcheck source=bench/common.sh
+source "$BENCH/common.sh"
 
 # ----- tools ----------------------------------------------------------------------
 
-if [[ ! -x /usr/bin/time ]]; then
-    say "/usr/bin/time is missing; installing Debian's 'time' package (apt-get install -y time)"
-    if [[ $(id -u) -eq 0 ]]; then
-        apt-get install -y time >&2 || { apt-get update >&2 && apt-get install -y time >&2; }
-    else
-        sudo apt-get install -y time >&2
-    fi
-    [[ -x /usr/bin/time ]] || die "could not install /usr/bin/time"
-fi
+need_gnu_time
 for t in svn svnbench svnserve svnadmin svnlook timeout; do
     command -v "$t" >/dev/null || die "$t not found (apt-get install -y subversion coreutils)"
 done
