@@ -44,7 +44,10 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("svelto: error: {e:#}");
+            // Not eprintln!: a detached `serve -d` child may have lost its standard error,
+            // and a failed write must not turn an error exit into a panic.
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "svelto: error: {e:#}");
             ExitCode::FAILURE
         }
     }
