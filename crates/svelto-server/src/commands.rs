@@ -223,9 +223,10 @@ fn check_path<R: Read, W: Write>(
     Ok(Some(vec![kind]))
 }
 
-/// Whether a node has any properties.
-fn has_props(s: &Session, node: &NodeRev) -> CmdResult<bool> {
-    Ok(node.props != 0 && !s.repo.props(node)?.is_empty())
+/// Whether a node has any properties: the store never writes an empty property list, so
+/// a node has properties exactly when it points at one (no read needed).
+fn has_props(node: &NodeRev) -> bool {
+    node.props != 0
 }
 
 fn opt_string(v: Option<Vec<u8>>) -> Item {
@@ -250,7 +251,7 @@ fn stat<R: Read, W: Write>(
     let dirent = Item::list(vec![
         kind_word(node.kind),
         Item::Number(size),
-        Item::bool(has_props(s, &node)?),
+        Item::bool(has_props(&node)),
         Item::Number(node.created_rev),
         Item::opt(Some(Item::string(date.unwrap_or_else(|| EPOCH.into())))),
         opt_string(author),
@@ -431,7 +432,7 @@ fn get_dir<R: Read, W: Write>(
                     Item::word("none")
                 },
                 Item::Number(size),
-                Item::bool(fields.has_props && has_props(s, &child)?),
+                Item::bool(fields.has_props && has_props(&child)),
                 Item::Number(if fields.created_rev {
                     child.created_rev
                 } else {
@@ -637,11 +638,7 @@ fn send_list_entry<R: Read, W: Write>(
         Item::string(fspath),
         kind,
         Item::opt(fields.size.then_some(Item::Number(size))),
-        Item::opt(if fields.has_props {
-            Some(Item::bool(has_props(s, node)?))
-        } else {
-            None
-        }),
+        Item::opt(fields.has_props.then(|| Item::bool(has_props(node)))),
         Item::opt(fields.created_rev.then_some(Item::Number(node.created_rev))),
         opt_string(if fields.time { date } else { None }),
         opt_string(if fields.author { author } else { None }),

@@ -177,17 +177,9 @@ fn read_report<R: Read, W: Write>(
         let result: CmdResult<()> = match name.as_str() {
             "set-path" => {
                 let path = report_path(p.string()?)?;
-                let rev = p.rev()?;
-                let start_empty = p.bool()?;
-                let lock = p
-                    .opt_tuple()?
-                    .map(|mut l| l.opt_string())
-                    .transpose()?
-                    .flatten();
-                let depth = report_depth(p.opt_word()?)?;
-                let lock = lock.map(|l| String::from_utf8_lossy(l).into_owned());
+                let e = EntryState::parse(&mut p)?;
                 report
-                    .set_path(&path, rev, depth, start_empty, lock.as_deref())
+                    .set_path(&path, e.rev, e.depth, e.start_empty, e.lock.as_deref())
                     .map_err(Failure::from)
             }
             "delete-path" => {
@@ -197,20 +189,19 @@ fn read_report<R: Read, W: Write>(
             "link-path" => {
                 let path = report_path(p.string()?)?;
                 let url = String::from_utf8_lossy(p.string()?).into_owned();
-                let rev = p.rev()?;
-                let start_empty = p.bool()?;
-                let lock = p
-                    .opt_tuple()?
-                    .map(|mut l| l.opt_string())
-                    .transpose()?
-                    .flatten();
-                let depth = report_depth(p.opt_word()?)?;
-                let lock = lock.map(|l| String::from_utf8_lossy(l).into_owned());
+                let e = EntryState::parse(&mut p)?;
                 path_in_repo(&s.root_url, &url)
                     .map_err(Failure::from)
                     .and_then(|linked| {
                         report
-                            .link_path(&path, &linked, rev, depth, start_empty, lock.as_deref())
+                            .link_path(
+                                &path,
+                                &linked,
+                                e.rev,
+                                e.depth,
+                                e.start_empty,
+                                e.lock.as_deref(),
+                            )
                             .map_err(Failure::from)
                     })
             }
@@ -238,6 +229,34 @@ fn read_report<R: Read, W: Write>(
                 }
             }
         }
+    }
+}
+
+/// What `set-path` and `link-path` say about the working copy at a path, after the path
+/// (and the URL): `rev start-empty ? [ lock-token ] ? depth`.
+struct EntryState {
+    rev: Revnum,
+    start_empty: bool,
+    lock: Option<String>,
+    depth: Depth,
+}
+
+impl EntryState {
+    fn parse(p: &mut TupleReader<'_>) -> CmdResult<EntryState> {
+        let rev = p.rev()?;
+        let start_empty = p.bool()?;
+        let lock = match p.opt_tuple()? {
+            Some(mut l) => l.opt_string()?,
+            None => None,
+        };
+        let lock = lock.map(|l| String::from_utf8_lossy(l).into_owned());
+        let depth = report_depth(p.opt_word()?)?;
+        Ok(EntryState {
+            rev,
+            start_empty,
+            lock,
+            depth,
+        })
     }
 }
 
