@@ -3,7 +3,7 @@
 
 use crate::conn::{Conn, StringChunks};
 use crate::error::{code, CmdError, CmdResult, Failure};
-use crate::session::{empty_slot, Session};
+use crate::session::Session;
 use crate::url::path_in_repo;
 use std::io::{Read, Write};
 use svelto_core::{join, parent_and_name, Depth, NodeKind, PropList, Revnum};
@@ -16,15 +16,12 @@ const EPOCH: &str = "1970-01-01T00:00:00.000000Z";
 /// The size svnserve sends for a directory in `stat` and `list` (the client's "invalid").
 const DIR_SIZE: u64 = u64::MAX;
 
-const WRITE_COMMANDS: &[&str] = &[
-    "commit",
-    "lock",
-    "lock-many",
-    "unlock",
-    "unlock-many",
-    "change-rev-prop",
-    "change-rev-prop2",
-];
+/// What a command needs from the session's user before it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    Read,
+    Write,
+}
 
 /// Runs one command: the auth slot, the work, the response. A failure returned here is
 /// sent by the caller (in the slot's place when nothing was sent yet).
@@ -34,19 +31,13 @@ pub fn dispatch<R: Read, W: Write>(
     name: &str,
     p: &mut TupleReader<'_>,
 ) -> CmdResult<()> {
-    if WRITE_COMMANDS.contains(&name) {
-        return Err(if s.read_only {
-            CmdError::new(code::RA_NOT_AUTHORIZED, "Authorization failed").into()
-        } else {
-            CmdError::new(
-                code::UNSUPPORTED_FEATURE,
-                format!("'{name}': Svelto does not support commits, locks or revision property changes yet"),
-            )
-            .into()
-        });
+    if let Some(handler) = write_handler::<R, W>(name) {
+        s.authorize(conn, Access::Write)?;
+        if let Some(results) = handler(s, conn, p)? {
+            conn.write_item(&success(results))?;
+        }
+        return Ok(());
     }
-    type Handler<R, W> =
-        fn(&mut Session, &mut Conn<R, W>, &mut TupleReader<'_>) -> CmdResult<Option<Vec<Item>>>;
     let handler: Handler<R, W> = match name {
         "reparent" => reparent,
         "get-latest-rev" => get_latest_rev,
@@ -81,11 +72,36 @@ pub fn dispatch<R: Read, W: Write>(
             .into())
         }
     };
-    conn.write_item(&empty_slot())?;
+    s.authorize(conn, Access::Read)?;
     if let Some(results) = handler(s, conn, p)? {
         conn.write_item(&success(results))?;
     }
     Ok(())
+}
+
+type Handler<R, W> =
+    fn(&mut Session, &mut Conn<R, W>, &mut TupleReader<'_>) -> CmdResult<Option<Vec<Item>>>;
+
+/// The commands that change the repository (the auth slot asks for write access).
+fn write_handler<R: Read, W: Write>(name: &str) -> Option<Handler<R, W>> {
+    let h: Handler<R, W> = match name {
+        "commit" | "lock" | "lock-many" | "unlock" | "unlock-many" | "change-rev-prop"
+        | "change-rev-prop2" => not_yet,
+        _ => return None,
+    };
+    Some(h)
+}
+
+fn not_yet<R: Read, W: Write>(
+    _s: &mut Session,
+    _conn: &mut Conn<R, W>,
+    _p: &mut TupleReader<'_>,
+) -> CmdResult<Option<Vec<Item>>> {
+    Err(CmdError::new(
+        code::UNSUPPORTED_FEATURE,
+        "Svelto does not support commits, locks or revision property changes yet",
+    )
+    .into())
 }
 
 fn reparent<R: Read, W: Write>(

@@ -47,6 +47,8 @@ pub struct Session {
     pub path: String,
     pub caps: ClientCaps,
     pub read_only: bool,
+    /// The authenticated user name; None for an anonymous session.
+    pub user: Option<String>,
     /// The peer is on this machine: send deltas uncompressed.
     pub loopback: bool,
     /// (svn:date, svn:author) of revisions, for entry props and dirents.
@@ -259,9 +261,26 @@ fn handshake<R: Read, W: Write>(
         path: located.session_path,
         caps: client_caps,
         read_only: shared.config.read_only,
+        user: None,
         loopback,
         rev_info: HashMap::new(),
     }))
+}
+
+impl Session {
+    /// Sends the auth slot for a command that needs `access`: empty when the session has
+    /// it, else the exchange that gets it; fails (in the slot's place) when it cannot.
+    pub fn authorize<R: Read, W: Write>(
+        &mut self,
+        conn: &mut Conn<R, W>,
+        access: crate::commands::Access,
+    ) -> Result<(), Failure> {
+        if access == crate::commands::Access::Write && self.read_only {
+            return Err(CmdError::new(code::RA_NOT_AUTHORIZED, "Authorization failed").into());
+        }
+        conn.write_item(&empty_slot())?;
+        Ok(())
+    }
 }
 
 /// The auth slot before a command's response when nothing more is needed.

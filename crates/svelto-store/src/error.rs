@@ -50,6 +50,11 @@ pub enum StoreError {
     },
     #[error("text delta for '{path}' is invalid: {reason}")]
     BadDelta { path: String, reason: String },
+    #[error("No such transaction '{0}'")]
+    NoSuchTxn(String),
+    /// The caller's view of the writer's state does not hold (a bug, or another writer).
+    #[error("writer state: {0}")]
+    Conflict(String),
     #[error("record too large ({0} bytes)")]
     TooLarge(usize),
 }

@@ -194,6 +194,35 @@ impl Repo {
         })
     }
 
+    /// Opens the repository with a transaction a writer exposed (`Writer::expose_txn`)
+    /// visible as its youngest revision, which is returned. For hook scripts.
+    pub fn open_txn(path: &Path, name: &str) -> Result<(Repo, Revnum)> {
+        let repo = Repo::open(path)?;
+        let valid = !name.is_empty()
+            && name.len() <= 64
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+        if !valid {
+            return Err(StoreError::NoSuchTxn(name.to_string()));
+        }
+        let p = repo.db_path().join("txns").join(name);
+        let text = match std::fs::read_to_string(&p) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(StoreError::NoSuchTxn(name.to_string()))
+            }
+            Err(e) => return Err(io_err(format!("reading {}", p.display()))(e)),
+        };
+        let cur = Current::parse(&text).map_err(|what| StoreError::Corrupt {
+            file: "txns",
+            offset: 0,
+            what,
+        })?;
+        repo.set_current(cur);
+        Ok((repo, cur.youngest))
+    }
+
     /// Bounds the memory kept for reconstructed file texts (default 128 MiB). A server
     /// that sends the same texts to many clients keeps more of them.
     pub fn set_text_cache_limit(&self, bytes: usize) {

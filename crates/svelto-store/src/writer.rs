@@ -34,7 +34,7 @@ pub(crate) struct Mark {
 /// Holds the repository's write lock. One per repository at a time, across processes.
 pub struct Writer {
     repo: Repo,
-    _lock: File,
+    lock_file: File,
     apps: Vec<Appender>,
     youngest: Revnum,
     published: Revnum,
@@ -71,7 +71,7 @@ impl Writer {
         let last = repo.rev_record(cur.youngest)?;
         let mut writer = Writer {
             repo,
-            _lock: lock,
+            lock_file: lock,
             apps,
             youngest: cur.youngest,
             published: cur.youngest,
@@ -83,6 +83,12 @@ impl Writer {
             added_props: Vec::new(),
         };
         writer.load_dedup(cur.len(Which::Dedup))?;
+        // Transactions exposed by a writer that is gone (it held the lock we now hold).
+        if let Ok(dir) = std::fs::read_dir(db.join("txns")) {
+            for e in dir.flatten() {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
         Ok(writer)
     }
 
@@ -164,6 +170,74 @@ impl Writer {
     /// The youngest revision that `sync` has made durable.
     pub fn published(&self) -> Revnum {
         self.published
+    }
+
+    /// Shows what this writer has committed but not published to other processes as a
+    /// named transaction: `db/txns/NAME` records the file lengths that include it, and
+    /// `Repo::open_txn` reads the repository as if they were current. The bytes are
+    /// flushed to the OS (not synced): a hook reads them while this writer waits.
+    pub fn expose_txn(&mut self, name: &str) -> Result<()> {
+        check_txn_name(name)?;
+        self.view()?;
+        let dir = self.repo.db_path().join("txns");
+        std::fs::create_dir_all(&dir).map_err(io_err(format!("creating {}", dir.display())))?;
+        let p = dir.join(name);
+        std::fs::write(&p, self.lens_current().render())
+            .map_err(io_err(format!("writing {}", p.display())))
+    }
+
+    /// Removes a transaction file written by `expose_txn` (missing is fine).
+    pub fn forget_txn(&self, name: &str) {
+        if check_txn_name(name).is_ok() {
+            let _ = std::fs::remove_file(self.repo.db_path().join("txns").join(name));
+        }
+    }
+
+    /// Forgets every revision committed since the last `sync` (a pre-commit hook said no):
+    /// the files go back to their published lengths.
+    pub fn discard_unpublished(&mut self) -> Result<()> {
+        let cur = files::read_current(self.repo.db_path())?;
+        if cur.youngest != self.published {
+            return Err(StoreError::Conflict(format!(
+                "db/current names r{} but this writer published r{}",
+                cur.youngest, self.published
+            )));
+        }
+        let last = self.repo.rev_record(cur.youngest)?;
+        let mark = Mark {
+            lens: cur.lens,
+            dedup_text: 0,
+            dedup_props: 0,
+        };
+        self.rollback(mark)?;
+        self.youngest = cur.youngest;
+        self.next_node_id = last.next_node_id;
+        self.next_copy_id = last.next_copy_id;
+        self.repo.set_current(cur);
+        Ok(())
+    }
+
+    /// Lets other writers (other processes, or another `Writer` of this one) in until
+    /// `relock`. Everything committed must be published first.
+    pub fn unlock(&mut self) -> Result<()> {
+        if self.published != self.youngest {
+            return Err(StoreError::Conflict(
+                "unlocking a writer with unpublished revisions".to_string(),
+            ));
+        }
+        self.lock_file
+            .unlock()
+            .map_err(io_err("unlocking db/write.lock".to_string()))
+    }
+
+    /// Takes the write lock again after `unlock`. Returns false when another writer
+    /// published revisions meanwhile: this writer's state is stale, open a new one.
+    pub fn relock(&mut self) -> Result<bool> {
+        self.lock_file
+            .lock()
+            .map_err(io_err("locking db/write.lock".to_string()))?;
+        let cur = files::read_current(self.repo.db_path())?;
+        Ok(cur == self.lens_current())
     }
 
     pub(crate) fn mark(&self) -> Mark {
@@ -463,6 +537,20 @@ impl Writer {
 
     pub fn repo(&self) -> &Repo {
         &self.repo
+    }
+}
+
+/// Transaction names are made by the server; refuse anything that could leave `db/txns`.
+fn check_txn_name(name: &str) -> Result<()> {
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+    if ok {
+        Ok(())
+    } else {
+        Err(StoreError::NoSuchTxn(name.to_string()))
     }
 }
 
