@@ -1,8 +1,9 @@
-//! The `svelto` binary: `svelto admin` (like svnadmin) and `svelto serve` (like svnserve);
-//! `look` comes later.
+//! The `svelto` binary: `svelto admin` (like svnadmin), `svelto serve` (like svnserve) and
+//! `svelto look` (like svnlook).
 
 mod admin;
 mod date;
+mod look;
 mod serve;
 
 use clap::{Parser, Subcommand};
@@ -33,13 +34,27 @@ enum Command {
     },
     /// Serve repositories over svn:// (svnserve's flags).
     Serve(Box<serve::ServeArgs>),
+    /// Inspect a revision or transaction, with svnlook's subcommands and output
+    /// (`svelto look help`).
+    Look {
+        #[arg(allow_hyphen_values = true, trailing_var_arg = true)]
+        args: Vec<std::ffi::OsString>,
+    },
 }
 
 fn main() -> ExitCode {
+    // `look` parses its arguments itself, as svnlook does (usage errors must match).
+    let mut argv = std::env::args_os();
+    let _ = argv.next();
+    let first = argv.next();
+    if first.as_deref() == Some(std::ffi::OsStr::new("look")) {
+        return look::main(argv.collect());
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Admin { command } => admin::run(command),
         Command::Serve(args) => serve::run(*args),
+        Command::Look { args } => return look::main(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

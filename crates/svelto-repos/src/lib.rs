@@ -1,7 +1,8 @@
 //! Repository semantics over the store: create, load and dump with Subversion's dumpfile
 //! contracts, verify; the editor drives the server sends (update reports, replay) and
 //! the read queries it answers (log, locations, file revisions for blame, mergeinfo,
-//! inherited properties).
+//! inherited properties); what `svelto look` shows (`look`: the change tree of a revision,
+//! `diff`: Subversion's line diff and its unified output).
 //!
 //! Owns: what `svnadmin` promises (revision mapping, mergeinfo renumbering, the replay
 //! order of dumps) and what svnserve's reporter sends for update, switch, status and diff.
@@ -9,6 +10,7 @@
 //! or know about the wire protocol.
 
 mod create;
+pub mod diff;
 mod dump;
 pub mod editor;
 mod error;
@@ -17,6 +19,7 @@ mod fs;
 mod load;
 pub mod locations;
 pub mod log;
+pub mod look;
 pub mod mergeinfo;
 mod query;
 pub mod replay;
