@@ -645,9 +645,8 @@ impl Ctx<'_> {
         Ok(self.revprops()?.remove(name.as_bytes()))
     }
 
-    /// svnlook's "File not found" for a path in this root.
+    /// svnlook's "File not found" for a path in this root (shown as given).
     fn not_found(&self, path: &str) -> LookError {
-        let path = fspath(path);
         match self.txn {
             Some(t) => LookError::new(
                 E_NOT_FOUND,
@@ -928,6 +927,7 @@ fn do_history(c: &Ctx, path: &str, out: &mut dyn Write) -> Result<()> {
     let mut h = match NodeHistory::new(&c.repo, c.rev, &rel(path)) {
         Ok(h) => h,
         Err(ReposError::NotFound { .. }) => return Err(c.not_found(path)),
+        // (svn_fs_node_history names the path as given.)
         Err(e) => return Err(e.into()),
     };
     let mut count = 0i64;
@@ -949,7 +949,7 @@ fn do_tree(c: &Ctx, path: &str, out: &mut dyn Write) -> Result<()> {
         ));
     }
     let Some((_, node)) = c.repo.lookup(c.rev, &rel(path))? else {
-        return Err(c.not_found(path));
+        return Err(c.not_found(&fspath(path)));
     };
     print_tree(c, path, &node, 0, out)
 }
