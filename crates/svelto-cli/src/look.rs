@@ -48,13 +48,14 @@ const E_NOT_FOUND: u32 = 160013;
 const E_NO_SUCH_REVISION: u32 = 160006;
 const E_NO_SUCH_TXN: u32 = 160007;
 const E_NOT_FILE: u32 = 160017;
+const E_MALFORMED_TXN_ID: u32 = 160053;
 const E_PROP_NOT_FOUND: u32 = 200017;
 const E_ARG_PARSING: u32 = 205000;
 const E_INSUFFICIENT_ARGS: u32 = 205001;
 const E_MUTUALLY_EXCLUSIVE: u32 = 205002;
 const E_INCORRECT_PARAMS: u32 = 200004;
 const E_UNSUPPORTED: u32 = 200007;
-const E_INVALID_DIFF_OPTION: u32 = 125010;
+const E_INVALID_DIFF_OPTION: u32 = 200016;
 const E_IO: u32 = 2;
 
 impl From<StoreError> for LookError {
@@ -63,11 +64,28 @@ impl From<StoreError> for LookError {
             StoreError::NoSuchRevision(r) => {
                 LookError::new(E_NO_SUCH_REVISION, format!("No such revision {r}"))
             }
+            StoreError::NoSuchTxn(t) if !fsfs_txn_id(&t) => {
+                LookError::new(E_MALFORMED_TXN_ID, format!("malformed txn id '{t}'"))
+            }
             StoreError::NoSuchTxn(t) => {
                 LookError::new(E_NO_SUCH_TXN, format!("No such transaction '{t}'"))
             }
             other => LookError::new(160004, other.to_string()),
         }
+    }
+}
+
+/// A transaction name FSFS could have made (`REV-SEQ`, the sequence in base 36): other
+/// names are "malformed" to svnlook rather than missing.
+fn fsfs_txn_id(name: &str) -> bool {
+    match name.split_once('-') {
+        Some((rev, seq)) => {
+            !rev.is_empty()
+                && rev.bytes().all(|b| b.is_ascii_digit())
+                && !seq.is_empty()
+                && seq.bytes().all(|b| b.is_ascii_digit() || b.is_ascii_lowercase())
+        }
+        None => false,
     }
 }
 
@@ -506,6 +524,7 @@ fn run(args: &[String], out: &mut dyn Write) -> Result<u8> {
         let _ = writeln!(io::stderr(), "Repository argument required");
         return Ok(usage_hint());
     };
+    let repos = internal_style(&repos);
     if is_url(&repos) {
         let _ = writeln!(
             io::stderr(),
@@ -513,7 +532,7 @@ fn run(args: &[String], out: &mut dyn Write) -> Result<u8> {
         );
         return Ok(1);
     }
-    st.repos = Some(internal_style(&repos));
+    st.repos = Some(repos);
     st.arg1 = rest.next().map(|a| internal_style(&a));
     st.arg2 = rest.next().map(|a| internal_style(&a));
     st.more_args = rest.next().is_some();

@@ -70,7 +70,7 @@ impl DiffOptions {
                     None => {
                         let v = args
                             .get(*i)
-                            .ok_or_else(|| "option requires an argument -- U".to_string())?;
+                            .ok_or_else(|| "missing argument: U\n".to_string())?;
                         *i += 1;
                         v.clone()
                     }
@@ -96,7 +96,7 @@ impl DiffOptions {
                     "show-c-function" => o.show_c_function = true,
                     "unified" => {}
                     "context" => o.context = context_arg(inline, &mut i)?,
-                    _ => return Err(format!("invalid option: {a}")),
+                    _ => return Err(format!("invalid option: {a}\n")),
                 }
             } else if let Some(shorts) = a.strip_prefix('-').filter(|s| !s.is_empty()) {
                 for (pos, c) in shorts.char_indices() {
@@ -115,7 +115,7 @@ impl DiffOptions {
                             o.context = context_arg(inline, &mut i)?;
                             break;
                         }
-                        _ => return Err(format!("invalid option character: {c}")),
+                        _ => return Err(format!("invalid option character: {c}\n")),
                     }
                 }
             }
