@@ -48,6 +48,7 @@ const E_NOT_FOUND: u32 = 160013;
 const E_NO_SUCH_REVISION: u32 = 160006;
 const E_NO_SUCH_TXN: u32 = 160007;
 const E_NOT_FILE: u32 = 160017;
+const E_NOT_DIRECTORY: u32 = 160016;
 const E_MALFORMED_TXN_ID: u32 = 160053;
 const E_PROP_NOT_FOUND: u32 = 200017;
 const E_ARG_PARSING: u32 = 205000;
@@ -664,6 +665,38 @@ impl Ctx<'_> {
         Ok(self.revprops()?.remove(name.as_bytes()))
     }
 
+    /// The error FSFS gives when it cannot open `path` (shown as `shown`): a file on the
+    /// way is "not a directory", else the path is not found.
+    fn open_error(&self, path: &str, shown: &str) -> LookError {
+        let rel = rel(path);
+        let mut so_far = String::new();
+        let comps: Vec<&str> = rel.split('/').filter(|c| !c.is_empty()).collect();
+        for comp in comps.iter().take(comps.len().saturating_sub(1)) {
+            so_far = join(&so_far, comp);
+            match self.repo.lookup(self.rev, &so_far) {
+                Ok(Some((_, n))) if n.kind == NodeKind::Dir => continue,
+                Ok(Some(_)) => {
+                    let uuid = self.repo.uuid().unwrap_or_default();
+                    let whence = match self.txn {
+                        Some(t) => format!("transaction '{t}'"),
+                        None => format!("revision {}", self.rev),
+                    };
+                    return LookError {
+                        chain: vec![
+                            (E_NOT_DIRECTORY, format!("Failure opening '/{so_far}' in {whence}")),
+                            (
+                                E_NOT_DIRECTORY,
+                                format!("'/{so_far}' is not a directory in filesystem '{uuid}'"),
+                            ),
+                        ],
+                    };
+                }
+                _ => break,
+            }
+        }
+        self.not_found(shown)
+    }
+
     /// svnlook's "File not found" for a path in this root (shown as given).
     fn not_found(&self, path: &str) -> LookError {
         match self.txn {
@@ -968,7 +1001,7 @@ fn do_tree(c: &Ctx, path: &str, out: &mut dyn Write) -> Result<()> {
         ));
     }
     let Some((_, node)) = c.repo.lookup(c.rev, &rel(path))? else {
-        return Err(c.not_found(&fspath(path)));
+        return Err(c.open_error(path, &fspath(path)));
     };
     print_tree(c, path, &node, 0, out)
 }

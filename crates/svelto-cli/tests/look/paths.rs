@@ -23,38 +23,51 @@ fn paths_of(pair: &Pair, rev: &str) -> Vec<String> {
     }
     set.insert("/".into());
     set.insert("nope".into());
-    set.into_iter().take(40).collect()
+    // Changed paths first (longest), then parents and missing ones: at most 8.
+    let mut paths: Vec<String> = set.into_iter().collect();
+    paths.sort_by_key(|p| (p.starts_with('/') || p.ends_with("nope"), std::cmp::Reverse(p.len())));
+    paths.truncate(8);
+    paths
 }
 
 fn check_scenario(name: &str) {
     let pair = Pair::load(&scenario_dump(name));
     for rev in revisions(pair.youngest()) {
         let r = rev.to_string();
-        for path in paths_of(&pair, &r) {
+        for (n, path) in paths_of(&pair, &r).into_iter().enumerate() {
             let p = path.as_str();
-            for sub in [
-                &["cat"][..],
+            let common: &[&[&str]] = &[
+                &["cat"],
                 &["filesize"],
-                &["history"],
-                &["history", "-l", "2"],
-                &["tree"],
+                &["history", "-l", "3"],
                 &["tree", "--full-paths", "-N"],
-                &["propget", "svn:mime-type"],
                 &["propget", "-v", "svn:eol-style"],
+            ];
+            let more: &[&[&str]] = &[
+                &["history"],
+                &["tree"],
+                &["propget", "svn:mime-type"],
                 &["propget", "--show-inherited-props", "svn:mergeinfo"],
                 &["propget", "-v", "--show-inherited-props", "svn:mergeinfo"],
-            ] {
+            ];
+            let subs = common.iter().chain(more.iter().filter(|_| n % 4 == 0));
+            for sub in subs {
                 let mut args = vec![sub[0], "REPO"];
                 args.extend(&sub[1..]);
                 args.extend([p, "-r", &r]);
                 pair.same(&args);
             }
-            for sub in [
-                &["proplist"][..],
-                &["proplist", "-v"],
-                &["proplist", "-v", "--xml"],
-                &["proplist", "--show-inherited-props"],
-            ] {
+            let lists: &[&[&str]] = if n % 4 == 0 {
+                &[
+                    &["proplist", "-v"],
+                    &["proplist", "--xml"],
+                    &["proplist", "-v", "--xml"],
+                    &["proplist", "--show-inherited-props"],
+                ]
+            } else {
+                &[&["proplist", "-v"]]
+            };
+            for sub in lists {
                 let mut args = vec![sub[0], "REPO"];
                 args.extend(&sub[1..]);
                 args.extend([p, "-r", &r]);
