@@ -112,7 +112,9 @@ fn local_offset(t: i64) -> i64 {
 /// present, else the version 1 section.
 fn tzif_offset(b: &[u8], t: i64) -> Option<i64> {
     let be32 = |at: usize| -> Option<i64> {
-        Some(i64::from(i32::from_be_bytes(b.get(at..at + 4)?.try_into().ok()?)))
+        Some(i64::from(i32::from_be_bytes(
+            b.get(at..at + 4)?.try_into().ok()?,
+        )))
     };
     let header = |at: usize| -> Option<[usize; 6]> {
         if b.get(at..at + 4)? != b"TZif" {
@@ -168,7 +170,10 @@ mod tests {
     #[test]
     fn human_dates() {
         assert_eq!(parse_svn_date("1970-01-01T00:00:01.000000Z"), Some(1));
-        assert_eq!(parse_svn_date("2026-11-18T11:06:40.123456Z"), Some(1_795_000_000));
+        assert_eq!(
+            parse_svn_date("2026-11-18T11:06:40.123456Z"),
+            Some(1_795_000_000)
+        );
         assert_eq!(parse_svn_date("garbage"), None);
     }
 

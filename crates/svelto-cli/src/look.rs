@@ -84,7 +84,9 @@ fn fsfs_txn_id(name: &str) -> bool {
             !rev.is_empty()
                 && rev.bytes().all(|b| b.is_ascii_digit())
                 && !seq.is_empty()
-                && seq.bytes().all(|b| b.is_ascii_digit() || b.is_ascii_lowercase())
+                && seq
+                    .bytes()
+                    .all(|b| b.is_ascii_digit() || b.is_ascii_lowercase())
         }
         None => false,
     }
@@ -384,7 +386,8 @@ fn run(args: &[String], out: &mut dyn Write) -> Result<u8> {
                 Some((n, v)) => (n, Some(v.to_string())),
                 None => (long, None),
             };
-            let Some(&(opt, _, _, takes)) = OPTIONS.iter().find(|o| o.1 == name && !name.is_empty())
+            let Some(&(opt, _, _, takes)) =
+                OPTIONS.iter().find(|o| o.1 == name && !name.is_empty())
             else {
                 let _ = writeln!(io::stderr(), "{PROG}: invalid option: {a}");
                 return Ok(usage_hint());
@@ -527,10 +530,7 @@ fn run(args: &[String], out: &mut dyn Write) -> Result<u8> {
     };
     let repos = internal_style(&repos);
     if is_url(&repos) {
-        let _ = writeln!(
-            io::stderr(),
-            "'{repos}' is a URL when it should be a path"
-        );
+        let _ = writeln!(io::stderr(), "'{repos}' is a URL when it should be a path");
         return Ok(1);
     }
     st.repos = Some(repos);
@@ -585,7 +585,10 @@ fn is_url(s: &str) -> bool {
 /// and so does a trailing slash (but "/" stays "/").
 fn internal_style(s: &str) -> String {
     let absolute = s.starts_with('/');
-    let comps: Vec<&str> = s.split('/').filter(|c| !c.is_empty() && *c != ".").collect();
+    let comps: Vec<&str> = s
+        .split('/')
+        .filter(|c| !c.is_empty() && *c != ".")
+        .collect();
     let joined = comps.join("/");
     if absolute {
         format!("/{joined}")
@@ -683,7 +686,10 @@ impl Ctx<'_> {
                     };
                     return LookError {
                         chain: vec![
-                            (E_NOT_DIRECTORY, format!("Failure opening '/{so_far}' in {whence}")),
+                            (
+                                E_NOT_DIRECTORY,
+                                format!("Failure opening '/{so_far}' in {whence}"),
+                            ),
                             (
                                 E_NOT_DIRECTORY,
                                 format!("'/{so_far}' is not a directory in filesystem '{uuid}'"),
@@ -712,7 +718,11 @@ impl Ctx<'_> {
     }
 
     /// The node at a path argument, or svnlook's `verify_path` error naming `shown`.
-    fn verify_path(&self, path: &str, shown: &str) -> Result<std::sync::Arc<svelto_store::NodeRev>> {
+    fn verify_path(
+        &self,
+        path: &str,
+        shown: &str,
+    ) -> Result<std::sync::Arc<svelto_store::NodeRev>> {
         match self.repo.lookup(self.rev, &rel(path))? {
             Some((_, n)) => Ok(n),
             None if is_url(path) => Err(LookError::new(
@@ -857,7 +867,10 @@ fn dispatch(name: &str, st: &State, out: &mut dyn Write) -> Result<()> {
             write!(out, "{}{}", c.rev, if st.no_newline { "" } else { "\n" })?;
             Ok(())
         }
-        _ => Err(LookError::new(E_ARG_PARSING, format!("Unknown subcommand: '{name}'"))),
+        _ => Err(LookError::new(
+            E_ARG_PARSING,
+            format!("Unknown subcommand: '{name}'"),
+        )),
     }
 }
 
@@ -882,12 +895,7 @@ fn do_date(c: &Ctx, out: &mut dyn Write) -> Result<()> {
         let s = String::from_utf8_lossy(cstr(&d)).into_owned();
         match crate::date::human_date(&s) {
             Some(h) => out.write_all(h.as_bytes())?,
-            None => {
-                return Err(LookError::new(
-                    125003,
-                    format!("Can't parse date '{s}'"),
-                ))
-            }
+            None => return Err(LookError::new(125003, format!("Can't parse date '{s}'"))),
         }
     }
     out.write_all(b"\n")?;
@@ -927,7 +935,12 @@ fn do_log(c: &Ctx, print_size: bool, out: &mut dyn Write) -> Result<()> {
     Ok(())
 }
 
-fn print_changed(node: &ChangeNode, path: &str, copy_info: bool, out: &mut dyn Write) -> Result<()> {
+fn print_changed(
+    node: &ChangeNode,
+    path: &str,
+    copy_info: bool,
+    out: &mut dyn Write,
+) -> Result<()> {
     let mut status = *b"_  ";
     let mut print = true;
     match node.action {
@@ -1090,7 +1103,13 @@ fn do_propget(c: &Ctx, out: &mut dyn Write) -> Result<()> {
         return print_pget_inherited(c, path.as_deref().unwrap_or("/"), &inherited, None, out);
     };
     if st.verbose || st.show_inherited_props {
-        print_pget_inherited(c, path.as_deref().unwrap_or("/"), &inherited, Some(&value), out)
+        print_pget_inherited(
+            c,
+            path.as_deref().unwrap_or("/"),
+            &inherited,
+            Some(&value),
+            out,
+        )
     } else {
         out.write_all(&value)?;
         Ok(())
@@ -1275,8 +1294,7 @@ fn xml_cdata(v: &[u8]) -> String {
 /// `svn_xml_is_xml_safe`: valid UTF-8 without control characters other than tab, LF, CR.
 fn xml_safe(v: &[u8]) -> bool {
     std::str::from_utf8(v).is_ok()
-        && v
-            .iter()
+        && v.iter()
             .all(|&b| b >= 0x20 || b == b'\t' || b == b'\n' || b == b'\r')
 }
 
@@ -1285,13 +1303,25 @@ fn base64_lines(v: &[u8]) -> String {
     let mut s = String::new();
     let mut col = 0;
     for chunk in v.chunks(3) {
-        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
         let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         let chars = [
             T[(n >> 18) as usize & 63],
             T[(n >> 12) as usize & 63],
-            if chunk.len() > 1 { T[(n >> 6) as usize & 63] } else { b'=' },
-            if chunk.len() > 2 { T[n as usize & 63] } else { b'=' },
+            if chunk.len() > 1 {
+                T[(n >> 6) as usize & 63]
+            } else {
+                b'='
+            },
+            if chunk.len() > 2 {
+                T[n as usize & 63]
+            } else {
+                b'='
+            },
         ];
         for c in chars {
             s.push(c as char);
@@ -1319,7 +1349,10 @@ fn xml_props(x: &mut String, props: &PropList, names_only: bool, inherited: bool
         if names_only {
             x.push_str(&format!("<{tag}\n   name=\"{name}\"/>\n"));
         } else if xml_safe(value) {
-            x.push_str(&format!("<{tag}\n   name=\"{name}\">{}</{tag}>\n", xml_cdata(value)));
+            x.push_str(&format!(
+                "<{tag}\n   name=\"{name}\">{}</{tag}>\n",
+                xml_cdata(value)
+            ));
         } else {
             x.push_str(&format!(
                 "<{tag}\n   name=\"{name}\"\n   encoding=\"base64\">{}</{tag}>\n",
@@ -1329,10 +1362,8 @@ fn xml_props(x: &mut String, props: &PropList, names_only: bool, inherited: bool
     }
 }
 
-const EQUAL_STRING: &str =
-    "===================================================================";
-const UNDER_STRING: &str =
-    "___________________________________________________________________";
+const EQUAL_STRING: &str = "===================================================================";
+const UNDER_STRING: &str = "___________________________________________________________________";
 
 /// The roots a diff compares: the revision (or transaction) and a base revision.
 struct DiffRun<'c> {
@@ -1359,7 +1390,10 @@ fn do_diff(c: &Ctx, out: &mut dyn Write) -> Result<()> {
         .collect();
     let opts = DiffOptions::parse(&words).map_err(|e| LookError {
         chain: vec![
-            (E_INVALID_DIFF_OPTION, "Error in options to internal diff".into()),
+            (
+                E_INVALID_DIFF_OPTION,
+                "Error in options to internal diff".into(),
+            ),
             (E_INVALID_DIFF_OPTION, e),
         ],
     })?;
@@ -1386,7 +1420,10 @@ fn is_binary(props: &PropList) -> bool {
         return false;
     };
     let m = cstr(m);
-    let len = m.iter().position(|&b| b == b';' || b == b' ').unwrap_or(m.len());
+    let len = m
+        .iter()
+        .position(|&b| b == b';' || b == b' ')
+        .unwrap_or(m.len());
     !m.starts_with(b"text/")
         && !(len == 15 && (&m[..15] == b"image/x-xbitmap" || &m[..15] == b"image/x-xpixmap"))
 }
@@ -1442,7 +1479,13 @@ impl DiffRun<'_> {
         }
     }
 
-    fn node(&mut self, node: &ChangeNode, path: &str, base_path: &str, base_rev: Revnum) -> Result<()> {
+    fn node(
+        &mut self,
+        node: &ChangeNode,
+        path: &str,
+        base_path: &str,
+        base_rev: Revnum,
+    ) -> Result<()> {
         let c = self.c;
         let st = c.st;
         let mut base_path = base_path.to_string();
@@ -1466,11 +1509,17 @@ impl DiffRun<'_> {
         if node.kind == NodeKind::File {
             if action == b'R' && node.text_mod {
                 do_diff = true;
-                sides = (Some((base_rev, base_path.clone())), Some((c.rev, path.to_string())));
+                sides = (
+                    Some((base_rev, base_path.clone())),
+                    Some((c.rev, path.to_string())),
+                );
             } else if st.diff_copy_from && action == b'A' && is_copy {
                 if node.text_mod {
                     do_diff = true;
-                    sides = (Some((base_rev, base_path.clone())), Some((c.rev, path.to_string())));
+                    sides = (
+                        Some((base_rev, base_path.clone())),
+                        Some((c.rev, path.to_string())),
+                    );
                 }
             } else if !st.no_diff_added && action == b'A' {
                 do_diff = true;
@@ -1557,15 +1606,17 @@ impl DiffRun<'_> {
                 if !header_printed {
                     let la = self.label(&base_path, Some(base_rev))?;
                     let lb = self.label(path, Some(c.rev))?;
-                    self.out.extend_from_slice(format!("Index: {path}\n{EQUAL_STRING}\n").as_bytes());
+                    self.out
+                        .extend_from_slice(format!("Index: {path}\n{EQUAL_STRING}\n").as_bytes());
                     self.out.extend_from_slice(b"--- ");
                     self.out.extend_from_slice(&la);
                     self.out.extend_from_slice(b"\n+++ ");
                     self.out.extend_from_slice(&lb);
                     self.out.push(b'\n');
                 }
-                self.out
-                    .extend_from_slice(format!("\nProperty changes on: {path}\n{UNDER_STRING}\n").as_bytes());
+                self.out.extend_from_slice(
+                    format!("\nProperty changes on: {path}\n{UNDER_STRING}\n").as_bytes(),
+                );
                 for (name, old, new) in changes {
                     let action = match (old, new) {
                         (None, _) => "Added",

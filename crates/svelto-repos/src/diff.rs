@@ -533,11 +533,7 @@ fn diff_tokens(
     out
 }
 
-fn tokenize(
-    lines_a: &[&[u8]],
-    lines_b: &[&[u8]],
-    o: &DiffOptions,
-) -> (Vec<i64>, Vec<i64>, usize) {
+fn tokenize(lines_a: &[&[u8]], lines_b: &[&[u8]], o: &DiffOptions) -> (Vec<i64>, Vec<i64>, usize) {
     let mut ids: HashMap<Vec<u8>, i64> = HashMap::new();
     let mut id = |l: &[u8]| {
         let n = ids.len() as i64;
@@ -757,7 +753,10 @@ fn c_function_context(line: &[u8]) -> Vec<u8> {
     if let Some(z) = v.iter().position(|&c| c == 0) {
         v.truncate(z);
     }
-    while v.last().is_some_and(|c| c.is_ascii_whitespace() || *c == 0x0b) {
+    while v
+        .last()
+        .is_some_and(|c| c.is_ascii_whitespace() || *c == 0x0b)
+    {
         v.pop();
     }
     let valid = match std::str::from_utf8(&v) {

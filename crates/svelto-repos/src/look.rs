@@ -99,7 +99,13 @@ impl TreeBuilder<'_> {
             .ok_or_else(|| ReposError::Invalid(format!("replay named unknown node {t}")))
     }
 
-    fn new_child(&mut self, parent: Token, name: &str, kind: NodeKind, action: u8) -> Result<Token> {
+    fn new_child(
+        &mut self,
+        parent: Token,
+        name: &str,
+        kind: NodeKind,
+        action: u8,
+    ) -> Result<Token> {
         let idx = self.nodes.len();
         self.slot(parent)?.children.push(idx);
         self.nodes.push(Slot {

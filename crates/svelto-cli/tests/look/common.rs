@@ -58,9 +58,9 @@ pub fn svnlook(repo: &Path, args: &[&str]) -> Out {
     let text = text
         .lines()
         .map(|l| {
-            let l = l.strip_prefix("svnlook: ").map_or(l.to_string(), |r| {
-                format!("svelto look: {r}")
-            });
+            let l = l
+                .strip_prefix("svnlook: ")
+                .map_or(l.to_string(), |r| format!("svelto look: {r}"));
             l.replace("'svnlook help", "'svelto look help")
         })
         .map(|l| l + "\n")
@@ -205,7 +205,9 @@ pub fn sort_prop_listing(text: &[u8], xml: bool) -> Vec<u8> {
 /// `name`); svelto look writes `name` first.
 fn attributes_in_our_order(e: &str) -> String {
     for tag in ["<property\n", "<inherited_property\n"] {
-        let Some(rest) = e.strip_prefix(tag) else { continue };
+        let Some(rest) = e.strip_prefix(tag) else {
+            continue;
+        };
         let Some(rest) = rest.strip_prefix("   encoding=\"base64\"\n   name=\"") else {
             continue;
         };

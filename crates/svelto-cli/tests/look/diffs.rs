@@ -26,11 +26,17 @@ impl Rng {
     }
 }
 
-const WORDS: &[&str] = &["a", "b", "c", "d", "{", "}", "", "  x", "x", "int f()", "\tq r", "$v"];
+const WORDS: &[&str] = &[
+    "a", "b", "c", "d", "{", "}", "", "  x", "x", "int f()", "\tq r", "$v",
+];
 const TAILS: &[&str] = &["", "1", "2", " "];
 
 fn line(rng: &mut Rng) -> Vec<u8> {
-    let mut l = format!("{}{}", WORDS[rng.below(WORDS.len())], TAILS[rng.below(TAILS.len())]);
+    let mut l = format!(
+        "{}{}",
+        WORDS[rng.below(WORDS.len())],
+        TAILS[rng.below(TAILS.len())]
+    );
     l.push_str(match rng.below(10) {
         0 => "\r\n",
         1 => "\r",
@@ -99,8 +105,8 @@ fn revision(out: &mut Vec<u8>, rev: u32) {
 /// A dump of `revs` revisions of random edits to three files of up to `max_lines` lines.
 fn history(seed: u64, revs: u32, max_lines: usize) -> Vec<u8> {
     let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
-    let mut out = b"SVN-fs-dump-format-version: 2\n\nUUID: 6b2f1c1e-0000-4000-8000-000000000001\n\n"
-        .to_vec();
+    let mut out =
+        b"SVN-fs-dump-format-version: 2\n\nUUID: 6b2f1c1e-0000-4000-8000-000000000001\n\n".to_vec();
     revision(&mut out, 0);
     let mut files: Vec<Vec<Vec<u8>>> = Vec::new();
     revision(&mut out, 1);

@@ -25,7 +25,12 @@ fn paths_of(pair: &Pair, rev: &str) -> Vec<String> {
     set.insert("nope".into());
     // Changed paths first (longest), then parents and missing ones: at most 8.
     let mut paths: Vec<String> = set.into_iter().collect();
-    paths.sort_by_key(|p| (p.starts_with('/') || p.ends_with("nope"), std::cmp::Reverse(p.len())));
+    paths.sort_by_key(|p| {
+        (
+            p.starts_with('/') || p.ends_with("nope"),
+            std::cmp::Reverse(p.len()),
+        )
+    });
     paths.truncate(8);
     paths
 }

@@ -60,7 +60,11 @@ fn check_scenario(name: &str) {
             &["--no-diff-deleted"],
             &["--properties-only"],
             &["--ignore-properties"],
-            &["--diff-copy-from", "--no-diff-deleted", "--ignore-properties"],
+            &[
+                "--diff-copy-from",
+                "--no-diff-deleted",
+                "--ignore-properties",
+            ],
             &["-x", "-b"],
             &["-x", "-w --ignore-eol-style"],
             &["-x", "-U 1 -p"],

@@ -72,7 +72,10 @@ fn usage_errors_match() {
 #[test]
 fn show_ids_is_refused() {
     let pair = Pair::load(&scenario_dump("basic"));
-    for args in [&["history", "--show-ids", "REPO"][..], &["tree", "--show-ids", "REPO"]] {
+    for args in [
+        &["history", "--show-ids", "REPO"][..],
+        &["tree", "--show-ids", "REPO"],
+    ] {
         let out = look(&pair.svelto, args);
         assert_eq!(out.code, Some(1), "{out}");
         assert!(out.stdout.is_empty(), "{out}");
@@ -101,7 +104,13 @@ fn missing_repository() {
 #[test]
 fn dates_in_local_time() {
     let pair = Pair::load(&scenario_dump("basic"));
-    for tz in ["UTC", "Europe/Paris", "America/New_York", "Asia/Kolkata", ":Australia/Adelaide"] {
+    for tz in [
+        "UTC",
+        "Europe/Paris",
+        "America/New_York",
+        "Asia/Kolkata",
+        ":Australia/Adelaide",
+    ] {
         for rev in ["1", "5", "12"] {
             let run = |program: &std::path::Path, prefix: &[&str], repo: &std::path::Path| {
                 let out = Command::new(program)
