@@ -1044,7 +1044,7 @@ fn print_tree(
         out.write_all(b"/")?;
     }
     out.write_all(b"\n")?;
-    if !is_dir || !(!c.st.non_recursive || indent == 0) {
+    if !is_dir || (c.st.non_recursive && indent != 0) {
         return Ok(());
     }
     let entries = c.repo.dir(node)?;
@@ -1080,8 +1080,8 @@ fn do_propget(c: &Ctx, out: &mut dyn Write) -> Result<()> {
         };
         (value, Some(path), inherited)
     };
-    let Some(value) = value.clone().or_else(|| None) else {
-        if !(st.show_inherited_props && !inherited.is_empty()) {
+    let Some(value) = value else {
+        if !st.show_inherited_props || inherited.is_empty() {
             let msg = match (&path, c.txn) {
                 (None, None) => format!("Property '{propname}' not found on revision {}", c.rev),
                 (None, Some(t)) => format!("Property '{propname}' not found on transaction {t}"),
@@ -1414,6 +1414,12 @@ fn do_diff(c: &Ctx, out: &mut dyn Write) -> Result<()> {
     Ok(())
 }
 
+/// A node in a revision: (revision, relpath).
+type Location = (Revnum, String);
+
+/// A property change: (name, old value, new value).
+type PropChange<'p> = (&'p [u8], Option<&'p [u8]>, Option<&'p [u8]>);
+
 /// svnlook's `svn_mime_type_is_binary` on a node's `svn:mime-type`.
 fn is_binary(props: &PropList) -> bool {
     let Some(m) = props.get(&b"svn:mime-type"[..]) else {
@@ -1504,7 +1510,7 @@ impl DiffRun<'_> {
         let mut orig_empty = false;
         let mut binary = false;
         // (original text, modified text), None for an empty side.
-        let mut sides: (Option<(Revnum, String)>, Option<(Revnum, String)>) = (None, None);
+        let mut sides: (Option<Location>, Option<Location>) = (None, None);
         let action = node.action;
         if node.kind == NodeKind::File {
             if action == b'R' && node.text_mod {
@@ -1589,7 +1595,7 @@ impl DiffRun<'_> {
             } else {
                 PropList::new()
             };
-            let mut changes: Vec<(&[u8], Option<&[u8]>, Option<&[u8]>)> = Vec::new();
+            let mut changes: Vec<PropChange> = Vec::new();
             for (k, v) in &local {
                 if base.get(k) != Some(v) {
                     changes.push((k, base.get(k).map(|x| &x[..]), Some(v)));

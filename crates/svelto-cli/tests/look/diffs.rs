@@ -76,7 +76,7 @@ fn node(out: &mut Vec<u8>, path: &str, action: &str, text: &[u8]) {
     let props = if action == "add" { "PROPS-END\n" } else { "" };
     let mut h = format!("Node-path: {path}\nNode-kind: file\nNode-action: {action}\n");
     if !props.is_empty() {
-        let _ = write!(h, "Prop-content-length: {}\n", props.len());
+        let _ = writeln!(h, "Prop-content-length: {}", props.len());
     }
     let _ = write!(
         h,
