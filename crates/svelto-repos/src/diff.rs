@@ -457,32 +457,44 @@ fn lcs_runs(ta: &[i64], tb: &[i64], ntok: usize, prefix: i64) -> Vec<(i64, i64, 
         runs: Vec::new(),
         free: Vec::new(),
     };
-    let origin = (len_b + 1) as usize;
+    let origin = len_b + 1;
     let mut fp = vec![Front::default(); (len_a + len_b + 3) as usize];
-    let idx = |k: i64| (origin as i64 + k) as usize;
+    // Diagonal k lives at fp[origin + k]; the search never leaves the array, which has a
+    // spare slot at each end (checked all the same).
+    let slot = |k: i64| -> Option<usize> {
+        let i = origin + k;
+        (i >= 0 && (i as usize) < fp_len(len_a, len_b)).then_some(i as usize)
+    };
     let d = len_a - len_b;
     let sentinel_b = sb.len() - 1;
-    fp[idx(d - 1)].pos_a = 0;
-    fp[idx(d - 1)].pos_b = sentinel_b;
+    let (Some(start), Some(end)) = (slot(d - 1), slot(0)) else {
+        return Vec::new();
+    };
+    fp[start].pos_a = 0;
+    fp[start].pos_b = sentinel_b;
     let mut p = 0i64;
     loop {
         let mut k = d.min(0) - p;
         while k < 0 {
-            lcs.snake(&mut fp, idx(k));
+            if let Some(i) = slot(k) {
+                lcs.snake(&mut fp, i);
+            }
             k += 1;
         }
         let mut k = d.max(0) + p;
         while k >= 0 {
-            lcs.snake(&mut fp, idx(k));
+            if let Some(i) = slot(k) {
+                lcs.snake(&mut fp, i);
+            }
             k -= 1;
         }
         p += 1;
-        if fp[idx(0)].pos_b == sentinel_b {
+        if fp[end].pos_b == sentinel_b || p > len_a + len_b + 2 {
             break;
         }
     }
     let mut out = Vec::new();
-    let mut r = fp[idx(0)].run;
+    let mut r = fp[end].run;
     while let Some(i) = r {
         let run = lcs.runs[i];
         out.push((run.a, run.b, run.len));
@@ -492,7 +504,11 @@ fn lcs_runs(ta: &[i64], tb: &[i64], ntok: usize, prefix: i64) -> Vec<(i64, i64, 
     out
 }
 
-/// Compares two token sequences that are the whole texts (no prefix or suffix).
+fn fp_len(len_a: i64, len_b: i64) -> usize {
+    (len_a + len_b + 3) as usize
+}
+
+/// The changed ranges, given the tokens between the identical prefix and suffix.
 fn diff_tokens(
     ta: &[i64],
     tb: &[i64],

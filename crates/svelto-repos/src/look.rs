@@ -38,14 +38,21 @@ pub fn change_tree(repo: &Repo, rev: Revnum) -> Result<Option<ChangeNode>> {
     }
     let mut b = TreeBuilder {
         repo,
+        rev,
         base_rev: rev - 1,
         nodes: Vec::new(),
         root: None,
     };
+    // svnlook replays with deltas, and the node editor marks a text change at every
+    // apply_textdelta and a property change at every property the replay finds changed.
+    // A replay without deltas calls apply_textdelta for the same files (those the changed
+    // paths say were modified) without computing a delta; its property changes are the
+    // changed paths' flags, which [`TreeBuilder::props_changed`] checks against the
+    // properties themselves.
     let opts = ReplayOptions {
         base_dir: String::new(),
         low_water_mark: 0,
-        send_deltas: true,
+        send_deltas: false,
         text: Default::default(),
     };
     replay(repo, rev, &opts, &mut b)?;
@@ -80,6 +87,8 @@ fn walk_dirs(node: &ChangeNode, path: &str, out: &mut Vec<String>) {
 
 struct Slot {
     node: ChangeNode,
+    /// The relpath in the replayed revision.
+    path: String,
     parent: Option<usize>,
     children: Vec<usize>,
 }
@@ -87,6 +96,7 @@ struct Slot {
 /// Builds the tree from the replay's editor calls, as the node editor does.
 struct TreeBuilder<'r> {
     repo: &'r Repo,
+    rev: Revnum,
     base_rev: Revnum,
     nodes: Vec<Slot>,
     root: Option<usize>,
@@ -107,8 +117,11 @@ impl TreeBuilder<'_> {
         action: u8,
     ) -> Result<Token> {
         let idx = self.nodes.len();
-        self.slot(parent)?.children.push(idx);
+        let parent_slot = self.slot(parent)?;
+        parent_slot.children.push(idx);
+        let path = join(&parent_slot.path, name);
         self.nodes.push(Slot {
+            path,
             node: ChangeNode {
                 name: name.to_string(),
                 kind,
@@ -166,6 +179,64 @@ impl TreeBuilder<'_> {
         (path, None)
     }
 
+    /// Where a replay with deltas takes a node's old properties from: the copy source of
+    /// an add with history (and of the nodes inside it), nothing for an add without
+    /// history (or a node inside one that is inside a copy), else the same path in the
+    /// base revision.
+    fn prop_base(&self, idx: usize) -> Option<(String, Revnum)> {
+        let mut names: Vec<&str> = Vec::new();
+        let mut at = Some(idx);
+        let mut plain_add_below = false;
+        while let Some(i) = at {
+            let slot = &self.nodes[i];
+            if slot.node.action == b'A' {
+                match &slot.node.copyfrom {
+                    Some((r, p)) if !plain_add_below => {
+                        let mut path = p.clone();
+                        for n in names.iter().rev() {
+                            path = join(&path, n);
+                        }
+                        return Some((path, *r));
+                    }
+                    Some(_) => return None,
+                    None if i == idx => return None,
+                    None => plain_add_below = true,
+                }
+            }
+            names.push(&slot.node.name);
+            at = slot.parent;
+        }
+        Some((self.nodes[idx].path.clone(), self.base_rev))
+    }
+
+    /// Whether the node's properties differ from its replay source's.
+    fn props_changed(&self, idx: usize) -> Result<bool> {
+        let path = &self.nodes[idx].path;
+        let new = match self.repo.lookup(self.rev, path)? {
+            Some((_, n)) => self.repo.props(&n)?,
+            None => return Ok(false),
+        };
+        let old = match self.prop_base(idx) {
+            Some((p, r)) => match self.repo.lookup(r, &p)? {
+                Some((_, n)) => self.repo.props(&n)?,
+                None => Default::default(),
+            },
+            None => Default::default(),
+        };
+        Ok(old != new)
+    }
+
+    fn mark_props(&mut self, t: Token) -> Result<()> {
+        let idx = t as usize;
+        if self.slot(t)?.node.prop_mod {
+            return Ok(());
+        }
+        if self.props_changed(idx)? {
+            self.nodes[idx].node.prop_mod = true;
+        }
+        Ok(())
+    }
+
     fn build(&mut self, idx: usize) -> ChangeNode {
         let children = std::mem::take(&mut self.nodes[idx].children);
         let mut node = self.nodes[idx].node.clone();
@@ -195,6 +266,7 @@ impl Editor for TreeBuilder<'_> {
                 copyfrom: None,
                 children: Vec::new(),
             },
+            path: String::new(),
             parent: None,
             children: Vec::new(),
         });
@@ -243,8 +315,7 @@ impl Editor for TreeBuilder<'_> {
     }
 
     fn change_dir_prop(&mut self, dir: Token, _name: &[u8], _value: Option<&[u8]>) -> Result<()> {
-        self.slot(dir)?.node.prop_mod = true;
-        Ok(())
+        self.mark_props(dir)
     }
 
     fn close_dir(&mut self, _dir: Token) -> Result<()> {
@@ -282,8 +353,7 @@ impl Editor for TreeBuilder<'_> {
     }
 
     fn change_file_prop(&mut self, file: Token, _name: &[u8], _value: Option<&[u8]>) -> Result<()> {
-        self.slot(file)?.node.prop_mod = true;
-        Ok(())
+        self.mark_props(file)
     }
 
     fn close_file(&mut self, _file: Token, _text_md5: Option<&Md5>) -> Result<()> {
