@@ -2,8 +2,9 @@
 //!
 //! Standard output is byte-identical to svnlook 1.14's for the same history (in a UTF-8
 //! locale), with two exceptions: `proplist` lists properties sorted by name (svnlook's
-//! order is an APR hash order, which changes from run to run), and `--show-ids` is refused
-//! (node-revision ids are FSFS's). Standard error and exit codes keep svnlook's form, with
+//! order is an APR hash order, which changes from run to run, as is the order of XML
+//! attributes), and `--show-ids` is refused (node-revision ids are FSFS's). In the C
+//! locale svnlook fails on non-ASCII output (E000022) where this prints UTF-8. Standard error and exit codes keep svnlook's form, with
 //! "svelto look" where svnlook names itself (`svelto look: E160013: ...`).
 //!
 //! Arguments are parsed as svnlook parses them (apr_getopt: options anywhere, grouped
@@ -56,6 +57,7 @@ const E_INSUFFICIENT_ARGS: u32 = 205001;
 const E_MUTUALLY_EXCLUSIVE: u32 = 205002;
 const E_INCORRECT_PARAMS: u32 = 200004;
 const E_UNSUPPORTED: u32 = 200007;
+const E_EXTERNAL_PROGRAM: u32 = 200012;
 const E_INVALID_DIFF_OPTION: u32 = 200016;
 const E_IO: u32 = 2;
 
@@ -1369,17 +1371,13 @@ const UNDER_STRING: &str = "____________________________________________________
 struct DiffRun<'c> {
     c: &'c Ctx<'c>,
     opts: DiffOptions,
+    /// The `-x` words, for `--diff-cmd`.
+    words: Vec<String>,
     out: Vec<u8>,
 }
 
 fn do_diff(c: &Ctx, out: &mut dyn Write) -> Result<()> {
     let st = c.st;
-    if st.diff_cmd.is_some() {
-        return Err(LookError::new(
-            E_UNSUPPORTED,
-            "--diff-cmd is not supported by svelto look",
-        ));
-    }
     let words: Vec<String> = st
         .extensions
         .as_deref()
@@ -1388,15 +1386,20 @@ fn do_diff(c: &Ctx, out: &mut dyn Write) -> Result<()> {
         .filter(|w| !w.is_empty())
         .map(str::to_string)
         .collect();
-    let opts = DiffOptions::parse(&words).map_err(|e| LookError {
-        chain: vec![
-            (
-                E_INVALID_DIFF_OPTION,
-                "Error in options to internal diff".into(),
-            ),
-            (E_INVALID_DIFF_OPTION, e),
-        ],
-    })?;
+    let opts = if st.diff_cmd.is_some() {
+        // The words are the external program's.
+        DiffOptions::default()
+    } else {
+        DiffOptions::parse(&words).map_err(|e| LookError {
+            chain: vec![
+                (
+                    E_INVALID_DIFF_OPTION,
+                    "Error in options to internal diff".into(),
+                ),
+                (E_INVALID_DIFF_OPTION, e),
+            ],
+        })?
+    };
     if c.rev == 0 {
         c.repo.root(0)?;
         return Ok(());
@@ -1407,11 +1410,13 @@ fn do_diff(c: &Ctx, out: &mut dyn Write) -> Result<()> {
     let mut run = DiffRun {
         c,
         opts,
+        words,
         out: Vec::new(),
     };
-    run.node(&tree, "", "", c.rev - 1)?;
+    // What was printed before a failure stays printed, as svnlook's stream does.
+    let result = run.node(&tree, "", "", c.rev - 1);
     out.write_all(&run.out)?;
-    Ok(())
+    result
 }
 
 /// A node in a revision: (revision, relpath).
@@ -1568,6 +1573,26 @@ impl DiffRun<'_> {
                     Some((r, p)) => self.text(&*self.node_at(*r, p)?)?,
                     None => std::sync::Arc::new(Vec::new()),
                 };
+                if let Some(cmd) = &st.diff_cmd {
+                    self.out.extend_from_slice(&header);
+                    let la = if orig_empty {
+                        self.label(path, None)?
+                    } else {
+                        self.label(&base_path, Some(base_rev))?
+                    };
+                    let lb = self.label(path, Some(c.rev))?;
+                    self.external_diff(cmd, &a, &b, &la, &lb)?;
+                    self.out.push(b'\n');
+                    header_printed = true;
+                    return self.props_and_children(
+                        node,
+                        path,
+                        &base_path,
+                        base_rev,
+                        is_copy,
+                        header_printed,
+                    );
+                }
                 let changes = diff::file_diff(&a, &b, &self.opts);
                 if !changes.is_empty() {
                     self.out.extend_from_slice(&header);
@@ -1588,10 +1613,27 @@ impl DiffRun<'_> {
                 }
             }
         }
+        self.props_and_children(node, path, &base_path, base_rev, is_copy, header_printed)
+    }
+
+    /// The property diff of a node (with a header if its text diff printed none), then
+    /// its children.
+    fn props_and_children(
+        &mut self,
+        node: &ChangeNode,
+        path: &str,
+        base_path: &str,
+        base_rev: Revnum,
+        is_copy: bool,
+        header_printed: bool,
+    ) -> Result<()> {
+        let c = self.c;
+        let st = c.st;
+        let action = node.action;
         if node.prop_mod && action != b'D' && !st.ignore_properties {
             let local = c.repo.props(&*self.node_at(c.rev, path)?)?;
             let base = if (st.diff_copy_from && action == b'A' && is_copy) || action == b'R' {
-                c.repo.props(&*self.node_at(base_rev, &base_path)?)?
+                c.repo.props(&*self.node_at(base_rev, base_path)?)?
             } else {
                 PropList::new()
             };
@@ -1610,7 +1652,7 @@ impl DiffRun<'_> {
             changes.sort_by(|a, b| a.0.cmp(b.0));
             if !changes.is_empty() {
                 if !header_printed {
-                    let la = self.label(&base_path, Some(base_rev))?;
+                    let la = self.label(base_path, Some(base_rev))?;
                     let lb = self.label(path, Some(c.rev))?;
                     self.out
                         .extend_from_slice(format!("Index: {path}\n{EQUAL_STRING}\n").as_bytes());
@@ -1641,11 +1683,62 @@ impl DiffRun<'_> {
             self.node(
                 child,
                 &join(path, &child.name),
-                &join(&base_path, &child.name),
+                &join(base_path, &child.name),
                 base_rev,
             )?;
         }
         Ok(())
+    }
+
+    /// Runs `--diff-cmd` as `svn_io_run_diff2` does: the `-x` words (else `-u`), `-L` and
+    /// the two labels, then two temporary files holding the texts.
+    fn external_diff(&mut self, cmd: &str, a: &[u8], b: &[u8], la: &[u8], lb: &[u8]) -> Result<()> {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = std::env::temp_dir();
+        let stamp = format!("svelto-look-{}-{}", std::process::id(), self.out.len());
+        let fa = dir.join(format!("{stamp}.orig.tmp"));
+        let fb = dir.join(format!("{stamp}.tmp"));
+        let written = std::fs::write(&fa, a).and_then(|_| std::fs::write(&fb, b));
+        let result = written.and_then(|_| {
+            let mut command = std::process::Command::new(cmd);
+            if self.words.is_empty() {
+                command.arg("-u");
+            } else {
+                command.args(&self.words);
+            }
+            command
+                .arg("-L")
+                .arg(std::ffi::OsStr::from_bytes(la))
+                .arg("-L")
+                .arg(std::ffi::OsStr::from_bytes(lb))
+                .arg(&fa)
+                .arg(&fb)
+                .stderr(std::process::Stdio::inherit())
+                .output()
+        });
+        let _ = std::fs::remove_file(&fa);
+        let _ = std::fs::remove_file(&fb);
+        let output = match result {
+            Ok(o) => o,
+            Err(e) => {
+                // What the child svnlook forks prints when exec fails, then its exit code.
+                let text = e.to_string();
+                let reason = text.split(" (os error").next().unwrap_or(&text);
+                let _ = write!(io::stderr(), "exec of '{cmd}' failed: {reason}");
+                return Err(LookError::new(
+                    E_EXTERNAL_PROGRAM,
+                    format!("'{cmd}' returned 255"),
+                ));
+            }
+        };
+        self.out.extend_from_slice(&output.stdout);
+        match output.status.code() {
+            Some(0) | Some(1) => Ok(()),
+            code => Err(LookError::new(
+                E_EXTERNAL_PROGRAM,
+                format!("'{cmd}' returned {}", code.unwrap_or(-1)),
+            )),
+        }
     }
 }
 

@@ -67,7 +67,8 @@ fn check_scenario(name: &str) {
             ],
             &["-x", "-b"],
             &["-x", "-w --ignore-eol-style"],
-            &["-x", "-U 1 -p"],
+            &["--diff-cmd", "diff"],
+            &["--diff-cmd", "diff", "-x", "-U 1 -b"],
         ] {
             let mut args = vec!["diff", "REPO", "-r", &r];
             args.extend(opts);
