@@ -557,7 +557,15 @@ fn run(args: &[String], out: &mut dyn Write) -> Result<u8> {
 }
 
 fn help_sub() -> &'static Sub {
-    &SUBCOMMANDS[7]
+    const HELP: Sub = Sub {
+        name: "help",
+        aliases: &[],
+        opts: &[],
+    };
+    SUBCOMMANDS
+        .iter()
+        .find(|s| s.name == "help")
+        .unwrap_or(&HELP)
 }
 
 fn parse_revnum(s: &str) -> Result<Revnum> {

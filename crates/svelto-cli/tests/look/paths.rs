@@ -23,7 +23,7 @@ fn paths_of(pair: &Pair, rev: &str) -> Vec<String> {
     }
     set.insert("/".into());
     set.insert("nope".into());
-    // Changed paths first (longest), then parents and missing ones: at most 8.
+    // Changed paths first (longest), then parents and missing ones: at most 6.
     let mut paths: Vec<String> = set.into_iter().collect();
     paths.sort_by_key(|p| {
         (
@@ -31,7 +31,7 @@ fn paths_of(pair: &Pair, rev: &str) -> Vec<String> {
             std::cmp::Reverse(p.len()),
         )
     });
-    paths.truncate(8);
+    paths.truncate(6);
     paths
 }
 
@@ -45,12 +45,12 @@ fn check_scenario(name: &str) {
                 &["cat"],
                 &["filesize"],
                 &["history", "-l", "3"],
-                &["tree", "--full-paths", "-N"],
                 &["propget", "-v", "svn:eol-style"],
             ];
             let more: &[&[&str]] = &[
                 &["history"],
                 &["tree"],
+                &["tree", "--full-paths", "-N"],
                 &["propget", "svn:mime-type"],
                 &["propget", "--show-inherited-props", "svn:mergeinfo"],
                 &["propget", "-v", "--show-inherited-props", "svn:mergeinfo"],
