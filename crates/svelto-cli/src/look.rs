@@ -1381,6 +1381,8 @@ struct DiffRun<'c> {
     opts: DiffOptions,
     /// The `-x` words, for `--diff-cmd`.
     words: Vec<String>,
+    /// `svn:date` by revision, for the labels.
+    dates: std::collections::HashMap<Revnum, Option<Vec<u8>>>,
     out: Vec<u8>,
 }
 
@@ -1419,6 +1421,7 @@ fn do_diff(c: &Ctx, out: &mut dyn Write) -> Result<()> {
         c,
         opts,
         words,
+        dates: Default::default(),
         out: Vec::new(),
     };
     // What was printed before a failure stays printed, as svnlook's stream does.
@@ -1449,11 +1452,18 @@ fn is_binary(props: &PropList) -> bool {
 
 impl DiffRun<'_> {
     /// `path  date (rev N)` or `(txn NAME)`; `rev` None is the empty side.
-    fn label(&self, path: &str, rev: Option<Revnum>) -> Result<Vec<u8>> {
+    fn label(&mut self, path: &str, rev: Option<Revnum>) -> Result<Vec<u8>> {
         let (date, what) = match rev {
             None => (None, " (rev 0)".to_string()),
             Some(r) => {
-                let date = self.c.repo.revprops(r)?.remove(&b"svn:date"[..]);
+                let date = match self.dates.get(&r) {
+                    Some(d) => d.clone(),
+                    None => {
+                        let d = self.c.repo.revprops(r)?.remove(&b"svn:date"[..]);
+                        self.dates.insert(r, d.clone());
+                        d
+                    }
+                };
                 let what = match (self.c.txn, r == self.c.rev) {
                     (Some(t), true) => format!(" (txn {t})"),
                     _ => format!(" (rev {r})"),

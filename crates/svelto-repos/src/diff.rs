@@ -549,7 +549,28 @@ fn diff_tokens(
     out
 }
 
-fn tokenize(lines_a: &[&[u8]], lines_b: &[&[u8]], o: &DiffOptions) -> (Vec<i64>, Vec<i64>, usize) {
+fn tokenize<'t>(
+    lines_a: &[&'t [u8]],
+    lines_b: &[&'t [u8]],
+    o: &DiffOptions,
+) -> (Vec<i64>, Vec<i64>, usize) {
+    if o.ignore_space == IgnoreSpace::None && !o.ignore_eol_style {
+        // Lines compare as they are: no normalised copies.
+        let mut ids: HashMap<&'t [u8], i64> = HashMap::new();
+        let mut toks = [
+            Vec::with_capacity(lines_a.len()),
+            Vec::with_capacity(lines_b.len()),
+        ];
+        for (t, lines) in [lines_a, lines_b].into_iter().enumerate() {
+            for &l in lines {
+                let n = ids.len() as i64;
+                toks[t].push(*ids.entry(l).or_insert(n));
+            }
+        }
+        let n = ids.len();
+        let [ta, tb] = toks;
+        return (ta, tb, n);
+    }
     let mut ids: HashMap<Vec<u8>, i64> = HashMap::new();
     let mut id = |l: &[u8]| {
         let n = ids.len() as i64;
