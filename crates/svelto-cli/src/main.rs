@@ -2,7 +2,6 @@
 //! `look` comes later.
 
 mod admin;
-mod date;
 mod serve;
 
 use clap::{Parser, Subcommand};

@@ -53,6 +53,13 @@ pub enum ReposError {
     /// message is Subversion's wording, which clients print.
     #[error("{message}")]
     Svn { kind: SvnErrorKind, message: String },
+    /// A Subversion error with the error that caused it (clients print both, outer first).
+    #[error("{message}: {source}")]
+    Wrapped {
+        kind: SvnErrorKind,
+        message: String,
+        source: Box<ReposError>,
+    },
 }
 
 /// The Subversion error a [`ReposError::Svn`] stands for.
@@ -71,6 +78,24 @@ pub enum SvnErrorKind {
     BadRevisionReport,
     /// `SVN_ERR_RA_SVN_REQUEST_SIZE`: a client's request beyond one of Svelto's limits.
     LimitExceeded,
+    /// `SVN_ERR_FS_TXN_OUT_OF_DATE`: a commit based on an older node than the youngest.
+    TxnOutOfDate,
+    /// `SVN_ERR_FS_CONFLICT`: a commit and a newer revision changed the same path.
+    Conflict,
+    /// `SVN_ERR_FS_ALREADY_EXISTS`: adding what exists.
+    AlreadyExists,
+    /// `SVN_ERR_FS_NOT_DIRECTORY`.
+    NotDirectory,
+    /// `SVN_ERR_CHECKSUM_MISMATCH`.
+    ChecksumMismatch,
+    /// `SVN_ERR_BAD_PROPERTY_VALUE`.
+    BadPropertyValue,
+    /// `SVN_ERR_BAD_PROPERTY_VALUE_EOL`.
+    BadPropertyValueEol,
+    /// `SVN_ERR_SVNDIFF_CORRUPT_WINDOW`: a client's text delta that does not decode or apply.
+    BadDelta,
+    /// `SVN_ERR_FS_GENERAL`.
+    FsGeneral,
 }
 
 impl SvnErrorKind {
@@ -83,6 +108,15 @@ impl SvnErrorKind {
             SvnErrorKind::BadArgs => 165002,
             SvnErrorKind::BadRevisionReport => 165004,
             SvnErrorKind::LimitExceeded => 210009,
+            SvnErrorKind::TxnOutOfDate => 160028,
+            SvnErrorKind::Conflict => 160024,
+            SvnErrorKind::AlreadyExists => 160020,
+            SvnErrorKind::NotDirectory => 160016,
+            SvnErrorKind::ChecksumMismatch => 200014,
+            SvnErrorKind::BadPropertyValue => 125005,
+            SvnErrorKind::BadPropertyValueEol => 125017,
+            SvnErrorKind::BadDelta => 185001,
+            SvnErrorKind::FsGeneral => 160000,
         }
     }
 }

@@ -8,6 +8,7 @@
 //! Must not: print, read the environment or the clock (callers pass dates and UUIDs in),
 //! or know about the wire protocol.
 
+pub mod commit;
 mod create;
 mod dump;
 pub mod editor;
@@ -24,6 +25,7 @@ pub mod report;
 mod textdelta;
 mod verify;
 
+pub use commit::{CommitTxn, Prepared};
 pub use create::create;
 pub use dump::{dump, DumpOptions};
 pub use editor::{send_text, Editor, TextOptions, Token};

@@ -85,7 +85,8 @@ type Handler<R, W> =
 /// The commands that change the repository (the auth slot asks for write access).
 fn write_handler<R: Read, W: Write>(name: &str) -> Option<Handler<R, W>> {
     let h: Handler<R, W> = match name {
-        "commit" | "lock" | "lock-many" | "unlock" | "unlock-many" | "change-rev-prop"
+        "commit" => crate::commit::commit,
+        "lock" | "lock-many" | "unlock" | "unlock-many" | "change-rev-prop"
         | "change-rev-prop2" => not_yet,
         _ => return None,
     };

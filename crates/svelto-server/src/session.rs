@@ -25,6 +25,8 @@ pub const CAPABILITIES: &[&str] = &[
     "inherited-props",
     "file-revs-reverse",
     "list",
+    "commit-revprops",
+    "ephemeral-txnprops",
 ];
 
 /// What the client announced.
@@ -49,6 +51,8 @@ pub struct Session {
     pub read_only: bool,
     /// The authenticated user name; None for an anonymous session.
     pub user: Option<String>,
+    /// The repository's writer, for commits and other changes.
+    pub writer: std::sync::Arc<crate::WriterSlot>,
     /// The peer is on this machine: send deltas uncompressed.
     pub loopback: bool,
     /// (svn:date, svn:author) of revisions, for entry props and dirents.
@@ -216,8 +220,8 @@ fn handshake<R: Read, W: Write>(
     };
     let opened = shared
         .repo(&located.repo_dir)
-        .and_then(|r| Ok((r.uuid()?, r)));
-    let (uuid, repo) = match opened {
+        .and_then(|r| Ok((r.0.uuid()?, r)));
+    let (uuid, (repo, writer)) = match opened {
         Ok(v) => v,
         Err(e) => {
             shared
@@ -262,6 +266,7 @@ fn handshake<R: Read, W: Write>(
         caps: client_caps,
         read_only: shared.config.read_only,
         user: None,
+        writer,
         loopback,
         rev_info: HashMap::new(),
     }))

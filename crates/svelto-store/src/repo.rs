@@ -72,6 +72,11 @@ impl<V: Clone> Cache<V> {
     fn get(&self, k: Offset) -> Option<V> {
         self.map.lock().ok()?.get(&k).cloned()
     }
+    fn clear(&self) {
+        if let Ok(mut m) = self.map.lock() {
+            m.clear();
+        }
+    }
     fn put(&self, k: Offset, v: V) {
         if let Ok(mut m) = self.map.lock() {
             if m.len() >= self.cap {
@@ -475,8 +480,12 @@ impl Repo {
         self.fulltexts().put(rep, text);
     }
 
-    pub(crate) fn clear_fulltexts(&self) {
+    /// Forgets everything cached by offset: a writer truncated records that those offsets
+    /// may now name again.
+    pub(crate) fn clear_caches(&self) {
         self.fulltexts().clear();
+        self.inner.nodes.clear();
+        self.inner.dirs.clear();
     }
 
     /// Writes the contents of a file to `out`, in as few large writes as it can.

@@ -217,6 +217,29 @@ impl Writer {
         Ok(())
     }
 
+    /// Replaces the revision properties of the youngest revision while it is unpublished
+    /// (the ephemeral ones the pre-commit hook saw go): its META and revs records are
+    /// written again in place of the first ones.
+    pub fn amend_last_revprops(&mut self, revprops: PropList) -> Result<()> {
+        if self.youngest == self.published {
+            return Err(StoreError::Conflict(
+                "amending the revision properties of a published revision".to_string(),
+            ));
+        }
+        let rev = self.youngest;
+        let (rec, mut meta) = {
+            let repo = self.view()?;
+            (repo.rev_record(rev)?, repo.rev_meta(rev)?)
+        };
+        meta.revprops = revprops;
+        let revs_len = self.app(Which::Revs).len() - crate::files::REV_RECORD;
+        self.app(Which::Meta).truncate(rec.meta_offset)?;
+        self.app(Which::Revs).truncate(revs_len)?;
+        self.youngest = rev - 1;
+        self.finish_revision(rec.root, &meta)?;
+        Ok(())
+    }
+
     /// Lets other writers (other processes, or another `Writer` of this one) in until
     /// `relock`. Everything committed must be published first.
     pub fn unlock(&mut self) -> Result<()> {
@@ -263,7 +286,7 @@ impl Writer {
         for k in self.added_props.drain(mark.dedup_props..) {
             self.dedup_props.remove(&k);
         }
-        self.repo.clear_fulltexts();
+        self.repo.clear_caches();
         Ok(())
     }
 

@@ -31,6 +31,7 @@
 mod blame;
 mod checkout;
 mod cli;
+mod commit;
 mod common;
 mod diff;
 mod export;
