@@ -518,9 +518,9 @@ impl CommitTxn {
                 None => Arc::new(Vec::new()),
             },
         };
-        if let Some(expected) = base_md5 {
+        if let Some(expected) = base_md5.filter(|m| !no_checksum(m)) {
             let actual = Md5(Md5Hasher::digest(&base[..]).into()).to_hex();
-            if !expected.is_empty() && expected != actual {
+            if expected != actual {
                 return Err(checksum_mismatch(
                     &format!("Base checksum mismatch on '/{path}'"),
                     expected,
@@ -572,10 +572,11 @@ impl CommitTxn {
             let view = td.base.get(start..end).ok_or_else(|| {
                 bad_delta(
                     &td.path,
-                    format!(
-                        "source view {start}..{end} beyond the base text ({} bytes)",
-                        td.base.len()
-                    ),
+                    svelto_delta::DeltaError::SourceViewOutside {
+                        offset: w.source_offset,
+                        len: w.source_len,
+                        source_len: td.base.len() as u64,
+                    },
                 )
             })?;
             td.out.clear();
@@ -610,7 +611,7 @@ impl CommitTxn {
 
     /// `close-file`: the client's checksum of the file's text must match ours.
     pub fn close_file(&self, path: &str, text_md5: Option<&str>) -> Result<()> {
-        let Some(expected) = text_md5 else {
+        let Some(expected) = text_md5.filter(|m| !no_checksum(m)) else {
             return Ok(());
         };
         let actual = match self.texts.get(path) {
@@ -738,9 +739,14 @@ impl CommitTxn {
     }
 }
 
-fn bad_delta(path: &str, e: impl std::fmt::Display) -> ReposError {
+/// An empty or all-zero checksum means "not given" to Subversion: it matches anything.
+fn no_checksum(hex: &str) -> bool {
+    hex.bytes().all(|b| b == b'0')
+}
+
+fn bad_delta(path: &str, e: svelto_delta::DeltaError) -> ReposError {
     ReposError::svn(
-        SvnErrorKind::BadDelta,
+        SvnErrorKind::BadDelta(e.svn_code()),
         format!("Invalid text delta for '/{path}': {e}"),
     )
 }

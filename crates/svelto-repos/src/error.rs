@@ -92,8 +92,9 @@ pub enum SvnErrorKind {
     BadPropertyValue,
     /// `SVN_ERR_BAD_PROPERTY_VALUE_EOL`.
     BadPropertyValueEol,
-    /// `SVN_ERR_SVNDIFF_CORRUPT_WINDOW`: a client's text delta that does not decode or apply.
-    BadDelta,
+    /// `SVN_ERR_SVNDIFF_*` (the code given): a client's text delta that does not decode or
+    /// apply.
+    BadDelta(u32),
     /// `SVN_ERR_FS_GENERAL`.
     FsGeneral,
 }
@@ -115,7 +116,7 @@ impl SvnErrorKind {
             SvnErrorKind::ChecksumMismatch => 200014,
             SvnErrorKind::BadPropertyValue => 125005,
             SvnErrorKind::BadPropertyValueEol => 125017,
-            SvnErrorKind::BadDelta => 185001,
+            SvnErrorKind::BadDelta(code) => code,
             SvnErrorKind::FsGeneral => 160000,
         }
     }

@@ -96,6 +96,8 @@ struct FileState {
 /// The editor tokens of one drive (client-chosen strings).
 #[derive(Default)]
 struct Tokens {
+    /// `open-root` came.
+    opened: bool,
     dirs: HashMap<Vec<u8>, Dir>,
     files: HashMap<Vec<u8>, FileState>,
 }
@@ -103,11 +105,13 @@ struct Tokens {
 /// How many editor tokens a drive may hold open at once.
 const MAX_OPEN_TOKENS: usize = 1 << 20;
 
-fn bad_token(t: &[u8]) -> CmdError {
-    CmdError::new(
-        code::MALFORMED_DATA,
-        format!("Unknown token '{}'", String::from_utf8_lossy(t)),
-    )
+/// A token the drive never opened: the client is broken, and the connection ends (as with
+/// svnserve).
+fn bad_token(t: &[u8]) -> Failure {
+    Failure::Fatal(crate::conn::ConnError::Io(std::io::Error::new(
+        std::io::ErrorKind::InvalidData,
+        format!("unknown editor token '{}'", String::from_utf8_lossy(t)),
+    )))
 }
 
 fn err(e: ReposError) -> Failure {
@@ -224,6 +228,7 @@ fn drive<R: Read, W: Write>(
                 let rev = rev_in(&mut p)?;
                 let token = p.string()?.to_vec();
                 txn.open_root(rev).map_err(err)?;
+                tok.opened = true;
                 tok.dirs.insert(
                     token,
                     Dir {
@@ -239,7 +244,7 @@ fn drive<R: Read, W: Write>(
                 let rev = rev_in(&mut p)?;
                 let parent = p.string()?;
                 if !tok.dirs.contains_key(parent) {
-                    return Err(bad_token(parent).into());
+                    return Err(bad_token(parent));
                 }
                 txn.delete(&path, rev).map_err(err)?;
             }
@@ -249,7 +254,9 @@ fn drive<R: Read, W: Write>(
                 } else {
                     NodeKind::File
                 };
-                let path = s.full_path(p.string()?)?;
+                let client_path = p.string()?;
+                check_control_chars(client_path)?;
+                let path = s.full_path(client_path)?;
                 let parent = p.string()?;
                 let child = p.string()?.to_vec();
                 let copy = match p.opt_tuple()? {
@@ -323,7 +330,7 @@ fn drive<R: Read, W: Write>(
                 let child = p.string()?.to_vec();
                 let rev = rev_in(&mut p)?;
                 if !tok.dirs.contains_key(parent) {
-                    return Err(bad_token(parent).into());
+                    return Err(bad_token(parent));
                 }
                 txn.open_file(&path, rev).map_err(err)?;
                 tok.files.insert(child, FileState { path, delta: None });
@@ -404,7 +411,14 @@ fn drive<R: Read, W: Write>(
                 tok.dirs.remove(token).ok_or_else(|| bad_token(token))?;
             }
             "absent-dir" | "absent-file" | "target-rev" => {}
-            "close-edit" => return Ok(End::Close),
+            "close-edit" if tok.opened => return Ok(End::Close),
+            "close-edit" => {
+                return Err(CmdError::new(
+                    code::REPOS_BAD_ARGS,
+                    "No valid transaction supplied to close_edit",
+                )
+                .into())
+            }
             "abort-edit" => {
                 conn.write_item(&success(vec![]))?;
                 return Ok(End::Aborted);
@@ -418,6 +432,27 @@ fn drive<R: Read, W: Write>(
             }
         }
     }
+}
+
+/// Subversion refuses new names with control characters (`svn_path_check_valid`), quoting
+/// the path with those characters as octal escapes.
+fn check_control_chars(path: &[u8]) -> Result<(), Failure> {
+    let Some(&c) = path.iter().find(|b| b.is_ascii_control()) else {
+        return Ok(());
+    };
+    let mut shown = String::new();
+    for &b in path {
+        if b.is_ascii_control() {
+            shown.push_str(&format!("\\{b:03o}"));
+        } else {
+            shown.push(b as char);
+        }
+    }
+    Err(CmdError::new(
+        code::FS_PATH_SYNTAX,
+        format!("Invalid control character '0x{c:02x}' in path '{shown}'"),
+    )
+    .into())
 }
 
 /// A copy source URL as a path in this repository.

@@ -32,6 +32,7 @@ mod blame;
 mod checkout;
 mod cli;
 mod commit;
+mod commit_bad;
 mod common;
 mod diff;
 mod export;
