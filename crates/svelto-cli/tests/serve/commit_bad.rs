@@ -70,6 +70,9 @@ fn commit(addr: SocketAddr, url: &str, revprops: &[(&str, &[u8])], drive: &[Vec<
     Answer { items }
 }
 
+/// What a case is called, the revision properties its commit asks for, its editor commands.
+type Case<'a> = (&'a str, Vec<(&'a str, &'a [u8])>, Vec<Vec<u8>>);
+
 fn cmd(word: &str, params: &[&[u8]]) -> Vec<u8> {
     let mut c = format!("( {word} ( ").into_bytes();
     for p in params {
@@ -105,7 +108,7 @@ fn bad_drives_are_refused_alike_and_change_nothing() {
         v.extend(extra);
         v
     };
-    let cases: Vec<(&str, Vec<(&str, &[u8])>, Vec<Vec<u8>>)> = vec![
+    let cases: Vec<Case> = vec![
         (
             "result checksum mismatch",
             vec![],
