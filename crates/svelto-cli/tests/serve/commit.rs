@@ -411,3 +411,42 @@ fn branch_merge_tag_and_url_operations() {
     s.svn(w, &["log", "-v", "-l", "1", "{URL}"]);
     s.assert_same_repositories();
 }
+
+#[test]
+fn revision_properties_of_commits() {
+    let pair = writable_pair("basic");
+    let mut s = Script::new(&pair);
+    let _scope = pair.scope("revprops");
+    let w = "revprops";
+    s.svn(
+        w,
+        &[
+            "mkdir",
+            "-m",
+            "with props",
+            "--with-revprop",
+            "team=blue",
+            "{URL}/rp",
+        ],
+    );
+    s.svn(w, &["mkdir", "-m", "", "{URL}/rp/empty-log"]);
+    s.svn_fails(
+        w,
+        &[
+            "mkdir",
+            "-m",
+            "bad",
+            "--with-revprop",
+            "svn:custom=x\r\ny",
+            "{URL}/rp/bad",
+        ],
+    );
+    let head = s.head(w).to_string();
+    // No svn:txn-* property stays behind; the client cannot choose the author.
+    s.svn(w, &["proplist", "-v", "--revprop", "-r", &head, "{URL}"]);
+    let prev = (s.head(w) - 1).to_string();
+    s.svn(w, &["proplist", "-v", "--revprop", "-r", &prev, "{URL}"]);
+    s.svn(w, &["propget", "--revprop", "-r", &prev, "team", "{URL}"]);
+    s.svn(w, &["log", "-v", "-r", &format!("{prev}:{head}"), "{URL}"]);
+    s.assert_same_repositories();
+}

@@ -320,7 +320,12 @@ fn bad_drives_are_refused_alike_and_change_nothing() {
             cmd("close-dir", &[&s(b"d1")]),
             cmd("close-dir", &[&s(b"d0")]),
         ]);
-        let a = commit(servers[i].addr(), &url, &[("svn:log", b"good")], &drive);
+        let a = commit(
+            servers[i].addr(),
+            &url,
+            &[("svn:log", b"good"), ("svn:author", b"mallory")],
+            &drive,
+        );
         assert!(a.items[0].is_success(), "{}: {:?}", labels[i], a.items);
     }
     script.svn("bad", &["cat", "{URL}/d/new"]);
