@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::sync::Arc;
-use svelto_core::{is_ancestor, parent_and_name, Md5, NodeKind, PropList, Revnum};
+use svelto_core::{parent_and_name, Md5, NodeKind, PropList, Revnum};
 use svelto_delta::{Limits, StreamDecoder};
 use svelto_store::{Repo, Writer};
 
@@ -652,19 +652,38 @@ impl CommitTxn {
     }
 
     /// Whether commits since the edit began touched what this edit touches; the path of the
-    /// first conflict.
+    /// first conflict. Their path and ours conflict when they are the same, or when one lies
+    /// below the other and the upper one was added, deleted or replaced. (Changes in place
+    /// of a directory only change its properties; a change below it is no conflict.)
     fn conflict(&self, youngest: Revnum) -> Result<Option<String>> {
         let ours = self.touched();
         for rev in self.base + 1..=youngest {
             for c in self.repo.rev_meta(rev)?.changes {
                 let theirs_structural = c.change != svelto_core::ChangeKind::Modify;
-                for (&p, &ours_structural) in &ours {
-                    let hit = p == c.path
-                        || (ours_structural && is_ancestor(p, &c.path))
-                        || (theirs_structural && is_ancestor(&c.path, p));
-                    if hit {
-                        let at = if is_ancestor(p, &c.path) { p } else { &c.path };
-                        return Ok(Some(at.to_string()));
+                if ours.contains_key(c.path.as_str()) {
+                    return Ok(Some(c.path));
+                }
+                // Ours above theirs.
+                let mut up = c.path.as_str();
+                while !up.is_empty() {
+                    up = parent_and_name(up).0;
+                    if ours.get(up) == Some(&true) {
+                        return Ok(Some(up.to_string()));
+                    }
+                }
+                // Theirs above ours.
+                if theirs_structural {
+                    let prefix = if c.path.is_empty() {
+                        String::new()
+                    } else {
+                        format!("{}/", c.path)
+                    };
+                    if ours
+                        .range(prefix.as_str()..)
+                        .next()
+                        .is_some_and(|(p, _)| p.starts_with(&prefix))
+                    {
+                        return Ok(Some(c.path));
                     }
                 }
             }
