@@ -240,43 +240,52 @@ impl CommitTxn {
         Ok(())
     }
 
-    /// What is at `path` in the edit so far, or None.
-    pub fn lookup(&self, path: &str) -> Result<Option<Seen>> {
-        // The nearest path at or above `path` that the edit touched decides.
+    /// Where the node at `path` comes from in the edit so far: None when it does not
+    /// exist, `Some(None)` for a node this edit created empty, `Some(Some((rev, path)))`
+    /// for a node as it is in a stored revision (maybe changed in place since).
+    fn source(&self, path: &str) -> Option<Option<(Revnum, String)>> {
+        // The nearest path at or above `path` that the edit added or deleted decides;
+        // changes in place do not move anything.
         let mut probe = path;
         loop {
-            if let Some(state) = self.overlay.get(probe) {
-                let rest = &path[probe.len()..].trim_start_matches('/');
-                return match state {
-                    State::Deleted => Ok(None),
-                    State::Added { kind, copy } => {
-                        if rest.is_empty() {
-                            return Ok(Some(Seen {
-                                kind: *kind,
-                                created: None,
-                            }));
-                        }
-                        match copy {
-                            // A new empty directory: its children are overlay entries.
-                            None => Ok(None),
-                            Some((rev, from)) => self.stored(*rev, &svelto_core::join(from, rest)),
-                        }
-                    }
-                    State::Changed => {
-                        if rest.is_empty() {
-                            let seen = self.stored(self.base, path)?;
-                            Ok(seen.map(|s| Seen { created: None, ..s }))
-                        } else {
-                            self.stored(self.base, path)
-                        }
-                    }
-                };
+            match self.overlay.get(probe) {
+                Some(State::Deleted) => return None,
+                Some(State::Added { copy, .. }) => {
+                    let rest = path[probe.len()..].trim_start_matches('/');
+                    return match copy {
+                        Some((rev, from)) => Some(Some((*rev, svelto_core::join(from, rest)))),
+                        // A new empty node: what is below it is in the overlay itself.
+                        None if rest.is_empty() => Some(None),
+                        None => None,
+                    };
+                }
+                Some(State::Changed) | None => {}
             }
             if probe.is_empty() {
-                return self.stored(self.base, path);
+                return Some(Some((self.base, path.to_string())));
             }
             probe = parent_and_name(probe).0;
         }
+    }
+
+    /// What is at `path` in the edit so far, or None.
+    pub fn lookup(&self, path: &str) -> Result<Option<Seen>> {
+        let touched = self.overlay.contains_key(path);
+        let seen = match self.source(path) {
+            None => None,
+            Some(None) => match self.overlay.get(path) {
+                Some(State::Added { kind, .. }) => Some(Seen {
+                    kind: *kind,
+                    created: None,
+                }),
+                _ => None,
+            },
+            Some(Some((rev, p))) => self.stored(rev, &p)?,
+        };
+        Ok(seen.map(|s| Seen {
+            created: if touched { None } else { s.created },
+            ..s
+        }))
     }
 
     fn stored(&self, rev: Revnum, path: &str) -> Result<Option<Seen>> {
@@ -289,25 +298,7 @@ impl CommitTxn {
     /// Where the text of `path` in the edit comes from: (revision, path), or None for a
     /// new empty file.
     fn text_source(&self, path: &str) -> Option<(Revnum, String)> {
-        let mut probe = path;
-        loop {
-            if let Some(state) = self.overlay.get(probe) {
-                let rest = path[probe.len()..].trim_start_matches('/');
-                return match state {
-                    State::Deleted => None,
-                    State::Added { copy: None, .. } => None,
-                    State::Added {
-                        copy: Some((rev, from)),
-                        ..
-                    } => Some((*rev, svelto_core::join(from, rest))),
-                    State::Changed => Some((self.base, path.to_string())),
-                };
-            }
-            if probe.is_empty() {
-                return Some((self.base, path.to_string()));
-            }
-            probe = parent_and_name(probe).0;
-        }
+        self.source(path).flatten()
     }
 
     /// The out-of-date rule: the client's base revision must not be older than the

@@ -450,3 +450,55 @@ fn revision_properties_of_commits() {
     s.svn(w, &["log", "-v", "-r", &format!("{prev}:{head}"), "{URL}"]);
     s.assert_same_repositories();
 }
+
+#[test]
+fn changes_inside_a_copy_in_the_same_commit() {
+    let pair = writable_pair("copies");
+    let mut s = Script::new(&pair);
+    let _scope = pair.scope("cpmod");
+    let w = "cpmod";
+    s.svn(w, &["mkdir", "--parents", "-m", "tree", "{URL}/cm/a/b"]);
+    s.write("cpmod/f", "one\n");
+    s.svn(w, &["import", "-m", "add f", "f", "{URL}/cm/a/b/f"]);
+    s.svn(w, &["import", "-m", "add g", "f", "{URL}/cm/a/b/g"]);
+    s.svn(w, &["checkout", "{URL}/cm", "wc"]);
+    s.svn(w, &["copy", "wc/a", "wc/a2"]);
+    s.append("cpmod/wc/a2/b/f", "two\n");
+    s.svn(w, &["propset", "p", "v", "wc/a2/b/f"]);
+    s.svn(w, &["propset", "q", "w", "wc/a2/b"]);
+    s.svn(w, &["rm", "wc/a2/b/g"]);
+    s.write("cpmod/wc/a2/b/g", "replaced in copy\n");
+    s.svn(w, &["add", "wc/a2/b/g"]);
+    s.write("cpmod/wc/a2/new", "new in copy\n");
+    s.svn(w, &["add", "wc/a2/new"]);
+    s.svn(w, &["commit", "-m", "copy and change inside", "wc"]);
+    s.svn(w, &["update", "wc"]);
+    s.run(
+        w,
+        "svnmucc",
+        &[
+            "-m",
+            "mucc in copy",
+            "-U",
+            "{URL}",
+            "cp",
+            "HEAD",
+            "cm/a",
+            "cm/a3",
+            "put",
+            "wc/a2/new",
+            "cm/a3/b/f",
+            "propset",
+            "r",
+            "s",
+            "cm/a3/b/f",
+            "rm",
+            "cm/a3/b",
+            "mkdir",
+            "cm/a3/b",
+        ],
+    );
+    s.svn(w, &["log", "-v", "-l", "2", "{URL}/cm"]);
+    s.svn(w, &["ls", "-R", "-v", "{URL}/cm"]);
+    s.assert_same_repositories();
+}
