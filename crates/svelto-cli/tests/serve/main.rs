@@ -33,6 +33,7 @@ mod checkout;
 mod cli;
 mod commit;
 mod commit_bad;
+mod commit_tools;
 mod common;
 mod diff;
 mod export;
