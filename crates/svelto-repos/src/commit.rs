@@ -11,12 +11,13 @@
 //! a transaction into a newer HEAD does, and fails with `Conflict at 'PATH'` otherwise.
 
 use crate::error::{io, ReposError, Result, SvnErrorKind};
+use crate::textdelta::SlidingSource;
 use md5::{Digest, Md5 as Md5Hasher};
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::sync::Arc;
-use svelto_core::{parent_and_name, Md5, NodeKind, PropList, Revnum};
+use svelto_core::{parent_and_name, Md5, NodeKind, PropList, Revnum, EMPTY_MD5};
 use svelto_delta::{Limits, StreamDecoder};
 use svelto_store::{Repo, Writer};
 
@@ -82,10 +83,48 @@ pub struct Seen {
     pub created: Option<Revnum>,
 }
 
+/// The text a delta applies to: small ones whole (from the shared text cache), large ones
+/// streamed (a client's source views only move forward), so memory stays bounded.
+enum Base {
+    Whole(Arc<Vec<u8>>),
+    Stream(SlidingSource<Box<dyn Read + Send>>),
+}
+
+impl Base {
+    fn view(&mut self, path: &str, offset: u64, len: u64) -> Result<&[u8]> {
+        let outside = |source_len: u64| {
+            bad_delta(
+                path,
+                svelto_delta::DeltaError::SourceViewOutside {
+                    offset,
+                    len,
+                    source_len,
+                },
+            )
+        };
+        match self {
+            Base::Whole(b) => {
+                let end = offset.saturating_add(len);
+                let total = b.len() as u64;
+                if end > total {
+                    return Err(outside(total));
+                }
+                Ok(&b[offset as usize..end as usize])
+            }
+            Base::Stream(s) => s.view(offset, len).map_err(|e| {
+                ReposError::svn(
+                    SvnErrorKind::BadDelta(185001),
+                    format!("Invalid text delta for '/{path}': {e}"),
+                )
+            }),
+        }
+    }
+}
+
 /// A text delta being applied to one file.
 pub struct TextDelta {
     path: String,
-    base: Arc<Vec<u8>>,
+    base: Base,
     decoder: StreamDecoder,
     md5: Md5Hasher,
     offset: u64,
@@ -496,21 +535,21 @@ impl CommitTxn {
     /// `apply-textdelta`: checks the client's idea of the current text and starts
     /// rebuilding the new one.
     pub fn start_text(&mut self, path: &str, base_md5: Option<&str>) -> Result<TextDelta> {
-        let base = match self.text_source(path) {
-            None => Arc::new(Vec::new()),
+        let text = match self.text_source(path) {
+            None => None,
             Some((rev, p)) => match self.repo.lookup(rev, &p)? {
-                Some((_, n)) if n.kind == NodeKind::File => self.repo.read_text(&n.file_text())?,
+                Some((_, n)) if n.kind == NodeKind::File => Some(n.file_text()),
                 Some(_) => {
                     return Err(ReposError::NotFile {
                         rev,
                         path: format!("/{p}"),
                     })
                 }
-                None => Arc::new(Vec::new()),
+                None => None,
             },
         };
         if let Some(expected) = base_md5.filter(|m| !no_checksum(m)) {
-            let actual = Md5(Md5Hasher::digest(&base[..]).into()).to_hex();
+            let actual = text.map_or(EMPTY_MD5, |t| t.md5).to_hex();
             if expected != actual {
                 return Err(checksum_mismatch(
                     &format!("Base checksum mismatch on '/{path}'"),
@@ -519,6 +558,13 @@ impl CommitTxn {
                 ));
             }
         }
+        let base = match text {
+            None => Base::Whole(Arc::new(Vec::new())),
+            Some(t) if t.size <= svelto_store::DELTA_MAX as u64 => {
+                Base::Whole(self.repo.read_text(&t)?)
+            }
+            Some(t) => Base::Stream(SlidingSource::new(self.repo.text_reader(&t)?)),
+        };
         Ok(TextDelta {
             path: path.to_string(),
             base,
@@ -558,18 +604,7 @@ impl CommitTxn {
             .next_window()
             .map_err(|e| bad_delta(&td.path, e))?
         {
-            let start = w.source_offset as usize;
-            let end = start.saturating_add(w.source_len as usize);
-            let view = td.base.get(start..end).ok_or_else(|| {
-                bad_delta(
-                    &td.path,
-                    svelto_delta::DeltaError::SourceViewOutside {
-                        offset: w.source_offset,
-                        len: w.source_len,
-                        source_len: td.base.len() as u64,
-                    },
-                )
-            })?;
+            let view = td.base.view(&td.path, w.source_offset, w.source_len)?;
             td.out.clear();
             w.apply(view, &mut td.out)
                 .map_err(|e| bad_delta(&td.path, e))?;

@@ -502,3 +502,47 @@ fn changes_inside_a_copy_in_the_same_commit() {
     s.svn(w, &["ls", "-R", "-v", "{URL}/cm"]);
     s.assert_same_repositories();
 }
+
+/// Bytes that do not compress or repeat (a fixed linear congruential sequence).
+fn noise(len: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed;
+    (0..len)
+        .map(|_| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 56) as u8
+        })
+        .collect()
+}
+
+#[test]
+fn large_files_are_committed_and_changed() {
+    let pair = writable_pair("basic");
+    let mut s = Script::new(&pair);
+    let _scope = pair.scope("large");
+    let w = "large";
+    let big = noise(9 << 20, 7);
+    for i in 0..2 {
+        std::fs::write(pair.work(i).join("large/big.bin"), &big).expect("write big.bin");
+    }
+    s.svn(w, &["import", "-m", "big", "big.bin", "{URL}/big.bin"]);
+    s.svn(w, &["checkout", "{URL}", "wc"]);
+    let mut changed = big.clone();
+    changed[5 << 20..(5 << 20) + 4096].copy_from_slice(&noise(4096, 9));
+    changed.extend_from_slice(&noise(1 << 20, 11));
+    for i in 0..2 {
+        std::fs::write(pair.work(i).join("large/wc/big.bin"), &changed).expect("write big.bin");
+    }
+    s.svn(w, &["commit", "-m", "change big", "wc"]);
+    s.svn(w, &["checkout", "{URL}", "wc2"]);
+    for i in 0..2 {
+        let got = std::fs::read(pair.work(i).join("large/wc2/big.bin")).expect("read");
+        assert!(
+            got == changed,
+            "{}: the checked-out file differs",
+            pair.labels()[i]
+        );
+    }
+    s.assert_same_repositories();
+}
