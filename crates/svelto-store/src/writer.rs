@@ -3,11 +3,19 @@
 use crate::enc::frame;
 use crate::error::{io_err, Corruption, Result, StoreError};
 use crate::files::{self, Appender, Current, Which, DEDUP_RECORD, REVPROPS_RECORD};
-use crate::node::{encode_dir, encode_props, DirEntry, FileText, NodeRev, Offset, RevMeta};
+use crate::node::{
+    diff_dirs, encode_dir, encode_dir_delta, encode_props, DirDelta, DirEntry, FileText, NodeRev,
+    Offset, RevMeta,
+};
 use crate::rep::{RepTrailer, DELTA_MAX, MAX_CHAIN};
 use crate::repo::{Repo, RevRecord};
 use crate::txn::Txn;
-use crate::{TAG_DIR, TAG_NODE, TAG_PROPS, TAG_REP, TAG_REVISION, TAG_WINDOW};
+use crate::{
+    MAX_DIR_CHAIN, TAG_DIR, TAG_DIR_DELTA, TAG_NODE, TAG_PROPS, TAG_REP, TAG_REVISION, TAG_WINDOW,
+};
+
+/// Listings smaller than this are always written whole (a delta would save little).
+const DIR_DELTA_MIN: usize = 64;
 use md5::Digest;
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
@@ -309,13 +317,39 @@ impl Writer {
         self.write_record(TAG_NODE, &p)
     }
 
-    pub(crate) fn write_dir(&mut self, entries: &[DirEntry]) -> Result<Offset> {
+    /// Writes a directory listing: as the changes from `previous` (the listing it
+    /// replaces, 0 = none) when those are few and the chain is short, else whole. A large
+    /// directory changed by one entry then costs one entry, not the whole listing.
+    pub(crate) fn write_dir(&mut self, entries: &[DirEntry], previous: Offset) -> Result<Offset> {
         if entries.is_empty() {
             return Ok(0);
         }
-        let mut p = Vec::with_capacity(entries.len() * 24);
-        encode_dir(entries, &mut p);
-        self.write_record(TAG_DIR, &p)
+        let mut p = Vec::new();
+        let mut tag = TAG_DIR;
+        if previous != 0 && entries.len() >= DIR_DELTA_MIN {
+            let repo = self.view()?;
+            let depth = repo.dir_depth(previous)? + 1;
+            if depth <= MAX_DIR_CHAIN {
+                let old = repo.dir_at(previous)?;
+                let changes = diff_dirs(&old, entries);
+                if changes.len() * 4 <= entries.len() {
+                    let d = DirDelta {
+                        base: previous,
+                        depth,
+                        changes,
+                    };
+                    encode_dir_delta(&d, &mut p);
+                    tag = TAG_DIR_DELTA;
+                }
+            }
+        }
+        if tag == TAG_DIR {
+            p.reserve(entries.len() * 24);
+            encode_dir(entries, &mut p);
+        }
+        let off = self.write_record(tag, &p)?;
+        self.repo.cache_dir(off, Arc::new(entries.to_vec()));
+        Ok(off)
     }
 
     fn add_dedup(
