@@ -53,6 +53,8 @@ pub struct Writer {
     /// Keys added since the last commit point, removed again on abort.
     added_text: Vec<Sha1>,
     added_props: Vec<[u8; 20]>,
+    /// DIRDELTA depths of the listings this writer wrote (0 for whole ones).
+    dir_depths: HashMap<Offset, u64>,
 }
 
 impl Writer {
@@ -89,6 +91,7 @@ impl Writer {
             dedup_props: HashMap::new(),
             added_text: Vec::new(),
             added_props: Vec::new(),
+            dir_depths: HashMap::new(),
         };
         writer.load_dedup(cur.len(Which::Dedup))?;
         // Transactions exposed by a writer that is gone (it held the lock we now hold).
@@ -295,6 +298,7 @@ impl Writer {
             self.dedup_props.remove(&k);
         }
         self.repo.clear_caches();
+        self.dir_depths.clear();
         Ok(())
     }
 
@@ -326,20 +330,24 @@ impl Writer {
         }
         let mut p = Vec::new();
         let mut tag = TAG_DIR;
+        let mut depth = 0;
         if previous != 0 && entries.len() >= DIR_DELTA_MIN {
-            let repo = self.view()?;
-            let depth = repo.dir_depth(previous)? + 1;
-            if depth <= MAX_DIR_CHAIN {
-                let old = repo.dir_at(previous)?;
+            let d = match self.dir_depths.get(&previous) {
+                Some(&d) => d,
+                None => self.readable(previous)?.dir_depth(previous)?,
+            } + 1;
+            if d <= MAX_DIR_CHAIN {
+                let old = self.readable(previous)?.dir_at(previous)?;
                 let changes = diff_dirs(&old, entries);
                 if changes.len() * 4 <= entries.len() {
-                    let d = DirDelta {
+                    let delta = DirDelta {
                         base: previous,
-                        depth,
+                        depth: d,
                         changes,
                     };
-                    encode_dir_delta(&d, &mut p);
+                    encode_dir_delta(&delta, &mut p);
                     tag = TAG_DIR_DELTA;
+                    depth = d;
                 }
             }
         }
@@ -349,7 +357,20 @@ impl Writer {
         }
         let off = self.write_record(tag, &p)?;
         self.repo.cache_dir(off, Arc::new(entries.to_vec()));
+        if self.dir_depths.len() >= 1 << 20 {
+            self.dir_depths.clear();
+        }
+        self.dir_depths.insert(off, depth);
         Ok(off)
+    }
+
+    /// A reader that can see the record at `off` (written records still in the append
+    /// buffer are flushed first; usually they are not: earlier listings are cached).
+    fn readable(&mut self, off: Offset) -> Result<&Repo> {
+        if off >= self.repo.current().len(Which::Data) {
+            return self.view();
+        }
+        Ok(&self.repo)
     }
 
     fn add_dedup(
