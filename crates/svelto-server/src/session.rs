@@ -35,6 +35,8 @@ pub struct ClientCaps {
     pub svndiff1: bool,
     pub svndiff2: bool,
     pub absent_entries: bool,
+    /// `mergeinfo`: the one client capability svnserve passes to the start-commit hook.
+    pub mergeinfo: bool,
 }
 
 /// A revision's `svn:date` and `svn:author`, when it has them.
@@ -210,6 +212,7 @@ fn handshake<R: Read, W: Write>(
         svndiff1: caps.contains(&"svndiff1"),
         svndiff2: caps.contains(&"accepts-svndiff2"),
         absent_entries: caps.contains(&"absent-entries"),
+        mergeinfo: caps.contains(&"mergeinfo"),
     };
     let located = match url::locate(&shared.config.root, &url, &Shared::is_repo) {
         Ok(l) => l,
