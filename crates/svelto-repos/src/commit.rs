@@ -21,8 +21,9 @@ use svelto_core::{parent_and_name, Md5, NodeKind, PropList, Revnum, EMPTY_MD5};
 use svelto_delta::{Limits, StreamDecoder};
 use svelto_store::{Repo, Writer};
 
-/// Revision properties the client sends for the hooks only; never stored in a revision.
-pub const EPHEMERAL_TXN_PROPS: &[&str] = &["svn:txn-client-compat-version", "svn:txn-user-agent"];
+/// Revision properties with this prefix are for the hooks only (e.g. the client's
+/// `svn:txn-user-agent`); they are never stored in a revision.
+pub const EPHEMERAL_PREFIX: &[u8] = b"svn:txn-";
 
 /// Bounds on what one commit may hold in memory (its texts go to a spool file).
 #[derive(Debug, Clone, Copy)]
@@ -735,7 +736,7 @@ impl CommitTxn {
         revprops.insert(b"svn:date".to_vec(), date.as_bytes().to_vec());
         let ephemeral: PropList = revprops
             .iter()
-            .filter(|(k, _)| EPHEMERAL_TXN_PROPS.iter().any(|e| e.as_bytes() == &k[..]))
+            .filter(|(k, _)| k.starts_with(EPHEMERAL_PREFIX))
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
         let mut spool = self.spool.take();

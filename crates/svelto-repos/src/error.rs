@@ -97,6 +97,15 @@ pub enum SvnErrorKind {
     BadDelta(u32),
     /// `SVN_ERR_FS_GENERAL`.
     FsGeneral,
+    /// `SVN_ERR_REPOS_HOOK_FAILURE`: a hook blocked the operation or could not run.
+    HookFailure,
+    /// `SVN_ERR_REPOS_DISABLED_FEATURE`: no pre-revprop-change hook.
+    DisabledFeature,
+    /// `SVN_ERR_MALFORMED_FILE`: a configuration file that does not parse.
+    BadConfig,
+    /// `SVN_ERR_FS_PROP_BASEVALUE_MISMATCH`: an atomic revision property change whose
+    /// expected old value is not the current one.
+    PropBaseValueMismatch,
 }
 
 impl SvnErrorKind {
@@ -118,6 +127,10 @@ impl SvnErrorKind {
             SvnErrorKind::BadPropertyValueEol => 125017,
             SvnErrorKind::BadDelta(code) => code,
             SvnErrorKind::FsGeneral => 160000,
+            SvnErrorKind::HookFailure => 165001,
+            SvnErrorKind::DisabledFeature => 165006,
+            SvnErrorKind::BadConfig => 200002,
+            SvnErrorKind::PropBaseValueMismatch => 160049,
         }
     }
 }

@@ -11,7 +11,7 @@ use std::io::{Read, Write};
 use std::sync::atomic::{AtomicU64, Ordering};
 use svelto_core::{svn_date_now, NodeKind, PropList, Revnum};
 use svelto_repos::commit::TextDelta;
-use svelto_repos::{CommitTxn, ReposError};
+use svelto_repos::{CommitTxn, Hooks, ReposError};
 use svelto_wire::{success, Item, TupleReader};
 
 /// Transaction names: the base revision and a number unique in this server's life.
@@ -95,7 +95,9 @@ struct FileState {
 
 /// The editor tokens of one drive (client-chosen strings).
 #[derive(Default)]
-struct Tokens {
+struct Tokens<'h> {
+    /// The repository's hooks (start-commit runs at `open-root`).
+    hooks: Option<&'h Hooks>,
     /// `open-root` came.
     opened: bool,
     dirs: HashMap<Vec<u8>, Dir>,
@@ -141,8 +143,12 @@ pub fn commit<R: Read, W: Write>(
     let base = s.repo.refresh()?;
     let name = txn_name(base);
     let mut txn = CommitTxn::begin(&s.repo, &name, revprops).map_err(err)?;
+    let hooks = Hooks::new(s.repo.path(), s.hooks_env.as_deref()).map_err(err)?;
     conn.write_item(&success(vec![]))?;
-    let mut tokens = Tokens::default();
+    let mut tokens = Tokens {
+        hooks: Some(&hooks),
+        ..Tokens::default()
+    };
     let outcome = drive(s, conn, &mut txn, &mut tokens);
     match outcome {
         Ok(End::Close) => {}
@@ -160,6 +166,10 @@ pub fn commit<R: Read, W: Write>(
     let date = svn_date_now();
     let committed = s.writer.with(|w| -> Result<Revnum, ReposError> {
         let prepared = txn.prepare(w, &date)?;
+        if let Err(e) = hooks.pre_commit(prepared.name(), &params.lock_tokens) {
+            prepared.abort()?;
+            return Err(e);
+        }
         prepared.publish()
     });
     let rev = match committed {
@@ -172,6 +182,7 @@ pub fn commit<R: Read, W: Write>(
         }
     };
     s.repo.refresh()?;
+    let warning = hooks.post_commit(rev, &name);
     conn.write_item(&success(vec![]))?;
     conn.write_item(&empty_slot())?;
     let author = s.user.clone();
@@ -179,7 +190,7 @@ pub fn commit<R: Read, W: Write>(
         Item::Number(rev),
         Item::list(vec![Item::string(date)]),
         Item::list(author.map(Item::string).into_iter().collect::<Vec<_>>()),
-        Item::empty_list(),
+        Item::list(warning.map(Item::string).into_iter().collect::<Vec<_>>()),
     ]))?;
     Ok(None)
 }
@@ -206,7 +217,7 @@ fn drive<R: Read, W: Write>(
     s: &Session,
     conn: &mut Conn<R, W>,
     txn: &mut CommitTxn,
-    tok: &mut Tokens,
+    tok: &mut Tokens<'_>,
 ) -> Result<End, Failure> {
     loop {
         let Some(item) = conn.read_item()? else {
@@ -228,6 +239,11 @@ fn drive<R: Read, W: Write>(
                 let rev = rev_in(&mut p)?;
                 let token = p.string()?.to_vec();
                 txn.open_root(rev).map_err(err)?;
+                if let Some(h) = tok.hooks {
+                    let caps = if s.caps.mergeinfo { "mergeinfo" } else { "" };
+                    h.start_commit(s.user.as_deref(), caps, txn.name())
+                        .map_err(err)?;
+                }
                 tok.opened = true;
                 tok.dirs.insert(
                     token,

@@ -19,6 +19,7 @@ mod history;
 mod log;
 mod replay;
 mod report;
+mod revprops;
 mod session;
 mod url;
 

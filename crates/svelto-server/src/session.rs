@@ -26,6 +26,7 @@ pub const CAPABILITIES: &[&str] = &[
     "file-revs-reverse",
     "list",
     "commit-revprops",
+    "atomic-revprops",
     "ephemeral-txnprops",
 ];
 
@@ -53,6 +54,8 @@ pub struct Session {
     pub read_only: bool,
     /// The authenticated user name; None for an anonymous session.
     pub user: Option<String>,
+    /// The hooks-env file (svnserve.conf's `hooks-env`), or None for the default.
+    pub hooks_env: Option<std::path::PathBuf>,
     /// The repository's writer, for commits and other changes.
     pub writer: std::sync::Arc<crate::WriterSlot>,
     /// The peer is on this machine: send deltas uncompressed.
@@ -269,6 +272,7 @@ fn handshake<R: Read, W: Write>(
         caps: client_caps,
         read_only: shared.config.read_only,
         user: None,
+        hooks_env: None,
         writer,
         loopback,
         rev_info: HashMap::new(),
@@ -276,6 +280,11 @@ fn handshake<R: Read, W: Write>(
 }
 
 impl Session {
+    /// Forgets what this connection remembered of a revision's properties (they changed).
+    pub fn forget_rev_info(&mut self, rev: Revnum) {
+        self.rev_info.remove(&rev);
+    }
+
     /// Sends the auth slot for a command that needs `access`: empty when the session has
     /// it, else the exchange that gets it; fails (in the slot's place) when it cannot.
     pub fn authorize<R: Read, W: Write>(

@@ -37,6 +37,7 @@ mod commit_tools;
 mod common;
 mod diff;
 mod export;
+mod hooks;
 mod log;
 mod raw;
 mod read;
