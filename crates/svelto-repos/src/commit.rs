@@ -201,8 +201,59 @@ pub fn validate_prop(name: &[u8], value: Option<&[u8]>) -> Result<()> {
                 )),
             });
         }
+        if name == b"svn:date" && !is_svn_date(value) {
+            // Subversion sends both errors without text; clients print their standard
+            // wording ("Bad property value", "Bad date").
+            return Err(ReposError::Wrapped {
+                kind: SvnErrorKind::BadPropertyValue,
+                message: String::new(),
+                source: Box::new(ReposError::svn(SvnErrorKind::BadDate, "")),
+            });
+        }
     }
     Ok(())
+}
+
+/// Whether `v` is a date as Subversion writes `svn:date` (`YYYY-MM-DDTHH:MM:SS.uuuuuuZ`,
+/// 1 to 6 fraction digits), with plausible field values.
+fn is_svn_date(v: &[u8]) -> bool {
+    let num = |r: std::ops::Range<usize>| -> Option<u32> {
+        let s = std::str::from_utf8(v.get(r)?).ok()?;
+        s.bytes()
+            .all(|b| b.is_ascii_digit())
+            .then(|| s.parse().ok())?
+    };
+    let fixed = v.len() >= 21
+        && v[4] == b'-'
+        && v[7] == b'-'
+        && v[10] == b'T'
+        && v[13] == b':'
+        && v[16] == b':'
+        && v[19] == b'.'
+        && v.last() == Some(&b'Z');
+    if !fixed {
+        return false;
+    }
+    let frac = &v[20..v.len() - 1];
+    let ok_frac = (1..=6).contains(&frac.len()) && frac.iter().all(u8::is_ascii_digit);
+    matches!(
+        (
+            num(0..4),
+            num(5..7),
+            num(8..10),
+            num(11..13),
+            num(14..16),
+            num(17..19)
+        ),
+        (
+            Some(_),
+            Some(1..=12),
+            Some(1..=31),
+            Some(0..=23),
+            Some(0..=59),
+            Some(0..=60)
+        )
+    ) && ok_frac
 }
 
 /// Subversion refuses paths with control characters (`svn_path_check_valid`).

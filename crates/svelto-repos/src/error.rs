@@ -97,6 +97,8 @@ pub enum SvnErrorKind {
     BadDelta(u32),
     /// `SVN_ERR_FS_GENERAL`.
     FsGeneral,
+    /// `SVN_ERR_BAD_DATE`.
+    BadDate,
     /// `SVN_ERR_REPOS_HOOK_FAILURE`: a hook blocked the operation or could not run.
     HookFailure,
     /// `SVN_ERR_REPOS_DISABLED_FEATURE`: no pre-revprop-change hook.
@@ -127,6 +129,7 @@ impl SvnErrorKind {
             SvnErrorKind::BadPropertyValueEol => 125017,
             SvnErrorKind::BadDelta(code) => code,
             SvnErrorKind::FsGeneral => 160000,
+            SvnErrorKind::BadDate => 125003,
             SvnErrorKind::HookFailure => 165001,
             SvnErrorKind::DisabledFeature => 165006,
             SvnErrorKind::BadConfig => 200002,

@@ -118,3 +118,54 @@ fn hooks_see_the_same_arguments_input_and_environment() {
     );
     s.assert_same_repositories();
 }
+
+#[test]
+fn revision_property_values_are_checked() {
+    let pair = writable_pair("basic");
+    let mut s = Script::new(&pair);
+    let _scope = pair.scope("rpv");
+    install(&pair, "pre-revprop-change", "exit 0\n");
+    let w = "rpv";
+    s.svn(
+        w,
+        &[
+            "propset",
+            "--revprop",
+            "-r",
+            "1",
+            "svn:date",
+            "2020-02-02T02:02:02.000002Z",
+            "{URL}",
+        ],
+    );
+    s.svn_fails(
+        w,
+        &[
+            "propset",
+            "--revprop",
+            "-r",
+            "1",
+            "svn:date",
+            "yesterday",
+            "{URL}",
+        ],
+    );
+    s.svn_fails(
+        w,
+        &["propset", "--revprop", "-r", "99", "svn:log", "x", "{URL}"],
+    );
+    s.svn(
+        w,
+        &[
+            "propset",
+            "--revprop",
+            "-r",
+            "1",
+            "svn:author",
+            "someone else",
+            "{URL}",
+        ],
+    );
+    s.svn(w, &["log", "-r", "1", "{URL}"]);
+    s.assert_same_repositories();
+}
