@@ -73,7 +73,7 @@ pub fn run(cmd: AdminCommand) -> Result<()> {
     match cmd {
         AdminCommand::Create { repo } => {
             let uuid = uuid::Uuid::new_v4().to_string();
-            svelto_repos::create(&repo, &uuid, &crate::date::svn_date_now())
+            svelto_repos::create(&repo, &uuid, &svelto_core::svn_date_now())
                 .with_context(|| format!("creating repository '{}'", repo.display()))
         }
         AdminCommand::Load {

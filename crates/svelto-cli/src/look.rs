@@ -903,7 +903,7 @@ fn cstr(v: &[u8]) -> &[u8] {
 fn do_date(c: &Ctx, out: &mut dyn Write) -> Result<()> {
     if let Some(d) = c.revprop("svn:date")? {
         let s = String::from_utf8_lossy(cstr(&d)).into_owned();
-        match crate::date::human_date(&s) {
+        match crate::localtime::human_date(&s) {
             Some(h) => out.write_all(h.as_bytes())?,
             None => return Err(LookError::new(125003, format!("Can't parse date '{s}'"))),
         }

@@ -2,7 +2,7 @@
 //! `svelto look` (like svnlook).
 
 mod admin;
-mod date;
+mod localtime;
 mod look;
 mod serve;
 

@@ -4,10 +4,12 @@
 //! property lists, checksums. Must not: do I/O, depend on any other Svelto crate.
 
 mod checksum;
+mod date;
 mod path;
 mod props;
 
 pub use checksum::{Md5, Sha1, EMPTY_MD5};
+pub use date::{format_svn_date, svn_date_now};
 pub use path::{
     compare_paths, is_ancestor, join, parent_and_name, skip_ancestor, validate_path, PathError,
 };

@@ -245,4 +245,29 @@ impl DeltaError {
             other => other,
         }
     }
+
+    /// The Subversion error code for this problem (`SVN_ERR_SVNDIFF_*`, 185000-185005), as
+    /// Subversion reports a delta that does not decode.
+    pub fn svn_code(&self) -> u32 {
+        match self.root() {
+            DeltaError::BadHeader { .. }
+            | DeltaError::UnsupportedVersion(_)
+            | DeltaError::TruncatedHeader { .. } => 185000,
+            DeltaError::BackwardSourceView { .. } => 185002,
+            DeltaError::BadInstruction { .. }
+            | DeltaError::TruncatedInstruction { .. }
+            | DeltaError::ZeroLengthInstruction { .. }
+            | DeltaError::TargetOverflow { .. }
+            | DeltaError::SourceOutOfBounds { .. }
+            | DeltaError::TargetCopyNotBehind { .. }
+            | DeltaError::NewDataOutOfBounds { .. }
+            | DeltaError::TargetNotFilled { .. }
+            | DeltaError::NewDataNotExhausted { .. } => 185003,
+            DeltaError::TruncatedWindow { .. } => 185004,
+            DeltaError::MissingOriginalLength { .. }
+            | DeltaError::Decompress { .. }
+            | DeltaError::DecompressedLengthMismatch { .. } => 185005,
+            _ => 185001,
+        }
+    }
 }

@@ -53,6 +53,13 @@ pub enum ReposError {
     /// message is Subversion's wording, which clients print.
     #[error("{message}")]
     Svn { kind: SvnErrorKind, message: String },
+    /// A Subversion error with the error that caused it (clients print both, outer first).
+    #[error("{message}: {source}")]
+    Wrapped {
+        kind: SvnErrorKind,
+        message: String,
+        source: Box<ReposError>,
+    },
 }
 
 /// The Subversion error a [`ReposError::Svn`] stands for.
@@ -71,6 +78,36 @@ pub enum SvnErrorKind {
     BadRevisionReport,
     /// `SVN_ERR_RA_SVN_REQUEST_SIZE`: a client's request beyond one of Svelto's limits.
     LimitExceeded,
+    /// `SVN_ERR_FS_TXN_OUT_OF_DATE`: a commit based on an older node than the youngest.
+    TxnOutOfDate,
+    /// `SVN_ERR_FS_CONFLICT`: a commit and a newer revision changed the same path.
+    Conflict,
+    /// `SVN_ERR_FS_ALREADY_EXISTS`: adding what exists.
+    AlreadyExists,
+    /// `SVN_ERR_FS_NOT_DIRECTORY`.
+    NotDirectory,
+    /// `SVN_ERR_CHECKSUM_MISMATCH`.
+    ChecksumMismatch,
+    /// `SVN_ERR_BAD_PROPERTY_VALUE`.
+    BadPropertyValue,
+    /// `SVN_ERR_BAD_PROPERTY_VALUE_EOL`.
+    BadPropertyValueEol,
+    /// `SVN_ERR_SVNDIFF_*` (the code given): a client's text delta that does not decode or
+    /// apply.
+    BadDelta(u32),
+    /// `SVN_ERR_FS_GENERAL`.
+    FsGeneral,
+    /// `SVN_ERR_BAD_DATE`.
+    BadDate,
+    /// `SVN_ERR_REPOS_HOOK_FAILURE`: a hook blocked the operation or could not run.
+    HookFailure,
+    /// `SVN_ERR_REPOS_DISABLED_FEATURE`: no pre-revprop-change hook.
+    DisabledFeature,
+    /// `SVN_ERR_MALFORMED_FILE`: a configuration file that does not parse.
+    BadConfig,
+    /// `SVN_ERR_FS_PROP_BASEVALUE_MISMATCH`: an atomic revision property change whose
+    /// expected old value is not the current one.
+    PropBaseValueMismatch,
 }
 
 impl SvnErrorKind {
@@ -83,6 +120,20 @@ impl SvnErrorKind {
             SvnErrorKind::BadArgs => 165002,
             SvnErrorKind::BadRevisionReport => 165004,
             SvnErrorKind::LimitExceeded => 210009,
+            SvnErrorKind::TxnOutOfDate => 160028,
+            SvnErrorKind::Conflict => 160024,
+            SvnErrorKind::AlreadyExists => 160020,
+            SvnErrorKind::NotDirectory => 160016,
+            SvnErrorKind::ChecksumMismatch => 200014,
+            SvnErrorKind::BadPropertyValue => 125005,
+            SvnErrorKind::BadPropertyValueEol => 125017,
+            SvnErrorKind::BadDelta(code) => code,
+            SvnErrorKind::FsGeneral => 160000,
+            SvnErrorKind::BadDate => 125003,
+            SvnErrorKind::HookFailure => 165001,
+            SvnErrorKind::DisabledFeature => 165006,
+            SvnErrorKind::BadConfig => 200002,
+            SvnErrorKind::PropBaseValueMismatch => 160049,
         }
     }
 }

@@ -9,6 +9,7 @@
 //! Must not: print, read the environment or the clock (callers pass dates and UUIDs in),
 //! or know about the wire protocol.
 
+pub mod commit;
 mod create;
 pub mod diff;
 mod dump;
@@ -16,6 +17,7 @@ pub mod editor;
 mod error;
 mod file_revs;
 mod fs;
+pub mod hooks;
 mod load;
 pub mod locations;
 pub mod log;
@@ -24,15 +26,18 @@ pub mod mergeinfo;
 mod query;
 pub mod replay;
 pub mod report;
+pub mod revprops;
 mod textdelta;
 mod verify;
 
+pub use commit::{CommitTxn, Prepared};
 pub use create::create;
 pub use dump::{dump, DumpOptions};
 pub use editor::{send_text, Editor, TextOptions, Token};
 pub use error::{ReposError, Result, SvnErrorKind};
 pub use file_revs::{get_file_revs, FileRev, FileRevsHandler, FileRevsOptions, PropDiff};
 pub use fs::{Inherit, NodeHistory};
+pub use hooks::Hooks;
 pub use load::{load, LoadOptions, UuidAction};
 pub use locations::{deleted_rev, get_locations, location_segments, Segment};
 pub use log::{log, ChangedPath, LogEntry, LogOptions};

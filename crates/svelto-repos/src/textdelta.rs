@@ -6,7 +6,7 @@ use std::io::{self, Read};
 use svelto_delta::{Limits, StreamDecoder};
 
 /// Reads a base sequentially and serves forward-moving views of it.
-struct SlidingSource<R: Read> {
+pub(crate) struct SlidingSource<R: Read> {
     inner: R,
     start: u64,
     buf: Vec<u8>,
@@ -14,7 +14,16 @@ struct SlidingSource<R: Read> {
 }
 
 impl<R: Read> SlidingSource<R> {
-    fn view(&mut self, offset: u64, len: u64) -> io::Result<&[u8]> {
+    pub(crate) fn new(inner: R) -> Self {
+        SlidingSource {
+            inner,
+            start: 0,
+            buf: Vec::new(),
+            eof: false,
+        }
+    }
+
+    pub(crate) fn view(&mut self, offset: u64, len: u64) -> io::Result<&[u8]> {
         if offset < self.start {
             return Err(invalid(format!(
                 "delta source view at {offset} moves backwards (before {})",
@@ -71,12 +80,7 @@ impl<D: Read, B: Read> DeltaApplier<D, B> {
     pub fn new(delta: D, base: B) -> Self {
         DeltaApplier {
             delta,
-            source: SlidingSource {
-                inner: base,
-                start: 0,
-                buf: Vec::new(),
-                eof: false,
-            },
+            source: SlidingSource::new(base),
             decoder: StreamDecoder::new(Limits::default()),
             out: Vec::new(),
             pos: 0,

@@ -32,6 +32,9 @@ pub fn dispatch<R: Read, W: Write>(
     p: &mut TupleReader<'_>,
 ) -> CmdResult<()> {
     if let Some(handler) = write_handler::<R, W>(name) {
+        if let Some(e) = crate::revprops::check_before_slot(name, p) {
+            return Err(e.into());
+        }
         s.authorize(conn, Access::Write)?;
         if let Some(results) = handler(s, conn, p)? {
             conn.write_item(&success(results))?;
@@ -85,8 +88,10 @@ type Handler<R, W> =
 /// The commands that change the repository (the auth slot asks for write access).
 fn write_handler<R: Read, W: Write>(name: &str) -> Option<Handler<R, W>> {
     let h: Handler<R, W> = match name {
-        "commit" | "lock" | "lock-many" | "unlock" | "unlock-many" | "change-rev-prop"
-        | "change-rev-prop2" => not_yet,
+        "commit" => crate::commit::commit,
+        "change-rev-prop" => crate::revprops::change_rev_prop_cmd,
+        "change-rev-prop2" => crate::revprops::change_rev_prop2_cmd,
+        "lock" | "lock-many" | "unlock" | "unlock-many" => not_yet,
         _ => return None,
     };
     Some(h)

@@ -148,6 +148,18 @@ pub fn repos_error(e: &ReposError) -> CmdError {
         ReposError::NotFile { .. } => CmdError::new(code::FS_NOT_FILE, e.to_string()),
         ReposError::Unsupported(m) => CmdError::new(code::UNSUPPORTED_FEATURE, *m),
         ReposError::Svn { kind, message } => CmdError::new(u64::from(kind.code()), message.clone()),
+        ReposError::Wrapped {
+            kind,
+            message,
+            source,
+        } => {
+            let mut chain = vec![svelto_wire::ErrorLink::new(
+                u64::from(kind.code()),
+                message.clone(),
+            )];
+            chain.extend(repos_error(source).chain);
+            CmdError::from_chain(chain)
+        }
         other => CmdError::new(code::FS_GENERAL, other.to_string()),
     }
 }

@@ -11,6 +11,7 @@
 //! onto shared caches), so the first checkout warms what the next one reads.
 
 mod commands;
+mod commit;
 mod conn;
 mod editor;
 mod error;
@@ -18,6 +19,7 @@ mod history;
 mod log;
 mod replay;
 mod report;
+mod revprops;
 mod session;
 mod url;
 
@@ -71,7 +73,7 @@ impl Config {
 pub struct Shared {
     pub config: Config,
     pub log: Logger,
-    repos: Mutex<HashMap<PathBuf, Repo>>,
+    repos: Mutex<HashMap<PathBuf, (Repo, Arc<WriterSlot>)>>,
     active: AtomicUsize,
     next_id: AtomicUsize,
 }
@@ -92,16 +94,21 @@ impl Shared {
         dir.join("db").join("format").is_file()
     }
 
-    /// The shared handle of the repository in `dir`, opened on first use.
-    fn repo(&self, dir: &Path) -> svelto_store::Result<Repo> {
+    /// The shared handle of the repository in `dir` and its writer slot, opened on first
+    /// use.
+    fn repo(&self, dir: &Path) -> svelto_store::Result<(Repo, Arc<WriterSlot>)> {
         let mut map = self.repos.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(r) = map.get(dir) {
-            return Ok(r.clone());
+        if let Some((r, w)) = map.get(dir) {
+            return Ok((r.clone(), w.clone()));
         }
         let r = Repo::open(dir)?;
         r.set_text_cache_limit(self.config.text_cache_bytes);
-        map.insert(dir.to_path_buf(), r.clone());
-        Ok(r)
+        let w = Arc::new(WriterSlot {
+            path: dir.to_path_buf(),
+            writer: Mutex::new(None),
+        });
+        map.insert(dir.to_path_buf(), (r.clone(), w.clone()));
+        Ok((r, w))
     }
 
     fn limits(&self) -> svelto_wire::Limits {
@@ -109,6 +116,43 @@ impl Shared {
             max_request: self.config.max_request,
             ..svelto_wire::Limits::default()
         }
+    }
+}
+
+/// The repository's writer, kept open between commits (opening one reads the dedup index)
+/// but holding the repository's write lock only while a commit runs, so that `svelto
+/// admin` and other servers can write between commits.
+pub struct WriterSlot {
+    path: PathBuf,
+    writer: Mutex<Option<svelto_store::Writer>>,
+}
+
+impl WriterSlot {
+    /// Runs `f` with the writer, holding the write lock: commits of one repository are
+    /// applied one at a time.
+    pub fn with<T, E: From<svelto_store::StoreError>>(
+        &self,
+        f: impl FnOnce(&mut svelto_store::Writer) -> Result<T, E>,
+    ) -> Result<T, E> {
+        let mut slot = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        let fresh = match slot.as_mut() {
+            Some(w) => w.relock()?,
+            None => false,
+        };
+        if !fresh {
+            *slot = None;
+            *slot = Some(svelto_store::Writer::open(&self.path)?);
+        }
+        let w = slot.as_mut().expect("opened above");
+        let result = f(w);
+        // Anything left unpublished (a failure after the commit point) is dropped, and a
+        // writer that cannot unlock is not kept.
+        let clean = (w.youngest() == w.published() || w.discard_unpublished().is_ok())
+            && w.unlock().is_ok();
+        if !clean {
+            *slot = None;
+        }
+        result
     }
 }
 

@@ -25,6 +25,9 @@ pub const CAPABILITIES: &[&str] = &[
     "inherited-props",
     "file-revs-reverse",
     "list",
+    "commit-revprops",
+    "atomic-revprops",
+    "ephemeral-txnprops",
 ];
 
 /// What the client announced.
@@ -33,6 +36,8 @@ pub struct ClientCaps {
     pub svndiff1: bool,
     pub svndiff2: bool,
     pub absent_entries: bool,
+    /// `mergeinfo`: the one client capability svnserve passes to the start-commit hook.
+    pub mergeinfo: bool,
 }
 
 /// A revision's `svn:date` and `svn:author`, when it has them.
@@ -49,6 +54,10 @@ pub struct Session {
     pub read_only: bool,
     /// The authenticated user name; None for an anonymous session.
     pub user: Option<String>,
+    /// The hooks-env file (svnserve.conf's `hooks-env`), or None for the default.
+    pub hooks_env: Option<std::path::PathBuf>,
+    /// The repository's writer, for commits and other changes.
+    pub writer: std::sync::Arc<crate::WriterSlot>,
     /// The peer is on this machine: send deltas uncompressed.
     pub loopback: bool,
     /// (svn:date, svn:author) of revisions, for entry props and dirents.
@@ -206,6 +215,7 @@ fn handshake<R: Read, W: Write>(
         svndiff1: caps.contains(&"svndiff1"),
         svndiff2: caps.contains(&"accepts-svndiff2"),
         absent_entries: caps.contains(&"absent-entries"),
+        mergeinfo: caps.contains(&"mergeinfo"),
     };
     let located = match url::locate(&shared.config.root, &url, &Shared::is_repo) {
         Ok(l) => l,
@@ -216,8 +226,8 @@ fn handshake<R: Read, W: Write>(
     };
     let opened = shared
         .repo(&located.repo_dir)
-        .and_then(|r| Ok((r.uuid()?, r)));
-    let (uuid, repo) = match opened {
+        .and_then(|r| Ok((r.0.uuid()?, r)));
+    let (uuid, (repo, writer)) = match opened {
         Ok(v) => v,
         Err(e) => {
             shared
@@ -262,12 +272,19 @@ fn handshake<R: Read, W: Write>(
         caps: client_caps,
         read_only: shared.config.read_only,
         user: None,
+        hooks_env: None,
+        writer,
         loopback,
         rev_info: HashMap::new(),
     }))
 }
 
 impl Session {
+    /// Forgets what this connection remembered of a revision's properties (they changed).
+    pub fn forget_rev_info(&mut self, rev: Revnum) {
+        self.rev_info.remove(&rev);
+    }
+
     /// Sends the auth slot for a command that needs `access`: empty when the session has
     /// it, else the exchange that gets it; fails (in the slot's place) when it cannot.
     pub fn authorize<R: Read, W: Write>(

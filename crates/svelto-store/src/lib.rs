@@ -31,3 +31,7 @@ pub(crate) const TAG_PROPS: u8 = 3;
 pub(crate) const TAG_DIR: u8 = 4;
 pub(crate) const TAG_NODE: u8 = 5;
 pub(crate) const TAG_REVISION: u8 = 6;
+pub(crate) const TAG_DIR_DELTA: u8 = 7;
+
+/// The most DIRDELTA records between a listing and the whole DIR it builds on.
+pub(crate) const MAX_DIR_CHAIN: u64 = 16;

@@ -211,6 +211,153 @@ pub fn decode_dir(payload: &[u8]) -> Result<Vec<DirEntry>, Corruption> {
     Ok(entries)
 }
 
+/// One change in a DIRDELTA record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DirChange {
+    Remove(String),
+    Set(DirEntry),
+}
+
+impl DirChange {
+    fn name(&self) -> &str {
+        match self {
+            DirChange::Remove(n) => n,
+            DirChange::Set(e) => &e.name,
+        }
+    }
+}
+
+/// A directory listing as changes to an earlier listing (`base`, a DIR or DIRDELTA record
+/// before this one); `depth` counts the DIRDELTA records down to a whole DIR.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirDelta {
+    pub base: Offset,
+    pub depth: u64,
+    /// Sorted bytewise by name, one per name.
+    pub changes: Vec<DirChange>,
+}
+
+pub fn encode_dir_delta(d: &DirDelta, out: &mut Vec<u8>) {
+    put_varint(out, d.base);
+    put_varint(out, d.depth);
+    put_varint(out, d.changes.len() as u64);
+    for c in &d.changes {
+        match c {
+            DirChange::Remove(name) => {
+                out.push(0);
+                put_bytes(out, name.as_bytes());
+            }
+            DirChange::Set(e) => {
+                out.push(1);
+                put_bytes(out, e.name.as_bytes());
+                out.push(kind_byte(e.kind));
+                put_varint(out, e.node);
+            }
+        }
+    }
+}
+
+pub fn decode_dir_delta(payload: &[u8]) -> Result<DirDelta, Corruption> {
+    let mut c = Cursor::new(payload, "DIRDELTA");
+    let base = c.varint()?;
+    let depth = c.varint()?;
+    let n = c.varint()?;
+    let mut changes: Vec<DirChange> = Vec::with_capacity(n.min(65536) as usize);
+    for _ in 0..n {
+        let op = c.u8()?;
+        let name = c.string()?;
+        let change = match op {
+            0 => DirChange::Remove(name),
+            1 => {
+                let kind = kind_from(c.u8()?, &c)?;
+                let node = c.varint()?;
+                DirChange::Set(DirEntry { name, kind, node })
+            }
+            k => return Err(Corruption::new(format!("DIRDELTA record: change kind {k}"))),
+        };
+        if let Some(prev) = changes.last() {
+            if prev.name().as_bytes() >= change.name().as_bytes() {
+                return Err(Corruption::new(format!(
+                    "DIRDELTA record: changes not sorted or duplicated at '{}'",
+                    change.name()
+                )));
+            }
+        }
+        changes.push(change);
+    }
+    c.finish()?;
+    Ok(DirDelta {
+        base,
+        depth,
+        changes,
+    })
+}
+
+/// The changes that turn listing `old` into `new` (both sorted by name).
+pub fn diff_dirs(old: &[DirEntry], new: &[DirEntry]) -> Vec<DirChange> {
+    let (mut i, mut j) = (0, 0);
+    let mut out = Vec::new();
+    while i < old.len() || j < new.len() {
+        let ord = match (old.get(i), new.get(j)) {
+            (Some(a), Some(b)) => a.name.as_bytes().cmp(b.name.as_bytes()),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            _ => std::cmp::Ordering::Greater,
+        };
+        match ord {
+            std::cmp::Ordering::Less => {
+                out.push(DirChange::Remove(old[i].name.clone()));
+                i += 1;
+            }
+            std::cmp::Ordering::Greater => {
+                out.push(DirChange::Set(new[j].clone()));
+                j += 1;
+            }
+            std::cmp::Ordering::Equal => {
+                if old[i] != new[j] {
+                    out.push(DirChange::Set(new[j].clone()));
+                }
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    out
+}
+
+/// Applies sorted `changes` to the sorted listing `base`.
+pub fn apply_dir_delta(
+    base: &[DirEntry],
+    changes: &[DirChange],
+) -> Result<Vec<DirEntry>, Corruption> {
+    let mut out = Vec::with_capacity(base.len() + changes.len());
+    let mut i = 0;
+    for c in changes {
+        while i < base.len() && base[i].name.as_bytes() < c.name().as_bytes() {
+            out.push(base[i].clone());
+            i += 1;
+        }
+        let present = i < base.len() && base[i].name == c.name();
+        match c {
+            DirChange::Remove(name) => {
+                if !present {
+                    return Err(Corruption::new(format!(
+                        "DIRDELTA record removes '{name}', which its base does not have"
+                    )));
+                }
+                i += 1;
+            }
+            DirChange::Set(e) => {
+                if present {
+                    i += 1;
+                }
+                out.push(e.clone());
+            }
+        }
+    }
+    out.extend_from_slice(&base[i..]);
+    Ok(out)
+}
+
 pub fn decode_props(payload: &[u8]) -> Result<PropList, Corruption> {
     let mut c = Cursor::new(payload, "PROPS");
     let p = c.props()?;

@@ -5,9 +5,12 @@ use crate::error::{io_err, Corruption, Result, StoreError};
 use crate::files::{
     self, le_u32, le_u64, read_exact_at, read_record, Current, Which, REVPROPS_RECORD, REV_RECORD,
 };
-use crate::node::{decode_dir, decode_props, DirEntry, FileText, NodeRev, Offset, RevMeta};
+use crate::node::{
+    apply_dir_delta, decode_dir, decode_dir_delta, decode_props, DirEntry, FileText, NodeRev,
+    Offset, RevMeta,
+};
 use crate::rep::{self, RepTrailer};
-use crate::{TAG_DIR, TAG_NODE, TAG_PROPS, TAG_REVISION};
+use crate::{MAX_DIR_CHAIN, TAG_DIR, TAG_DIR_DELTA, TAG_NODE, TAG_PROPS, TAG_REVISION};
 use std::collections::{HashMap, VecDeque};
 use std::fs::File;
 use std::io::Read;
@@ -57,27 +60,40 @@ impl RevRecord {
 }
 
 /// A bounded cache: forgets everything when full (simple, and the hot set refills at once).
+/// `cap` bounds the sum of the weights put in (1 per item unless `put_weighted`).
 struct Cache<V> {
-    map: Mutex<HashMap<Offset, V>>,
+    map: Mutex<(HashMap<Offset, V>, usize)>,
     cap: usize,
 }
 
 impl<V: Clone> Cache<V> {
     fn new(cap: usize) -> Self {
         Cache {
-            map: Mutex::new(HashMap::new()),
+            map: Mutex::new((HashMap::new(), 0)),
             cap,
         }
     }
     fn get(&self, k: Offset) -> Option<V> {
-        self.map.lock().ok()?.get(&k).cloned()
+        self.map.lock().ok()?.0.get(&k).cloned()
+    }
+    fn clear(&self) {
+        if let Ok(mut m) = self.map.lock() {
+            m.0.clear();
+            m.1 = 0;
+        }
     }
     fn put(&self, k: Offset, v: V) {
+        self.put_weighted(k, v, 1);
+    }
+    fn put_weighted(&self, k: Offset, v: V, weight: usize) {
         if let Ok(mut m) = self.map.lock() {
-            if m.len() >= self.cap {
-                m.clear();
+            if m.1 + weight > self.cap {
+                m.0.clear();
+                m.1 = 0;
             }
-            m.insert(k, v);
+            if m.0.insert(k, v).is_none() {
+                m.1 += weight;
+            }
         }
     }
 }
@@ -155,6 +171,9 @@ pub struct Repo {
     inner: Arc<Inner>,
 }
 
+/// Directory entries kept decoded (about 64 bytes each).
+const DIR_CACHE_ENTRIES: usize = 2 << 20;
+
 pub const FORMAT: &str = "svelto-store 1\n";
 
 impl Repo {
@@ -188,7 +207,7 @@ impl Repo {
                 current: Mutex::new(current),
                 overlay: Mutex::new((16, HashMap::new())),
                 nodes: Cache::new(1 << 18),
-                dirs: Cache::new(1 << 14),
+                dirs: Cache::new(DIR_CACHE_ENTRIES),
                 fulltexts: Mutex::new(FulltextCache::default()),
             }),
         })
@@ -344,10 +363,63 @@ impl Repo {
         if let Some(d) = self.inner.dirs.get(off) {
             return Ok(d);
         }
-        let payload = self.record(Which::Data, off, TAG_DIR)?;
-        let d = Arc::new(decode_dir(&payload).map_err(|w| Self::corrupt(Which::Data, off, w))?);
-        self.inner.dirs.put(off, d.clone());
+        let limit = self.current().len(Which::Data);
+        let (tag, payload) = read_record(self.file(Which::Data), Which::Data, off, limit)?;
+        let listing = match tag {
+            TAG_DIR => decode_dir(&payload).map_err(|w| Self::corrupt(Which::Data, off, w))?,
+            TAG_DIR_DELTA => {
+                let d =
+                    decode_dir_delta(&payload).map_err(|w| Self::corrupt(Which::Data, off, w))?;
+                // A base lies before its delta, and chains are short: no cycles, bounded
+                // recursion.
+                if d.base == 0 || d.base >= off || d.depth == 0 || d.depth > MAX_DIR_CHAIN {
+                    let what = Corruption::new(format!(
+                        "DIRDELTA record: base {} at depth {}",
+                        d.base, d.depth
+                    ));
+                    return Err(Self::corrupt(Which::Data, off, what));
+                }
+                if self.dir_depth(d.base)? + 1 != d.depth {
+                    let what = Corruption::new("DIRDELTA record: depth does not follow its base");
+                    return Err(Self::corrupt(Which::Data, off, what));
+                }
+                let base = self.dir_at(d.base)?;
+                apply_dir_delta(&base, &d.changes)
+                    .map_err(|w| Self::corrupt(Which::Data, off, w))?
+            }
+            t => {
+                let what = Corruption::new(format!("expected a directory record, found tag {t}"));
+                return Err(Self::corrupt(Which::Data, off, what));
+            }
+        };
+        let d = Arc::new(listing);
+        self.cache_dir(off, d.clone());
         Ok(d)
+    }
+
+    /// Keeps a listing in the directory cache (bounded by entries, not listings: one
+    /// directory of 100,000 entries weighs as much as 100,000 small ones).
+    pub(crate) fn cache_dir(&self, off: Offset, d: Arc<Vec<DirEntry>>) {
+        let weight = d.len() + 1;
+        self.inner.dirs.put_weighted(off, d, weight);
+    }
+
+    /// How many DIRDELTA records lie between the listing at `off` and a whole DIR.
+    pub(crate) fn dir_depth(&self, off: Offset) -> Result<u64> {
+        let limit = self.current().len(Which::Data);
+        let (tag, payload) = read_record(self.file(Which::Data), Which::Data, off, limit)?;
+        match tag {
+            TAG_DIR => Ok(0),
+            TAG_DIR_DELTA => {
+                let mut c = crate::enc::Cursor::new(&payload, "DIRDELTA");
+                let _base = c.varint().map_err(|w| Self::corrupt(Which::Data, off, w))?;
+                c.varint().map_err(|w| Self::corrupt(Which::Data, off, w))
+            }
+            t => {
+                let what = Corruption::new(format!("expected a directory record, found tag {t}"));
+                Err(Self::corrupt(Which::Data, off, what))
+            }
+        }
     }
 
     pub fn props_at(&self, off: Offset) -> Result<PropList> {
@@ -475,8 +547,12 @@ impl Repo {
         self.fulltexts().put(rep, text);
     }
 
-    pub(crate) fn clear_fulltexts(&self) {
+    /// Forgets everything cached by offset: a writer truncated records that those offsets
+    /// may now name again.
+    pub(crate) fn clear_caches(&self) {
         self.fulltexts().clear();
+        self.inner.nodes.clear();
+        self.inner.dirs.clear();
     }
 
     /// Writes the contents of a file to `out`, in as few large writes as it can.

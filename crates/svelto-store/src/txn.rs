@@ -569,6 +569,7 @@ fn write_tree(
         n.node.props = w.store_props(&p)?;
     }
     if let Some(entries) = n.entries.take() {
+        let previous = n.node.entries;
         let mut listing = Vec::with_capacity(entries.len());
         for (name, slot) in entries {
             let (node, kind) = match slot {
@@ -583,7 +584,7 @@ fn write_tree(
             };
             listing.push(DirEntry { name, kind, node });
         }
-        n.node.entries = w.write_dir(&listing)?;
+        n.node.entries = w.write_dir(&listing, previous)?;
     }
     n.node.created_rev = rev;
     let off = w.write_node(&n.node)?;

@@ -3,11 +3,19 @@
 use crate::enc::frame;
 use crate::error::{io_err, Corruption, Result, StoreError};
 use crate::files::{self, Appender, Current, Which, DEDUP_RECORD, REVPROPS_RECORD};
-use crate::node::{encode_dir, encode_props, DirEntry, FileText, NodeRev, Offset, RevMeta};
+use crate::node::{
+    diff_dirs, encode_dir, encode_dir_delta, encode_props, DirDelta, DirEntry, FileText, NodeRev,
+    Offset, RevMeta,
+};
 use crate::rep::{RepTrailer, DELTA_MAX, MAX_CHAIN};
 use crate::repo::{Repo, RevRecord};
 use crate::txn::Txn;
-use crate::{TAG_DIR, TAG_NODE, TAG_PROPS, TAG_REP, TAG_REVISION, TAG_WINDOW};
+use crate::{
+    MAX_DIR_CHAIN, TAG_DIR, TAG_DIR_DELTA, TAG_NODE, TAG_PROPS, TAG_REP, TAG_REVISION, TAG_WINDOW,
+};
+
+/// Listings smaller than this are always written whole (a delta would save little).
+const DIR_DELTA_MIN: usize = 64;
 use md5::Digest;
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
@@ -45,6 +53,8 @@ pub struct Writer {
     /// Keys added since the last commit point, removed again on abort.
     added_text: Vec<Sha1>,
     added_props: Vec<[u8; 20]>,
+    /// DIRDELTA depths of the listings this writer wrote (0 for whole ones).
+    dir_depths: HashMap<Offset, u64>,
 }
 
 impl Writer {
@@ -81,6 +91,7 @@ impl Writer {
             dedup_props: HashMap::new(),
             added_text: Vec::new(),
             added_props: Vec::new(),
+            dir_depths: HashMap::new(),
         };
         writer.load_dedup(cur.len(Which::Dedup))?;
         // Transactions exposed by a writer that is gone (it held the lock we now hold).
@@ -217,6 +228,29 @@ impl Writer {
         Ok(())
     }
 
+    /// Replaces the revision properties of the youngest revision while it is unpublished
+    /// (the ephemeral ones the pre-commit hook saw go): its META and revs records are
+    /// written again in place of the first ones.
+    pub fn amend_last_revprops(&mut self, revprops: PropList) -> Result<()> {
+        if self.youngest == self.published {
+            return Err(StoreError::Conflict(
+                "amending the revision properties of a published revision".to_string(),
+            ));
+        }
+        let rev = self.youngest;
+        let (rec, mut meta) = {
+            let repo = self.view()?;
+            (repo.rev_record(rev)?, repo.rev_meta(rev)?)
+        };
+        meta.revprops = revprops;
+        let revs_len = self.app(Which::Revs).len() - crate::files::REV_RECORD;
+        self.app(Which::Meta).truncate(rec.meta_offset)?;
+        self.app(Which::Revs).truncate(revs_len)?;
+        self.youngest = rev - 1;
+        self.finish_revision(rec.root, &meta)?;
+        Ok(())
+    }
+
     /// Lets other writers (other processes, or another `Writer` of this one) in until
     /// `relock`. Everything committed must be published first.
     pub fn unlock(&mut self) -> Result<()> {
@@ -263,7 +297,8 @@ impl Writer {
         for k in self.added_props.drain(mark.dedup_props..) {
             self.dedup_props.remove(&k);
         }
-        self.repo.clear_fulltexts();
+        self.repo.clear_caches();
+        self.dir_depths.clear();
         Ok(())
     }
 
@@ -286,13 +321,56 @@ impl Writer {
         self.write_record(TAG_NODE, &p)
     }
 
-    pub(crate) fn write_dir(&mut self, entries: &[DirEntry]) -> Result<Offset> {
+    /// Writes a directory listing: as the changes from `previous` (the listing it
+    /// replaces, 0 = none) when those are few and the chain is short, else whole. A large
+    /// directory changed by one entry then costs one entry, not the whole listing.
+    pub(crate) fn write_dir(&mut self, entries: &[DirEntry], previous: Offset) -> Result<Offset> {
         if entries.is_empty() {
             return Ok(0);
         }
-        let mut p = Vec::with_capacity(entries.len() * 24);
-        encode_dir(entries, &mut p);
-        self.write_record(TAG_DIR, &p)
+        let mut p = Vec::new();
+        let mut tag = TAG_DIR;
+        let mut depth = 0;
+        if previous != 0 && entries.len() >= DIR_DELTA_MIN {
+            let d = match self.dir_depths.get(&previous) {
+                Some(&d) => d,
+                None => self.readable(previous)?.dir_depth(previous)?,
+            } + 1;
+            if d <= MAX_DIR_CHAIN {
+                let old = self.readable(previous)?.dir_at(previous)?;
+                let changes = diff_dirs(&old, entries);
+                if changes.len() * 4 <= entries.len() {
+                    let delta = DirDelta {
+                        base: previous,
+                        depth: d,
+                        changes,
+                    };
+                    encode_dir_delta(&delta, &mut p);
+                    tag = TAG_DIR_DELTA;
+                    depth = d;
+                }
+            }
+        }
+        if tag == TAG_DIR {
+            p.reserve(entries.len() * 24);
+            encode_dir(entries, &mut p);
+        }
+        let off = self.write_record(tag, &p)?;
+        self.repo.cache_dir(off, Arc::new(entries.to_vec()));
+        if self.dir_depths.len() >= 1 << 20 {
+            self.dir_depths.clear();
+        }
+        self.dir_depths.insert(off, depth);
+        Ok(off)
+    }
+
+    /// A reader that can see the record at `off` (written records still in the append
+    /// buffer are flushed first; usually they are not: earlier listings are cached).
+    fn readable(&mut self, off: Offset) -> Result<&Repo> {
+        if off >= self.repo.current().len(Which::Data) {
+            return self.view();
+        }
+        Ok(&self.repo)
     }
 
     fn add_dedup(

@@ -1199,6 +1199,23 @@ impl Pair {
         self.sides[1].server.url(&self.name)
     }
 
+    /// Side `i`'s work directory (0 = reference, 1 = subject).
+    pub fn work(&self, i: usize) -> &Path {
+        &self.sides[i].work
+    }
+
+    /// Writes `text` as `conf/svnserve.conf` of both repositories (svnserve and Svelto
+    /// read it on every connection).
+    pub fn set_svnserve_conf(&self, text: &str) {
+        for side in &self.sides {
+            let conf = side.repo.join("conf");
+            std::fs::create_dir_all(&conf)
+                .unwrap_or_else(|e| panic!("cannot create {conf:?}: {e}"));
+            let file = conf.join("svnserve.conf");
+            std::fs::write(&file, text).unwrap_or_else(|e| panic!("cannot write {file:?}: {e}"));
+        }
+    }
+
     /// A directory for the test's own files (beside the two sides).
     pub fn dir(&self) -> &Path {
         self.dir.path()

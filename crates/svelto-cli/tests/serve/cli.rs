@@ -150,30 +150,38 @@ fn listen_once_serves_one_connection_and_exits() {
 }
 
 #[test]
-fn writes_are_refused_clearly_and_read_only_says_not_authorized() {
-    let (root, name) = root_and_name();
+fn default_configuration_and_read_only_refuse_anonymous_writes_as_svnserve() {
+    // Fresh repositories with the configuration `create` writes (anonymous: read only).
     let dir = tempdir();
-    let plain = Svelto::start_with(&bin(), &root, &dir.path().join("a.log"), &[]);
-    let out = svn(&["mkdir", "-m", "x", &format!("{}/newdir", plain.url(&name))]);
-    assert!(!out.success());
-    assert!(
-        out.stderr_text().contains("E200007"),
-        "{}",
-        out.stderr_text()
-    );
-    assert!(
-        out.stderr_text().contains("does not support commits"),
-        "{}",
-        out.stderr_text()
-    );
-    let ro = Svelto::start_with(&bin(), &root, &dir.path().join("b.log"), &["-R"]);
-    let out = svn(&["mkdir", "-m", "x", &format!("{}/newdir", ro.url(&name))]);
+    let (fsfs_root, our_root) = (dir.path().join("fsfs"), dir.path().join("svelto"));
+    std::fs::create_dir_all(&fsfs_root).expect("mkdir");
+    std::fs::create_dir_all(&our_root).expect("mkdir");
+    Run::tool("svnadmin")
+        .arg("create")
+        .arg(fsfs_root.join("r"))
+        .success();
+    Run::new(bin())
+        .args(["admin", "create"])
+        .arg(our_root.join("r"))
+        .success();
+    let theirs = svelto_testkit::Svnserve::start(&fsfs_root);
+    let plain = Svelto::start_with(&bin(), &our_root, &dir.path().join("a.log"), &[]);
+    let refused = |url: String| {
+        let out = svn(&["mkdir", "-m", "x", &format!("{url}/newdir")]);
+        assert!(!out.success(), "an anonymous write succeeded at {url}");
+        out.stderr_text().replace(&url, "{URL}")
+    };
+    assert_eq!(refused(plain.url("r")), refused(theirs.url("r")));
+    let ro = Svelto::start_with(&bin(), &our_root, &dir.path().join("b.log"), &["-R"]);
+    let out = svn(&["mkdir", "-m", "x", &format!("{}/newdir", ro.url("r"))]);
     assert!(!out.success());
     assert!(
         out.stderr_text().contains("E170001"),
         "{}",
         out.stderr_text()
     );
+    let (root, name) = root_and_name();
+    let ro = Svelto::start_with(&bin(), &root, &dir.path().join("c.log"), &["-R"]);
     // Reads still work under -R.
     let out = svn(&["ls", &ro.url(&name)]);
     assert!(out.success(), "{}", out.stderr_text());

@@ -31,9 +31,13 @@
 mod blame;
 mod checkout;
 mod cli;
+mod commit;
+mod commit_bad;
+mod commit_tools;
 mod common;
 mod diff;
 mod export;
+mod hooks;
 mod log;
 mod raw;
 mod read;

@@ -3,5 +3,6 @@
 
 mod common;
 mod crash;
+mod dirs;
 mod history;
 mod model;

@@ -1,27 +1,6 @@
-//! `svn:date` values from the system clock (the libraries take dates as input), and
-//! their human form in the local time zone (`svn_time_to_human_cstring`, for `svelto look`).
-
-use std::time::{SystemTime, UNIX_EPOCH};
-
-/// Now, as Subversion writes `svn:date`: `YYYY-MM-DDTHH:MM:SS.uuuuuuZ`.
-pub fn svn_date_now() -> String {
-    let d = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default();
-    format_svn_date(d.as_secs(), d.subsec_micros())
-}
-
-pub fn format_svn_date(secs: u64, micros: u32) -> String {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{micros:06}Z",
-        rem / 3600,
-        (rem % 3600) / 60,
-        rem % 60
-    )
-}
+//! Dates as svnlook shows them: `svn:date` in the local time zone
+//! (`svn_time_to_human_cstring`), which the CLI reads from the environment (`$TZ`, else
+//! `/etc/localtime`), as the C library would.
 
 /// Days since 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's algorithm).
 fn civil_from_days(z: i64) -> (i64, u32, u32) {
@@ -168,7 +147,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn human_dates() {
+    fn parses_svn_dates() {
         assert_eq!(parse_svn_date("1970-01-01T00:00:01.000000Z"), Some(1));
         assert_eq!(
             parse_svn_date("2026-11-18T11:06:40.123456Z"),
@@ -178,15 +157,7 @@ mod tests {
     }
 
     #[test]
-    fn formats_known_instants() {
-        assert_eq!(format_svn_date(0, 0), "1970-01-01T00:00:00.000000Z");
-        assert_eq!(
-            format_svn_date(1_795_000_000, 123_456),
-            "2026-11-18T11:06:40.123456Z"
-        );
-        assert_eq!(
-            format_svn_date(951_782_400, 1),
-            "2000-02-29T00:00:00.000001Z"
-        );
+    fn utc_when_tz_names_no_zone_file() {
+        assert_eq!(tzif_offset(b"not a zone file", 0), None);
     }
 }

@@ -1,0 +1,481 @@
+//! Hook scripts, with Subversion's contract (`svn_repos.h`, the templates `svnadmin create`
+//! writes): `REPO/hooks/NAME` runs with the documented arguments and standard input, an
+//! empty environment unless the hooks-env file gives one, standard output discarded and
+//! standard error captured. A pre-hook that exits non-zero blocks the operation with its
+//! standard error in the message; a post-hook that fails only produces a warning.
+
+use crate::error::{ReposError, Result, SvnErrorKind};
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use svelto_core::Revnum;
+
+/// The section of a hooks-env file that applies to hooks without their own.
+const DEFAULT_SECTION: &str = "default";
+
+/// The hooks of one repository.
+#[derive(Debug, Clone)]
+pub struct Hooks {
+    repo: PathBuf,
+    /// Hooks-env sections: hook name (or "default") -> variables.
+    env: BTreeMap<String, BTreeMap<String, String>>,
+}
+
+fn hook_failure(message: String) -> ReposError {
+    ReposError::svn(SvnErrorKind::HookFailure, message)
+}
+
+/// Parses a hooks-env file: Subversion's configuration syntax (`[section]`, `name = value`
+/// or `name: value`, `#` comments, continuation lines that start with white space).
+pub fn parse_hooks_env(
+    text: &str,
+    file: &Path,
+) -> Result<BTreeMap<String, BTreeMap<String, String>>> {
+    let mut out: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+    let mut section: Option<String> = None;
+    let mut last: Option<String> = None;
+    for (i, line) in text.lines().enumerate() {
+        let bad = |why: &str| {
+            ReposError::svn(
+                SvnErrorKind::BadConfig,
+                format!("{}:{}: {why}", file.display(), i + 1),
+            )
+        };
+        if line.trim().is_empty() || line.starts_with('#') {
+            last = None;
+            continue;
+        }
+        if line.starts_with([' ', '\t']) {
+            // A continuation of the previous value.
+            let (Some(sec), Some(key)) = (&section, &last) else {
+                return Err(bad("continuation line without an option before it"));
+            };
+            if let Some(v) = out.get_mut(sec).and_then(|m| m.get_mut(key)) {
+                v.push(' ');
+                v.push_str(line.trim());
+            }
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix('[') {
+            let name = rest
+                .trim_end()
+                .strip_suffix(']')
+                .ok_or_else(|| bad("section header without ']'"))?;
+            section = Some(name.to_string());
+            out.entry(name.to_string()).or_default();
+            last = None;
+            continue;
+        }
+        let Some(sec) = &section else {
+            return Err(bad("option outside any section"));
+        };
+        let at = line
+            .find([':', '='])
+            .ok_or_else(|| bad("expected 'name = value'"))?;
+        let key = line[..at].trim().to_string();
+        let value = line[at + 1..].trim().to_string();
+        out.entry(sec.clone())
+            .or_default()
+            .insert(key.clone(), value);
+        last = Some(key);
+    }
+    Ok(out)
+}
+
+impl Hooks {
+    /// The hooks of the repository at `repo`; `hooks_env` is the hooks-env file (default
+    /// `REPO/conf/hooks-env`; a missing file means an empty environment).
+    pub fn new(repo: &Path, hooks_env: Option<&Path>) -> Result<Hooks> {
+        let file = match hooks_env {
+            Some(p) => p.to_path_buf(),
+            None => repo.join("conf").join("hooks-env"),
+        };
+        let env = match std::fs::read_to_string(&file) {
+            Ok(text) => parse_hooks_env(&text, &file)?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => BTreeMap::new(),
+            Err(e) => {
+                return Err(ReposError::Io {
+                    context: format!("reading {}", file.display()),
+                    err: e,
+                })
+            }
+        };
+        Ok(Hooks {
+            repo: repo.to_path_buf(),
+            env,
+        })
+    }
+
+    /// The hook program, when the repository has one.
+    fn program(&self, name: &str) -> Result<Option<PathBuf>> {
+        let p = self.repo.join("hooks").join(name);
+        match std::fs::symlink_metadata(&p) {
+            Err(_) => Ok(None),
+            Ok(m) if m.file_type().is_symlink() && std::fs::metadata(&p).is_err() => {
+                Err(hook_failure(format!(
+                    "Failed to run '{}' hook; broken symlink",
+                    p.display()
+                )))
+            }
+            Ok(_) if std::fs::metadata(&p).is_ok_and(|m| m.is_file()) => Ok(Some(p)),
+            Ok(_) => Ok(None),
+        }
+    }
+
+    /// Runs hook `name` if it exists: Ok(None) when there is none, else its standard output
+    /// (when `want_stdout`) after a clean exit. `blocks` names what a failure blocks
+    /// ("Commit", "Lock", ...), or None for post-hooks.
+    fn run(
+        &self,
+        name: &str,
+        args: &[&str],
+        stdin: Option<&[u8]>,
+        want_stdout: bool,
+        blocks: Option<&str>,
+    ) -> Result<Option<Vec<u8>>> {
+        let Some(program) = self.program(name)? else {
+            return Ok(None);
+        };
+        let vars = self
+            .env
+            .get(name)
+            .or_else(|| self.env.get(DEFAULT_SECTION))
+            .cloned()
+            .unwrap_or_default();
+        let mut cmd = Command::new(&program);
+        cmd.arg(&self.repo)
+            .args(args)
+            .env_clear()
+            .envs(vars)
+            .stdin(if stdin.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stdout(if want_stdout {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().map_err(|e| ReposError::Wrapped {
+            kind: SvnErrorKind::BadArgs,
+            message: format!("Failed to start '{}' hook", program.display()),
+            source: Box::new(ReposError::Invalid(e.to_string())),
+        })?;
+        // Feed standard input from a thread: a hook may write before it reads.
+        let feeder = match (stdin, child.stdin.take()) {
+            (Some(bytes), Some(mut pipe)) => {
+                let bytes = bytes.to_vec();
+                Some(std::thread::spawn(move || {
+                    let _ = pipe.write_all(&bytes);
+                }))
+            }
+            _ => None,
+        };
+        let mut stdout = Vec::new();
+        let out_reader = child.stdout.take().map(|mut o| {
+            std::thread::spawn(move || {
+                let mut buf = Vec::new();
+                let _ = o.read_to_end(&mut buf);
+                buf
+            })
+        });
+        let mut stderr = Vec::new();
+        if let Some(mut e) = child.stderr.take() {
+            let _ = e.read_to_end(&mut stderr);
+        }
+        if let Some(r) = out_reader {
+            stdout = r.join().unwrap_or_default();
+        }
+        if let Some(f) = feeder {
+            let _ = f.join();
+        }
+        let status = child.wait().map_err(|e| ReposError::Io {
+            context: format!("waiting for the '{name}' hook"),
+            err: e,
+        })?;
+        if status.success() {
+            return Ok(Some(stdout));
+        }
+        let mut message = match status.code() {
+            None => format!("'{name}' hook failed (did not exit cleanly: killed by a signal).  "),
+            Some(code) => match blocks {
+                Some(action) => format!("{action} blocked by {name} hook (exit code {code})"),
+                None => format!("{name} hook failed (exit code {code})"),
+            },
+        };
+        let text = String::from_utf8_lossy(&stderr);
+        if text.is_empty() {
+            message.push_str(" with no output.");
+        } else {
+            message.push_str(" with output:\n");
+            message.push_str(&text);
+        }
+        Err(hook_failure(message))
+    }
+
+    /// `start-commit REPOS USER CAPABILITIES TXN-NAME`.
+    pub fn start_commit(&self, user: Option<&str>, capabilities: &str, txn: &str) -> Result<()> {
+        self.run(
+            "start-commit",
+            &[user.unwrap_or(""), capabilities, txn],
+            None,
+            false,
+            Some("Commit"),
+        )?;
+        Ok(())
+    }
+
+    /// `pre-commit REPOS TXN-NAME`, the lock tokens on standard input (`LOCK-TOKENS:`
+    /// then `path|token` lines and an empty line) when the commit carries any.
+    pub fn pre_commit(&self, txn: &str, lock_tokens: &[(String, String)]) -> Result<()> {
+        let stdin = if lock_tokens.is_empty() {
+            Vec::new()
+        } else {
+            let mut s = String::from("LOCK-TOKENS:\n");
+            for (path, token) in lock_tokens {
+                s.push_str(&format!(
+                    "{}|{token}\n",
+                    uri_autoescape(&format!("/{path}"))
+                ));
+            }
+            s.push('\n');
+            s.into_bytes()
+        };
+        self.run("pre-commit", &[txn], Some(&stdin), false, Some("Commit"))?;
+        Ok(())
+    }
+
+    /// `post-commit REPOS REV TXN-NAME`: a failure is returned as the warning the client
+    /// shows (the commit stands).
+    pub fn post_commit(&self, rev: Revnum, txn: &str) -> Option<String> {
+        match self.run("post-commit", &[&rev.to_string(), txn], None, false, None) {
+            Ok(_) => None,
+            Err(e) => Some(e.to_string()),
+        }
+    }
+
+    /// `pre-revprop-change REPOS REV USER PROPNAME ACTION`, the new value on standard
+    /// input. Without the hook, revision properties cannot change at all.
+    pub fn pre_revprop_change(
+        &self,
+        rev: Revnum,
+        user: Option<&str>,
+        name: &str,
+        action: char,
+        new_value: Option<&[u8]>,
+    ) -> Result<()> {
+        let ran = self.run(
+            "pre-revprop-change",
+            &[
+                &rev.to_string(),
+                user.unwrap_or(""),
+                name,
+                &action.to_string(),
+            ],
+            Some(new_value.unwrap_or(b"")),
+            false,
+            Some("Revprop change"),
+        )?;
+        if ran.is_none() {
+            return Err(ReposError::svn(
+                SvnErrorKind::DisabledFeature,
+                "Repository has not been enabled to accept revision propchanges;\nask the \
+                 administrator to create a pre-revprop-change hook",
+            ));
+        }
+        Ok(())
+    }
+
+    /// `post-revprop-change REPOS REV USER PROPNAME ACTION`, the old value on standard
+    /// input.
+    pub fn post_revprop_change(
+        &self,
+        rev: Revnum,
+        user: Option<&str>,
+        name: &str,
+        action: char,
+        old_value: Option<&[u8]>,
+    ) -> Result<()> {
+        self.run(
+            "post-revprop-change",
+            &[
+                &rev.to_string(),
+                user.unwrap_or(""),
+                name,
+                &action.to_string(),
+            ],
+            Some(old_value.unwrap_or(b"")),
+            false,
+            None,
+        )?;
+        Ok(())
+    }
+
+    /// `pre-lock REPOS PATH USER COMMENT STEAL-LOCK-FLAG`; its standard output, if any, is
+    /// the token the lock must get.
+    pub fn pre_lock(
+        &self,
+        path: &str,
+        user: &str,
+        comment: &str,
+        steal: bool,
+    ) -> Result<Option<String>> {
+        let out = self.run(
+            "pre-lock",
+            &[
+                &format!("/{path}"),
+                user,
+                comment,
+                if steal { "1" } else { "0" },
+            ],
+            None,
+            true,
+            Some("Lock"),
+        )?;
+        Ok(out
+            .map(|o| {
+                String::from_utf8_lossy(&o)
+                    .trim_end_matches(['\n', '\r'])
+                    .to_string()
+            })
+            .filter(|t| !t.is_empty()))
+    }
+
+    /// `post-lock REPOS USER`, the locked paths on standard input, one per line.
+    pub fn post_lock(&self, user: &str, paths: &[String]) -> Result<()> {
+        let stdin: String = paths.iter().map(|p| format!("/{p}\n")).collect();
+        self.run("post-lock", &[user], Some(stdin.as_bytes()), false, None)?;
+        Ok(())
+    }
+
+    /// `pre-unlock REPOS PATH USER TOKEN BREAK-UNLOCK-FLAG`.
+    pub fn pre_unlock(&self, path: &str, user: &str, token: &str, brk: bool) -> Result<()> {
+        self.run(
+            "pre-unlock",
+            &[
+                &format!("/{path}"),
+                user,
+                token,
+                if brk { "1" } else { "0" },
+            ],
+            None,
+            false,
+            Some("Unlock"),
+        )?;
+        Ok(())
+    }
+
+    /// `post-unlock REPOS USER`, the unlocked paths on standard input.
+    pub fn post_unlock(&self, user: &str, paths: &[String]) -> Result<()> {
+        let stdin: String = paths.iter().map(|p| format!("/{p}\n")).collect();
+        self.run("post-unlock", &[user], Some(stdin.as_bytes()), false, None)?;
+        Ok(())
+    }
+}
+
+/// Escapes what a URI path may not hold (Subversion's `svn_path_uri_autoescape`: spaces,
+/// control characters, and the few characters URIs reserve).
+fn uri_autoescape(path: &str) -> String {
+    let mut out = Vec::with_capacity(path.len());
+    for &b in path.as_bytes() {
+        let escape = b <= b' '
+            || b == 0x7f
+            || matches!(
+                b,
+                b'"' | b'<' | b'>' | b'\\' | b'^' | b'`' | b'{' | b'|' | b'}'
+            );
+        if escape {
+            out.extend_from_slice(format!("%{b:02X}").as_bytes());
+        } else {
+            out.push(b);
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn repo_with_hook(name: &str, script: &str) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir_all(dir.path().join("hooks")).expect("hooks");
+        let p = dir.path().join("hooks").join(name);
+        std::fs::write(&p, script).expect("write");
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        dir
+    }
+
+    #[test]
+    fn hooks_get_arguments_stdin_and_an_empty_environment() {
+        let dir = repo_with_hook(
+            "pre-revprop-change",
+            "#!/bin/sh\necho \"$# $2 $3 $4 $5 [$(cat)] [$(env | grep -v '^PWD=\\|^SHLVL=\\|^_=' | tr '\\n' ' ')]\" >&2\nexit 1\n",
+        );
+        let hooks = Hooks::new(dir.path(), None).expect("hooks");
+        let err = hooks
+            .pre_revprop_change(7, Some("alice"), "svn:log", 'M', Some(b"new log"))
+            .expect_err("the hook exits 1");
+        assert_eq!(
+            err.to_string(),
+            "Revprop change blocked by pre-revprop-change hook (exit code 1) with output:\n\
+             5 7 alice svn:log M [new log] []\n"
+        );
+    }
+
+    #[test]
+    fn hooks_env_gives_variables_per_hook_or_by_default() {
+        let dir = repo_with_hook("post-commit", "#!/bin/sh\necho \"A=$A B=$B\" >&2\nexit 3\n");
+        std::fs::create_dir_all(dir.path().join("conf")).expect("conf");
+        std::fs::write(
+            dir.path().join("conf/hooks-env"),
+            "# comment\n[default]\nA = from default\n[post-commit]\nB: for\n  post-commit\n",
+        )
+        .expect("write");
+        let hooks = Hooks::new(dir.path(), None).expect("hooks");
+        assert_eq!(
+            hooks.post_commit(3, "2-1").as_deref(),
+            Some("post-commit hook failed (exit code 3) with output:\nA= B=for post-commit\n")
+        );
+    }
+
+    #[test]
+    fn a_missing_pre_revprop_change_hook_refuses_and_silent_failures_say_so() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let hooks = Hooks::new(dir.path(), None).expect("hooks");
+        let err = hooks
+            .pre_revprop_change(1, None, "svn:log", 'M', None)
+            .expect_err("no hook");
+        assert!(err
+            .to_string()
+            .starts_with("Repository has not been enabled"));
+        assert!(hooks.start_commit(None, "", "1-1").is_ok());
+        let dir = repo_with_hook("start-commit", "#!/bin/sh\nexit 2\n");
+        let hooks = Hooks::new(dir.path(), None).expect("hooks");
+        let err = hooks
+            .start_commit(Some("bob"), "mergeinfo", "1-1")
+            .expect_err("exit 2");
+        assert_eq!(
+            err.to_string(),
+            "Commit blocked by start-commit hook (exit code 2) with no output."
+        );
+    }
+
+    #[test]
+    fn pre_lock_output_is_the_token() {
+        let dir = repo_with_hook("pre-lock", "#!/bin/sh\necho opaquelocktoken:custom\n");
+        let hooks = Hooks::new(dir.path(), None).expect("hooks");
+        assert_eq!(
+            hooks
+                .pre_lock("a b", "alice", "", false)
+                .expect("runs")
+                .as_deref(),
+            Some("opaquelocktoken:custom")
+        );
+        assert_eq!(uri_autoescape("/a b|c"), "/a%20b%7Cc");
+    }
+}
