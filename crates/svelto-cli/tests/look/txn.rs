@@ -242,3 +242,101 @@ fn parse_verbose_props(out: &[u8]) -> Vec<(String, String)> {
     }
     props
 }
+
+/// The real thing: a pre-commit hook running `svnlook` under svnserve (FSFS) and one
+/// running `svelto look` under `svelto serve`, for the same commit by svnmucc over
+/// svn://. Their outputs match but for the transaction names and creation dates.
+#[test]
+fn pre_commit_hooks_under_both_servers() {
+    let pair = Pair::load(&scenario_dump("copies"));
+    let outs = tempdir();
+    let svelto = crate::common::svelto_bin();
+    let cmds = [
+        "changed",
+        "changed --copy-info",
+        "dirs-changed",
+        "diff",
+        "diff --diff-copy-from",
+        "author",
+        "log",
+        "info",
+        "tree --full-paths",
+        "cat trunk/new.txt",
+        "propget p /trunk",
+    ];
+    for (repo, tool, name) in [
+        (
+            pair.fsfs.path(),
+            quote(&require_tool("svnlook").to_string_lossy()),
+            "fsfs",
+        ),
+        (
+            pair.svelto.as_path(),
+            format!("{} look", quote(svelto)),
+            "svelto",
+        ),
+    ] {
+        fs::write(
+            repo.join("conf").join("svnserve.conf"),
+            "[general]\nanon-access = write\n",
+        )
+        .expect("svnserve.conf");
+        let out = outs.path().join(name);
+        let mut s = String::from("#!/bin/sh\nexport LC_ALL=C.UTF-8 TZ=UTC\n");
+        for c in cmds {
+            let (sub, rest) = c.split_once(' ').unwrap_or((c, ""));
+            s.push_str(&format!(
+                "{tool} {sub} \"$1\" {rest} -t \"$2\" >> {o} 2>&1; echo \"rc=$?\" >> {o}\n",
+                o = quote(&out.to_string_lossy())
+            ));
+        }
+        s.push_str("exit 0\n");
+        let hook = repo.join("hooks").join("pre-commit");
+        fs::write(&hook, s).expect("hook");
+        fs::set_permissions(&hook, fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+    let new_txt = outs.path().join("new.txt");
+    fs::write(&new_txt, "new text\n").expect("write");
+    let svnserve = svelto_testkit::Svnserve::start(pair.fsfs.dir());
+    let serve =
+        svelto_testkit::Svelto::start(Path::new(svelto), pair.svelto.parent().expect("dir"));
+    for url in [svnserve.url("repo"), serve.url("repo")] {
+        Run::tool("svnmucc")
+            .args([
+                "--non-interactive",
+                "--no-auth-cache",
+                "-U",
+                &url,
+                "-m",
+                "e2e",
+            ])
+            .arg("put")
+            .arg(&new_txt)
+            .arg("trunk/new.txt")
+            .args(["cp", "3", "trunk/lib", "branches/e2e"])
+            .args(["rm", "trunk/docs"])
+            .args(["propset", "p", "v", "trunk"])
+            .success();
+    }
+    let normalize = |name: &str| -> String {
+        let text = fs::read_to_string(outs.path().join(name)).expect("the hook ran");
+        text.lines()
+            .map(|l| {
+                // "(txn NAME)" labels carry the transaction's name and creation time.
+                match l.find("\t") {
+                    Some(i) if l.ends_with(')') && l.contains("(txn ") => {
+                        format!("{}\t<txn>", &l[..i])
+                    }
+                    _ if l.len() >= 19 && l.as_bytes()[4] == b'-' && l.contains(" +0000 (") => {
+                        "<date>".to_string()
+                    }
+                    _ => l.to_string(),
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let (want, got) = (normalize("fsfs"), normalize("svelto"));
+    assert!(want.contains("A + branches/e2e/"), "{want}");
+    assert_eq!(got, want);
+}
