@@ -99,6 +99,20 @@ pub enum SvnErrorKind {
     FsGeneral,
     /// `SVN_ERR_BAD_DATE`.
     BadDate,
+    /// `SVN_ERR_FS_NOT_FILE`.
+    NotFile,
+    /// `SVN_ERR_FS_OUT_OF_DATE` (locks).
+    OutOfDate,
+    /// `SVN_ERR_FS_PATH_ALREADY_LOCKED`.
+    PathAlreadyLocked,
+    /// `SVN_ERR_FS_NO_SUCH_LOCK`.
+    NoSuchLock,
+    /// `SVN_ERR_FS_NO_USER`.
+    NoUser,
+    /// `SVN_ERR_FS_LOCK_OWNER_MISMATCH`.
+    LockOwnerMismatch,
+    /// `SVN_ERR_FS_BAD_LOCK_TOKEN`.
+    BadLockToken,
     /// `SVN_ERR_REPOS_HOOK_FAILURE`: a hook blocked the operation or could not run.
     HookFailure,
     /// `SVN_ERR_REPOS_DISABLED_FEATURE`: no pre-revprop-change hook.
@@ -130,6 +144,13 @@ impl SvnErrorKind {
             SvnErrorKind::BadDelta(code) => code,
             SvnErrorKind::FsGeneral => 160000,
             SvnErrorKind::BadDate => 125003,
+            SvnErrorKind::NotFile => 160017,
+            SvnErrorKind::OutOfDate => 160042,
+            SvnErrorKind::PathAlreadyLocked => 160035,
+            SvnErrorKind::NoSuchLock => 160040,
+            SvnErrorKind::NoUser => 160034,
+            SvnErrorKind::LockOwnerMismatch => 160039,
+            SvnErrorKind::BadLockToken => 160037,
             SvnErrorKind::HookFailure => 165001,
             SvnErrorKind::DisabledFeature => 165006,
             SvnErrorKind::BadConfig => 200002,

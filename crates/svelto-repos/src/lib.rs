@@ -20,6 +20,7 @@ mod fs;
 pub mod hooks;
 mod load;
 pub mod locations;
+pub mod locks;
 pub mod log;
 pub mod look;
 pub mod mergeinfo;

@@ -1,0 +1,487 @@
+//! Locks (`svn lock`), with Subversion's rules (`svn_fs_lock_many`, `svn_fs_unlock_many`,
+//! the lock checks of a commit) and hooks (pre/post-lock, pre/post-unlock).
+//!
+//! All locks of a repository live in `db/locks` (format: docs/formats/store.md), rewritten
+//! whole and atomically (temporary file, fsync, rename) on each change while the
+//! repository's writer is held, so changes are serialized with commits and survive a
+//! crash; readers read the file without locking.
+
+use crate::error::{ReposError, Result, SvnErrorKind};
+use crate::hooks::Hooks;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use svelto_core::{is_ancestor, NodeKind, Revnum};
+use svelto_store::{Repo, Writer};
+
+const HEADER: &str = "svelto-locks 1\n";
+/// The most bytes of `db/locks` read (a corrupt length never sizes an allocation).
+const MAX_FILE: u64 = 256 << 20;
+
+/// One lock. `path` is a repository relpath.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lock {
+    pub path: String,
+    pub token: String,
+    pub owner: String,
+    pub comment: Option<String>,
+    /// `svn:date` format.
+    pub created: String,
+    pub expires: Option<String>,
+}
+
+fn file_of(repo: &Path) -> PathBuf {
+    repo.join("db").join("locks")
+}
+
+fn corrupt(file: &Path, why: &str) -> ReposError {
+    ReposError::svn(
+        SvnErrorKind::FsGeneral,
+        format!("Corrupt lock file '{}': {why}", file.display()),
+    )
+}
+
+fn put(out: &mut String, field: Option<&str>) {
+    match field {
+        None => out.push_str("-\n"),
+        Some(f) => {
+            out.push_str(&f.len().to_string());
+            out.push(':');
+            out.push_str(f);
+            out.push('\n');
+        }
+    }
+}
+
+/// Reads every lock of the repository at `repo` (none when the file does not exist).
+pub fn read_locks(repo: &Path) -> Result<BTreeMap<String, Lock>> {
+    let file = file_of(repo);
+    let bytes = match std::fs::File::open(&file) {
+        Ok(f) => {
+            use std::io::Read;
+            let mut b = Vec::new();
+            f.take(MAX_FILE)
+                .read_to_end(&mut b)
+                .map_err(crate::error::io(format!("reading {}", file.display())))?;
+            b
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
+        Err(e) => {
+            return Err(ReposError::Io {
+                context: format!("reading {}", file.display()),
+                err: e,
+            })
+        }
+    };
+    let text = std::str::from_utf8(&bytes).map_err(|_| corrupt(&file, "not UTF-8"))?;
+    let mut rest = text
+        .strip_prefix(HEADER)
+        .ok_or_else(|| corrupt(&file, "no 'svelto-locks 1' header"))?;
+    let field = |rest: &mut &str| -> Result<Option<String>> {
+        if let Some(r) = rest.strip_prefix("-\n") {
+            *rest = r;
+            return Ok(None);
+        }
+        let colon = rest
+            .find(':')
+            .ok_or_else(|| corrupt(&file, "a field without a length"))?;
+        let len: usize = rest[..colon]
+            .parse()
+            .map_err(|_| corrupt(&file, "a field with a bad length"))?;
+        let body = rest
+            .get(colon + 1..colon + 1 + len)
+            .ok_or_else(|| corrupt(&file, "a field longer than the file"))?;
+        let after = &rest[colon + 1 + len..];
+        *rest = after
+            .strip_prefix('\n')
+            .ok_or_else(|| corrupt(&file, "a field not ended by a newline"))?;
+        Ok(Some(body.to_string()))
+    };
+    let mut out = BTreeMap::new();
+    while !rest.is_empty() {
+        let need =
+            |f: Option<String>| f.ok_or_else(|| corrupt(&file, "a required field is missing"));
+        let path = need(field(&mut rest)?)?;
+        let lock = Lock {
+            path: path.clone(),
+            token: need(field(&mut rest)?)?,
+            owner: need(field(&mut rest)?)?,
+            comment: field(&mut rest)?,
+            created: need(field(&mut rest)?)?,
+            expires: field(&mut rest)?,
+        };
+        out.insert(path, lock);
+    }
+    Ok(out)
+}
+
+fn write_locks(repo: &Path, locks: &BTreeMap<String, Lock>) -> Result<()> {
+    let mut s = String::from(HEADER);
+    for l in locks.values() {
+        put(&mut s, Some(&l.path));
+        put(&mut s, Some(&l.token));
+        put(&mut s, Some(&l.owner));
+        put(&mut s, l.comment.as_deref());
+        put(&mut s, Some(&l.created));
+        put(&mut s, l.expires.as_deref());
+    }
+    let db = repo.join("db");
+    let tmp = db.join("locks.tmp");
+    let ctx = || format!("writing {}", file_of(repo).display());
+    let mut f = std::fs::File::create(&tmp).map_err(crate::error::io(ctx()))?;
+    use std::io::Write;
+    f.write_all(s.as_bytes()).map_err(crate::error::io(ctx()))?;
+    f.sync_all().map_err(crate::error::io(ctx()))?;
+    drop(f);
+    std::fs::rename(&tmp, file_of(repo)).map_err(crate::error::io(ctx()))?;
+    std::fs::File::open(&db)
+        .and_then(|d| d.sync_all())
+        .map_err(crate::error::io(ctx()))
+}
+
+/// The lock on `path`, if any.
+pub fn get_lock(repo: &Path, path: &str) -> Result<Option<Lock>> {
+    Ok(read_locks(repo)?.remove(path))
+}
+
+/// The locks at or below `path`, to `depth` (0 = the path itself, 1 = and its children,
+/// None = all).
+pub fn get_locks(repo: &Path, path: &str, depth: Option<usize>) -> Result<Vec<Lock>> {
+    let prefix_len = if path.is_empty() { 0 } else { path.len() + 1 };
+    Ok(read_locks(repo)?
+        .into_values()
+        .filter(|l| l.path == path || is_ancestor(path, &l.path))
+        .filter(|l| match depth {
+            None => true,
+            Some(d) => {
+                let below = l.path.get(prefix_len..).unwrap_or("");
+                let n = if below.is_empty() {
+                    0
+                } else {
+                    below.split('/').count()
+                };
+                n <= d
+            }
+        })
+        .collect())
+}
+
+fn uuid_of(repo: &Repo) -> String {
+    repo.uuid().unwrap_or_default()
+}
+
+/// What a client asks to lock.
+pub struct LockTarget {
+    pub path: String,
+    /// The revision the client's copy is at: a newer version means out of date.
+    pub current_rev: Option<Revnum>,
+}
+
+/// Locks `targets` for `user` (hooks included). One result per target, in order; a
+/// failing pre-lock hook fails only its target, as with `svn_repos_fs_lock_many`.
+#[allow(clippy::too_many_arguments)]
+pub fn lock_many(
+    repo: &Repo,
+    hooks: &Hooks,
+    user: &str,
+    comment: Option<&str>,
+    steal: bool,
+    date: &str,
+    targets: &[LockTarget],
+    with_writer: impl FnOnce(&mut dyn FnMut(&mut Writer) -> Result<()>) -> Result<()>,
+) -> Result<Vec<Result<Lock>>> {
+    if comment.is_some_and(|c| {
+        c.bytes()
+            .any(|b| b.is_ascii_control() && b != b'\n' && b != b'\t' && b != b'\r')
+    }) {
+        return Err(ReposError::svn(
+            SvnErrorKind::BadArgs,
+            "Lock comment contains illegal characters",
+        ));
+    }
+    // Hooks first: each may refuse, or choose the token.
+    let mut tokens: Vec<Option<Result<Option<String>>>> = Vec::new();
+    for t in targets {
+        tokens.push(Some(hooks.pre_lock(
+            &t.path,
+            user,
+            comment.unwrap_or(""),
+            steal,
+        )));
+    }
+    let mut results: Vec<Option<Result<Lock>>> = (0..targets.len()).map(|_| None).collect();
+    let uuid = uuid_of(repo);
+    let mut body = |_w: &mut Writer| -> Result<()> {
+        let head = repo.refresh()?;
+        let mut locks = read_locks(repo.path())?;
+        let mut changed = false;
+        for (i, t) in targets.iter().enumerate() {
+            let token = match tokens[i].take() {
+                Some(Ok(tok)) => tok,
+                Some(Err(e)) => {
+                    results[i] = Some(Err(e));
+                    continue;
+                }
+                None => None,
+            };
+            let r = (|| -> Result<Lock> {
+                let fs = format!("/{}", t.path);
+                let node = repo.lookup(head, &t.path)?;
+                match &node {
+                    Some((_, n)) if n.kind == NodeKind::Dir => {
+                        return Err(ReposError::svn(
+                            SvnErrorKind::NotFile,
+                            format!("'{fs}' is not a file in filesystem '{uuid}'"),
+                        ))
+                    }
+                    None => {
+                        let kind = if t.current_rev.is_some() {
+                            SvnErrorKind::OutOfDate
+                        } else {
+                            SvnErrorKind::NotFound
+                        };
+                        return Err(ReposError::svn(
+                            kind,
+                            format!("Path '{fs}' doesn't exist in HEAD revision"),
+                        ));
+                    }
+                    _ => {}
+                }
+                if let (Some(cur), Some((_, n))) = (t.current_rev, &node) {
+                    if cur > head {
+                        return Err(ReposError::svn(
+                            SvnErrorKind::NoSuchRevision,
+                            format!("No such revision {cur}"),
+                        ));
+                    }
+                    if cur < n.created_rev {
+                        return Err(ReposError::svn(
+                            SvnErrorKind::OutOfDate,
+                            format!("Lock failed: newer version of '{fs}' exists"),
+                        ));
+                    }
+                }
+                if let Some(existing) = locks.get(&t.path) {
+                    if !steal {
+                        return Err(ReposError::svn(
+                            SvnErrorKind::PathAlreadyLocked,
+                            format!(
+                                "Path '{fs}' is already locked by user '{}' in filesystem '{uuid}'",
+                                existing.owner
+                            ),
+                        ));
+                    }
+                }
+                let token = token
+                    .clone()
+                    .unwrap_or_else(|| format!("opaquelocktoken:{}", uuid::Uuid::new_v4()));
+                Ok(Lock {
+                    path: t.path.clone(),
+                    token,
+                    owner: user.to_string(),
+                    comment: comment.map(str::to_string),
+                    created: date.to_string(),
+                    expires: None,
+                })
+            })();
+            if let Ok(l) = &r {
+                locks.insert(l.path.clone(), l.clone());
+                changed = true;
+            }
+            results[i] = Some(r);
+        }
+        if changed {
+            write_locks(repo.path(), &locks)?;
+        }
+        Ok(())
+    };
+    with_writer(&mut body)?;
+    let results: Vec<Result<Lock>> = results
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|| Err(ReposError::Invalid("lock not attempted".into()))))
+        .collect();
+    let locked: Vec<String> = results
+        .iter()
+        .filter_map(|r| r.as_ref().ok().map(|l| l.path.clone()))
+        .collect();
+    if !locked.is_empty() {
+        // A failing post-lock hook does not undo the locks (svnserve reports it).
+        let _ = hooks.post_lock(user, &locked);
+    }
+    Ok(results)
+}
+
+/// What a client asks to unlock: the path and the token it holds.
+pub struct UnlockTarget {
+    pub path: String,
+    pub token: Option<String>,
+}
+
+/// Unlocks `targets` (hooks included); `brk` breaks others' locks. One result per target.
+pub fn unlock_many(
+    repo: &Repo,
+    hooks: &Hooks,
+    user: Option<&str>,
+    brk: bool,
+    targets: &[UnlockTarget],
+    with_writer: impl FnOnce(&mut dyn FnMut(&mut Writer) -> Result<()>) -> Result<()>,
+) -> Result<Vec<Result<()>>> {
+    let uuid = uuid_of(repo);
+    let mut pre: Vec<Option<Result<()>>> = targets
+        .iter()
+        .map(|t| {
+            Some(hooks.pre_unlock(
+                &t.path,
+                user.unwrap_or(""),
+                t.token.as_deref().unwrap_or(""),
+                brk,
+            ))
+        })
+        .collect();
+    let mut results: Vec<Option<Result<()>>> = (0..targets.len()).map(|_| None).collect();
+    let mut body = |_w: &mut Writer| -> Result<()> {
+        let mut locks = read_locks(repo.path())?;
+        let mut changed = false;
+        for (i, t) in targets.iter().enumerate() {
+            if let Some(Err(e)) = pre[i].take() {
+                results[i] = Some(Err(e));
+                continue;
+            }
+            let fs = format!("/{}", t.path);
+            let r = (|| -> Result<()> {
+                let Some(lock) = locks.get(&t.path) else {
+                    return Err(ReposError::svn(
+                        SvnErrorKind::NoSuchLock,
+                        format!("No lock on path '{fs}' in filesystem '{uuid}'"),
+                    ));
+                };
+                if !brk {
+                    let Some(u) = user else {
+                        return Err(ReposError::svn(
+                            SvnErrorKind::NoUser,
+                            format!(
+                                "Cannot unlock path '{fs}', no authenticated username available"
+                            ),
+                        ));
+                    };
+                    if t.token.as_deref() != Some(lock.token.as_str()) {
+                        return Err(ReposError::svn(
+                            SvnErrorKind::NoSuchLock,
+                            format!("No lock on path '{fs}' in filesystem '{uuid}'"),
+                        ));
+                    }
+                    if u != lock.owner {
+                        return Err(ReposError::svn(
+                            SvnErrorKind::LockOwnerMismatch,
+                            format!(
+                                "User '{u}' is trying to use a lock owned by '{}' in filesystem '{uuid}'",
+                                lock.owner
+                            ),
+                        ));
+                    }
+                }
+                Ok(())
+            })();
+            if r.is_ok() {
+                locks.remove(&t.path);
+                changed = true;
+            }
+            results[i] = Some(r);
+        }
+        if changed {
+            write_locks(repo.path(), &locks)?;
+        }
+        Ok(())
+    };
+    with_writer(&mut body)?;
+    let results: Vec<Result<()>> = results
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|| Err(ReposError::Invalid("unlock not attempted".into()))))
+        .collect();
+    let unlocked: Vec<String> = targets
+        .iter()
+        .zip(&results)
+        .filter(|(_, r)| r.is_ok())
+        .map(|(t, _)| t.path.clone())
+        .collect();
+    if !unlocked.is_empty() {
+        let _ = hooks.post_unlock(user.unwrap_or(""), &unlocked);
+    }
+    Ok(results)
+}
+
+/// A commit may change a locked path only with the lock's token, as the lock's owner.
+/// `changed`: each path the commit changes, and whether everything below it changes too
+/// (a delete or replace). `tokens`: the tokens the client sent (path, token).
+pub fn check_commit(
+    repo: &Path,
+    changed: &[(String, bool)],
+    user: Option<&str>,
+    tokens: &[(String, String)],
+) -> Result<()> {
+    let locks = read_locks(repo)?;
+    if locks.is_empty() {
+        return Ok(());
+    }
+    for (path, recurse) in changed {
+        let hit = locks
+            .values()
+            .filter(|l| &l.path == path || (*recurse && is_ancestor(path, &l.path)));
+        for lock in hit {
+            let fs = format!("/{}", lock.path);
+            let Some(u) = user else {
+                return Err(ReposError::svn(
+                    SvnErrorKind::NoUser,
+                    format!("Cannot verify lock on path '{fs}'; no username available"),
+                ));
+            };
+            if u != lock.owner {
+                return Err(ReposError::svn(
+                    SvnErrorKind::LockOwnerMismatch,
+                    format!(
+                        "User '{u}' does not own lock on path '{fs}' (currently locked by '{}')",
+                        lock.owner
+                    ),
+                ));
+            }
+            if !tokens.iter().any(|(_, t)| t == &lock.token) {
+                return Err(ReposError::svn(
+                    SvnErrorKind::BadLockToken,
+                    format!("Cannot verify lock on path '{fs}'; no matching lock-token available"),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_lock_file_round_trips_and_refuses_garbage() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir_all(dir.path().join("db")).expect("db");
+        let mut m = BTreeMap::new();
+        for (p, c) in [("a b/c", Some("multi\nline: comment")), ("d", None)] {
+            m.insert(
+                p.to_string(),
+                Lock {
+                    path: p.to_string(),
+                    token: format!("opaquelocktoken:{p}"),
+                    owner: "alice".into(),
+                    comment: c.map(str::to_string),
+                    created: "2026-01-01T00:00:00.000000Z".into(),
+                    expires: None,
+                },
+            );
+        }
+        write_locks(dir.path(), &m).expect("write");
+        assert_eq!(read_locks(dir.path()).expect("read"), m);
+        assert_eq!(get_locks(dir.path(), "", Some(1)).expect("locks").len(), 1);
+        assert_eq!(get_locks(dir.path(), "", None).expect("locks").len(), 2);
+        std::fs::write(dir.path().join("db/locks"), "svelto-locks 1\n99999:x\n").expect("write");
+        let e = read_locks(dir.path()).expect_err("garbage");
+        assert!(e.to_string().contains("Corrupt lock file"), "{e}");
+    }
+}
