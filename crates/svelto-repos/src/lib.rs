@@ -8,6 +8,7 @@
 //! Must not: print, read the environment or the clock (callers pass dates and UUIDs in),
 //! or know about the wire protocol.
 
+pub mod conf;
 mod create;
 mod dump;
 pub mod editor;
