@@ -75,9 +75,12 @@ fn text(b: &[u8]) -> String {
 impl Ini {
     /// Parses `data`; `file` names the source in errors.
     pub fn parse(data: &[u8], file: &Path) -> Result<Ini> {
-        let err = |line: usize, reason: &str| ReposError::Config {
+        // Subversion's parser does not count section header lines.
+        let mut headers = 0;
+        let err = |line: usize, headers: usize, reason: &str| ReposError::Config {
             file: file.to_path_buf(),
             line: Some(line),
+            svn_line: Some(line - headers),
             reason: reason.to_string(),
         };
         let data = data.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(data);
@@ -98,31 +101,40 @@ impl Ini {
                 None => continue,
                 Some(b'[') => {
                     if indent != 0 {
-                        return Err(err(lineno, "Section header must start in the first column"));
+                        return Err(err(
+                            lineno,
+                            headers,
+                            "Section header must start in the first column",
+                        ));
                     }
                     let Some(end) = rest.iter().position(|b| *b == b']') else {
-                        return Err(err(lineno, "Section header must end with ']'"));
+                        return Err(err(lineno, headers, "Section header must end with ']'"));
                     };
                     section = Some(text(&rest[1..end]));
+                    headers += 1;
                 }
                 Some(b'#') => {
                     if indent != 0 {
-                        return Err(err(lineno, "Comment must start in the first column"));
+                        return Err(err(
+                            lineno,
+                            headers,
+                            "Comment must start in the first column",
+                        ));
                     }
                 }
                 Some(_) => {
                     let Some(sec) = section.as_deref().filter(|s| !s.is_empty()) else {
-                        return Err(err(lineno, "Section header expected"));
+                        return Err(err(lineno, headers, "Section header expected"));
                     };
                     if indent != 0 {
-                        return Err(err(lineno, "Option expected"));
+                        return Err(err(lineno, headers, "Option expected"));
                     }
                     let eq = line.iter().position(|b| *b == b'=');
                     let colon = line[..eq.unwrap_or(line.len())]
                         .iter()
                         .position(|b| *b == b':');
                     let Some(sep) = colon.or(eq) else {
-                        return Err(err(lineno, "Option must end with ':' or '='"));
+                        return Err(err(lineno, headers, "Option must end with ':' or '='"));
                     };
                     let name = trim(&line[..sep]);
                     let mut value = trim(&line[sep + 1..]).to_vec();
@@ -411,6 +423,7 @@ impl SvnserveConf {
             Some(v) => parse_bool(&v).ok_or_else(|| ReposError::Config {
                 file: file.to_path_buf(),
                 line: None,
+                svn_line: None,
                 reason: format!("Config error: invalid boolean value '{v}' for '[sasl] use-sasl'"),
             })?,
         };
@@ -507,8 +520,14 @@ mod tests {
 
     fn parse_err(s: &str) -> (Option<usize>, String) {
         match Ini::parse(s.as_bytes(), Path::new("t.conf")) {
-            Err(ReposError::Config { line, reason, file }) => {
+            Err(ReposError::Config {
+                line,
+                reason,
+                file,
+                svn_line,
+            }) => {
                 assert_eq!(file, Path::new("t.conf"));
+                assert!(svn_line <= line);
                 (line, reason)
             }
             other => panic!("expected a config error, got {other:?}"),
@@ -590,6 +609,21 @@ mod tests {
             e,
             "/r/conf/svnserve.conf:2: Option must end with ':' or '='"
         );
+    }
+
+    #[test]
+    fn subversion_numbers_lines_without_section_headers() {
+        // svnserve says "line 3" for this stray line 4 (checked against svnserve in the
+        // serve tests); the true line is kept for the log.
+        match Ini::parse(
+            b"[general]\nanon-access = read\n\n  stray\n",
+            Path::new("c"),
+        ) {
+            Err(ReposError::Config { line, svn_line, .. }) => {
+                assert_eq!((line, svn_line), (Some(4), Some(3)));
+            }
+            other => panic!("expected a config error, got {other:?}"),
+        }
     }
 
     #[test]

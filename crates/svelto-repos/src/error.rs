@@ -25,6 +25,9 @@ pub enum ReposError {
     Config {
         file: std::path::PathBuf,
         line: Option<usize>,
+        /// The number Subversion's parser gives the same line (it does not count section
+        /// header lines); what svnserve tells clients.
+        svn_line: Option<usize>,
         reason: String,
     },
     /// Subversion's `SVN_ERR_FS_NOT_FOUND` (160013); `path` is an fspath.

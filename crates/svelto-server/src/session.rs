@@ -431,8 +431,9 @@ fn conf_error(e: &ReposError) -> CmdError {
     match e {
         ReposError::Config {
             file,
-            line: Some(line),
+            svn_line: Some(line),
             reason,
+            ..
         } => CmdError::from_chain(vec![
             svelto_wire::ErrorLink::new(
                 code::MALFORMED_FILE,
