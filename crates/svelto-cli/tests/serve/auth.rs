@@ -294,3 +294,66 @@ fn tunnel_mode_external_uses_the_tunnel_user() {
         .stdout_text();
     assert_eq!(author.trim(), "alice");
 }
+
+#[test]
+fn config_file_overrides_every_repository() {
+    // The repositories' own files would let anyone read; --config-file says otherwise, and
+    // its password-db is relative to its own directory.
+    let pair = pair_with("[general]\nanon-access = read\n", None);
+    let dir = tempdir();
+    let conf = dir.path().join("server.conf");
+    std::fs::write(
+        &conf,
+        "[general]\nanon-access = none\nauth-access = read\npassword-db = users\n",
+    )
+    .expect("write conf");
+    std::fs::write(dir.path().join("users"), "[users]\nsally = sallyssecret\n").expect("users");
+    let conf_arg = conf.display().to_string();
+    let root = |repo: &Path| repo.parent().expect("root").to_path_buf();
+    let svnserve = svelto_testkit::Svnserve::start_with(
+        &root(pair.reference_repo()),
+        &svelto_testkit::SvnserveConfig {
+            args: vec!["--config-file".into(), conf_arg.clone()],
+        },
+    );
+    let svelto = svelto_testkit::Svelto::start_with(
+        &bin(),
+        &root(pair.subject_repo()),
+        &dir.path().join("svelto.log"),
+        &["--config-file", &conf_arg],
+    );
+    let run = |url: String, creds: &[&str]| {
+        let mut args: Vec<String> = vec!["ls".into()];
+        args.extend(creds.iter().map(|s| s.to_string()));
+        args.push(url);
+        pair.client().svn(&args, dir.path())
+    };
+    let urls = [svnserve.url("basic"), svelto.url("basic")];
+    let plain = urls.clone().map(|u| run(u, &[]));
+    let sally = urls.map(|u| run(u, &["--username", "sally", "--password", "sallyssecret"]));
+    for out in &plain {
+        assert!(!out.success());
+        assert!(
+            stderr_of(out).contains("E170001: Can't get username or password"),
+            "{}",
+            stderr_of(out)
+        );
+    }
+    for out in &sally {
+        assert!(out.success(), "{}", stderr_of(out));
+    }
+    assert_eq!(sally[0].stdout_text(), sally[1].stdout_text());
+    // svnserve refuses to start on a config file that does not exist; so does Svelto.
+    let missing = dir.path().join("missing.conf");
+    let out = Run::new(bin())
+        .args(["serve", "-X", "--listen-port", "0", "--config-file"])
+        .arg(&missing)
+        .timeout(Duration::from_secs(20))
+        .output();
+    assert!(!out.success());
+    assert!(
+        stderr_of(&out).contains("missing.conf"),
+        "{}",
+        stderr_of(&out)
+    );
+}
