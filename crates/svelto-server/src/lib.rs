@@ -23,6 +23,7 @@ mod report;
 mod session;
 mod url;
 
+pub use auth::cram_md5_digest;
 pub use conn::{Conn, ConnError};
 pub use error::{code, CmdError};
 pub use log::Logger;
