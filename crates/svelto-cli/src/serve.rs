@@ -5,7 +5,7 @@ use clap::Args;
 use std::fs::OpenOptions;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, ToSocketAddrs};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use svelto_server::{Config, Logger, Shared};
 
@@ -77,6 +77,12 @@ pub struct ServeArgs {
     min_threads: Option<String>,
     #[arg(long, value_name = "N")]
     max_threads: Option<String>,
+    /// Use this svnserve.conf for every repository instead of each one's conf/svnserve.conf.
+    #[arg(long, value_name = "FILE")]
+    config_file: Option<PathBuf>,
+    /// Tunnel mode: the user EXTERNAL authenticates as (default: this account's name).
+    #[arg(long, value_name = "USER")]
+    tunnel_user: Option<String>,
     /// Quiet: svnserve prints nothing on startup either.
     #[arg(short = 'q', long = "quiet")]
     quiet: bool,
@@ -124,6 +130,20 @@ pub fn run(args: ServeArgs) -> Result<()> {
             .with_context(|| format!("root directory '{}'", r.display()))?,
         None => PathBuf::from("/"),
     };
+    if args.tunnel_user.is_some() && !args.tunnel {
+        bail!("Option --tunnel-user is only valid in tunnel mode");
+    }
+    let config_file = match &args.config_file {
+        Some(f) => {
+            let f =
+                std::path::absolute(f).with_context(|| format!("config file '{}'", f.display()))?;
+            // svnserve reads it at startup and refuses to start when it is missing or bad.
+            svelto_repos::conf::SvnserveConf::load(&f, true, Path::new("/"), Path::new("/"))
+                .with_context(|| format!("reading config file '{}'", f.display()))?;
+            Some(f)
+        }
+        None => None,
+    };
     if args.daemon && !args.foreground && !args.daemon_child {
         return background();
     }
@@ -156,6 +176,14 @@ pub fn run(args: ServeArgs) -> Result<()> {
         config.max_request = usize::MAX;
     }
     config.idle_timeout = std::time::Duration::from_secs(args.idle_timeout.max(1));
+    config.config_file = config_file;
+    config.hostname = hostname();
+    if args.tunnel {
+        config.tunnel_user = Some(match &args.tunnel_user {
+            Some(u) => u.clone(),
+            None => login_name().context("finding this account's user name for EXTERNAL")?,
+        });
+    }
     let shared = Shared::new(config, log);
     if stdio_mode {
         let stdin = std::io::stdin().lock();
@@ -221,4 +249,33 @@ fn background() -> Result<()> {
         "the background server did not start ({status}): {}",
         first.trim()
     )
+}
+
+/// This machine's host name (for CRAM-MD5 challenges).
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .or_else(|_| std::fs::read_to_string("/etc/hostname"))
+        .map(|h| h.trim().to_string())
+        .ok()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".into())
+}
+
+/// The name of the account this process runs as: its uid looked up in /etc/passwd, else
+/// `$USER` / `$LOGNAME`.
+fn login_name() -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let uid = std::fs::metadata("/proc/self").ok().map(|m| m.uid());
+    if let (Some(uid), Ok(passwd)) = (uid, std::fs::read_to_string("/etc/passwd")) {
+        for line in passwd.lines() {
+            let f: Vec<&str> = line.split(':').collect();
+            if f.len() > 2 && f[2].parse::<u32>().ok() == Some(uid) && !f[0].is_empty() {
+                return Some(f[0].to_string());
+            }
+        }
+    }
+    std::env::var("USER")
+        .or_else(|_| std::env::var("LOGNAME"))
+        .ok()
+        .filter(|u| !u.is_empty())
 }

@@ -19,6 +19,17 @@ pub enum ReposError {
     AtRev { rev: Revnum, err: Box<ReposError> },
     #[error("{0}")]
     Invalid(String),
+    /// A configuration file (svnserve.conf, passwd) that Subversion would refuse, or
+    /// an option value Svelto cannot honour; `line` when the syntax is at fault.
+    #[error("{}{}: {reason}", file.display(), line.map(|l| format!(":{l}")).unwrap_or_default())]
+    Config {
+        file: std::path::PathBuf,
+        line: Option<usize>,
+        /// The number Subversion's parser gives the same line (it does not count section
+        /// header lines); what svnserve tells clients.
+        svn_line: Option<usize>,
+        reason: String,
+    },
     /// Subversion's `SVN_ERR_FS_NOT_FOUND` (160013); `path` is an fspath.
     #[error("File not found: revision {rev}, path '{path}'")]
     NotFound { rev: Revnum, path: String },

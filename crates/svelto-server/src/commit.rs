@@ -143,7 +143,7 @@ pub fn commit<R: Read, W: Write>(
     let base = s.repo.refresh()?;
     let name = txn_name(base);
     let mut txn = CommitTxn::begin(&s.repo, &name, revprops).map_err(err)?;
-    let hooks = Hooks::new(s.repo.path(), s.hooks_env.as_deref()).map_err(err)?;
+    let hooks = Hooks::new(s.repo.path(), Some(&s.hooks_env)).map_err(err)?;
     conn.write_item(&success(vec![]))?;
     let mut tokens = Tokens {
         hooks: Some(&hooks),

@@ -11,6 +11,7 @@ pub mod code {
     pub const BAD_FILENAME: u64 = 125001;
     pub const BAD_URL: u64 = 125002;
     pub const BAD_DATE: u64 = 125003;
+    pub const BAD_CONFIG_VALUE: u64 = 125009;
     pub const ENTRY_MISSING_REVISION: u64 = 150003;
     pub const FS_GENERAL: u64 = 160000;
     pub const FS_CORRUPT: u64 = 160004;
@@ -23,12 +24,15 @@ pub mod code {
     pub const REPOS_BAD_REVISION_REPORT: u64 = 165004;
     pub const RA_ILLEGAL_URL: u64 = 170000;
     pub const RA_NOT_AUTHORIZED: u64 = 170001;
+    pub const MALFORMED_FILE: u64 = 200002;
     pub const INCORRECT_PARAMS: u64 = 200004;
     pub const UNSUPPORTED_FEATURE: u64 = 200007;
     pub const UNKNOWN_CMD: u64 = 210001;
     pub const MALFORMED_DATA: u64 = 210004;
     pub const REPOS_NOT_FOUND: u64 = 210005;
     pub const BAD_VERSION: u64 = 210006;
+    pub const AUTHN_FAILED: u64 = 215004;
+    pub const AUTHZ_INVALID_CONFIG: u64 = 220003;
 }
 
 /// An error the client is told about; the connection continues.

@@ -5,11 +5,13 @@
 //! `pread`s, and a thread per client is what svnserve `-T` does; connections are bounded by
 //! `Config::max_connections`), the handshake, the per-command auth slot, command dispatch,
 //! the wire editor for server drives, and mapping errors to Subversion's codes.
-//! Must not: know the store's on-disk format, or parse configuration files (the binary does).
+//! Must not: know the store's on-disk format, or parse configuration files (svelto-repos'
+//! `conf` reads svnserve.conf and passwd; the server asks it, per connection).
 //!
 //! Repositories are opened once and shared by every connection (`Repo` is a cheap handle
 //! onto shared caches), so the first checkout warms what the next one reads.
 
+mod auth;
 mod commands;
 mod commit;
 mod conn;
@@ -23,6 +25,7 @@ mod revprops;
 mod session;
 mod url;
 
+pub use auth::cram_md5_digest;
 pub use conn::{Conn, ConnError};
 pub use error::{code, CmdError};
 pub use log::Logger;
@@ -54,6 +57,14 @@ pub struct Config {
     /// at 128 MiB the same export cost 2.3x the server CPU (issue 3's note). svnserve's
     /// best configuration gives its cache the same gigabyte (`-M 1024`).
     pub text_cache_bytes: usize,
+    /// `--config-file`: this svnserve.conf for every repository instead of each one's
+    /// `conf/svnserve.conf` (relative paths in it resolve against its directory).
+    pub config_file: Option<PathBuf>,
+    /// Tunnel mode (`-t`): the user EXTERNAL authenticates as (`--tunnel-user`, else the
+    /// account the server runs under). `None` outside tunnel mode: no EXTERNAL.
+    pub tunnel_user: Option<String>,
+    /// This machine's name, for CRAM-MD5 challenges.
+    pub hostname: String,
 }
 
 impl Config {
@@ -65,6 +76,9 @@ impl Config {
             idle_timeout: Duration::from_secs(15 * 60),
             max_connections: 1024,
             text_cache_bytes: 1 << 30,
+            config_file: None,
+            tunnel_user: None,
+            hostname: "localhost".into(),
         }
     }
 }

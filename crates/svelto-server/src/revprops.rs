@@ -46,7 +46,7 @@ fn change(
     expected: Option<Option<&[u8]>>,
 ) -> CmdResult<Option<Vec<Item>>> {
     let fail = |e: ReposError| Failure::Cmd(repos_error(&e));
-    let hooks = Hooks::new(s.repo.path(), s.hooks_env.as_deref()).map_err(fail)?;
+    let hooks = Hooks::new(s.repo.path(), Some(&s.hooks_env)).map_err(fail)?;
     let user = s.user.clone();
     let writer = s.writer.clone();
     let req = RevpropChange {

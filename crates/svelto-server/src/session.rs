@@ -1,6 +1,7 @@
 //! One connection's life: greeting, the client's response, which repository, the auth
 //! exchange, repos-info, then commands until the client leaves (protocol doc 2, 3).
 
+use crate::auth::Auth;
 use crate::commands;
 use crate::conn::{Conn, ConnError};
 use crate::error::{code, CmdError, Failure};
@@ -8,8 +9,11 @@ use crate::url;
 use crate::Shared;
 use std::collections::HashMap;
 use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 use svelto_core::{join, validate_path, Revnum};
+use svelto_repos::conf::{Access, PasswdDb, SvnserveConf};
+use svelto_repos::ReposError;
 use svelto_store::Repo;
 use svelto_wire::{failure, success, Item, TupleReader, WireError};
 
@@ -51,11 +55,18 @@ pub struct Session {
     /// The session path (relpath inside the repository).
     pub path: String,
     pub caps: ClientCaps,
+    #[allow(dead_code)] // for the write commands (svnserve caps access at read under -R)
     pub read_only: bool,
     /// The authenticated user name; None for an anonymous session.
     pub user: Option<String>,
-    /// The hooks-env file (svnserve.conf's `hooks-env`), or None for the default.
-    pub hooks_env: Option<std::path::PathBuf>,
+    /// The hook environment file for this repository (svnserve.conf's `hooks-env`, resolved
+    /// against the repository's `conf` directory, or `conf/hooks-env`); it need not exist.
+    pub hooks_env: PathBuf,
+    /// The svnserve.conf this connection was set up with (authz-db, groups-db and
+    /// force-username-case are kept for path-based authorization).
+    #[allow(dead_code)] // read by path-based authorization (issue 6)
+    pub conf: SvnserveConf,
+    auth: Auth,
     /// The repository's writer, for commits and other changes.
     pub writer: std::sync::Arc<crate::WriterSlot>,
     /// The peer is on this machine: send deltas uncompressed.
@@ -238,26 +249,34 @@ fn handshake<R: Read, W: Write>(
             return Ok(None);
         }
     };
-    // Anonymous read access (authentication and authz come with their own issue).
-    conn.write_item(&success(vec![
-        Item::list(vec![Item::word("ANONYMOUS")]),
-        Item::string(uuid.clone()),
-    ]))?;
-    loop {
-        let Some(auth) = conn.read_item()? else {
+    // svnserve.conf, reread for every connection (changes apply without a restart).
+    let (auth, conf) = match load_auth(shared, &located.repo_dir, &uuid) {
+        Ok(v) => v,
+        Err(e) => {
+            shared.log.line(&format!(
+                "{}: refusing the connection: {}",
+                located.repo_dir.display(),
+                e.message()
+            ));
+            conn.write_item(&failure(&e.chain))?;
             return Ok(None);
-        };
-        let mut t = TupleReader::from_item(&auth)?;
-        if t.word()? == "ANONYMOUS" {
-            conn.write_item(&success(vec![]))?;
-            break;
         }
-        conn.write_item(&Item::list(vec![
-            Item::word("failure"),
-            Item::list(vec![Item::string(
-                "Must authenticate with listed mechanism",
-            )]),
-        ]))?;
+    };
+    if auth.anon_access == Access::None && !auth.can_authenticate_for(Access::Read) {
+        conn.write_item(&fail_item(
+            code::RA_NOT_AUTHORIZED,
+            "No access allowed to this repository",
+        ))?;
+        return Ok(None);
+    }
+    let mut user = None;
+    auth.request(conn, &mut user, Access::Read, false)?;
+    if auth.current(&user) == Access::None {
+        conn.write_item(&fail_item(
+            code::RA_NOT_AUTHORIZED,
+            "Not authorized for access",
+        ))?;
+        return Ok(None);
     }
     conn.write_item(&success(vec![
         Item::string(uuid.clone()),
@@ -271,8 +290,10 @@ fn handshake<R: Read, W: Write>(
         path: located.session_path,
         caps: client_caps,
         read_only: shared.config.read_only,
-        user: None,
-        hooks_env: None,
+        user,
+        hooks_env: conf.hooks_env.clone(),
+        conf,
+        auth,
         writer,
         loopback,
         rev_info: HashMap::new(),
@@ -292,11 +313,24 @@ impl Session {
         conn: &mut Conn<R, W>,
         access: crate::commands::Access,
     ) -> Result<(), Failure> {
-        if access == crate::commands::Access::Write && self.read_only {
-            return Err(CmdError::new(code::RA_NOT_AUTHORIZED, "Authorization failed").into());
+        let required = match access {
+            crate::commands::Access::Read => Access::Read,
+            crate::commands::Access::Write => Access::Write,
+        };
+        if self.auth.current(&self.user) >= required {
+            conn.write_item(&empty_slot())?;
+            return Ok(());
         }
-        conn.write_item(&empty_slot())?;
-        Ok(())
+        // A user name is what could bring more: ask for one (no ANONYMOUS), as svnserve's
+        // must_have_access does; the exchange's final answer stands in for the slot.
+        if self.user.is_none() && self.auth.can_authenticate_for(required) {
+            self.auth.request(conn, &mut self.user, required, true)?;
+        }
+        if self.auth.current(&self.user) >= required {
+            Ok(())
+        } else {
+            Err(crate::auth::not_authorized().into())
+        }
     }
 }
 
@@ -331,4 +365,96 @@ fn command_loop<R: Read, W: Write>(
         }
     }
     Ok(())
+}
+
+/// The repository's svnserve.conf (or `--config-file`) and what it allows. Errors are what
+/// the client is told before the connection closes.
+fn load_auth(
+    shared: &Shared,
+    repo_dir: &Path,
+    uuid: &str,
+) -> Result<(Auth, SvnserveConf), CmdError> {
+    let repos_conf = repo_dir.join("conf");
+    let conf = match &shared.config.config_file {
+        Some(file) => {
+            let base = file.parent().unwrap_or(Path::new("/"));
+            SvnserveConf::load(file, true, base, &repos_conf)
+        }
+        None => SvnserveConf::for_repository(repo_dir),
+    }
+    .map_err(|e| conf_error(&e))?;
+    let pwdb = match &conf.password_db {
+        None => None,
+        Some(path) => match PasswdDb::load(path) {
+            Ok(db) => Some(db),
+            // svnserve goes on without CRAM-MD5 when the file is unreadable to it.
+            Err(ReposError::Io { err, .. })
+                if err.kind() == std::io::ErrorKind::PermissionDenied =>
+            {
+                shared.log.line(&format!(
+                    "{}: password-db '{}' is not readable: offering no CRAM-MD5",
+                    conf.file.display(),
+                    path.display()
+                ));
+                None
+            }
+            Err(e) => {
+                // The details go to the log; the client gets svnserve's bare message.
+                shared
+                    .log
+                    .line(&format!("{}: password-db: {e}", conf.file.display()));
+                return Err(CmdError::new(code::AUTHN_FAILED, "Authentication failed"));
+            }
+        },
+    };
+    if let Some(authz) = &conf.authz_db {
+        return Err(CmdError::new(
+            code::AUTHZ_INVALID_CONFIG,
+            format!(
+                "Svelto does not enforce path-based authorization yet: '{}' sets authz-db = '{authz}'; \
+                 it will not serve this repository with the wrong rules (remove authz-db to serve it)",
+                conf.file.display()
+            ),
+        ));
+    }
+    if conf.use_sasl {
+        return Err(CmdError::new(
+            code::BAD_CONFIG_VALUE,
+            format!(
+                "SASL is not supported by Svelto ('{}' sets use-sasl = true in [sasl]); \
+                 set it to false and use CRAM-MD5 (password-db) or svn+ssh",
+                conf.file.display()
+            ),
+        ));
+    }
+    let realm = conf.realm.clone().unwrap_or_else(|| uuid.to_string());
+    let auth = Auth::new(
+        &conf,
+        shared.config.read_only,
+        pwdb,
+        realm,
+        shared.config.tunnel_user.clone(),
+        shared.config.hostname.clone(),
+    );
+    Ok((auth, conf))
+}
+
+/// A configuration file error as svnserve reports it to the client.
+fn conf_error(e: &ReposError) -> CmdError {
+    match e {
+        ReposError::Config {
+            file,
+            svn_line: Some(line),
+            reason,
+            ..
+        } => CmdError::from_chain(vec![
+            svelto_wire::ErrorLink::new(
+                code::MALFORMED_FILE,
+                format!("Error while parsing config file: {}:", file.display()),
+            ),
+            svelto_wire::ErrorLink::new(code::MALFORMED_FILE, format!("line {line}: {reason}")),
+        ]),
+        ReposError::Config { reason, .. } => CmdError::new(code::BAD_CONFIG_VALUE, reason.clone()),
+        other => CmdError::new(code::FS_GENERAL, other.to_string()),
+    }
 }

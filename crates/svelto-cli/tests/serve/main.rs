@@ -15,6 +15,7 @@
 //! lines or blocks; XML attributes are compared sorted (see
 //! `svelto_testkit::serve::output_order`).
 //!
+//! - `auth`: svnserve.conf and passwd, CRAM-MD5, the auth slot, EXTERNAL in tunnel mode;
 //! - `checkout`: depths, `--set-depth`, externals, single-file updates,
 //!   switch, `status -u`;
 //! - `update`: working copies walked forward and backward through whole
@@ -28,6 +29,7 @@
 //! - `robust`: malformed and hostile input over raw TCP, vanishing clients,
 //!   100 concurrent checkouts.
 
+mod auth;
 mod blame;
 mod checkout;
 mod cli;
