@@ -275,6 +275,11 @@ const SUBCOMMANDS: &[Sub] = &[
         ],
     },
     Sub {
+        name: "lock",
+        aliases: &[],
+        opts: &[],
+    },
+    Sub {
         name: "tree",
         aliases: &[],
         opts: &[
@@ -865,6 +870,11 @@ fn dispatch(name: &str, st: &State, out: &mut dyn Write) -> Result<()> {
             let c = open(st)?;
             do_tree(&c, st.arg1.as_deref().unwrap_or(""), out)
         }
+        "lock" => {
+            check_args(st, 1)?;
+            let c = open(st)?;
+            do_lock(&c, st.arg1.as_deref().unwrap_or(""), out)
+        }
         "uuid" => {
             check_args(st, 0)?;
             let c = open(st)?;
@@ -882,6 +892,34 @@ fn dispatch(name: &str, st: &State, out: &mut dyn Write) -> Result<()> {
             format!("Unknown subcommand: '{name}'"),
         )),
     }
+}
+
+/// svnlook's `lock`: the lock on a path, if any (nothing printed when there is none).
+fn do_lock(c: &Ctx, path: &str, out: &mut dyn Write) -> Result<()> {
+    let relpath = path.trim_matches('/');
+    let Some(lock) = svelto_repos::locks::get_lock(c.repo.path(), relpath)? else {
+        return Ok(());
+    };
+    let human = |d: &str| crate::localtime::human_date(d).unwrap_or_else(|| d.to_string());
+    writeln!(out, "UUID Token: {}", lock.token)?;
+    writeln!(out, "Owner: {}", lock.owner)?;
+    writeln!(out, "Created: {}", human(&lock.created))?;
+    writeln!(
+        out,
+        "Expires: {}",
+        lock.expires.as_deref().map(human).unwrap_or_default()
+    )?;
+    let lines = lock
+        .comment
+        .as_deref()
+        .map_or(0, |c| c.matches('\n').count() + 1);
+    writeln!(
+        out,
+        "Comment ({lines} line{}):\n{}",
+        if lines == 1 { "" } else { "s" },
+        lock.comment.as_deref().unwrap_or("")
+    )?;
+    Ok(())
 }
 
 fn do_author(c: &Ctx, out: &mut dyn Write) -> Result<()> {

@@ -712,6 +712,15 @@ impl CommitTxn {
         Ok(())
     }
 
+    /// The paths this edit changes, each with whether everything below it changes too (an
+    /// add, delete or replace): what a commit's lock check looks at.
+    pub fn changed_paths(&self) -> Vec<(String, bool)> {
+        self.touched()
+            .into_iter()
+            .map(|(p, structural)| (p.to_string(), structural))
+            .collect()
+    }
+
     /// The paths this edit changes, each with whether the change is structural (an add,
     /// delete or replace) rather than a change in place.
     fn touched(&self) -> BTreeMap<&str, bool> {

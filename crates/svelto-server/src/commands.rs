@@ -21,6 +21,8 @@ const DIR_SIZE: u64 = u64::MAX;
 pub enum Access {
     Read,
     Write,
+    /// Write, by a named user (locks belong to someone).
+    WriteAsUser,
 }
 
 /// Runs one command: the auth slot, the work, the response. A failure returned here is
@@ -35,7 +37,7 @@ pub fn dispatch<R: Read, W: Write>(
         if let Some(e) = crate::revprops::check_before_slot(name, p) {
             return Err(e.into());
         }
-        s.authorize(conn, Access::Write)?;
+        s.authorize(conn, write_access(name, p))?;
         if let Some(results) = handler(s, conn, p)? {
             conn.write_item(&success(results))?;
         }
@@ -53,8 +55,8 @@ pub fn dispatch<R: Read, W: Write>(
         "get-dir" => get_dir,
         "list" => list,
         "get-iprops" => get_iprops,
-        "get-lock" => get_lock,
-        "get-locks" => get_locks,
+        "get-lock" => crate::locks::get_lock,
+        "get-locks" => crate::locks::get_locks,
         "replay" => crate::replay::replay,
         "log" => crate::history::log_cmd,
         "get-locations" => crate::history::get_locations_cmd,
@@ -75,6 +77,9 @@ pub fn dispatch<R: Read, W: Write>(
             .into())
         }
     };
+    if name == "get-locks" {
+        crate::locks::get_locks_depth(p)?;
+    }
     s.authorize(conn, Access::Read)?;
     if let Some(results) = handler(s, conn, p)? {
         conn.write_item(&success(results))?;
@@ -91,22 +96,33 @@ fn write_handler<R: Read, W: Write>(name: &str) -> Option<Handler<R, W>> {
         "commit" => crate::commit::commit,
         "change-rev-prop" => crate::revprops::change_rev_prop_cmd,
         "change-rev-prop2" => crate::revprops::change_rev_prop2_cmd,
-        "lock" | "lock-many" | "unlock" | "unlock-many" => not_yet,
+        "lock" => crate::locks::lock,
+        "lock-many" => crate::locks::lock_many,
+        "unlock" => crate::locks::unlock,
+        "unlock-many" => crate::locks::unlock_many,
         _ => return None,
     };
     Some(h)
 }
 
-fn not_yet<R: Read, W: Write>(
-    _s: &mut Session,
-    _conn: &mut Conn<R, W>,
-    _p: &mut TupleReader<'_>,
-) -> CmdResult<Option<Vec<Item>>> {
-    Err(CmdError::new(
-        code::UNSUPPORTED_FEATURE,
-        "Svelto does not support commits, locks or revision property changes yet",
-    )
-    .into())
+/// What a write command needs: locks need a user name (unlocking only when not breaking).
+fn write_access(name: &str, p: &TupleReader<'_>) -> Access {
+    let breaking = || {
+        let mut t = TupleReader::new(p.rest());
+        match name {
+            "unlock" => {
+                let _ = t.string();
+                let _ = t.opt_tuple();
+                t.bool().unwrap_or(false)
+            }
+            _ => t.bool().unwrap_or(false),
+        }
+    };
+    match name {
+        "lock" | "lock-many" => Access::WriteAsUser,
+        "unlock" | "unlock-many" if !breaking() => Access::WriteAsUser,
+        _ => Access::Write,
+    }
 }
 
 fn reparent<R: Read, W: Write>(
@@ -679,25 +695,6 @@ fn get_iprops<R: Read, W: Write>(
         return Err(CmdError::new(code::FS_NOT_FOUND, format!("'/{path}' path not found")).into());
     }
     Ok(Some(vec![iprops_item(&inherited_props(s, &path, rev)?)]))
-}
-
-fn get_lock<R: Read, W: Write>(
-    s: &mut Session,
-    _: &mut Conn<R, W>,
-    p: &mut TupleReader<'_>,
-) -> CmdResult<Option<Vec<Item>>> {
-    s.full_path(p.string()?)?;
-    // No locks exist until the locking issue lands.
-    Ok(Some(vec![Item::empty_list()]))
-}
-
-fn get_locks<R: Read, W: Write>(
-    s: &mut Session,
-    _: &mut Conn<R, W>,
-    p: &mut TupleReader<'_>,
-) -> CmdResult<Option<Vec<Item>>> {
-    s.full_path(p.string()?)?;
-    Ok(Some(vec![Item::empty_list()]))
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ use std::io::{Read, Write};
 use std::sync::atomic::{AtomicU64, Ordering};
 use svelto_core::{svn_date_now, NodeKind, PropList, Revnum};
 use svelto_repos::commit::TextDelta;
+use svelto_repos::locks::UnlockTarget;
 use svelto_repos::{CommitTxn, Hooks, ReposError};
 use svelto_wire::{success, Item, TupleReader};
 
@@ -161,10 +162,20 @@ pub fn commit<R: Read, W: Write>(
         }
         Err(f) => return Err(f),
     }
-    let _ = (&params.lock_tokens, params.keep_locks);
     drop(tokens);
     let date = svn_date_now();
+    let changed = txn.changed_paths();
+    let user = s.user.clone();
+    let repo_path = s.repo.path().to_path_buf();
     let committed = s.writer.with(|w| -> Result<Revnum, ReposError> {
+        // Under the writer: no lock can be taken or broken between this check and the
+        // commit.
+        svelto_repos::locks::check_commit(
+            &repo_path,
+            &changed,
+            user.as_deref(),
+            &params.lock_tokens,
+        )?;
         let prepared = txn.prepare(w, &date)?;
         if let Err(e) = hooks.pre_commit(prepared.name(), &params.lock_tokens) {
             prepared.abort()?;
@@ -183,6 +194,26 @@ pub fn commit<R: Read, W: Write>(
     };
     s.repo.refresh()?;
     let warning = hooks.post_commit(rev, &name);
+    if !params.keep_locks && !params.lock_tokens.is_empty() {
+        // The client gave up these locks with the commit (errors are not reported).
+        let targets: Vec<UnlockTarget> = params
+            .lock_tokens
+            .iter()
+            .map(|(path, token)| UnlockTarget {
+                path: path.clone(),
+                token: Some(token.clone()),
+            })
+            .collect();
+        let writer = s.writer.clone();
+        let _ = svelto_repos::locks::unlock_many(
+            &s.repo,
+            &hooks,
+            s.user.as_deref(),
+            false,
+            &targets,
+            |f| writer.with(|w| f(w)),
+        );
+    }
     conn.write_item(&success(vec![]))?;
     conn.write_item(&empty_slot())?;
     let author = s.user.clone();

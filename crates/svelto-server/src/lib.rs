@@ -18,6 +18,7 @@ mod conn;
 mod editor;
 mod error;
 mod history;
+mod locks;
 mod log;
 mod replay;
 mod report;

@@ -313,11 +313,14 @@ impl Session {
         conn: &mut Conn<R, W>,
         access: crate::commands::Access,
     ) -> Result<(), Failure> {
-        let required = match access {
-            crate::commands::Access::Read => Access::Read,
-            crate::commands::Access::Write => Access::Write,
+        let (required, needs_user) = match access {
+            crate::commands::Access::Read => (Access::Read, false),
+            crate::commands::Access::Write => (Access::Write, false),
+            crate::commands::Access::WriteAsUser => (Access::Write, true),
         };
-        if self.auth.current(&self.user) >= required {
+        let enough =
+            |s: &Session| s.auth.current(&s.user) >= required && (!needs_user || s.user.is_some());
+        if enough(self) {
             conn.write_item(&empty_slot())?;
             return Ok(());
         }
@@ -326,7 +329,7 @@ impl Session {
         if self.user.is_none() && self.auth.can_authenticate_for(required) {
             self.auth.request(conn, &mut self.user, required, true)?;
         }
-        if self.auth.current(&self.user) >= required {
+        if enough(self) {
             Ok(())
         } else {
             Err(crate::auth::not_authorized().into())

@@ -75,6 +75,25 @@ pub fn mask_txn_names(bytes: &[u8]) -> Vec<u8> {
     out
 }
 
+/// Replaces lock tokens (`opaquelocktoken:` and a UUID) with `{TOKEN}`.
+pub fn mask_lock_tokens(bytes: &[u8]) -> Vec<u8> {
+    let key = b"opaquelocktoken:";
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut rest = bytes;
+    while let Some(at) = rest.windows(key.len()).position(|w| w == key) {
+        out.extend_from_slice(&rest[..at]);
+        out.extend_from_slice(b"{TOKEN}");
+        rest = &rest[at + key.len()..];
+        let end = rest
+            .iter()
+            .position(|b| !(b.is_ascii_hexdigit() || *b == b'-'))
+            .unwrap_or(rest.len());
+        rest = &rest[end..];
+    }
+    out.extend_from_slice(rest);
+    out
+}
+
 /// Scripted client sessions on both sides of a pair.
 pub struct Script<'p> {
     pub pair: &'p Pair,
@@ -92,7 +111,9 @@ impl<'p> Script<'p> {
     pub fn run(&mut self, rel: &str, tool: &str, args: &[&str]) -> Outcome {
         self.steps += 1;
         let outcomes = self.pair.run_both(Path::new(rel), tool, args);
-        let norm = |i: usize, b: &[u8]| mask_txn_names(&mask_dates(&self.pair.normalize(i, b)));
+        let norm = |i: usize, b: &[u8]| {
+            mask_lock_tokens(&mask_txn_names(&mask_dates(&self.pair.normalize(i, b))))
+        };
         let labels = self.pair.labels();
         let a = (
             outcomes[0].status.code(),

@@ -40,6 +40,7 @@ mod common;
 mod diff;
 mod export;
 mod hooks;
+mod locks;
 mod log;
 mod raw;
 mod read;

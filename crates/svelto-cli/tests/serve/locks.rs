@@ -1,0 +1,159 @@
+//! Locks against svnserve and Svelto with the same svnserve.conf and passwd: lock, steal,
+//! break, commits with and without the token, `--no-unlock`, lock hooks; the same client
+//! output on both (dates and lock tokens masked).
+
+use svelto_testkit::{Pair, Run};
+
+use crate::commit::{writable_pair, Script};
+
+fn users_pair() -> Pair {
+    let pair = writable_pair("basic");
+    pair.set_svnserve_conf(
+        "[general]\nanon-access = read\nauth-access = write\npassword-db = passwd\n",
+    );
+    for repo in [pair.reference_repo(), pair.subject_repo()] {
+        std::fs::write(
+            repo.join("conf/passwd"),
+            "[users]\nalice = apw\nbob = bpw\n",
+        )
+        .expect("write passwd");
+    }
+    pair
+}
+
+fn hook(pair: &Pair, name: &str, body: &str) {
+    for repo in [pair.reference_repo(), pair.subject_repo()] {
+        let log = repo.with_extension("lockhooks.log");
+        let p = repo.join("hooks").join(name);
+        std::fs::write(
+            &p,
+            format!(
+                "#!/bin/sh\n{}",
+                body.replace("{LOG}", &log.to_string_lossy())
+            ),
+        )
+        .expect("write hook");
+        Run::new("chmod").arg("+x").arg(&p).success();
+    }
+}
+
+#[test]
+fn locking_workflows_match_svnserve() {
+    let pair = users_pair();
+    let mut s = Script::new(&pair);
+    let _scope = pair.scope("locks");
+    let w = "locks";
+    let alice = ["--username", "alice", "--password", "apw"];
+    let bob = ["--username", "bob", "--password", "bpw"];
+    // Every step compares exit status and output; `ok` is what svnserve must do.
+    let run = |s: &mut Script, who: &[&str], args: &[&str], ok: bool| {
+        let mut all: Vec<&str> = who.to_vec();
+        all.extend_from_slice(args);
+        let out = s.run(w, "svn", &all);
+        assert_eq!(out.success(), ok, "svn {}:\n{out}", all.join(" "));
+    };
+    hook(
+        &pair,
+        "post-lock",
+        "{ echo post-lock \"$2\"; cat; } >> {LOG}\n",
+    );
+    hook(
+        &pair,
+        "post-unlock",
+        "{ echo post-unlock \"$2\"; cat; } >> {LOG}\n",
+    );
+    s.write("locks/f.txt", "one\n");
+    run(
+        &mut s,
+        &alice,
+        &["import", "-m", "add", "f.txt", "{URL}/l/f.txt"],
+        true,
+    );
+    run(&mut s, &alice, &["checkout", "{URL}/l", "wa"], true);
+    run(&mut s, &bob, &["checkout", "{URL}/l", "wb"], true);
+    // Anonymous users cannot lock.
+    s.svn_fails(w, &["lock", "{URL}/l/f.txt"]);
+    run(&mut s, &alice, &["lock", "-m", "editing", "wa/f.txt"], true);
+    run(&mut s, &alice, &["info", "{URL}/l/f.txt"], true);
+    run(&mut s, &bob, &["status", "-u", "wb"], true);
+    // Bob cannot lock it, nor commit a change to it.
+    run(&mut s, &bob, &["lock", "wb/f.txt"], false);
+    s.append("locks/wb/f.txt", "bob\n");
+    run(&mut s, &bob, &["commit", "-m", "bob", "wb"], false);
+    run(&mut s, &bob, &["revert", "wb/f.txt"], true);
+    // Alice commits with the token; the lock goes with the commit.
+    s.append("locks/wa/f.txt", "alice\n");
+    run(&mut s, &alice, &["commit", "-m", "alice", "wa"], true);
+    run(&mut s, &alice, &["info", "{URL}/l/f.txt"], true);
+    // --no-unlock keeps it.
+    run(&mut s, &alice, &["lock", "wa/f.txt"], true);
+    s.append("locks/wa/f.txt", "again\n");
+    run(
+        &mut s,
+        &alice,
+        &["commit", "--no-unlock", "-m", "keep", "wa"],
+        true,
+    );
+    run(&mut s, &alice, &["status", "-u", "wa"], true);
+    // Bob may not unlock it, but may break it; then steal it back and forth.
+    run(&mut s, &bob, &["unlock", "{URL}/l/f.txt"], false);
+    run(&mut s, &bob, &["unlock", "--force", "{URL}/l/f.txt"], true);
+    run(&mut s, &alice, &["lock", "wa/f.txt"], true);
+    run(&mut s, &bob, &["update", "wb"], true);
+    run(
+        &mut s,
+        &bob,
+        &["lock", "--force", "-m", "mine now", "wb/f.txt"],
+        true,
+    );
+    run(&mut s, &alice, &["info", "{URL}/l/f.txt"], true);
+    run(&mut s, &alice, &["status", "-u", "wa"], true);
+    // What hook scripts see: svnlook lock vs svelto look lock.
+    let looked = [
+        Run::tool("svnlook")
+            .args(["lock"])
+            .arg(pair.reference_repo())
+            .arg("/l/f.txt")
+            .env("TZ", "UTC")
+            .success(),
+        Run::new(env!("CARGO_BIN_EXE_svelto"))
+            .args(["look", "lock"])
+            .arg(pair.subject_repo())
+            .arg("/l/f.txt")
+            .env("TZ", "UTC")
+            .success(),
+    ]
+    .map(|o| {
+        let masked = crate::commit::mask_lock_tokens(&crate::commit::mask_dates(&o.stdout));
+        String::from_utf8_lossy(&masked).into_owned()
+    });
+    assert!(looked[0].contains("Owner: bob"), "{}", looked[0]);
+    assert_eq!(
+        looked[0], looked[1],
+        "svnlook lock and svelto look lock differ"
+    );
+    // Directories and missing paths cannot be locked.
+    run(&mut s, &alice, &["lock", "{URL}/l"], false);
+    run(&mut s, &alice, &["lock", "{URL}/l/none.txt"], false);
+    // svn:needs-lock: read-only until locked.
+    run(&mut s, &bob, &["unlock", "wb/f.txt"], true);
+    run(&mut s, &alice, &["update", "wa"], true);
+    run(
+        &mut s,
+        &alice,
+        &["propset", "svn:needs-lock", "*", "wa/f.txt"],
+        true,
+    );
+    run(&mut s, &alice, &["commit", "-m", "needs-lock", "wa"], true);
+    run(&mut s, &bob, &["update", "wb"], true);
+    run(&mut s, &bob, &["lock", "wb/f.txt"], true);
+    run(&mut s, &bob, &["unlock", "wb/f.txt"], true);
+    // A pre-lock hook may refuse.
+    hook(&pair, "pre-lock", "echo 'locks are frozen' >&2\nexit 1\n");
+    run(&mut s, &alice, &["lock", "wa/f.txt"], false);
+    let logs = [pair.reference_repo(), pair.subject_repo()]
+        .map(|r| std::fs::read_to_string(r.with_extension("lockhooks.log")).unwrap_or_default());
+    assert!(logs[0].contains("post-lock alice"), "{}", logs[0]);
+    assert_eq!(logs[0], logs[1], "the lock hooks saw different things");
+    s.assert_same_repositories();
+}
