@@ -157,3 +157,44 @@ fn locking_workflows_match_svnserve() {
     assert_eq!(logs[0], logs[1], "the lock hooks saw different things");
     s.assert_same_repositories();
 }
+
+#[test]
+fn locks_survive_a_restart() {
+    let pair = users_pair();
+    let mut s = Script::new(&pair);
+    let _scope = pair.scope("relock");
+    let alice = ["--username", "alice", "--password", "apw"];
+    s.write("relock/f.txt", "one\n");
+    let mut args: Vec<&str> = alice.to_vec();
+    args.extend(["import", "-m", "add", "f.txt", "{URL}/f.txt"]);
+    s.svn("relock", &args);
+    let mut args: Vec<&str> = alice.to_vec();
+    args.extend(["lock", "-m", "kept", "{URL}/f.txt"]);
+    s.svn("relock", &args);
+    // Another server process on the same repository (what a restart starts) sees it.
+    let root = pair.subject_repo().parent().expect("root").to_path_buf();
+    let name = pair
+        .subject_repo()
+        .file_name()
+        .expect("name")
+        .to_string_lossy()
+        .into_owned();
+    let log = pair.dir().join("second.log");
+    let second = svelto_testkit::Svelto::start_with(
+        std::path::Path::new(env!("CARGO_BIN_EXE_svelto")),
+        &root,
+        &log,
+        &[],
+    );
+    let out = pair.client().svn(
+        &["info", &format!("{}/f.txt", second.url(&name))],
+        pair.dir(),
+    );
+    assert!(out.success(), "{out}");
+    assert!(
+        out.stdout_text().contains("Lock Owner: alice"),
+        "{}",
+        out.stdout_text()
+    );
+    assert!(out.stdout_text().contains("kept"), "{}", out.stdout_text());
+}
