@@ -103,7 +103,7 @@ fn eight_committers_to_distinct_paths_with_readers() {
                     assert!(out.success(), "commit {d} failed:\n{out}");
                     let rev = committed_rev(&out.stdout_text())
                         .unwrap_or_else(|| panic!("svnmucc printed no revision:\n{out}"));
-                    acked.lock().unwrap().push((rev, d));
+                    acked.lock().expect("lock").push((rev, d));
                 }
             })
         })
@@ -115,7 +115,7 @@ fn eight_committers_to_distinct_paths_with_readers() {
     let reads = reader.join().expect("a reader failed");
     assert!(reads > 0, "the reader never ran");
     let total = (threads * per_thread) as u64;
-    let acked = acked.lock().unwrap().clone();
+    let acked = acked.lock().expect("lock").clone();
     let revs: BTreeSet<u64> = acked.iter().map(|(r, _)| *r).collect();
     assert_eq!(
         revs,
@@ -146,7 +146,7 @@ fn overlapping_commits_one_wins_the_other_is_out_of_date() {
     let races = 4;
     // Per side: the normalized error texts of the losers.
     let mut errors: [BTreeSet<String>; 2] = [BTreeSet::new(), BTreeSet::new()];
-    for side in 0..2 {
+    for (side, errors) in errors.iter_mut().enumerate() {
         let url = if side == 0 {
             pair.reference_url()
         } else {
@@ -220,13 +220,14 @@ fn overlapping_commits_one_wins_the_other_is_out_of_date() {
                     || text.contains("E160024: Conflict at '/race.txt'"),
                 "side {side}: the losing commit's error:\n{text}"
             );
-            errors[side].insert(text);
+            errors.insert(text);
         }
         let out = run(&["cat", &format!("{url}/race.txt")], &work);
         assert!(out.stdout_text().contains(&format!("race {}", races - 1)));
     }
     // Each kind of error Svelto gave must read exactly as svnserve's of the same kind
     // (which kind a race gives depends on its timing).
+    eprintln!("overlapping commits: losers' errors: {errors:#?}");
     let kind = |t: &str| t.contains("E160024");
     for ours in &errors[1] {
         if let Some(theirs) = errors[0].iter().find(|t| kind(t) == kind(ours)) {
