@@ -238,3 +238,95 @@ fn overlapping_commits_one_wins_the_other_is_out_of_date() {
         }
     }
 }
+
+/// The errors of a `( failure ( ( code msg file line ) ... ) )`: (code, message) pairs.
+fn errors_of(item: &crate::raw::Item) -> Vec<(u64, String)> {
+    use crate::raw::Item;
+    let Item::List(items) = item else {
+        return Vec::new();
+    };
+    let Some(Item::List(errors)) = items.get(1) else {
+        return Vec::new();
+    };
+    errors
+        .iter()
+        .filter_map(|e| match e {
+            Item::List(f) => match (f.first(), f.get(1)) {
+                (Some(Item::Number(n)), Some(Item::String(m))) => {
+                    Some((*n, String::from_utf8_lossy(m).into_owned()))
+                }
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect()
+}
+
+/// The race made deterministic: an edit opens a file, another commit changes the file,
+/// then the edit ends. The merge into the newer HEAD must fail with the errors svnserve
+/// sends (`Conflict at '/race2.txt'`), and leave the repository as it was.
+#[test]
+fn edit_overtaken_by_a_commit_fails_with_svnserves_conflict() {
+    require_tool("svnmucc");
+    let pair = writable_pair("basic");
+    let _scope = pair.scope("overtaken");
+    let mut answers = Vec::new();
+    for side in 0..2 {
+        let (addr, url) = if side == 0 {
+            (pair.reference().addr(), pair.reference_url())
+        } else {
+            (pair.subject().addr(), pair.subject_url())
+        };
+        let work = pair.work(side).join("overtaken");
+        std::fs::create_dir_all(&work).expect("work dir");
+        let f = work.join("v1.txt");
+        std::fs::write(&f, "v1\n").expect("v1");
+        let fs = f.display().to_string();
+        let target = format!("{url}/race2.txt");
+        let out = pair
+            .client()
+            .run("svnmucc", &["-m", "v1", "put", &fs, &target], &work);
+        assert!(out.success(), "{out}");
+        let head = committed_rev(&out.stdout_text()).expect("a revision");
+        // The edit: commit, open-root, open-file; nothing more yet.
+        let mut a = crate::raw::Conn::session(addr, &url);
+        a.send(b"( commit ( 4:slow ( ) false ( ) ) ) ");
+        let auth = a.item();
+        assert!(auth.is_success(), "side {side}: commit's auth: {auth:?}");
+        let ack = a.item();
+        assert!(ack.is_success(), "side {side}: commit: {ack:?}");
+        let open = format!(
+            "( open-root ( ( ) 2:d0 ) ) ( open-file ( 9:race2.txt 2:d0 2:f1 ( {head} ) ) ) "
+        );
+        a.send(open.as_bytes());
+        // Another commit changes the file meanwhile.
+        std::fs::write(&f, "v2\n").expect("v2");
+        let out = pair
+            .client()
+            .run("svnmucc", &["-m", "v2", "put", &fs, &target], &work);
+        assert!(out.success(), "side {side}: the overtaking commit:\n{out}");
+        // The edit ends: "x\n" as one svndiff0 window.
+        let mut end =
+            b"( apply-textdelta ( 2:f1 ( ) ) ) ( textdelta-chunk ( 2:f1 12:SVN\0".to_vec();
+        end.extend_from_slice(b"\0\0\x02\x01\x02\x82x\n ) ) ( textdelta-end ( 2:f1 ) ) ");
+        end.extend_from_slice(b"( close-file ( 2:f1 ( ) ) ) ( close-dir ( 2:d0 ) ) ");
+        end.extend_from_slice(b"( close-edit ( ) ) ");
+        a.send(&end);
+        let answer = a.item();
+        assert!(answer.is_failure(), "side {side}: close-edit: {answer:?}");
+        answers.push(errors_of(&answer));
+        let cat = pair.client().svn(&["cat", &target], &work);
+        assert_eq!(cat.stdout_text(), "v2\n", "side {side}");
+    }
+    assert!(
+        answers[0]
+            .iter()
+            .any(|(c, m)| *c == 160024 && m == "Conflict at '/race2.txt'"),
+        "svnserve's answer: {:?}",
+        answers[0]
+    );
+    assert_eq!(
+        answers[1], answers[0],
+        "Svelto's errors differ from svnserve's"
+    );
+}
