@@ -13,7 +13,7 @@
 use crate::error::{io, ReposError, Result, SvnErrorKind};
 use crate::textdelta::SlidingSource;
 use md5::{Digest, Md5 as Md5Hasher};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::sync::Arc;
@@ -738,15 +738,44 @@ impl CommitTxn {
         t
     }
 
+    /// The directories whose properties this edit changes.
+    fn dir_props(&self) -> Result<BTreeSet<&str>> {
+        let mut dirs = BTreeSet::new();
+        for op in &self.ops {
+            if let Op::Prop { path, .. } = op {
+                if let Some(Seen {
+                    kind: NodeKind::Dir,
+                    ..
+                }) = self.lookup(path)?
+                {
+                    dirs.insert(path.as_str());
+                }
+            }
+        }
+        Ok(dirs)
+    }
+
     /// Whether commits since the edit began touched what this edit touches; the path of the
     /// first conflict. Their path and ours conflict when they are the same, or when one lies
-    /// below the other and the upper one was added, deleted or replaced. (Changes in place
-    /// of a directory only change its properties; a change below it is no conflict.)
+    /// below the other and the upper one was added, deleted or replaced. A change in place
+    /// of a directory is a property change, and changes below it do not conflict with it,
+    /// but for one case: a directory whose properties this edit changes conflicts with an
+    /// entry added,
+    /// deleted or replaced in it since (Subversion merges a directory's property change
+    /// only into a directory whose entries are the same); a property change of theirs on a
+    /// directory where ours only changed entries merges.
     fn conflict(&self, youngest: Revnum) -> Result<Option<String>> {
         let ours = self.touched();
+        let ours_dir_props = self.dir_props()?;
         for rev in self.base + 1..=youngest {
             for c in self.repo.rev_meta(rev)?.changes {
                 let theirs_structural = c.change != svelto_core::ChangeKind::Modify;
+                if theirs_structural && !c.path.is_empty() {
+                    let parent = parent_and_name(&c.path).0;
+                    if ours_dir_props.contains(parent) {
+                        return Ok(Some(parent.to_string()));
+                    }
+                }
                 if ours.contains_key(c.path.as_str()) {
                     return Ok(Some(c.path));
                 }
