@@ -271,10 +271,19 @@ impl Repo {
     }
 
     /// Re-reads `db/current`, making revisions committed since visible. Returns the youngest.
+    ///
+    /// Never moves backwards: published files only grow, so a `db/current` older than the
+    /// one already seen is a stale read by a thread that lost a race with another (taking
+    /// it would make a revision a client has already been told about disappear).
     pub fn refresh(&self) -> Result<Revnum> {
         let cur = files::read_current(&self.inner.db)?;
-        *self.inner.current.lock().unwrap_or_else(|e| e.into_inner()) = cur;
-        Ok(cur.youngest)
+        let mut seen = self.inner.current.lock().unwrap_or_else(|e| e.into_inner());
+        let newer = cur.youngest >= seen.youngest
+            && cur.lens.iter().zip(seen.lens.iter()).all(|(a, b)| a >= b);
+        if newer {
+            *seen = cur;
+        }
+        Ok(seen.youngest)
     }
 
     /// Moves the visible limit (the writer's own view, which runs ahead of `db/current`).

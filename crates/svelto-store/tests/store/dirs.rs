@@ -68,3 +68,21 @@ fn big_directories_read_back_at_every_revision_and_stay_small() {
         assert_eq!(&got, want, "listing of big at r{rev}");
     }
 }
+
+/// A reader that reads an older `db/current` than it has already seen (a thread that lost
+/// a race with another) keeps the newer view: a revision never disappears.
+#[test]
+fn refresh_never_moves_backwards() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut w = new_repo(dir.path());
+    let repo = Repo::open(dir.path()).expect("open");
+    let old = std::fs::read(dir.path().join("db/current")).expect("read current");
+    let mut t = w.begin().expect("begin");
+    t.make_node("a", NodeKind::Dir).expect("mkdir");
+    t.commit().expect("commit");
+    w.sync().expect("sync");
+    assert_eq!(repo.refresh().expect("refresh"), 1);
+    std::fs::write(dir.path().join("db/current"), &old).expect("write stale current");
+    assert_eq!(repo.refresh().expect("refresh"), 1, "the view went back to r0");
+    assert!(repo.lookup(1, "a").expect("lookup").is_some());
+}
