@@ -83,6 +83,10 @@ fn refresh_never_moves_backwards() {
     w.sync().expect("sync");
     assert_eq!(repo.refresh().expect("refresh"), 1);
     std::fs::write(dir.path().join("db/current"), &old).expect("write stale current");
-    assert_eq!(repo.refresh().expect("refresh"), 1, "the view went back to r0");
+    assert_eq!(
+        repo.refresh().expect("refresh"),
+        1,
+        "the view went back to r0"
+    );
     assert!(repo.lookup(1, "a").expect("lookup").is_some());
 }
