@@ -2,19 +2,7 @@
 //! (`svn_time_to_human_cstring`), which the CLI reads from the environment (`$TZ`, else
 //! `/etc/localtime`), as the C library would.
 
-/// Days since 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's algorithm).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
-}
+use svelto_core::civil_from_days;
 
 /// Seconds since the epoch of an `svn:date` (`YYYY-MM-DDTHH:MM:SS[.ffffff]Z`).
 pub fn parse_svn_date(s: &str) -> Option<i64> {
