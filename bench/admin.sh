@@ -11,6 +11,9 @@
 #   SVELTO=none       measure svnadmin only (while `svelto admin` is not ready)
 #   SVELTO_BIN=PATH   use this svelto binary instead of building target/release/svelto
 #   CHECK=0           skip the (untimed) check that both dumps equal the input dump
+#   LOADS=N           load in the first N runs only (default: every run); dumps run in all.
+#                     LOADS=0 measures the dumps of the repositories already in bench/work
+#   OUT_DIR=DIR       where the table and the raw runs go (default bench/results/DAY)
 #   SVNADMIN_FLAGS=.. extra flags for svnadmin load and dump, e.g. "-M 1024" (the seed
 #                     studies' "fast" cache) or "--no-flush-to-disk" (load only: not durable)
 #
@@ -18,13 +21,19 @@
 set -euo pipefail
 
 usage() {
-    echo "usage: bench/admin.sh small|medium|large [RUNS]" >&2
+    echo "usage: bench/admin.sh small|medium|large|rN [RUNS]" >&2
     exit 2
 }
+BENCH=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+NAME=admin.sh
+# shellcheck source=bench/common.sh
+source "$BENCH/common.sh"
 SIZE=${1:-}
 RUNS=${2:-3}
-case "$SIZE" in small | medium | large) ;; *) usage ;; esac
+valid_size "$SIZE" || usage
 [[ "$RUNS" =~ ^[1-9][0-9]*$ ]] || usage
+LOADS=${LOADS:-$RUNS}
+[[ "$LOADS" =~ ^[0-9]+$ ]] || usage
 SEED=${SEED:-1}
 SVELTO=${SVELTO:-yes}
 CHECK=${CHECK:-1}
@@ -33,28 +42,22 @@ read -r -a SVNFLAGS <<<"$SVNADMIN_FLAGS"
 DUMPFLAGS=()
 for f in "${SVNFLAGS[@]}"; do [[ "$f" == --no-flush-to-disk ]] || DUMPFLAGS+=("$f"); done
 
-BENCH=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(dirname "$BENCH")
 TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
 DATA=$BENCH/data
 WORK=$BENCH/work
-RESULTS=$BENCH/results
-mkdir -p "$DATA" "$WORK" "$RESULTS"
+mkdir -p "$DATA" "$WORK"
+results_dir
 
-DAY=$(date -u +%Y-%m-%d)
 STAMP=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-OUT_MD=$RESULTS/$DAY-admin-$SIZE.md
-OUT_JSON=$RESULTS/$DAY-admin-$SIZE.jsonl
+OUT_MD=$OUT_DIR/admin-$SIZE.md
+OUT_JSON=$OUT_DIR/admin-$SIZE.jsonl
 # Raw records collect in the work directory; the results replace earlier ones of the
 # same day only once the run has finished.
 RAW=$WORK/admin-$SIZE.tsv
 JSON=$WORK/admin-$SIZE.jsonl
 : >"$RAW"
 : >"$JSON"
-
-NAME=admin.sh
-# shellcheck source=bench/common.sh
-source "$BENCH/common.sh"
 
 # ----- tools ----------------------------------------------------------------------
 
@@ -88,14 +91,7 @@ fi
 # ----- data -----------------------------------------------------------------------
 
 DUMP=$DATA/$SIZE-seed$SEED.dump
-if [[ ! -s "$DUMP" ]]; then
-    say "generating $DUMP"
-    t0=$(date +%s.%N)
-    "$GEN" --size "$SIZE" --seed "$SEED" -o "$DUMP.tmp"
-    mv "$DUMP.tmp" "$DUMP"
-    t1=$(date +%s.%N)
-    say "generated in $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s"
-fi
+ensure_dump "$GEN"
 DUMP_BYTES=$(stat -c %s "$DUMP")
 # The checksum names the exact history (it depends on the generator's code, not only
 # on the seed); reading the file also puts it in the page cache for the runs.
@@ -165,19 +161,29 @@ $SV admin dump -q $SVR > /dev/null
 du -sb $SVR"
 fi
 
+if ((LOADS == 0)); then
+    [[ -f "$FSFS/db/current" ]] || die "LOADS=0 but $FSFS does not exist"
+    [[ "$SVELTO" == none || -d "$SVR/db" ]] || die "LOADS=0 but $SVR does not exist"
+fi
 for run in $(seq 1 "$RUNS"); do
     # Alternate the order so that drift (thermal, background load) hits both tools.
+    if ((run <= LOADS)); then
+        if [[ "$SVELTO" == none ]]; then
+            svnadmin_load "$run"
+        elif ((run % 2 == 1)); then
+            svnadmin_load "$run"
+            svelto_load "$run"
+        else
+            svelto_load "$run"
+            svnadmin_load "$run"
+        fi
+    fi
     if [[ "$SVELTO" == none ]]; then
-        svnadmin_load "$run"
         svnadmin_dump "$run"
     elif ((run % 2 == 1)); then
-        svnadmin_load "$run"
-        svelto_load "$run"
         svnadmin_dump "$run"
         svelto_dump "$run"
     else
-        svelto_load "$run"
-        svnadmin_load "$run"
         svelto_dump "$run"
         svnadmin_dump "$run"
     fi
@@ -265,10 +271,10 @@ mb() { awk -v b="$1" 'BEGIN { if (b == "") print "–"; else printf "%.1f", b / 
     echo "- Date: $STAMP"
     echo "- Machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')), $(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo) RAM, kernel $(uname -r)"
     echo "- Work directory: $WORK on $(df -PT "$WORK" | awk 'NR == 2 { print $2 " (" $1 ")" }')"
-    echo "- Dumpfile: $DUMP, revisions 0-$DUMP_YOUNGEST, $(mb "$DUMP_BYTES") MB, md5 $DUMP_MD5 (\`svelto-gen --size $SIZE --seed $SEED\`)"
+    echo "- Dumpfile: $DUMP, revisions 0-$DUMP_YOUNGEST, $(mb "$DUMP_BYTES") MB, md5 $DUMP_MD5 (\`svelto-gen $(gen_args "$SIZE") --seed $SEED\`)"
     echo "- svnadmin: $(svnadmin --version --quiet); svelto: $SVELTO_DESC"
     if [[ "$SVELTO" == none ]]; then order="svnadmin only"; else order="interleaved (odd runs svnadmin first, even runs svelto first)"; fi
-    echo "- Runs: $RUNS, $order; caches hot (the dumpfile is read once before the runs); each load starts from a fresh repository"
+    echo "- Runs: $RUNS ($LOADS with loads), $order; caches hot (the dumpfile is read once before the runs); each load starts from a fresh repository"
     echo "- Dumps equal the input: $CHECK_LINE"
     echo
     echo "Commands:"

@@ -11,7 +11,7 @@
 #            DURATION seconds (`svnmucc put` in a loop): commits per second, failures
 # Server CPU comes from /proc around each workload. Prints a markdown table (medians over
 # the runs, min-max) and writes it, with every raw run as JSON lines, to
-# bench/results/DATE-commit.{md,jsonl}.
+# OUT_DIR/commit.{md,jsonl} (default bench/results/DAY/).
 #
 # Environment: SVELTO_BIN=PATH (default: build target/release/svelto), COMMITS (30),
 # FILES (20000), WRITERS (8), DURATION (120), SCRATCH (bench/work/commit).
@@ -28,10 +28,8 @@ BENCH=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(dirname "$BENCH")
 TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
 SCRATCH=${SCRATCH:-$BENCH/work/commit}
-RESULTS=$BENCH/results
-mkdir -p "$SCRATCH" "$RESULTS"
+mkdir -p "$SCRATCH"
 SCRATCH=$(cd "$SCRATCH" && pwd)
-DAY=$(date -u +%Y-%m-%d)
 STAMP=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
 JSON=$SCRATCH/commit.jsonl
@@ -40,6 +38,7 @@ JSON=$SCRATCH/commit.jsonl
 NAME=commit.sh
 # shellcheck source=bench/common.sh
 source "$BENCH/common.sh"
+results_dir
 
 for t in svn svnmucc svnserve svnadmin awk; do
     command -v "$t" >/dev/null || die "$t not found (apt-get install -y subversion)"
@@ -201,7 +200,7 @@ stat() { # workload key server -> "median (min-max)"
 }
 med() { stat "$@" | cut -d' ' -f1; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0) printf "%.2f", b / a; else print "-" }'; }
-OUT_MD=$RESULTS/$DAY-commit.md
+OUT_MD=$OUT_DIR/commit.md
 {
     echo "# Commits: svelto serve vs svnserve ($STAMP)"
     echo
@@ -219,7 +218,7 @@ OUT_MD=$RESULTS/$DAY-commit.md
     echo "| $WRITERS writers | failed commits | $(stat writers failures svnserve) | $(stat writers failures svelto) | |"
     echo "| $WRITERS writers | server CPU s | $(stat writers server_cpu_s svnserve) | $(stat writers server_cpu_s svelto) | $(ratio "$(med writers server_cpu_s svnserve)" "$(med writers server_cpu_s svelto)") |"
 } >"$OUT_MD"
-cp "$JSON" "$RESULTS/$DAY-commit.jsonl"
+cp "$JSON" "$OUT_DIR/commit.jsonl"
 cat "$OUT_MD"
 for s in svnserve svelto; do
     if [[ -s "$SCRATCH/$s.writer-errors" ]]; then

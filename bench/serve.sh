@@ -1,75 +1,112 @@
 #!/usr/bin/env bash
 # bench/serve.sh SIZE [RUNS]: svelto serve vs svnserve, side by side.
 #
-# Serves the same history from a packed FSFS repository (svnserve, in its fastest
-# configuration) and from a Svelto repository (svelto serve), both on 127.0.0.1, and
+# Serves the same history from a packed FSFS repository (svnserve, in the configurations
+# of the seed studies) and from a Svelto repository (svelto serve), all on 127.0.0.1, and
 # times the same svn 1.14 client commands against each: export, log -v, blame, list,
-# checkout, update, and concurrent exports. Each server runs for the whole session; the
-# script reads its CPU time and memory from /proc around every operation. One untimed
-# warm-up pass of every operation comes first: the table compares hot caches. Runs
-# alternate which server goes first. Prints a markdown table and writes it, with every
-# raw run as JSON lines, to bench/results/DATE-serve-SIZE.{md,jsonl}.
+# checkout, update, export to disk, concurrent exports. The script reads each server's
+# CPU time and memory from /proc around every operation. Hot: one untimed warm-up pass,
+# then RUNS passes, each operation against every server in a row, the order rotating
+# from pass to pass. Cold: then COLD passes where, before each operation, the server is
+# restarted and the page cache dropped. Prints a markdown table and writes it, with
+# every raw run as JSON lines, to OUT_DIR/serve-SIZE.{md,jsonl} and the medians to
+# OUT_DIR/serve-SIZE.tsv (for bench/charts.sh).
 #
 # Environment:
+#   SERVERS="..."     which servers, of: svnserve-slow (svnserve's defaults), svnserve-fast
+#                     (-M 1024 -c 0 --cache-revprops yes --block-read yes), svnserve-T
+#                     (the same with -T: threads, one shared cache), svelto.
+#                     Default: "svnserve-T svelto"; bench/run passes all four.
+#   OPS="..."         which operations (default: all; see op_cmd below)
+#   COLD=N            cold passes (default 1; 0: none). Needs root (drop_caches)
 #   SEED=N            generator seed (default 1)
-#   SVELTO=none       measure svnserve only (while `svelto serve` is not ready)
+#   SVELTO=none       leave svelto out of SERVERS
 #   SVELTO_BIN=PATH   use this svelto binary instead of building target/release/svelto
 #   DATA=DIR          where SIZE-seedN.dump lives (default bench/data)
 #   WORK=DIR          where fsfs-SIZE and svelto-SIZE live (default bench/work); a missing
 #                     repository is created from the dump as admin.sh does. The script
 #                     only reads them.
 #   SCRATCH=DIR       working copies, server roots and logs (default WORK/serve-SIZE)
-#   CONCURRENT=N      parallel exports in the concurrency test (default 20)
+#   CONCURRENT="N.."  sizes of the concurrent-export tests (default "20 100"); an export
+#                     that fails there is counted and shown, not fatal
+#   FORK_MAX=N        the forking svnserve configurations run only the concurrent tests
+#                     of at most N clients (default 20): a process per connection with
+#                     its own cache (1 GB for svnserve-fast) does not fit 100 of them
 #   SPAN=N            revisions crossed by the update test (default 1000, at most
 #                     half of HEAD)
 #   TIMEOUT=S         give up on any single client command after S seconds (default 1800)
+#   OUT_DIR=DIR       results (default bench/results/DAY)
 #
 # See bench/README.md for what is measured and how to read the table.
 set -euo pipefail
 
+BENCH=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+NAME=serve.sh
+# shellcheck source=bench/common.sh
+source "$BENCH/common.sh"
+
 usage() {
-    echo "usage: bench/serve.sh small|medium|large [RUNS]" >&2
+    echo "usage: bench/serve.sh small|medium|large|rN [RUNS]" >&2
     exit 2
 }
 SIZE=${1:-}
 RUNS=${2:-3}
-case "$SIZE" in small | medium | large) ;; *) usage ;; esac
+valid_size "$SIZE" || usage
 [[ "$RUNS" =~ ^[1-9][0-9]*$ ]] || usage
 SEED=${SEED:-1}
 SVELTO=${SVELTO:-yes}
-CONCURRENT=${CONCURRENT:-20}
+CONCURRENT=${CONCURRENT:-20 100}
 TIMEOUT=${TIMEOUT:-1800}
-[[ "$CONCURRENT" =~ ^[1-9][0-9]*$ ]] || usage
+COLD=${COLD:-1}
+FORK_MAX=${FORK_MAX:-20}
+[[ "$FORK_MAX" =~ ^[0-9]+$ ]] || usage
+read -r -a CONC <<<"$CONCURRENT"
+for n in "${CONC[@]}"; do [[ "$n" =~ ^[1-9][0-9]*$ ]] || usage; done
 [[ "$TIMEOUT" =~ ^[1-9][0-9]*$ ]] || usage
+[[ "$COLD" =~ ^[0-9]+$ ]] || usage
+ALL_OPS="export log log-file blame-hot blame-avg list checkout update-null update-span svn-export"
+for n in "${CONC[@]}"; do ALL_OPS="$ALL_OPS export-x$n"; done
+read -r -a OPS <<<"${OPS:-$ALL_OPS}"
+for op in "${OPS[@]}"; do [[ " $ALL_OPS " == *" $op "* ]] || die "unknown operation '$op' (of: $ALL_OPS)"; done
+read -r -a SERVERS <<<"${SERVERS:-svnserve-T svelto}"
+if [[ "$SVELTO" == none ]]; then
+    keep=()
+    for s in "${SERVERS[@]}"; do [[ $s == svelto ]] || keep+=("$s"); done
+    SERVERS=("${keep[@]}")
+fi
+HAS_SVELTO=no
+for s in "${SERVERS[@]}"; do
+    case "$s" in
+    svelto) HAS_SVELTO=yes ;;
+    svnserve-slow | svnserve-fast | svnserve-T) ;;
+    *) die "unknown server '$s' (of: svnserve-slow svnserve-fast svnserve-T svelto)" ;;
+    esac
+done
+((${#SERVERS[@]} > 0)) || usage
 
-BENCH=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(dirname "$BENCH")
 TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
 DATA=${DATA:-$BENCH/data}
 WORK=${WORK:-$BENCH/work}
 SCRATCH=${SCRATCH:-$WORK/serve-$SIZE}
-RESULTS=$BENCH/results
-mkdir -p "$DATA" "$WORK" "$SCRATCH" "$RESULTS"
+mkdir -p "$DATA" "$WORK" "$SCRATCH"
+results_dir
 DATA=$(cd "$DATA" && pwd)
 WORK=$(cd "$WORK" && pwd)
 SCRATCH=$(cd "$SCRATCH" && pwd)
 
 T_START=$(date +%s)
 LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
-DAY=$(date -u +%Y-%m-%d)
 STAMP=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-OUT_MD=$RESULTS/$DAY-serve-$SIZE.md
-OUT_JSON=$RESULTS/$DAY-serve-$SIZE.jsonl
+OUT_MD=$OUT_DIR/serve-$SIZE.md
+OUT_JSON=$OUT_DIR/serve-$SIZE.jsonl
+OUT_TSV=$OUT_DIR/serve-$SIZE.tsv
 # Raw records collect in the scratch directory; the results replace earlier ones of the
 # same day only once the run has finished.
 RAW=$SCRATCH/serve.tsv
 JSON=$SCRATCH/serve.jsonl
 : >"$RAW"
 : >"$JSON"
-
-NAME=serve.sh
-# shellcheck source=bench/common.sh
-source "$BENCH/common.sh"
 
 # ----- tools ----------------------------------------------------------------------
 
@@ -79,9 +116,8 @@ for t in svn svnbench svnserve svnadmin svnlook timeout; do
 done
 TICK=$(getconf CLK_TCK)
 
-SVELTO_DESC="not measured (SVELTO=none)"
-SERVERS=(svnserve)
-if [[ "$SVELTO" != none ]]; then
+SVELTO_DESC="not measured"
+if [[ $HAS_SVELTO == yes ]]; then
     if [[ -n "${SVELTO_BIN:-}" ]]; then
         SV=$SVELTO_BIN
     else
@@ -97,7 +133,6 @@ if [[ "$SVELTO" != none ]]; then
     "$SV" serve --help >/dev/null 2>&1 ||
         die "'$SV serve' does not exist yet; run with SVELTO=none to measure svnserve only"
     SVELTO_DESC="$SV ($(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null || echo '?')$(cd "$ROOT" && git diff --quiet HEAD -- crates Cargo.toml Cargo.lock 2>/dev/null || echo '+changes'))"
-    SERVERS+=(svelto)
 fi
 
 # ----- data and repositories ------------------------------------------------------
@@ -107,9 +142,7 @@ if [[ ! -s "$DUMP" ]]; then
     command -v cargo >/dev/null || die "$DUMP is missing and cargo is not there to build svelto-gen"
     say "building svelto-gen (cargo build --release -p svelto-bench)"
     (cd "$ROOT" && cargo build --release -q -p svelto-bench) || die "building svelto-gen failed"
-    say "generating $DUMP"
-    "$TARGET/release/svelto-gen" --size "$SIZE" --seed "$SEED" -o "$DUMP.tmp"
-    mv "$DUMP.tmp" "$DUMP"
+    ensure_dump "$TARGET/release/svelto-gen"
 fi
 DUMP_BYTES=$(stat -c %s "$DUMP")
 DUMP_MD5=$(md5sum "$DUMP" | cut -d' ' -f1)
@@ -123,7 +156,7 @@ if [[ ! -f "$FSFS/db/current" ]]; then
     svnadmin load -q "$FSFS" <"$DUMP" || die "svnadmin load into $FSFS failed"
     svnadmin pack -q "$FSFS" || die "svnadmin pack $FSFS failed"
 fi
-if [[ "$SVELTO" != none && ! -d "$SVR/db" ]]; then
+if [[ $HAS_SVELTO == yes && ! -d "$SVR/db" ]]; then
     say "$SVR is missing: creating it as admin.sh does (svelto admin load)"
     rm -rf "$SVR"
     "$SV" admin create "$SVR" >/dev/null || die "$SV admin create $SVR failed"
@@ -174,17 +207,39 @@ FROM=$((HEAD - SPAN))
 # ----- servers --------------------------------------------------------------------
 
 CFG=$SCRATCH/config
-rm -rf "$CFG" "$SCRATCH"/wc-* "$SCRATCH"/root-*
+rm -rf "$CFG" "$SCRATCH"/wc-* "$SCRATCH"/exp-* "$SCRATCH"/root-*
 mkdir -p "$CFG"
 declare -A PID URL LOG
 ERRF=$SCRATCH/stderr.txt
 
+SVNSERVE_FAST=(-M 1024 -c 0 --cache-revprops yes --block-read yes)
+# server_args S: the server's command line, without -r and the listening options.
+server_args() {
+    case "$1" in
+    svnserve-slow) ARGS=(svnserve -d --foreground) ;;
+    svnserve-fast) ARGS=(svnserve -d --foreground "${SVNSERVE_FAST[@]}") ;;
+    svnserve-T) ARGS=(svnserve -d --foreground -T "${SVNSERVE_FAST[@]}") ;;
+    svelto) ARGS=("$SV" serve -d --foreground) ;;
+    esac
+}
+# forks S: whether S serves each connection in a child process.
+forks() { [[ $1 == svnserve-slow || $1 == svnserve-fast ]]; }
+describe_server() {
+    case "$1" in
+    svnserve-slow) echo "svnserve with its defaults: a process per connection, 16 MB cache per process, compression level 5" ;;
+    svnserve-fast) echo "svnserve -M 1024 -c 0 --cache-revprops yes --block-read yes: a process per connection, each with its own 1 GB cache (the seeds' \"fast\")" ;;
+    svnserve-T) echo "svnserve -T -M 1024 -c 0 --cache-revprops yes --block-read yes: threads sharing one 1 GB cache (svnserve's best here)" ;;
+    svelto) echo "svelto serve: no tuning options" ;;
+    esac
+}
+
+stop_server() {
+    kill "${PID[$1]}" 2>/dev/null || true
+    wait "${PID[$1]}" 2>/dev/null || true
+}
 stop_servers() {
     local s
-    for s in "${!PID[@]}"; do
-        kill "${PID[$s]}" 2>/dev/null || true
-    done
-    wait 2>/dev/null || true
+    for s in "${!PID[@]}"; do stop_server "$s"; done
 }
 trap stop_servers EXIT
 
@@ -202,25 +257,16 @@ start_server() {
     local s=$1 root=$SCRATCH/root-$1 i port=""
     mkdir -p "$root"
     LOG[$s]=$SCRATCH/$s.log
-    : >"${LOG[$s]}"
-    if [[ $s == svnserve ]]; then
-        ln -s "$FSFS" "$root/$SIZE"
-        svnserve -d --foreground -T -M 1024 -c 0 --cache-revprops yes --block-read yes \
-            -r "$root" --listen-host 127.0.0.1 --listen-port 0 --log-file "${LOG[$s]}" \
-            2>"$SCRATCH/$s.stderr" &
-    else
-        ln -s "$SVR" "$root/$SIZE"
-        "$SV" serve -d --foreground -r "$root" --listen-host 127.0.0.1 --listen-port 0 \
-            --log-file "${LOG[$s]}" 2>"$SCRATCH/$s.stderr" &
+    if [[ ! -e "$root/$SIZE" ]]; then
+        if [[ $s == svelto ]]; then ln -s "$SVR" "$root/$SIZE"; else ln -s "$FSFS" "$root/$SIZE"; fi
     fi
+    server_args "$s"
+    "${ARGS[@]}" -r "$root" --listen-host 127.0.0.1 --listen-port 0 --log-file "${LOG[$s]}" \
+        2>"$SCRATCH/$s.stderr" &
     PID[$s]=$!
     for i in $(seq 1 100); do
         kill -0 "${PID[$s]}" 2>/dev/null || break
-        if [[ $s == svnserve ]]; then
-            port=$(port_of "${PID[$s]}") || port=""
-        else
-            port=$(sed -n 's/^listening on .*:\([0-9]*\)$/\1/p' "$SCRATCH/$s.stderr" | head -n 1)
-        fi
+        port=$(port_of "${PID[$s]}") || port=""
         [[ -n "$port" ]] && break
         sleep 0.1
     done
@@ -229,13 +275,37 @@ start_server() {
         die "$s did not start listening"
     fi
     URL[$s]=svn://127.0.0.1:$port/$SIZE
-    say "$s: pid ${PID[$s]}, ${URL[$s]}"
 }
 
-ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
+# ticks PID: CPU ticks (user+system) of the process, of its reaped children (cutime,
+# cstime) and of its live or zombie children: a forking svnserve's connections count.
+ticks() {
+    { cat /proc/[0-9]*/stat 2>/dev/null || true; } | awk -v p="$1" '
+        { id = $1; sub(/^.*\) /, ""); if (id == p || $2 == p) t += $12 + $13 + $14 + $15 }
+        END { print t + 0 }'
+}
 status_kb() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
+# children_kb PID: the summed VmRSS of the process's children.
+children_kb() {
+    { grep -sE '^(PPid|VmRSS):' /proc/[0-9]*/status || true; } | awk -F'[:\t ]+' -v p="$1" '
+        { f = $1 } $2 == "PPid" { pp[f] = $3 } $2 == "VmRSS" { r[f] = $3 }
+        END { for (f in pp) if (pp[f] == p) t += r[f]; print t + 0 }'
+}
+# sample_children PID FILE: while FILE.on exists, the largest children_kb seen goes to FILE.
+sample_children() {
+    local max=0 cur
+    while [[ -e "$2.on" ]]; do
+        cur=$(children_kb "$1")
+        ((cur > max)) && max=$cur
+        echo "$max" >"$2"
+        sleep 0.2
+    done
+}
 
-for s in "${SERVERS[@]}"; do start_server "$s"; done
+for s in "${SERVERS[@]}"; do
+    start_server "$s"
+    say "$s: pid ${PID[$s]}, ${URL[$s]}"
+done
 declare -A RSS0 TICKS0 PEAK
 for s in "${SERVERS[@]}"; do
     PEAK[$s]=0
@@ -266,7 +336,7 @@ client() {
 
 SVNOPT=(--non-interactive --config-dir "$CFG")
 
-# ----- checking that both serve the same repository (untimed) ----------------------
+# ----- checking that all serve the same repository (untimed) -----------------------
 
 say "checking the servers' answers (untimed): svn log -q -l 5, svn ls -R trunk | md5sum"
 declare -A LOGQ LSMD5
@@ -285,29 +355,29 @@ for s in "${SERVERS[@]}"; do
     [[ "${LSMD5[$s]}" == "$REF_LSMD5" ]] ||
         die "svn ls -R ${URL[$s]}/trunk | md5sum: ${LSMD5[$s]}, file://$FSFS/trunk: $REF_LSMD5"
 done
-names="${SERVERS[*]}"
-CHECK_LINE="svn log -q -l 5 and svn ls -R trunk (md5 $REF_LSMD5) identical to file:// on FSFS for ${names// / and }"
+CHECK_LINE="svn log -q -l 5 and svn ls -R trunk (md5 $REF_LSMD5) identical to file:// on FSFS for ${SERVERS[*]}"
 
 # ----- measuring ------------------------------------------------------------------
 
-OPS=(export log blame-hot blame-avg list checkout update-null update-span "export-x$CONCURRENT")
-
-# The concurrency test: CONCURRENT exports at once; fails if any fails.
+# The concurrency test: N exports at once. The number that failed goes to
+# DIR/par-failed (and their errors, once each, to standard error).
 concurrent_export() {
-    local n=$1 url=$2 dir=$3 i pids=() rc=0
+    local n=$1 url=$2 dir=$3 i pids=() failed=0
     shift 3
     for i in $(seq 1 "$n"); do
         svnbench null-export "$@" "$url/trunk" >/dev/null 2>"$dir/par-$i.err" &
         pids+=($!)
     done
+    : >"$dir/par-failed-errors"
     for i in "${!pids[@]}"; do
         if ! wait "${pids[$i]}"; then
-            echo "export $((i + 1)) of $n failed:" >&2
-            cat "$dir/par-$((i + 1)).err" >&2
-            rc=1
+            failed=$((failed + 1))
+            cat "$dir/par-$((i + 1)).err" >>"$dir/par-failed-errors"
         fi
     done
-    return $rc
+    sort "$dir/par-failed-errors" | uniq -c >&2
+    echo "$failed" >"$dir/par-failed"
+    rm -f "$dir"/par-*.err
 }
 export -f concurrent_export
 
@@ -316,14 +386,16 @@ op_cmd() {
     local s=$1 op=$2 u=${URL[$1]}
     case "$op" in
     export) CMD=(svnbench null-export "${SVNOPT[@]}" "$u/trunk") ;;
-    log) CMD=(svnbench null-log -v "${SVNOPT[@]}" "$u") ;;
+    log) CMD=(svnbench null-log -v --limit 50000 "${SVNOPT[@]}" "$u") ;;
+    log-file) CMD=(svnbench null-log -v "${SVNOPT[@]}" "$u/$HOT_FILE") ;;
     blame-hot) CMD=(svnbench null-blame "${SVNOPT[@]}" "$u/$HOT_FILE") ;;
     blame-avg) CMD=(svnbench null-blame "${SVNOPT[@]}" "$u/$AVG_FILE") ;;
     list) CMD=(svnbench null-list -R "${SVNOPT[@]}" "$u/trunk") ;;
     checkout) CMD=(svn checkout -q "${SVNOPT[@]}" "$u/trunk" "$SCRATCH/wc-$s") ;;
     update-null) CMD=(svn update -q "${SVNOPT[@]}" "$SCRATCH/wc-$s") ;;
     update-span) CMD=(svn update -q "${SVNOPT[@]}" -r "$HEAD" "$SCRATCH/wc-span-$s") ;;
-    export-x*) CMD=(bash -c 'concurrent_export "$@"' _ "$CONCURRENT" "$u" "$SCRATCH" "${SVNOPT[@]}") ;;
+    svn-export) CMD=(svn export -q "${SVNOPT[@]}" "$u/trunk" "$SCRATCH/exp-$s") ;;
+    export-x*) CMD=(bash -c 'concurrent_export "$@"' _ "${op#export-x}" "$u" "$SCRATCH" "${SVNOPT[@]}") ;;
     esac
 }
 
@@ -331,10 +403,14 @@ op_cmd() {
 op_before() {
     case "$2" in
     checkout) rm -rf "$SCRATCH/wc-$1" ;;
+    update-null)
+        [[ -d "$SCRATCH/wc-$1" ]] || client "$1" svn checkout -q "${SVNOPT[@]}" "${URL[$1]}/trunk" "$SCRATCH/wc-$1"
+        ;;
     update-span)
         rm -rf "$SCRATCH/wc-span-$1"
         client "$1" svn checkout -q "${SVNOPT[@]}" -r "$FROM" "${URL[$1]}/trunk" "$SCRATCH/wc-span-$1"
         ;;
+    svn-export) rm -rf "$SCRATCH/exp-$1" ;;
     esac
 }
 op_after() {
@@ -345,80 +421,136 @@ op_after() {
             fail "$1" "the update did not bring $SCRATCH/wc-span-$1 to r$HEAD"
         rm -rf "$SCRATCH/wc-span-$1"
         ;;
+    svn-export) rm -rf "$SCRATCH/exp-$1" ;;
     esac
 }
 
-# measure RUN S OP: runs OP's client command against server S under /usr/bin/time and
-# reads the server's CPU ticks and memory around it; appends a raw record.
+# Cold runs need the page cache dropped, which needs root.
+COLD_LINE=""
+if ((COLD > 0)); then
+    sync
+    if ! { echo 3 >/proc/sys/vm/drop_caches; } 2>/dev/null; then
+        COLD_LINE="not run: this machine does not let the benchmark drop the page cache (writing /proc/sys/vm/drop_caches failed; it needs root)"
+        COLD=0
+    fi
+fi
+# cold_restart S: stops S, drops the page cache, starts S again.
+cold_restart() {
+    stop_server "$1"
+    sync
+    echo 3 >/proc/sys/vm/drop_caches
+    start_server "$1"
+}
+
+# skipped S OP: whether OP is not run against S (FORK_MAX).
+skipped() { [[ $2 == export-x* ]] && forks "$1" && ((${2#export-x} > FORK_MAX)); }
+
+# measure MODE RUN S OP: runs OP's client command against server S under /usr/bin/time
+# and reads the server's CPU ticks and memory around it; appends a raw record. MODE cold
+# restarts the server and drops the page cache first (after OP's untimed preparation).
 measure() {
-    local run=$1 s=$2 op=$3 pid=${PID[$2]} tf out
-    op_cmd "$s" "$op"
+    local mode=$1 run=$2 s=$3 op=$4 tf out pid failed=0
+    skipped "$s" "$op" && return 0
     op_before "$s" "$op"
+    if [[ $mode == cold ]]; then
+        local wc
+        cold_restart "$s"
+        # The server listens on a new port: working copies made before follow it.
+        for wc in "$SCRATCH/wc-$s" "$SCRATCH/wc-span-$s"; do
+            if [[ -d $wc ]]; then client "$s" svn relocate "${SVNOPT[@]}" "${URL[$s]}/trunk" "$wc"; fi
+        done
+    fi
+    op_cmd "$s" "$op"
+    pid=${PID[$s]}
     sync
     tf=$SCRATCH/time.txt
     out=/dev/null
-    ((run == 0)) && out=$SCRATCH/out-$s-$op.txt
+    [[ $mode == hot && $run == 0 ]] && out=$SCRATCH/out-$s-$op.txt
     kill -0 "$pid" 2>/dev/null || fail "$s" "(the server is gone before $op)"
-    local t0 r0 t1 r1 hwm
+    local t0 r0 t1 r1 hwm kids=0 kf=$SCRATCH/children-kb
     r0=$(status_kb "$pid" VmRSS)
     hwm=$(status_kb "$pid" VmHWM)
     ((hwm > PEAK[$s])) && PEAK[$s]=$hwm
     # Resets the peak RSS (VmHWM) to the current RSS: the peak then is this operation's.
     echo 5 >"/proc/$pid/clear_refs" 2>/dev/null || true
+    if forks "$s"; then
+        echo 0 >"$kf"
+        : >"$kf.on"
+        sample_children "$pid" "$kf" &
+    fi
     t0=$(ticks "$pid")
     if ! /usr/bin/time -o "$tf" -f '%e %U %S %M' timeout "$TIMEOUT" "${CMD[@]}" >"$out" 2>"$ERRF"; then
+        rm -f "$kf.on"
         cat "$tf" >&2
         fail "$s" "${CMD[*]}"
     fi
     t1=$(ticks "$pid")
+    if forks "$s"; then
+        rm -f "$kf.on"
+        wait $!
+        kids=$(cat "$kf")
+    fi
     r1=$(status_kb "$pid" VmRSS)
-    hwm=$(status_kb "$pid" VmHWM)
-    ((hwm > PEAK[$s])) && PEAK[$s]=$hwm
+    hwm=$(($(status_kb "$pid" VmHWM) + kids))
+    [[ $mode == hot ]] && ((hwm > PEAK[$s])) && PEAK[$s]=$hwm
     op_after "$s" "$op"
+    if [[ $op == export-x* ]]; then
+        failed=$(cat "$SCRATCH/par-failed")
+        ((failed == 0)) || say "$s: $failed of the ${op#export-x} exports failed (counted, not fatal)"
+    fi
     local wall user sys rss cpu
     read -r wall user sys rss < <(tail -n 1 "$tf")
     cpu=$(awk -v a="$t0" -v b="$t1" -v t="$TICK" 'BEGIN { printf "%.2f", (b - a) / t }')
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$run" "$s" "$op" "$wall" "$user" "$sys" "$rss" \
-        "$cpu" "$r0" "$r1" "$hwm" >>"$RAW"
-    printf '{"date":"%s","size":"%s","seed":%s,"run":%s,"warmup":%s,"server":"%s","op":"%s","wall_s":%s,"client_user_s":%s,"client_sys_s":%s,"client_max_rss_kb":%s,"server_cpu_s":%s,"server_rss_before_kb":%s,"server_rss_after_kb":%s,"server_peak_rss_kb":%s}\n' \
-        "$STAMP" "$SIZE" "$SEED" "$run" "$([[ $run == 0 ]] && echo true || echo false)" "$s" "$op" \
-        "$wall" "$user" "$sys" "$rss" "$cpu" "$r0" "$r1" "$hwm" >>"$JSON"
-    say "run $run: $s $op: ${wall}s wall, client ${user}s user ${sys}s sys; server ${cpu}s CPU, RSS ${r0}->${r1} KB, peak ${hwm} KB"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$mode" "$run" "$s" "$op" "$wall" "$user" "$sys" "$rss" \
+        "$cpu" "$r0" "$r1" "$hwm" "$failed" >>"$RAW"
+    printf '{"date":"%s","size":"%s","seed":%s,"mode":"%s","run":%s,"warmup":%s,"server":"%s","op":"%s","wall_s":%s,"client_user_s":%s,"client_sys_s":%s,"client_max_rss_kb":%s,"server_cpu_s":%s,"server_rss_before_kb":%s,"server_rss_after_kb":%s,"server_peak_rss_kb":%s,"failed_clients":%s}\n' \
+        "$STAMP" "$SIZE" "$SEED" "$mode" "$run" "$([[ $mode == hot && $run == 0 ]] && echo true || echo false)" "$s" "$op" \
+        "$wall" "$user" "$sys" "$rss" "$cpu" "$r0" "$r1" "$hwm" "$failed" >>"$JSON"
+    say "$mode run $run: $s $op: ${wall}s wall, client ${user}s user ${sys}s sys; server ${cpu}s CPU, RSS ${r0}->${r1} KB, peak ${hwm} KB"
+}
+
+# rotated RUN: the servers, rotated by RUN places, into ORDER: each server goes first
+# in turn, so that drift in the machine hits all.
+rotated() {
+    local n=${#SERVERS[@]} i
+    ORDER=()
+    for ((i = 0; i < n; i++)); do ORDER+=("${SERVERS[$(((i + $1) % n))]}"); done
 }
 
 for run in $(seq 0 "$RUNS"); do
     ((run == 0)) && say "warm-up pass (run 0, not in the table)"
-    # Alternate which server goes first, so that drift in the machine hits both.
-    order=("${SERVERS[@]}")
-    if ((run % 2 == 0 && ${#SERVERS[@]} == 2)); then order=(svelto svnserve); fi
+    rotated "$run"
     for op in "${OPS[@]}"; do
-        for s in "${order[@]}"; do measure "$run" "$s" "$op"; done
+        for s in "${ORDER[@]}"; do measure hot "$run" "$s" "$op"; done
     done
 done
 
 # The warm-up outputs of svnbench (counts of files, revisions, changes, ...) must agree;
 # timings and byte counts of the wire and of deltas may differ.
 OUTPUT_LINE="svnbench counts not compared (one server)"
-if [[ ${#SERVERS[@]} == 2 ]]; then
+if ((${#SERVERS[@]} > 1)); then
     diffs=()
     strip() { grep -v -E 'seconds taken|bytes transferred|bytes in deltas' "$1" || true; }
-    for op in export log blame-hot blame-avg list; do
-        if ! diff <(strip "$SCRATCH/out-svnserve-$op.txt") <(strip "$SCRATCH/out-svelto-$op.txt") >&2; then
-            diffs+=("$op")
-            say "WARNING: svnbench $op reports different counts for the two servers (above)"
-        fi
+    first=${SERVERS[0]}
+    for op in export log log-file blame-hot blame-avg list; do
+        [[ " ${OPS[*]} " == *" $op "* ]] || continue
+        for s in "${SERVERS[@]:1}"; do
+            if ! diff <(strip "$SCRATCH/out-$first-$op.txt") <(strip "$SCRATCH/out-$s-$op.txt") >&2; then
+                diffs+=("$op ($first vs $s)")
+                say "WARNING: svnbench $op reports different counts for $first and $s (above)"
+            fi
+        done
     done
     if ((${#diffs[@]} == 0)); then
-        OUTPUT_LINE="svnbench counts (files, directories, properties, revisions, changes, deltas) identical for both servers"
+        OUTPUT_LINE="svnbench counts (files, directories, properties, revisions, changes, deltas) identical for all servers"
     else
         OUTPUT_LINE="**svnbench counts DIFFER for: ${diffs[*]}** (see the raw outputs in $SCRATCH/out-*.txt)"
     fi
 fi
 
+# Whole-session figures cover the warm-up and the hot passes (cold passes restart).
 declare -A HWM CPU_ALL RSS_END
 for s in "${SERVERS[@]}"; do
-    # The peak over the session: the largest VmHWM seen before each reset and after each
-    # operation, and at the end.
     HWM[$s]=$(status_kb "${PID[$s]}" VmHWM)
     ((HWM[$s] > PEAK[$s])) || HWM[$s]=${PEAK[$s]}
     RSS_END[$s]=$(status_kb "${PID[$s]}" VmRSS)
@@ -426,32 +558,48 @@ for s in "${SERVERS[@]}"; do
     printf '{"date":"%s","size":"%s","seed":%s,"op":"session","server":"%s","server_rss_start_kb":%s,"server_rss_end_kb":%s,"server_vmhwm_end_kb":%s,"server_cpu_s":%s}\n' \
         "$STAMP" "$SIZE" "$SEED" "$s" "${RSS0[$s]}" "${RSS_END[$s]}" "${HWM[$s]}" "${CPU_ALL[$s]}" >>"$JSON"
 done
-printf '{"date":"%s","size":"%s","seed":%s,"op":"choices","head":%s,"blame_hot":"%s","blame_hot_records":%s,"blame_hot_log_revs":%s,"blame_avg":"%s","blame_avg_records":%s,"blame_avg_log_revs":%s,"mean_records":%s,"files":%s,"update_from":%s,"update_to":%s,"concurrent":%s}\n' \
+
+COLD_OPS=()
+for op in "${OPS[@]}"; do [[ $op == export-x* ]] || COLD_OPS+=("$op"); done
+for run in $(seq 1 "$COLD"); do
+    say "cold pass $run: each operation against a freshly started server, page cache dropped"
+    rotated "$run"
+    for op in "${COLD_OPS[@]}"; do
+        for s in "${ORDER[@]}"; do measure cold "$run" "$s" "$op"; done
+    done
+done
+if ((COLD > 0)); then
+    COLD_LINE="$COLD pass(es) after the hot ones; before each operation (after its untimed preparation, such as the checkout an update starts from) the server is stopped, \`sync; echo 3 > /proc/sys/vm/drop_caches\`, and the server started again. The concurrent exports are not run cold"
+elif [[ -z "$COLD_LINE" ]]; then
+    COLD_LINE="not run (COLD=0)"
+fi
+
+printf '{"date":"%s","size":"%s","seed":%s,"op":"choices","head":%s,"blame_hot":"%s","blame_hot_records":%s,"blame_hot_log_revs":%s,"blame_avg":"%s","blame_avg_records":%s,"blame_avg_log_revs":%s,"mean_records":%s,"files":%s,"update_from":%s,"update_to":%s,"concurrent":"%s"}\n' \
     "$STAMP" "$SIZE" "$SEED" "$HEAD" "$HOT_FILE" "$HOT_COUNT" "$HOT_HIST" "$AVG_FILE" "$AVG_COUNT" "$AVG_HIST" \
     "$MEAN" "$N_FILES" "$FROM" "$HEAD" "$CONCURRENT" >>"$JSON"
 stop_servers
 trap - EXIT
 
-# ----- the table ------------------------------------------------------------------
+# ----- the tables -----------------------------------------------------------------
 
-# stats S OP: "wall_median wall_min wall_max client_cpu_median server_cpu_median
-# server_peak_mb_max server_growth_mb_median first_wall" over the timed runs (run 0, the
-# warm-up, gives only first_wall).
+# stats MODE S OP: "wall_median wall_min wall_max client_cpu_median server_cpu_median
+# server_peak_mb_max server_growth_mb_median first_wall failed_clients" over the timed runs of MODE
+# (hot: run 0, the warm-up, gives only first_wall).
 stats() {
-    awk -F'\t' -v s="$1" -v op="$2" '
+    awk -F'\t' -v m="$1" -v s="$2" -v op="$3" '
         function median(a, n,   i, j, t, v) {
             for (i = 1; i <= n; i++) v[i] = a[i]
             for (i = 2; i <= n; i++) { t = v[i]; for (j = i - 1; j > 0 && v[j] > t; j--) v[j + 1] = v[j]; v[j + 1] = t }
             return (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
         }
-        $1 == 0 && $2 == s && $3 == op { first = $4 }
-        $1 > 0 && $2 == s && $3 == op {
-            n++; w[n] = $4; cc[n] = $5 + $6; sc[n] = $8; g[n] = ($10 - $9) / 1024
-            if (n == 1 || $4 < mn) mn = $4; if (n == 1 || $4 > mx) mx = $4; if ($11 > pk) pk = $11
+        $1 == m && $2 == 0 && $3 == s && $4 == op { first = $5 }
+        $1 == m && $2 > 0 && $3 == s && $4 == op {
+            n++; w[n] = $5; cc[n] = $6 + $7; sc[n] = $9; g[n] = ($11 - $10) / 1024; f += $13
+            if (n == 1 || $5 < mn) mn = $5; if (n == 1 || $5 > mx) mx = $5; if ($12 > pk) pk = $12
         }
         END {
-            if (n == 0) { print "- - - - - - - -"; exit }
-            printf "%.2f %.2f %.2f %.2f %.2f %.0f %.1f %s\n", median(w, n), mn, mx, median(cc, n), median(sc, n), pk / 1024, median(g, n), (first == "" ? "–" : first)
+            if (n == 0) { print "- - - - - - - - 0"; exit }
+            printf "%.2f %.2f %.2f %.2f %.2f %.0f %.1f %s %d\n", median(w, n), mn, mx, median(cc, n), median(sc, n), pk / 1024, median(g, n), (first == "" ? "–" : first), f
         }' "$RAW"
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || b + 0 == 0) print "–"; else printf "%.2f", a / b }'; }
@@ -459,21 +607,88 @@ mb() { awk -v k="$1" 'BEGIN { printf "%.0f", k / 1024 }'; }
 
 describe() {
     case "$1" in
-    export) echo "export trunk" ;;
-    log) echo "log -v, all history" ;;
+    export) echo "export trunk (null-export)" ;;
+    log) echo "log -v --limit 50000" ;;
+    log-file) echo "log -v $HOT_FILE" ;;
     blame-hot) echo "blame $HOT_FILE" ;;
-    blame-avg) echo "blame $AVG_FILE" ;;
+    blame-avg) echo "blame an average file" ;;
     list) echo "list -R trunk" ;;
     checkout) echo "checkout trunk" ;;
     update-null) echo "update, nothing to do" ;;
     update-span) echo "update r$FROM→r$HEAD" ;;
-    export-x*) echo "$CONCURRENT exports at once" ;;
+    svn-export) echo "svn export trunk (to disk)" ;;
+    export-x*) echo "${1#export-x} exports at once" ;;
     esac
 }
 
+declare -A ST
+for mode in hot cold; do
+    for op in "${OPS[@]}"; do
+        for s in "${SERVERS[@]}"; do ST[$mode.$s.$op]=$(stats "$mode" "$s" "$op"); done
+    done
+done
+field() { echo "${ST[$1.$2.$3]}" | cut -d' ' -f"$4"; }
+
+: >"$OUT_TSV.tmp"
+for mode in hot cold; do
+    for op in "${OPS[@]}"; do
+        for s in "${SERVERS[@]}"; do
+            read -r med mn mx cc sc pk _ _ <<<"${ST[$mode.$s.$op]}"
+            [[ $med == - ]] && continue
+            printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$SIZE" "$mode" "$op" "$(describe "$op")" "$s" "$med" "$mn" "$mx" "$sc" "$pk" >>"$OUT_TSV.tmp"
+        done
+    done
+done
+
+# summary MODE: one line per operation, the wall medians of every server, and Svelto's
+# against the best svnserve configuration.
+summary() {
+    local mode=$1 op s line best bs med
+    printf '| operation |'
+    for s in "${SERVERS[@]}"; do printf ' %s |' "$s"; done
+    if [[ $HAS_SVELTO == yes && ${#SERVERS[@]} -gt 1 ]]; then printf ' svelto ÷ best svnserve (wall) |'; fi
+    echo
+    printf '|---|'
+    for s in "${SERVERS[@]}"; do printf -- '---|'; done
+    if [[ $HAS_SVELTO == yes && ${#SERVERS[@]} -gt 1 ]]; then printf -- '---|'; fi
+    echo
+    for op in "${OPS[@]}"; do
+        [[ $mode == cold && $op == export-x* ]] && continue
+        line="| $(describe "$op") |"
+        best="" bs=""
+        for s in "${SERVERS[@]}"; do
+            med=$(field "$mode" "$s" "$op" 1)
+            nf=$(field "$mode" "$s" "$op" 9)
+            if [[ $med == - ]] && skipped "$s" "$op"; then
+                line="$line not run (FORK_MAX) |"
+            elif [[ $med == - ]]; then
+                line="$line – |"
+            elif ((nf > 0)); then
+                line="$line $med, **$nf clients failed** |"
+            elif [[ $mode == hot ]]; then
+                line="$line $med ($(field "$mode" "$s" "$op" 2)–$(field "$mode" "$s" "$op" 3)) |"
+            else
+                line="$line $med |"
+            fi
+            if [[ $s != svelto && $med != - && $nf == 0 ]] && { [[ -z "$best" ]] || awk -v a="$med" -v b="$best" 'BEGIN { exit !(a < b) }'; }; then
+                best=$med bs=$s
+            fi
+        done
+        if [[ $HAS_SVELTO == yes && ${#SERVERS[@]} -gt 1 ]]; then
+            if [[ -n "$bs" ]]; then
+                line="$line $(ratio "$(field "$mode" svelto "$op" 1)" "$best") ($bs) |"
+            else
+                line="$line – |"
+            fi
+        fi
+        echo "$line"
+    done
+}
+
 row() {
-    local op=$1 s=$2 st=$3 extra=$4 med mn mx cc sc pk g first
-    read -r med mn mx cc sc pk g first <<<"$st"
+    local op=$1 s=$2 st=$3 extra=$4 med mn mx cc sc pk g first nf
+    read -r med mn mx cc sc pk g first nf <<<"$st"
+    ((nf == 0)) || med="$med (**$nf clients failed**)"
     if [[ "$med" == - ]]; then
         printf '| %s | %s | not measured | – | – | – | – | – | |\n' "$(describe "$op")" "$s"
     else
@@ -481,25 +696,35 @@ row() {
     fi
 }
 
-CMDS="svnserve -d --foreground -T -M 1024 -c 0 --cache-revprops yes --block-read yes -r $SCRATCH/root-svnserve --listen-host 127.0.0.1 --listen-port 0 --log-file $SCRATCH/svnserve.log
-    ($SCRATCH/root-svnserve/$SIZE -> $FSFS)"
-if [[ "$SVELTO" != none ]]; then
-    CMDS="$CMDS
-$SV serve -d --foreground -r $SCRATCH/root-svelto --listen-host 127.0.0.1 --listen-port 0 --log-file $SCRATCH/svelto.log
-    ($SCRATCH/root-svelto/$SIZE -> $SVR)"
-fi
-CMDS="$CMDS
-
-URL=svn://127.0.0.1:PORT/$SIZE; every client command also gets --non-interactive --config-dir $CFG
-svnbench null-export URL/trunk
-svnbench null-log -v URL
-svnbench null-blame URL/$HOT_FILE
-svnbench null-blame URL/$AVG_FILE
-svnbench null-list -R URL/trunk
-svn checkout -q URL/trunk WC
-svn update -q WC                      (the checkout just made; then rm -rf WC, untimed)
-svn checkout -q -r $FROM URL/trunk WC   (untimed), then: svn update -q -r $HEAD WC
-$CONCURRENT x svnbench null-export URL/trunk, started together, timed until the last ends"
+CMDS=""
+for s in "${SERVERS[@]}"; do
+    server_args "$s"
+    if [[ $s == svelto ]]; then repo=$SVR; else repo=$FSFS; fi
+    CMDS="$CMDS${ARGS[*]} -r $SCRATCH/root-$s --listen-host 127.0.0.1 --listen-port 0 --log-file $SCRATCH/$s.log
+    ($SCRATCH/root-$s/$SIZE -> $repo)
+"
+done
+CMDS="${CMDS}
+URL=svn://127.0.0.1:PORT/$SIZE; every client command also gets --non-interactive --config-dir $CFG"
+for op in "${OPS[@]}"; do
+    URL[cmd]=URL
+    op_cmd cmd "$op"
+    c="${CMD[*]}"
+    case "$op" in
+    update-null) CMDS="$CMDS
+svn update -q WC                      (the checkout just made; then rm -rf WC, untimed)" ;;
+    update-span) CMDS="$CMDS
+svn checkout -q -r $FROM URL/trunk WC   (untimed), then: svn update -q -r $HEAD WC" ;;
+    checkout) CMDS="$CMDS
+svn checkout -q URL/trunk WC" ;;
+    svn-export) CMDS="$CMDS
+svn export -q URL/trunk DIR          (then rm -rf DIR, untimed)" ;;
+    export-x*) CMDS="$CMDS
+${op#export-x} x svnbench null-export URL/trunk, started together, timed until the last ends" ;;
+    *) CMDS="$CMDS
+${c// --non-interactive --config-dir $CFG/}" ;;
+    esac
+done
 
 {
     echo "# Server: svnserve vs svelto serve ($SIZE, seed $SEED)"
@@ -507,46 +732,58 @@ $CONCURRENT x svnbench null-export URL/trunk, started together, timed until the 
     echo "- Date: $STAMP; the whole run took $((($(date +%s) - T_START + 30) / 60)) min"
     echo "- Machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')), $(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo) RAM, kernel $(uname -r); load average before the run: $LOAD0"
     echo "- Work directory: $SCRATCH on $(df -PT "$SCRATCH" | awk 'NR == 2 { print $2 " (" $1 ")" }'); client and servers on the same machine, over 127.0.0.1"
-    echo "- History: $DUMP, r0-r$HEAD, $(awk -v b="$DUMP_BYTES" 'BEGIN { printf "%.1f", b / 1e6 }') MB, md5 $DUMP_MD5 (\`svelto-gen --size $SIZE --seed $SEED\`)"
-    echo "- Repositories: $FSFS (FSFS, packed), $(if [[ "$SVELTO" != none ]]; then echo "$SVR (Svelto)"; else echo "Svelto not served"; fi)"
+    echo "- History: $DUMP, r0-r$HEAD, $(awk -v b="$DUMP_BYTES" 'BEGIN { printf "%.1f", b / 1e6 }') MB, md5 $DUMP_MD5 (\`svelto-gen $(gen_args "$SIZE") --seed $SEED\`)"
+    echo "- Repositories: $FSFS (FSFS, packed), $(if [[ $HAS_SVELTO == yes ]]; then echo "$SVR (Svelto)"; else echo "Svelto not served"; fi)"
+    echo "- Servers:"
+    for s in "${SERVERS[@]}"; do echo "  - \`$s\`: $(describe_server "$s")"; done
     echo "- svnserve and client: $(svnserve --version --quiet) (svn, svnbench); svelto: $SVELTO_DESC"
-    if [[ "$SVELTO" == none ]]; then order_desc="svnserve only"; else order_desc="interleaved per operation (odd runs svnserve first, even runs svelto first)"; fi
-    echo "- Runs: $RUNS, $order_desc, after one untimed warm-up pass of every operation: hot caches (page cache and the servers' own) are compared"
-    echo "- Blamed files (files under trunk at r$HEAD with plain names, by dump records that touched the path): the most touched, $HOT_FILE ($HOT_COUNT records, $HOT_HIST revisions in its \`svn log\`); an average one, $AVG_FILE ($AVG_COUNT records, $AVG_HIST in its log; the mean over $N_FILES files is $MEAN)"
+    echo "- Hot runs: $RUNS, each operation against every server in a row, the order rotating by one server per pass, after one untimed warm-up pass of every operation: hot caches (page cache and the servers' own)"
+    echo "- Cold runs: $COLD_LINE"
+    echo "- Blamed files (files under trunk at r$HEAD with plain names, by dump records that touched the path): the most touched, $HOT_FILE ($HOT_COUNT records, $HOT_HIST revisions in its \`svn log\`; also the file of \`log -v FILE\`); an average one, $AVG_FILE ($AVG_COUNT records, $AVG_HIST in its log; the mean over $N_FILES files is $MEAN)"
     echo "- Checks (untimed): $CHECK_LINE; $OUTPUT_LINE"
     echo
-    echo "Commands:"
+    echo "## Hot: client wall seconds, median (min–max) over $RUNS runs"
+    echo
+    summary hot
+    echo
+    if ((COLD > 0)); then
+        echo "## Cold: client wall seconds, median over $COLD run(s), server restarted and page cache dropped before each"
+        echo
+        summary cold
+        echo
+    fi
+    echo "## Commands"
     echo
     echo '```'
     echo "$CMDS"
     echo '```'
     echo
-    echo "Client wall time is the command's elapsed time (\`/usr/bin/time\`), client CPU its user+sys. Server CPU is the server process's utime+stime (\`/proc/PID/stat\`, all threads, 1/$TICK s ticks) read before and after the command; server peak is its VmHWM during the command (reset through \`/proc/PID/clear_refs\` before it), growth the change of its VmRSS across it. Medians over the $RUNS timed runs; the peak is the largest over them."
+    echo "## Hot, in detail"
     echo
-    echo "| operation | server | client wall s: median (min–max) | client CPU s | server CPU s | server peak RSS MB | server RSS growth MB | first run s (fresh server) | svelto/svnserve: wall, server CPU |"
+    echo "Client wall time is the command's elapsed time (\`/usr/bin/time\`), client CPU its user+sys. Server CPU is the server's utime+stime (\`/proc/PID/stat\`, all threads, and for the forking svnserve configurations its connection processes too; 1/$TICK s ticks) read before and after the command. Server peak is its VmHWM during the command (reset through \`/proc/PID/clear_refs\` before it); for the forking configurations, plus the largest sum of the connection processes' RSS sampled every 0.2 s. Growth is the change of the main process's VmRSS across the command. Medians over the $RUNS timed runs; the peak is the largest over them."
+    echo
+    echo "| operation | server | client wall s: median (min–max) | client CPU s | server CPU s | server peak RSS MB | server RSS growth MB | first run s (fresh server) | svelto ÷ this: wall, server CPU |"
     echo "|---|---|---|---|---|---|---|---|---|"
     for op in "${OPS[@]}"; do
-        A=$(stats svnserve "$op")
-        if [[ "$SVELTO" != none ]]; then
-            B=$(stats svelto "$op")
-        else
-            B="- - - - - - - -"
-        fi
-        row "$op" svnserve "$A" ""
-        if [[ "$SVELTO" != none ]]; then
-            read -r bw _ _ _ bc _ <<<"$B"
-            read -r aw _ _ _ ac _ <<<"$A"
-            row "$op" svelto "$B" "$(ratio "$bw" "$aw"), $(ratio "$bc" "$ac")"
-        fi
+        for s in "${SERVERS[@]}"; do
+            extra=""
+            if [[ $HAS_SVELTO == yes && $s != svelto ]]; then
+                extra="$(ratio "$(field hot svelto "$op" 1)" "$(field hot "$s" "$op" 1)"), $(ratio "$(field hot svelto "$op" 5)" "$(field hot "$s" "$op" 5)")"
+            fi
+            row "$op" "$s" "${ST[hot.$s.$op]}" "$extra"
+        done
     done
     echo
-    echo "| server, whole session | RSS at start MB | RSS at end MB | peak RSS (VmHWM) over the session MB | CPU s, all passes and checks |"
+    echo "| server, whole session (warm-up and hot runs) | RSS at start MB | RSS at end MB | peak RSS (VmHWM) over the session MB | CPU s, all passes and checks |"
     echo "|---|---|---|---|---|"
     for s in "${SERVERS[@]}"; do
         echo "| $s | $(mb "${RSS0[$s]}") | $(mb "${RSS_END[$s]}") | $(mb "${HWM[$s]}") | ${CPU_ALL[$s]} |"
     done
     echo
-    echo "Raw runs (run 0 is the warm-up): \`$(basename "$OUT_JSON")\`."
-} | tee "$OUT_MD"
+    echo "Raw runs (hot run 0 is the warm-up): \`$(basename "$OUT_JSON")\`; medians: \`$(basename "$OUT_TSV")\`."
+} >"$OUT_MD.tmp"
+mv "$OUT_MD.tmp" "$OUT_MD"
+mv "$OUT_TSV.tmp" "$OUT_TSV"
 mv "$JSON" "$OUT_JSON"
-say "wrote $OUT_MD and $OUT_JSON"
+cat "$OUT_MD"
+say "wrote $OUT_MD, $OUT_JSON and $OUT_TSV"
