@@ -26,6 +26,8 @@
 //! - `read`: `ls`, `cat`, `info`, `proplist`, `propget --show-inherited-props`,
 //!   `mergeinfo`;
 //! - `tools`: `svnsync` into FSFS, `svnrdump dump`, `svnbench null-*`;
+//! - `ssh`: `svn+ssh://` through a real OpenSSH `sshd` on 127.0.0.1 with forced
+//!   commands in `authorized_keys` (checkout, commit, authors from `--tunnel-user`);
 //! - `robust`: malformed and hostile input over raw TCP, vanishing clients,
 //!   100 concurrent checkouts.
 
@@ -47,5 +49,6 @@ mod log;
 mod raw;
 mod read;
 mod robust;
+mod ssh;
 mod tools;
 mod update;

@@ -1,0 +1,367 @@
+//! `svn+ssh://` through a real OpenSSH server (Debian's openssh-server) on 127.0.0.1, the
+//! way an administrator sets it up: one `sshd`, one `authorized_keys` whose lines force
+//! `svnserve -t` or `svelto serve -t` with `--tunnel-user` (or without it: then the
+//! account ssh runs the command as is the author). The stock `svn` client checks out,
+//! commits, updates, lists and reads the log through it with each key; both servers must
+//! give the same outputs and record the same authors.
+//!
+//! Needs `sshd`, `ssh` and `ssh-keygen`: the test fails (never skips) without them.
+
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use svelto_testkit::{mask_volatile, tempdir, Outcome, Pair, Run, Running, Subject};
+
+use crate::commit::mask_dates;
+
+const INSTALL: &str = "apt-get install -y openssh-server";
+
+fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_svelto"))
+}
+
+/// An OpenSSH program, by absolute path (`sshd` refuses to start otherwise: it re-executes
+/// itself). Panics with the install command when it is missing.
+fn openssh(name: &str) -> PathBuf {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain(["/usr/sbin", "/usr/local/sbin", "/sbin"].map(PathBuf::from))
+        .map(|dir| dir.join(name))
+        .find(|p| p.is_file() && p.is_absolute())
+        .unwrap_or_else(|| {
+            panic!(
+                "\n\n*** OpenSSH's {name} is required for the svn+ssh:// tests: {INSTALL} ***\n\
+                 (searched PATH={path:?}, /usr/sbin, /usr/local/sbin, /sbin)\n"
+            )
+        })
+}
+
+/// The name of the account this test runs as (what ssh logs in as, and the author
+/// `svnserve -t` records without `--tunnel-user`).
+fn login_name() -> String {
+    let name = Run::new("id").arg("-un").success().stdout_text();
+    let name = name.trim().to_string();
+    assert!(!name.is_empty(), "id -un printed nothing");
+    name
+}
+
+/// A fresh ed25519 key pair `dir/name` (no passphrase); returns the private key's path
+/// and the public key line.
+fn keygen(dir: &Path, name: &str) -> (PathBuf, String) {
+    let key = dir.join(name);
+    Run::new(openssh("ssh-keygen"))
+        .args(["-q", "-t", "ed25519", "-N", "", "-C", name, "-f"])
+        .arg(&key)
+        .success();
+    let public = key.with_extension("pub");
+    let line = std::fs::read_to_string(&public)
+        .unwrap_or_else(|e| panic!("cannot read {public:?}: {e}"));
+    (key, line.trim().to_string())
+}
+
+/// `path` quoted for the shell that runs an `authorized_keys` forced command.
+fn quoted(path: &Path) -> String {
+    let text = path.display().to_string();
+    assert!(
+        !text.contains(['\'', '"', '\\']),
+        "cannot quote {text:?} in authorized_keys"
+    );
+    format!("'{text}'")
+}
+
+/// The `authorized_keys` line that lets `key` run only `command`.
+fn forced(command: &str, public_key: &str) -> String {
+    format!("command=\"{command}\",restrict {public_key}\n")
+}
+
+/// `sshd -D` on 127.0.0.1 with its own host key, configuration and `authorized_keys`,
+/// logging to a file; killed when dropped.
+struct Sshd {
+    _process: Running,
+    port: u16,
+    log: PathBuf,
+}
+
+impl Sshd {
+    fn start(dir: &Path, authorized_keys: &str) -> Sshd {
+        let sshd = openssh("sshd");
+        if is_root() {
+            // Debian's sshd refuses to start as root without its privilege separation
+            // directory (systemd's tmpfiles would make it; there is no systemd here).
+            std::fs::create_dir_all("/run/sshd")
+                .unwrap_or_else(|e| panic!("cannot create /run/sshd for sshd: {e}"));
+        }
+        let (host_key, _) = keygen(dir, "host_key");
+        let keys_file = dir.join("authorized_keys");
+        std::fs::write(&keys_file, authorized_keys)
+            .unwrap_or_else(|e| panic!("cannot write {keys_file:?}: {e}"));
+        let log = dir.join("sshd.log");
+        let config = dir.join("sshd_config");
+        let mut failures = Vec::new();
+        // Another process may take the free port before sshd binds it: try a few.
+        for _ in 0..5 {
+            let port = free_port();
+            std::fs::write(
+                &config,
+                format!(
+                    "ListenAddress 127.0.0.1\n\
+                     Port {port}\n\
+                     HostKey {host}\n\
+                     AuthorizedKeysFile {keys}\n\
+                     PidFile {pid}\n\
+                     StrictModes no\n\
+                     UsePAM no\n\
+                     PasswordAuthentication no\n\
+                     KbdInteractiveAuthentication no\n\
+                     PermitRootLogin prohibit-password\n\
+                     PrintMotd no\n\
+                     LogLevel INFO\n",
+                    host = host_key.display(),
+                    keys = keys_file.display(),
+                    pid = dir.join("sshd.pid").display(),
+                ),
+            )
+            .unwrap_or_else(|e| panic!("cannot write {config:?}: {e}"));
+            let _ = std::fs::remove_file(&log);
+            let mut process = Run::new(&sshd)
+                .arg("-D")
+                .arg("-f")
+                .arg(&config)
+                .arg("-E")
+                .arg(&log)
+                .timeout(Duration::from_secs(300))
+                .spawn();
+            let deadline = Instant::now() + Duration::from_secs(10);
+            loop {
+                if TcpStream::connect(("127.0.0.1", port)).is_ok() && !process.has_exited() {
+                    return Sshd {
+                        _process: process,
+                        port,
+                        log,
+                    };
+                }
+                if process.has_exited() || Instant::now() > deadline {
+                    let outcome = process.kill();
+                    let text = std::fs::read_to_string(&log).unwrap_or_default();
+                    failures.push(format!("{outcome}\n  sshd.log:\n{text}"));
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+        panic!(
+            "sshd did not start listening on 127.0.0.1 (is openssh-server installed? \
+             {INSTALL}):\n{}",
+            failures.join("\n")
+        );
+    }
+
+    fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// `svn ARGS` in `cwd` with `SVN_SSH` set to log in to this sshd with `key`.
+    fn svn(&self, key: &Path, cwd: &Path, args: &[&str]) -> Outcome {
+        let ssh = format!(
+            "{} -p {} -i {} -F none -o IdentitiesOnly=yes -o BatchMode=yes \
+             -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR",
+            openssh("ssh").display(),
+            self.port,
+            key.display()
+        );
+        Run::tool("svn")
+            .arg("--config-dir")
+            .arg(cwd.join(".svn-config"))
+            .args(["--non-interactive", "--no-auth-cache"])
+            .args(args)
+            .current_dir(cwd)
+            .env("SVN_SSH", ssh)
+            .env("LC_ALL", "C.UTF-8")
+            .env("TZ", "UTC")
+            .timeout(Duration::from_secs(60))
+            .output()
+    }
+}
+
+fn is_root() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self").map(|m| m.uid() == 0).unwrap_or(false)
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+/// One server's keys: each logs in to the same account and runs that server in tunnel
+/// mode, with `--tunnel-user=alice`, `--tunnel-user=bob`, or without `--tunnel-user`.
+struct Keys {
+    alice: PathBuf,
+    bob: PathBuf,
+    plain: PathBuf,
+}
+
+/// What one step printed, with the side's work directory and dates masked.
+fn normalized(out: &Outcome, work: &Path) -> (bool, String, String) {
+    let work = work.display().to_string();
+    let text = |b: &[u8]| {
+        String::from_utf8_lossy(&mask_dates(&mask_volatile(b))).replace(&work, "{WORK}")
+    };
+    (out.success(), text(&out.stdout), text(&out.stderr))
+}
+
+#[test]
+fn svn_ssh_through_openssh_checkout_commit_authors_like_svnserve() {
+    let started = Instant::now();
+    // Fail loudly up front when OpenSSH is missing.
+    for tool in ["sshd", "ssh", "ssh-keygen"] {
+        openssh(tool);
+    }
+    let pair = Pair::from_dump(
+        "basic",
+        &svelto_testkit::scenario_dump("basic"),
+        Subject::from_env(&bin()),
+    );
+    // Only EXTERNAL (the tunnel user) gives access: an anonymous session could not commit.
+    pair.set_svnserve_conf("[general]\nanon-access = none\nauth-access = write\n");
+    let dir = tempdir();
+    let user = login_name();
+    let roots = [pair.reference_repo(), pair.subject_repo()]
+        .map(|repo| repo.parent().expect("repository has a parent").to_path_buf());
+    let servers = [
+        "svnserve -t".to_string(),
+        format!("{} serve -t", quoted(&bin())),
+    ];
+    let mut authorized = String::new();
+    let keys: Vec<Keys> = (0..2)
+        .map(|side| {
+            let command = format!("{} -r {}", servers[side], quoted(&roots[side]));
+            let mut key = |name: &str, extra: &str| {
+                let (private, public) = keygen(dir.path(), &format!("{name}-{side}"));
+                authorized.push_str(&forced(&format!("{command}{extra}"), &public));
+                private
+            };
+            Keys {
+                alice: key("alice", " --tunnel-user=alice"),
+                bob: key("bob", " --tunnel-user=bob"),
+                plain: key("plain", ""),
+            }
+        })
+        .collect();
+    let (stranger, _) = keygen(dir.path(), "stranger");
+    let sshd = Sshd::start(dir.path(), &authorized);
+
+    let url = format!("svn+ssh://{user}@127.0.0.1/{}", pair.name());
+    let trunk = format!("{url}/trunk");
+    let runs: Vec<Vec<(String, (bool, String, String))>> = (0..2)
+        .map(|side| {
+            let work = dir.path().join(format!("work-{side}"));
+            std::fs::create_dir_all(&work).expect("create the work directory");
+            let k = &keys[side];
+            let mut steps = Vec::new();
+            let mut step = |what: &str, key: &Path, args: &[&str]| {
+                let out = sshd.svn(key, &work, args);
+                assert!(
+                    out.success(),
+                    "{what} over svn+ssh failed on side {side}:\n{out}\nsshd.log:\n{}",
+                    sshd.log_text()
+                );
+                steps.push((what.to_string(), normalized(&out, &work)));
+            };
+            step("checkout", &k.alice, &["checkout", &trunk, "wc"]);
+            append(&work.join("wc/README.txt"), "alice was here, over ssh\n");
+            std::fs::write(work.join("wc/ssh.txt"), "added over svn+ssh\n").expect("write");
+            step("add", &k.alice, &["add", "wc/ssh.txt"]);
+            step(
+                "commit as alice",
+                &k.alice,
+                &["commit", "-m", "alice over ssh", "wc"],
+            );
+            append(&work.join("wc/src/main.c"), "/* bob */\n");
+            step(
+                "commit as bob",
+                &k.bob,
+                &["commit", "-m", "bob over ssh", "wc"],
+            );
+            step(
+                "mkdir without --tunnel-user",
+                &k.plain,
+                &["mkdir", "-m", "no tunnel user", &format!("{trunk}/plain")],
+            );
+            step("update", &k.alice, &["update", "wc"]);
+            step("ls", &k.alice, &["ls", "-R", &trunk]);
+            step("log", &k.bob, &["log", "-v", "-l", "3", &url]);
+            step("info", &k.plain, &["info", "wc"]);
+            step("cat", &k.alice, &["cat", &format!("{trunk}/ssh.txt")]);
+            steps
+        })
+        .collect();
+    for ((what, reference), (_, subject)) in runs[0].iter().zip(&runs[1]) {
+        assert_eq!(
+            reference, subject,
+            "svn {what} over svn+ssh: svnserve -t (left) and svelto serve -t (right) differ"
+        );
+    }
+    // The authors come from the tunnel user, else from the account ssh ran the server as.
+    let log = &runs[1]
+        .iter()
+        .find(|(what, _)| what == "log")
+        .expect("log step")
+        .1
+         .1;
+    let authors: Vec<&str> = log
+        .lines()
+        .filter(|l| l.starts_with('r') && l.contains(" | "))
+        .filter_map(|l| l.split(" | ").nth(1))
+        .collect();
+    assert_eq!(authors, [user.as_str(), "bob", "alice"], "{log}");
+    assert!(log.contains("M /trunk/src/main.c"), "{log}");
+    assert!(log.contains("A /trunk/ssh.txt"), "{log}");
+    let stored = Run::new(bin())
+        .args(["look", "author"])
+        .arg(pair.subject_repo())
+        .success()
+        .stdout_text();
+    assert_eq!(stored.trim(), user);
+    let reference = Run::tool("svnlook")
+        .arg("author")
+        .arg(pair.reference_repo())
+        .success()
+        .stdout_text();
+    assert_eq!(reference.trim(), user);
+    // Everything went through sshd's public key authentication.
+    let text = sshd.log_text();
+    let accepted = text
+        .matches(&format!("Accepted publickey for {user} from 127.0.0.1"))
+        .count();
+    assert!(accepted >= 16, "{accepted} logins in sshd.log:\n{text}");
+    // A key that is not in authorized_keys gets nothing (last: newer sshds penalize the
+    // address after a failed login).
+    let work = dir.path().join("stranger");
+    std::fs::create_dir_all(&work).expect("create the work directory");
+    let out = sshd.svn(&stranger, &work, &["ls", &url]);
+    assert!(!out.success(), "a stranger's key listed the repository:\n{out}");
+    eprintln!("svn+ssh through sshd: {:.1?}", started.elapsed());
+}
+
+fn append(path: &Path, text: &str) {
+    use std::io::Write;
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(path)
+        .unwrap_or_else(|e| panic!("cannot open {path:?}: {e}"));
+    file.write_all(text.as_bytes())
+        .unwrap_or_else(|e| panic!("cannot append to {path:?}: {e}"));
+}
+
+#[test]
+fn missing_openssh_fails_with_the_install_command() {
+    let message = std::panic::catch_unwind(|| openssh("sshd-that-is-not-installed"))
+        .expect_err("a missing program must fail the test")
+        .downcast::<String>()
+        .expect("a formatted panic message");
+    assert!(message.contains(INSTALL), "{message}");
+}
