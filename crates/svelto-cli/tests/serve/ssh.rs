@@ -11,7 +11,8 @@ use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use svelto_testkit::{mask_volatile, tempdir, Outcome, Pair, Run, Running, Subject};
+use svelto_testkit::serve::mask_volatile;
+use svelto_testkit::{tempdir, Outcome, Pair, Run, Running, Subject};
 
 use crate::commit::mask_dates;
 
@@ -55,8 +56,8 @@ fn keygen(dir: &Path, name: &str) -> (PathBuf, String) {
         .arg(&key)
         .success();
     let public = key.with_extension("pub");
-    let line = std::fs::read_to_string(&public)
-        .unwrap_or_else(|e| panic!("cannot read {public:?}: {e}"));
+    let line =
+        std::fs::read_to_string(&public).unwrap_or_else(|e| panic!("cannot read {public:?}: {e}"));
     (key, line.trim().to_string())
 }
 
@@ -186,7 +187,9 @@ impl Sshd {
 
 fn is_root() -> bool {
     use std::os::unix::fs::MetadataExt;
-    std::fs::metadata("/proc/self").map(|m| m.uid() == 0).unwrap_or(false)
+    std::fs::metadata("/proc/self")
+        .map(|m| m.uid() == 0)
+        .unwrap_or(false)
 }
 
 fn free_port() -> u16 {
@@ -207,9 +210,8 @@ struct Keys {
 /// What one step printed, with the side's work directory and dates masked.
 fn normalized(out: &Outcome, work: &Path) -> (bool, String, String) {
     let work = work.display().to_string();
-    let text = |b: &[u8]| {
-        String::from_utf8_lossy(&mask_dates(&mask_volatile(b))).replace(&work, "{WORK}")
-    };
+    let text =
+        |b: &[u8]| String::from_utf8_lossy(&mask_dates(&mask_volatile(b))).replace(&work, "{WORK}");
     (out.success(), text(&out.stdout), text(&out.stderr))
 }
 
@@ -229,12 +231,18 @@ fn svn_ssh_through_openssh_checkout_commit_authors_like_svnserve() {
     pair.set_svnserve_conf("[general]\nanon-access = none\nauth-access = write\n");
     let dir = tempdir();
     let user = login_name();
-    let roots = [pair.reference_repo(), pair.subject_repo()]
-        .map(|repo| repo.parent().expect("repository has a parent").to_path_buf());
-    let servers = [
-        "svnserve -t".to_string(),
-        format!("{} serve -t", quoted(&bin())),
-    ];
+    let roots = [pair.reference_repo(), pair.subject_repo()].map(|repo| {
+        repo.parent()
+            .expect("repository has a parent")
+            .to_path_buf()
+    });
+    // With SVELTO_HARNESS_SELFTEST both sides are svnserve over FSFS.
+    let subject = if pair.is_selftest() {
+        "svnserve -t".to_string()
+    } else {
+        format!("{} serve -t", quoted(&bin()))
+    };
+    let servers = ["svnserve -t".to_string(), subject];
     let mut authorized = String::new();
     let keys: Vec<Keys> = (0..2)
         .map(|side| {
@@ -256,49 +264,24 @@ fn svn_ssh_through_openssh_checkout_commit_authors_like_svnserve() {
 
     let url = format!("svn+ssh://{user}@127.0.0.1/{}", pair.name());
     let trunk = format!("{url}/trunk");
-    let runs: Vec<Vec<(String, (bool, String, String))>> = (0..2)
-        .map(|side| {
-            let work = dir.path().join(format!("work-{side}"));
-            std::fs::create_dir_all(&work).expect("create the work directory");
-            let k = &keys[side];
-            let mut steps = Vec::new();
-            let mut step = |what: &str, key: &Path, args: &[&str]| {
-                let out = sshd.svn(key, &work, args);
-                assert!(
-                    out.success(),
-                    "{what} over svn+ssh failed on side {side}:\n{out}\nsshd.log:\n{}",
-                    sshd.log_text()
-                );
-                steps.push((what.to_string(), normalized(&out, &work)));
-            };
-            step("checkout", &k.alice, &["checkout", &trunk, "wc"]);
-            append(&work.join("wc/README.txt"), "alice was here, over ssh\n");
-            std::fs::write(work.join("wc/ssh.txt"), "added over svn+ssh\n").expect("write");
-            step("add", &k.alice, &["add", "wc/ssh.txt"]);
-            step(
-                "commit as alice",
-                &k.alice,
-                &["commit", "-m", "alice over ssh", "wc"],
-            );
-            append(&work.join("wc/src/main.c"), "/* bob */\n");
-            step(
-                "commit as bob",
-                &k.bob,
-                &["commit", "-m", "bob over ssh", "wc"],
-            );
-            step(
-                "mkdir without --tunnel-user",
-                &k.plain,
-                &["mkdir", "-m", "no tunnel user", &format!("{trunk}/plain")],
-            );
-            step("update", &k.alice, &["update", "wc"]);
-            step("ls", &k.alice, &["ls", "-R", &trunk]);
-            step("log", &k.bob, &["log", "-v", "-l", "3", &url]);
-            step("info", &k.plain, &["info", "wc"]);
-            step("cat", &k.alice, &["cat", &format!("{trunk}/ssh.txt")]);
-            steps
-        })
-        .collect();
+    // The two sides run at once (each ssh login takes a moment).
+    let runs: Vec<Vec<Step>> = std::thread::scope(|scope| {
+        let threads: Vec<_> = (0..2)
+            .map(|side| {
+                let (sshd, keys, work) =
+                    (&sshd, &keys[side], dir.path().join(format!("work-{side}")));
+                let (url, trunk) = (&url, &trunk);
+                scope.spawn(move || session(sshd, keys, &work, url, trunk, side))
+            })
+            .collect();
+        threads
+            .into_iter()
+            .map(|t| {
+                t.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    });
     for ((what, reference), (_, subject)) in runs[0].iter().zip(&runs[1]) {
         assert_eq!(
             reference, subject,
@@ -306,25 +289,24 @@ fn svn_ssh_through_openssh_checkout_commit_authors_like_svnserve() {
         );
     }
     // The authors come from the tunnel user, else from the account ssh ran the server as.
-    let log = &runs[1]
+    let (_, (_, log, _)) = runs[1]
         .iter()
         .find(|(what, _)| what == "log")
-        .expect("log step")
-        .1
-         .1;
+        .expect("a log step");
     let authors: Vec<&str> = log
         .lines()
         .filter(|l| l.starts_with('r') && l.contains(" | "))
         .filter_map(|l| l.split(" | ").nth(1))
         .collect();
     assert_eq!(authors, [user.as_str(), "bob", "alice"], "{log}");
-    assert!(log.contains("M /trunk/src/main.c"), "{log}");
+    assert!(log.contains("M /trunk/ssh.txt"), "{log}");
     assert!(log.contains("A /trunk/ssh.txt"), "{log}");
-    let stored = Run::new(bin())
-        .args(["look", "author"])
-        .arg(pair.subject_repo())
-        .success()
-        .stdout_text();
+    let look = if pair.is_selftest() {
+        Run::tool("svnlook").arg("author")
+    } else {
+        Run::new(bin()).args(["look", "author"])
+    };
+    let stored = look.arg(pair.subject_repo()).success().stdout_text();
     assert_eq!(stored.trim(), user);
     let reference = Run::tool("svnlook")
         .arg("author")
@@ -340,11 +322,59 @@ fn svn_ssh_through_openssh_checkout_commit_authors_like_svnserve() {
     assert!(accepted >= 16, "{accepted} logins in sshd.log:\n{text}");
     // A key that is not in authorized_keys gets nothing (last: newer sshds penalize the
     // address after a failed login).
-    let work = dir.path().join("stranger");
+    let work = dir.path().join("stranger-work");
     std::fs::create_dir_all(&work).expect("create the work directory");
     let out = sshd.svn(&stranger, &work, &["ls", &url]);
-    assert!(!out.success(), "a stranger's key listed the repository:\n{out}");
+    assert!(
+        !out.success(),
+        "a stranger's key listed the repository:\n{out}"
+    );
     eprintln!("svn+ssh through sshd: {:.1?}", started.elapsed());
+}
+
+/// A step's name and what it printed (see [`normalized`]).
+type Step = (String, (bool, String, String));
+
+/// One side's client session: checkout, commits as alice and bob, a commit through the key
+/// without `--tunnel-user`, update, and reads; every step must succeed.
+fn session(sshd: &Sshd, k: &Keys, work: &Path, url: &str, trunk: &str, side: usize) -> Vec<Step> {
+    std::fs::create_dir_all(work).expect("create the work directory");
+    let mut steps = Vec::new();
+    let mut step = |what: &str, key: &Path, args: &[&str]| {
+        let out = sshd.svn(key, work, args);
+        assert!(
+            out.success(),
+            "{what} over svn+ssh failed on side {side}:\n{out}\nsshd.log:\n{}",
+            sshd.log_text()
+        );
+        steps.push((what.to_string(), normalized(&out, work)));
+    };
+    step("checkout", &k.alice, &["checkout", trunk, "wc"]);
+    append(&work.join("wc/README.txt"), "alice was here, over ssh\n");
+    std::fs::write(work.join("wc/ssh.txt"), "added over svn+ssh\n").expect("write");
+    step("add", &k.alice, &["add", "wc/ssh.txt"]);
+    step(
+        "commit as alice",
+        &k.alice,
+        &["commit", "-m", "alice over ssh", "wc"],
+    );
+    append(&work.join("wc/ssh.txt"), "bob was here too\n");
+    step(
+        "commit as bob",
+        &k.bob,
+        &["commit", "-m", "bob over ssh", "wc"],
+    );
+    step(
+        "mkdir without --tunnel-user",
+        &k.plain,
+        &["mkdir", "-m", "no tunnel user", &format!("{trunk}/plain")],
+    );
+    step("update", &k.alice, &["update", "wc"]);
+    step("ls", &k.alice, &["ls", "-R", trunk]);
+    step("log", &k.bob, &["log", "-v", "-l", "3", url]);
+    step("info", &k.plain, &["info", "wc"]);
+    step("cat", &k.alice, &["cat", &format!("{trunk}/ssh.txt")]);
+    steps
 }
 
 fn append(path: &Path, text: &str) {
