@@ -16,6 +16,20 @@ pub enum ConnError {
 
 const READ_CHUNK: usize = 64 * 1024;
 
+/// A command's response went over `--max-response-size`.
+#[derive(Debug, thiserror::Error)]
+#[error("The server response size exceeds the configured limit (--max-response-size)")]
+pub struct ResponseTooLarge;
+
+fn decimal_len(mut n: usize) -> usize {
+    let mut d = 1;
+    while n >= 10 {
+        n /= 10;
+        d += 1;
+    }
+    d
+}
+
 pub struct Conn<R: Read, W: Write> {
     reader: R,
     buf: Vec<u8>,
@@ -26,6 +40,15 @@ pub struct Conn<R: Read, W: Write> {
     scratch: Vec<u8>,
     /// Bytes read over the connection's life (for the log).
     pub bytes_in: u64,
+    /// Bytes written over the connection's life.
+    pub bytes_out: u64,
+    /// `--max-response-size`: a command's response may not exceed this (0: no limit).
+    max_out: u64,
+    /// `bytes_out` when the current command began.
+    command_start_out: u64,
+    /// Bytes already counted in the metrics (in, out).
+    pub metered_in: u64,
+    pub metered_out: u64,
 }
 
 impl<R: Read, W: Write> Conn<R, W> {
@@ -38,7 +61,32 @@ impl<R: Read, W: Write> Conn<R, W> {
             out: BufWriter::with_capacity(64 * 1024, writer),
             scratch: Vec::with_capacity(4096),
             bytes_in: 0,
+            bytes_out: 0,
+            max_out: 0,
+            command_start_out: 0,
+            metered_in: 0,
+            metered_out: 0,
         }
+    }
+
+    /// Bounds each command's response (svnserve's `--max-response-size`; 0: no bound).
+    pub fn set_max_response(&mut self, bytes: u64) {
+        self.max_out = bytes;
+    }
+
+    /// A new command starts: its response is measured from here.
+    pub fn start_command(&mut self) {
+        self.command_start_out = self.bytes_out;
+    }
+
+    /// Counts `n` bytes about to be written, failing once the command's response is over
+    /// its bound (the connection is then closed, as svnserve does).
+    fn count_out(&mut self, n: usize) -> io::Result<()> {
+        self.bytes_out += n as u64;
+        if self.max_out > 0 && self.bytes_out - self.command_start_out > self.max_out {
+            return Err(io::Error::other(ResponseTooLarge));
+        }
+        Ok(())
     }
 
     /// The next top-level item; `None` when the peer closed cleanly between items.
@@ -100,16 +148,19 @@ impl<R: Read, W: Write> Conn<R, W> {
     pub fn write_item(&mut self, item: &Item) -> io::Result<()> {
         self.scratch.clear();
         item.encode(&mut self.scratch);
+        self.count_out(self.scratch.len())?;
         self.out.write_all(&self.scratch)
     }
 
     /// Writes bytes that already form whole items.
     pub fn write_raw(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.count_out(bytes.len())?;
         self.out.write_all(bytes)
     }
 
     /// Writes one string item `len:bytes ` without copying the bytes into an `Item`.
     pub fn write_string(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.count_out(bytes.len() + 2 + decimal_len(bytes.len()))?;
         write!(self.out, "{}:", bytes.len())?;
         self.out.write_all(bytes)?;
         self.out.write_all(b" ")
