@@ -320,7 +320,7 @@ fn handle_signals(
                     continue;
                 }
                 shared.log.line(&format!(
-                    "{}: shutting down (no new connections; waiting up to {} s for {} running                      write commands; {} connections open)",
+                    "{}: shutting down (no new connections; waiting up to {} s for {} running write commands; {} connections open)",
                     if sig == SIGTERM { "SIGTERM" } else { "SIGINT" },
                     shared.config.shutdown_grace.as_secs(),
                     shared.writes_in_flight(),

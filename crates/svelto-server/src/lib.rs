@@ -43,8 +43,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use svelto_store::Repo;
 
-/// `SVN_ERR_RA_SVN_CMD_ERR`: a server error reported to the client (the busy refusal).
-const RA_SVN_CMD_ERR: u64 = 210000;
+/// `SVN_ERR_RA_SVN_CONNECTION_CLOSED`, for the busy refusal (the client skips
+/// `SVN_ERR_RA_SVN_CMD_ERR` links, so that code would print as a malformed error list).
+const RA_SVN_CONNECTION_CLOSED: u64 = 210002;
 /// `SVN_ERR_RA_SVN_RESPONSE_SIZE`: a response over `--max-response-size`.
 pub(crate) const RA_SVN_RESPONSE_SIZE: u64 = 210010;
 
@@ -298,7 +299,7 @@ fn refuse_busy(shared: &Shared, mut stream: TcpStream) {
         "Server busy: it already serves {} connections (--max-connections); try again later",
         shared.config.max_connections
     );
-    let item = svelto_wire::failure(&[svelto_wire::ErrorLink::new(RA_SVN_CMD_ERR, msg)]);
+    let item = svelto_wire::failure(&[svelto_wire::ErrorLink::new(RA_SVN_CONNECTION_CLOSED, msg)]);
     let _ = stream.write_all(&item.to_bytes());
     let _ = stream.flush();
     let _ = stream.shutdown(std::net::Shutdown::Write);
