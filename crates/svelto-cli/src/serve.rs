@@ -272,7 +272,9 @@ pub fn run(args: ServeArgs) -> Result<()> {
                 shared.config.shutdown_grace.as_secs()
             ));
         } else {
-            shared.log.line("shutdown: no write command running; exiting");
+            shared
+                .log
+                .line("shutdown: no write command running; exiting");
         }
     }
     Ok(())
@@ -288,8 +290,8 @@ fn handle_signals(
     config_file: Option<PathBuf>,
 ) -> Result<()> {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-    let mut signals =
-        signal_hook::iterator::Signals::new([SIGTERM, SIGINT, SIGHUP]).context("signal handlers")?;
+    let mut signals = signal_hook::iterator::Signals::new([SIGTERM, SIGINT, SIGHUP])
+        .context("signal handlers")?;
     let shared = shared.clone();
     std::thread::Builder::new()
         .name("svelto-signals".into())

@@ -96,8 +96,8 @@ fn expand_all(
     raw.iter()
         .map(|(sec, opts)| {
             let expanded = opts
-                .iter()
-                .map(|(k, _)| {
+                .keys()
+                .map(|k| {
                     let mut stack = Vec::new();
                     let v = expand_option(raw, sec, k, &mut stack).unwrap_or_default();
                     (k.clone(), v)
@@ -541,8 +541,11 @@ mod tests {
         // From `[default]` (any case), names are not looked up in `[DEFAULT]`.
         assert_eq!(env["default"]["PATH"], "%(ROOT)s/bin:/usr/bin");
         // `[default]` is a hook section, not where expansions look.
-        let env = parse_hooks_env("[default]\nX = 1\n[post-commit]\nY = %(X)s\n", Path::new("f"))
-            .expect("parses");
+        let env = parse_hooks_env(
+            "[default]\nX = 1\n[post-commit]\nY = %(X)s\n",
+            Path::new("f"),
+        )
+        .expect("parses");
         assert_eq!(env["post-commit"]["Y"], "%(X)s");
     }
 

@@ -302,11 +302,7 @@ fn describe_opt(name: &str, p: &P<'_>, ctx: &Ctx<'_>) -> Option<Pending> {
                 w @ ("explicit" | "inherited" | "nearest-ancestor") => w,
                 _ => "explicit",
             };
-            let desc = if p.b(3)? {
-                " include-descendants"
-            } else {
-                ""
-            };
+            let desc = if p.b(3)? { " include-descendants" } else { "" };
             one(format!("get-mergeinfo ({paths}) {inherit}{desc}"))
         }
         "log" => describe_log(p, ctx),
@@ -497,7 +493,10 @@ mod tests {
             done("get-file", b"( 1:a ( ) false true ) ", "/trunk"),
             ["get-file /trunk/a r7 text"]
         );
-        assert_eq!(done("check-path", b"( 0: ( 2 ) ) ", "/"), ["check-path /@2"]);
+        assert_eq!(
+            done("check-path", b"( 0: ( 2 ) ) ", "/"),
+            ["check-path /@2"]
+        );
         assert_eq!(
             done("stat", b"( 5:a b%c ( ) ) ", "/t"),
             ["stat /t/a%20b%25c@7"]

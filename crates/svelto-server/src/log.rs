@@ -104,10 +104,7 @@ impl Logger {
     }
 
     fn enabled(&self) -> bool {
-        self.out
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .is_some()
+        self.out.lock().unwrap_or_else(|e| e.into_inner()).is_some()
     }
 
     /// A server event (start, connection closed, configuration trouble).
@@ -145,20 +142,16 @@ impl Logger {
                 // svnserve's error lines: "ERR", then "ERR-" for each link of the chain.
                 for (i, (code, msg)) in r.error.iter().enumerate() {
                     let cont = if i == 0 { "" } else { "-" };
-                    text.push_str(&format!(
-                        "{head} ERR{cont} - 0 {code} {}\n",
-                        one_line(msg)
-                    ));
+                    text.push_str(&format!("{head} ERR{cont} - 0 {code} {}\n", one_line(msg)));
                 }
             }
             LogFormat::Json => {
                 let user = r.user.map_or_else(|| "null".into(), json_string);
                 let error = match r.error.first() {
                     None => "null".to_string(),
-                    Some((code, msg)) => format!(
-                        "{{\"code\":{code},\"message\":{}}}",
-                        json_string(msg)
-                    ),
+                    Some((code, msg)) => {
+                        format!("{{\"code\":{code},\"message\":{}}}", json_string(msg))
+                    }
                 };
                 text = format!(
                     "{{\"time\":\"{time}\",\"pid\":{pid},\"client\":{},\"user\":{user},\
@@ -268,7 +261,10 @@ mod tests {
         let f: Vec<&str> = lines[0].splitn(6, ' ').collect();
         assert_eq!(f[0], std::process::id().to_string());
         assert!(f[1].ends_with('Z') && f[1].contains('T'), "{}", f[1]);
-        assert_eq!(&f[2..], ["127.0.0.1", "harry", "repo", "get-file /a r2 text"]);
+        assert_eq!(
+            &f[2..],
+            ["127.0.0.1", "harry", "repo", "get-file /a r2 text"]
+        );
         assert!(
             lines[1].ends_with(" repo ERR - 0 160013 Path \"x\" not found"),
             "{}",

@@ -213,10 +213,7 @@ impl Metrics {
         for (name, c) in COMMANDS.iter().zip(&self.commands) {
             let n = load(&c.errors);
             if n > 0 {
-                let _ = writeln!(
-                    o,
-                    "svelto_request_errors_total{{command=\"{name}\"}} {n}"
-                );
+                let _ = writeln!(o, "svelto_request_errors_total{{command=\"{name}\"}} {n}");
             }
         }
         let _ = writeln!(
@@ -275,7 +272,12 @@ impl Metrics {
              # TYPE svelto_errors_total counter"
         );
         for (k, n) in ErrorKind::ALL.iter().zip(&self.errors) {
-            let _ = writeln!(o, "svelto_errors_total{{kind=\"{}\"}} {}", k.name(), load(n));
+            let _ = writeln!(
+                o,
+                "svelto_errors_total{{kind=\"{}\"}} {}",
+                k.name(),
+                load(n)
+            );
         }
         let _ = writeln!(
             o,
@@ -283,7 +285,11 @@ impl Metrics {
              # TYPE svelto_cache_hits_total counter"
         );
         for (name, c) in svelto_store::stats::caches() {
-            let _ = writeln!(o, "svelto_cache_hits_total{{cache=\"{name}\"}} {}", c.hits());
+            let _ = writeln!(
+                o,
+                "svelto_cache_hits_total{{cache=\"{name}\"}} {}",
+                c.hits()
+            );
         }
         let _ = writeln!(
             o,

@@ -3,10 +3,10 @@
 
 use crate::actions::{self, RunNote};
 use crate::auth::Auth;
-use crate::metrics::ErrorKind;
 use crate::commands;
 use crate::conn::{Conn, ConnError};
 use crate::error::{code, CmdError, Failure};
+use crate::metrics::ErrorKind;
 use crate::url;
 use crate::Shared;
 use std::cell::Cell;
@@ -264,11 +264,11 @@ fn handshake<R: Read, W: Write>(
         .ok()
         .flatten()
         .map(|s| String::from_utf8_lossy(s).into_owned());
-    let client_string = t
-        .opt_tuple()
-        .ok()
-        .flatten()
-        .and_then(|mut c| c.string().ok().map(|s| String::from_utf8_lossy(s).into_owned()));
+    let client_string = t.opt_tuple().ok().flatten().and_then(|mut c| {
+        c.string()
+            .ok()
+            .map(|s| String::from_utf8_lossy(s).into_owned())
+    });
     let cap_log = caps.join(" ");
     if version != 2 {
         conn.write_item(&fail_item(
