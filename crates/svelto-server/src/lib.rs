@@ -118,6 +118,8 @@ pub struct Shared {
     shutdown: AtomicBool,
     /// Write commands running now (a shutdown waits for them).
     writes_in_flight: AtomicUsize,
+    /// Threads telling clients the server is busy (bounded: a flood is just dropped).
+    refusing: AtomicUsize,
 }
 
 impl Shared {
@@ -131,6 +133,7 @@ impl Shared {
             next_id: AtomicUsize::new(1),
             shutdown: AtomicBool::new(false),
             writes_in_flight: AtomicUsize::new(0),
+            refusing: AtomicUsize::new(0),
         })
     }
 
@@ -290,6 +293,9 @@ pub fn wake_listener(addr: std::net::SocketAddr) {
     let _ = TcpStream::connect_timeout(&addr, Duration::from_secs(1));
 }
 
+/// Refusals being sent at once, at most.
+const MAX_REFUSING: usize = 64;
+
 /// Tells a client over `--max-connections` that the server is busy, in place of the
 /// greeting (the client prints the message), and closes the connection.
 fn refuse_busy(shared: &Shared, mut stream: TcpStream) {
@@ -337,11 +343,22 @@ pub fn run_listener(shared: Arc<Shared>, listener: TcpListener, once: bool) -> s
                 shared.config.max_connections
             ));
             // Its own short-lived thread, so that a client that does not read cannot
-            // hold up the accept loop.
+            // hold up the accept loop; beyond 64 of those, the connection is just closed.
+            if shared.refusing.fetch_add(1, Ordering::AcqRel) >= MAX_REFUSING {
+                shared.refusing.fetch_sub(1, Ordering::AcqRel);
+                shared.metrics.error(metrics::ErrorKind::Busy);
+                continue;
+            }
             let sh = shared.clone();
-            let _ = std::thread::Builder::new()
+            let spawned = std::thread::Builder::new()
                 .name("svelto-busy".into())
-                .spawn(move || refuse_busy(&sh, stream));
+                .spawn(move || {
+                    refuse_busy(&sh, stream);
+                    sh.refusing.fetch_sub(1, Ordering::AcqRel);
+                });
+            if spawned.is_err() {
+                shared.refusing.fetch_sub(1, Ordering::AcqRel);
+            }
             continue;
         }
         shared.active.fetch_add(1, Ordering::AcqRel);

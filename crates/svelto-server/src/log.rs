@@ -103,6 +103,11 @@ impl Logger {
         }
     }
 
+    /// Whether lines go anywhere (callers skip preparing them otherwise).
+    pub fn is_enabled(&self) -> bool {
+        self.enabled()
+    }
+
     fn enabled(&self) -> bool {
         self.out.lock().unwrap_or_else(|e| e.into_inner()).is_some()
     }

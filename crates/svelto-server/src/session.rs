@@ -519,17 +519,8 @@ fn command_loop<R: Read, W: Write>(
         let mut t = TupleReader::from_item(&item)?;
         let name = t.word()?.to_string();
         let params = t.list()?;
-        // What the log will say, from the parameters (HEAD read now, when needed).
-        let pending = {
-            let repo = s.repo.clone();
-            let head = move || repo.refresh().unwrap_or_else(|_| repo.youngest());
-            let ctx = actions::Ctx {
-                fs_path: format!("/{}", s.path),
-                root_url: &s.root_url,
-                head: &head,
-            };
-            actions::describe(&name, params, &ctx)
-        };
+        // `reparent` moves the session; its action names the new path from its parameter.
+        let fs_path = format!("/{}", s.path);
         s.note.set(RunNote::default());
         let guard = is_write(&name).then(|| WriteGuard::new(shared));
         let mut p = TupleReader::new(params);
@@ -583,7 +574,20 @@ fn command_loop<R: Read, W: Write>(
         shared.metrics.bytes(bytes_in, bytes_out);
         conn.metered_in += bytes_in;
         conn.metered_out += bytes_out;
-        let actions = pending.finish(&note);
+        // What the log says, from the parameters: a revision the client left out is the
+        // HEAD the command just read (no file read here; `youngest` is in memory).
+        let actions = if shared.log.is_enabled() {
+            let repo = s.repo.clone();
+            let head = move || repo.youngest();
+            let ctx = actions::Ctx {
+                fs_path,
+                root_url: &s.root_url,
+                head: &head,
+            };
+            actions::describe(&name, params, &ctx).finish(&note)
+        } else {
+            Vec::new()
+        };
         shared.log.request(&crate::log::Request {
             client,
             user: s.user.as_deref(),

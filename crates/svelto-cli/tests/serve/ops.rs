@@ -435,7 +435,19 @@ fn clients_over_max_connections_are_told_the_server_is_busy() {
 fn a_client_that_stops_reading_does_not_hold_back_others() {
     let dir = tempdir();
     let root = svelto_root(dir.path());
-    let server = Serve::start(&root, "127.0.0.1", &dir.path().join("svelto.log"), &[]);
+    let mport = free_port();
+    let maddr: SocketAddr = format!("127.0.0.1:{mport}").parse().expect("addr");
+    let server = Serve::start(
+        &root,
+        "127.0.0.1",
+        &dir.path().join("svelto.log"),
+        &[
+            "--idle-timeout",
+            "2",
+            "--metrics-listen",
+            &maddr.to_string(),
+        ],
+    );
     let url = server.url("repo");
     let src = dir.path().join("src");
     std::fs::create_dir_all(&src).expect("mkdir");
@@ -485,6 +497,21 @@ fn a_client_that_stops_reading_does_not_hold_back_others() {
         "checkout took {:?}",
         started.elapsed()
     );
+    // The server gives up on the client that does not read after --idle-timeout (its
+    // writes time out), freeing the connection, while the client still holds its end.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let m = scrape(maddr);
+        if metric(&m, "svelto_errors_total{kind=\"timeout\"}") >= 1 {
+            assert_eq!(metric(&m, "svelto_open_connections"), 0, "{m}");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the stalled connection was not closed: {m}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
     drop(stalled);
 }
 
@@ -666,4 +693,53 @@ fn sigterm_lets_running_commits_finish_and_exits_zero() {
     }
     let log = server.log_text();
     assert!(log.contains("SIGTERM: shutting down"), "{log}");
+}
+
+#[test]
+fn sigterm_waits_for_a_commit_in_progress() {
+    let dir = tempdir();
+    let root = svelto_root(dir.path());
+    // The commit is still running (in its pre-commit hook) when SIGTERM arrives.
+    let marker = dir.path().join("hook-started");
+    let hook = root.join("repo").join("hooks").join("pre-commit");
+    std::fs::write(
+        &hook,
+        format!("#!/bin/sh\ntouch '{}'\nsleep 2\nexit 0\n", marker.display()),
+    )
+    .expect("write hook");
+    Run::new("chmod").arg("+x").arg(&hook).success();
+    let mut server = Serve::start(&root, "127.0.0.1", &dir.path().join("svelto.log"), &[]);
+    let url = server.url("repo");
+    let client = std::thread::spawn(move || svn(&["mkdir", "-m", "slow", &format!("{url}/slow")]));
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !marker.exists() {
+        assert!(Instant::now() < deadline, "the pre-commit hook never ran");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    server.signal("-TERM");
+    // New clients are refused at once while the commit finishes.
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(TcpStream::connect(server.addr).is_err(), "still accepting");
+    let out = client.join().expect("client");
+    assert!(
+        out.success(),
+        "the running commit failed: {}",
+        out.stderr_text()
+    );
+    assert!(
+        out.stdout_text().contains("Committed revision 1."),
+        "{}",
+        out.stdout_text()
+    );
+    let status = server.wait(Duration::from_secs(20));
+    assert!(status.success(), "exit status {status:?}");
+    let log = server.log_text();
+    assert!(
+        log.contains("waiting up to 30 s for 1 running write commands"),
+        "{log}"
+    );
+    assert!(
+        log.contains("shutdown: no write command running; exiting"),
+        "{log}"
+    );
 }
