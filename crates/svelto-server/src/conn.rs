@@ -46,6 +46,9 @@ pub struct Conn<R: Read, W: Write> {
     max_out: u64,
     /// `bytes_out` when the current command began.
     command_start_out: u64,
+    /// The first failure response sent since the command began: (code, message) per link,
+    /// for the log and the metrics (handlers that answer failures themselves included).
+    failure: Option<Vec<(u64, String)>>,
     /// Bytes already counted in the metrics (in, out).
     pub metered_in: u64,
     pub metered_out: u64,
@@ -64,6 +67,7 @@ impl<R: Read, W: Write> Conn<R, W> {
             bytes_out: 0,
             max_out: 0,
             command_start_out: 0,
+            failure: None,
             metered_in: 0,
             metered_out: 0,
         }
@@ -77,6 +81,38 @@ impl<R: Read, W: Write> Conn<R, W> {
     /// A new command starts: its response is measured from here.
     pub fn start_command(&mut self) {
         self.command_start_out = self.bytes_out;
+        self.failure = None;
+    }
+
+    /// The first failure the current command sent, if any.
+    pub fn take_failure(&mut self) -> Option<Vec<(u64, String)>> {
+        self.failure.take()
+    }
+
+    /// Remembers the chain of a `( failure ( ( code message file line ) ... ) )` response.
+    fn note_failure(&mut self, item: &Item) {
+        if self.failure.is_some() {
+            return;
+        }
+        let Some([word, Item::List(links)]) = item.as_list() else {
+            return;
+        };
+        if word.as_word() != Some("failure") {
+            return;
+        }
+        let chain = links
+            .iter()
+            .filter_map(|l| {
+                let l = l.as_list()?;
+                let code = l.first()?.as_number()?;
+                let msg = l.get(1)?.as_string()?;
+                Some((code, String::from_utf8_lossy(msg).into_owned()))
+            })
+            .collect::<Vec<_>>();
+        // An auth exchange's `( failure ( message ) )` has no chain: not a command error.
+        if !chain.is_empty() {
+            self.failure = Some(chain);
+        }
     }
 
     /// Counts `n` bytes about to be written, failing once the command's response is over
@@ -149,6 +185,7 @@ impl<R: Read, W: Write> Conn<R, W> {
         self.scratch.clear();
         item.encode(&mut self.scratch);
         self.count_out(self.scratch.len())?;
+        self.note_failure(item);
         self.out.write_all(&self.scratch)
     }
 

@@ -529,11 +529,6 @@ fn command_loop<R: Read, W: Write>(
         match commands::dispatch(s, conn, &name, &mut p) {
             Ok(()) => {}
             Err(Failure::Cmd(e)) => {
-                error = e
-                    .chain
-                    .iter()
-                    .map(|l| (l.apr_err, String::from_utf8_lossy(&l.message).into_owned()))
-                    .collect();
                 conn.write_item(&failure(&e.chain))?;
             }
             Err(Failure::Fatal(e)) => {
@@ -547,6 +542,9 @@ fn command_loop<R: Read, W: Write>(
             // The client hears the outcome before a shutdown may end the process.
             let _ = conn.flush();
             drop(g);
+        }
+        if let Some(chain) = conn.take_failure() {
+            error = chain;
         }
         let note = s.note.get();
         if note.committed.is_some() {

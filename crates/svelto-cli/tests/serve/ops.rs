@@ -317,6 +317,19 @@ fn json_log_has_one_object_per_request() {
             .any(|l| l.contains("\"command\":\"get-file\"") && l.contains("\"code\":160013")),
         "{text}"
     );
+    // A commit a hook refuses (the handler answers the failure itself) is logged too.
+    let hook = root.join("repo").join("hooks").join("pre-commit");
+    std::fs::write(&hook, "#!/bin/sh\necho 'not today' >&2\nexit 1\n").expect("hook");
+    Run::new("chmod").arg("+x").arg(&hook).success();
+    assert!(!svn(&["mkdir", "-m", "m", &format!("{url}/refused")]).success());
+    std::thread::sleep(Duration::from_millis(100));
+    let text = server.log_text();
+    let refused = text
+        .lines()
+        .find(|l| l.contains("\"command\":\"commit\"") && l.contains("\"code\":165001"))
+        .unwrap_or_else(|| panic!("no refused commit: {text}"));
+    assert!(refused.contains("not today"), "{refused}");
+    assert!(refused.contains("\"action\":\"\""), "{refused}");
 }
 
 /// `GET /metrics` over plain HTTP/1.0.
