@@ -531,12 +531,7 @@ fn command_loop<R: Read, W: Write>(
             Err(Failure::Cmd(e)) => {
                 conn.write_item(&failure(&e.chain))?;
             }
-            Err(Failure::Fatal(e)) => {
-                shared
-                    .log
-                    .line(&format!("command {name} failed, closing: {e}"));
-                fatal = Some(e);
-            }
+            Err(Failure::Fatal(e)) => fatal = Some(e),
         }
         if let Some(g) = guard {
             // The client hears the outcome before a shutdown may end the process.
@@ -553,14 +548,20 @@ fn command_loop<R: Read, W: Write>(
         let took = started.elapsed();
         let (bytes_in, bytes_out) = (conn.bytes_in - in_before, conn.bytes_out - out_before);
         if let Some(e) = fatal.as_ref() {
-            if let ConnError::Io(io) = e {
-                if io
-                    .get_ref()
-                    .is_some_and(|i| i.is::<crate::conn::ResponseTooLarge>())
+            // The connection ends: the log gets svnserve's kind of ERR line for why.
+            let code = match e {
+                ConnError::Wire(w) => w.svn_error_code(),
+                ConnError::Io(io)
+                    if io
+                        .get_ref()
+                        .is_some_and(|i| i.is::<crate::conn::ResponseTooLarge>()) =>
                 {
-                    error = vec![(crate::RA_SVN_RESPONSE_SIZE, e.to_string())];
+                    crate::RA_SVN_RESPONSE_SIZE
                 }
-            }
+                // SVN_ERR_RA_SVN_CONNECTION_CLOSED
+                ConnError::Io(_) => 210002,
+            };
+            error = vec![(code, e.to_string())];
         }
         let failed = !error.is_empty() || fatal.is_some();
         if let Some((code, _)) = error.first() {
@@ -574,7 +575,11 @@ fn command_loop<R: Read, W: Write>(
         conn.metered_out += bytes_out;
         // What the log says, from the parameters: a revision the client left out is the
         // HEAD the command just read (no file read here; `youngest` is in memory).
-        let actions = if shared.log.is_enabled() {
+        // svnserve checks access before it logs a command: a refused one has no action.
+        let refused = error
+            .first()
+            .is_some_and(|(code, _)| ErrorKind::of_code(*code) == ErrorKind::Auth);
+        let actions = if shared.log.is_enabled() && !refused && fatal.is_none() {
             let repo = s.repo.clone();
             let head = move || repo.youngest();
             let ctx = actions::Ctx {

@@ -186,6 +186,27 @@ fn client_session(url: &str, work: &Path) {
     assert!(!svn(&["ls", &format!("{url}/no-such-path")]).success());
 }
 
+/// Authenticated writes and a refused one: the log names the user, and a command refused
+/// for want of access has no action line (svnserve checks access before it logs).
+fn auth_session(url: &str, repo: &Path) {
+    std::fs::write(
+        repo.join("conf").join("svnserve.conf"),
+        "[general]\nanon-access = read\nauth-access = write\npassword-db = passwd\n",
+    )
+    .expect("write svnserve.conf");
+    std::fs::write(repo.join("conf").join("passwd"), "[users]\nharry = pw\n").expect("passwd");
+    let harry = ["--username", "harry", "--password", "pw", "--no-auth-cache"];
+    let mut args = harry.to_vec();
+    let target = format!("{url}/by-harry");
+    args.extend(["mkdir", "-m", "harry", &target]);
+    svn_ok(&args);
+    assert!(!svn(&["lock", &format!("{url}/trunk/a")]).success());
+    let mut args = harry.to_vec();
+    let file = format!("{url}/trunk/a");
+    args.extend(["lock", &file]);
+    svn_ok(&args);
+}
+
 /// The action part of each request line (`PID TIME CLIENT USER REPOS ACTION`), sorted
 /// (two connections of one client command may interleave); ERR and INFO lines left out.
 fn actions(log: &str) -> Vec<String> {
@@ -234,12 +255,17 @@ fn request_log_has_svnserves_action_lines() {
     }
     let work = dir.path().join("work-fsfs");
     client_session(&format!("svn://127.0.0.1:{port}/repo"), &work);
+    auth_session(
+        &format!("svn://127.0.0.1:{port}/repo"),
+        &fsfs_root.join("repo"),
+    );
     let _ = svnserve.kill();
     let _ = svnserve.wait();
 
     let root = svelto_root(dir.path());
     let server = Serve::start(&root, "127.0.0.1", &dir.path().join("svelto.log"), &[]);
     client_session(&server.url("repo"), &dir.path().join("work-svelto"));
+    auth_session(&server.url("repo"), &root.join("repo"));
     std::thread::sleep(Duration::from_millis(200));
 
     let expected = actions(&std::fs::read_to_string(&svnserve_log).expect("svnserve log"));
@@ -252,6 +278,8 @@ fn request_log_has_svnserves_action_lines() {
         "- repo log (/trunk) r3:0 revprops=(svn:author svn:date svn:log)",
         "- repo switch /trunk /branches/b1@4",
         "- repo diff /trunk@1 /branches/b1@4 ignore-ancestry",
+        "harry repo commit r5",
+        "harry repo lock (/trunk/a)",
     ] {
         assert!(
             expected.iter().any(|a| a == needle),
