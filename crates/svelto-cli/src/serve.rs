@@ -1,13 +1,23 @@
 //! `svelto serve`: svnserve's command line over Svelto's server.
 
 use anyhow::{bail, Context, Result};
-use clap::Args;
-use std::fs::OpenOptions;
+use clap::{Args, ValueEnum};
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, ToSocketAddrs};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use svelto_server::{Config, Logger, Shared};
+use std::sync::Arc;
+use std::time::Duration;
+use svelto_server::{Config, LogFormat, Logger, Shared};
+
+/// `--log-format`.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum LogFormatArg {
+    /// svnserve's --log-file lines: PID TIME CLIENT USER REPOS ACTION.
+    Svnserve,
+    /// One JSON object per line.
+    Json,
+}
 
 #[derive(Args)]
 pub struct ServeArgs {
@@ -44,6 +54,27 @@ pub struct ServeArgs {
     /// Write the log here instead of standard error.
     #[arg(long, value_name = "FILE")]
     log_file: Option<PathBuf>,
+    /// How log lines look: svnserve's format, or one JSON object per line.
+    #[arg(long, value_enum, value_name = "FORMAT", default_value = "svnserve")]
+    log_format: LogFormatArg,
+    /// Serve Prometheus metrics (GET /metrics over HTTP) on this address, e.g.
+    /// 127.0.0.1:9190. Off unless given.
+    #[arg(long, value_name = "ADDR:PORT")]
+    metrics_listen: Option<String>,
+    /// Connections served at once; the next client is told the server is busy.
+    #[arg(long, value_name = "N", default_value_t = 1000)]
+    max_connections: usize,
+    /// Largest response to one command, in MiB; a larger one closes the connection
+    /// (svnserve's flag; 0, the default, disables the check).
+    #[arg(long, value_name = "MiB", default_value_t = 0)]
+    max_response_size: u64,
+    /// Look for repositories under ROOT/HOST, HOST being the host (and :port, when the URL
+    /// has one) of the URL the client used.
+    #[arg(long)]
+    virtual_host: bool,
+    /// On SIGTERM, how long running commits may take to finish before the server exits.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
+    shutdown_grace: u64,
     /// Write the server's process id here.
     #[arg(long, value_name = "FILE")]
     pid_file: Option<PathBuf>,
@@ -71,8 +102,6 @@ pub struct ServeArgs {
     block_read: Option<String>,
     #[arg(long, value_name = "MBPS")]
     client_speed: Option<String>,
-    #[arg(long, value_name = "MiB")]
-    max_response_size: Option<String>,
     #[arg(long, value_name = "N")]
     min_threads: Option<String>,
     #[arg(long, value_name = "N")]
@@ -106,7 +135,6 @@ impl ServeArgs {
         note("--cache-revprops", &self.cache_revprops);
         note("--block-read", &self.block_read);
         note("--client-speed", &self.client_speed);
-        note("--max-response-size", &self.max_response_size);
         note("--min-threads", &self.min_threads);
         note("--max-threads", &self.max_threads);
         if self.threads {
@@ -150,17 +178,16 @@ pub fn run(args: ServeArgs) -> Result<()> {
     let stdio_mode = args.inetd || args.tunnel;
     let log = match &args.log_file {
         Some(f) => {
-            let file = OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(f)
-                .with_context(|| format!("opening log file '{}'", f.display()))?;
-            Logger::new(Box::new(file))
+            Logger::to_file(f).with_context(|| format!("opening log file '{}'", f.display()))?
         }
         // stdout carries the protocol in -i/-t; stderr reaches the ssh user there.
         None if stdio_mode || args.daemon_child => Logger::disabled(),
         None => Logger::new(Box::new(std::io::stderr())),
     };
+    let log = log.with_format(match args.log_format {
+        LogFormatArg::Svnserve => LogFormat::Svnserve,
+        LogFormatArg::Json => LogFormat::Json,
+    });
     let ignored = args.ignored_flags();
     if !ignored.is_empty() {
         log.line(&format!(
@@ -177,6 +204,10 @@ pub fn run(args: ServeArgs) -> Result<()> {
     }
     config.idle_timeout = std::time::Duration::from_secs(args.idle_timeout.max(1));
     config.config_file = config_file;
+    config.max_connections = args.max_connections.max(1);
+    config.max_response = args.max_response_size.saturating_mul(1 << 20);
+    config.virtual_host = args.virtual_host;
+    config.shutdown_grace = Duration::from_secs(args.shutdown_grace);
     config.hostname = hostname();
     if args.tunnel {
         config.tunnel_user = Some(match &args.tunnel_user {
@@ -206,18 +237,103 @@ pub fn run(args: ServeArgs) -> Result<()> {
     let listener = TcpListener::bind(&addrs[..])
         .with_context(|| format!("can't bind server socket on {host}:{}", args.listen_port))?;
     let local = listener.local_addr()?;
+    let metrics_addr = match &args.metrics_listen {
+        Some(addr) => {
+            let l = TcpListener::bind(addr.as_str())
+                .with_context(|| format!("can't bind the metrics socket on {addr}"))?;
+            let a = l.local_addr()?;
+            svelto_server::metrics::serve_metrics(shared.metrics.clone(), l)
+                .context("starting the metrics thread")?;
+            Some(a)
+        }
+        None => None,
+    };
     if let Some(p) = &args.pid_file {
         std::fs::write(p, format!("{}\n", std::process::id()))
             .with_context(|| format!("writing pid file '{}'", p.display()))?;
     }
     shared.log.line(&format!("listening on {local}"));
+    if let Some(a) = metrics_addr {
+        shared.log.line(&format!("metrics on http://{a}/metrics"));
+    }
+    handle_signals(&shared, local, args.config_file.clone())?;
     if args.log_file.is_some() || args.daemon_child {
         // Tell whoever started us (the -d parent, a test harness) where we listen.
         let mut err = std::io::stderr();
         let _ = writeln!(err, "listening on {local}");
         let _ = err.flush();
     }
-    svelto_server::run_listener(shared, listener, args.listen_once)?;
+    svelto_server::run_listener(shared.clone(), listener, args.listen_once)?;
+    if shared.is_shutting_down() {
+        let left = shared.drain();
+        if left > 0 {
+            shared.log.line(&format!(
+                "shutdown: {left} write commands still running after {} s; exiting anyway",
+                shared.config.shutdown_grace.as_secs()
+            ));
+        } else {
+            shared
+                .log
+                .line("shutdown: no write command running; exiting");
+        }
+    }
+    Ok(())
+}
+
+/// SIGTERM and SIGINT: stop taking connections, let running commits finish (bounded by
+/// `--shutdown-grace`), exit 0. SIGHUP: reopen the log file (after rotation) and check
+/// `--config-file` again (it, like each repository's svnserve.conf, is read afresh for every
+/// connection; a broken one is reported in the log).
+fn handle_signals(
+    shared: &Arc<Shared>,
+    local: std::net::SocketAddr,
+    config_file: Option<PathBuf>,
+) -> Result<()> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let mut signals = signal_hook::iterator::Signals::new([SIGTERM, SIGINT, SIGHUP])
+        .context("signal handlers")?;
+    let shared = shared.clone();
+    std::thread::Builder::new()
+        .name("svelto-signals".into())
+        .spawn(move || {
+            for sig in signals.forever() {
+                if sig == SIGHUP {
+                    let reopened = match shared.log.reopen() {
+                        Ok(true) => "log file reopened".to_string(),
+                        Ok(false) => "no log file to reopen".to_string(),
+                        Err(e) => format!("could not reopen the log file: {e}"),
+                    };
+                    let conf = match &config_file {
+                        None => String::new(),
+                        Some(f) => match std::path::absolute(f).map(|f| {
+                            svelto_repos::conf::SvnserveConf::load(
+                                &f,
+                                true,
+                                Path::new("/"),
+                                Path::new("/"),
+                            )
+                        }) {
+                            Ok(Ok(_)) => format!("; '{}' reads fine", f.display()),
+                            Ok(Err(e)) => format!("; '{}' is broken: {e}", f.display()),
+                            Err(e) => format!("; '{}': {e}", f.display()),
+                        },
+                    };
+                    shared.log.line(&format!("SIGHUP: {reopened}{conf}"));
+                    continue;
+                }
+                shared.log.line(&format!(
+                    "{}: shutting down (no new connections; waiting up to {} s for {} running write commands; {} connections open)",
+                    if sig == SIGTERM { "SIGTERM" } else { "SIGINT" },
+                    shared.config.shutdown_grace.as_secs(),
+                    shared.writes_in_flight(),
+                    shared.active_connections()
+                ));
+                shared.begin_shutdown();
+                svelto_server::wake_listener(local);
+                break;
+            }
+        })
+        .context("starting the signal thread")?;
     Ok(())
 }
 

@@ -80,7 +80,90 @@ pub fn parse_hooks_env(
             .insert(key.clone(), value);
         last = Some(key);
     }
-    Ok(out)
+    Ok(expand_all(&out))
+}
+
+/// The section `%(name)s` also looks in when the option's own section lacks `name`
+/// (Subversion's `SVN_CONFIG__DEFAULT_SECTION`; section names in hooks-env are case
+/// sensitive, so this is not the `[default]` hook section).
+const EXPANSION_DEFAULTS: &str = "DEFAULT";
+
+/// Subversion's `%(name)s` expansion of every value: `name` from the same section, else
+/// from `[DEFAULT]`; an unknown name stays as written; a value caught in a cycle is empty.
+fn expand_all(
+    raw: &BTreeMap<String, BTreeMap<String, String>>,
+) -> BTreeMap<String, BTreeMap<String, String>> {
+    raw.iter()
+        .map(|(sec, opts)| {
+            let expanded = opts
+                .keys()
+                .map(|k| {
+                    let mut stack = Vec::new();
+                    let v = expand_option(raw, sec, k, &mut stack).unwrap_or_default();
+                    (k.clone(), v)
+                })
+                .collect();
+            (sec.clone(), expanded)
+        })
+        .collect()
+}
+
+/// Whether names missing from `section` are looked up in `[DEFAULT]`: not from a section
+/// whose name is `default` in any case (Subversion compares that one without case, so the
+/// `[default]` hook section gets no fallback, as svnserve shows).
+fn looks_in_defaults(section: &str) -> bool {
+    !section.eq_ignore_ascii_case(EXPANSION_DEFAULTS)
+}
+
+/// The expanded value of option `name` as seen from `section` (`None`: a cycle).
+fn expand_option(
+    raw: &BTreeMap<String, BTreeMap<String, String>>,
+    section: &str,
+    name: &str,
+    stack: &mut Vec<(String, String)>,
+) -> Option<String> {
+    let (found_in, value) = match raw.get(section).and_then(|o| o.get(name)) {
+        Some(v) => (section, v),
+        None if !looks_in_defaults(section) => return None,
+        None => (
+            EXPANSION_DEFAULTS,
+            raw.get(EXPANSION_DEFAULTS).and_then(|o| o.get(name))?,
+        ),
+    };
+    let key = (found_in.to_string(), name.to_string());
+    if stack.contains(&key) {
+        return None;
+    }
+    if !value.contains("%(") {
+        return Some(value.clone());
+    }
+    stack.push(key);
+    let mut out = String::new();
+    let mut rest = value.as_str();
+    while let Some(start) = rest.find("%(") {
+        let after = &rest[start + 2..];
+        let Some(end) = after.find(")s") else {
+            break;
+        };
+        let inner = &after[..end];
+        // Names resolve from the section the expansion started in, as Subversion does.
+        let exists = raw.get(section).is_some_and(|o| o.contains_key(inner))
+            || (looks_in_defaults(section)
+                && raw
+                    .get(EXPANSION_DEFAULTS)
+                    .is_some_and(|o| o.contains_key(inner)));
+        if exists {
+            let sub = expand_option(raw, section, inner, stack)?;
+            out.push_str(&rest[..start]);
+            out.push_str(&sub);
+        } else {
+            out.push_str(&rest[..start + 2 + end + 2]);
+        }
+        rest = &after[end + 2..];
+    }
+    out.push_str(rest);
+    stack.pop();
+    Some(out)
 }
 
 impl Hooks {
@@ -441,6 +524,29 @@ mod tests {
             hooks.post_commit(3, "2-1").as_deref(),
             Some("post-commit hook failed (exit code 3) with output:\nA= B=for post-commit\n")
         );
+    }
+
+    #[test]
+    fn hooks_env_expands_names_like_subversions_config() {
+        let text = "[DEFAULT]\nROOT = /opt/tools\n\
+                    [default]\nPATH = %(ROOT)s/bin:/usr/bin\nLANG = C\n\
+                    [pre-commit]\nBASE = /srv\nPATH = %(BASE)s/bin:%(ROOT)s/bin\n\
+                    KEEP = %(nope)s and 100%\nA = %(B)s\nB = x%(A)s\n";
+        let env = parse_hooks_env(text, Path::new("hooks-env")).expect("parses");
+        let pc = &env["pre-commit"];
+        assert_eq!(pc["PATH"], "/srv/bin:/opt/tools/bin");
+        assert_eq!(pc["KEEP"], "%(nope)s and 100%");
+        assert_eq!(pc["A"], "");
+        assert_eq!(pc["B"], "");
+        // From `[default]` (any case), names are not looked up in `[DEFAULT]`.
+        assert_eq!(env["default"]["PATH"], "%(ROOT)s/bin:/usr/bin");
+        // `[default]` is a hook section, not where expansions look.
+        let env = parse_hooks_env(
+            "[default]\nX = 1\n[post-commit]\nY = %(X)s\n",
+            Path::new("f"),
+        )
+        .expect("parses");
+        assert_eq!(env["post-commit"]["Y"], "%(X)s");
     }
 
     #[test]

@@ -184,7 +184,10 @@ pub fn commit<R: Read, W: Write>(
         prepared.publish()
     });
     let rev = match committed {
-        Ok(rev) => rev,
+        Ok(rev) => {
+            s.note_commit(rev);
+            rev
+        }
         Err(e) => {
             conn.write_item(&svelto_wire::failure(&repos_error(&e).chain))?;
             conn.flush()?;

@@ -16,6 +16,20 @@ pub enum ConnError {
 
 const READ_CHUNK: usize = 64 * 1024;
 
+/// A command's response went over `--max-response-size`.
+#[derive(Debug, thiserror::Error)]
+#[error("The server response size exceeds the configured limit (--max-response-size)")]
+pub struct ResponseTooLarge;
+
+fn decimal_len(mut n: usize) -> usize {
+    let mut d = 1;
+    while n >= 10 {
+        n /= 10;
+        d += 1;
+    }
+    d
+}
+
 pub struct Conn<R: Read, W: Write> {
     reader: R,
     buf: Vec<u8>,
@@ -26,6 +40,18 @@ pub struct Conn<R: Read, W: Write> {
     scratch: Vec<u8>,
     /// Bytes read over the connection's life (for the log).
     pub bytes_in: u64,
+    /// Bytes written over the connection's life.
+    pub bytes_out: u64,
+    /// `--max-response-size`: a command's response may not exceed this (0: no limit).
+    max_out: u64,
+    /// `bytes_out` when the current command began.
+    command_start_out: u64,
+    /// The first failure response sent since the command began: (code, message) per link,
+    /// for the log and the metrics (handlers that answer failures themselves included).
+    failure: Option<Vec<(u64, String)>>,
+    /// Bytes already counted in the metrics (in, out).
+    pub metered_in: u64,
+    pub metered_out: u64,
 }
 
 impl<R: Read, W: Write> Conn<R, W> {
@@ -38,7 +64,65 @@ impl<R: Read, W: Write> Conn<R, W> {
             out: BufWriter::with_capacity(64 * 1024, writer),
             scratch: Vec::with_capacity(4096),
             bytes_in: 0,
+            bytes_out: 0,
+            max_out: 0,
+            command_start_out: 0,
+            failure: None,
+            metered_in: 0,
+            metered_out: 0,
         }
+    }
+
+    /// Bounds each command's response (svnserve's `--max-response-size`; 0: no bound).
+    pub fn set_max_response(&mut self, bytes: u64) {
+        self.max_out = bytes;
+    }
+
+    /// A new command starts: its response is measured from here.
+    pub fn start_command(&mut self) {
+        self.command_start_out = self.bytes_out;
+        self.failure = None;
+    }
+
+    /// The first failure the current command sent, if any.
+    pub fn take_failure(&mut self) -> Option<Vec<(u64, String)>> {
+        self.failure.take()
+    }
+
+    /// Remembers the chain of a `( failure ( ( code message file line ) ... ) )` response.
+    fn note_failure(&mut self, item: &Item) {
+        if self.failure.is_some() {
+            return;
+        }
+        let Some([word, Item::List(links)]) = item.as_list() else {
+            return;
+        };
+        if word.as_word() != Some("failure") {
+            return;
+        }
+        let chain = links
+            .iter()
+            .filter_map(|l| {
+                let l = l.as_list()?;
+                let code = l.first()?.as_number()?;
+                let msg = l.get(1)?.as_string()?;
+                Some((code, String::from_utf8_lossy(msg).into_owned()))
+            })
+            .collect::<Vec<_>>();
+        // An auth exchange's `( failure ( message ) )` has no chain: not a command error.
+        if !chain.is_empty() {
+            self.failure = Some(chain);
+        }
+    }
+
+    /// Counts `n` bytes about to be written, failing once the command's response is over
+    /// its bound (the connection is then closed, as svnserve does).
+    fn count_out(&mut self, n: usize) -> io::Result<()> {
+        self.bytes_out += n as u64;
+        if self.max_out > 0 && self.bytes_out - self.command_start_out > self.max_out {
+            return Err(io::Error::other(ResponseTooLarge));
+        }
+        Ok(())
     }
 
     /// The next top-level item; `None` when the peer closed cleanly between items.
@@ -100,16 +184,20 @@ impl<R: Read, W: Write> Conn<R, W> {
     pub fn write_item(&mut self, item: &Item) -> io::Result<()> {
         self.scratch.clear();
         item.encode(&mut self.scratch);
+        self.count_out(self.scratch.len())?;
+        self.note_failure(item);
         self.out.write_all(&self.scratch)
     }
 
     /// Writes bytes that already form whole items.
     pub fn write_raw(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.count_out(bytes.len())?;
         self.out.write_all(bytes)
     }
 
     /// Writes one string item `len:bytes ` without copying the bytes into an `Item`.
     pub fn write_string(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.count_out(bytes.len() + 2 + decimal_len(bytes.len()))?;
         write!(self.out, "{}:", bytes.len())?;
         self.out.write_all(bytes)?;
         self.out.write_all(b" ")

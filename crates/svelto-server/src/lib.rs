@@ -11,6 +11,7 @@
 //! Repositories are opened once and shared by every connection (`Repo` is a cheap handle
 //! onto shared caches), so the first checkout warms what the next one reads.
 
+mod actions;
 mod auth;
 mod commands;
 mod commit;
@@ -20,6 +21,7 @@ mod error;
 mod history;
 mod locks;
 mod log;
+pub mod metrics;
 mod replay;
 mod report;
 mod revprops;
@@ -29,16 +31,23 @@ mod url;
 pub use auth::cram_md5_digest;
 pub use conn::{Conn, ConnError};
 pub use error::{code, CmdError};
-pub use log::Logger;
+pub use log::{LogFormat, Logger};
+pub use metrics::Metrics;
 
 use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use svelto_store::Repo;
+
+/// `SVN_ERR_RA_SVN_CONNECTION_CLOSED`, for the busy refusal (the client skips
+/// `SVN_ERR_RA_SVN_CMD_ERR` links, so that code would print as a malformed error list).
+const RA_SVN_CONNECTION_CLOSED: u64 = 210002;
+/// `SVN_ERR_RA_SVN_RESPONSE_SIZE`: a response over `--max-response-size`.
+pub(crate) const RA_SVN_RESPONSE_SIZE: u64 = 210010;
 
 /// How the server behaves; svnserve's flags map onto these.
 #[derive(Debug, Clone)]
@@ -51,8 +60,18 @@ pub struct Config {
     pub max_request: usize,
     /// A connection that sends nothing for this long while the server waits is closed.
     pub idle_timeout: Duration,
-    /// Connections served at once; more wait in the listen backlog.
+    /// Connections served at once (`--max-connections`); the next client is told the
+    /// server is busy and disconnected.
     pub max_connections: usize,
+    /// `--max-response-size` in bytes: a command whose response grows past it ends the
+    /// connection (0: no limit, svnserve's default).
+    pub max_response: u64,
+    /// `--virtual-host`: repositories live under `ROOT/HOST[:PORT]/` for the host part of
+    /// the URL the client used.
+    pub virtual_host: bool,
+    /// On shutdown, how long running writes (commits, revprop changes, locks) may take to
+    /// finish.
+    pub shutdown_grace: Duration,
     /// Memory for reconstructed file texts, shared by every connection to a repository.
     /// 1 GiB: a checkout of a 21,000-file trunk (440 MB of text) then comes from memory;
     /// at 128 MiB the same export cost 2.3x the server CPU (issue 3's note). svnserve's
@@ -75,7 +94,10 @@ impl Config {
             read_only: false,
             max_request: 16 * 1024 * 1024,
             idle_timeout: Duration::from_secs(15 * 60),
-            max_connections: 1024,
+            max_connections: 1000,
+            max_response: 0,
+            virtual_host: false,
+            shutdown_grace: Duration::from_secs(30),
             text_cache_bytes: 1 << 30,
             config_file: None,
             tunnel_user: None,
@@ -88,9 +110,16 @@ impl Config {
 pub struct Shared {
     pub config: Config,
     pub log: Logger,
+    pub metrics: Arc<Metrics>,
     repos: Mutex<HashMap<PathBuf, (Repo, Arc<WriterSlot>)>>,
     active: AtomicUsize,
     next_id: AtomicUsize,
+    /// Set once shutdown began: no new connections are taken.
+    shutdown: AtomicBool,
+    /// Write commands running now (a shutdown waits for them).
+    writes_in_flight: AtomicUsize,
+    /// Threads telling clients the server is busy (bounded: a flood is just dropped).
+    refusing: AtomicUsize,
 }
 
 impl Shared {
@@ -98,10 +127,47 @@ impl Shared {
         Arc::new(Shared {
             config,
             log,
+            metrics: Arc::new(Metrics::default()),
             repos: Mutex::new(HashMap::new()),
             active: AtomicUsize::new(0),
             next_id: AtomicUsize::new(1),
+            shutdown: AtomicBool::new(false),
+            writes_in_flight: AtomicUsize::new(0),
+            refusing: AtomicUsize::new(0),
         })
+    }
+
+    /// Starts a graceful shutdown: the listener takes no new connection (wake it with
+    /// [`wake_listener`]); running writes are waited for by [`Shared::drain`].
+    pub fn begin_shutdown(&self) {
+        self.shutdown.store(true, Ordering::SeqCst);
+    }
+
+    pub fn is_shutting_down(&self) -> bool {
+        self.shutdown.load(Ordering::SeqCst)
+    }
+
+    /// Waits until no write command runs, at most `Config::shutdown_grace`. Returns the
+    /// number still running when it gave up (0: all finished).
+    pub fn drain(&self) -> usize {
+        let deadline = std::time::Instant::now() + self.config.shutdown_grace;
+        loop {
+            let n = self.writes_in_flight.load(Ordering::SeqCst);
+            if n == 0 || std::time::Instant::now() >= deadline {
+                return n;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Write commands running now.
+    pub fn writes_in_flight(&self) -> usize {
+        self.writes_in_flight.load(Ordering::SeqCst)
+    }
+
+    /// Connections being served now.
+    pub fn active_connections(&self) -> usize {
+        self.active.load(Ordering::Acquire)
     }
 
     /// Whether `dir` holds a Svelto repository.
@@ -186,7 +252,10 @@ pub fn serve_streams<R: Read, W: Write>(
 ) {
     let id = shared.next_id.fetch_add(1, Ordering::Relaxed);
     let mut conn = Conn::new(reader, writer, shared.limits());
+    conn.set_max_response(shared.config.max_response);
+    shared.metrics.connection_opened();
     session::run(shared, &mut conn, id, peer, loopback);
+    shared.metrics.connection_closed();
 }
 
 /// Serves one TCP connection (idle timeout applied).
@@ -209,9 +278,50 @@ pub fn serve_tcp(shared: &Shared, stream: TcpStream) {
     serve_streams(shared, reader, stream, &peer, loopback);
 }
 
-/// Accepts connections forever (or one, with `once`), a thread per connection.
+/// Wakes a listener blocked in `accept` (after [`Shared::begin_shutdown`]) by connecting
+/// to it.
+pub fn wake_listener(addr: std::net::SocketAddr) {
+    let mut addr = addr;
+    if addr.ip().is_unspecified() {
+        let ip: std::net::IpAddr = if addr.is_ipv6() {
+            std::net::Ipv6Addr::LOCALHOST.into()
+        } else {
+            std::net::Ipv4Addr::LOCALHOST.into()
+        };
+        addr.set_ip(ip);
+    }
+    let _ = TcpStream::connect_timeout(&addr, Duration::from_secs(1));
+}
+
+/// Refusals being sent at once, at most.
+const MAX_REFUSING: usize = 64;
+
+/// Tells a client over `--max-connections` that the server is busy, in place of the
+/// greeting (the client prints the message), and closes the connection.
+fn refuse_busy(shared: &Shared, mut stream: TcpStream) {
+    shared.metrics.error(metrics::ErrorKind::Busy);
+    let _ = stream.set_write_timeout(Some(Duration::from_secs(5)));
+    let msg = format!(
+        "Server busy: it already serves {} connections (--max-connections); try again later",
+        shared.config.max_connections
+    );
+    let item = svelto_wire::failure(&[svelto_wire::ErrorLink::new(RA_SVN_CONNECTION_CLOSED, msg)]);
+    let _ = stream.write_all(&item.to_bytes());
+    let _ = stream.flush();
+    let _ = stream.shutdown(std::net::Shutdown::Write);
+    // Let the client read the refusal before the socket goes away.
+    let _ = stream.set_read_timeout(Some(Duration::from_millis(200)));
+    let mut sink = [0u8; 256];
+    let _ = stream.read(&mut sink);
+}
+
+/// Accepts connections (or one, with `once`), a thread per connection, until
+/// [`Shared::begin_shutdown`] (then it returns once woken by [`wake_listener`]).
 pub fn run_listener(shared: Arc<Shared>, listener: TcpListener, once: bool) -> std::io::Result<()> {
     for stream in listener.incoming() {
+        if shared.is_shutting_down() {
+            return Ok(());
+        }
         let stream = match stream {
             Ok(s) => s,
             Err(e) => {
@@ -224,8 +334,32 @@ pub fn run_listener(shared: Arc<Shared>, listener: TcpListener, once: bool) -> s
             serve_tcp(&shared, stream);
             return Ok(());
         }
-        while shared.active.load(Ordering::Acquire) >= shared.config.max_connections {
-            std::thread::sleep(Duration::from_millis(5));
+        if shared.active.load(Ordering::Acquire) >= shared.config.max_connections {
+            let peer = stream
+                .peer_addr()
+                .map_or_else(|_| "?".to_string(), |a| a.to_string());
+            shared.log.line(&format!(
+                "{peer}: refused, {} connections already served (--max-connections)",
+                shared.config.max_connections
+            ));
+            // Its own short-lived thread, so that a client that does not read cannot
+            // hold up the accept loop; beyond 64 of those, the connection is just closed.
+            if shared.refusing.fetch_add(1, Ordering::AcqRel) >= MAX_REFUSING {
+                shared.refusing.fetch_sub(1, Ordering::AcqRel);
+                shared.metrics.error(metrics::ErrorKind::Busy);
+                continue;
+            }
+            let sh = shared.clone();
+            let spawned = std::thread::Builder::new()
+                .name("svelto-busy".into())
+                .spawn(move || {
+                    refuse_busy(&sh, stream);
+                    sh.refusing.fetch_sub(1, Ordering::AcqRel);
+                });
+            if spawned.is_err() {
+                shared.refusing.fetch_sub(1, Ordering::AcqRel);
+            }
+            continue;
         }
         shared.active.fetch_add(1, Ordering::AcqRel);
         let sh = shared.clone();

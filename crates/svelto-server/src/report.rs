@@ -178,6 +178,7 @@ fn read_report<R: Read, W: Write>(
             "set-path" => {
                 let path = report_path(p.string()?)?;
                 let e = EntryState::parse(&mut p)?;
+                s.note_report_entry(&path, Some(e.rev), e.start_empty, true);
                 report
                     .set_path(&path, e.rev, e.depth, e.start_empty, e.lock.as_deref())
                     .map_err(Failure::from)
@@ -190,6 +191,7 @@ fn read_report<R: Read, W: Write>(
                 let path = report_path(p.string()?)?;
                 let url = String::from_utf8_lossy(p.string()?).into_owned();
                 let e = EntryState::parse(&mut p)?;
+                s.note_report_entry(&path, Some(e.rev), e.start_empty, false);
                 path_in_repo(&s.root_url, &url)
                     .map_err(Failure::from)
                     .and_then(|linked| {

@@ -1,12 +1,15 @@
 //! One connection's life: greeting, the client's response, which repository, the auth
 //! exchange, repos-info, then commands until the client leaves (protocol doc 2, 3).
 
+use crate::actions::{self, RunNote};
 use crate::auth::Auth;
 use crate::commands;
 use crate::conn::{Conn, ConnError};
 use crate::error::{code, CmdError, Failure};
+use crate::metrics::ErrorKind;
 use crate::url;
 use crate::Shared;
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -73,6 +76,10 @@ pub struct Session {
     pub loopback: bool,
     /// (svn:date, svn:author) of revisions, for entry props and dirents.
     rev_info: HashMap<Revnum, DateAuthor>,
+    /// The repository's name as the log gives it (its path under the root, URI-encoded).
+    pub repos_name: String,
+    /// What the running command's report and commit said, for the log line.
+    pub note: Cell<RunNote>,
 }
 
 impl Session {
@@ -162,14 +169,21 @@ pub fn run<R: Read, W: Write>(
 ) {
     let started = Instant::now();
     let mut commands = 0u64;
-    let result = handshake(shared, conn, loopback).and_then(|session| match session {
-        Some(mut s) => command_loop(shared, conn, &mut s, &mut commands),
+    let client = client_host(peer);
+    let result = handshake(shared, conn, loopback, &client).and_then(|session| match session {
+        Some(mut s) => command_loop(shared, conn, &mut s, &mut commands, &client),
         None => Ok(()),
     });
     let _ = conn.flush();
+    // What the commands did not count (the handshake, a last partial read).
+    shared.metrics.bytes(
+        conn.bytes_in.saturating_sub(conn.metered_in),
+        conn.bytes_out.saturating_sub(conn.metered_out),
+    );
     let how = match result {
         Ok(()) => "closed".to_string(),
         Err(e) => {
+            shared.metrics.error(fatal_kind(&e));
             if let ConnError::Wire(w) = &e {
                 // Tell the client why, when it can still hear it.
                 let _ = conn.write_item(&fail_item(w.svn_error_code(), &w.to_string()));
@@ -185,10 +199,46 @@ pub fn run<R: Read, W: Write>(
     ));
 }
 
+/// The client's address without the port (svnserve logs the host), or `-`.
+fn client_host(peer: &str) -> String {
+    match peer.parse::<std::net::SocketAddr>() {
+        Ok(a) => a.ip().to_string(),
+        Err(_) => "-".into(),
+    }
+}
+
+/// The kind of error that ended a connection, for the metrics.
+fn fatal_kind(e: &ConnError) -> ErrorKind {
+    match e {
+        ConnError::Wire(WireError::RequestTooLarge { .. }) => ErrorKind::Limit,
+        ConnError::Wire(_) => ErrorKind::Protocol,
+        ConnError::Io(io) => match io.kind() {
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => ErrorKind::Timeout,
+            _ if io
+                .get_ref()
+                .is_some_and(|i| i.is::<crate::conn::ResponseTooLarge>()) =>
+            {
+                ErrorKind::Limit
+            }
+            _ => ErrorKind::Io,
+        },
+    }
+}
+
+/// `--virtual-host`: the root for the URL's host part (`ROOT/HOST[:PORT]`), as svnserve
+/// joins it; `None` when the host part could escape the root.
+fn virtual_root(root: &Path, url: &str) -> Option<PathBuf> {
+    let rest = url.split_once("://")?.1;
+    let host = rest.split('/').next()?;
+    let bad = host.is_empty() || host == "." || host == ".." || host.contains('\\');
+    (!bad).then(|| root.join(host))
+}
+
 fn handshake<R: Read, W: Write>(
     shared: &Shared,
     conn: &mut Conn<R, W>,
     loopback: bool,
+    client: &str,
 ) -> Result<Option<Session>, ConnError> {
     conn.write_item(&greeting())?;
     let Some(resp) = conn.read_item()? else {
@@ -208,6 +258,18 @@ fn handshake<R: Read, W: Write>(
         })
         .collect::<Result<_, _>>()?;
     let url = String::from_utf8_lossy(t.string()?).into_owned();
+    // Optional: the RA library's and the client program's names (for the log).
+    let ra_client = t
+        .opt_string()
+        .ok()
+        .flatten()
+        .map(|s| String::from_utf8_lossy(s).into_owned());
+    let client_string = t.opt_tuple().ok().flatten().and_then(|mut c| {
+        c.string()
+            .ok()
+            .map(|s| String::from_utf8_lossy(s).into_owned())
+    });
+    let cap_log = caps.join(" ");
     if version != 2 {
         conn.write_item(&fail_item(
             code::BAD_VERSION,
@@ -228,7 +290,21 @@ fn handshake<R: Read, W: Write>(
         absent_entries: caps.contains(&"absent-entries"),
         mergeinfo: caps.contains(&"mergeinfo"),
     };
-    let located = match url::locate(&shared.config.root, &url, &Shared::is_repo) {
+    let root = if shared.config.virtual_host {
+        match virtual_root(&shared.config.root, &url) {
+            Some(r) => r,
+            None => {
+                conn.write_item(&fail_item(
+                    code::BAD_FILENAME,
+                    "Couldn't determine repository path",
+                ))?;
+                return Ok(None);
+            }
+        }
+    } else {
+        shared.config.root.clone()
+    };
+    let located = match url::locate(&root, &url, &Shared::is_repo) {
         Ok(l) => l,
         Err(e) => {
             conn.write_item(&failure(&e.chain))?;
@@ -263,6 +339,7 @@ fn handshake<R: Read, W: Write>(
         }
     };
     if auth.anon_access == Access::None && !auth.can_authenticate_for(Access::Read) {
+        shared.metrics.error(ErrorKind::Auth);
         conn.write_item(&fail_item(
             code::RA_NOT_AUTHORIZED,
             "No access allowed to this repository",
@@ -272,6 +349,7 @@ fn handshake<R: Read, W: Write>(
     let mut user = None;
     auth.request(conn, &mut user, Access::Read, false)?;
     if auth.current(&user) == Access::None {
+        shared.metrics.error(ErrorKind::Auth);
         conn.write_item(&fail_item(
             code::RA_NOT_AUTHORIZED,
             "Not authorized for access",
@@ -283,6 +361,36 @@ fn handshake<R: Read, W: Write>(
         Item::string(located.root_url.clone()),
         Item::list(vec![Item::word("mergeinfo")]),
     ]))?;
+    // svnserve's name for the repository: its path under the root, else its basename.
+    let repos_name = located
+        .repo_dir
+        .strip_prefix(&shared.config.root)
+        .ok()
+        .map(|p| p.to_string_lossy().into_owned())
+        .filter(|p| !p.is_empty())
+        .or_else(|| {
+            located
+                .repo_dir
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+        })
+        .unwrap_or_else(|| "-".into());
+    let repos_name = actions::uri_encode(&repos_name);
+    let dash_or_encoded = |s: Option<String>| match s.filter(|s| !s.is_empty()) {
+        Some(s) => actions::uri_encode(&s),
+        None => "-".into(),
+    };
+    shared.log.open(
+        client,
+        user.as_deref(),
+        &repos_name,
+        &format!(
+            "open 2 cap=({cap_log}) {} {} {}",
+            actions::uri_encode(&format!("/{}", located.session_path)),
+            dash_or_encoded(ra_client),
+            dash_or_encoded(client_string)
+        ),
+    );
     Ok(Some(Session {
         repo,
         uuid,
@@ -297,10 +405,26 @@ fn handshake<R: Read, W: Write>(
         writer,
         loopback,
         rev_info: HashMap::new(),
+        repos_name,
+        note: Cell::new(RunNote::default()),
     }))
 }
 
 impl Session {
+    /// For the log: a report entry (`set-path` when `set`, else `link-path`).
+    pub fn note_report_entry(&self, path: &str, rev: Option<Revnum>, start_empty: bool, set: bool) {
+        let mut n = self.note.get();
+        n.report_entry(path, rev, start_empty, set);
+        self.note.set(n);
+    }
+
+    /// For the log and the metrics: the command committed revision `rev`.
+    pub fn note_commit(&self, rev: Revnum) {
+        let mut n = self.note.get();
+        n.committed = Some(rev);
+        self.note.set(n);
+    }
+
     /// Forgets what this connection remembered of a revision's properties (they changed).
     pub fn forget_rev_info(&mut self, rev: Revnum) {
         self.rev_info.remove(&rev);
@@ -342,32 +466,146 @@ pub fn empty_slot() -> Item {
     success(vec![Item::empty_list(), Item::string("")])
 }
 
+/// The commands that change the repository: a shutdown waits for them to finish.
+fn is_write(name: &str) -> bool {
+    matches!(
+        name,
+        "commit"
+            | "change-rev-prop"
+            | "change-rev-prop2"
+            | "lock"
+            | "lock-many"
+            | "unlock"
+            | "unlock-many"
+    )
+}
+
+/// Counts a write command as running until dropped.
+struct WriteGuard<'a>(&'a Shared);
+
+impl<'a> WriteGuard<'a> {
+    fn new(shared: &'a Shared) -> Self {
+        shared
+            .writes_in_flight
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        WriteGuard(shared)
+    }
+}
+
+impl Drop for WriteGuard<'_> {
+    fn drop(&mut self) {
+        self.0
+            .writes_in_flight
+            .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
 fn command_loop<R: Read, W: Write>(
     shared: &Shared,
     conn: &mut Conn<R, W>,
     s: &mut Session,
     count: &mut u64,
+    client: &str,
 ) -> Result<(), ConnError> {
-    while let Some(item) = conn.read_item()? {
+    loop {
+        let in_before = conn.bytes_in;
+        let Some(item) = conn.read_item()? else {
+            return Ok(());
+        };
         *count += 1;
+        let started = Instant::now();
+        conn.start_command();
+        let out_before = conn.bytes_out;
         let mut t = TupleReader::from_item(&item)?;
         let name = t.word()?.to_string();
         let params = t.list()?;
+        // `reparent` moves the session; its action names the new path from its parameter.
+        let fs_path = format!("/{}", s.path);
+        s.note.set(RunNote::default());
+        let guard = is_write(&name).then(|| WriteGuard::new(shared));
         let mut p = TupleReader::new(params);
+        let mut error: Vec<(u64, String)> = Vec::new();
+        let mut fatal = None;
         match commands::dispatch(s, conn, &name, &mut p) {
             Ok(()) => {}
             Err(Failure::Cmd(e)) => {
                 conn.write_item(&failure(&e.chain))?;
             }
-            Err(Failure::Fatal(e)) => {
-                shared
-                    .log
-                    .line(&format!("command {name} failed, closing: {e}"));
-                return Err(e);
+            Err(Failure::Fatal(e)) => fatal = Some(e),
+        }
+        if let Some(g) = guard {
+            // The client hears the outcome before a shutdown may end the process.
+            let _ = conn.flush();
+            drop(g);
+        }
+        if let Some(chain) = conn.take_failure() {
+            error = chain;
+        }
+        let note = s.note.get();
+        if note.committed.is_some() {
+            shared.metrics.commit();
+        }
+        let took = started.elapsed();
+        let (bytes_in, bytes_out) = (conn.bytes_in - in_before, conn.bytes_out - out_before);
+        if let Some(e) = fatal.as_ref() {
+            // The connection ends: the log gets svnserve's kind of ERR line for why.
+            let code = match e {
+                ConnError::Wire(w) => w.svn_error_code(),
+                ConnError::Io(io)
+                    if io
+                        .get_ref()
+                        .is_some_and(|i| i.is::<crate::conn::ResponseTooLarge>()) =>
+                {
+                    crate::RA_SVN_RESPONSE_SIZE
+                }
+                // SVN_ERR_RA_SVN_CONNECTION_CLOSED
+                ConnError::Io(_) => 210002,
+            };
+            error = vec![(code, e.to_string())];
+        }
+        let failed = !error.is_empty() || fatal.is_some();
+        if let Some((code, _)) = error.first() {
+            if fatal.is_none() {
+                shared.metrics.error(ErrorKind::of_code(*code));
             }
         }
+        shared.metrics.command(&name, took, failed);
+        shared.metrics.bytes(bytes_in, bytes_out);
+        conn.metered_in += bytes_in;
+        conn.metered_out += bytes_out;
+        // What the log says, from the parameters: a revision the client left out is the
+        // HEAD the command just read (no file read here; `youngest` is in memory).
+        // svnserve checks access before it logs a command: a refused one has no action.
+        let refused = error
+            .first()
+            .is_some_and(|(code, _)| ErrorKind::of_code(*code) == ErrorKind::Auth);
+        let actions = if shared.log.is_enabled() && !refused && fatal.is_none() {
+            let repo = s.repo.clone();
+            let head = move || repo.youngest();
+            let ctx = actions::Ctx {
+                fs_path,
+                root_url: &s.root_url,
+                head: &head,
+            };
+            actions::describe(&name, params, &ctx).finish(&note)
+        } else {
+            Vec::new()
+        };
+        shared.log.request(&crate::log::Request {
+            client,
+            user: s.user.as_deref(),
+            repos: &s.repos_name,
+            command: &name,
+            actions: &actions,
+            duration: took,
+            bytes_in,
+            bytes_out,
+            error: &error,
+        });
+        if let Some(e) = fatal {
+            return Err(e);
+        }
     }
-    Ok(())
 }
 
 /// The repository's svnserve.conf (or `--config-file`) and what it allows. Errors are what

@@ -14,6 +14,7 @@ mod files;
 mod node;
 mod rep;
 mod repo;
+pub mod stats;
 mod txn;
 mod writer;
 

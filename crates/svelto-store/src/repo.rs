@@ -350,7 +350,9 @@ impl Repo {
     }
 
     pub fn node(&self, off: Offset) -> Result<Arc<NodeRev>> {
-        if let Some(n) = self.inner.nodes.get(off) {
+        let cached = self.inner.nodes.get(off);
+        crate::stats::NODE_CACHE.count(cached.is_some());
+        if let Some(n) = cached {
             return Ok(n);
         }
         let payload = self.record(Which::Data, off, TAG_NODE)?;
@@ -369,7 +371,9 @@ impl Repo {
         if off == 0 {
             return Ok(Arc::new(Vec::new()));
         }
-        if let Some(d) = self.inner.dirs.get(off) {
+        let cached = self.inner.dirs.get(off);
+        crate::stats::DIR_CACHE.count(cached.is_some());
+        if let Some(d) = cached {
             return Ok(d);
         }
         let limit = self.current().len(Which::Data);
@@ -527,7 +531,9 @@ impl Repo {
         if rep == 0 {
             return Ok(Arc::new(Vec::new()));
         }
-        if let Some(t) = self.fulltexts().get(rep) {
+        let cached = self.fulltexts().get(rep);
+        crate::stats::FULLTEXT_CACHE.count(cached.is_some());
+        if let Some(t) = cached {
             return Ok(t);
         }
         let t = self.rep_trailer(rep)?;

@@ -63,7 +63,11 @@ fn hooks_see_the_same_arguments_input_and_environment() {
     for repo in [pair.reference_repo(), pair.subject_repo()] {
         std::fs::write(
             repo.join("conf/hooks-env"),
-            "[default]\nLANG = C\n[post-commit]\nFROM = hooks-env\n",
+            // `%(name)s` expands from the same section, else from [DEFAULT] (not the
+            // [default] hook section); unknown names stay; cycles give empty values.
+            "[DEFAULT]\nTOOLS = /opt/tools\n[default]\nLANG = C\nP = %(TOOLS)s/bin\n\
+             [post-commit]\nFROM = hooks-env\nWHERE = %(FROM)s in %(TOOLS)s\n\
+             ODD = %(LANG)s %(nope)s\nC1 = %(C2)s\nC2 = %(C1)s\n",
         )
         .expect("hooks-env");
     }

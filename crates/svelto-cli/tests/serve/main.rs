@@ -46,6 +46,7 @@ mod export;
 mod hooks;
 mod locks;
 mod log;
+mod ops;
 mod raw;
 mod read;
 mod robust;

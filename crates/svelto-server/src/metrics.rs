@@ -1,0 +1,387 @@
+//! Prometheus metrics (`docs/formats/server-log.md` lists them): counters kept in relaxed
+//! atomics by the command loop, rendered in the text exposition format by a tiny HTTP/1.0
+//! responder (`GET /metrics`) on its own thread, opt-in (`--metrics-listen`).
+
+use std::fmt::Write as _;
+use std::io::{BufRead, BufReader, Read as _, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The commands counted by name; anything else is `other`.
+pub const COMMANDS: &[&str] = &[
+    "reparent",
+    "get-latest-rev",
+    "get-dated-rev",
+    "change-rev-prop",
+    "change-rev-prop2",
+    "rev-proplist",
+    "rev-prop",
+    "commit",
+    "get-file",
+    "get-dir",
+    "list",
+    "check-path",
+    "stat",
+    "get-iprops",
+    "update",
+    "switch",
+    "status",
+    "diff",
+    "log",
+    "get-locations",
+    "get-location-segments",
+    "get-file-revs",
+    "get-deleted-rev",
+    "get-mergeinfo",
+    "lock",
+    "lock-many",
+    "unlock",
+    "unlock-many",
+    "get-lock",
+    "get-locks",
+    "replay",
+    "replay-range",
+    "other",
+];
+
+/// Latency bucket bounds, in seconds.
+const BUCKETS: [f64; 12] = [
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0, 5.0, 30.0, 300.0,
+];
+
+/// Why something failed, as the `errors` counter labels it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// A command failed and the client was told (missing path, out-of-date commit ...).
+    Command,
+    /// Authentication or authorization refused.
+    Auth,
+    /// Malformed input or a protocol violation; the connection was closed.
+    Protocol,
+    /// The connection failed (reset, broken pipe).
+    Io,
+    /// A read or write timed out (idle or stalled client).
+    Timeout,
+    /// A request or response went over its size limit.
+    Limit,
+    /// Refused for `--max-connections`.
+    Busy,
+}
+
+impl ErrorKind {
+    const ALL: [ErrorKind; 7] = [
+        ErrorKind::Command,
+        ErrorKind::Auth,
+        ErrorKind::Protocol,
+        ErrorKind::Io,
+        ErrorKind::Timeout,
+        ErrorKind::Limit,
+        ErrorKind::Busy,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            ErrorKind::Command => "command",
+            ErrorKind::Auth => "auth",
+            ErrorKind::Protocol => "protocol",
+            ErrorKind::Io => "io",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::Limit => "limit",
+            ErrorKind::Busy => "busy",
+        }
+    }
+
+    /// The kind of a Subversion error code sent to a client.
+    pub fn of_code(code: u64) -> ErrorKind {
+        match code {
+            // SVN_ERR_RA_NOT_AUTHORIZED, SVN_ERR_AUTHN_*, SVN_ERR_AUTHZ_*
+            170001 | 215000..=215999 | 220000..=220999 => ErrorKind::Auth,
+            _ => ErrorKind::Command,
+        }
+    }
+}
+
+#[derive(Default)]
+struct CommandStats {
+    count: AtomicU64,
+    errors: AtomicU64,
+    /// Cumulative per bucket is computed when rendering; each slot counts its own range,
+    /// the last one everything slower than the last bound.
+    buckets: [AtomicU64; BUCKETS.len() + 1],
+    sum_micros: AtomicU64,
+}
+
+/// The server's counters.
+pub struct Metrics {
+    commands: Vec<CommandStats>,
+    bytes_in: AtomicU64,
+    bytes_out: AtomicU64,
+    open_connections: AtomicI64,
+    connections: AtomicU64,
+    commits: AtomicU64,
+    errors: [AtomicU64; ErrorKind::ALL.len()],
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Metrics {
+            commands: COMMANDS.iter().map(|_| CommandStats::default()).collect(),
+            bytes_in: AtomicU64::new(0),
+            bytes_out: AtomicU64::new(0),
+            open_connections: AtomicI64::new(0),
+            connections: AtomicU64::new(0),
+            commits: AtomicU64::new(0),
+            errors: Default::default(),
+        }
+    }
+}
+
+fn index_of(command: &str) -> usize {
+    COMMANDS
+        .iter()
+        .position(|c| *c == command)
+        .unwrap_or(COMMANDS.len() - 1)
+}
+
+impl Metrics {
+    /// A command ran for `took`; `failed` when the client got an error.
+    pub fn command(&self, name: &str, took: Duration, failed: bool) {
+        let c = &self.commands[index_of(name)];
+        c.count.fetch_add(1, Ordering::Relaxed);
+        if failed {
+            c.errors.fetch_add(1, Ordering::Relaxed);
+        }
+        let secs = took.as_secs_f64();
+        let slot = BUCKETS
+            .iter()
+            .position(|b| secs <= *b)
+            .unwrap_or(BUCKETS.len());
+        c.buckets[slot].fetch_add(1, Ordering::Relaxed);
+        let micros = u64::try_from(took.as_micros()).unwrap_or(u64::MAX);
+        c.sum_micros.fetch_add(micros, Ordering::Relaxed);
+    }
+
+    pub fn bytes(&self, bytes_in: u64, bytes_out: u64) {
+        self.bytes_in.fetch_add(bytes_in, Ordering::Relaxed);
+        self.bytes_out.fetch_add(bytes_out, Ordering::Relaxed);
+    }
+
+    pub fn connection_opened(&self) {
+        self.connections.fetch_add(1, Ordering::Relaxed);
+        self.open_connections.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn connection_closed(&self) {
+        self.open_connections.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    pub fn commit(&self) {
+        self.commits.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn error(&self, kind: ErrorKind) {
+        let i = ErrorKind::ALL
+            .iter()
+            .position(|k| *k == kind)
+            .unwrap_or_default();
+        self.errors[i].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The Prometheus text exposition (format 0.0.4).
+    pub fn render(&self) -> String {
+        let mut o = String::new();
+        let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        let _ = writeln!(
+            o,
+            "# HELP svelto_requests_total Commands served, by command.\n\
+             # TYPE svelto_requests_total counter"
+        );
+        for (name, c) in COMMANDS.iter().zip(&self.commands) {
+            let _ = writeln!(
+                o,
+                "svelto_requests_total{{command=\"{name}\"}} {}",
+                load(&c.count)
+            );
+        }
+        let _ = writeln!(
+            o,
+            "# HELP svelto_request_errors_total Commands that answered with an error, by command.\n\
+             # TYPE svelto_request_errors_total counter"
+        );
+        for (name, c) in COMMANDS.iter().zip(&self.commands) {
+            let n = load(&c.errors);
+            if n > 0 {
+                let _ = writeln!(o, "svelto_request_errors_total{{command=\"{name}\"}} {n}");
+            }
+        }
+        let _ = writeln!(
+            o,
+            "# HELP svelto_request_duration_seconds Time to serve a command, by command.\n\
+             # TYPE svelto_request_duration_seconds histogram"
+        );
+        for (name, c) in COMMANDS.iter().zip(&self.commands) {
+            let count = load(&c.count);
+            if count == 0 {
+                continue;
+            }
+            let mut cumulative = 0;
+            for (i, bound) in BUCKETS.iter().enumerate() {
+                cumulative += load(&c.buckets[i]);
+                let _ = writeln!(
+                    o,
+                    "svelto_request_duration_seconds_bucket{{command=\"{name}\",le=\"{bound}\"}} {cumulative}"
+                );
+            }
+            cumulative += load(&c.buckets[BUCKETS.len()]);
+            let _ = writeln!(
+                o,
+                "svelto_request_duration_seconds_bucket{{command=\"{name}\",le=\"+Inf\"}} {cumulative}\n\
+                 svelto_request_duration_seconds_sum{{command=\"{name}\"}} {:.6}\n\
+                 svelto_request_duration_seconds_count{{command=\"{name}\"}} {cumulative}",
+                load(&c.sum_micros) as f64 / 1e6
+            );
+        }
+        let _ = writeln!(
+            o,
+            "# HELP svelto_received_bytes_total Bytes read from clients.\n\
+             # TYPE svelto_received_bytes_total counter\n\
+             svelto_received_bytes_total {}\n\
+             # HELP svelto_sent_bytes_total Bytes sent to clients.\n\
+             # TYPE svelto_sent_bytes_total counter\n\
+             svelto_sent_bytes_total {}\n\
+             # HELP svelto_open_connections Connections being served now.\n\
+             # TYPE svelto_open_connections gauge\n\
+             svelto_open_connections {}\n\
+             # HELP svelto_connections_total Connections accepted.\n\
+             # TYPE svelto_connections_total counter\n\
+             svelto_connections_total {}\n\
+             # HELP svelto_commits_total Revisions committed.\n\
+             # TYPE svelto_commits_total counter\n\
+             svelto_commits_total {}",
+            load(&self.bytes_in),
+            load(&self.bytes_out),
+            self.open_connections.load(Ordering::Relaxed),
+            load(&self.connections),
+            load(&self.commits),
+        );
+        let _ = writeln!(
+            o,
+            "# HELP svelto_errors_total Failures, by kind.\n\
+             # TYPE svelto_errors_total counter"
+        );
+        for (k, n) in ErrorKind::ALL.iter().zip(&self.errors) {
+            let _ = writeln!(
+                o,
+                "svelto_errors_total{{kind=\"{}\"}} {}",
+                k.name(),
+                load(n)
+            );
+        }
+        let _ = writeln!(
+            o,
+            "# HELP svelto_cache_hits_total Storage cache hits, by cache.\n\
+             # TYPE svelto_cache_hits_total counter"
+        );
+        for (name, c) in svelto_store::stats::caches() {
+            let _ = writeln!(
+                o,
+                "svelto_cache_hits_total{{cache=\"{name}\"}} {}",
+                c.hits()
+            );
+        }
+        let _ = writeln!(
+            o,
+            "# HELP svelto_cache_misses_total Storage cache misses, by cache.\n\
+             # TYPE svelto_cache_misses_total counter"
+        );
+        for (name, c) in svelto_store::stats::caches() {
+            let _ = writeln!(
+                o,
+                "svelto_cache_misses_total{{cache=\"{name}\"}} {}",
+                c.misses()
+            );
+        }
+        o
+    }
+}
+
+/// Answers `GET /metrics` on `listener` until the process ends, one request at a time
+/// (a scrape is cheap; a slow scraper is cut off after 5 seconds).
+pub fn serve_metrics(metrics: Arc<Metrics>, listener: TcpListener) -> std::io::Result<()> {
+    std::thread::Builder::new()
+        .name("svelto-metrics".into())
+        .spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let _ = answer(&metrics, stream);
+            }
+        })?;
+    Ok(())
+}
+
+fn answer(metrics: &Metrics, stream: TcpStream) -> std::io::Result<()> {
+    stream.set_read_timeout(Some(Duration::from_secs(5)))?;
+    stream.set_write_timeout(Some(Duration::from_secs(5)))?;
+    let mut reader = BufReader::new(stream.try_clone()?).take(16 * 1024);
+    let mut request_line = String::new();
+    reader.read_line(&mut request_line)?;
+    // The headers, up to the blank line (ignored).
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line)? == 0 || line.trim().is_empty() {
+            break;
+        }
+    }
+    let mut words = request_line.split_whitespace();
+    let (method, target) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
+    let (status, ctype, body) = if method == "GET" && (target == "/metrics" || target == "/") {
+        (
+            "200 OK",
+            "text/plain; version=0.0.4; charset=utf-8",
+            metrics.render(),
+        )
+    } else {
+        (
+            "404 Not Found",
+            "text/plain; charset=utf-8",
+            "only GET /metrics is served here\n".to_string(),
+        )
+    };
+    let mut out = stream;
+    write!(
+        out,
+        "HTTP/1.0 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )?;
+    out.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn render_counts_and_histograms() {
+        let m = Metrics::default();
+        m.command("get-file", Duration::from_millis(3), false);
+        m.command("get-file", Duration::from_secs(2), true);
+        m.command("bogus", Duration::ZERO, false);
+        m.bytes(10, 20);
+        m.error(ErrorKind::Busy);
+        let t = m.render();
+        for line in [
+            "svelto_requests_total{command=\"get-file\"} 2",
+            "svelto_requests_total{command=\"other\"} 1",
+            "svelto_request_errors_total{command=\"get-file\"} 1",
+            "svelto_request_duration_seconds_bucket{command=\"get-file\",le=\"0.005\"} 1",
+            "svelto_request_duration_seconds_bucket{command=\"get-file\",le=\"5\"} 2",
+            "svelto_request_duration_seconds_count{command=\"get-file\"} 2",
+            "svelto_received_bytes_total 10",
+            "svelto_sent_bytes_total 20",
+            "svelto_errors_total{kind=\"busy\"} 1",
+        ] {
+            assert!(t.lines().any(|l| l == line), "{line} in\n{t}");
+        }
+    }
+}
