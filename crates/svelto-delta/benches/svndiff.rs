@@ -31,8 +31,8 @@ impl Rng {
 
 const WORDS: &[&str] = &[
     "window", "source", "target", "offset", "length", "buffer", "result", "error", "count",
-    "index", "value", "entry", "node", "path", "revision", "delta", "stream", "reader",
-    "writer", "limit", "state", "token", "props", "checksum",
+    "index", "value", "entry", "node", "path", "revision", "delta", "stream", "reader", "writer",
+    "limit", "state", "token", "props", "checksum",
 ];
 
 /// About `size` bytes of C-like source text: functions with comments, declarations and

@@ -52,7 +52,8 @@ fn build(dir: &Path) {
         path.push_str(comp);
         t.make_node(&path, NodeKind::Dir).expect("mkdir");
     }
-    t.make_node(DEEP_FILE, NodeKind::File).expect("add deep file");
+    t.make_node(DEEP_FILE, NodeKind::File)
+        .expect("add deep file");
     t.set_text(DEEP_FILE, &mut &b"deep\n"[..]).expect("text");
     t.make_node(BIG_DIR, NodeKind::Dir).expect("mkdir big");
     for i in 0..BIG_ENTRIES {
@@ -118,21 +119,31 @@ fn bench(c: &mut Criterion) {
 
     let mut g = c.benchmark_group("store");
     g.bench_function("lookup_deep/warm", |b| {
-        b.iter(|| repo.lookup(REVISIONS, black_box(DEEP_FILE)).expect("lookup"))
+        b.iter(|| {
+            repo.lookup(REVISIONS, black_box(DEEP_FILE))
+                .expect("lookup")
+        })
     });
     g.bench_function("lookup_deep/fresh", |b| {
         b.iter(|| {
             let fresh = Repo::open(root).expect("open");
-            fresh.lookup(REVISIONS, black_box(DEEP_FILE)).expect("lookup")
+            fresh
+                .lookup(REVISIONS, black_box(DEEP_FILE))
+                .expect("lookup")
         })
     });
     g.bench_function("lookup_in_5000/warm", |b| {
-        b.iter(|| repo.lookup(REVISIONS, black_box(BIG_PROBE)).expect("lookup"))
+        b.iter(|| {
+            repo.lookup(REVISIONS, black_box(BIG_PROBE))
+                .expect("lookup")
+        })
     });
     g.bench_function("lookup_in_5000/fresh", |b| {
         b.iter(|| {
             let fresh = Repo::open(root).expect("open");
-            fresh.lookup(REVISIONS, black_box(BIG_PROBE)).expect("lookup")
+            fresh
+                .lookup(REVISIONS, black_box(BIG_PROBE))
+                .expect("lookup")
         })
     });
 

@@ -40,7 +40,11 @@ fn get_dir_response(n: usize) -> Vec<Item> {
             Item::list(vec![
                 Item::string(name),
                 Item::word(if dir { "dir" } else { "file" }),
-                Item::Number(if dir { 0 } else { 1_000 + (i as u64 * 37) % 50_000 }),
+                Item::Number(if dir {
+                    0
+                } else {
+                    1_000 + (i as u64 * 37) % 50_000
+                }),
                 Item::bool(i % 7 == 0),
                 Item::Number(1 + (i as u64 * 13) % 3_000),
                 opt_string(DATE),
@@ -111,8 +115,11 @@ fn log_response(revs: usize, paths: usize) -> Vec<Item> {
 /// `update` of a fresh checkout sends: the `SVN\0` header chunk, then the text in 16 KiB
 /// `textdelta-chunk`s (plain bytes standing in for svndiff windows; the codec does not care).
 fn editor_drive(dirs: usize, files: usize, file_len: usize) -> Vec<Item> {
-    let text: Vec<u8> = (0..file_len)
-        .map(|i| b"fn main() { println!(\"hello\"); }\n"[i % 34])
+    let text: Vec<u8> = b"fn main() { println!(\"hello\"); }\n"
+        .iter()
+        .copied()
+        .cycle()
+        .take(file_len)
         .collect();
     let mut items = vec![
         command("target-rev", vec![Item::Number(3_000)]),
