@@ -207,14 +207,21 @@ pub fn run(cmd: AdminCommand) -> Result<()> {
         }
         AdminCommand::Info { repo } => {
             let r = open(&repo)?;
-            println!("Path: {}", repo.display());
-            println!("UUID: {}", r.uuid()?);
-            println!("Repository Format: 1");
-            println!("Filesystem Type: svelto");
-            println!("Filesystem Format: 1");
-            println!("Youngest Revision: {}", r.youngest());
-            println!("Size On Disk: {} bytes", dir_size(&repo)?);
-            Ok(())
+            let text = format!(
+                "Path: {}\nUUID: {}\nRepository Format: 1\nFilesystem Type: svelto\n\
+                 Filesystem Format: 1\nYoungest Revision: {}\nSize On Disk: {} bytes\n",
+                repo.display(),
+                r.uuid()?,
+                r.youngest(),
+                dir_size(&repo)?
+            );
+            // A reader that stops early (`| head`) is not an error.
+            match io::stdout().lock().write_all(text.as_bytes()) {
+                Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
+                    Err(e).context("writing to standard output")
+                }
+                _ => Ok(()),
+            }
         }
     }
 }

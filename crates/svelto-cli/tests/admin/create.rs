@@ -100,3 +100,24 @@ fn create_refuses_an_existing_repository() {
     assert_eq!(sv.info().youngest, 0);
     sv.verify();
 }
+
+#[test]
+fn info_into_a_closed_pipe_exits_cleanly() {
+    let sv = SveltoRepo::create();
+    // `svelto admin info REPO | true`, the reader gone before the first write.
+    let script = format!(
+        "set -o pipefail; (sleep 0.3; exec '{}' admin info '{}') | true",
+        env!("CARGO_BIN_EXE_svelto"),
+        sv.path().display()
+    );
+    let out = std::process::Command::new("bash")
+        .args(["-c", &script])
+        .output()
+        .expect("run bash");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && !stderr.contains("panicked"),
+        "svelto admin info | head failed: {:?}\n{stderr}",
+        out.status
+    );
+}
