@@ -53,7 +53,7 @@ set xtics rotate by -30 left noenhanced
 set ylabel "Svelto ÷ best svnserve"
 set yrange [0:*]
 set grid ytics
-set key top left
+set key outside bottom center horizontal
 set bmargin 9
 set rmargin 8
 plot $bars, 1 with lines dt 2 lc rgb "black" title "equal"
@@ -64,15 +64,15 @@ done
 
 # scaling.tsv columns: revisions op label server median_wall.
 if [[ -s "$DIR/scaling.tsv" ]]; then
-    for op in $(cut -f2 "$DIR/scaling.tsv" | sort -u); do
+    cut -f2 "$DIR/scaling.tsv" | sort -u | while read -r op; do
         png=$DIR/scaling-$op.png
         label=$(awk -F'\t' -v op="$op" '$2 == op { print $3; exit }' "$DIR/scaling.tsv" | sed 's/ r[0-9]*→r[0-9]*//')
         plots=""
         tmpd=$(mktemp -d)
-        for s in $(awk -F'\t' -v op="$op" '$2 == op { print $4 }' "$DIR/scaling.tsv" | sort -u); do
+        while read -r s; do
             awk -F'\t' -v op="$op" -v s="$s" '$2 == op && $4 == s { print $1, $5 }' "$DIR/scaling.tsv" | sort -n >"$tmpd/$s"
             plots="$plots${plots:+, }\"$tmpd/$s\" using 1:2 with linespoints lw 2 title \"$s\""
-        done
+        done < <(awk -F'\t' -v op="$op" '$2 == op { print $4 }' "$DIR/scaling.tsv" | sort -u)
         gnuplot <<EOF
 set terminal pngcairo size 800,500 font ",10"
 set output "$png"

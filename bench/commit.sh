@@ -175,7 +175,8 @@ run_one() { # server run
             echo "$ok $bad" >"$SCRATCH/writer.$w"
         ) &
     done
-    wait $(jobs -p | grep -v "^$pid$") 2>/dev/null || true
+    mapfile -t writers < <(jobs -p | grep -v "^$pid$")
+    wait "${writers[@]}" 2>/dev/null || true
     read -r ok bad < <(cat "$SCRATCH"/writer.* | awk '{ o += $1; b += $2 } END { print o, b }')
     rm -f "$SCRATCH"/writer.*
     record "$s" "$r" writers commits "$ok" failures "$bad" per_s "$(awk -v o="$ok" -v d="$DURATION" 'BEGIN { printf "%.2f", o / d }')" server_cpu_s "$(awk -v t="$(( $(ticks "$pid") - c0 ))" -v k="$TICK" 'BEGIN { printf "%.2f", t / k }')"
