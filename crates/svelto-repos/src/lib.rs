@@ -10,6 +10,7 @@
 //! or know about the wire protocol.
 
 pub mod commit;
+pub mod authz;
 pub mod conf;
 mod create;
 pub mod diff;
