@@ -320,6 +320,18 @@ fn rule_matches(rule: &[Seg], path: &[&str]) -> bool {
     }
 }
 
+/// Whether `rule` can match a path strictly below `path`.
+fn could_match_below(rule: &[Seg], path: &[&str]) -> bool {
+    let Some(first) = path.first() else {
+        return !rule.is_empty();
+    };
+    match rule.first() {
+        None => false,
+        Some(Seg::AnyRec) => could_match_below(&rule[1..], path) || could_match_below(rule, &path[1..]),
+        Some(seg) => rule_matches(std::slice::from_ref(seg), &[first]) && could_match_below(&rule[1..], &path[1..]),
+    }
+}
+
 struct Parser {
     file: PathBuf,
     sections: HashSet<String>,
@@ -933,6 +945,20 @@ impl UserRules<'_> {
     /// Whether the user has `required` on `path`.
     pub fn check(&self, path: &str, required: u8) -> bool {
         self.access(path) & required == required
+    }
+
+    /// Whether the user has `required` on `path` and on every path below it (Subversion's
+    /// recursive check: every rule that could apply below `path` grants it, whether or
+    /// not such paths exist).
+    pub fn check_recursive(&self, path: &str, required: u8) -> bool {
+        if !self.check(path, required) {
+            return false;
+        }
+        let segs = segments(path);
+        self.rules
+            .iter()
+            .filter(|(_, rule, _)| could_match_below(rule, &segs))
+            .all(|(_, _, a)| a & required == required)
     }
 
     /// Whether the user has `required` somewhere in the repository (svnserve's check with

@@ -12,6 +12,7 @@
 //! onto shared caches), so the first checkout warms what the next one reads.
 
 mod auth;
+mod authz;
 mod commands;
 mod commit;
 mod conn;

@@ -229,7 +229,11 @@ pub fn get_locks<R: Read, W: Write>(
     let depth = get_locks_depth(p)?;
     let path = s.full_path(p.string()?)?;
     let ls = locks::get_locks(s.repo.path(), &path, depth).map_err(fail)?;
+    // Locks on paths the user cannot read are left out.
     Ok(Some(vec![Item::list(
-        ls.iter().map(lock_item).collect::<Vec<_>>(),
+        ls.iter()
+            .filter(|l| s.allowed(&l.path, false))
+            .map(lock_item)
+            .collect::<Vec<_>>(),
     )]))
 }
