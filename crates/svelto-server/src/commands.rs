@@ -41,7 +41,7 @@ pub fn dispatch<R: Read, W: Write>(
         s.authorize(conn, write_access(name, p), at)?;
         if matches!(
             name,
-            "change-rev-prop" | "change-rev-prop2" | "lock-many" | "unlock-many"
+            "change-rev-prop" | "change-rev-prop2"
         ) {
             s.require_unrestricted(name, true)?;
         }
@@ -94,7 +94,6 @@ pub fn dispatch<R: Read, W: Write>(
         "rev-proplist"
             | "rev-prop"
             | "get-file-revs"
-            | "get-mergeinfo"
             | "replay"
             | "replay-range"
     ) {

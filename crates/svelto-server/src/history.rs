@@ -353,7 +353,14 @@ pub fn get_mergeinfo_cmd<R: Read, W: Write>(
         paths.push(s.full_path(r)?);
     }
     let rev = s.rev_or_head(rev)?;
-    let found = get_mergeinfo(&s.repo, &paths, Some(rev), inherit, include_descendants)?;
+    // Unreadable paths are left out before looking (the mergeinfo found, and descendants'
+    // paths, are not filtered: Subversion does not either).
+    paths.retain(|p| s.allowed(p, false));
+    let found = if paths.is_empty() {
+        Default::default()
+    } else {
+        get_mergeinfo(&s.repo, &paths, Some(rev), inherit, include_descendants)?
+    };
     let items: Vec<Item> = found
         .into_iter()
         .map(|(path, mi)| {

@@ -129,13 +129,22 @@ fn writes_match_svnserve_for_every_user() {
             &["copy", "-m", "c", "{URL}/trunk", &format!("{{URL}}/branches/b-{label}")],
             &["copy", "-m", "c", "{URL}/trunk/lib", &format!("{{URL}}/branches/l-{label}")],
             &["rm", "-m", "r", &format!("{{URL}}/branches/new-{label}")],
-            &["lock", "-m", "l", "{URL}/trunk/lib/a.c"],
-            &["unlock", "{URL}/trunk/lib/a.c"],
-            &["lock", "-m", "l", "{URL}/trunk/docs/x.txt"],
-            &["unlock", "--force", "{URL}/trunk/docs/x.txt"],
         ] {
             let args: Vec<&str> = args.iter().map(|s| &**s).collect();
             both_any(&pair, user, &args);
+        }
+        // Locks by users with write access somewhere (for the others the stock client
+        // hangs after the refused auth slot of lock-many, with svnserve too).
+        if matches!(*label, "harry" | "sally") {
+            for args in [
+                &["lock", "-m", "l", "{URL}/trunk/lib/a.c"][..],
+                &["unlock", "{URL}/trunk/lib/a.c"],
+                &["lock", "-m", "l", "{URL}/trunk/docs/x.txt"],
+                &["unlock", "--force", "{URL}/trunk/docs/x.txt"],
+                &["lock", "-m", "l", "{URL}/tags/1.0/main.c"],
+            ] {
+                both_any(&pair, user, args);
+            }
         }
         // A working-copy commit touching a readable and a hidden file.
         let scope = pair.scope(&format!("write-{label}"));
