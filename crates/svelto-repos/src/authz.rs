@@ -327,8 +327,13 @@ fn could_match_below(rule: &[Seg], path: &[&str]) -> bool {
     };
     match rule.first() {
         None => false,
-        Some(Seg::AnyRec) => could_match_below(&rule[1..], path) || could_match_below(rule, &path[1..]),
-        Some(seg) => rule_matches(std::slice::from_ref(seg), &[first]) && could_match_below(&rule[1..], &path[1..]),
+        Some(Seg::AnyRec) => {
+            could_match_below(&rule[1..], path) || could_match_below(rule, &path[1..])
+        }
+        Some(seg) => {
+            rule_matches(std::slice::from_ref(seg), &[first])
+                && could_match_below(&rule[1..], &path[1..])
+        }
     }
 }
 
@@ -670,21 +675,22 @@ impl Parser {
                         file: self.file.clone(),
                         line: None,
                         svn_line: None,
-                        reason: format!(
-                            "Access entry refers to undefined group '{}'",
-                            ace.name
-                        ),
+                        reason: format!("Access entry refers to undefined group '{}'", ace.name),
                     });
                 }
             }
             // An entry for an empty group has no effect (Subversion warns and drops it).
-            acl.aces
-                .retain(|a| !a.name.starts_with('@') || expanded.get(&a.name).is_some_and(|m| !m.is_empty()));
+            acl.aces.retain(|a| {
+                !a.name.starts_with('@') || expanded.get(&a.name).is_some_and(|m| !m.is_empty())
+            });
         }
         // The implicit root rule: nobody has access. A global [/] takes its place and then
         // applies to everybody.
         let mut acls = self.acls;
-        if let Some(root) = acls.iter_mut().find(|a| a.repos.is_empty() && a.path.is_empty()) {
+        if let Some(root) = acls
+            .iter_mut()
+            .find(|a| a.repos.is_empty() && a.path.is_empty())
+        {
             root.anon.get_or_insert(0);
             root.authn.get_or_insert(0);
         } else {
@@ -810,8 +816,9 @@ impl Authz {
                     file: file.to_path_buf(),
                     line: None,
                     svn_line: None,
-                    reason: "Authz file cannot contain any groups when global groups are being used."
-                        .into(),
+                    reason:
+                        "Authz file cannot contain any groups when global groups are being used."
+                            .into(),
                 });
             }
             p.file = gfile.to_path_buf();
@@ -856,9 +863,7 @@ impl Authz {
         let mut access = acl.authn.unwrap_or(0);
         for ace in &acl.aces {
             let matched = if ace.name.starts_with('@') {
-                self.groups
-                    .get(&ace.name)
-                    .is_some_and(|m| m.contains(user))
+                self.groups.get(&ace.name).is_some_and(|m| m.contains(user))
             } else {
                 ace.name == user
             };

@@ -9,8 +9,8 @@
 //! Must not: print, read the environment or the clock (callers pass dates and UUIDs in),
 //! or know about the wire protocol.
 
-pub mod commit;
 pub mod authz;
+pub mod commit;
 pub mod conf;
 mod create;
 pub mod diff;

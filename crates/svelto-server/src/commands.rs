@@ -39,10 +39,7 @@ pub fn dispatch<R: Read, W: Write>(
         }
         let at = authz_where(s, name, p);
         s.authorize(conn, write_access(name, p), at)?;
-        if matches!(
-            name,
-            "change-rev-prop" | "change-rev-prop2"
-        ) {
+        if matches!(name, "change-rev-prop" | "change-rev-prop2") {
             s.require_unrestricted(name, true)?;
         }
         if let Some(results) = handler(s, conn, p)? {
@@ -91,11 +88,7 @@ pub fn dispatch<R: Read, W: Write>(
     s.authorize(conn, Access::Read, at)?;
     if matches!(
         name,
-        "rev-proplist"
-            | "rev-prop"
-            | "get-file-revs"
-            | "replay"
-            | "replay-range"
+        "rev-proplist" | "rev-prop" | "get-file-revs" | "replay" | "replay-range"
     ) {
         s.require_unrestricted(name, false)?;
     }

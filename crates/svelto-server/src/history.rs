@@ -8,8 +8,8 @@ use crate::session::Session;
 use std::io::{Read, Write};
 use svelto_core::NodeKind;
 use svelto_repos::{
-    deleted_rev, get_file_revs, get_locations, get_mergeinfo, location_segments, log_authz, FileRev,
-    FileRevsHandler, FileRevsOptions, Inherit, LogEntry, LogOptions,
+    deleted_rev, get_file_revs, get_locations, get_mergeinfo, location_segments, log_authz,
+    FileRev, FileRevsHandler, FileRevsOptions, Inherit, LogEntry, LogOptions,
 };
 use svelto_wire::{Item, TupleReader};
 
@@ -208,11 +208,8 @@ pub fn get_locations_cmd<R: Read, W: Write>(
             if !readable(&path) {
                 return Err(unreadable_path());
             }
-            locations.sort_by(|a, b| b.0.cmp(&a.0));
-            let keep = locations
-                .iter()
-                .take_while(|(_, p)| readable(p))
-                .count();
+            locations.sort_by_key(|l| std::cmp::Reverse(l.0));
+            let keep = locations.iter().take_while(|(_, p)| readable(p)).count();
             locations.truncate(keep);
         }
         for (rev, p) in locations {

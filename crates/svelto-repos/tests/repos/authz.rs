@@ -247,7 +247,10 @@ fn svnauthz_reason(stderr: &str) -> String {
 #[test]
 fn malformed_files_are_refused_like_svnauthz() {
     let cases: &[(&str, Option<&str>)] = &[
-        ("[groups]\ng1 = harry\n[/]\n* = r\n[/x]\n@nogroup = r\n", None),
+        (
+            "[groups]\ng1 = harry\n[/]\n* = r\n[/x]\n@nogroup = r\n",
+            None,
+        ),
         ("[/]\n* = rx\n", None),
         ("[/]\n  * = r\n", None),
         ("[/]\nharry = r\n[/x]\n  harry\n", None),
@@ -278,9 +281,15 @@ fn malformed_files_are_refused_like_svnauthz() {
         ("[:blob:/a]\n* = r\n", None),
         ("[:glob]\n* = r\n", None),
         ("[:/a]\n* = r\n", None),
-        ("[groups]\nx = harry\n[/]\n@x = r\n", Some("[groups]\ny = sally\n")),
+        (
+            "[groups]\nx = harry\n[/]\n@x = r\n",
+            Some("[groups]\ny = sally\n"),
+        ),
         ("[/]\n@x = r\n", Some("[groups]\nx = sally\n[/]\n* = r\n")),
-        ("[/]\n@x = r\n", Some("[groups]\nx = sally\n[groups]\ny = a\n")),
+        (
+            "[/]\n@x = r\n",
+            Some("[groups]\nx = sally\n[groups]\ny = a\n"),
+        ),
         ("[/]\n@x = r\n", Some("[groups]\n$x = sally\n")),
         // Valid files, for contrast.
         ("[/]\n* = r\n[:glob:/**/x]\n* =\n", None),
@@ -298,7 +307,11 @@ fn malformed_files_are_refused_like_svnauthz() {
         let mut args = vec!["validate".to_string()];
         if let Some(g) = groups {
             std::fs::write(&gfile, g).expect("write");
-            args = vec!["accessof".into(), "--groups-file".into(), gfile.display().to_string()];
+            args = vec![
+                "accessof".into(),
+                "--groups-file".into(),
+                gfile.display().to_string(),
+            ];
         }
         args.push(file.display().to_string());
         let argv: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -315,7 +328,10 @@ fn malformed_files_are_refused_like_svnauthz() {
                 let theirs = svnauthz_reason(&stderr);
                 if text.contains("a = @b") {
                     // Which group of a cycle Subversion names depends on its hash order.
-                    assert!(theirs.starts_with("Recursive definition of group"), "{theirs}");
+                    assert!(
+                        theirs.starts_with("Recursive definition of group"),
+                        "{theirs}"
+                    );
                     assert!(e.reason.starts_with("Recursive definition of group"));
                 } else {
                     assert_eq!(e.svn_message(), theirs, "case {i}: {text:?}");
