@@ -354,7 +354,10 @@ fn props_with_entry_props(s: &mut Session, node: &NodeRev) -> CmdResult<PropList
 
 /// The properties of each ancestor of `path` that has any, root first.
 pub fn inherited_props(s: &Session, path: &str, rev: Revnum) -> CmdResult<Vec<(String, PropList)>> {
-    Ok(svelto_repos::inherited_props(&s.repo, path, rev)?)
+    let mut iprops = svelto_repos::inherited_props(&s.repo, path, rev)?;
+    // Ancestors the user cannot read are left out (svn_repos_fs_get_inherited_props).
+    iprops.retain(|(p, _)| s.allowed(p, false));
+    Ok(iprops)
 }
 
 fn iprops_item(iprops: &[(String, PropList)]) -> Item {

@@ -92,6 +92,12 @@ fn reads_match_svnserve_for_every_user() {
             &["cat", "{URL}/branches/feature/main.c"],
             &["info", "{URL}/trunk/docs"],
             &["info", "{URL}/trunk/lib/a.c"],
+            &[
+                "proplist",
+                "-v",
+                "--show-inherited-props",
+                "{URL}/trunk/lib/a.c",
+            ],
             &["log", "-v", "{URL}"],
             &["log", "-v", "-r", "1:HEAD", "{URL}/trunk"],
             &["log", "-v", "{URL}/trunk/lib"],
