@@ -133,6 +133,12 @@ pub enum SvnErrorKind {
     /// `SVN_ERR_FS_PROP_BASEVALUE_MISMATCH`: an atomic revision property change whose
     /// expected old value is not the current one.
     PropBaseValueMismatch,
+    /// `SVN_ERR_AUTHZ_ROOT_UNREADABLE`: path-based authorization hides the root of an edit.
+    AuthzRootUnreadable,
+    /// `SVN_ERR_AUTHZ_UNREADABLE`: path-based authorization hides a path.
+    AuthzUnreadable,
+    /// `SVN_ERR_AUTHZ_UNWRITABLE`: path-based authorization forbids writing a path.
+    AuthzUnwritable,
 }
 
 impl SvnErrorKind {
@@ -166,6 +172,9 @@ impl SvnErrorKind {
             SvnErrorKind::DisabledFeature => 165006,
             SvnErrorKind::BadConfig => 200002,
             SvnErrorKind::PropBaseValueMismatch => 160049,
+            SvnErrorKind::AuthzRootUnreadable => 220000,
+            SvnErrorKind::AuthzUnreadable => 220001,
+            SvnErrorKind::AuthzUnwritable => 220004,
         }
     }
 }

@@ -9,6 +9,7 @@
 //! Must not: print, read the environment or the clock (callers pass dates and UUIDs in),
 //! or know about the wire protocol.
 
+pub mod authz;
 pub mod commit;
 pub mod conf;
 mod create;
@@ -42,7 +43,7 @@ pub use fs::{Inherit, NodeHistory};
 pub use hooks::Hooks;
 pub use load::{load, LoadOptions, UuidAction};
 pub use locations::{deleted_rev, get_locations, location_segments, Segment};
-pub use log::{log, ChangedPath, LogEntry, LogOptions};
+pub use log::{log, log_authz, revision_access, ChangedPath, LogEntry, LogOptions, RevisionAccess};
 pub use query::{get_mergeinfo, inherited_props, mergeinfo_for_path};
 pub use replay::{replay, ReplayOptions};
 pub use report::{drive, prepare, PreparedDrive, Report, ReportLimits, ReportOptions};

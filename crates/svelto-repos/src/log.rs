@@ -85,6 +85,73 @@ pub fn log(
     opts: &LogOptions,
     receiver: &mut dyn FnMut(LogEntry) -> Result<()>,
 ) -> Result<()> {
+    log_authz(repo, opts, None, receiver)
+}
+
+/// Path-based authorization: whether a repository path may be read.
+pub type Readable<'a> = &'a dyn Fn(&str) -> bool;
+
+/// How much of a revision path-based authorization lets a user see.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RevisionAccess {
+    /// Every changed path (and copy source) is readable, or nothing changed.
+    Full,
+    /// Some are: only `svn:author` and `svn:date` of the revision properties are shown.
+    Partial,
+    /// None is: no revision properties are shown.
+    None,
+}
+
+/// Subversion's `svn_repos_check_revision_access` (and log's `detect_changed`): the access to
+/// a revision, and its changed paths without the unreadable ones (copy sources that cannot
+/// be read are dropped from the paths that stay).
+pub fn revision_access(
+    meta: &RevMeta,
+    readable: Readable<'_>,
+) -> (RevisionAccess, Vec<ChangedPath>) {
+    let mut paths = changed_paths(meta);
+    if paths.is_empty() {
+        return (RevisionAccess::Full, paths);
+    }
+    let (mut found_readable, mut found_unreadable) = (false, false);
+    paths.retain_mut(|c| {
+        if !readable(&c.path) {
+            found_unreadable = true;
+            return false;
+        }
+        found_readable = true;
+        if let Some((from, _)) = &c.copyfrom {
+            if matches!(c.action, ChangeKind::Add | ChangeKind::Replace) && !readable(from) {
+                found_unreadable = true;
+                c.copyfrom = None;
+            }
+        }
+        true
+    });
+    let access = if !found_readable {
+        RevisionAccess::None
+    } else if found_unreadable {
+        RevisionAccess::Partial
+    } else {
+        RevisionAccess::Full
+    };
+    (access, paths)
+}
+
+fn unreadable() -> ReposError {
+    ReposError::svn(crate::SvnErrorKind::AuthzUnreadable, "")
+}
+
+/// [`log`] under path-based authorization (svnserve's authz read function): a target path
+/// that cannot be read is an error, history stops at a location that cannot be read,
+/// unreadable changed paths are left out, and a revision that is partly unreadable shows
+/// only its author and date (one wholly unreadable, no revision properties).
+pub fn log_authz(
+    repo: &Repo,
+    opts: &LogOptions,
+    readable: Option<Readable<'_>>,
+    receiver: &mut dyn FnMut(LogEntry) -> Result<()>,
+) -> Result<()> {
     let head = repo.youngest();
     for rev in [opts.start, opts.end] {
         if rev > head {
@@ -105,6 +172,7 @@ pub fn log(
     };
     let mut ctx = Ctx {
         repo,
+        readable,
         strict: opts.strict_node_history,
         discover: opts.discover_changed_paths,
         revprops: opts.revprops.as_deref(),
@@ -121,6 +189,9 @@ pub fn log(
     };
     if !opts.include_merged_revisions && paths.len() == 1 && paths[0].is_empty() {
         // The root changes in every revision.
+        if readable.is_some_and(|r| !r("")) {
+            return Err(unreadable());
+        }
         let count = hi - lo + 1;
         let count = if limit > 0 { count.min(limit) } else { count };
         for i in 0..count {
@@ -231,6 +302,7 @@ impl Sink<'_> {
 
 struct Ctx<'a, 'r> {
     repo: &'a Repo,
+    readable: Option<Readable<'a>>,
     strict: bool,
     discover: bool,
     revprops: Option<&'a [Vec<u8>]>,
@@ -277,8 +349,16 @@ impl Ctx<'_, '_> {
         let meta = self.repo.rev_meta(rev)?;
         let filter = handling_merged && !self.target_history.is_empty();
         let mut wanted = !filter;
-        if rev > 0 && (self.discover || filter) {
-            let changes = changed_paths(&meta);
+        let mut access = RevisionAccess::Full;
+        if rev > 0 && (self.discover || filter || self.readable.is_some()) {
+            let changes = match self.readable {
+                Some(r) => {
+                    let (a, changes) = revision_access(&meta, r);
+                    access = a;
+                    changes
+                }
+                None => changed_paths(&meta),
+            };
             if filter {
                 wanted = changes
                     .iter()
@@ -298,13 +378,20 @@ impl Ctx<'_, '_> {
                 }
             }
         }
-        let revprops = match self.revprops {
+        let mut revprops: PropList = match self.revprops {
             None => meta.revprops,
             Some(names) => names
                 .iter()
                 .filter_map(|n| meta.revprops.get(n).map(|v| (n.clone(), v.clone())))
                 .collect(),
         };
+        match access {
+            RevisionAccess::Full => {}
+            RevisionAccess::Partial => {
+                revprops.retain(|k, _| k.as_slice() == b"svn:author" || k.as_slice() == b"svn:date")
+            }
+            RevisionAccess::None => revprops.clear(),
+        }
         self.sink.entry(LogEntry {
             rev,
             changed_paths: Vec::new(),
@@ -330,7 +417,7 @@ impl Ctx<'_, '_> {
         let (path, rev) = h.history.location();
         h.path = path.to_string();
         h.rev = rev;
-        if rev < start {
+        if rev < start || self.readable.is_some_and(|r| !r(&h.path)) {
             h.done = true;
         }
         Ok(())
@@ -352,6 +439,9 @@ impl Ctx<'_, '_> {
         check_rev(self.repo, s.end)?;
         let mut histories: Vec<PathHistory> = Vec::with_capacity(paths.len());
         for path in &paths {
+            if self.readable.is_some_and(|r| !r(path)) {
+                return Err(unreadable());
+            }
             if lookup(self.repo, s.end, path)?.is_none() {
                 if s.handling_merged {
                     continue;

@@ -17,7 +17,9 @@ use crate::editor::{send_text, Editor, TextOptions, Token};
 use crate::error::{ReposError, Result, SvnErrorKind};
 use std::collections::{HashMap, HashSet};
 use std::io::Read;
-use svelto_core::{join, skip_ancestor, validate_path, Depth, NodeKind, PropList, Revnum};
+use svelto_core::{
+    join, parent_and_name, skip_ancestor, validate_path, Depth, NodeKind, PropList, Revnum,
+};
 use svelto_delta::{compute_window, stream_header, Window, WINDOW_SIZE};
 use svelto_store::{DirEntry, FileText, NodeRev, Offset, Repo};
 
@@ -361,6 +363,9 @@ impl Ent {
 /// Looks up a path's lock token; None when the path is not locked.
 pub type LockLookup = Box<dyn Fn(&str) -> Option<String> + Send>;
 
+/// Path-based authorization: whether a repository relpath may be read.
+pub type ReadCheck = Box<dyn Fn(&str) -> bool + Send>;
+
 /// A report checked against the repository, ready to drive an editor.
 pub struct PreparedDrive {
     repo: Repo,
@@ -377,6 +382,7 @@ pub struct PreparedDrive {
     t_path: String,
     uuid: Vec<u8>,
     locks: Option<LockLookup>,
+    readable: Option<ReadCheck>,
 }
 
 impl std::fmt::Debug for PreparedDrive {
@@ -457,6 +463,7 @@ pub fn prepare(repo: &Repo, opts: &ReportOptions, mut report: Report) -> Result<
         t_path,
         uuid,
         locks: None,
+        readable: None,
     })
 }
 
@@ -476,6 +483,18 @@ impl PreparedDrive {
     pub fn with_locks(mut self, locks: LockLookup) -> Self {
         self.locks = Some(locks);
         self
+    }
+
+    /// Path-based authorization (svnserve's authz read function): unreadable target
+    /// entries are sent as absent and not descended, unreadable copy sources are not named,
+    /// and an unreadable anchor fails the drive before it starts.
+    pub fn with_read_check(mut self, readable: ReadCheck) -> Self {
+        self.readable = Some(readable);
+        self
+    }
+
+    fn can_read(&self, path: &str) -> bool {
+        self.readable.as_ref().is_none_or(|f| f(path))
     }
 
     /// Drives `editor` from `target_rev` to `close_edit`. On error the edit is left open for
@@ -578,6 +597,17 @@ impl Driver<'_> {
         let p = self.p;
         let requested = p.opts.depth;
         let info = p.report.entries[p.top as usize];
+        let t_anchor = if p.opts.target.is_empty() {
+            p.t_path.as_str()
+        } else {
+            parent_and_name(&p.t_path).0
+        };
+        if !p.can_read(t_anchor) {
+            return Err(ReposError::svn(
+                SvnErrorKind::AuthzRootUnreadable,
+                "Not authorized to open root of edit operation",
+            ));
+        }
         let s_full = join(&p.opts.anchor, &p.opts.target);
         let s_root = self.root_of(p.s_rev)?;
         let s_ent = self.lookup(s_root, &s_full)?;
@@ -918,6 +948,15 @@ impl Driver<'_> {
             self.skip(e_path);
             return Ok(());
         };
+        if !p.can_read(&t_path) {
+            if t.kind == NodeKind::Dir {
+                self.editor.absent_dir(e_path, dir)?;
+            } else {
+                self.editor.absent_file(e_path, dir)?;
+            }
+            self.skip(e_path);
+            return Ok(());
+        }
         let source = match (&s_path, s_ent) {
             (Some(path), Some(s)) if related => Some((path.as_str(), s.off)),
             _ => None,
@@ -984,6 +1023,9 @@ impl Driver<'_> {
         let Some((from_rev, from_path)) = copied.copyfrom.clone() else {
             return Ok(None);
         };
+        if !self.p.can_read(&from_path) {
+            return Ok(None);
+        }
         let root = self.root_of(from_rev)?;
         let from = self.lookup(root, &from_path)?.ok_or_else(|| {
             ReposError::svn(

@@ -37,7 +37,11 @@ pub fn dispatch<R: Read, W: Write>(
         if let Some(e) = crate::revprops::check_before_slot(name, p) {
             return Err(e.into());
         }
-        s.authorize(conn, write_access(name, p))?;
+        let at = authz_where(s, name, p);
+        s.authorize(conn, write_access(name, p), at)?;
+        if matches!(name, "change-rev-prop" | "change-rev-prop2") {
+            s.require_unrestricted(name, true)?;
+        }
         if let Some(results) = handler(s, conn, p)? {
             conn.write_item(&success(results))?;
         }
@@ -80,11 +84,45 @@ pub fn dispatch<R: Read, W: Write>(
     if name == "get-locks" {
         crate::locks::get_locks_depth(p)?;
     }
-    s.authorize(conn, Access::Read)?;
+    let at = authz_where(s, name, p);
+    s.authorize(conn, Access::Read, at)?;
+    if matches!(
+        name,
+        "rev-proplist" | "rev-prop" | "get-file-revs" | "replay" | "replay-range"
+    ) {
+        s.require_unrestricted(name, false)?;
+    }
     if let Some(results) = handler(s, conn, p)? {
         conn.write_item(&success(results))?;
     }
     Ok(())
+}
+
+/// What svnserve checks the authz rules against in a command's auth slot.
+fn authz_where(s: &Session, name: &str, p: &TupleReader<'_>) -> crate::authz::Where {
+    use crate::authz::Where;
+    if s.authz.is_none() {
+        return Where::Blanket;
+    }
+    let mut t = TupleReader::new(p.rest());
+    let first_path = |t: &mut TupleReader<'_>| {
+        t.string()
+            .ok()
+            .and_then(|raw| s.full_path(raw).ok())
+            .map_or(Where::Blanket, Where::Path)
+    };
+    match name {
+        "get-file" | "get-dir" | "check-path" | "stat" | "list" | "get-iprops" | "get-lock"
+        | "lock" | "unlock" => first_path(&mut t),
+        "update" => {
+            let _ = t.bracket_rev();
+            first_path(&mut t)
+        }
+        "commit" | "change-rev-prop" | "change-rev-prop2" | "lock-many" | "unlock-many" => {
+            Where::Anywhere
+        }
+        _ => Where::Blanket,
+    }
 }
 
 type Handler<R, W> =
@@ -316,7 +354,10 @@ fn props_with_entry_props(s: &mut Session, node: &NodeRev) -> CmdResult<PropList
 
 /// The properties of each ancestor of `path` that has any, root first.
 pub fn inherited_props(s: &Session, path: &str, rev: Revnum) -> CmdResult<Vec<(String, PropList)>> {
-    Ok(svelto_repos::inherited_props(&s.repo, path, rev)?)
+    let mut iprops = svelto_repos::inherited_props(&s.repo, path, rev)?;
+    // Ancestors the user cannot read are left out (svn_repos_fs_get_inherited_props).
+    iprops.retain(|(p, _)| s.allowed(p, false));
+    Ok(iprops)
 }
 
 fn iprops_item(iprops: &[(String, PropList)]) -> Item {
@@ -451,6 +492,9 @@ fn get_dir<R: Read, W: Write>(
     if want_contents {
         let dir = s.repo.dir(&node)?;
         for e in dir.iter() {
+            if !s.allowed(&join(&path, &e.name), false) {
+                continue;
+            }
             let child = s.repo.node(e.node)?;
             let (date, author) = if fields.time || fields.author {
                 s.rev_info(child.created_rev)?
@@ -631,6 +675,9 @@ fn list_walk<R: Read, W: Write>(
         top.2 += 1;
         let child_path = join(&top.0, &e.name);
         if depth == Depth::Files && e.kind == NodeKind::Dir {
+            continue;
+        }
+        if !s.allowed(&child_path, false) {
             continue;
         }
         let child = s.repo.node(e.node)?;

@@ -293,8 +293,21 @@ fn drive<R: Read, W: Write>(
                 let path = s.full_path(p.string()?)?;
                 let rev = rev_in(&mut p)?;
                 let parent = p.string()?;
-                if !tok.dirs.contains_key(parent) {
-                    return Err(bad_token(parent));
+                let parent_path = tok
+                    .dirs
+                    .get(parent)
+                    .ok_or_else(|| bad_token(parent))?
+                    .path
+                    .clone();
+                if s.authz.is_some() {
+                    // Deleting needs (recursive, for a directory) write access to the path
+                    // and write access to its parent.
+                    let is_dir = txn
+                        .lookup(&path)
+                        .map_err(err)?
+                        .is_some_and(|seen| seen.kind == NodeKind::Dir);
+                    s.require(&path, true, is_dir)?;
+                    s.require(&parent_path, true, false)?;
                 }
                 txn.delete(&path, rev).map_err(err)?;
             }
@@ -320,11 +333,18 @@ fn drive<R: Read, W: Write>(
                     },
                     None => None,
                 };
-                let parent_copied = tok
-                    .dirs
-                    .get(parent)
-                    .ok_or_else(|| bad_token(parent))?
-                    .copied;
+                let parent_dir = tok.dirs.get(parent).ok_or_else(|| bad_token(parent))?;
+                let parent_copied = parent_dir.copied;
+                if s.authz.is_some() {
+                    // Adding needs write access to the path (recursive for a copied
+                    // directory) and to its parent; a copy needs read access to its source.
+                    let is_dir = kind == NodeKind::Dir;
+                    s.require(&path, true, copy.is_some() && is_dir)?;
+                    s.require(&parent_dir.path, true, false)?;
+                    if let Some((from, Some(_))) = &copy {
+                        s.require(from, false, is_dir)?;
+                    }
+                }
                 let copy = match copy {
                     Some((from, Some(rev))) => Some((from, rev)),
                     Some((_, None)) => {
@@ -382,6 +402,7 @@ fn drive<R: Read, W: Write>(
                 if !tok.dirs.contains_key(parent) {
                     return Err(bad_token(parent));
                 }
+                s.require(&path, false, false)?;
                 txn.open_file(&path, rev).map_err(err)?;
                 tok.files.insert(child, FileState { path, delta: None });
             }
@@ -399,6 +420,7 @@ fn drive<R: Read, W: Write>(
                     dir.checked = true;
                 }
                 let path = dir.path.clone();
+                s.require(&path, true, false)?;
                 txn.change_prop(&path, &name, value).map_err(err)?;
             }
             "change-file-prop" => {
@@ -413,6 +435,7 @@ fn drive<R: Read, W: Write>(
                     .ok_or_else(|| bad_token(token))?
                     .path
                     .clone();
+                s.require(&path, true, false)?;
                 txn.change_prop(&path, &name, value).map_err(err)?;
             }
             "apply-textdelta" => {
@@ -422,6 +445,7 @@ fn drive<R: Read, W: Write>(
                     .and_then(|mut v| v.opt_string().ok().flatten());
                 let base = base.map(|b| String::from_utf8_lossy(b).into_owned());
                 let f = tok.files.get_mut(token).ok_or_else(|| bad_token(token))?;
+                s.require(&f.path, true, false)?;
                 f.delta = Some(txn.start_text(&f.path, base.as_deref()).map_err(err)?);
             }
             "textdelta-chunk" => {

@@ -8,8 +8,8 @@ use crate::session::Session;
 use std::io::{Read, Write};
 use svelto_core::NodeKind;
 use svelto_repos::{
-    deleted_rev, get_file_revs, get_locations, get_mergeinfo, location_segments, log, FileRev,
-    FileRevsHandler, FileRevsOptions, Inherit, LogEntry, LogOptions,
+    deleted_rev, get_file_revs, get_locations, get_mergeinfo, location_segments, log_authz,
+    FileRev, FileRevsHandler, FileRevsOptions, Inherit, LogEntry, LogOptions,
 };
 use svelto_wire::{Item, TupleReader};
 
@@ -57,6 +57,14 @@ fn streamed<R: Read, W: Write>(
     }
     conn.write_item(&Item::word("done"))?;
     result.map(|()| Some(vec![])).map_err(Failure::from)
+}
+
+/// Subversion's error for a history query on a path the user cannot read.
+fn unreadable_path() -> svelto_repos::ReposError {
+    svelto_repos::ReposError::svn(
+        svelto_repos::SvnErrorKind::AuthzUnreadable,
+        "Unreadable path encountered; access denied",
+    )
 }
 
 fn strings(items: &[Item], what: &str) -> CmdResult<Vec<Vec<u8>>> {
@@ -107,8 +115,12 @@ pub fn log_cmd<R: Read, W: Write>(
         revprops,
     };
     let repo = s.repo.clone();
+    let check = s.read_check();
+    let readable = check.as_ref().map(|c| c.as_ref() as &dyn Fn(&str) -> bool);
     streamed(conn, |out| {
-        log(&repo, &opts, &mut |entry| out.item(&log_entry_item(entry)))
+        log_authz(&repo, &opts, readable, &mut |entry| {
+            out.item(&log_entry_item(entry))
+        })
     })
 }
 
@@ -187,8 +199,20 @@ pub fn get_locations_cmd<R: Read, W: Write>(
         })?;
     let repo = s.repo.clone();
     repo.refresh()?;
+    let check = s.read_check();
     streamed(conn, |out| {
-        for (rev, p) in get_locations(&repo, &path, peg, &revs)? {
+        let mut locations = get_locations(&repo, &path, peg, &revs)?;
+        if let Some(readable) = &check {
+            // svn_repos_trace_node_locations: the path must be readable; tracing stops
+            // at the first copy source that is not (older revisions get no location).
+            if !readable(&path) {
+                return Err(unreadable_path());
+            }
+            locations.sort_by_key(|l| std::cmp::Reverse(l.0));
+            let keep = locations.iter().take_while(|(_, p)| readable(p)).count();
+            locations.truncate(keep);
+        }
+        for (rev, p) in locations {
             out.item(&Item::list(vec![Item::Number(rev), Item::string(p)]))?;
         }
         Ok(())
@@ -209,8 +233,23 @@ pub fn get_location_segments_cmd<R: Read, W: Write>(
     let peg = peg.unwrap_or(head);
     let start = start.unwrap_or(head);
     let end = end.unwrap_or(0);
+    let check = s.read_check();
     streamed(conn, |out| {
+        if check.as_ref().is_some_and(|r| !r(&path)) {
+            return Err(unreadable_path());
+        }
+        // Segments come youngest first; the first unreadable one ends the answer.
+        let mut stopped = false;
         location_segments(&repo, &path, peg, start, end, &mut |seg| {
+            if stopped {
+                return Ok(());
+            }
+            if let (Some(r), Some(p)) = (&check, &seg.path) {
+                if !r(p) {
+                    stopped = true;
+                    return Ok(());
+                }
+            }
             let path = seg
                 .path
                 .map(|p| Item::string(p.trim_start_matches('/').to_string()));
@@ -311,7 +350,14 @@ pub fn get_mergeinfo_cmd<R: Read, W: Write>(
         paths.push(s.full_path(r)?);
     }
     let rev = s.rev_or_head(rev)?;
-    let found = get_mergeinfo(&s.repo, &paths, Some(rev), inherit, include_descendants)?;
+    // Unreadable paths are left out before looking (the mergeinfo found, and descendants'
+    // paths, are not filtered: Subversion does not either).
+    paths.retain(|p| s.allowed(p, false));
+    let found = if paths.is_empty() {
+        Default::default()
+    } else {
+        get_mergeinfo(&s.repo, &paths, Some(rev), inherit, include_descendants)?
+    };
     let items: Vec<Item> = found
         .into_iter()
         .map(|(path, mi)| {

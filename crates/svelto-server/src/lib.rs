@@ -13,6 +13,7 @@
 
 mod actions;
 mod auth;
+mod authz;
 mod commands;
 mod commit;
 mod conn;

@@ -105,8 +105,24 @@ pub fn lock_many<R: Read, W: Write>(
         let current_rev = t.opt_tuple()?.and_then(|mut r| r.opt_rev().ok().flatten());
         targets.push(LockTarget { path, current_rev });
     }
-    let results = do_lock(s, comment, steal, &targets)?;
+    // Paths the authz rules do not let this user write get "not authorized" in their place.
+    let denied: Vec<bool> = targets.iter().map(|t| !s.allowed(&t.path, true)).collect();
+    let allowed: Vec<LockTarget> = targets
+        .into_iter()
+        .zip(&denied)
+        .filter(|(_, d)| !**d)
+        .map(|(t, _)| t)
+        .collect();
+    let mut done = do_lock(s, comment, steal, &allowed)?.into_iter();
+    let results: Vec<Option<Result<Lock, ReposError>>> = denied
+        .iter()
+        .map(|d| if *d { None } else { done.next() })
+        .collect();
     for r in &results {
+        let Some(r) = r else {
+            conn.write_item(&failure(&crate::auth::not_authorized().chain))?;
+            continue;
+        };
         match r {
             Ok(l) => {
                 let Item::List(fields) = lock_item(l) else {
@@ -175,8 +191,23 @@ pub fn unlock_many<R: Read, W: Write>(
             .map(|c| String::from_utf8_lossy(c).into_owned());
         targets.push(UnlockTarget { path, token });
     }
-    let results = do_unlock(s, brk, &targets)?;
+    let denied: Vec<bool> = targets.iter().map(|t| !s.allowed(&t.path, true)).collect();
+    let allowed: Vec<UnlockTarget> = targets
+        .into_iter()
+        .zip(&denied)
+        .filter(|(_, d)| !**d)
+        .map(|(t, _)| t)
+        .collect();
+    let mut done = do_unlock(s, brk, &allowed)?.into_iter();
+    let results: Vec<Option<Result<(), ReposError>>> = denied
+        .iter()
+        .map(|d| if *d { None } else { done.next() })
+        .collect();
     for (r, raw) in results.iter().zip(client_paths) {
+        let Some(r) = r else {
+            conn.write_item(&failure(&crate::auth::not_authorized().chain))?;
+            continue;
+        };
         match r {
             Ok(()) => conn.write_item(&success(vec![Item::String(raw)]))?,
             Err(e) => conn.write_item(&failure(&repos_error(e).chain))?,
@@ -229,7 +260,11 @@ pub fn get_locks<R: Read, W: Write>(
     let depth = get_locks_depth(p)?;
     let path = s.full_path(p.string()?)?;
     let ls = locks::get_locks(s.repo.path(), &path, depth).map_err(fail)?;
+    // Locks on paths the user cannot read are left out.
     Ok(Some(vec![Item::list(
-        ls.iter().map(lock_item).collect::<Vec<_>>(),
+        ls.iter()
+            .filter(|l| s.allowed(&l.path, false))
+            .map(lock_item)
+            .collect::<Vec<_>>(),
     )]))
 }

@@ -298,7 +298,10 @@ fn run<R: Read, W: Write>(
     // Errors svnserve sends as a plain failure come from `prepare`; every error of the
     // drive itself (some before its first command) gets the abort-edit sequence, as in
     // svnserve.
-    let prepared = prepare(&s.repo, &opts, report)?;
+    let mut prepared = prepare(&s.repo, &opts, report)?;
+    if let Some(check) = s.read_check() {
+        prepared = prepared.with_read_check(check);
+    }
     let mut editor = WireEditor::new(conn, s.caps.absent_entries, false);
     let driven = prepared.run(&mut editor);
     let broken = editor.broken;

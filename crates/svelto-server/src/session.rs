@@ -67,7 +67,7 @@ pub struct Session {
     pub hooks_env: PathBuf,
     /// The svnserve.conf this connection was set up with (authz-db, groups-db and
     /// force-username-case are kept for path-based authorization).
-    #[allow(dead_code)] // read by path-based authorization (issue 6)
+    #[allow(dead_code)] // kept for diagnostics; authz is loaded into `authz`
     pub conf: SvnserveConf,
     auth: Auth,
     /// The repository's writer, for commits and other changes.
@@ -80,6 +80,8 @@ pub struct Session {
     pub repos_name: String,
     /// What the running command's report and commit said, for the log line.
     pub note: Cell<RunNote>,
+    /// Path-based authorization, when svnserve.conf sets `authz-db`.
+    pub authz: Option<crate::authz::AuthzCtx>,
 }
 
 impl Session {
@@ -326,7 +328,11 @@ fn handshake<R: Read, W: Write>(
         }
     };
     // svnserve.conf, reread for every connection (changes apply without a restart).
-    let (auth, conf) = match load_auth(shared, &located.repo_dir, &uuid) {
+    let loaded = load_auth(shared, &located.repo_dir, &uuid).and_then(|(auth, conf)| {
+        let authz = crate::authz::load(shared, &conf, &repo, &located.repo_dir)?;
+        Ok((auth, conf, authz))
+    });
+    let (auth, conf, authz) = match loaded {
         Ok(v) => v,
         Err(e) => {
             shared.log.line(&format!(
@@ -407,6 +413,7 @@ fn handshake<R: Read, W: Write>(
         rev_info: HashMap::new(),
         repos_name,
         note: Cell::new(RunNote::default()),
+        authz,
     }))
 }
 
@@ -436,14 +443,19 @@ impl Session {
         &mut self,
         conn: &mut Conn<R, W>,
         access: crate::commands::Access,
+        at: crate::authz::Where,
     ) -> Result<(), Failure> {
         let (required, needs_user) = match access {
             crate::commands::Access::Read => (Access::Read, false),
             crate::commands::Access::Write => (Access::Write, false),
             crate::commands::Access::WriteAsUser => (Access::Write, true),
         };
-        let enough =
-            |s: &Session| s.auth.current(&s.user) >= required && (!needs_user || s.user.is_some());
+        // svnserve's lookup_access: blanket access, the authz rules for the path, a user name.
+        let enough = |s: &Session| {
+            s.auth.current(&s.user) >= required
+                && (!needs_user || s.user.is_some())
+                && s.authz_allows(&at, required == Access::Write)
+        };
         if enough(self) {
             conn.write_item(&empty_slot())?;
             return Ok(());
@@ -648,16 +660,6 @@ fn load_auth(
             }
         },
     };
-    if let Some(authz) = &conf.authz_db {
-        return Err(CmdError::new(
-            code::AUTHZ_INVALID_CONFIG,
-            format!(
-                "Svelto does not enforce path-based authorization yet: '{}' sets authz-db = '{authz}'; \
-                 it will not serve this repository with the wrong rules (remove authz-db to serve it)",
-                conf.file.display()
-            ),
-        ));
-    }
     if conf.use_sasl {
         return Err(CmdError::new(
             code::BAD_CONFIG_VALUE,

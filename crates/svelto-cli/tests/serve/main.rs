@@ -32,6 +32,7 @@
 //!   100 concurrent checkouts.
 
 mod auth;
+mod authz;
 mod blame;
 mod checkout;
 mod cli;

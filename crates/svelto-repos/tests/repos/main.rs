@@ -1,4 +1,5 @@
 //! Integration tests of svelto-repos; modules mirror `src/`.
 
+mod authz;
 mod commit_model;
 mod replay;

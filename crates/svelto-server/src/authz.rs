@@ -1,0 +1,241 @@
+//! Path-based authorization in the server: loading `authz-db` (and `groups-db`) for each
+//! connection, and the checks svnserve makes with it (`serve.c`: `lookup_access`,
+//! `must_have_access`, the authz read function handed to the repository layer).
+
+use crate::error::{code, CmdError, Failure};
+use crate::session::Session;
+use crate::Shared;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use svelto_repos::authz::{Authz, READ, WRITE};
+use svelto_repos::conf::{AccessFile, SvnserveConf, UsernameCase};
+use svelto_repos::report::ReadCheck;
+use svelto_store::Repo;
+
+/// A connection's authz rules, its repository's name for them, and the user name case.
+#[derive(Debug, Clone)]
+pub struct AuthzCtx {
+    pub authz: Arc<Authz>,
+    /// The repository's path below the server root (`[name:/path]` sections); None when the
+    /// root is the repository itself (then only global sections apply, as in svnserve).
+    pub repos: Option<String>,
+    pub case: UsernameCase,
+}
+
+/// What a command's auth slot checks the rules against.
+#[derive(Debug, Clone)]
+pub enum Where {
+    /// Nothing (svnserve's trivial auth request; the command filters by itself).
+    Blanket,
+    /// A repository relpath.
+    Path(String),
+    /// Anywhere in the repository (svnserve passes no path: commit, revprop changes, the
+    /// lock and unlock of many paths).
+    Anywhere,
+}
+
+/// The authz rules for a connection to the repository in `repo_dir`, read now (so that
+/// edits apply to the next connection). A file that cannot be read or parsed refuses the
+/// connection with svnserve's generic answer; the details go to the log.
+pub fn load(
+    shared: &Shared,
+    conf: &SvnserveConf,
+    repo: &Repo,
+    repo_dir: &Path,
+) -> Result<Option<AuthzCtx>, CmdError> {
+    let Some(file) = &conf.authz_db else {
+        return Ok(None);
+    };
+    let refuse = |why: String| {
+        shared.log.line(&format!(
+            "{}: refusing the connection: invalid authz configuration: {why}",
+            repo_dir.display()
+        ));
+        CmdError::new(code::AUTHZ_INVALID_CONFIG, "")
+    };
+    let (data, name) = read_access_file(file, repo, repo_dir).map_err(&refuse)?;
+    let groups = match &conf.groups_db {
+        Some(g) => Some(read_access_file(g, repo, repo_dir).map_err(&refuse)?),
+        None => None,
+    };
+    let authz = Authz::parse(
+        &data,
+        &name,
+        groups.as_ref().map(|(d, n)| (d.as_slice(), n.as_path())),
+    )
+    .map_err(|e| {
+        refuse(format!(
+            "Error while parsing authz file: '{}': {}{}",
+            e.file.display(),
+            e.svn_message(),
+            e.line.map(|l| format!(" (line {l})")).unwrap_or_default()
+        ))
+    })?;
+    let repos = repo_dir
+        .strip_prefix(&shared.config.root)
+        .ok()
+        .map(|p| p.to_string_lossy().into_owned())
+        .filter(|p| !p.is_empty());
+    Ok(Some(AuthzCtx {
+        authz: Arc::new(authz),
+        repos,
+        case: conf.force_username_case,
+    }))
+}
+
+/// The bytes of an authz or groups file and the name to give it in messages. `^/path` and
+/// `file://` URLs into this repository are read from its youngest revision.
+fn read_access_file(
+    file: &AccessFile,
+    repo: &Repo,
+    repo_dir: &Path,
+) -> Result<(Vec<u8>, PathBuf), String> {
+    let in_repo = |path: &str| -> Result<(Vec<u8>, PathBuf), String> {
+        let path = path.trim_matches('/');
+        let rev = repo.refresh().map_err(|e| e.to_string())?;
+        let (_, node) = repo
+            .node_at(rev, path)
+            .map_err(|e| format!("'{file}': {e}"))?;
+        if node.kind != svelto_core::NodeKind::File {
+            return Err(format!("'{file}' is not a file in revision {rev}"));
+        }
+        let mut out = Vec::new();
+        repo.write_text(&node.file_text(), &mut out)
+            .map_err(|e| format!("'{file}': {e}"))?;
+        Ok((out, PathBuf::from(file.to_string())))
+    };
+    match file {
+        AccessFile::Path(p) => std::fs::read(p)
+            .map(|d| (d, p.clone()))
+            .map_err(|e| format!("Can't open file '{}': {e}", p.display())),
+        AccessFile::ReposRelative(u) => in_repo(u.trim_start_matches('^')),
+        AccessFile::Url(u) => {
+            let Some(rest) = u.strip_prefix("file://") else {
+                return Err(format!("'{u}': only file:// URLs can name an authz file"));
+            };
+            let abs = percent_decode(rest.strip_prefix("localhost").unwrap_or(rest));
+            let dir = repo_dir.to_string_lossy();
+            match abs.strip_prefix(dir.as_ref()) {
+                Some(inside) if inside.is_empty() || inside.starts_with('/') => in_repo(inside),
+                _ => Err(format!(
+                    "'{u}': Svelto reads authz files from URLs only inside the repository \
+                     being served ({dir})"
+                )),
+            }
+        }
+    }
+}
+
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() {
+            if let Ok(v) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
+                out.push(v);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn bits(write: bool) -> u8 {
+    if write {
+        READ | WRITE
+    } else {
+        READ
+    }
+}
+
+impl Session {
+    /// The user name the rules see (force-username-case applied); None when anonymous.
+    pub fn authz_user(&self) -> Option<String> {
+        let ctx = self.authz.as_ref()?;
+        self.user.as_deref().map(|u| ctx.case.apply(u))
+    }
+
+    /// Whether the rules allow what a command's slot asks for (always without authz-db).
+    pub fn authz_allows(&self, at: &Where, write: bool) -> bool {
+        let Some(ctx) = &self.authz else {
+            return true;
+        };
+        let user = self.authz_user();
+        let rules = ctx.authz.rules_for(ctx.repos.as_deref(), user.as_deref());
+        match at {
+            Where::Blanket => true,
+            Where::Path(p) => rules.check(p, bits(write)),
+            Where::Anywhere => rules.anywhere(bits(write)),
+        }
+    }
+
+    /// Whether `path` (a repository relpath) may be read (`write`: written).
+    pub fn allowed(&self, path: &str, write: bool) -> bool {
+        self.authz_allows(&Where::Path(path.to_string()), write)
+    }
+
+    /// Whether `path` and everything below it may be read (`write`: written).
+    pub fn allowed_recursive(&self, path: &str, write: bool) -> bool {
+        let Some(ctx) = &self.authz else {
+            return true;
+        };
+        let user = self.authz_user();
+        ctx.authz
+            .rules_for(ctx.repos.as_deref(), user.as_deref())
+            .check_recursive(path, bits(write))
+    }
+
+    /// The commit editor's check: "Access denied" (not readable / not writable) unless allowed.
+    pub fn require(&self, path: &str, write: bool, recursive: bool) -> Result<(), Failure> {
+        let ok = if recursive {
+            self.allowed_recursive(path, write)
+        } else {
+            self.allowed(path, write)
+        };
+        if ok {
+            return Ok(());
+        }
+        let code = if write { 220004 } else { 220001 };
+        Err(CmdError::new(code, "Access denied").into())
+    }
+
+    /// The read check handed to the repository layer (None without authz-db).
+    pub fn read_check(&self) -> Option<ReadCheck> {
+        let ctx = self.authz.clone()?;
+        let user = self.authz_user();
+        Some(Box::new(move |path: &str| {
+            ctx.authz
+                .check(ctx.repos.as_deref(), path, user.as_deref(), READ)
+        }))
+    }
+
+    /// For commands that do not filter by path yet: they run only when the rules give the
+    /// user `write` (else read) access to every path, where filtering changes nothing.
+    /// Otherwise they are refused rather than answered unfiltered.
+    pub fn require_unrestricted(&self, command: &str, write: bool) -> Result<(), Failure> {
+        let Some(ctx) = &self.authz else {
+            return Ok(());
+        };
+        let user = self.authz_user();
+        if ctx
+            .authz
+            .rules_for(ctx.repos.as_deref(), user.as_deref())
+            .everywhere(bits(write))
+        {
+            return Ok(());
+        }
+        Err(CmdError::new(
+            code::RA_NOT_AUTHORIZED,
+            format!(
+                "Svelto does not yet apply path-based authorization to '{command}'; \
+                 it answers it only for users the authz rules give {} access to every path",
+                if write { "write" } else { "read" }
+            ),
+        )
+        .into())
+    }
+}
