@@ -18,6 +18,8 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
+use crate::conf::{conf_events, is_space, text, trim, ConfEvent};
+
 /// Read access (listing, contents, properties).
 pub const READ: u8 = 1;
 /// Write access (always together with read: write-only entries are refused).
@@ -86,111 +88,15 @@ pub struct Authz {
     groups: HashMap<String, HashSet<String>>,
 }
 
-/// The syntax of Subversion's configuration files, as events.
-enum Event {
-    Section(String, usize),
-    Option(String, String, usize),
-}
-
-fn is_space(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
-}
-
-fn trim(s: &[u8]) -> &[u8] {
-    let start = s.iter().position(|b| !is_space(*b)).unwrap_or(s.len());
-    let end = s
-        .iter()
-        .rposition(|b| !is_space(*b))
-        .map_or(start, |e| e + 1);
-    &s[start..end.max(start)]
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-/// Splits `data` into sections and options with Subversion's config syntax (see
-/// `conf.rs`): case is kept, nothing is expanded or merged.
-fn events(data: &[u8], file: &Path) -> Result<Vec<Event>, AuthzError> {
-    let mut headers = 0;
-    let err = |line: usize, headers: usize, reason: &str| AuthzError {
+/// Splits `data` into sections and options with Subversion's config syntax
+/// (`conf::conf_events`); `file` names the source in errors.
+fn events(data: &[u8], file: &Path) -> Result<Vec<ConfEvent>, AuthzError> {
+    conf_events(data).map_err(|e| AuthzError {
         file: file.to_path_buf(),
-        line: Some(line),
-        svn_line: Some(line - headers),
-        reason: reason.to_string(),
-    };
-    let data = data.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(data);
-    let lines: Vec<&[u8]> = data
-        .split(|b| *b == b'\n')
-        .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
-        .collect();
-    let mut out = Vec::new();
-    let mut section: Option<String> = None;
-    let mut i = 0;
-    while i < lines.len() {
-        let line = lines[i];
-        let lineno = i + 1;
-        i += 1;
-        let indent = line.iter().take_while(|b| is_space(**b)).count();
-        let rest = &line[indent..];
-        match rest.first() {
-            None => continue,
-            Some(b'[') => {
-                if indent != 0 {
-                    return Err(err(
-                        lineno,
-                        headers,
-                        "Section header must start in the first column",
-                    ));
-                }
-                let Some(end) = rest.iter().position(|b| *b == b']') else {
-                    return Err(err(lineno, headers, "Section header must end with ']'"));
-                };
-                let name = text(&rest[1..end]);
-                section = Some(name.clone());
-                headers += 1;
-                out.push(Event::Section(name, lineno));
-            }
-            Some(b'#') => {
-                if indent != 0 {
-                    return Err(err(
-                        lineno,
-                        headers,
-                        "Comment must start in the first column",
-                    ));
-                }
-            }
-            Some(_) => {
-                if section.as_deref().is_none_or(str::is_empty) {
-                    return Err(err(lineno, headers, "Section header expected"));
-                }
-                if indent != 0 {
-                    return Err(err(lineno, headers, "Option expected"));
-                }
-                let eq = line.iter().position(|b| *b == b'=');
-                let colon = line[..eq.unwrap_or(line.len())]
-                    .iter()
-                    .position(|b| *b == b':');
-                let Some(sep) = colon.or(eq) else {
-                    return Err(err(lineno, headers, "Option must end with ':' or '='"));
-                };
-                let name = trim(&line[..sep]);
-                let mut value = trim(&line[sep + 1..]).to_vec();
-                while i < lines.len() {
-                    let next = lines[i];
-                    let ind = next.iter().take_while(|b| is_space(**b)).count();
-                    if ind == 0 || ind == next.len() {
-                        break;
-                    }
-                    value.push(b' ');
-                    value.extend_from_slice(trim(next));
-                    i += 1;
-                }
-                out.push(Event::Option(text(name), text(&value), lineno));
-            }
-        }
-    }
-    Ok(out)
+        line: Some(e.line),
+        svn_line: Some(e.svn_line),
+        reason: e.reason.to_string(),
+    })
 }
 
 /// Whether a glob segment has wildcards (`*`, `?`, or a `[...]` class), as apr_fnmatch_test.
@@ -806,8 +712,8 @@ impl Authz {
         let mut state = In::None;
         for ev in events(data, file)? {
             match ev {
-                Event::Section(name, line) => state = p.open_section(&name, line)?,
-                Event::Option(name, value, line) => p.add_value(&state, &name, &value, line)?,
+                ConfEvent::Section(name, line) => state = p.open_section(&name, line)?,
+                ConfEvent::Option(name, value, line) => p.add_value(&state, &name, &value, line)?,
             }
         }
         if let Some((gdata, gfile)) = groups {
@@ -826,7 +732,7 @@ impl Authz {
             let mut in_groups = false;
             for ev in events(gdata, gfile)? {
                 match ev {
-                    Event::Section(name, line) => {
+                    ConfEvent::Section(name, line) => {
                         if !seen.insert(name.clone()) {
                             return Err(p.err(
                                 line,
@@ -843,7 +749,7 @@ impl Authz {
                         }
                         in_groups = true;
                     }
-                    Event::Option(name, value, line) if in_groups => {
+                    ConfEvent::Option(name, value, line) if in_groups => {
                         p.add_group(&name, &value, line, true)?
                     }
                     _ => {}

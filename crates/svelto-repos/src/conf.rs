@@ -55,11 +55,11 @@ pub struct Ini {
     sections: Vec<Section>,
 }
 
-fn is_space(b: u8) -> bool {
+pub(crate) fn is_space(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
 }
 
-fn trim(s: &[u8]) -> &[u8] {
+pub(crate) fn trim(s: &[u8]) -> &[u8] {
     let start = s.iter().position(|b| !is_space(*b)).unwrap_or(s.len());
     let end = s
         .iter()
@@ -68,89 +68,126 @@ fn trim(s: &[u8]) -> &[u8] {
     &s[start..end.max(start)]
 }
 
-fn text(b: &[u8]) -> String {
+pub(crate) fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
+}
+
+/// One piece of a configuration file in Subversion's syntax (svnserve.conf, passwd,
+/// authz, hooks-env), with its 1-based line number. Case is kept; nothing is expanded.
+pub(crate) enum ConfEvent {
+    Section(String, usize),
+    Option(String, String, usize),
+}
+
+/// A syntax error: the line (1-based), the line as Subversion counts it (section header
+/// lines not counted), and Subversion's wording.
+pub(crate) struct SyntaxError {
+    pub line: usize,
+    pub svn_line: usize,
+    pub reason: &'static str,
+}
+
+/// Splits `data` into sections and options with Subversion's configuration syntax:
+/// headers and comments in the first column, `name = value` or `name: value`, indented
+/// continuation lines joined with a space, a UTF-8 byte-order mark ignored.
+pub(crate) fn conf_events(data: &[u8]) -> std::result::Result<Vec<ConfEvent>, SyntaxError> {
+    // Subversion's parser does not count section header lines.
+    let mut headers = 0;
+    let err = |line: usize, headers: usize, reason: &'static str| SyntaxError {
+        line,
+        svn_line: line - headers,
+        reason,
+    };
+    let data = data.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(data);
+    let lines: Vec<&[u8]> = data
+        .split(|b| *b == b'\n')
+        .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
+        .collect();
+    let mut out = Vec::new();
+    let mut in_named_section = false;
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        let lineno = i + 1;
+        i += 1;
+        let indent = line.iter().take_while(|b| is_space(**b)).count();
+        let rest = &line[indent..];
+        match rest.first() {
+            None => continue,
+            Some(b'[') => {
+                if indent != 0 {
+                    return Err(err(
+                        lineno,
+                        headers,
+                        "Section header must start in the first column",
+                    ));
+                }
+                let Some(end) = rest.iter().position(|b| *b == b']') else {
+                    return Err(err(lineno, headers, "Section header must end with ']'"));
+                };
+                let name = text(&rest[1..end]);
+                in_named_section = !name.is_empty();
+                headers += 1;
+                out.push(ConfEvent::Section(name, lineno));
+            }
+            Some(b'#') => {
+                if indent != 0 {
+                    return Err(err(
+                        lineno,
+                        headers,
+                        "Comment must start in the first column",
+                    ));
+                }
+            }
+            Some(_) => {
+                if !in_named_section {
+                    return Err(err(lineno, headers, "Section header expected"));
+                }
+                if indent != 0 {
+                    return Err(err(lineno, headers, "Option expected"));
+                }
+                let eq = line.iter().position(|b| *b == b'=');
+                let colon = line[..eq.unwrap_or(line.len())]
+                    .iter()
+                    .position(|b| *b == b':');
+                let Some(sep) = colon.or(eq) else {
+                    return Err(err(lineno, headers, "Option must end with ':' or '='"));
+                };
+                let name = trim(&line[..sep]);
+                let mut value = trim(&line[sep + 1..]).to_vec();
+                // Continuation lines: indented, non-empty lines that follow.
+                while i < lines.len() {
+                    let next = lines[i];
+                    let ind = next.iter().take_while(|b| is_space(**b)).count();
+                    if ind == 0 || ind == next.len() {
+                        break;
+                    }
+                    value.push(b' ');
+                    value.extend_from_slice(trim(next));
+                    i += 1;
+                }
+                out.push(ConfEvent::Option(text(name), text(&value), lineno));
+            }
+        }
+    }
+    Ok(out)
 }
 
 impl Ini {
     /// Parses `data`; `file` names the source in errors.
     pub fn parse(data: &[u8], file: &Path) -> Result<Ini> {
-        // Subversion's parser does not count section header lines.
-        let mut headers = 0;
-        let err = |line: usize, headers: usize, reason: &str| ReposError::Config {
+        let events = conf_events(data).map_err(|e| ReposError::Config {
             file: file.to_path_buf(),
-            line: Some(line),
-            svn_line: Some(line - headers),
-            reason: reason.to_string(),
-        };
-        let data = data.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(data);
-        let lines: Vec<&[u8]> = data
-            .split(|b| *b == b'\n')
-            .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
-            .collect();
+            line: Some(e.line),
+            svn_line: Some(e.svn_line),
+            reason: e.reason.to_string(),
+        })?;
         let mut ini = Ini::default();
-        let mut section: Option<String> = None;
-        let mut i = 0;
-        while i < lines.len() {
-            let line = lines[i];
-            let lineno = i + 1;
-            i += 1;
-            let indent = line.iter().take_while(|b| is_space(**b)).count();
-            let rest = &line[indent..];
-            match rest.first() {
-                None => continue,
-                Some(b'[') => {
-                    if indent != 0 {
-                        return Err(err(
-                            lineno,
-                            headers,
-                            "Section header must start in the first column",
-                        ));
-                    }
-                    let Some(end) = rest.iter().position(|b| *b == b']') else {
-                        return Err(err(lineno, headers, "Section header must end with ']'"));
-                    };
-                    section = Some(text(&rest[1..end]));
-                    headers += 1;
-                }
-                Some(b'#') => {
-                    if indent != 0 {
-                        return Err(err(
-                            lineno,
-                            headers,
-                            "Comment must start in the first column",
-                        ));
-                    }
-                }
-                Some(_) => {
-                    let Some(sec) = section.as_deref().filter(|s| !s.is_empty()) else {
-                        return Err(err(lineno, headers, "Section header expected"));
-                    };
-                    if indent != 0 {
-                        return Err(err(lineno, headers, "Option expected"));
-                    }
-                    let eq = line.iter().position(|b| *b == b'=');
-                    let colon = line[..eq.unwrap_or(line.len())]
-                        .iter()
-                        .position(|b| *b == b':');
-                    let Some(sep) = colon.or(eq) else {
-                        return Err(err(lineno, headers, "Option must end with ':' or '='"));
-                    };
-                    let name = trim(&line[..sep]);
-                    let mut value = trim(&line[sep + 1..]).to_vec();
-                    // Continuation lines: indented, non-empty lines that follow.
-                    while i < lines.len() {
-                        let next = lines[i];
-                        let ind = next.iter().take_while(|b| is_space(**b)).count();
-                        if ind == 0 || ind == next.len() {
-                            break;
-                        }
-                        value.push(b' ');
-                        value.extend_from_slice(trim(next));
-                        i += 1;
-                    }
-                    ini.set(sec, &text(name), text(&value));
-                }
+        let mut section = String::new();
+        for event in events {
+            match event {
+                ConfEvent::Section(name, _) => section = name,
+                ConfEvent::Option(name, value, _) => ini.set(&section, &name, value),
             }
         }
         Ok(ini)
