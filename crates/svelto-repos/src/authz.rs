@@ -134,7 +134,7 @@ fn unescape(p: &str) -> String {
 }
 
 /// fnmatch without flags against one segment: `*`, `?`, `[...]` (with `!`/`^`), `\x`.
-fn fnmatch(pattern: &[u8], name: &[u8]) -> bool {
+pub fn fnmatch(pattern: &[u8], name: &[u8]) -> bool {
     fn class(p: &[u8], c: u8) -> Option<(bool, usize)> {
         let mut i = 0;
         let negate = matches!(p.first(), Some(b'!') | Some(b'^'));

@@ -538,71 +538,10 @@ fn get_dir<R: Read, W: Write>(
     Ok(Some(results))
 }
 
-/// Shell-style glob (`*`, `?`, `[...]`) against a whole name.
+/// Shell-style glob (`*`, `?`, `[...]`, `\x`) against a whole name, as `svn ls --search`
+/// matches entry names (apr_fnmatch without flags; the same matcher authz globs use).
 pub fn glob_match(pattern: &[u8], name: &[u8]) -> bool {
-    fn class(p: &[u8], c: u8) -> Option<(bool, usize)> {
-        // p starts after '['; returns (matched, bytes consumed incl. ']').
-        let mut i = 0;
-        let negate = matches!(p.first(), Some(b'!') | Some(b'^'));
-        if negate {
-            i += 1;
-        }
-        let mut matched = false;
-        let mut first = true;
-        while i < p.len() {
-            if p[i] == b']' && !first {
-                return Some((matched != negate, i + 1));
-            }
-            first = false;
-            if i + 2 < p.len() && p[i + 1] == b'-' && p[i + 2] != b']' {
-                if p[i] <= c && c <= p[i + 2] {
-                    matched = true;
-                }
-                i += 3;
-            } else {
-                if p[i] == c {
-                    matched = true;
-                }
-                i += 1;
-            }
-        }
-        None
-    }
-    let (mut pi, mut ni) = (0, 0);
-    let mut star: Option<(usize, usize)> = None;
-    while ni < name.len() {
-        let step = match pattern.get(pi) {
-            Some(b'*') => {
-                star = Some((pi, ni));
-                pi += 1;
-                continue;
-            }
-            Some(b'?') => Some(1),
-            Some(b'[') => match class(&pattern[pi + 1..], name[ni]) {
-                Some((true, used)) => Some(used + 1),
-                Some((false, _)) => None,
-                None => (name[ni] == b'[').then_some(1),
-            },
-            Some(b'\\') if pi + 1 < pattern.len() => (pattern[pi + 1] == name[ni]).then_some(2),
-            Some(&c) => (c == name[ni]).then_some(1),
-            None => None,
-        };
-        match step {
-            Some(n) => {
-                pi += n;
-                ni += 1;
-            }
-            None => match star {
-                Some((sp, sn)) => {
-                    pi = sp + 1;
-                    ni = sn + 1;
-                    star = Some((sp, sn + 1));
-                }
-                None => return false,
-            },
-        }
-    }
-    pattern[pi..].iter().all(|b| *b == b'*')
+    svelto_repos::authz::fnmatch(pattern, name)
 }
 
 fn list<R: Read, W: Write>(
@@ -654,12 +593,18 @@ fn list_walk<R: Read, W: Write>(
     let Some((_, node)) = s.repo.lookup(rev, path)? else {
         return Err(CmdError::new(code::FS_NOT_FOUND, format!("Path '/{path}' not found")).into());
     };
+    // Names are matched case-folded, as svn_utf__fuzzy_glob_match does (it also strips
+    // accents, which this does not); an entry that does not match is not reported, but a
+    // directory is still descended.
     let matches = |name: &str| match patterns {
         None => true,
-        Some(ps) => ps.iter().any(|p| glob_match(p, name.as_bytes())),
+        Some(ps) => {
+            let folded = name.to_lowercase();
+            ps.iter().any(|p| glob_match(p, folded.as_bytes()))
+        }
     };
     let root_name = parent_and_name(path).1;
-    if node.kind == NodeKind::Dir || path.is_empty() || matches(root_name) {
+    if matches(root_name) {
         send_list_entry(s, conn, path, &node, fields)?;
     }
     if node.kind != NodeKind::Dir || depth == Depth::Empty {
@@ -681,7 +626,7 @@ fn list_walk<R: Read, W: Write>(
             continue;
         }
         let child = s.repo.node(e.node)?;
-        if e.kind == NodeKind::Dir || matches(&e.name) {
+        if matches(&e.name) {
             send_list_entry(s, conn, &child_path, &child, fields)?;
         }
         if e.kind == NodeKind::Dir && depth == Depth::Infinity {

@@ -21,6 +21,25 @@ fn ls_recursive_verbose() {
     basic.both_fails(&["ls", "{URL}/trunk/doc"]);
     basic.both_fails(&["ls", "-r", "99", "{URL}"]);
     pair("props").both(&["ls", "-R", "--include-externals", "{URL}/trunk"]);
+    // `--search` patterns are matched by the server (the list command), as apr_fnmatch.
+    basic
+        .both(&["ls", "-R", "--search", "*.txt", "{URL}/trunk@8"])
+        .expect_stdout("leaf.txt");
+    basic.both(&[
+        "ls",
+        "-R",
+        "--search",
+        "[a-l]*",
+        "--search",
+        "?EADME*",
+        "{URL}/trunk@8",
+    ]);
+    basic.both(&["ls", "-R", "--search", "[!a-z]*", "{URL}/trunk@8"]);
+    // Names are compared case-folded.
+    basic
+        .both(&["ls", "-R", "--search", "readme*", "{URL}/trunk@8"])
+        .expect_stdout("README.txt");
+    basic.both(&["ls", "-R", "--search", "README*", "{URL}/trunk@8"]);
 }
 
 #[test]
