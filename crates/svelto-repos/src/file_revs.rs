@@ -10,6 +10,7 @@
 //! text, each later one against the version sent just before it.
 
 use crate::fs::{find, NodeHistory};
+use crate::log::Readable;
 use crate::mergeinfo::{self, Mergeinfo};
 use crate::query::mergeinfo_for_path;
 use crate::Inherit;
@@ -81,6 +82,20 @@ pub fn get_file_revs(
     opts: &FileRevsOptions,
     handler: &mut dyn FileRevsHandler,
 ) -> Result<()> {
+    get_file_revs_authz(repo, path, opts, None, handler)
+}
+
+/// [`get_file_revs`] for a user who may not read every path: each history walk (the
+/// mainline's and each merge source's) stops at the first version whose path `readable`
+/// refuses, as `svn_repos_get_file_revs2` does with an authz function. A file unreadable
+/// in the youngest revision of the range is [`crate::SvnErrorKind::AuthzUnreadable`].
+pub fn get_file_revs_authz(
+    repo: &Repo,
+    path: &str,
+    opts: &FileRevsOptions,
+    readable: Option<Readable<'_>>,
+    handler: &mut dyn FileRevsHandler,
+) -> Result<()> {
     let youngest = repo.youngest();
     let start = opts.start.unwrap_or(youngest);
     let end = opts.end.unwrap_or(youngest);
@@ -100,6 +115,10 @@ pub fn get_file_revs(
         check_file(repo, start, path)?;
         let mut history = NodeHistory::new(repo, start, path)?;
         while let Some((p, rev)) = history.prev()? {
+            // As Subversion: an unreadable youngest version ends the walk with nothing sent.
+            if readable.is_some_and(|r| !r(&p)) {
+                break;
+            }
             sender.send(&PathRev {
                 path: p,
                 rev,
@@ -118,8 +137,12 @@ pub fn get_file_revs(
     let search = Search {
         repo,
         include_merged: opts.include_merged,
+        readable,
     };
     search.interesting(path, start, end, false, &mut seen, &mut mainline)?;
+    if mainline.is_empty() {
+        return Err(unreadable());
+    }
     let merged = if opts.include_merged {
         search.merged(start, &mainline, &mut seen)?
     } else {
@@ -155,9 +178,19 @@ fn check_file(repo: &Repo, rev: Revnum, path: &str) -> Result<()> {
     }
 }
 
+/// Subversion's answer for a file the user cannot read (svnserve asserts there).
+fn unreadable() -> ReposError {
+    ReposError::svn(
+        crate::SvnErrorKind::AuthzUnreadable,
+        "Unreadable path encountered; access denied",
+    )
+}
+
 struct Search<'r> {
     repo: &'r Repo,
     include_merged: bool,
+    /// The user's read check: a history walk stops at the first unreadable version.
+    readable: Option<Readable<'r>>,
 }
 
 impl Search<'_> {
@@ -178,6 +211,9 @@ impl Search<'_> {
         while let Some((p, rev)) = history.prev()? {
             let key = (p, rev);
             if self.include_merged && seen.contains(&key) {
+                break;
+            }
+            if self.readable.is_some_and(|r| !r(&key.0)) {
                 break;
             }
             let (p, rev) = key;

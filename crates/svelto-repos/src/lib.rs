@@ -38,12 +38,16 @@ pub use create::create;
 pub use dump::{dump, DumpOptions};
 pub use editor::{send_text, Editor, TextOptions, Token};
 pub use error::{ReposError, Result, SvnErrorKind};
-pub use file_revs::{get_file_revs, FileRev, FileRevsHandler, FileRevsOptions, PropDiff};
+pub use file_revs::{
+    get_file_revs, get_file_revs_authz, FileRev, FileRevsHandler, FileRevsOptions, PropDiff,
+};
 pub use fs::{Inherit, NodeHistory};
 pub use hooks::Hooks;
 pub use load::{load, LoadOptions, UuidAction};
 pub use locations::{deleted_rev, get_locations, location_segments, Segment};
-pub use log::{log, log_authz, revision_access, ChangedPath, LogEntry, LogOptions, RevisionAccess};
+pub use log::{
+    log, log_authz, revision_access, ChangedPath, LogEntry, LogOptions, Readable, RevisionAccess,
+};
 pub use query::{get_mergeinfo, inherited_props, mergeinfo_for_path};
 pub use replay::{replay, ReplayOptions};
 pub use report::{drive, prepare, PreparedDrive, Report, ReportLimits, ReportOptions};

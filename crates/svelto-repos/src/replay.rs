@@ -1,5 +1,5 @@
 //! Replay of one revision through an [`Editor`]: the drive svnserve sends for `replay` and
-//! `replay-range` (Subversion's `svn_repos_replay2` without authz), which `svnsync sync` and
+//! `replay-range` (Subversion's `svn_repos_replay2`), which `svnsync sync` and
 //! `svnrdump dump` turn back into commits and dumpfiles (`docs/formats/svn-protocol.md` §4.6).
 //!
 //! The drive follows the revision's changed paths in Subversion's path order, opening and
@@ -14,6 +14,7 @@
 
 use crate::editor::{send_text, Editor, TextOptions, Token};
 use crate::error::{io, ReposError, Result};
+use crate::log::Readable;
 use std::collections::HashMap;
 use std::sync::Arc;
 use svelto_core::{
@@ -55,6 +56,21 @@ pub fn replay(
     opts: &ReplayOptions,
     editor: &mut dyn Editor,
 ) -> Result<()> {
+    replay_authz(repo, rev, opts, None, editor)
+}
+
+/// [`replay`] for a user who may not read every path (`svn_repos_replay2` with an authz
+/// function): changes to unreadable paths are left out; a copy from an unreadable source
+/// is sent as an add without history with the copy's readable contents; a delete is sent
+/// only when the deleted path was readable (under a copy: its source); unreadable entries
+/// of a copied directory sent as a plain add are left out.
+pub fn replay_authz(
+    repo: &Repo,
+    rev: Revnum,
+    opts: &ReplayOptions,
+    readable: Option<Readable<'_>>,
+    editor: &mut dyn Editor,
+) -> Result<()> {
     let root = repo.root(rev)?;
     if rev == 0 {
         return editor.target_rev(0);
@@ -64,6 +80,7 @@ pub fn replay(
     let mut changes: Vec<Change> = meta
         .changes
         .into_iter()
+        .filter(|c| readable.is_none_or(|r| r(&c.path)))
         .filter(|c| is_ancestor(base_dir, &c.path) || is_ancestor(&c.path, base_dir))
         .collect();
     changes.sort_by(|a, b| compare_paths(&a.path, &b.path));
@@ -80,6 +97,7 @@ pub fn replay(
         editor,
         pending: changes.into_iter().map(|c| (c.path.clone(), c)).collect(),
         copies: Vec::new(),
+        readable,
     };
     r.drive(&paths)
 }
@@ -103,6 +121,8 @@ struct Replayer<'a> {
     /// Changed paths not replayed yet; a copy sent as a plain add takes the changes inside it.
     pending: HashMap<String, Change>,
     copies: Vec<CopyScope>,
+    /// The user's read check (None: everything readable).
+    readable: Option<Readable<'a>>,
 }
 
 /// The longest common ancestor of two relpaths.
@@ -134,6 +154,24 @@ fn fspath(relpath: &str) -> String {
 }
 
 impl Replayer<'_> {
+    fn can_read(&self, path: &str) -> bool {
+        self.readable.is_none_or(|r| r(path))
+    }
+
+    /// Whether the user could read `path` before this revision deleted it: under a copy,
+    /// where it came from (Subversion's issue #4121).
+    fn was_readable(&self, path: &str) -> bool {
+        match self.copies.last() {
+            Some(CopyScope {
+                path: top,
+                from: Some((_, from)),
+            }) if is_ancestor(top, path) => {
+                self.can_read(&join(from, skip_ancestor(top, path).unwrap_or("")))
+            }
+            _ => self.can_read(path),
+        }
+    }
+
     fn invalid(&self, path: &str, msg: impl Into<String>) -> ReposError {
         ReposError::Invalid(msg.into()).at_path(self.rev, path)
     }
@@ -237,7 +275,9 @@ impl Replayer<'_> {
         };
         if do_delete {
             let p = parent.ok_or_else(|| self.invalid(path, "the root cannot be deleted"))?;
-            self.editor.delete_entry(path, None, p)?;
+            if self.was_readable(path) {
+                self.editor.delete_entry(path, None, p)?;
+            }
             if !do_add {
                 return Ok(None);
             }
@@ -254,7 +294,8 @@ impl Replayer<'_> {
             let kept = change
                 .copyfrom
                 .as_ref()
-                .filter(|(r, from)| *r >= self.low_water_mark && is_ancestor(self.base_dir, from));
+                .filter(|(r, from)| *r >= self.low_water_mark && is_ancestor(self.base_dir, from))
+                .filter(|(_, from)| self.can_read(from));
             downgraded = change.copyfrom.is_some() && kept.is_none();
             let copyfrom = kept.map(|(r, from)| (fspath(from), *r));
             let copyfrom = copyfrom.as_ref().map(|(f, r)| (f.as_str(), *r));
@@ -380,6 +421,9 @@ impl Replayer<'_> {
         for e in entries.iter() {
             let child = join(path, &e.name);
             let change = self.pending.remove(&child);
+            if !self.can_read(&child) {
+                continue;
+            }
             let mut child_from = (from.0, join(from.1, &e.name));
             let mut replaced_without_history = false;
             match &change {

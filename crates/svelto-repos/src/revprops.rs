@@ -6,7 +6,8 @@
 use crate::commit::validate_prop;
 use crate::error::{ReposError, Result, SvnErrorKind};
 use crate::hooks::Hooks;
-use svelto_core::Revnum;
+use crate::log::{revision_access, Readable, RevisionAccess};
+use svelto_core::{PropList, Revnum};
 use svelto_store::{Repo, Writer};
 
 /// One requested change.
@@ -19,6 +20,38 @@ pub struct RevpropChange<'a> {
     /// must be absent) when the change is made.
     pub expected: Option<Option<&'a [u8]>>,
     pub user: Option<&'a str>,
+    /// The user's read check (None: everything readable). A revision the user cannot read
+    /// whole cannot have its properties changed.
+    pub readable: Option<Readable<'a>>,
+}
+
+/// The access `readable` gives to revision `rev` (Subversion's
+/// `svn_repos_check_revision_access`): full without a check.
+pub fn access(repo: &Repo, rev: Revnum, readable: Option<Readable<'_>>) -> Result<RevisionAccess> {
+    let Some(readable) = readable else {
+        return Ok(RevisionAccess::Full);
+    };
+    let meta = repo.rev_meta(rev)?;
+    Ok(revision_access(&meta, readable).0)
+}
+
+/// The revision properties of `rev` that `readable` lets the user see, as
+/// `svn_repos_fs_revision_proplist`: all of them for a wholly readable revision, only
+/// `svn:author` and `svn:date` for a partly readable one, none for an unreadable one.
+pub fn readable_revprops(
+    repo: &Repo,
+    rev: Revnum,
+    readable: Option<Readable<'_>>,
+) -> Result<PropList> {
+    let mut props = repo.revprops(rev)?;
+    match access(repo, rev, readable)? {
+        RevisionAccess::Full => {}
+        RevisionAccess::Partial => {
+            props.retain(|k, _| k.as_slice() == b"svn:author" || k.as_slice() == b"svn:date")
+        }
+        RevisionAccess::None => props.clear(),
+    }
+    Ok(props)
 }
 
 /// Makes `change`; `with_writer` runs its argument with the repository's writer held.
@@ -31,6 +64,15 @@ pub fn change_rev_prop(
     let youngest = repo.refresh()?;
     if change.rev > youngest {
         return Err(ReposError::NoSuchRevision(change.rev));
+    }
+    if access(repo, change.rev, change.readable)? != RevisionAccess::Full {
+        return Err(ReposError::svn(
+            SvnErrorKind::AuthzUnreadable,
+            format!(
+                "Write denied:  not authorized to read all of revision {}",
+                change.rev
+            ),
+        ));
     }
     validate_prop(change.name.as_bytes(), change.value)?;
     let old = match change.expected {

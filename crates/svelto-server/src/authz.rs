@@ -212,30 +212,9 @@ impl Session {
                 .check(ctx.repos.as_deref(), path, user.as_deref(), READ)
         }))
     }
+}
 
-    /// For commands that do not filter by path yet: they run only when the rules give the
-    /// user `write` (else read) access to every path, where filtering changes nothing.
-    /// Otherwise they are refused rather than answered unfiltered.
-    pub fn require_unrestricted(&self, command: &str, write: bool) -> Result<(), Failure> {
-        let Some(ctx) = &self.authz else {
-            return Ok(());
-        };
-        let user = self.authz_user();
-        if ctx
-            .authz
-            .rules_for(ctx.repos.as_deref(), user.as_deref())
-            .everywhere(bits(write))
-        {
-            return Ok(());
-        }
-        Err(CmdError::new(
-            code::RA_NOT_AUTHORIZED,
-            format!(
-                "Svelto does not yet apply path-based authorization to '{command}'; \
-                 it answers it only for users the authz rules give {} access to every path",
-                if write { "write" } else { "read" }
-            ),
-        )
-        .into())
-    }
+/// A [`ReadCheck`] as the repository layer's history and replay functions take it.
+pub fn readable(check: &Option<ReadCheck>) -> Option<svelto_repos::Readable<'_>> {
+    check.as_ref().map(|c| c.as_ref() as &dyn Fn(&str) -> bool)
 }

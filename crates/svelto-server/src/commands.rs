@@ -39,9 +39,6 @@ pub fn dispatch<R: Read, W: Write>(
         }
         let at = authz_where(s, name, p);
         s.authorize(conn, write_access(name, p), at)?;
-        if matches!(name, "change-rev-prop" | "change-rev-prop2") {
-            s.require_unrestricted(name, true)?;
-        }
         if let Some(results) = handler(s, conn, p)? {
             conn.write_item(&success(results))?;
         }
@@ -86,12 +83,6 @@ pub fn dispatch<R: Read, W: Write>(
     }
     let at = authz_where(s, name, p);
     s.authorize(conn, Access::Read, at)?;
-    if matches!(
-        name,
-        "rev-proplist" | "rev-prop" | "get-file-revs" | "replay" | "replay-range"
-    ) {
-        s.require_unrestricted(name, false)?;
-    }
     if let Some(results) = handler(s, conn, p)? {
         conn.write_item(&success(results))?;
     }
@@ -259,7 +250,7 @@ fn rev_proplist<R: Read, W: Write>(
     p: &mut TupleReader<'_>,
 ) -> CmdResult<Option<Vec<Item>>> {
     let rev = s.rev_or_head(Some(p.rev()?))?;
-    Ok(Some(vec![proplist_item(&s.repo.revprops(rev)?)]))
+    Ok(Some(vec![proplist_item(&readable_revprops(s, rev)?)]))
 }
 
 fn rev_prop<R: Read, W: Write>(
@@ -269,10 +260,19 @@ fn rev_prop<R: Read, W: Write>(
 ) -> CmdResult<Option<Vec<Item>>> {
     let rev = s.rev_or_head(Some(p.rev()?))?;
     let name = p.string()?;
-    let props = s.repo.revprops(rev)?;
+    let props = readable_revprops(s, rev)?;
     Ok(Some(vec![Item::opt(
         props.get(name).cloned().map(Item::String),
     )]))
+}
+
+/// The revision properties of `rev` the user may see (all of them without authz-db).
+pub fn readable_revprops(s: &Session, rev: Revnum) -> CmdResult<svelto_core::PropList> {
+    let check = s.read_check();
+    let readable = crate::authz::readable(&check);
+    Ok(svelto_repos::revprops::readable_revprops(
+        &s.repo, rev, readable,
+    )?)
 }
 
 /// The node at a client path and revision (HEAD if none), or None when it does not exist.

@@ -135,6 +135,15 @@ pub fn commit<R: Read, W: Write>(
     p: &mut TupleReader<'_>,
 ) -> CmdResult<Option<Vec<Item>>> {
     let params = parse_params(s, p)?;
+    // svnserve checks write access on each path whose lock token the client hands over,
+    // before the commit starts (SVN_ERR_RA_NOT_AUTHORIZED, no message).
+    if params
+        .lock_tokens
+        .iter()
+        .any(|(path, _)| !s.allowed(path, true))
+    {
+        return Err(CmdError::new(code::RA_NOT_AUTHORIZED, "").into());
+    }
     let mut revprops = params.revprops;
     // The author is who authenticated; a client cannot claim another name.
     revprops.remove(&b"svn:author"[..]);

@@ -8,7 +8,7 @@ use crate::session::Session;
 use std::io::{Read, Write};
 use svelto_core::NodeKind;
 use svelto_repos::{
-    deleted_rev, get_file_revs, get_locations, get_mergeinfo, location_segments, log_authz,
+    deleted_rev, get_file_revs_authz, get_locations, get_mergeinfo, location_segments, log_authz,
     FileRev, FileRevsHandler, FileRevsOptions, Inherit, LogEntry, LogOptions,
 };
 use svelto_wire::{Item, TupleReader};
@@ -116,7 +116,7 @@ pub fn log_cmd<R: Read, W: Write>(
     };
     let repo = s.repo.clone();
     let check = s.read_check();
-    let readable = check.as_ref().map(|c| c.as_ref() as &dyn Fn(&str) -> bool);
+    let readable = crate::authz::readable(&check);
     streamed(conn, |out| {
         log_authz(&repo, &opts, readable, &mut |entry| {
             out.item(&log_entry_item(entry))
@@ -333,7 +333,11 @@ pub fn get_file_revs_cmd<R: Read, W: Write>(
         include_merged,
         svndiff_version: s.svndiff_version(),
     };
-    streamed(conn, |out| get_file_revs(&repo, &path, &opts, out))
+    let check = s.read_check();
+    let readable = crate::authz::readable(&check);
+    streamed(conn, |out| {
+        get_file_revs_authz(&repo, &path, &opts, readable, out)
+    })
 }
 
 pub fn get_mergeinfo_cmd<R: Read, W: Write>(

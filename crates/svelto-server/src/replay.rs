@@ -7,7 +7,7 @@ use crate::error::{CmdResult, Failure};
 use crate::session::Session;
 use std::io::{Read, Write};
 use svelto_core::Revnum;
-use svelto_repos::replay::{replay as replay_rev, ReplayOptions};
+use svelto_repos::replay::{replay_authz, ReplayOptions};
 use svelto_repos::TextOptions;
 use svelto_wire::{Item, TupleReader};
 
@@ -31,8 +31,10 @@ fn one<R: Read, W: Write>(
     rev: Revnum,
     opts: &ReplayOptions,
 ) -> CmdResult<()> {
+    let check = s.read_check();
+    let readable = crate::authz::readable(&check);
     let mut editor = WireEditor::new(conn, s.caps.absent_entries, true);
-    let result = replay_rev(&s.repo, rev, opts, &mut editor);
+    let result = replay_authz(&s.repo, rev, opts, readable, &mut editor);
     let broken = editor.broken;
     match result {
         Ok(()) => {
@@ -76,7 +78,7 @@ pub fn replay_range<R: Read, W: Write>(
     let end = s.rev_or_head(Some(end))?;
     let opts = options(s, low_water_mark, send_deltas);
     for rev in start..=end {
-        let props = s.repo.revprops(rev)?;
+        let props = crate::commands::readable_revprops(s, rev)?;
         conn.write_item(&svelto_wire::command("revprops", proplist_items(&props)))?;
         one(s, conn, rev, &opts)?;
     }

@@ -49,12 +49,15 @@ fn change(
     let hooks = Hooks::new(s.repo.path(), Some(&s.hooks_env)).map_err(fail)?;
     let user = s.user.clone();
     let writer = s.writer.clone();
+    let check = s.read_check();
+    let readable = crate::authz::readable(&check);
     let req = RevpropChange {
         rev,
         name,
         value,
         expected,
         user: user.as_deref(),
+        readable,
     };
     change_rev_prop(&s.repo, &hooks, &req, |f| writer.with(|w| f(w))).map_err(fail)?;
     s.forget_rev_info(rev);
