@@ -112,13 +112,15 @@ start() {
             2>"$SCRATCH/$s.stderr" &
     fi
     PID[$s]=$!
+    # The listening socket's port, read from /proc for both servers (the server's
+    # standard error may not even exist yet when the first check runs).
     for i in $(seq 1 100); do
-        if [[ $s == svnserve ]]; then port=$(port_of "${PID[$s]}") || port=""
-        else port=$(sed -n 's/.*listening on .*:\([0-9]*\)$/\1/p' "$SCRATCH/$s.stderr" | head -n 1); fi
+        kill -0 "${PID[$s]}" 2>/dev/null || break
+        port=$(port_of "${PID[$s]}") || port=""
         [[ -n "$port" ]] && break
         sleep 0.1
     done
-    [[ -n "$port" ]] || die "$s did not start: $(cat "$SCRATCH/$s.stderr")"
+    [[ -n "$port" ]] || die "$s did not start: $(cat "$SCRATCH/$s.stderr" 2>/dev/null)"
     URL[$s]=svn://127.0.0.1:$port/repo
 }
 
