@@ -26,8 +26,10 @@ pub enum StoreError {
     Io { context: String, err: io::Error },
     #[error("'{0}' is not a Svelto repository (no db/format)")]
     NotARepository(String),
-    #[error("unsupported repository format: {0}")]
-    UnsupportedFormat(String),
+    #[error("'{path}': unsupported repository format: {format}")]
+    UnsupportedFormat { path: String, format: String },
+    #[error("'{path}' is a Subversion {fs_type} repository, not a Svelto one: move it with `svnadmin dump` and `svelto admin load` (docs/migrating.md)")]
+    ForeignRepository { path: String, fs_type: String },
     #[error("No such revision {0}")]
     NoSuchRevision(Revnum),
     #[error("path '{path}' not found in revision {rev}")]

@@ -180,10 +180,24 @@ impl Repo {
     /// Opens the repository at `path` (the directory holding `db/`).
     pub fn open(path: &Path) -> Result<Repo> {
         let db = path.join("db");
-        let fmt = std::fs::read_to_string(db.join("format"))
-            .map_err(|_| StoreError::NotARepository(path.display().to_string()))?;
+        let fmt = std::fs::read_to_string(db.join("format"));
+        if fmt.as_deref().ok() != Some(FORMAT) {
+            // FSFS and BDB repositories name their back end in db/fs-type.
+            if let Ok(fs_type) = std::fs::read_to_string(db.join("fs-type")) {
+                return Err(StoreError::ForeignRepository {
+                    path: path.display().to_string(),
+                    fs_type: fs_type.trim().to_uppercase(),
+                });
+            }
+        }
+        let fmt = fmt.map_err(|_| StoreError::NotARepository(path.display().to_string()))?;
         if fmt != FORMAT {
-            return Err(StoreError::UnsupportedFormat(fmt.trim().to_string()));
+            let mut format: String = fmt.lines().next().unwrap_or("").chars().take(80).collect();
+            format = format.escape_debug().to_string();
+            return Err(StoreError::UnsupportedFormat {
+                path: path.display().to_string(),
+                format,
+            });
         }
         let current = files::read_current(&db)?;
         let files = [

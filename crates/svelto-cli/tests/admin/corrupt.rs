@@ -63,3 +63,40 @@ fn every_damaged_byte_is_reported_without_panics() {
         "the restored repository verifies:\n{verify}"
     );
 }
+
+/// An FSFS repository made by the real `svnadmin` is named as such, with the way to move it,
+/// by every tool that opens a repository; a format file of another kind is quoted, escaped.
+#[test]
+fn an_fsfs_repository_is_named_with_the_way_to_move_it() {
+    let dir = svelto_testkit::tempdir();
+    let fsfs = dir.path().join("fsfs");
+    svelto_testkit::Run::tool("svnadmin")
+        .arg("create")
+        .arg(&fsfs)
+        .success();
+    for args in [
+        &["admin", "verify"][..],
+        &["admin", "dump"],
+        &["look", "youngest"],
+    ] {
+        let out = svelto().args(args).arg(&fsfs).output();
+        assert!(!out.success(), "{args:?} on FSFS succeeded:\n{out}");
+        let err = out.stderr_text();
+        assert!(
+            err.contains("is a Subversion FSFS repository, not a Svelto one")
+                && err.contains("svelto admin load")
+                && err.contains(&fsfs.display().to_string()),
+            "{args:?}:\n{out}"
+        );
+    }
+    let repo = SveltoRepo::create();
+    fs::write(repo.path().join("db/format"), "svelto-store 9\nshiny\n").expect("write format");
+    let out = svelto().args(["admin", "verify"]).arg(repo.path()).output();
+    assert!(!out.success());
+    assert!(
+        out.stderr_text()
+            .contains("unsupported repository format: svelto-store 9")
+            && !out.stderr_text().contains("shiny"),
+        "{out}"
+    );
+}
