@@ -17,7 +17,10 @@ use svelto_store::{NodeRev, Offset, Repo};
 pub(crate) const MERGEINFO: &[u8] = b"svn:mergeinfo";
 
 pub(crate) fn fspath(relpath: &str) -> String {
-    format!("/{relpath}")
+    let mut p = String::with_capacity(relpath.len() + 1);
+    p.push('/');
+    p.push_str(relpath);
+    p
 }
 
 /// A path given by a caller, as a relpath (a leading or trailing slash is tolerated).

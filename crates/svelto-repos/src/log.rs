@@ -346,7 +346,7 @@ impl Ctx<'_, '_> {
         handling_merged: bool,
         has_children: bool,
     ) -> Result<()> {
-        let meta = self.repo.rev_meta(rev)?;
+        let meta = self.repo.rev_meta_shared(rev)?;
         let filter = handling_merged && !self.target_history.is_empty();
         let mut wanted = !filter;
         let mut access = RevisionAccess::Full;
@@ -379,7 +379,7 @@ impl Ctx<'_, '_> {
             }
         }
         let mut revprops: PropList = match self.revprops {
-            None => meta.revprops,
+            None => meta.revprops.clone(),
             Some(names) => names
                 .iter()
                 .filter_map(|n| meta.revprops.get(n).map(|v| (n.clone(), v.clone())))

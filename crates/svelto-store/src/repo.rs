@@ -82,6 +82,12 @@ impl<V: Clone> Cache<V> {
             m.1 = 0;
         }
     }
+    /// Drops one entry (its weight stays counted until the next clear).
+    fn remove(&self, k: Offset) {
+        if let Ok(mut m) = self.map.lock() {
+            m.0.remove(&k);
+        }
+    }
     fn put(&self, k: Offset, v: V) {
         self.put_weighted(k, v, 1);
     }
@@ -162,6 +168,10 @@ struct Inner {
     current: Mutex<Current>,
     nodes: Cache<Arc<NodeRev>>,
     dirs: Cache<Arc<Vec<DirEntry>>>,
+    /// `db/revs` records by revision.
+    revs: Cache<RevRecord>,
+    /// Decoded META records by offset in `db/meta`, weighted by their encoded size.
+    metas: Cache<Arc<RevMeta>>,
     fulltexts: Mutex<FulltextCache>,
 }
 
@@ -173,6 +183,10 @@ pub struct Repo {
 
 /// Directory entries kept decoded (about 64 bytes each).
 const DIR_CACHE_ENTRIES: usize = 2 << 20;
+/// `db/revs` records kept (about 80 bytes each with the map's own).
+const REV_CACHE_ENTRIES: usize = 1 << 19;
+/// Encoded bytes of the META records kept decoded (decoded, about twice as much).
+const META_CACHE_BYTES: usize = 32 << 20;
 
 pub const FORMAT: &str = "svelto-store 1\n";
 
@@ -222,6 +236,8 @@ impl Repo {
                 overlay: Mutex::new((16, HashMap::new())),
                 nodes: Cache::new(1 << 18),
                 dirs: Cache::new(DIR_CACHE_ENTRIES),
+                revs: Cache::new(REV_CACHE_ENTRIES),
+                metas: Cache::new(META_CACHE_BYTES),
                 fulltexts: Mutex::new(FulltextCache::default()),
             }),
         })
@@ -345,6 +361,11 @@ impl Repo {
         if rev > cur.youngest {
             return Err(StoreError::NoSuchRevision(rev));
         }
+        let cached = self.inner.revs.get(rev);
+        crate::stats::REV_CACHE.count(cached.is_some());
+        if let Some(r) = cached {
+            return Ok(r);
+        }
         let off = 16 + rev * REV_RECORD;
         if off + REV_RECORD > cur.len(Which::Revs) {
             let what = Corruption::new(format!("revision {rev} lies past the committed file"));
@@ -356,7 +377,9 @@ impl Repo {
             off,
             REV_RECORD as usize,
         )?;
-        RevRecord::decode(&b).map_err(|what| Self::corrupt(Which::Revs, off, what))
+        let r = RevRecord::decode(&b).map_err(|what| Self::corrupt(Which::Revs, off, what))?;
+        self.inner.revs.put(rev, r);
+        Ok(r)
     }
 
     pub fn root(&self, rev: Revnum) -> Result<Offset> {
@@ -496,10 +519,25 @@ impl Repo {
     }
 
     pub fn rev_meta(&self, rev: Revnum) -> Result<RevMeta> {
+        Ok(RevMeta::clone(&*self.rev_meta_shared(rev)?))
+    }
+
+    /// [`Repo::rev_meta`] without a copy: the decoded record as the cache keeps it.
+    pub fn rev_meta_shared(&self, rev: Revnum) -> Result<Arc<RevMeta>> {
         let r = self.rev_record(rev)?;
         let (off, _) = self.overlay(rev)?.unwrap_or((r.meta_offset, r.meta_len));
+        let cached = self.inner.metas.get(off);
+        crate::stats::META_CACHE.count(cached.is_some());
+        if let Some(m) = cached {
+            return Ok(m);
+        }
         let payload = self.record(Which::Meta, off, TAG_REVISION)?;
-        RevMeta::decode(&payload).map_err(|w| Self::corrupt(Which::Meta, off, w))
+        let meta =
+            Arc::new(RevMeta::decode(&payload).map_err(|w| Self::corrupt(Which::Meta, off, w))?);
+        self.inner
+            .metas
+            .put_weighted(off, meta.clone(), payload.len());
+        Ok(meta)
     }
 
     /// The newest META record written for `rev` by a revision property change, if any.
@@ -576,12 +614,21 @@ impl Repo {
         self.fulltexts().put(rep, text);
     }
 
+    /// Forgets what is cached of an unpublished revision whose `db/revs` and META records a
+    /// writer is about to write again in place (`Writer::amend_last_revprops`).
+    pub(crate) fn forget_revision(&self, rev: Revnum, meta_offset: u64) {
+        self.inner.revs.remove(rev);
+        self.inner.metas.remove(meta_offset);
+    }
+
     /// Forgets everything cached by offset: a writer truncated records that those offsets
     /// may now name again.
     pub(crate) fn clear_caches(&self) {
         self.fulltexts().clear();
         self.inner.nodes.clear();
         self.inner.dirs.clear();
+        self.inner.revs.clear();
+        self.inner.metas.clear();
     }
 
     /// Writes the contents of a file to `out`, in as few large writes as it can.

@@ -1,5 +1,5 @@
-//! Process-wide cache counters (hits and misses of the node, directory and fulltext
-//! caches), for a server's metrics. Relaxed atomics: a count may lag, never block.
+//! Process-wide cache counters (hits and misses of the node, directory, fulltext, revision
+//! record and revision metadata caches), for a server's metrics. Relaxed atomics: a count may lag, never block.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -38,11 +38,18 @@ pub static DIR_CACHE: CacheCounters = CacheCounters::new();
 /// Reconstructed file texts (delta bases and whole files).
 pub static FULLTEXT_CACHE: CacheCounters = CacheCounters::new();
 
+/// Revision records (`db/revs`).
+pub static REV_CACHE: CacheCounters = CacheCounters::new();
+/// Decoded revision metadata (revision properties and changed paths).
+pub static META_CACHE: CacheCounters = CacheCounters::new();
+
 /// Every cache by the name a metric labels it with.
-pub fn caches() -> [(&'static str, &'static CacheCounters); 3] {
+pub fn caches() -> [(&'static str, &'static CacheCounters); 5] {
     [
         ("node", &NODE_CACHE),
         ("dir", &DIR_CACHE),
         ("fulltext", &FULLTEXT_CACHE),
+        ("rev", &REV_CACHE),
+        ("meta", &META_CACHE),
     ]
 }

@@ -243,6 +243,7 @@ impl Writer {
             (repo.rev_record(rev)?, repo.rev_meta(rev)?)
         };
         meta.revprops = revprops;
+        self.repo.forget_revision(rev, rec.meta_offset);
         let revs_len = self.app(Which::Revs).len() - crate::files::REV_RECORD;
         self.app(Which::Meta).truncate(rec.meta_offset)?;
         self.app(Which::Revs).truncate(revs_len)?;
