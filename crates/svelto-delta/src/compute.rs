@@ -17,6 +17,10 @@ const _: () = assert!(BLOCK.is_power_of_two());
 /// instruction for it would cost about as much as the bytes.
 const MIN_TRIM: usize = 4;
 
+/// An edit whose changed middle (what prefix and suffix leave) is at most this long is
+/// matched only against the source near it (see [`compute_window`]).
+const LOCAL_EDIT: usize = 4096;
+
 /// Random 32-bit values, one per byte value, for the gear hash.
 static GEAR: [u32; 256] = gear_table();
 
@@ -229,8 +233,23 @@ pub fn compute_window(source_view: &[u8], source_offset: u64, target: &[u8]) -> 
         emit.copy_source(0, prefix);
     }
     let (lo, hi) = (prefix, target.len() - suffix);
+    // A small edit of a large text (a line changed, an entry added to a log) is matched
+    // against the source around the place it replaces, not the whole view: indexing every
+    // block of a 100 KB view for each of thousands of one-line changes was most of the cost
+    // of a blame. What this can miss is bounded by the edit's own length.
+    let (index_lo, index_hi) = if hi - lo <= LOCAL_EDIT {
+        let reach = (4 * (hi - lo)).max(1024);
+        (
+            prefix.saturating_sub(reach),
+            (source.len() - suffix)
+                .saturating_add(reach)
+                .min(source.len()),
+        )
+    } else {
+        (0, source.len())
+    };
     if hi - lo >= BLOCK && (source.len() >= BLOCK || hi - lo >= 2 * BLOCK) {
-        match_blocks(source, target, lo, hi, &mut emit);
+        match_blocks(source, (index_lo, index_hi), target, lo, hi, &mut emit);
     } else {
         emit.new_data(lo, hi);
     }
@@ -246,12 +265,22 @@ pub fn compute_window(source_view: &[u8], source_offset: u64, target: &[u8]) -> 
     }
 }
 
-/// Emits instructions for `target[lo..hi]`, which is at least [`BLOCK`] bytes long.
-fn match_blocks(source: &[u8], target: &[u8], lo: usize, hi: usize, emit: &mut Emitter<'_>) {
-    let mut source_table = BlockTable::with_blocks(source.len() / BLOCK);
-    if source.len() >= BLOCK {
-        for start in (0..=source.len() - BLOCK).step_by(BLOCK) {
-            source_table.insert(block_hash(&source[start..]), start, true);
+/// Emits instructions for `target[lo..hi]`, which is at least [`BLOCK`] bytes long, from
+/// copies of the blocks of `source[index.0..index.1]` (extended into the rest of the source
+/// as far as the bytes agree) and of the target itself.
+fn match_blocks(
+    source: &[u8],
+    index: (usize, usize),
+    target: &[u8],
+    lo: usize,
+    hi: usize,
+    emit: &mut Emitter<'_>,
+) {
+    let indexed = &source[index.0..index.1];
+    let mut source_table = BlockTable::with_blocks(indexed.len() / BLOCK);
+    if indexed.len() >= BLOCK {
+        for start in (0..=indexed.len() - BLOCK).step_by(BLOCK) {
+            source_table.insert(block_hash(&indexed[start..]), index.0 + start, true);
         }
     }
     let mut target_table = BlockTable::with_blocks((hi - lo) / BLOCK);
@@ -425,6 +454,32 @@ mod tests {
             "{} new bytes",
             w.new_data.len()
         );
+    }
+
+    #[test]
+    fn small_edits_of_large_texts_stay_small() {
+        let mut text = Vec::new();
+        for i in 0..4000 {
+            text.extend_from_slice(format!("{i:05} an entry of a long change log\n").as_bytes());
+        }
+        // An entry added at the top, one changed in the middle, a line removed at the end,
+        // and an edit whose new bytes repeat lines from far away in the source.
+        let entry = b"99999 a new entry, written at the top of the log\n";
+        let prepended = [entry.as_slice(), &text].concat();
+        let w = rebuild(&text, &prepended);
+        assert!(
+            w.new_data.len() <= entry.len(),
+            "{} new bytes",
+            w.new_data.len()
+        );
+        let mut middle = text.clone();
+        middle.splice(70_000..70_010, b"CHANGED".iter().copied());
+        assert!(rebuild(&text, &middle).new_data.len() <= 7);
+        let shorter = text[..text.len() - 40].to_vec();
+        assert!(rebuild(&text, &shorter).instructions.len() <= 2);
+        let far = [&text[..60_000], &text[1000..3000], &text[60_000..]].concat();
+        let w = rebuild(&text, &far);
+        assert!(w.new_data.len() <= 2000, "{} new bytes", w.new_data.len());
     }
 
     #[test]
