@@ -646,6 +646,8 @@ impl SvnClient {
 #[derive(Debug, Clone, Default)]
 pub struct Normalizer {
     replacements: Vec<(Vec<u8>, Vec<u8>)>,
+    /// Mask every date too (outputs that show commits made during the test).
+    dates: bool,
 }
 
 impl Normalizer {
@@ -660,9 +662,14 @@ impl Normalizer {
         self
     }
 
-    /// The replacements, then [`mask_volatile`].
+    /// The replacements, then [`mask_volatile`] (and [`mask_dates`] when asked for).
     pub fn apply(&self, bytes: &[u8]) -> Vec<u8> {
-        mask_volatile(&self.replace_only(bytes))
+        let out = mask_volatile(&self.replace_only(bytes));
+        if self.dates {
+            mask_dates(&out)
+        } else {
+            out
+        }
     }
 
     /// The replacements alone (for file contents).
@@ -718,6 +725,48 @@ pub fn mask_volatile(bytes: &[u8]) -> Vec<u8> {
             out.extend_from_slice(body);
         }
         out.extend_from_slice(newline);
+    }
+    out
+}
+
+/// Replaces Subversion dates (`2026-11-22T10:59:48.123456Z` and the client's
+/// `2026-11-22 10:59:48 +0000 (Sun, 22 Nov 2026)`) with `{DATE}`.
+pub fn mask_dates(bytes: &[u8]) -> Vec<u8> {
+    let is_digit = |b: u8| b.is_ascii_digit();
+    let shape = b"dddd-dd-dd?dd:dd:dd";
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let fits = i + shape.len() <= bytes.len()
+            && shape.iter().enumerate().all(|(k, &c)| {
+                let b = bytes[i + k];
+                match c {
+                    b'd' => is_digit(b),
+                    b'?' => b == b'T' || b == b' ',
+                    _ => b == c,
+                }
+            });
+        if !fits {
+            out.push(bytes[i]);
+            i += 1;
+            continue;
+        }
+        let mut j = i + shape.len();
+        if bytes.get(j) == Some(&b'.') {
+            j += 1;
+            while j < bytes.len() && is_digit(bytes[j]) {
+                j += 1;
+            }
+            if bytes.get(j) == Some(&b'Z') {
+                j += 1;
+            }
+        } else if bytes[j..].starts_with(b" +0000 (") {
+            if let Some(close) = bytes[j..].iter().position(|&b| b == b')') {
+                j += close + 1;
+            }
+        }
+        out.extend_from_slice(b"{DATE}");
+        i = j;
     }
     out
 }
@@ -1202,6 +1251,14 @@ impl Pair {
     /// Side `i`'s work directory (0 = reference, 1 = subject).
     pub fn work(&self, i: usize) -> &Path {
         &self.sides[i].work
+    }
+
+    /// From now on, compare output with every date masked: commits made on both sides
+    /// during a test get their dates a moment apart, sometimes across a second.
+    pub fn mask_dates(&mut self) {
+        for side in &mut self.sides {
+            side.normalizer.dates = true;
+        }
     }
 
     /// Writes `text` as `conf/svnserve.conf` of both repositories (svnserve and Svelto

@@ -17,47 +17,7 @@ pub fn writable_pair(fixture: &str) -> Pair {
     pair
 }
 
-/// Replaces Subversion dates (`2026-11-22T10:59:48.123456Z` and the client's
-/// `2026-11-22 10:59:48 +0000 (Sun, 22 Nov 2026)`) with `{DATE}`.
-pub fn mask_dates(bytes: &[u8]) -> Vec<u8> {
-    let is_digit = |b: u8| b.is_ascii_digit();
-    let shape = b"dddd-dd-dd?dd:dd:dd";
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let fits = i + shape.len() <= bytes.len()
-            && shape.iter().enumerate().all(|(k, &c)| {
-                let b = bytes[i + k];
-                match c {
-                    b'd' => is_digit(b),
-                    b'?' => b == b'T' || b == b' ',
-                    _ => b == c,
-                }
-            });
-        if !fits {
-            out.push(bytes[i]);
-            i += 1;
-            continue;
-        }
-        let mut j = i + shape.len();
-        if bytes.get(j) == Some(&b'.') {
-            j += 1;
-            while j < bytes.len() && is_digit(bytes[j]) {
-                j += 1;
-            }
-            if bytes.get(j) == Some(&b'Z') {
-                j += 1;
-            }
-        } else if bytes[j..].starts_with(b" +0000 (") {
-            if let Some(close) = bytes[j..].iter().position(|&b| b == b')') {
-                j += close + 1;
-            }
-        }
-        out.extend_from_slice(b"{DATE}");
-        i = j;
-    }
-    out
-}
+pub use svelto_testkit::mask_dates;
 
 /// Replaces the name in `transaction 'NAME'` (each server numbers its own) with `{TXN}`.
 pub fn mask_txn_names(bytes: &[u8]) -> Vec<u8> {
