@@ -166,8 +166,18 @@ pub fn run(args: ServeArgs) -> Result<()> {
             let f =
                 std::path::absolute(f).with_context(|| format!("config file '{}'", f.display()))?;
             // svnserve reads it at startup and refuses to start when it is missing or bad.
-            svelto_repos::conf::SvnserveConf::load(&f, true, Path::new("/"), Path::new("/"))
-                .with_context(|| format!("reading config file '{}'", f.display()))?;
+            let conf =
+                svelto_repos::conf::SvnserveConf::load(&f, true, Path::new("/"), Path::new("/"))
+                    .with_context(|| format!("reading config file '{}'", f.display()))?;
+            // A configuration known at startup that asks for SASL is refused now, not at
+            // every connection (a repository's own svnserve.conf is refused per connection).
+            if conf.use_sasl {
+                bail!(
+                    "SASL is not supported by Svelto ('{}' sets use-sasl = true in [sasl]); \
+                     set it to false and use CRAM-MD5 (password-db) or svn+ssh",
+                    f.display()
+                );
+            }
             Some(f)
         }
         None => None,

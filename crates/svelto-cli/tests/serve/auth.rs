@@ -193,6 +193,38 @@ fn sasl_is_refused_clearly() {
     );
 }
 
+/// With `--config-file`, the configuration is known at startup: SASL there stops the server
+/// before it listens, with the same message.
+#[test]
+fn sasl_in_the_config_file_stops_the_server_at_startup() {
+    let dir = tempdir();
+    let root = dir.path().join("root");
+    std::fs::create_dir(&root).expect("mkdir root");
+    let conf = dir.path().join("svnserve.conf");
+    std::fs::write(
+        &conf,
+        "[general]\nanon-access = read\n[sasl]\nuse-sasl = true\n",
+    )
+    .expect("write conf");
+    let out = Run::new(bin())
+        .args(["serve", "-d", "--foreground", "--listen-host", "127.0.0.1"])
+        .args(["--listen-port", "0", "-r"])
+        .arg(&root)
+        .arg("--config-file")
+        .arg(&conf)
+        .timeout(Duration::from_secs(20))
+        .output();
+    let err = out.stderr_text();
+    assert!(
+        !out.success()
+            && err.contains("SASL is not supported")
+            && err.contains("CRAM-MD5")
+            && err.contains("svnserve.conf")
+            && !err.contains("listening"),
+        "{out}"
+    );
+}
+
 /// `svn+ssh://localhost/NAME` through a fake ssh that runs `server ARGS -t` on `root`.
 fn through_tunnel(server: &[String], root: &Path, args: &[&str], url_tail: &str) -> Outcome {
     let dir = tempdir();
