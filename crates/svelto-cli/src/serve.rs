@@ -171,12 +171,8 @@ pub fn run(args: ServeArgs) -> Result<()> {
                     .with_context(|| format!("reading config file '{}'", f.display()))?;
             // A configuration known at startup that asks for SASL is refused now, not at
             // every connection (a repository's own svnserve.conf is refused per connection).
-            if conf.use_sasl {
-                bail!(
-                    "SASL is not supported by Svelto ('{}' sets use-sasl = true in [sasl]); \
-                     set it to false and use CRAM-MD5 (password-db) or svn+ssh",
-                    f.display()
-                );
+            if let Some(refusal) = conf.sasl_refusal() {
+                bail!(refusal);
             }
             Some(f)
         }

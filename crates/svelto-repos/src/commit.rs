@@ -768,7 +768,7 @@ impl CommitTxn {
         let ours = self.touched();
         let ours_dir_props = self.dir_props()?;
         for rev in self.base + 1..=youngest {
-            for c in self.repo.rev_meta(rev)?.changes {
+            for c in &self.repo.rev_meta(rev)?.changes {
                 let theirs_structural = c.change != svelto_core::ChangeKind::Modify;
                 if theirs_structural && !c.path.is_empty() {
                     let parent = parent_and_name(&c.path).0;
@@ -777,7 +777,7 @@ impl CommitTxn {
                     }
                 }
                 if ours.contains_key(c.path.as_str()) {
-                    return Ok(Some(c.path));
+                    return Ok(Some(c.path.clone()));
                 }
                 // Ours above theirs.
                 let mut up = c.path.as_str();
@@ -799,7 +799,7 @@ impl CommitTxn {
                         .next()
                         .is_some_and(|(p, _)| p.starts_with(&prefix))
                     {
-                        return Ok(Some(c.path));
+                        return Ok(Some(c.path.clone()));
                     }
                 }
             }

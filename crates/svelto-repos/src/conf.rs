@@ -424,6 +424,17 @@ pub struct SvnserveConf {
 }
 
 impl SvnserveConf {
+    /// Why this configuration cannot be served, when it asks for SASL (Svelto has none).
+    pub fn sasl_refusal(&self) -> Option<String> {
+        self.use_sasl.then(|| {
+            format!(
+                "SASL is not supported by Svelto ('{}' sets use-sasl = true in [sasl]); \
+                 set it to false and use CRAM-MD5 (password-db) or svn+ssh",
+                self.file.display()
+            )
+        })
+    }
+
     /// The options in `ini`. Relative `password-db`, `authz-db` and `groups-db` paths are
     /// resolved against `base` (the directory of the configuration file); `hooks-env`
     /// against `repos_conf_dir`. `file` names the source in errors.

@@ -346,7 +346,7 @@ impl Ctx<'_, '_> {
         handling_merged: bool,
         has_children: bool,
     ) -> Result<()> {
-        let meta = self.repo.rev_meta_shared(rev)?;
+        let meta = self.repo.rev_meta(rev)?;
         let filter = handling_merged && !self.target_history.is_empty();
         let mut wanted = !filter;
         let mut access = RevisionAccess::Full;

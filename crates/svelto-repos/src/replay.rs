@@ -79,9 +79,10 @@ pub fn replay_authz(
     let meta = repo.rev_meta(rev)?;
     let mut changes: Vec<Change> = meta
         .changes
-        .into_iter()
+        .iter()
         .filter(|c| readable.is_none_or(|r| r(&c.path)))
         .filter(|c| is_ancestor(base_dir, &c.path) || is_ancestor(&c.path, base_dir))
+        .cloned()
         .collect();
     changes.sort_by(|a, b| compare_paths(&a.path, &b.path));
     let paths: Vec<String> = changes.iter().map(|c| c.path.clone()).collect();

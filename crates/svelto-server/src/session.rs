@@ -660,15 +660,8 @@ fn load_auth(
             }
         },
     };
-    if conf.use_sasl {
-        return Err(CmdError::new(
-            code::BAD_CONFIG_VALUE,
-            format!(
-                "SASL is not supported by Svelto ('{}' sets use-sasl = true in [sasl]); \
-                 set it to false and use CRAM-MD5 (password-db) or svn+ssh",
-                conf.file.display()
-            ),
-        ));
+    if let Some(refusal) = conf.sasl_refusal() {
+        return Err(CmdError::new(code::BAD_CONFIG_VALUE, refusal));
     }
     let realm = conf.realm.clone().unwrap_or_else(|| uuid.to_string());
     let auth = Auth::new(

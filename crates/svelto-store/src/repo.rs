@@ -206,11 +206,10 @@ impl Repo {
         }
         let fmt = fmt.map_err(|_| StoreError::NotARepository(path.display().to_string()))?;
         if fmt != FORMAT {
-            let mut format: String = fmt.lines().next().unwrap_or("").chars().take(80).collect();
-            format = format.escape_debug().to_string();
+            let first: String = fmt.lines().next().unwrap_or("").chars().take(80).collect();
             return Err(StoreError::UnsupportedFormat {
                 path: path.display().to_string(),
-                format,
+                format: first.escape_debug().to_string(),
             });
         }
         let current = files::read_current(&db)?;
@@ -518,12 +517,8 @@ impl Repo {
             })
     }
 
-    pub fn rev_meta(&self, rev: Revnum) -> Result<RevMeta> {
-        Ok(RevMeta::clone(&*self.rev_meta_shared(rev)?))
-    }
-
-    /// [`Repo::rev_meta`] without a copy: the decoded record as the cache keeps it.
-    pub fn rev_meta_shared(&self, rev: Revnum) -> Result<Arc<RevMeta>> {
+    /// A revision's properties and changed paths, decoded once and shared (cached).
+    pub fn rev_meta(&self, rev: Revnum) -> Result<Arc<RevMeta>> {
         let r = self.rev_record(rev)?;
         let (off, _) = self.overlay(rev)?.unwrap_or((r.meta_offset, r.meta_len));
         let cached = self.inner.metas.get(off);
@@ -564,7 +559,7 @@ impl Repo {
     }
 
     pub fn revprops(&self, rev: Revnum) -> Result<PropList> {
-        Ok(self.rev_meta(rev)?.revprops)
+        Ok(self.rev_meta(rev)?.revprops.clone())
     }
 
     pub(crate) fn rep_trailer(&self, off: Offset) -> Result<RepTrailer> {

@@ -1,5 +1,6 @@
 //! Process-wide cache counters (hits and misses of the node, directory, fulltext, revision
-//! record and revision metadata caches), for a server's metrics. Relaxed atomics: a count may lag, never block.
+//! record and revision metadata caches), for a server's metrics. Relaxed atomics: a count
+//! may lag, never block.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 

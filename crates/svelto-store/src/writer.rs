@@ -238,12 +238,13 @@ impl Writer {
             ));
         }
         let rev = self.youngest;
-        let (rec, mut meta) = {
+        let (rec, meta) = {
             let repo = self.view()?;
             (repo.rev_record(rev)?, repo.rev_meta(rev)?)
         };
-        meta.revprops = revprops;
         self.repo.forget_revision(rev, rec.meta_offset);
+        let mut meta = Arc::unwrap_or_clone(meta);
+        meta.revprops = revprops;
         let revs_len = self.app(Which::Revs).len() - crate::files::REV_RECORD;
         self.app(Which::Meta).truncate(rec.meta_offset)?;
         self.app(Which::Revs).truncate(revs_len)?;
@@ -592,7 +593,7 @@ impl Writer {
     /// Replaces the revision properties of `rev` (appends a new META record and points the
     /// overlay at it). Durable and visible after the next `sync`.
     pub fn set_revprops(&mut self, rev: Revnum, revprops: PropList) -> Result<()> {
-        let mut meta = self.view()?.rev_meta(rev)?;
+        let mut meta = RevMeta::clone(&*self.view()?.rev_meta(rev)?);
         meta.revprops = revprops;
         let mut p = Vec::new();
         meta.encode(&mut p);

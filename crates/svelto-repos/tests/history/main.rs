@@ -16,7 +16,7 @@ pub use svelto_testkit::LoadedPair as Pair;
 pub fn changed_locations(repo: &Repo) -> BTreeSet<(String, Revnum)> {
     let mut out = BTreeSet::new();
     for rev in 1..=repo.youngest() {
-        for c in repo.rev_meta(rev).expect("meta").changes {
+        for c in &repo.rev_meta(rev).expect("meta").changes {
             if c.change != ChangeKind::Delete {
                 out.insert((c.path.clone(), rev));
             }
@@ -29,7 +29,7 @@ pub fn changed_locations(repo: &Repo) -> BTreeSet<(String, Revnum)> {
 pub fn touched_paths(repo: &Repo) -> BTreeMap<String, Vec<Revnum>> {
     let mut out: BTreeMap<String, Vec<Revnum>> = BTreeMap::new();
     for rev in 1..=repo.youngest() {
-        for c in repo.rev_meta(rev).expect("meta").changes {
+        for c in &repo.rev_meta(rev).expect("meta").changes {
             out.entry(c.path.clone()).or_default().push(rev);
         }
     }

@@ -194,7 +194,7 @@ fn render(calls: &[Call], texts: &HashMap<Md5, Arc<Vec<u8>>>) -> String {
 pub(super) fn all_texts(repo: &Repo) -> HashMap<Md5, Arc<Vec<u8>>> {
     let mut texts = HashMap::new();
     for rev in 1..=repo.youngest() {
-        for c in repo.rev_meta(rev).expect("meta").changes {
+        for c in &repo.rev_meta(rev).expect("meta").changes {
             if c.node == 0 {
                 continue;
             }
