@@ -28,6 +28,7 @@
 //! - `tools`: `svnsync` into FSFS, `svnrdump dump`, `svnbench null-*`;
 //! - `ssh`: `svn+ssh://` through a real OpenSSH `sshd` on 127.0.0.1 with forced
 //!   commands in `authorized_keys` (checkout, commit, authors from `--tunnel-user`);
+//! - `migrating`: docs/migrating.md's steps (FSFS -> Svelto, relocate, roll back);
 //! - `robust`: malformed and hostile input over raw TCP, vanishing clients,
 //!   100 concurrent checkouts.
 
@@ -47,6 +48,7 @@ mod export;
 mod hooks;
 mod locks;
 mod log;
+mod migrating;
 mod ops;
 mod raw;
 mod read;
