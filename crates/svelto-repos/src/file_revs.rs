@@ -18,7 +18,7 @@ use crate::{ReposError, Result};
 use std::collections::HashSet;
 use std::sync::Arc;
 use svelto_core::{is_ancestor, NodeKind, PropList, Revnum};
-use svelto_delta::{delta_windows, stream_header};
+use svelto_delta::{delta_windows, stream_header, Window};
 use svelto_store::{NodeRev, Repo};
 
 /// A property change: the name and the new value, None when the property was deleted.
@@ -365,10 +365,20 @@ impl Sender<'_> {
         let text = match (&last, text_delta) {
             (Some(l), false) => l.text.clone(),
             _ => {
-                let text = repo.read_text(&node.file_text())?;
-                let base: &[u8] = last.as_ref().map_or(&[], |l| &l.text[..]);
-                self.send_delta(base, &text, &fspath, pr.rev)?;
-                text
+                let ft = node.file_text();
+                let base_rep = last.as_ref().map_or(0, |l| l.node.file_text().rep);
+                // Half of a file's versions are stored as a delta against the version before
+                // (skip-delta: every odd predecessor count); those are sent as stored.
+                let windows = match repo.stored_delta(&ft, base_rep)? {
+                    Some(windows) => windows,
+                    None => {
+                        let text = repo.read_text(&ft)?;
+                        let base: &[u8] = last.as_ref().map_or(&[], |l| &l.text[..]);
+                        delta_windows(base, &text)
+                    }
+                };
+                self.send_delta(&windows, &fspath, pr.rev)?;
+                repo.read_text(&ft)?
             }
         };
         self.handler.file_rev_end()?;
@@ -381,11 +391,11 @@ impl Sender<'_> {
         Ok(())
     }
 
-    fn send_delta(&mut self, base: &[u8], target: &[u8], path: &str, rev: Revnum) -> Result<()> {
+    fn send_delta(&mut self, windows: &[Window], path: &str, rev: Revnum) -> Result<()> {
         self.handler
             .delta_chunk(&stream_header(self.svndiff_version))?;
         let mut chunk = Vec::new();
-        for window in delta_windows(base, target) {
+        for window in windows {
             chunk.clear();
             window
                 .encode(self.svndiff_version, 1, &mut chunk)

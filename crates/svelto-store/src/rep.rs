@@ -184,6 +184,16 @@ pub fn apply_on(repo: &Repo, rep: Offset, t: &RepTrailer, base: &[u8]) -> Result
     Ok(out)
 }
 
+/// The windows of the representation at `rep` (trailer `t`), decoded, in order.
+pub fn windows(repo: &Repo, rep: Offset, t: &RepTrailer) -> Result<Vec<Window>> {
+    let mut out = Vec::with_capacity(usize::try_from(t.windows).unwrap_or(0).min(1024));
+    let mut frames = Frames::new(t, rep);
+    while let Some((w, _)) = frames.next(repo, t.version)? {
+        out.push(w);
+    }
+    Ok(out)
+}
+
 /// A streaming reader; self-contained representations are decoded window by window.
 pub fn reader(repo: &Repo, rep: Offset) -> Result<Box<dyn Read + Send>> {
     if rep == 0 {

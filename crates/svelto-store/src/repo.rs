@@ -17,6 +17,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use svelto_core::{NodeKind, PropList, Revnum};
+use svelto_delta::Window;
 
 /// One revision's entry in `db/revs`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -570,6 +571,21 @@ impl Repo {
     /// The whole contents of a file, reconstructed in memory.
     pub fn read_text(&self, text: &FileText) -> Result<Arc<Vec<u8>>> {
         self.fulltext(text.rep)
+    }
+
+    /// The windows `text` is stored as, when they are a delta against the representation
+    /// `base` (not 0): the delta from that contents to `text`'s, to send as it is instead of
+    /// computing one. None when `text` is stored otherwise (self-contained, or against
+    /// another base).
+    pub fn stored_delta(&self, text: &FileText, base: Offset) -> Result<Option<Vec<Window>>> {
+        if text.rep == 0 || base == 0 {
+            return Ok(None);
+        }
+        let t = self.rep_trailer(text.rep)?;
+        if t.base != base {
+            return Ok(None);
+        }
+        rep::windows(self, text.rep, &t).map(Some)
     }
 
     /// The expanded contents of a representation. Delta bases are reconstructed once and

@@ -134,3 +134,47 @@ fn file_history_is_stored_as_bounded_deltas() {
         text.as_bytes()
     );
 }
+
+/// `stored_delta` hands out a version's stored windows only against the base they were
+/// stored against (skip-delta: the predecessor for odd predecessor counts), and those windows
+/// turn that base's text into the version's.
+#[test]
+fn stored_deltas_are_offered_against_their_own_base_only() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut w = new_repo(dir.path());
+    let mut texts = Vec::new();
+    for i in 0..4u64 {
+        let text: String = (0..200)
+            .map(|l| format!("line {l} of version {}\n", if l == 50 { i } else { 0 }))
+            .collect();
+        let mut t = w.begin().expect("begin");
+        if i == 0 {
+            t.make_node("f", NodeKind::File).expect("add");
+        }
+        t.set_text("f", &mut text.as_bytes()).expect("text");
+        t.commit().expect("commit");
+        texts.push(text);
+    }
+    w.sync().expect("sync");
+    let repo = Repo::open(dir.path()).expect("open");
+    let ft = |rev| repo.node_at(rev, "f").expect("node").1.file_text();
+    let (v1, v2, v3, v4) = (ft(1), ft(2), ft(3), ft(4));
+    // Predecessor counts 0..3: v2 (count 1) and v4 (count 3) are stored against the version
+    // before them, v3 (count 2) against v1.
+    for (base, version, text) in [
+        (v1, v2, &texts[1]),
+        (v3, v4, &texts[3]),
+        (v1, v3, &texts[2]),
+    ] {
+        let windows = repo
+            .stored_delta(&version, base.rep)
+            .expect("read")
+            .expect("stored against this base");
+        let source = repo.read_text(&base).expect("base text");
+        let applied = svelto_delta::apply_windows(&windows, &source).expect("apply");
+        assert_eq!(applied, text.as_bytes());
+    }
+    assert!(repo.stored_delta(&v3, v2.rep).expect("read").is_none());
+    assert!(repo.stored_delta(&v2, 0).expect("read").is_none());
+    assert!(repo.stored_delta(&v1, v1.rep).expect("read").is_none());
+}
