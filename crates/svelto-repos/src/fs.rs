@@ -11,8 +11,8 @@ use crate::error::{ReposError, Result};
 use crate::mergeinfo::{self, Mergeinfo};
 use std::collections::HashMap;
 use std::sync::Arc;
-use svelto_core::{join, skip_ancestor, NodeKind, Revnum};
-use svelto_store::{NodeRev, Offset, Repo};
+use svelto_core::{compare_paths, join, skip_ancestor, ChangeKind, NodeKind, Revnum};
+use svelto_store::{Change, NodeRev, Offset, Repo};
 
 pub(crate) const MERGEINFO: &[u8] = b"svn:mergeinfo";
 
@@ -209,6 +209,32 @@ pub(crate) struct History {
     /// of the youngest copy root seen, and the node-revision last reported.
     next_copy: Option<Revnum>,
     current: Option<Offset>,
+    /// Follow the file's line through the revisions' changed-path lists (`db/meta`) instead
+    /// of its node-revisions: set when most revisions since the copy root changed it.
+    dense: bool,
+    /// How the revision at this position changed the path, when a changed-path list said.
+    change: Option<ChangeKind>,
+}
+
+/// What the changed-path lists say about the version before a file's current one.
+enum MetaStep {
+    /// The file was changed at this revision, by this node-revision.
+    Found(Revnum, Offset, ChangeKind),
+    /// The current version is where the line began (an add or replace without history).
+    First,
+    /// Not decided here (a copy, or nothing changed the path since the copy root): the
+    /// node-revisions decide.
+    Unknown,
+}
+
+/// `path`'s entry in the changed paths of `rev`.
+fn changed_entry(repo: &Repo, rev: Revnum, path: &str) -> Result<Option<Change>> {
+    let meta = repo.rev_meta(rev)?;
+    Ok(meta
+        .changes
+        .binary_search_by(|c| compare_paths(&c.path, path))
+        .ok()
+        .map(|i| meta.changes[i].clone()))
 }
 
 impl History {
@@ -221,6 +247,8 @@ impl History {
             copy_source: None,
             next_copy: None,
             current: None,
+            dense: false,
+            change: None,
         }
     }
 
@@ -259,6 +287,24 @@ impl History {
     fn step(&self, repo: &Repo, cross_copies: bool) -> Result<Option<History>> {
         let mut reported = self.interesting;
         if let (Some(next_copy), Some(current)) = (self.next_copy, self.current) {
+            if self.rev > next_copy && self.dense {
+                match self.meta_step(repo, next_copy, current)? {
+                    MetaStep::First => return Ok(None),
+                    MetaStep::Found(rev, node, change) => {
+                        return Ok(Some(History {
+                            path: self.path.clone(),
+                            rev,
+                            interesting: true,
+                            copy_source: None,
+                            next_copy: Some(next_copy),
+                            current: Some(node),
+                            dense: true,
+                            change: Some(change),
+                        }))
+                    }
+                    MetaStep::Unknown => {}
+                }
+            }
             if self.rev > next_copy {
                 let node = repo.node(current)?;
                 if node.predecessor == 0 {
@@ -273,6 +319,8 @@ impl History {
                         copy_source: None,
                         next_copy: Some(next_copy),
                         current: Some(node.predecessor),
+                        dense: false,
+                        change: None,
                     }));
                 }
             }
@@ -299,6 +347,8 @@ impl History {
                     copy_source: None,
                     next_copy: None,
                     current: None,
+                    dense: false,
+                    change: None,
                 }));
             }
             if node.predecessor == 0 {
@@ -322,9 +372,16 @@ impl History {
                     copy_source: Some((join(src_path, rest), *src_rev)),
                     next_copy: None,
                     current: None,
+                    dense: false,
+                    change: None,
                 }));
             }
         }
+        // A file changed in most revisions since its copy root (a ChangeLog) is followed
+        // through the changed-path lists, which its log reads anyway, rather than through
+        // node-revisions spread over the whole data file (one random read each when cold).
+        let span = node.created_rev.saturating_sub(copy_rev);
+        let dense = node.kind == NodeKind::File && node.pred_count.saturating_mul(4) >= span;
         Ok(Some(History {
             path: node.created_path.clone(),
             rev: node.created_rev,
@@ -332,7 +389,37 @@ impl History {
             copy_source: None,
             next_copy: Some(copy_rev),
             current: pred_off,
+            dense,
+            change: None,
         }))
+    }
+
+    /// The version before this one of a file whose line has no copy after `next_copy`,
+    /// from the changed-path lists: the youngest earlier revision that changed the path
+    /// (within that range every version of the line was made at this path, and a revision
+    /// makes a new version of a file exactly when it lists the path as changed).
+    fn meta_step(&self, repo: &Repo, next_copy: Revnum, current: Offset) -> Result<MetaStep> {
+        let change = match self.change {
+            Some(c) => c,
+            None => match changed_entry(repo, self.rev, &self.path)? {
+                Some(c) if c.node == current && c.copyfrom.is_none() => c.change,
+                _ => return Ok(MetaStep::Unknown),
+            },
+        };
+        match change {
+            ChangeKind::Add | ChangeKind::Replace => return Ok(MetaStep::First),
+            ChangeKind::Delete => return Ok(MetaStep::Unknown),
+            ChangeKind::Modify => {}
+        }
+        for rev in (next_copy + 1..self.rev).rev() {
+            if let Some(c) = changed_entry(repo, rev, &self.path)? {
+                if c.change == ChangeKind::Delete || c.node == 0 || c.copyfrom.is_some() {
+                    return Ok(MetaStep::Unknown);
+                }
+                return Ok(MetaStep::Found(rev, c.node, c.change));
+            }
+        }
+        Ok(MetaStep::Unknown)
     }
 }
 
