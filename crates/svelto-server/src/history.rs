@@ -11,7 +11,7 @@ use svelto_repos::{
     deleted_rev, get_file_revs_authz, get_locations, get_mergeinfo, location_segments, log_authz,
     FileRev, FileRevsHandler, FileRevsOptions, Inherit, LogEntry, LogOptions,
 };
-use svelto_wire::{Item, TupleReader};
+use svelto_wire::{Item, ItemWriter, TupleReader};
 
 const AUTHOR: &[u8] = b"svn:author";
 const DATE: &[u8] = b"svn:date";
@@ -35,6 +35,12 @@ impl<R: Read, W: Write> Out<'_, R, W> {
 
     fn item(&mut self, item: &Item) -> svelto_repos::Result<()> {
         let r = self.conn.write_item(item);
+        self.check(r)
+    }
+
+    /// Bytes that already form whole items.
+    fn raw(&mut self, bytes: &[u8]) -> svelto_repos::Result<()> {
+        let r = self.conn.write_raw(bytes);
         self.check(r)
     }
 
@@ -117,66 +123,67 @@ pub fn log_cmd<R: Read, W: Write>(
     let repo = s.repo.clone();
     let check = s.read_check();
     let readable = crate::authz::readable(&check);
+    let mut buf = Vec::new();
     streamed(conn, |out| {
         log_authz(&repo, &opts, readable, &mut |entry| {
-            out.item(&log_entry_item(entry))
+            buf.clear();
+            write_log_entry(&entry, &mut buf);
+            out.raw(&buf)
         })
     })
 }
 
-fn log_entry_item(mut e: LogEntry) -> Item {
-    let changes: Vec<Item> = e
-        .changed_paths
-        .iter()
-        .map(|c| {
-            let copy = match &c.copyfrom {
-                Some((p, r)) => Item::list(vec![Item::string(p.clone()), Item::Number(*r)]),
-                None => Item::empty_list(),
-            };
-            let flags = match c.kind {
-                Some(k) => Item::list(vec![
-                    Item::string(match k {
-                        NodeKind::File => "file",
-                        NodeKind::Dir => "dir",
-                    }),
-                    Item::bool(c.text_mods.unwrap_or(false)),
-                    Item::bool(c.prop_mods.unwrap_or(false)),
-                ]),
-                None => Item::empty_list(),
-            };
-            Item::list(vec![
-                Item::string(c.path.clone()),
-                Item::word(c.action.letter().to_string()),
-                copy,
-                flags,
-            ])
-        })
-        .collect();
-    let author = e.revprops.get(AUTHOR).cloned();
-    let date = e.revprops.get(DATE).cloned();
-    let message = e.revprops.get(MESSAGE).cloned();
+/// One log entry as the protocol's `log` sends it (protocol doc, "log"), written straight
+/// into `out`: per revision, without building items (a whole-history `log -v` sends
+/// thousands).
+fn write_log_entry(e: &LogEntry, out: &mut Vec<u8>) {
+    let mut w = ItemWriter(out);
+    w.open().open();
+    for c in &e.changed_paths {
+        let mut letter = [0u8; 4];
+        w.open()
+            .string(c.path.as_bytes())
+            .word(c.action.letter().encode_utf8(&mut letter))
+            .open();
+        if let Some((p, r)) = &c.copyfrom {
+            w.string(p.as_bytes()).number(*r);
+        }
+        w.close().open();
+        if let Some(k) = c.kind {
+            w.string(match k {
+                NodeKind::File => b"file",
+                NodeKind::Dir => b"dir",
+            })
+            .bool(c.text_mods.unwrap_or(false))
+            .bool(c.prop_mods.unwrap_or(false));
+        }
+        w.close().close();
+    }
+    w.close();
+    let (author, date, message) = (
+        e.revprops.get(AUTHOR),
+        e.revprops.get(DATE),
+        e.revprops.get(MESSAGE),
+    );
+    w.number(if e.invalid_rev { 0 } else { e.rev })
+        .opt_string(author.map(Vec::as_slice))
+        .opt_string(date.map(Vec::as_slice))
+        .opt_string(message.map(Vec::as_slice))
+        .bool(e.has_children)
+        .bool(e.invalid_rev);
+    // The three standard properties travel in their own fields; the rest in the list.
     let standard_only =
         author.is_some() && date.is_some() && message.is_some() && e.revprops.len() == 3;
-    let rest = if standard_only {
-        svelto_core::PropList::new()
-    } else {
-        e.revprops.remove(AUTHOR);
-        e.revprops.remove(DATE);
-        e.revprops.remove(MESSAGE);
-        std::mem::take(&mut e.revprops)
+    let rest = || {
+        e.revprops
+            .iter()
+            .filter(|(k, _)| !standard_only && ![AUTHOR, DATE, MESSAGE].contains(&k.as_slice()))
     };
-    Item::list(vec![
-        Item::List(changes),
-        Item::Number(if e.invalid_rev { 0 } else { e.rev }),
-        Item::opt(author.map(Item::String)),
-        Item::opt(date.map(Item::String)),
-        Item::opt(message.map(Item::String)),
-        Item::bool(e.has_children),
-        Item::bool(e.invalid_rev),
-        Item::Number(rest.len() as u64),
-        proplist_item(&rest),
-        Item::bool(e.subtractive_merge),
-    ])
+    w.number(rest().count() as u64).open();
+    for (k, v) in rest() {
+        w.open().string(k).string(v).close();
+    }
+    w.close().bool(e.subtractive_merge).close();
 }
 
 pub fn get_locations_cmd<R: Read, W: Write>(

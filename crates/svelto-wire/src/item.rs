@@ -98,27 +98,25 @@ impl Item {
     /// Appends the canonical encoding (protocol doc 1.2): every item, including a list's
     /// closing `)`, followed by exactly one space.
     pub fn encode(&self, out: &mut Vec<u8>) {
+        let mut w = ItemWriter(out);
         match self {
             Item::Number(n) => {
-                write_decimal(*n, out);
-                out.push(b' ');
+                w.number(*n);
             }
             Item::String(s) => {
-                write_decimal(s.len() as u64, out);
-                out.push(b':');
-                out.extend_from_slice(s);
-                out.push(b' ');
+                w.string(s);
             }
-            Item::Word(w) => {
-                out.extend_from_slice(w.as_bytes());
-                out.push(b' ');
+            // As it is: tests build malformed words on purpose.
+            Item::Word(word) => {
+                w.0.extend_from_slice(word.as_bytes());
+                w.0.push(b' ');
             }
             Item::List(items) => {
-                out.extend_from_slice(b"( ");
+                w.open();
                 for item in items {
-                    item.encode(out);
+                    item.encode(w.0);
                 }
-                out.extend_from_slice(b") ");
+                w.close();
             }
         }
     }
@@ -128,6 +126,61 @@ impl Item {
         let mut out = Vec::new();
         self.encode(&mut out);
         out
+    }
+}
+
+/// Writes items in the canonical encoding straight into a buffer: a response built piece
+/// by piece (a log entry per revision) without an [`Item`] tree and its allocations. The
+/// bytes are those [`Item::encode`] writes for the same items.
+pub struct ItemWriter<'a>(pub &'a mut Vec<u8>);
+
+impl ItemWriter<'_> {
+    /// `( `: a list begins.
+    pub fn open(&mut self) -> &mut Self {
+        self.0.extend_from_slice(b"( ");
+        self
+    }
+
+    /// `) `: the list ends.
+    pub fn close(&mut self) -> &mut Self {
+        self.0.extend_from_slice(b") ");
+        self
+    }
+
+    pub fn number(&mut self, n: u64) -> &mut Self {
+        write_decimal(n, self.0);
+        self.0.push(b' ');
+        self
+    }
+
+    pub fn string(&mut self, s: &[u8]) -> &mut Self {
+        write_decimal(s.len() as u64, self.0);
+        self.0.push(b':');
+        self.0.extend_from_slice(s);
+        self.0.push(b' ');
+        self
+    }
+
+    /// A word from the caller's fixed vocabulary (see [`Item::word`]).
+    pub fn word(&mut self, w: &str) -> &mut Self {
+        debug_assert!(is_valid_word(w) && w.len() <= MAX_WRITTEN_WORD_LEN, "{w:?}");
+        self.0.extend_from_slice(w.as_bytes());
+        self.0.push(b' ');
+        self
+    }
+
+    /// The word `true` or `false`.
+    pub fn bool(&mut self, b: bool) -> &mut Self {
+        self.word(if b { "true" } else { "false" })
+    }
+
+    /// `( 3:abc )` for `Some`, `( )` for `None` (see [`Item::opt`]).
+    pub fn opt_string(&mut self, s: Option<&[u8]>) -> &mut Self {
+        self.open();
+        if let Some(s) = s {
+            self.string(s);
+        }
+        self.close()
     }
 }
 
@@ -149,6 +202,32 @@ fn write_decimal(mut n: u64, out: &mut Vec<u8>) {
 #[allow(clippy::unwrap_used)] // a failing unwrap is a failing test
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_writer_writes_what_items_encode_to() {
+        let item = Item::list(vec![
+            Item::Number(7),
+            Item::string("a b"),
+            Item::word("add"),
+            Item::bool(true),
+            Item::opt(Some(Item::string(""))),
+            Item::opt(None),
+            Item::empty_list(),
+        ]);
+        let mut out = Vec::new();
+        ItemWriter(&mut out)
+            .open()
+            .number(7)
+            .string(b"a b")
+            .word("add")
+            .bool(true)
+            .opt_string(Some(b""))
+            .opt_string(None)
+            .open()
+            .close()
+            .close();
+        assert_eq!(out, item.to_bytes());
+    }
 
     #[test]
     fn canonical_forms() {

@@ -16,7 +16,7 @@ mod tuple;
 
 pub use decode::{decode, Decoder, Limits};
 pub use error::{Malformed, WireError};
-pub use item::{is_valid_word, Item, MAX_WRITTEN_WORD_LEN};
+pub use item::{is_valid_word, Item, ItemWriter, MAX_WRITTEN_WORD_LEN};
 pub use response::{command, failure, success, ErrorLink, Response};
 pub use tuple::TupleReader;
 
