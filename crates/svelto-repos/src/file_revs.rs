@@ -366,19 +366,16 @@ impl Sender<'_> {
             (Some(l), false) => l.text.clone(),
             _ => {
                 let ft = node.file_text();
+                let text = repo.read_text(&ft)?;
                 let base_rep = last.as_ref().map_or(0, |l| l.node.file_text().rep);
                 // Half of a file's versions are stored as a delta against the version before
                 // (skip-delta: every odd predecessor count); those are sent as stored.
                 let windows = match repo.stored_delta(&ft, base_rep)? {
                     Some(windows) => windows,
-                    None => {
-                        let text = repo.read_text(&ft)?;
-                        let base: &[u8] = last.as_ref().map_or(&[], |l| &l.text[..]);
-                        delta_windows(base, &text)
-                    }
+                    None => delta_windows(last.as_ref().map_or(&[], |l| &l.text[..]), &text),
                 };
                 self.send_delta(&windows, &fspath, pr.rev)?;
-                repo.read_text(&ft)?
+                text
             }
         };
         self.handler.file_rev_end()?;

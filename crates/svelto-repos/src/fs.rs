@@ -12,7 +12,7 @@ use crate::mergeinfo::{self, Mergeinfo};
 use std::collections::HashMap;
 use std::sync::Arc;
 use svelto_core::{compare_paths, join, skip_ancestor, ChangeKind, NodeKind, Revnum};
-use svelto_store::{Change, NodeRev, Offset, Repo};
+use svelto_store::{NodeRev, Offset, Repo};
 
 pub(crate) const MERGEINFO: &[u8] = b"svn:mergeinfo";
 
@@ -210,7 +210,8 @@ pub(crate) struct History {
     next_copy: Option<Revnum>,
     current: Option<Offset>,
     /// Follow the file's line through the revisions' changed-path lists (`db/meta`) instead
-    /// of its node-revisions: set when most revisions since the copy root changed it.
+    /// of its node-revisions: set when at least a quarter of the revisions since its copy
+    /// root changed it.
     dense: bool,
     /// How the revision at this position changed the path, when a changed-path list said.
     change: Option<ChangeKind>,
@@ -227,14 +228,22 @@ enum MetaStep {
     Unknown,
 }
 
-/// `path`'s entry in the changed paths of `rev`.
-fn changed_entry(repo: &Repo, rev: Revnum, path: &str) -> Result<Option<Change>> {
+/// How `rev` changed `path`, if it did: the kind of change, the node-revision it made (0
+/// for a delete) and whether it was a copy.
+fn changed_entry(
+    repo: &Repo,
+    rev: Revnum,
+    path: &str,
+) -> Result<Option<(ChangeKind, Offset, bool)>> {
     let meta = repo.rev_meta(rev)?;
     Ok(meta
         .changes
         .binary_search_by(|c| compare_paths(&c.path, path))
         .ok()
-        .map(|i| meta.changes[i].clone()))
+        .map(|i| {
+            let c = &meta.changes[i];
+            (c.change, c.node, c.copyfrom.is_some())
+        }))
 }
 
 impl History {
@@ -377,7 +386,7 @@ impl History {
                 }));
             }
         }
-        // A file changed in most revisions since its copy root (a ChangeLog) is followed
+        // A file changed in many revisions since its copy root (a ChangeLog) is followed
         // through the changed-path lists, which its log reads anyway, rather than through
         // node-revisions spread over the whole data file (one random read each when cold).
         let span = node.created_rev.saturating_sub(copy_rev);
@@ -402,7 +411,7 @@ impl History {
         let change = match self.change {
             Some(c) => c,
             None => match changed_entry(repo, self.rev, &self.path)? {
-                Some(c) if c.node == current && c.copyfrom.is_none() => c.change,
+                Some((change, node, false)) if node == current => change,
                 _ => return Ok(MetaStep::Unknown),
             },
         };
@@ -412,11 +421,11 @@ impl History {
             ChangeKind::Modify => {}
         }
         for rev in (next_copy + 1..self.rev).rev() {
-            if let Some(c) = changed_entry(repo, rev, &self.path)? {
-                if c.change == ChangeKind::Delete || c.node == 0 || c.copyfrom.is_some() {
+            if let Some((change, node, copied)) = changed_entry(repo, rev, &self.path)? {
+                if change == ChangeKind::Delete || node == 0 || copied {
                     return Ok(MetaStep::Unknown);
                 }
-                return Ok(MetaStep::Found(rev, c.node, c.change));
+                return Ok(MetaStep::Found(rev, node, change));
             }
         }
         Ok(MetaStep::Unknown)
