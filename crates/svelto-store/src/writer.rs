@@ -593,7 +593,7 @@ impl Writer {
     /// Replaces the revision properties of `rev` (appends a new META record and points the
     /// overlay at it). Durable and visible after the next `sync`.
     pub fn set_revprops(&mut self, rev: Revnum, revprops: PropList) -> Result<()> {
-        let mut meta = RevMeta::clone(&*self.view()?.rev_meta(rev)?);
+        let mut meta = Arc::unwrap_or_clone(self.view()?.rev_meta(rev)?);
         meta.revprops = revprops;
         let mut p = Vec::new();
         meta.encode(&mut p);

@@ -14,10 +14,12 @@ pub fn pair(fixture: &str) -> &'static Pair {
 
 /// The youngest revision of the pair's repository (from the FSFS side).
 pub fn head(pair: &Pair) -> u64 {
-    let out = Run::tool("svnlook")
-        .arg("youngest")
-        .arg(pair.reference_repo())
-        .success();
+    youngest(pair.reference_repo())
+}
+
+/// The youngest revision of the FSFS repository at `repo` (`svnlook youngest`).
+pub fn youngest(repo: &Path) -> u64 {
+    let out = Run::tool("svnlook").arg("youngest").arg(repo).success();
     out.stdout_text()
         .trim()
         .parse()

@@ -7,6 +7,8 @@ use std::path::Path;
 
 use svelto_testkit::{scenario_dump, tempdir, Run, Svelto, SvnClient, Svnserve};
 
+use crate::common::youngest;
+
 const CONF: &str = "[general]\nanon-access = none\nauth-access = write\n\
                     password-db = passwd\nauthz-db = authz\nrealm = project\n";
 const PASSWD: &str = "[users]\nharry = harryssecret\n";
@@ -35,14 +37,6 @@ fn copy_files(from: &Path, to: &Path) {
                 .success();
         }
     }
-}
-
-fn youngest_fsfs(repo: &Path) -> String {
-    Run::tool("svnlook")
-        .arg("youngest")
-        .arg(repo)
-        .success()
-        .stdout_text()
 }
 
 fn uuid_fsfs(repo: &Path) -> String {
@@ -96,7 +90,7 @@ fn the_migration_guide_moves_a_repository_and_back() {
         .args(["verify", "-q"])
         .arg(&old)
         .success();
-    let head = youngest_fsfs(&old);
+    let head = youngest(&old);
     let uuid = uuid_fsfs(&old);
 
     // 2. Dump and load.
@@ -128,7 +122,7 @@ fn the_migration_guide_moves_a_repository_and_back() {
         .stdout_text();
     assert!(
         info.contains(&format!("UUID: {}", uuid.trim()))
-            && info.contains(&format!("Youngest Revision: {}", head.trim())),
+            && info.contains(&format!("Youngest Revision: {head}")),
         "svelto admin info after the load:\n{info}\n(old: uuid {uuid}, youngest {head})"
     );
     let new_dump = svelto()
@@ -162,7 +156,7 @@ fn the_migration_guide_moves_a_repository_and_back() {
     assert!(out.success(), "svn relocate to Svelto:\n{out}");
     let out = svn(&["commit", "-m", "first commit on Svelto", wc_arg]);
     assert!(out.success(), "commit through Svelto:\n{out}");
-    let moved_head = head.trim().parse::<u64>().expect("revision") + 1;
+    let moved_head = head + 1;
     assert!(
         out.stdout_text()
             .contains(&format!("Committed revision {moved_head}.")),
@@ -196,7 +190,7 @@ fn the_migration_guide_moves_a_repository_and_back() {
     copy_files(&new.join("conf"), &back.join("conf"));
     copy_files(&new.join("hooks"), &back.join("hooks"));
     assert_eq!(uuid_fsfs(&back), uuid, "UUID after the roll back");
-    assert_eq!(youngest_fsfs(&back).trim(), moved_head.to_string());
+    assert_eq!(youngest(&back), moved_head);
     let svnserve_back = Svnserve::start(&back_root);
     let back_trunk = format!("{}/trunk", svnserve_back.url("project"));
     let out = svn(&["relocate", &back_trunk, wc_arg]);
@@ -214,5 +208,4 @@ fn the_migration_guide_moves_a_repository_and_back() {
             .contains(&format!("r{moved_head} | harry")),
         "the commit made on Svelto, after the roll back:\n{log}"
     );
-    drop(svnserve);
 }
