@@ -21,6 +21,8 @@ pub struct RunNote {
     pub report_root_rev: Option<Revnum>,
     /// The revision a commit made.
     pub committed: Option<Revnum>,
+    /// The range a `replay-range` found valid and began to replay.
+    pub replayed: Option<(Revnum, Revnum)>,
 }
 
 impl RunNote {
@@ -58,6 +60,11 @@ pub enum Pending {
     },
     /// `commit`: logged only when it made a revision.
     Commit,
+    /// `replay-range`: one line for the range, once it was found valid (nothing for a
+    /// range refused before any work).
+    ReplayRange {
+        path: String,
+    },
 }
 
 impl Pending {
@@ -95,6 +102,10 @@ impl Pending {
             Pending::Commit => note
                 .committed
                 .map(|r| vec![format!("commit r{r}")])
+                .unwrap_or_default(),
+            Pending::ReplayRange { path } => note
+                .replayed
+                .map(|(start, end)| vec![format!("replay-range {path} r{start}:{end}")])
                 .unwrap_or_default(),
         }
     }
@@ -366,17 +377,9 @@ fn describe_opt(name: &str, p: &P<'_>, ctx: &Ctx<'_>) -> Option<Pending> {
         "get-lock" => one(format!("get-lock {}", ctx.full(p.s(0)?))),
         "get-locks" => one(format!("get-locks {}", ctx.full(p.s(0)?))),
         "replay" => one(format!("replay {} r{}", uri_encode(&ctx.fs_path), p.n(0)?)),
-        "replay-range" => {
-            let (start, end) = (p.n(0)?, p.n(1)?);
-            let path = uri_encode(&ctx.fs_path);
-            // Bounded: a log line per revision is what svnserve writes too.
-            Some(Pending::Done(
-                (start..=end)
-                    .take(1_000_000)
-                    .map(|r| format!("replay {path} r{r}"))
-                    .collect(),
-            ))
-        }
+        "replay-range" => Some(Pending::ReplayRange {
+            path: uri_encode(&ctx.fs_path),
+        }),
         "get-deleted-rev" => one("get-deleted-rev".into()),
         "get-iprops" => {
             let path = ctx.full(p.s(0)?);

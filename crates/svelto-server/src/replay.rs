@@ -3,7 +3,7 @@
 use crate::commands::proplist_items;
 use crate::conn::{Conn, ConnError};
 use crate::editor::WireEditor;
-use crate::error::{CmdResult, Failure};
+use crate::error::{code, CmdError, CmdResult, Failure};
 use crate::session::Session;
 use std::io::{Read, Write};
 use svelto_core::Revnum;
@@ -75,7 +75,24 @@ pub fn replay_range<R: Read, W: Write>(
     let end = p.rev()?;
     let low_water_mark = p.rev()?;
     let send_deltas = p.bool()?;
-    let end = s.rev_or_head(Some(end))?;
+    // The whole range is checked before anything is sent or logged: svnserve answers
+    // "No such revision N" for the first revision of the range that does not exist (after
+    // replaying those that do); an empty range (start after end) is a success.
+    if start > end {
+        return Ok(Some(vec![]));
+    }
+    let head = s.rev_or_head(None)?;
+    if end > head {
+        let missing = start.max(head + 1);
+        return Err(CmdError::new(
+            code::FS_NO_SUCH_REVISION,
+            format!("No such revision {missing}"),
+        )
+        .into());
+    }
+    let mut note = s.note.get();
+    note.replayed = Some((start, end));
+    s.note.set(note);
     let opts = options(s, low_water_mark, send_deltas);
     for rev in start..=end {
         let props = crate::commands::readable_revprops(s, rev)?;

@@ -35,6 +35,7 @@
 mod auth;
 mod authz;
 mod blame;
+mod bounds;
 mod checkout;
 mod cli;
 mod commit;

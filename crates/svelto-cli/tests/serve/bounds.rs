@@ -1,0 +1,154 @@
+//! What one request or one connection may cost the server: a request whose revision range
+//! goes past HEAD is refused before any work or logging, with svnserve's error.
+
+use std::path::Path;
+use std::time::Duration;
+
+use svelto_testkit::{require_tool, tempdir, Server};
+
+use crate::common::pair;
+use crate::durability::{fresh_repo, start};
+use crate::raw::{Conn, Item};
+
+/// `replay-range ( START END LOW-WATER-MARK false )`.
+fn replay_range(start: u64, end: u64) -> Vec<u8> {
+    format!("( replay-range ( {start} {end} 0 false ) ) ").into_bytes()
+}
+
+/// The (code, message) of the first link of a failure.
+fn failure_of(item: &Item) -> Option<(u64, String)> {
+    let Item::List(items) = item else { return None };
+    let Some(Item::List(links)) = items.get(1) else {
+        return None;
+    };
+    match links.first() {
+        Some(Item::List(l)) => match (l.first(), l.get(1)) {
+            (Some(Item::Number(c)), Some(Item::String(m))) => {
+                Some((*c, String::from_utf8_lossy(m).into_owned()))
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Sends `request` on a new session and reads what comes back until the server goes
+/// quiet; the failure it ended with, if any.
+fn ask(server: &Server, url: &str, request: &[u8]) -> (Vec<Item>, Option<(u64, String)>) {
+    let mut conn = Conn::session(server.addr(), url);
+    conn.send(request);
+    let items = match conn.until_closed(Duration::from_secs(2)) {
+        Ok(items) | Err(items) => items,
+    };
+    let failure = items.last().filter(|i| i.is_failure()).and_then(failure_of);
+    (items, failure)
+}
+
+fn log_text(server: &Server) -> String {
+    let file = server.log_file().expect("svelto logs to a file");
+    std::fs::read_to_string(file).unwrap_or_else(|e| panic!("reading {file:?}: {e}"))
+}
+
+/// The log lines after the first `skip` lines that are not the connection's `open` line or
+/// Svelto's own `INFO` lines: what the requests logged.
+fn request_lines(text: &str, skip: usize) -> Vec<String> {
+    text.lines()
+        .skip(skip)
+        .filter(|l| !l.contains(" open 2 cap=") && !l.contains(" INFO "))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn replay_range_past_head_is_refused_before_any_work_or_log() {
+    require_tool("svnmucc");
+    let dir = tempdir();
+    let repo = fresh_repo(dir.path(), "r");
+    let root = repo.parent().expect("root").to_owned();
+    let server = start(&root, &dir.path().join("serve.log"));
+    let url = server.url("r");
+    commit_files(&url, dir.path(), 2);
+    let settle = || std::thread::sleep(Duration::from_millis(200));
+    settle();
+    let lines_before = log_text(&server).lines().count();
+    let hwm_before = server.peak_rss_kib().expect("the server's VmHWM");
+
+    // The end is 2^31: refused at once, as svnserve refuses it (after the revisions
+    // that exist), with the first revision that does not exist.
+    let (items, failure) = ask(&server, &url, &replay_range(0, 1 << 31));
+    assert_eq!(
+        failure,
+        Some((160006, "No such revision 3".to_string())),
+        "{items:?}"
+    );
+    assert_eq!(items.len(), 2, "the slot, then the failure: {items:?}");
+    // A start past HEAD names the start.
+    let (_, failure) = ask(&server, &url, &replay_range(1 << 31, 1 << 31));
+    assert_eq!(
+        failure,
+        Some((160006, "No such revision 2147483648".to_string()))
+    );
+    // An empty range is a success, with nothing replayed.
+    let (items, failure) = ask(&server, &url, &replay_range(5, 3));
+    assert!(
+        failure.is_none() && items.last().is_some_and(Item::is_success),
+        "{items:?}"
+    );
+    settle();
+    let hwm_after = server.peak_rss_kib().expect("the server's VmHWM");
+    let lines = request_lines(&log_text(&server), lines_before);
+    // Each refusal logs its ERR line and nothing else (no action for work not done).
+    assert_eq!(lines.len(), 2, "{lines:#?}");
+    assert!(
+        lines[0].ends_with(" ERR - 0 160006 No such revision 3")
+            && lines[1].ends_with(" ERR - 0 160006 No such revision 2147483648"),
+        "{lines:#?}"
+    );
+    assert!(
+        hwm_after < hwm_before + 16 * 1024,
+        "the server's peak memory grew from {hwm_before} to {hwm_after} KiB"
+    );
+
+    // A valid range is replayed and logged as one line for the request.
+    let lines_before = log_text(&server).lines().count();
+    let (items, failure) = ask(&server, &url, &replay_range(0, 2));
+    assert!(failure.is_none(), "{items:?}");
+    let revprops = items
+        .iter()
+        .filter(|i| matches!(i, Item::List(l) if l.first() == Some(&Item::Word("revprops".into()))))
+        .count();
+    assert_eq!(revprops, 3, "{items:?}");
+    settle();
+    let lines = request_lines(&log_text(&server), lines_before);
+    assert_eq!(lines.len(), 1, "{lines:#?}");
+    assert!(lines[0].ends_with(" r replay-range / r0:2"), "{lines:#?}");
+}
+
+/// svnserve ends a replay-range past HEAD with the same error (after replaying what
+/// exists): the same code and text.
+#[test]
+fn replay_range_past_head_same_error_as_svnserve() {
+    let pair = pair("basic");
+    let mut answers = Vec::new();
+    for (server, url) in [
+        (pair.reference(), pair.reference_url()),
+        (pair.subject(), pair.subject_url()),
+    ] {
+        let (items, failure) = ask(server, &url, &replay_range(0, 1 << 31));
+        answers.push(failure.unwrap_or_else(|| panic!("no failure: {items:?}")));
+    }
+    assert_eq!(answers[0], answers[1]);
+}
+
+/// `count` commits through the server, each adding a file.
+fn commit_files(url: &str, cwd: &Path, count: usize) {
+    let client = svelto_testkit::SvnClient::new();
+    for i in 0..count {
+        let out = client.run(
+            "svnmucc",
+            &["-m", "add", "put", "/dev/null", &format!("{url}/f{i}")],
+            cwd,
+        );
+        assert!(out.success(), "svnmucc put:\n{out}");
+    }
+}
