@@ -360,9 +360,6 @@ impl Ent {
     }
 }
 
-/// Looks up a path's lock token; None when the path is not locked.
-pub type LockLookup = Box<dyn Fn(&str) -> Option<String> + Send>;
-
 /// Path-based authorization: whether a repository relpath may be read.
 pub type ReadCheck = Box<dyn Fn(&str) -> bool + Send>;
 
@@ -381,7 +378,9 @@ pub struct PreparedDrive {
     t_root: Offset,
     t_path: String,
     uuid: Vec<u8>,
-    locks: Option<LockLookup>,
+    /// The repository's locks (path to token), read from `db/locks` when the first reported
+    /// lock token is checked: most reports carry none, and then the file is not read.
+    locks: std::sync::OnceLock<HashMap<String, String>>,
     readable: Option<ReadCheck>,
 }
 
@@ -462,7 +461,7 @@ pub fn prepare(repo: &Repo, opts: &ReportOptions, mut report: Report) -> Result<
         t_root,
         t_path,
         uuid,
-        locks: None,
+        locks: std::sync::OnceLock::new(),
         readable: None,
     })
 }
@@ -478,13 +477,6 @@ pub fn drive(
 }
 
 impl PreparedDrive {
-    /// Where the repository's locks are: a reported lock token that `locks` does not give for
-    /// the path is removed from the working copy. Without it no path is locked.
-    pub fn with_locks(mut self, locks: LockLookup) -> Self {
-        self.locks = Some(locks);
-        self
-    }
-
     /// Path-based authorization (svnserve's authz read function): unreadable target
     /// entries are sent as absent and not descended, unreadable copy sources are not named,
     /// and an unreadable anchor fails the drive before it starts.
@@ -763,12 +755,20 @@ impl Driver<'_> {
         Ok(info)
     }
 
-    fn lock_is_held(&self, path: &str, token: &str) -> bool {
-        self.p
-            .locks
-            .as_ref()
-            .and_then(|locks| locks(path))
-            .is_some_and(|t| t == token)
+    /// Whether the repository holds the lock the working copy reported for `path` (a reported
+    /// token that is not, or no longer, the path's lock is removed from the working copy).
+    fn lock_is_held(&self, path: &str, token: &str) -> Result<bool> {
+        let locks = match self.p.locks.get() {
+            Some(l) => l,
+            None => {
+                let read = crate::locks::read_locks(self.p.repo.path())?
+                    .into_values()
+                    .map(|l| (l.path, l.token))
+                    .collect();
+                self.p.locks.get_or_init(|| read)
+            }
+        };
+        Ok(locks.get(path).is_some_and(|t| t == token))
     }
 
     /// Subversion's closest copy: the revision and path of the copy that made the node at
@@ -923,7 +923,7 @@ impl Driver<'_> {
                         Some(inf) if !inf.start_empty => match inf.lock {
                             None => return Ok(()),
                             Some(token) => {
-                                if self.lock_is_held(&t_path, p.report.str(token)) {
+                                if self.lock_is_held(&t_path, p.report.str(token))? {
                                     return Ok(());
                                 }
                             }
@@ -1206,7 +1206,7 @@ impl Driver<'_> {
         }
         self.change_prop(node, UUID, Some(&p.uuid))?;
         if let Some(token) = lock {
-            if !self.lock_is_held(t_path, token) {
+            if !self.lock_is_held(t_path, token)? {
                 self.change_prop(node, LOCK_TOKEN, None)?;
             }
         }

@@ -198,3 +198,60 @@ fn locks_survive_a_restart() {
     );
     assert!(out.stdout_text().contains("kept"), "{}", out.stdout_text());
 }
+
+/// `svn update` keeps the lock token of a lock the repository still holds (`At revision N.`,
+/// the working copy still shows `K`), and removes the token of a lock another user broke
+/// (`B`), as svnserve does: the update report checks each reported token against the
+/// repository's locks.
+#[test]
+fn update_keeps_held_locks_and_drops_broken_ones() {
+    let pair = users_pair();
+    let mut s = Script::new(&pair);
+    let _scope = pair.scope("uplocks");
+    let w = "uplocks";
+    let alice = ["--username", "alice", "--password", "apw"];
+    let bob = ["--username", "bob", "--password", "bpw"];
+    let run = |s: &mut Script, who: &[&str], args: &[&str]| {
+        let mut all: Vec<&str> = who.to_vec();
+        all.extend_from_slice(args);
+        let out = s.run(w, "svn", &all);
+        assert!(out.success(), "svn {}:\n{out}", all.join(" "));
+        out
+    };
+    s.write("uplocks/f.txt", "one\n");
+    s.write("uplocks/g.txt", "two\n");
+    run(
+        &mut s,
+        &alice,
+        &["import", "-m", "add", "f.txt", "{URL}/u/f.txt"],
+    );
+    run(
+        &mut s,
+        &alice,
+        &["import", "-m", "add", "g.txt", "{URL}/u/g.txt"],
+    );
+    run(&mut s, &alice, &["checkout", "{URL}/u", "wa"]);
+    run(
+        &mut s,
+        &alice,
+        &["lock", "-m", "mine", "wa/f.txt", "wa/g.txt"],
+    );
+    // A plain update, and one after another commit: the locks stay in the working copy.
+    let up = run(&mut s, &alice, &["update", "wa"]);
+    assert!(up.stdout_text().contains("At revision"), "{up}");
+    assert!(!up.stdout_text().contains("B "), "{up}");
+    run(&mut s, &alice, &["mkdir", "-m", "more", "{URL}/u/d"]);
+    run(&mut s, &alice, &["update", "wa"]);
+    let st = run(&mut s, &alice, &["status", "wa"]);
+    assert_eq!(st.stdout_text().matches("K ").count(), 2, "{st}");
+    // Bob breaks one lock: alice's next update removes that token only.
+    run(&mut s, &bob, &["unlock", "--force", "{URL}/u/g.txt"]);
+    let up = run(&mut s, &alice, &["update", "wa"]);
+    assert!(up.stdout_text().contains("B  "), "{up}");
+    let st = run(&mut s, &alice, &["status", "wa"]);
+    assert_eq!(st.stdout_text().matches("K ").count(), 1, "{st}");
+    // The kept token still commits.
+    s.append("uplocks/wa/f.txt", "alice\n");
+    run(&mut s, &alice, &["commit", "-m", "with the lock", "wa"]);
+    s.assert_same_repositories();
+}
