@@ -177,14 +177,39 @@ impl Shared {
     }
 
     /// The shared handle of the repository in `dir` and its writer slot, opened on first
-    /// use.
+    /// use, and opened again when the directory no longer holds the files the handle opened
+    /// (the repository was deleted and created again, or replaced with `mv`), as svnserve
+    /// opens the repository for each connection. The map's lock is not held while a
+    /// repository is opened.
     fn repo(&self, dir: &Path) -> svelto_store::Result<(Repo, Arc<WriterSlot>)> {
-        let mut map = self.repos.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((r, w)) = map.get(dir) {
-            return Ok((r.clone(), w.clone()));
+        let lock = || self.repos.lock().unwrap_or_else(|e| e.into_inner());
+        let cached = lock().get(dir).cloned();
+        if let Some((r, w)) = cached {
+            if !r.replaced() {
+                return Ok((r, w));
+            }
         }
         let r = Repo::open(dir)?;
         r.set_text_cache_limit(self.config.text_cache_bytes);
+        // Forget the handles of other repositories deleted or replaced since (their open files
+        // would keep the deleted data on disk, and their caches in memory).
+        let known: Vec<(PathBuf, Repo)> = lock()
+            .iter()
+            .map(|(p, (r, _))| (p.clone(), r.clone()))
+            .collect();
+        let gone: Vec<(PathBuf, Repo)> = known.into_iter().filter(|(_, r)| r.replaced()).collect();
+        let mut map = lock();
+        for (p, old) in &gone {
+            if map.get(p).is_some_and(|(r, _)| r.same_files(old)) {
+                map.remove(p);
+            }
+        }
+        // Another connection may have opened it meanwhile: keep one handle per repository.
+        if let Some((other, w)) = map.get(dir) {
+            if other.same_files(&r) {
+                return Ok((other.clone(), w.clone()));
+            }
+        }
         let w = Arc::new(WriterSlot {
             path: dir.to_path_buf(),
             writer: Mutex::new(None),

@@ -22,7 +22,7 @@ pub use error::{Corruption, Result, StoreError};
 pub use files::Current;
 pub use node::{Change, DirEntry, FileText, NodeRev, Offset, RevMeta};
 pub use rep::DELTA_MAX;
-pub use repo::{HistoryEntry, Repo, RevRecord};
+pub use repo::{HistoryEntry, Repo, RevRecord, FORMAT};
 pub use txn::{NodeInfo, Txn};
 pub use writer::{create_db, Writer};
 

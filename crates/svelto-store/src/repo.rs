@@ -165,6 +165,8 @@ struct Inner {
     path: PathBuf,
     db: PathBuf,
     files: [File; 5],
+    /// Device and inode of the `db/data` this handle opened (see [`Repo::replaced`]).
+    data_id: (u64, u64),
     overlay: Mutex<Overlay>,
     current: Mutex<Current>,
     nodes: Cache<Arc<NodeRev>>,
@@ -227,11 +229,18 @@ impl Repo {
                 return Err(Self::corrupt(*w, 0, what));
             }
         }
+        let data_id = file_id(&files[Which::Data as usize].metadata().map_err(
+            crate::error::io_err(format!(
+                "reading the metadata of {}",
+                db.join("data").display()
+            )),
+        )?);
         Ok(Repo {
             inner: Arc::new(Inner {
                 path: path.to_path_buf(),
                 db,
                 files,
+                data_id,
                 current: Mutex::new(current),
                 overlay: Mutex::new((16, HashMap::new())),
                 nodes: Cache::new(1 << 18),
@@ -290,6 +299,22 @@ impl Repo {
 
     pub fn path(&self) -> &Path {
         &self.inner.path
+    }
+
+    /// Whether the repository directory no longer holds the files this handle opened: it was
+    /// deleted and created again, or another repository was moved to its place. One `stat`
+    /// of `db/data`, whose device and inode cannot be reused while this handle keeps the file
+    /// open. A repository that is gone counts as replaced.
+    pub fn replaced(&self) -> bool {
+        match std::fs::metadata(self.inner.db.join(Which::Data.name())) {
+            Ok(m) => file_id(&m) != self.inner.data_id,
+            Err(_) => true,
+        }
+    }
+
+    /// Whether two handles opened the same files (one repository, not one replaced by another).
+    pub fn same_files(&self, other: &Repo) -> bool {
+        self.inner.data_id == other.inner.data_id
     }
 
     pub fn db_path(&self) -> &Path {
@@ -714,4 +739,10 @@ impl Repo {
     pub fn related(&self, a: Offset, b: Offset) -> Result<bool> {
         Ok(self.node(a)?.node_id == self.node(b)?.node_id)
     }
+}
+
+/// A file's identity on this machine: its device and inode.
+fn file_id(m: &std::fs::Metadata) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    (m.dev(), m.ino())
 }

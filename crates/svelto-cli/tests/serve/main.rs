@@ -53,6 +53,7 @@ mod migrating;
 mod ops;
 mod raw;
 mod read;
+mod replaced;
 mod robust;
 mod ssh;
 mod tools;
