@@ -6,7 +6,7 @@ mod localtime;
 mod look;
 mod serve;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Subcommand};
 
 /// mimalloc instead of glibc's malloc: the server's log and drive paths allocate many small
 /// items; glibc's malloc/free were a third of `log -v`'s server CPU (issue 3's note).
@@ -14,7 +14,7 @@ use clap::{Parser, Subcommand};
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::process::ExitCode;
 
-#[derive(Parser)]
+#[derive(clap::Parser)]
 #[command(
     name = "svelto",
     version,
@@ -42,6 +42,18 @@ enum Command {
     },
 }
 
+/// What `svelto --version` and `svelto serve --version` print after the program's name: the
+/// version, the commit it was built from, the storage format and the protocols served.
+pub fn version_text() -> String {
+    format!(
+        "{} (commit {})\n   storage format: {}\n   protocols: svn:// (ra_svn protocol 2), \
+         svn+ssh:// (tunnel mode, -t)",
+        env!("CARGO_PKG_VERSION"),
+        env!("SVELTO_COMMIT"),
+        svelto_store::FORMAT.trim_end(),
+    )
+}
+
 fn main() -> ExitCode {
     // `look` parses its arguments itself, as svnlook does (usage errors must match).
     let mut argv = std::env::args_os();
@@ -50,7 +62,10 @@ fn main() -> ExitCode {
     if first.as_deref() == Some(std::ffi::OsStr::new("look")) {
         return look::main(argv.collect());
     }
-    let cli = Cli::parse();
+    let matches = Cli::command()
+        .long_version(&*Box::leak(version_text().into_boxed_str()))
+        .get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let result = match cli.command {
         Command::Admin { command } => admin::run(command),
         Command::Serve(args) => serve::run(*args),

@@ -99,6 +99,8 @@ pub struct ServeArgs {
     #[arg(long, value_name = "yes|no")]
     cache_revprops: Option<String>,
     #[arg(long, value_name = "yes|no")]
+    cache_nodeprops: Option<String>,
+    #[arg(long, value_name = "yes|no")]
     block_read: Option<String>,
     #[arg(long, value_name = "MBPS")]
     client_speed: Option<String>,
@@ -112,6 +114,14 @@ pub struct ServeArgs {
     /// Tunnel mode: the user EXTERNAL authenticates as (default: this account's name).
     #[arg(long, value_name = "USER")]
     tunnel_user: Option<String>,
+    /// svnserve's debugging mode (one connection at a time, in the main thread); accepted and
+    /// ignored (noted in the log): each connection keeps its own thread.
+    #[arg(long)]
+    single_thread: bool,
+    /// Print the version, the commit, the storage format and the protocols served, and
+    /// exit (with -q: the version alone, as `svnserve --version --quiet`).
+    #[arg(long)]
+    version: bool,
     /// Quiet: svnserve prints nothing on startup either.
     #[arg(short = 'q', long = "quiet")]
     quiet: bool,
@@ -133,10 +143,14 @@ impl ServeArgs {
         note("--cache-txdeltas", &self.cache_txdeltas);
         note("--cache-fulltexts", &self.cache_fulltexts);
         note("--cache-revprops", &self.cache_revprops);
+        note("--cache-nodeprops", &self.cache_nodeprops);
         note("--block-read", &self.block_read);
         note("--client-speed", &self.client_speed);
         note("--min-threads", &self.min_threads);
         note("--max-threads", &self.max_threads);
+        if self.single_thread {
+            out.push("--single-thread".into());
+        }
         if self.threads {
             out.push("--threads".into());
         }
@@ -145,6 +159,15 @@ impl ServeArgs {
 }
 
 pub fn run(args: ServeArgs) -> Result<()> {
+    if args.version {
+        let mut out = std::io::stdout();
+        if args.quiet {
+            writeln!(out, "{}", env!("CARGO_PKG_VERSION"))?;
+        } else {
+            writeln!(out, "svelto serve, version {}", crate::version_text())?;
+        }
+        return Ok(());
+    }
     let modes = [args.daemon, args.inetd, args.tunnel, args.listen_once]
         .iter()
         .filter(|m| **m)

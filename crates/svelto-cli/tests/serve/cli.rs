@@ -206,6 +206,9 @@ fn svnserve_tuning_flags_are_accepted_and_noted() {
         "yes",
         "--block-read",
         "yes",
+        "--cache-nodeprops",
+        "no",
+        "--single-thread",
     ];
     let server = Svelto::start_with(&bin(), &root, &log, &flags);
     let out = svn(&["ls", &server.url(&name)]);
@@ -214,8 +217,34 @@ fn svnserve_tuning_flags_are_accepted_and_noted() {
     assert!(
         text.contains("ignoring svnserve tuning flags")
             && text.contains("--memory-cache-size 1024")
-            && text.contains("--block-read yes"),
+            && text.contains("--block-read yes")
+            && text.contains("--cache-nodeprops no")
+            && text.contains("--single-thread"),
         "{text}"
+    );
+}
+
+/// `svelto serve --version` (what init scripts and package checks call, as `svnserve
+/// --version`): the version, the commit, the storage format and the protocols; with `-q`
+/// the version alone.
+#[test]
+fn serve_prints_its_version() {
+    let out = Run::new(bin()).args(["serve", "--version"]).success();
+    let text = out.stdout_text();
+    let version = env!("CARGO_PKG_VERSION");
+    assert!(
+        text.starts_with(&format!("svelto serve, version {version} (commit "))
+            && text.contains("storage format: svelto-store 1")
+            && text.contains("svn://"),
+        "{text}"
+    );
+    let quiet = Run::new(bin()).args(["serve", "--version", "-q"]).success();
+    assert_eq!(quiet.stdout_text(), format!("{version}\n"));
+    let top = Run::new(bin()).arg("--version").success();
+    assert!(
+        top.stdout_text().contains("storage format"),
+        "{}",
+        top.stdout_text()
     );
 }
 
