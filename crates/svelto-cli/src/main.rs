@@ -62,6 +62,10 @@ fn main() -> ExitCode {
     if first.as_deref() == Some(std::ffi::OsStr::new("look")) {
         return look::main(argv.collect());
     }
+    // `admin` reports usage errors and failures in svnadmin's words and codes.
+    if first.as_deref() == Some(std::ffi::OsStr::new("admin")) {
+        return admin::main(argv.collect());
+    }
     let matches = Cli::command()
         .long_version(&*Box::leak(version_text().into_boxed_str()))
         .get_matches();

@@ -139,6 +139,8 @@ pub enum SvnErrorKind {
     AuthzUnreadable,
     /// `SVN_ERR_AUTHZ_UNWRITABLE`: path-based authorization forbids writing a path.
     AuthzUnwritable,
+    /// `SVN_ERR_BAD_UUID`: a malformed repository UUID.
+    BadUuid,
 }
 
 impl SvnErrorKind {
@@ -175,6 +177,7 @@ impl SvnErrorKind {
             SvnErrorKind::AuthzRootUnreadable => 220000,
             SvnErrorKind::AuthzUnreadable => 220001,
             SvnErrorKind::AuthzUnwritable => 220004,
+            SvnErrorKind::BadUuid => 125008,
         }
     }
 }

@@ -25,6 +25,7 @@ pub mod locations;
 pub mod locks;
 pub mod log;
 pub mod look;
+pub mod maintenance;
 pub mod mergeinfo;
 mod query;
 pub mod replay;

@@ -9,7 +9,9 @@
 //!   `--force-uuid`, compared with svnadmin given the same commands;
 //! - `bad_input`: truncated and corrupted dumps;
 //! - `big_file`: a 200 MB file, streamed;
-//! - `crash`: `kill -9` during a load.
+//! - `crash`: `kill -9` during a load;
+//! - `setuuid`: against `svnadmin setuuid` (`pair`: the same subcommand run by
+//!   svnadmin on FSFS and by `svelto admin` on Svelto, outputs compared).
 
 mod bad_input;
 mod big_file;
@@ -18,4 +20,6 @@ mod corrupt;
 mod crash;
 mod create;
 mod options;
+mod pair;
 mod roundtrip;
+mod setuuid;
