@@ -82,16 +82,61 @@ impl Current {
         self.lens[w as usize]
     }
 
+    /// Parses `db/current` (or a `db/txns/NAME` file): six numbers separated by single
+    /// spaces, then ` crc=` and the CRC-32 of the numbers' text as 8 hex digits, then a
+    /// newline. The form without the checksum (written before it existed) is accepted too;
+    /// the next commit writes the checked form.
     pub fn parse(text: &str) -> std::result::Result<Current, Corruption> {
-        let nums: Vec<u64> = text
-            .split_ascii_whitespace()
-            .map(|s| s.parse::<u64>())
-            .collect::<std::result::Result<_, _>>()
-            .map_err(|e| Corruption::new(format!("db/current: {e}")))?;
-        if nums.len() != 6 || !text.ends_with('\n') {
-            return Err(Corruption::new(
-                "db/current: expected six numbers and a newline",
-            ));
+        let bad = |why: String| Corruption::new(format!("db/current: {why}"));
+        let line = text
+            .strip_suffix('\n')
+            .filter(|l| !l.contains('\n'))
+            .ok_or_else(|| bad("not one line ending in a newline".into()))?;
+        let numbers = match line.split_once(" crc=") {
+            Some((numbers, crc)) => {
+                let valid = crc.len() == 8
+                    && crc
+                        .bytes()
+                        .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+                let stored = u32::from_str_radix(crc, 16)
+                    .ok()
+                    .filter(|_| valid)
+                    .ok_or_else(|| {
+                        bad(format!(
+                            "checksum '{}' is not 8 hex digits",
+                            crc.escape_debug()
+                        ))
+                    })?;
+                let actual = crc32fast::hash(numbers.as_bytes());
+                if stored != actual {
+                    return Err(bad(format!(
+                        "checksum mismatch (stored {stored:08x}, the line gives {actual:08x})"
+                    )));
+                }
+                numbers
+            }
+            None => line,
+        };
+        let mut nums = [0u64; 6];
+        let mut fields = numbers.split(' ');
+        for (i, slot) in nums.iter_mut().enumerate() {
+            let f = fields
+                .next()
+                .ok_or_else(|| bad("expected six numbers".into()))?;
+            // Canonical decimal only: what `render` writes.
+            let canonical = !f.is_empty()
+                && f.bytes().all(|b| b.is_ascii_digit())
+                && (f == "0" || !f.starts_with('0'));
+            *slot = f.parse::<u64>().ok().filter(|_| canonical).ok_or_else(|| {
+                bad(format!(
+                    "field {} '{}' is not a number",
+                    i + 1,
+                    f.escape_debug()
+                ))
+            })?;
+        }
+        if fields.next().is_some() {
+            return Err(bad("expected six numbers".into()));
         }
         Ok(Current {
             youngest: nums[0],
@@ -99,12 +144,15 @@ impl Current {
         })
     }
 
+    /// The line `parse` reads, with its checksum.
     pub fn render(&self) -> String {
         let l = self.lens;
-        format!(
-            "{} {} {} {} {} {}\n",
+        let numbers = format!(
+            "{} {} {} {} {} {}",
             self.youngest, l[0], l[1], l[2], l[3], l[4]
-        )
+        );
+        let crc = crc32fast::hash(numbers.as_bytes());
+        format!("{numbers} crc={crc:08x}\n")
     }
 }
 

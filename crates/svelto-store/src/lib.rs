@@ -8,6 +8,7 @@
 //! at a time (an OS file lock) appends; `Txn` builds a revision; `Writer::sync` makes
 //! committed revisions durable and visible in one atomic rename.
 
+mod check;
 mod enc;
 mod error;
 mod files;

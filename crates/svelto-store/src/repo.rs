@@ -235,7 +235,7 @@ impl Repo {
                 db.join("data").display()
             )),
         )?);
-        Ok(Repo {
+        let repo = Repo {
             inner: Arc::new(Inner {
                 path: path.to_path_buf(),
                 db,
@@ -249,7 +249,9 @@ impl Repo {
                 metas: Cache::new(META_CACHE_BYTES),
                 fulltexts: Mutex::new(FulltextCache::default()),
             }),
-        })
+        };
+        repo.check_current(&current)?;
+        Ok(repo)
     }
 
     /// Opens the repository with a transaction a writer exposed (`Writer::expose_txn`)
@@ -332,6 +334,15 @@ impl Repo {
     /// it would make a revision a client has already been told about disappear).
     pub fn refresh(&self) -> Result<Revnum> {
         let cur = files::read_current(&self.inner.db)?;
+        let seen = self.inner.current.lock().unwrap_or_else(|e| e.into_inner());
+        let newer = cur.youngest >= seen.youngest
+            && cur.lens.iter().zip(seen.lens.iter()).all(|(a, b)| a >= b);
+        if !newer || cur == *seen {
+            return Ok(seen.youngest);
+        }
+        let cur_copy = cur;
+        drop(seen);
+        self.check_current(&cur_copy)?;
         let mut seen = self.inner.current.lock().unwrap_or_else(|e| e.into_inner());
         let newer = cur.youngest >= seen.youngest
             && cur.lens.iter().zip(seen.lens.iter()).all(|(a, b)| a >= b);
@@ -356,7 +367,7 @@ impl Repo {
         Ok(s.trim_end().to_string())
     }
 
-    fn file(&self, w: Which) -> &File {
+    pub(crate) fn file(&self, w: Which) -> &File {
         &self.inner.files[w as usize]
     }
 

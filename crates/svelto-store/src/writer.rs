@@ -46,6 +46,9 @@ pub struct Writer {
     apps: Vec<Appender>,
     youngest: Revnum,
     published: Revnum,
+    /// What this writer last read from or wrote to `db/current` (checked): never truncate
+    /// below it.
+    published_at: Current,
     pub(crate) next_node_id: u64,
     pub(crate) next_copy_id: u64,
     dedup_text: HashMap<Sha1, FileText>,
@@ -71,8 +74,9 @@ impl Writer {
             .map_err(io_err(format!("opening {}", lock_path.display())))?;
         lock.lock()
             .map_err(io_err(format!("locking {}", lock_path.display())))?;
+        // Opening checks db/current against the files (`Repo::check_current`) before
+        // anything is truncated below.
         let repo = Repo::open(path)?;
-        repo.refresh()?;
         let cur = repo.current();
         let mut apps = Vec::new();
         for w in Which::ALL {
@@ -85,6 +89,7 @@ impl Writer {
             apps,
             youngest: cur.youngest,
             published: cur.youngest,
+            published_at: cur,
             next_node_id: last.next_node_id,
             next_copy_id: last.next_copy_id,
             dedup_text: HashMap::new(),
@@ -173,6 +178,7 @@ impl Writer {
         let cur = self.lens_current();
         files::write_current(self.repo.db_path(), &cur)?;
         self.published = self.youngest;
+        self.published_at = cur;
         self.added_text.clear();
         self.added_props.clear();
         Ok(self.published)
@@ -208,10 +214,12 @@ impl Writer {
     /// the files go back to their published lengths.
     pub fn discard_unpublished(&mut self) -> Result<()> {
         let cur = files::read_current(self.repo.db_path())?;
-        if cur.youngest != self.published {
+        if cur != self.published_at {
+            // Never truncate to lengths this writer did not publish itself.
             return Err(StoreError::Conflict(format!(
-                "db/current names r{} but this writer published r{}",
-                cur.youngest, self.published
+                "db/current reads '{}' but this writer published '{}'",
+                cur.render().trim_end(),
+                self.published_at.render().trim_end()
             )));
         }
         let last = self.repo.rev_record(cur.youngest)?;
@@ -272,8 +280,14 @@ impl Writer {
         self.lock_file
             .lock()
             .map_err(io_err("locking db/write.lock".to_string()))?;
-        let cur = files::read_current(self.repo.db_path())?;
-        Ok(cur == self.lens_current())
+        match files::read_current(self.repo.db_path()) {
+            Ok(cur) => Ok(cur == self.lens_current()),
+            Err(e) => {
+                // Not kept locked by a writer that will not be used.
+                let _ = self.lock_file.unlock();
+                Err(e)
+            }
+        }
     }
 
     pub(crate) fn mark(&self) -> Mark {

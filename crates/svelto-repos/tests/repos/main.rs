@@ -2,4 +2,5 @@
 
 mod authz;
 mod commit_model;
+mod damage;
 mod replay;

@@ -32,11 +32,7 @@ fn tail() -> impl Strategy<Value = Tail> {
 fn crash_copy(src: &Path, dst: &Path, tails: &[Tail]) {
     fs::create_dir_all(dst.join("db")).expect("mkdir");
     let cur = fs::read_to_string(src.join("db/current")).expect("current");
-    let lens: Vec<u64> = cur
-        .split_whitespace()
-        .skip(1)
-        .map(|s| s.parse().expect("num"))
-        .collect();
+    let lens = svelto_store::Current::parse(&cur).expect("current").lens;
     for name in ["current", "format", "uuid"] {
         fs::copy(src.join("db").join(name), dst.join("db").join(name)).expect("copy");
     }

@@ -1,0 +1,177 @@
+//! Damaged repository files: every flipped bit of `db/current` is noticed before anything
+//! is served or written, and no committed revision is lost to it (issue 16).
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use svelto_repos::{DumpOptions, LoadOptions};
+use svelto_store::{Repo, Writer};
+
+const FILES: [&str; 5] = ["data", "revs", "meta", "dedup", "revprops"];
+
+/// A repository with history, a revision property changed after its commit (so that
+/// `db/revprops` has a record) and its dump, to compare with after the damage.
+pub fn loaded_repo(dir: &Path) -> (PathBuf, Vec<u8>) {
+    let repo = dir.join("repo");
+    svelto_repos::create(
+        &repo,
+        "00000000-0000-4000-8000-000000000000",
+        "2026-01-01T00:00:00.000000Z",
+    )
+    .expect("create");
+    let dump = fs::read(svelto_testkit::scenario_dump("mixed")).expect("fixture");
+    svelto_repos::load(&repo, &dump[..], LoadOptions::default(), &mut |_| {}).expect("load");
+    let mut w = Writer::open(&repo).expect("writer");
+    let mut props = w.repo().revprops(1).expect("revprops");
+    props.insert(b"svn:log".to_vec(), b"changed later".to_vec());
+    w.set_revprops(1, props).expect("set revprops");
+    w.sync().expect("sync");
+    drop(w);
+    let out = dump_of(&repo);
+    (repo, out)
+}
+
+pub fn dump_of(path: &Path) -> Vec<u8> {
+    let repo = Repo::open(path).expect("open");
+    let opts = DumpOptions {
+        start: 0,
+        end: repo.youngest(),
+        incremental: false,
+        deltas: false,
+    };
+    let mut out = Vec::new();
+    svelto_repos::dump(&repo, &mut out, opts, &mut |_| {}).expect("dump");
+    svelto_repos::verify(&repo, 0, repo.youngest(), &mut |_| {}).expect("verify");
+    out
+}
+
+fn files_of(repo: &Path) -> Vec<Vec<u8>> {
+    FILES
+        .iter()
+        .map(|f| fs::read(repo.join("db").join(f)).expect("read"))
+        .collect()
+}
+
+/// Flips every bit of `db/current` in turn: opening for reading (what `verify`, `dump` and
+/// the server do) fails naming db/current, opening a writer fails the same way, and the
+/// other files are left exactly as they were.
+fn every_flip_is_refused(repo: &Path, current: &[u8]) -> usize {
+    let path = repo.join("db/current");
+    let before = files_of(repo);
+    let mut flips = 0;
+    for i in 0..current.len() {
+        for bit in 0..8 {
+            let mut damaged = current.to_vec();
+            damaged[i] ^= 1 << bit;
+            fs::write(&path, &damaged).expect("write");
+            let what = format!(
+                "bit {bit} of byte {i} flipped: {:?}",
+                String::from_utf8_lossy(&damaged)
+            );
+            let err = match Repo::open(repo) {
+                Ok(_) => panic!("{what}: the repository opened"),
+                Err(e) => e.to_string(),
+            };
+            assert!(err.contains("current"), "{what}: {err}");
+            let err = match Writer::open(repo) {
+                Ok(_) => panic!("{what}: a writer opened"),
+                Err(e) => e.to_string(),
+            };
+            assert!(err.contains("current"), "{what}: {err}");
+            assert!(files_of(repo) == before, "{what}: a file changed");
+            flips += 1;
+        }
+    }
+    fs::write(&path, current).expect("restore");
+    flips
+}
+
+#[test]
+fn every_flipped_bit_of_current_is_refused_and_loses_nothing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (repo, dump) = loaded_repo(dir.path());
+    let current = fs::read(repo.join("db/current")).expect("current");
+    assert!(
+        String::from_utf8_lossy(&current).contains(" crc="),
+        "db/current carries its checksum"
+    );
+    let flips = every_flip_is_refused(&repo, &current);
+    assert_eq!(
+        dump_of(&repo),
+        dump,
+        "the restored repository has every revision"
+    );
+
+    // The form written before the checksum existed: still read, and every flip of it is
+    // caught by the lengths' agreement with the records alone.
+    let text = String::from_utf8(current.clone()).expect("ascii");
+    let legacy = format!("{}\n", text.split(" crc=").next().expect("numbers"));
+    fs::write(repo.join("db/current"), &legacy).expect("write");
+    assert_eq!(dump_of(&repo), dump, "the old form opens");
+    let flips = flips + every_flip_is_refused(&repo, legacy.as_bytes());
+    assert!(flips > 500, "{flips} flips");
+
+    // The next commit writes the checked form and keeps every revision.
+    let mut w = Writer::open(&repo).expect("writer");
+    let youngest = w.youngest();
+    let mut props = w.repo().revprops(youngest).expect("revprops");
+    props.insert(b"svn:log".to_vec(), b"again".to_vec());
+    w.set_revprops(youngest, props).expect("set");
+    w.sync().expect("sync");
+    drop(w);
+    let now = fs::read_to_string(repo.join("db/current")).expect("current");
+    assert!(now.contains(" crc="), "{now}");
+    let r = Repo::open(&repo).expect("open");
+    assert_eq!(r.youngest(), youngest);
+    svelto_repos::verify(&r, 0, youngest, &mut |_| {}).expect("verify");
+}
+
+/// A writer kept open between commits (the server's) notices a damaged `db/current` when it
+/// takes the lock again, and neither publishes over it nor truncates to it.
+#[test]
+fn a_kept_writer_refuses_a_damaged_current() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (repo, dump) = loaded_repo(dir.path());
+    let path = repo.join("db/current");
+    let current = fs::read_to_string(&path).expect("current");
+    let mut w = Writer::open(&repo).expect("writer");
+    w.unlock().expect("unlock");
+    // A shortened data length with a checksum that matches it: only the agreement with the
+    // records can tell.
+    let mut fields: Vec<u64> = current
+        .split(" crc=")
+        .next()
+        .expect("numbers")
+        .split(' ')
+        .map(|f| f.parse().expect("number"))
+        .collect();
+    fields[1] -= 100;
+    let cur = svelto_store::Current {
+        youngest: fields[0],
+        lens: [fields[1], fields[2], fields[3], fields[4], fields[5]],
+    };
+    fs::write(&path, cur.render()).expect("write");
+    let before = files_of(&repo);
+    assert!(!w.relock().expect("relock"), "the kept writer is stale");
+    let err = w
+        .discard_unpublished()
+        .expect_err("discard refused")
+        .to_string();
+    assert!(err.contains("db/current"), "{err}");
+    drop(w);
+    let err = match Writer::open(&repo) {
+        Ok(_) => panic!("a writer opened"),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        err.contains("current") && err.contains("root node"),
+        "{err}"
+    );
+    let err = match Repo::open(&repo) {
+        Ok(_) => panic!("the repository opened"),
+        Err(e) => e.to_string(),
+    };
+    assert!(err.contains("current"), "{err}");
+    assert!(files_of(&repo) == before, "a file changed");
+    fs::write(&path, current).expect("restore");
+    assert_eq!(dump_of(&repo), dump);
+}
