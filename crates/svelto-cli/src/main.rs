@@ -9,7 +9,11 @@ mod serve;
 use clap::{CommandFactory, FromArgMatches, Subcommand};
 
 /// mimalloc instead of glibc's malloc: the server's log and drive paths allocate many small
-/// items; glibc's malloc/free were a third of `log -v`'s server CPU (issue 3's note).
+/// items; glibc's malloc/free were a third of `log -v`'s server CPU.
+/// Built without transparent huge pages (`no_thp`): with them each connection thread's heap
+/// pages were backed by 2 MiB pages, about 1.5 MB of memory per idle connection; without,
+/// about 130 KiB (docs/reliability.md). On a system whose THP setting is `always`, set
+/// `MIMALLOC_ALLOW_THP=0` in the server's environment to get the same.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::process::ExitCode;

@@ -1,8 +1,12 @@
 //! One connection's byte streams: items in through the sans-io decoder, items out through a
 //! buffer. Output is flushed before every blocking read, so a reply is never stuck in the
 //! buffer while we wait for the peer.
+//!
+//! An idle connection costs kilobytes: the buffers start small, grow while a command needs
+//! them (reads double from 4 KiB up to 64 KiB, or to the size of a string being read), and
+//! are given back once the connection waits for its next command with nothing pending.
 
-use std::io::{self, BufWriter, Read, Write};
+use std::io::{self, Read, Write};
 use svelto_wire::{Decoder, Item, Limits, WireError};
 
 /// Why a connection cannot go on.
@@ -14,7 +18,14 @@ pub enum ConnError {
     Io(#[from] io::Error),
 }
 
+/// The first read of a connection, and of each command after an idle wait.
+const MIN_READ: usize = 4 * 1024;
+/// Reads grow to this while each one fills the space it was given.
 const READ_CHUNK: usize = 64 * 1024;
+/// Output is written to the peer once this much is buffered.
+const OUT_CHUNK: usize = 64 * 1024;
+/// A buffer bigger than this is released while the connection waits between commands.
+const IDLE_KEEP: usize = 8 * 1024;
 
 /// A command's response went over `--max-response-size`.
 #[derive(Debug, thiserror::Error)]
@@ -35,7 +46,11 @@ pub struct Conn<R: Read, W: Write> {
     buf: Vec<u8>,
     start: usize,
     decoder: Decoder,
-    out: BufWriter<W>,
+    /// The next read's size (grows from `MIN_READ` to `READ_CHUNK`).
+    read_size: usize,
+    writer: W,
+    /// Output not yet written to `writer`.
+    out: Vec<u8>,
     /// Reused to encode outgoing items.
     scratch: Vec<u8>,
     /// Bytes read over the connection's life (for the log).
@@ -58,11 +73,13 @@ impl<R: Read, W: Write> Conn<R, W> {
     pub fn new(reader: R, writer: W, limits: Limits) -> Self {
         Conn {
             reader,
-            buf: Vec::with_capacity(READ_CHUNK),
+            buf: Vec::new(),
             start: 0,
             decoder: Decoder::new(limits),
-            out: BufWriter::with_capacity(64 * 1024, writer),
-            scratch: Vec::with_capacity(4096),
+            read_size: MIN_READ,
+            writer,
+            out: Vec::new(),
+            scratch: Vec::new(),
             bytes_in: 0,
             bytes_out: 0,
             max_out: 0,
@@ -127,7 +144,7 @@ impl<R: Read, W: Write> Conn<R, W> {
 
     /// The next top-level item; `None` when the peer closed cleanly between items.
     pub fn read_item(&mut self) -> Result<Option<Item>, ConnError> {
-        self.out.flush()?;
+        self.flush()?;
         loop {
             if let Some((item, used)) = self.decoder.decode(&self.buf[self.start..])? {
                 self.start += used;
@@ -142,7 +159,15 @@ impl<R: Read, W: Write> Conn<R, W> {
                 self.start = 0;
             }
             let have = self.buf.len();
-            let want = self.decoder.hint().unwrap_or(0).clamp(READ_CHUNK, 1 << 20);
+            if have == 0 {
+                // Between commands, most likely waiting for the peer: give back what a large
+                // command left behind.
+                self.release_idle();
+            }
+            let want = match self.decoder.hint() {
+                Some(h) => h.clamp(self.read_size, 1 << 20),
+                None => self.read_size,
+            };
             self.buf.resize(have + want, 0);
             let n = loop {
                 match self.reader.read(&mut self.buf[have..]) {
@@ -154,6 +179,9 @@ impl<R: Read, W: Write> Conn<R, W> {
                     }
                 }
             };
+            if n == want {
+                self.read_size = (self.read_size * 2).min(READ_CHUNK);
+            }
             self.buf.truncate(have + n);
             self.bytes_in += n as u64;
             if n == 0 {
@@ -171,6 +199,44 @@ impl<R: Read, W: Write> Conn<R, W> {
         }
     }
 
+    /// Drops buffers grown past `IDLE_KEEP` (called with no input pending and the output
+    /// flushed), and starts reads small again.
+    fn release_idle(&mut self) {
+        for b in [&mut self.buf, &mut self.out, &mut self.scratch] {
+            if b.capacity() > IDLE_KEEP {
+                *b = Vec::new();
+            }
+        }
+        self.read_size = MIN_READ;
+    }
+
+    /// Bytes held in the connection's buffers (capacity), for tests and metrics.
+    pub fn buffered_capacity(&self) -> usize {
+        self.buf.capacity() + self.out.capacity() + self.scratch.capacity()
+    }
+
+    /// Buffers `bytes` for the peer, writing out once `OUT_CHUNK` is reached (a large
+    /// write goes straight through).
+    fn put(&mut self, bytes: &[u8]) -> io::Result<()> {
+        if self.out.len() + bytes.len() > OUT_CHUNK {
+            self.flush_out()?;
+            if bytes.len() >= OUT_CHUNK {
+                return self.writer.write_all(bytes);
+            }
+        }
+        self.out.extend_from_slice(bytes);
+        Ok(())
+    }
+
+    fn flush_out(&mut self) -> io::Result<()> {
+        if !self.out.is_empty() {
+            let r = self.writer.write_all(&self.out);
+            self.out.clear();
+            r?;
+        }
+        Ok(())
+    }
+
     /// Like [`read_item`](Self::read_item), but the end of input is an error.
     pub fn expect_item(&mut self) -> Result<Item, ConnError> {
         self.read_item()?.ok_or_else(|| {
@@ -182,29 +248,41 @@ impl<R: Read, W: Write> Conn<R, W> {
     }
 
     pub fn write_item(&mut self, item: &Item) -> io::Result<()> {
-        self.scratch.clear();
-        item.encode(&mut self.scratch);
-        self.count_out(self.scratch.len())?;
-        self.note_failure(item);
-        self.out.write_all(&self.scratch)
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.clear();
+        item.encode(&mut scratch);
+        let mut r = self.count_out(scratch.len());
+        if r.is_ok() {
+            self.note_failure(item);
+            r = self.put(&scratch);
+        }
+        self.scratch = scratch;
+        r
     }
 
     /// Writes bytes that already form whole items.
     pub fn write_raw(&mut self, bytes: &[u8]) -> io::Result<()> {
         self.count_out(bytes.len())?;
-        self.out.write_all(bytes)
+        self.put(bytes)
     }
 
     /// Writes one string item `len:bytes ` without copying the bytes into an `Item`.
     pub fn write_string(&mut self, bytes: &[u8]) -> io::Result<()> {
         self.count_out(bytes.len() + 2 + decimal_len(bytes.len()))?;
-        write!(self.out, "{}:", bytes.len())?;
-        self.out.write_all(bytes)?;
-        self.out.write_all(b" ")
+        let mut head = [0u8; 24];
+        let head_len = {
+            let mut w = &mut head[..];
+            write!(w, "{}:", bytes.len())?;
+            24 - w.len()
+        };
+        self.put(&head[..head_len])?;
+        self.put(bytes)?;
+        self.put(b" ")
     }
 
     pub fn flush(&mut self) -> io::Result<()> {
-        self.out.flush()
+        self.flush_out()?;
+        self.writer.flush()
     }
 }
 
@@ -283,6 +361,33 @@ mod tests {
         let b = conn.read_item().expect("read").expect("item");
         assert_eq!(b.to_bytes(), b"( stat ( 3:a b ( 1 ) ) ) ".to_vec());
         assert!(conn.read_item().expect("clean end").is_none());
+    }
+
+    #[test]
+    fn buffers_grown_by_a_large_request_are_given_back_when_idle() {
+        let big = vec![b'x'; 3 << 20];
+        let mut input = format!("( 1:a {}:", big.len()).into_bytes();
+        input.extend_from_slice(&big);
+        input.extend_from_slice(b" ) ( 1:b ) ");
+        let mut conn = Conn::new(&input[..], Vec::new(), Limits::default());
+        assert!(
+            conn.buffered_capacity() == 0,
+            "nothing allocated before a read"
+        );
+        let a = conn.read_item().expect("read").expect("item");
+        assert_eq!(a.as_list().map(<[Item]>::len), Some(2));
+        conn.write_item(&a).expect("echo");
+        assert!(conn.buffered_capacity() > 3 << 20);
+        let b = conn.read_item().expect("read").expect("item");
+        assert_eq!(b.to_bytes(), b"( 1:b ) ".to_vec());
+        // Waiting for the next command with nothing pending: the big buffers are gone.
+        assert!(conn.read_item().expect("clean end").is_none());
+        assert!(
+            conn.buffered_capacity() <= 2 * MIN_READ,
+            "{} bytes kept",
+            conn.buffered_capacity()
+        );
+        assert_eq!(conn.writer.len(), a.to_bytes().len());
     }
 
     #[test]
