@@ -141,6 +141,8 @@ pub enum SvnErrorKind {
     AuthzUnwritable,
     /// `SVN_ERR_BAD_UUID`: a malformed repository UUID.
     BadUuid,
+    /// `SVN_ERR_IO_INCONSISTENT_EOL`: a text that mixes line ending styles.
+    InconsistentEol,
 }
 
 impl SvnErrorKind {
@@ -178,6 +180,7 @@ impl SvnErrorKind {
             SvnErrorKind::AuthzUnreadable => 220001,
             SvnErrorKind::AuthzUnwritable => 220004,
             SvnErrorKind::BadUuid => 125008,
+            SvnErrorKind::InconsistentEol => 135000,
         }
     }
 }

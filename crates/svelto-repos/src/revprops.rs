@@ -61,6 +61,38 @@ pub fn change_rev_prop(
     change: &RevpropChange<'_>,
     with_writer: impl FnOnce(&mut dyn FnMut(&mut Writer) -> Result<()>) -> Result<()>,
 ) -> Result<()> {
+    change_rev_prop_with(repo, hooks, change, HookUse::BOTH, with_writer)
+}
+
+/// Which of the revision property hooks a change runs. A client's change runs both (and
+/// without a pre-revprop-change hook nothing may change); `svnadmin setrevprop` and
+/// `delrevprop` run them only when asked (`--use-pre-revprop-change-hook`,
+/// `--use-post-revprop-change-hook`), `setlog` unless `--bypass-hooks`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HookUse {
+    pub pre: bool,
+    pub post: bool,
+}
+
+impl HookUse {
+    pub const BOTH: HookUse = HookUse {
+        pre: true,
+        post: true,
+    };
+    pub const NONE: HookUse = HookUse {
+        pre: false,
+        post: false,
+    };
+}
+
+/// Makes `change` running the hooks `use_hooks` names (`svn_repos_fs_change_rev_prop4`).
+pub fn change_rev_prop_with(
+    repo: &Repo,
+    hooks: &Hooks,
+    change: &RevpropChange<'_>,
+    use_hooks: HookUse,
+    with_writer: impl FnOnce(&mut dyn FnMut(&mut Writer) -> Result<()>) -> Result<()>,
+) -> Result<()> {
     let youngest = repo.refresh()?;
     if change.rev > youngest {
         return Err(ReposError::NoSuchRevision(change.rev));
@@ -87,7 +119,9 @@ pub fn change_rev_prop(
         (Some(_), None) => 'A',
         (Some(_), Some(_)) => 'M',
     };
-    hooks.pre_revprop_change(change.rev, change.user, change.name, action, change.value)?;
+    if use_hooks.pre {
+        hooks.pre_revprop_change(change.rev, change.user, change.name, action, change.value)?;
+    }
     let mut write = |w: &mut Writer| -> Result<()> {
         let mut props = w.view()?.revprops(change.rev)?;
         if let Some(expected) = change.expected {
@@ -111,5 +145,57 @@ pub fn change_rev_prop(
     };
     with_writer(&mut write)?;
     repo.refresh()?;
-    hooks.post_revprop_change(change.rev, change.user, change.name, action, old.as_deref())
+    if use_hooks.post {
+        hooks.post_revprop_change(change.rev, change.user, change.name, action, old.as_deref())?;
+    }
+    Ok(())
+}
+
+/// A property value read from a file, with its line endings made LF as svnadmin makes them
+/// (`svn_subst_translate_string2` without repair): a file that mixes line ending styles is
+/// refused (`SVN_ERR_IO_INCONSISTENT_EOL`).
+pub fn value_from_file(bytes: &[u8]) -> Result<Vec<u8>> {
+    if !bytes.contains(&b'\r') {
+        return Ok(bytes.to_vec());
+    }
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut style: Option<&[u8]> = None;
+    let mut i = 0;
+    while i < bytes.len() {
+        let eol: &[u8] = match bytes[i] {
+            b'\r' if bytes.get(i + 1) == Some(&b'\n') => b"\r\n",
+            b'\r' => b"\r",
+            b'\n' => b"\n",
+            b => {
+                out.push(b);
+                i += 1;
+                continue;
+            }
+        };
+        if style.is_some_and(|s| s != eol) {
+            return Err(ReposError::svn(
+                SvnErrorKind::InconsistentEol,
+                "Inconsistent line ending style",
+            ));
+        }
+        style = Some(eol);
+        out.push(b'\n');
+        i += eol.len();
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::value_from_file;
+
+    #[test]
+    fn values_from_files_get_lf_line_endings() {
+        assert_eq!(value_from_file(b"a\r\nb\r\n").expect("crlf"), b"a\nb\n");
+        assert_eq!(value_from_file(b"a\rb").expect("cr"), b"a\nb");
+        assert_eq!(value_from_file(b"a\nb\n").expect("lf"), b"a\nb\n");
+        assert_eq!(value_from_file(b"\x00\xff").expect("binary"), b"\x00\xff");
+        let e = value_from_file(b"a\r\nb\n").expect_err("mixed");
+        assert_eq!(e.to_string(), "Inconsistent line ending style");
+    }
 }

@@ -10,6 +10,7 @@ mod create;
 mod dump;
 mod info;
 mod load;
+mod revprops;
 mod setuuid;
 mod verify;
 
@@ -39,6 +40,12 @@ pub enum AdminCommand {
     Info(info::InfoArgs),
     /// Set the repository's UUID (a new random one without NEW_UUID).
     Setuuid(setuuid::SetuuidArgs),
+    /// Set the log message of revision -r REVISION to the contents of FILE.
+    Setlog(revprops::SetlogArgs),
+    /// Set the property NAME of revision -r REVISION to the contents of FILE.
+    Setrevprop(revprops::SetrevpropArgs),
+    /// Delete the property NAME of revision -r REVISION.
+    Delrevprop(revprops::DelrevpropArgs),
 }
 
 pub fn run(cmd: AdminCommand) -> Result<()> {
@@ -49,6 +56,9 @@ pub fn run(cmd: AdminCommand) -> Result<()> {
         AdminCommand::Verify(args) => verify::run(args),
         AdminCommand::Info(args) => info::run(args),
         AdminCommand::Setuuid(args) => setuuid::run(args),
+        AdminCommand::Setlog(args) => revprops::setlog(args),
+        AdminCommand::Setrevprop(args) => revprops::setrevprop(args),
+        AdminCommand::Delrevprop(args) => revprops::delrevprop(args),
     }
 }
 
@@ -128,24 +138,67 @@ pub fn arg_error(code: u32, message: impl Into<String>) -> anyhow::Error {
 /// Prints `e` as svnadmin prints an error: one line per link of the chain, outermost
 /// first, each with the code of that link (a link without one takes the code below it).
 pub fn report(e: &anyhow::Error) {
-    let links: Vec<&(dyn StdError + 'static)> = e.chain().collect();
-    let codes: Vec<Option<u32>> = links.iter().map(|l| code_of(*l)).collect();
     let mut err = io::stderr().lock();
-    let mut last = String::new();
-    for (i, link) in links.iter().enumerate() {
-        let message = link.to_string();
-        // A wrapper whose text already ends with its source's text said it all.
-        if !last.is_empty() && last.ends_with(&message) {
+    for (code, message) in error_lines(e) {
+        let _ = writeln!(err, "{PROG}: E{code:06}: {message}");
+    }
+}
+
+/// The lines of [`report`]: (code, message), outermost first.
+pub fn error_lines(e: &anyhow::Error) -> Vec<(u32, String)> {
+    let mut links: Vec<(Option<u32>, String)> = Vec::new();
+    let mut skip = 0;
+    for link in e.chain() {
+        if skip > 0 {
+            // The source of a wrapped error, already expanded below.
+            skip -= 1;
             continue;
         }
-        let code = codes[i..]
-            .iter()
-            .flatten()
-            .next()
-            .copied()
-            .unwrap_or(E_BASE);
-        let _ = writeln!(err, "{PROG}: E{code:06}: {message}");
-        last = message;
+        if let Some(r) = link.downcast_ref::<ReposError>() {
+            // A wrapped Subversion error is two errors to svnadmin, each on its line.
+            let mut r = r;
+            while let ReposError::Wrapped {
+                kind,
+                message,
+                source,
+            } = r
+            {
+                links.push((Some(kind.code()), message.clone()));
+                r = source;
+                skip += 1;
+            }
+            links.push((Some(repos_code(r)), r.to_string()));
+            continue;
+        }
+        links.push((code_of(link), link.to_string()));
+    }
+    let mut out: Vec<(u32, String)> = Vec::new();
+    for (i, (_, message)) in links.iter().enumerate() {
+        // A wrapper whose text already ends with its source's text said it all.
+        if out
+            .last()
+            .is_some_and(|(_, last)| !message.is_empty() && last.ends_with(message.as_str()))
+        {
+            continue;
+        }
+        let code = links[i..].iter().find_map(|(c, _)| *c).unwrap_or(E_BASE);
+        let message = if message.is_empty() {
+            default_message(code).to_string()
+        } else {
+            message.clone()
+        };
+        out.push((code, message));
+    }
+    out
+}
+
+/// Subversion's text for an error created without one (`svn_strerror`).
+fn default_message(code: u32) -> &'static str {
+    match code {
+        125003 => "Bogus date",
+        125005 => "Wrong or unexpected property value",
+        125017 => "Invalid property value",
+        _ => "",
     }
 }
 
@@ -328,7 +381,7 @@ fn parse_rev(s: &str, head: Revnum) -> Result<Revnum> {
         return Ok(head);
     }
     s.parse().map_err(|_| {
-        arg_error(
+        svn_error(
             E_ARG_PARSING,
             format!("Syntax error in revision argument '{s}'"),
         )
@@ -339,6 +392,91 @@ fn parse_range(s: &str, head: Revnum) -> Result<(Revnum, Option<Revnum>)> {
     match s.split_once(':') {
         Some((a, b)) => Ok((parse_rev(a, head)?, Some(parse_rev(b, head)?))),
         None => Ok((parse_rev(s, head)?, None)),
+    }
+}
+
+/// One side of a `-r` argument as svnadmin's option parser reads it
+/// (`svn_opt_parse_revision`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RevArg {
+    Number(Revnum),
+    Head,
+    /// BASE, COMMITTED, PREV or a `{DATE}`: valid syntax that svnadmin's subcommands
+    /// mostly refuse.
+    Other,
+}
+
+fn rev_arg(s: &str) -> Option<RevArg> {
+    if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
+        return s.parse().ok().map(RevArg::Number);
+    }
+    if s.eq_ignore_ascii_case("HEAD") {
+        return Some(RevArg::Head);
+    }
+    let keyword = ["BASE", "COMMITTED", "PREV"]
+        .iter()
+        .any(|k| s.eq_ignore_ascii_case(k));
+    (keyword || (s.starts_with('{') && s.ends_with('}') && s.len() > 2)).then_some(RevArg::Other)
+}
+
+/// `-r X[:Y]`, or svnadmin's syntax error.
+pub fn parse_rev_option(s: &str) -> Result<(RevArg, Option<RevArg>)> {
+    let syntax = || {
+        svn_error(
+            E_ARG_PARSING,
+            format!("Syntax error in revision argument '{s}'"),
+        )
+    };
+    match s.split_once(':') {
+        Some((a, b)) => Ok((
+            rev_arg(a).ok_or_else(syntax)?,
+            Some(rev_arg(b).ok_or_else(syntax)?),
+        )),
+        None => Ok((rev_arg(s).ok_or_else(syntax)?, None)),
+    }
+}
+
+/// The one revision number `-r` must give (setlog, setrevprop, delrevprop): "Missing
+/// revision" and "Only one revision allowed" as svnadmin says them.
+pub fn single_revision(arg: Option<&str>) -> Result<Revnum> {
+    let parsed = arg.map(parse_rev_option).transpose()?;
+    match parsed {
+        Some((RevArg::Number(n), None)) => Ok(n),
+        Some((RevArg::Number(_), Some(_))) => {
+            Err(arg_error(E_ARG_PARSING, "Only one revision allowed"))
+        }
+        _ => Err(arg_error(E_ARG_PARSING, "Missing revision")),
+    }
+}
+
+/// The text of an OS error without Rust's " (os error N)".
+pub fn os_message(e: &io::Error) -> String {
+    let text = e.to_string();
+    match text.rfind(" (os error ") {
+        Some(at) => text[..at].to_string(),
+        None => text,
+    }
+}
+
+/// A file's bytes, or svnadmin's "Can't open file" error.
+pub fn read_file(path: &Path) -> Result<Vec<u8>> {
+    std::fs::read(path).map_err(|e| {
+        svn_error(
+            io_code(&e),
+            format!("Can't open file '{}': {}", path.display(), os_message(&e)),
+        )
+    })
+}
+
+/// What runs with the repository's writer held.
+pub type WriterBody<'a> = &'a mut dyn FnMut(&mut svelto_store::Writer) -> svelto_repos::Result<()>;
+
+/// Runs a body with the repository's writer held (waiting for a commit in progress), for
+/// the library calls that take a `with_writer`.
+pub fn with_writer(path: &Path) -> impl FnOnce(WriterBody<'_>) -> svelto_repos::Result<()> + '_ {
+    move |f| {
+        let mut w = svelto_store::Writer::open(path)?;
+        f(&mut w)
     }
 }
 

@@ -21,5 +21,6 @@ mod crash;
 mod create;
 mod options;
 mod pair;
+mod revprops;
 mod roundtrip;
 mod setuuid;

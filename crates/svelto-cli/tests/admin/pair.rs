@@ -32,6 +32,14 @@ impl Pair {
         }
     }
 
+    /// Two repositories with `dump` loaded (and the same UUID, the dump's).
+    pub fn with_dump(dump: &Path) -> Pair {
+        let pair = Pair::new();
+        pair.fs.load(dump, &[]);
+        pair.sv.load(dump, &[]);
+        pair
+    }
+
     fn args(path: &Path, args: &[&str]) -> Vec<String> {
         let p = path.display().to_string();
         args.iter().map(|a| a.replace(REPO, &p)).collect()
