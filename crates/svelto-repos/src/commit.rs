@@ -454,7 +454,18 @@ impl CommitTxn {
                 kind: NodeKind::Dir,
                 ..
             }) => {}
-            _ => {
+            // FSFS's answer when the new node's parent does not exist (`svn cp URL
+            // URL/missing/dir`).
+            None => {
+                return Err(ReposError::svn(
+                    SvnErrorKind::NotFound,
+                    format!(
+                        "File not found: transaction '{}', path '/{path}'",
+                        self.name
+                    ),
+                ))
+            }
+            Some(_) => {
                 return Err(ReposError::svn(
                     SvnErrorKind::NotDirectory,
                     format!("Path '/{parent}' not present"),

@@ -312,17 +312,16 @@ impl Hooks {
     }
 
     /// `pre-commit REPOS TXN-NAME`, the lock tokens on standard input (`LOCK-TOKENS:`
-    /// then `path|token` lines and an empty line) when the commit carries any.
+    /// then `path|token` lines and an empty line) when the commit carries any. The paths
+    /// are written URI-escaped as the front end registered them (svn://: as the client sent
+    /// them, relative to its session URL).
     pub fn pre_commit(&self, txn: &str, lock_tokens: &[(String, String)]) -> Result<()> {
         let stdin = if lock_tokens.is_empty() {
             Vec::new()
         } else {
             let mut s = String::from("LOCK-TOKENS:\n");
             for (path, token) in lock_tokens {
-                s.push_str(&format!(
-                    "{}|{token}\n",
-                    uri_autoescape(&format!("/{path}"))
-                ));
+                s.push_str(&format!("{}|{token}\n", uri_autoescape(path)));
             }
             s.push('\n');
             s.into_bytes()

@@ -289,13 +289,24 @@ fn check_path<R: Read, W: Write>(
     _: &mut Conn<R, W>,
     p: &mut TupleReader<'_>,
 ) -> CmdResult<Option<Vec<Item>>> {
-    let path = s.full_path(p.string()?)?;
+    let raw = p.string()?;
     let rev = s.rev_or_head(p.bracket_rev()?)?;
+    if names_nothing(raw) {
+        return Ok(Some(vec![Item::word("none")]));
+    }
+    let path = s.full_path(raw)?;
     let kind = match node_at(s, &path, rev)? {
         Some(n) => kind_word(n.kind),
         None => Item::word("none"),
     };
     Ok(Some(vec![kind]))
+}
+
+/// A path with a control character names no node (commits and loads refuse them): svnserve
+/// looks it up and finds nothing, so `svn copy URL URL/tab%09dir` reaches the commit, which
+/// refuses the path with E160005, instead of failing at the client's existence check.
+fn names_nothing(raw: &[u8]) -> bool {
+    raw.iter().any(u8::is_ascii_control)
 }
 
 /// Whether a node has any properties: the store never writes an empty property list, so
@@ -313,8 +324,12 @@ fn stat<R: Read, W: Write>(
     _: &mut Conn<R, W>,
     p: &mut TupleReader<'_>,
 ) -> CmdResult<Option<Vec<Item>>> {
-    let path = s.full_path(p.string()?)?;
+    let raw = p.string()?;
     let rev = s.rev_or_head(p.bracket_rev()?)?;
+    if names_nothing(raw) {
+        return Ok(Some(vec![Item::empty_list()]));
+    }
+    let path = s.full_path(raw)?;
     let Some(node) = node_at(s, &path, rev)? else {
         return Ok(Some(vec![Item::empty_list()]));
     };

@@ -36,7 +36,11 @@ fn txn_name(base: Revnum) -> String {
 /// What the client asked for besides the edit.
 struct Params {
     revprops: PropList,
+    /// The lock tokens with the repository paths they name.
     lock_tokens: Vec<(String, String)>,
+    /// The same tokens with the paths as the client sent them (relative to the session
+    /// URL): what svnserve hands the pre-commit hook.
+    hook_lock_tokens: Vec<(String, String)>,
     keep_locks: bool,
 }
 
@@ -49,15 +53,18 @@ fn parse_params(s: &Session, p: &mut TupleReader<'_>) -> Result<Params, Failure>
         return Ok(Params {
             revprops,
             lock_tokens: Vec::new(),
+            hook_lock_tokens: Vec::new(),
             keep_locks: true,
         });
     }
     let mut lock_tokens = Vec::new();
+    let mut hook_lock_tokens = Vec::new();
     for item in p.list()? {
         let mut t = TupleReader::from_item(item)?;
         let path = String::from_utf8_lossy(t.string()?).into_owned();
         let token = String::from_utf8_lossy(t.string()?).into_owned();
-        lock_tokens.push((s.full_path(path.as_bytes())?, token));
+        lock_tokens.push((s.full_path(path.as_bytes())?, token.clone()));
+        hook_lock_tokens.push((path, token));
     }
     let keep_locks = p.bool()?;
     let mut revprops = PropList::new();
@@ -77,6 +84,7 @@ fn parse_params(s: &Session, p: &mut TupleReader<'_>) -> Result<Params, Failure>
     Ok(Params {
         revprops,
         lock_tokens,
+        hook_lock_tokens,
         keep_locks,
     })
 }
@@ -186,7 +194,7 @@ pub fn commit<R: Read, W: Write>(
             &params.lock_tokens,
         )?;
         let prepared = txn.prepare(w, &date)?;
-        if let Err(e) = hooks.pre_commit(prepared.name(), &params.lock_tokens) {
+        if let Err(e) = hooks.pre_commit(prepared.name(), &params.hook_lock_tokens) {
             prepared.abort()?;
             return Err(e);
         }

@@ -527,3 +527,60 @@ fn large_files_are_committed_and_changed() {
     }
     s.assert_same_repositories();
 }
+
+/// Bad destinations refused with svnserve's errors: a control character in a new path
+/// (E160005, the path escaped), a copy into a parent that does not exist (E160013 naming the
+/// transaction and path).
+#[test]
+fn bad_destinations_are_refused_as_svnserve_refuses_them() {
+    let pair = writable_pair("basic");
+    let mut s = Script::new(&pair);
+    let _scope = pair.scope("baddest");
+    let w = "baddest";
+    s.svn(
+        w,
+        &["mkdir", "--parents", "-m", "src", "{URL}/bd/source_dir"],
+    );
+    let out = s.svn_fails(w, &["mkdir", "-m", "tab", "{URL}/bd/tab%09dir"]);
+    assert!(
+        out.stderr_text()
+            .contains("E160005: Invalid control character '0x09' in path 'tab\\011dir'"),
+        "{out}"
+    );
+    s.svn_fails(
+        w,
+        &[
+            "copy",
+            "-m",
+            "tab",
+            "{URL}/bd/source_dir",
+            "{URL}/bd/tab%09dir",
+        ],
+    );
+    s.svn_fails(
+        w,
+        &[
+            "mv",
+            "-m",
+            "tab",
+            "{URL}/bd/source_dir",
+            "{URL}/bd/tab%09dir",
+        ],
+    );
+    let out = s.svn_fails(
+        w,
+        &[
+            "copy",
+            "-m",
+            "deep",
+            "{URL}/bd/source_dir",
+            "{URL}/bd/G/C/E/I",
+        ],
+    );
+    assert!(
+        out.stderr_text()
+            .contains("E160013: File not found: transaction"),
+        "{out}"
+    );
+    s.assert_same_repositories();
+}

@@ -255,3 +255,36 @@ fn update_keeps_held_locks_and_drops_broken_ones() {
     run(&mut s, &alice, &["commit", "-m", "with the lock", "wa"]);
     s.assert_same_repositories();
 }
+
+/// The pre-commit hook reads the commit's lock tokens on standard input with the paths as
+/// svnserve writes them: as the client sent them, relative to its session URL.
+#[test]
+fn pre_commit_hook_sees_lock_tokens_as_svnserve() {
+    let pair = users_pair();
+    let mut s = Script::new(&pair);
+    let _scope = pair.scope("hooktokens");
+    let w = "hooktokens";
+    let alice = ["--username", "alice", "--password", "apw"];
+    let run = |s: &mut Script, args: &[&str]| {
+        let mut all: Vec<&str> = alice.to_vec();
+        all.extend_from_slice(args);
+        let out = s.run(w, "svn", &all);
+        assert!(out.success(), "svn {}:\n{out}", all.join(" "));
+    };
+    s.write("hooktokens/f.txt", "one\n");
+    run(
+        &mut s,
+        &["import", "-m", "add", "f.txt", "{URL}/t/src/f.txt"],
+    );
+    run(&mut s, &["checkout", "{URL}/t/src", "wc"]);
+    run(&mut s, &["lock", "wc/f.txt"]);
+    hook(&pair, "pre-commit", "cat > {LOG}\n");
+    s.append("hooktokens/wc/f.txt", "two\n");
+    run(&mut s, &["commit", "-m", "locked", "wc"]);
+    let seen = [pair.reference_repo(), pair.subject_repo()].map(|r| {
+        let text = std::fs::read(r.with_extension("lockhooks.log")).unwrap_or_default();
+        String::from_utf8_lossy(&crate::commit::mask_lock_tokens(&text)).into_owned()
+    });
+    assert!(seen[0].starts_with("LOCK-TOKENS:\nf.txt|"), "{}", seen[0]);
+    assert_eq!(seen[0], seen[1], "the pre-commit hooks saw different input");
+}
