@@ -143,6 +143,18 @@ pub enum SvnErrorKind {
     BadUuid,
     /// `SVN_ERR_IO_INCONSISTENT_EOL`: a text that mixes line ending styles.
     InconsistentEol,
+    /// `SVN_ERR_INCORRECT_PARAMS`.
+    IncorrectParams,
+    /// `SVN_ERR_NODE_UNEXPECTED_KIND`: a file where a directory was expected.
+    NodeUnexpectedKind,
+    /// `SVN_ERR_DIR_NOT_EMPTY`.
+    DirNotEmpty,
+    /// `SVN_ERR_RA_UUID_MISMATCH`.
+    UuidMismatch,
+    /// `SVN_ERR_UNSUPPORTED_FEATURE`.
+    UnsupportedFeature,
+    /// `SVN_ERR_ILLEGAL_TARGET`.
+    IllegalTarget,
 }
 
 impl SvnErrorKind {
@@ -181,6 +193,12 @@ impl SvnErrorKind {
             SvnErrorKind::AuthzUnwritable => 220004,
             SvnErrorKind::BadUuid => 125008,
             SvnErrorKind::InconsistentEol => 135000,
+            SvnErrorKind::IncorrectParams => 200004,
+            SvnErrorKind::NodeUnexpectedKind => 145001,
+            SvnErrorKind::DirNotEmpty => 200011,
+            SvnErrorKind::UuidMismatch => 170009,
+            SvnErrorKind::UnsupportedFeature => 200007,
+            SvnErrorKind::IllegalTarget => 200009,
         }
     }
 }

@@ -20,6 +20,7 @@ mod error;
 mod file_revs;
 mod fs;
 pub mod hooks;
+mod hotcopy;
 mod load;
 pub mod locations;
 pub mod locks;
@@ -44,6 +45,7 @@ pub use file_revs::{
 };
 pub use fs::{Inherit, NodeHistory};
 pub use hooks::Hooks;
+pub use hotcopy::{freeze, hotcopy};
 pub use load::{load, LoadOptions, UuidAction};
 pub use locations::{deleted_rev, get_locations, location_segments, Segment};
 pub use log::{

@@ -12,6 +12,7 @@ mod check;
 mod enc;
 mod error;
 mod files;
+mod hotcopy;
 mod node;
 mod rep;
 mod repo;
@@ -21,6 +22,7 @@ mod writer;
 
 pub use error::{Corruption, Result, StoreError};
 pub use files::Current;
+pub use hotcopy::{freeze, hotcopy_db, is_repository, DbCopy, Frozen, HotcopyError};
 pub use node::{Change, DirEntry, FileText, NodeRev, Offset, RevMeta};
 pub use rep::DELTA_MAX;
 pub use repo::{HistoryEntry, Repo, RevRecord, FORMAT};

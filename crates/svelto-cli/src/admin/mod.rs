@@ -8,6 +8,7 @@
 
 mod create;
 mod dump;
+mod hotcopy;
 mod info;
 mod load;
 mod revprops;
@@ -46,6 +47,12 @@ pub enum AdminCommand {
     Setrevprop(revprops::SetrevpropArgs),
     /// Delete the property NAME of revision -r REVISION.
     Delrevprop(revprops::DelrevpropArgs),
+    /// Make a consistent copy of a repository while it is in use (--incremental: only
+    /// what an earlier copy lacks).
+    Hotcopy(hotcopy::HotcopyArgs),
+    /// Run a program while the repositories' writes are held: `freeze REPO -- PROGRAM
+    /// [ARG...]`, `freeze -F FILE -- PROGRAM [ARG...]`.
+    Freeze(hotcopy::FreezeArgs),
 }
 
 pub fn run(cmd: AdminCommand) -> Result<()> {
@@ -59,6 +66,8 @@ pub fn run(cmd: AdminCommand) -> Result<()> {
         AdminCommand::Setlog(args) => revprops::setlog(args),
         AdminCommand::Setrevprop(args) => revprops::setrevprop(args),
         AdminCommand::Delrevprop(args) => revprops::delrevprop(args),
+        AdminCommand::Hotcopy(args) => hotcopy::run(args),
+        AdminCommand::Freeze(args) => hotcopy::freeze(args),
     }
 }
 

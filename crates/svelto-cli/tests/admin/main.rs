@@ -10,6 +10,9 @@
 //! - `bad_input`: truncated and corrupted dumps;
 //! - `big_file`: a 200 MB file, streamed;
 //! - `crash`: `kill -9` during a load;
+//! - `hotcopy`: copies of a repository a server commits to meanwhile, incremental
+//!   copies, a server on the copy; `freeze` holding a server's commits; both against
+//!   svnadmin's output;
 //! - `setuuid`: against `svnadmin setuuid` (`pair`: the same subcommand run by
 //!   svnadmin on FSFS and by `svelto admin` on Svelto, outputs compared).
 
@@ -19,6 +22,7 @@ mod common;
 mod corrupt;
 mod crash;
 mod create;
+mod hotcopy;
 mod options;
 mod pair;
 mod revprops;

@@ -5,4 +5,5 @@ mod common;
 mod crash;
 mod dirs;
 mod history;
+mod hotcopy;
 mod model;
