@@ -2,8 +2,7 @@
 //! connection, and the checks svnserve makes with it (`serve.c`: `lookup_access`,
 //! `must_have_access`, the authz read function handed to the repository layer).
 
-use crate::error::{code, CmdError, Failure};
-use crate::session::Session;
+use crate::error::{code, CmdError};
 use crate::Shared;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -20,6 +19,15 @@ pub struct AuthzCtx {
     /// root is the repository itself (then only global sections apply, as in svnserve).
     pub repos: Option<String>,
     pub case: UsernameCase,
+}
+
+/// What a command needs from the session's user before it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Needs {
+    Read,
+    Write,
+    /// Write, by a named user (locks belong to someone).
+    WriteAsUser,
 }
 
 /// What a command's auth slot checks the rules against.
@@ -152,20 +160,16 @@ fn bits(write: bool) -> u8 {
     }
 }
 
-impl Session {
-    /// The user name the rules see (force-username-case applied); None when anonymous.
-    pub fn authz_user(&self) -> Option<String> {
-        let ctx = self.authz.as_ref()?;
-        self.user.as_deref().map(|u| ctx.case.apply(u))
+impl AuthzCtx {
+    /// The rules for `user` (force-username-case applied).
+    fn user(&self, user: Option<&str>) -> Option<String> {
+        user.map(|u| self.case.apply(u))
     }
 
-    /// Whether the rules allow what a command's slot asks for (always without authz-db).
-    pub fn authz_allows(&self, at: &Where, write: bool) -> bool {
-        let Some(ctx) = &self.authz else {
-            return true;
-        };
-        let user = self.authz_user();
-        let rules = ctx.authz.rules_for(ctx.repos.as_deref(), user.as_deref());
+    /// Whether the rules let `user` do what a command's slot asks for.
+    pub fn allows(&self, user: Option<&str>, at: &Where, write: bool) -> bool {
+        let user = self.user(user);
+        let rules = self.authz.rules_for(self.repos.as_deref(), user.as_deref());
         match at {
             Where::Blanket => true,
             Where::Path(p) => rules.check(p, bits(write)),
@@ -173,45 +177,29 @@ impl Session {
         }
     }
 
-    /// Whether `path` (a repository relpath) may be read (`write`: written).
-    pub fn allowed(&self, path: &str, write: bool) -> bool {
-        self.authz_allows(&Where::Path(path.to_string()), write)
-    }
-
-    /// Whether `path` and everything below it may be read (`write`: written).
-    pub fn allowed_recursive(&self, path: &str, write: bool) -> bool {
-        let Some(ctx) = &self.authz else {
-            return true;
-        };
-        let user = self.authz_user();
-        ctx.authz
-            .rules_for(ctx.repos.as_deref(), user.as_deref())
+    /// Whether `user` may read (`write`: write) `path` and everything below it.
+    pub fn allows_recursive(&self, user: Option<&str>, path: &str, write: bool) -> bool {
+        let user = self.user(user);
+        self.authz
+            .rules_for(self.repos.as_deref(), user.as_deref())
             .check_recursive(path, bits(write))
     }
 
-    /// The commit editor's check: "Access denied" (not readable / not writable) unless allowed.
-    pub fn require(&self, path: &str, write: bool, recursive: bool) -> Result<(), Failure> {
-        let ok = if recursive {
-            self.allowed_recursive(path, write)
-        } else {
-            self.allowed(path, write)
-        };
-        if ok {
-            return Ok(());
-        }
-        let code = if write { 220004 } else { 220001 };
-        Err(CmdError::new(code, "Access denied").into())
-    }
-
-    /// The read check handed to the repository layer (None without authz-db).
-    pub fn read_check(&self) -> Option<ReadCheck> {
-        let ctx = self.authz.clone()?;
-        let user = self.authz_user();
-        Some(Box::new(move |path: &str| {
+    /// The read check handed to the repository layer.
+    pub fn read_check(&self, user: Option<&str>) -> ReadCheck {
+        let ctx = self.clone();
+        let user = self.user(user);
+        Box::new(move |path: &str| {
             ctx.authz
                 .check(ctx.repos.as_deref(), path, user.as_deref(), READ)
-        }))
+        })
     }
+}
+
+/// The commit editor's refusal of a path: "Access denied" (not readable / not writable).
+pub fn access_denied(write: bool) -> CmdError {
+    let code = if write { 220004 } else { 220001 };
+    CmdError::new(code, "Access denied")
 }
 
 /// A [`ReadCheck`] as the repository layer's history and replay functions take it.

@@ -2,6 +2,8 @@
 //! recorded by svelto-repos' `CommitTxn`; `close-edit` applies the edit under the
 //! repository's writer and answers once the revision is durable.
 
+use crate::actions::{Ctx, Pending};
+use crate::cmd::{Command, Reply};
 use crate::conn::Conn;
 use crate::error::{code, repos_error, CmdError, CmdResult, Failure};
 use crate::session::{empty_slot, Session};
@@ -33,7 +35,82 @@ fn txn_name(base: Revnum) -> String {
     format!("{base}-{}", String::from_utf8_lossy(&digits))
 }
 
-/// What the client asked for besides the edit.
+/// `commit ( logmsg:string ? ( ( lock-path:string lock-token:string ) ... )
+/// keep-locks:bool ? ( ( name:string value:string ) ... ) )`, then the editor drive.
+pub struct Commit {
+    /// The revision properties (`svn:log` alone from a client that sends no list).
+    revprops: PropList,
+    /// (client path, token) of each lock the client holds for the commit.
+    lock_tokens: Vec<(Vec<u8>, String)>,
+    keep_locks: bool,
+}
+
+impl Command for Commit {
+    fn parse(p: &mut TupleReader<'_>) -> CmdResult<Self> {
+        let log_msg = p.string()?.to_vec();
+        let mut revprops = PropList::new();
+        if p.is_at_end() {
+            // Clients before 1.2: no locks, keep them.
+            revprops.insert(b"svn:log".to_vec(), log_msg);
+            return Ok(Commit {
+                revprops,
+                lock_tokens: Vec::new(),
+                keep_locks: true,
+            });
+        }
+        let mut lock_tokens = Vec::new();
+        for item in p.list()? {
+            let mut t = TupleReader::from_item(item)?;
+            let path = t.string()?.to_vec();
+            let token = String::from_utf8_lossy(t.string()?).into_owned();
+            lock_tokens.push((path, token));
+        }
+        let keep_locks = p.bool()?;
+        match p.opt_list()? {
+            Some(list) => {
+                for item in list {
+                    let mut t = TupleReader::from_item(item)?;
+                    let name = t.string()?.to_vec();
+                    let value = t.string()?.to_vec();
+                    revprops.insert(name, value);
+                }
+            }
+            None => {
+                revprops.insert(b"svn:log".to_vec(), log_msg);
+            }
+        }
+        Ok(Commit {
+            revprops,
+            lock_tokens,
+            keep_locks,
+        })
+    }
+
+    fn run<R: Read, W: Write>(&self, s: &mut Session, conn: &mut Conn<R, W>) -> CmdResult<Reply> {
+        let mut lock_tokens = Vec::with_capacity(self.lock_tokens.len());
+        let mut hook_lock_tokens = Vec::with_capacity(self.lock_tokens.len());
+        for (path, token) in &self.lock_tokens {
+            // Through a lossy string, as the path came.
+            let path = String::from_utf8_lossy(path).into_owned();
+            lock_tokens.push((s.full_path(path.as_bytes())?, token.clone()));
+            hook_lock_tokens.push((path, token.clone()));
+        }
+        let params = Params {
+            revprops: self.revprops.clone(),
+            lock_tokens,
+            hook_lock_tokens,
+            keep_locks: self.keep_locks,
+        };
+        commit(s, conn, params)
+    }
+
+    /// Logged only when it made a revision.
+    fn action(&self, _: &Ctx<'_>) -> Pending {
+        Pending::Commit
+    }
+}
+
+/// What the client asked for besides the edit, its paths resolved.
 struct Params {
     revprops: PropList,
     /// The lock tokens with the repository paths they name.
@@ -42,51 +119,6 @@ struct Params {
     /// URL): what svnserve hands the pre-commit hook.
     hook_lock_tokens: Vec<(String, String)>,
     keep_locks: bool,
-}
-
-fn parse_params(s: &Session, p: &mut TupleReader<'_>) -> Result<Params, Failure> {
-    let log_msg = p.string()?.to_vec();
-    if p.is_at_end() {
-        // Clients before 1.2: no locks, keep them.
-        let mut revprops = PropList::new();
-        revprops.insert(b"svn:log".to_vec(), log_msg);
-        return Ok(Params {
-            revprops,
-            lock_tokens: Vec::new(),
-            hook_lock_tokens: Vec::new(),
-            keep_locks: true,
-        });
-    }
-    let mut lock_tokens = Vec::new();
-    let mut hook_lock_tokens = Vec::new();
-    for item in p.list()? {
-        let mut t = TupleReader::from_item(item)?;
-        let path = String::from_utf8_lossy(t.string()?).into_owned();
-        let token = String::from_utf8_lossy(t.string()?).into_owned();
-        lock_tokens.push((s.full_path(path.as_bytes())?, token.clone()));
-        hook_lock_tokens.push((path, token));
-    }
-    let keep_locks = p.bool()?;
-    let mut revprops = PropList::new();
-    match p.opt_list()? {
-        Some(list) => {
-            for item in list {
-                let mut t = TupleReader::from_item(item)?;
-                let name = t.string()?.to_vec();
-                let value = t.string()?.to_vec();
-                revprops.insert(name, value);
-            }
-        }
-        None => {
-            revprops.insert(b"svn:log".to_vec(), log_msg);
-        }
-    }
-    Ok(Params {
-        revprops,
-        lock_tokens,
-        hook_lock_tokens,
-        keep_locks,
-    })
 }
 
 struct Dir {
@@ -137,12 +169,11 @@ enum End {
     Aborted,
 }
 
-pub fn commit<R: Read, W: Write>(
+fn commit<R: Read, W: Write>(
     s: &mut Session,
     conn: &mut Conn<R, W>,
-    p: &mut TupleReader<'_>,
-) -> CmdResult<Option<Vec<Item>>> {
-    let params = parse_params(s, p)?;
+    params: Params,
+) -> CmdResult<Reply> {
     // svnserve checks write access on each path whose lock token the client hands over,
     // before the commit starts (SVN_ERR_RA_NOT_AUTHORIZED, no message).
     if params

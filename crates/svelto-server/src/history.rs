@@ -1,12 +1,14 @@
 //! History commands (protocol doc 4.4): log, get-locations, get-location-segments,
 //! get-deleted-rev, get-file-revs, get-mergeinfo.
 
-use crate::commands::proplist_item;
+use crate::actions::{joined_paths, one, rev_text, uri_encode, Ctx, Pending};
+use crate::cmd::{Command, Reply};
 use crate::conn::Conn;
 use crate::error::{code, CmdError, CmdResult, Failure};
+use crate::items::proplist_item;
 use crate::session::Session;
 use std::io::{Read, Write};
-use svelto_core::NodeKind;
+use svelto_core::{NodeKind, Revnum};
 use svelto_repos::{
     deleted_rev, get_file_revs_authz, get_locations, get_mergeinfo, location_segments, log_authz,
     FileRev, FileRevsHandler, FileRevsOptions, Inherit, LogEntry, LogOptions,
@@ -55,7 +57,7 @@ impl<R: Read, W: Write> Out<'_, R, W> {
 fn streamed<R: Read, W: Write>(
     conn: &mut Conn<R, W>,
     work: impl FnOnce(&mut Out<'_, R, W>) -> svelto_repos::Result<()>,
-) -> CmdResult<Option<Vec<Item>>> {
+) -> CmdResult<Reply> {
     let mut out = Out { conn, io_err: None };
     let result = work(&mut out);
     if let Some(e) = out.io_err {
@@ -81,44 +83,129 @@ fn strings(items: &[Item], what: &str) -> CmdResult<Vec<Vec<u8>>> {
         .ok_or_else(|| CmdError::new(code::MALFORMED_DATA, format!("{what} not a string")).into())
 }
 
-pub fn log_cmd<R: Read, W: Write>(
-    s: &mut Session,
-    conn: &mut Conn<R, W>,
-    p: &mut TupleReader<'_>,
-) -> CmdResult<Option<Vec<Item>>> {
-    let raw_paths = strings(p.list()?, "Log path entry")?;
-    let start = p.bracket_rev()?;
-    let end = p.bracket_rev()?;
-    let changed_paths = p.bool()?;
-    let strict = p.bool()?;
-    let limit = p.opt_number()?.unwrap_or(0);
-    let include_merged = p.opt_bool()?.unwrap_or(false);
-    let revprops = match p.opt_word()? {
-        None => Some(vec![AUTHOR.to_vec(), DATE.to_vec(), MESSAGE.to_vec()]),
-        Some("all-revprops") => None,
-        Some("revprops") => Some(strings(p.opt_list()?.unwrap_or(&[]), "Log revprop entry")?),
-        Some(w) => {
-            return Err(CmdError::new(
-                code::MALFORMED_DATA,
-                format!("Unknown revprop word '{w}' in log command"),
-            )
-            .into())
+/// Which revision properties a `log` asks for.
+enum LogRevprops {
+    /// A pre-1.5 client (no word): the three standard ones.
+    Standard,
+    /// `all-revprops`.
+    All,
+    /// `revprops ( name ... )`.
+    Named(Vec<Vec<u8>>),
+}
+
+/// `log ( ( target-path:string ... ) [ start-rev:number ] [ end-rev:number ]
+/// changed-paths:bool strict-node:bool ? limit:number ? include-merged-revisions:bool
+/// all-revprops | revprops ( revprop:string ... ) )`.
+pub struct Log {
+    paths: Vec<Vec<u8>>,
+    start: Option<Revnum>,
+    end: Option<Revnum>,
+    changed_paths: bool,
+    strict: bool,
+    limit: u64,
+    include_merged: bool,
+    revprops: LogRevprops,
+}
+
+impl Command for Log {
+    fn parse(p: &mut TupleReader<'_>) -> CmdResult<Self> {
+        let paths = strings(p.list()?, "Log path entry")?;
+        let start = p.bracket_rev()?;
+        let end = p.bracket_rev()?;
+        let changed_paths = p.bool()?;
+        let strict = p.bool()?;
+        let limit = p.opt_number()?.unwrap_or(0);
+        let include_merged = p.opt_bool()?.unwrap_or(false);
+        let revprops = match p.opt_word()? {
+            None => LogRevprops::Standard,
+            Some("all-revprops") => LogRevprops::All,
+            Some("revprops") => {
+                LogRevprops::Named(strings(p.opt_list()?.unwrap_or(&[]), "Log revprop entry")?)
+            }
+            Some(w) => {
+                return Err(CmdError::new(
+                    code::MALFORMED_DATA,
+                    format!("Unknown revprop word '{w}' in log command"),
+                )
+                .into())
+            }
+        };
+        Ok(Log {
+            paths,
+            start,
+            end,
+            changed_paths,
+            strict,
+            limit,
+            include_merged,
+            revprops,
+        })
+    }
+
+    fn run<R: Read, W: Write>(&self, s: &mut Session, conn: &mut Conn<R, W>) -> CmdResult<Reply> {
+        log(s, conn, self)
+    }
+
+    fn action(&self, ctx: &Ctx<'_>) -> Pending {
+        let limit = if self.limit <= i32::MAX as u64 {
+            self.limit
+        } else {
+            0
+        };
+        let mut opts = String::new();
+        if limit > 0 {
+            opts.push_str(&format!(" limit={limit}"));
         }
-    };
-    let mut paths = Vec::with_capacity(raw_paths.len());
-    for p in &raw_paths {
+        if self.changed_paths {
+            opts.push_str(" discover-changed-paths");
+        }
+        if self.strict {
+            opts.push_str(" strict");
+        }
+        if self.include_merged {
+            opts.push_str(" include-merged-revisions");
+        }
+        match &self.revprops {
+            LogRevprops::Standard => opts.push_str(" revprops=(svn:author svn:date svn:log)"),
+            LogRevprops::All => opts.push_str(" revprops=all"),
+            LogRevprops::Named(names) => {
+                let names: Vec<String> = names
+                    .iter()
+                    .map(|s| uri_encode(&String::from_utf8_lossy(s)))
+                    .collect();
+                if !names.is_empty() {
+                    opts.push_str(&format!(" revprops=({})", names.join(" ")));
+                }
+            }
+        }
+        one(format!(
+            "log ({}) r{}:{}{opts}",
+            joined_paths(&self.paths, ctx),
+            rev_text(self.start),
+            rev_text(self.end)
+        ))
+    }
+}
+
+fn log<R: Read, W: Write>(s: &mut Session, conn: &mut Conn<R, W>, req: &Log) -> CmdResult<Reply> {
+    let mut paths = Vec::with_capacity(req.paths.len());
+    for p in &req.paths {
         paths.push(s.full_path(p)?);
     }
     let head = s.repo.refresh()?;
     let opts = LogOptions {
         paths,
-        start: start.unwrap_or(head),
-        end: end.unwrap_or(head),
-        limit,
-        discover_changed_paths: changed_paths,
-        strict_node_history: strict,
-        include_merged_revisions: include_merged,
-        revprops,
+        start: req.start.unwrap_or(head),
+        end: req.end.unwrap_or(head),
+        limit: req.limit,
+        discover_changed_paths: req.changed_paths,
+        strict_node_history: req.strict,
+        include_merged_revisions: req.include_merged,
+        revprops: match &req.revprops {
+            LogRevprops::Standard => Some(vec![AUTHOR.to_vec(), DATE.to_vec(), MESSAGE.to_vec()]),
+            LogRevprops::All => None,
+            LogRevprops::Named(names) => Some(names.clone()),
+        },
     };
     let repo = s.repo.clone();
     let check = s.read_check();
@@ -186,29 +273,59 @@ fn write_log_entry(e: &LogEntry, out: &mut Vec<u8>) {
     w.close().bool(e.subtractive_merge).close();
 }
 
-pub fn get_locations_cmd<R: Read, W: Write>(
+/// `get-locations ( path:string peg-rev:number ( rev:number ... ) )`: `( rev path )`
+/// per location, then `done`.
+pub struct GetLocations {
+    path: Vec<u8>,
+    peg: Revnum,
+    revs: Vec<Revnum>,
+}
+
+impl Command for GetLocations {
+    fn parse(p: &mut TupleReader<'_>) -> CmdResult<Self> {
+        let path = p.string()?.to_vec();
+        let peg = p.rev()?;
+        let revs = p
+            .list()?
+            .iter()
+            .map(Item::as_number)
+            .collect::<Option<_>>()
+            .ok_or_else(|| {
+                CmdError::new(
+                    code::MALFORMED_DATA,
+                    "Get-locations location revisions entry not a revision number",
+                )
+            })?;
+        Ok(GetLocations { path, peg, revs })
+    }
+
+    fn run<R: Read, W: Write>(&self, s: &mut Session, conn: &mut Conn<R, W>) -> CmdResult<Reply> {
+        get_locations_cmd(s, conn, self)
+    }
+
+    fn action(&self, ctx: &Ctx<'_>) -> Pending {
+        let revs: Vec<String> = self.revs.iter().map(|n| n.to_string()).collect();
+        one(format!(
+            "get-locations {}@{} ({})",
+            ctx.full(&self.path),
+            self.peg,
+            revs.join(" ")
+        ))
+    }
+}
+
+fn get_locations_cmd<R: Read, W: Write>(
     s: &mut Session,
     conn: &mut Conn<R, W>,
-    p: &mut TupleReader<'_>,
-) -> CmdResult<Option<Vec<Item>>> {
-    let path = s.full_path(p.string()?)?;
-    let peg = p.rev()?;
-    let revs: Vec<u64> = p
-        .list()?
-        .iter()
-        .map(Item::as_number)
-        .collect::<Option<_>>()
-        .ok_or_else(|| {
-            CmdError::new(
-                code::MALFORMED_DATA,
-                "Get-locations location revisions entry not a revision number",
-            )
-        })?;
+    req: &GetLocations,
+) -> CmdResult<Reply> {
+    let path = s.full_path(&req.path)?;
+    let (peg, revs) = (req.peg, &req.revs);
     let repo = s.repo.clone();
     repo.refresh()?;
     let check = s.read_check();
     streamed(conn, |out| {
-        let mut locations = get_locations(&repo, &path, peg, &revs)?;
+        let mut locations = get_locations(&repo, &path, peg, revs)?;
         if let Some(readable) = &check {
             // svn_repos_trace_node_locations: the path must be readable; tracing stops
             // at the first copy source that is not (older revisions get no location).
@@ -226,15 +343,47 @@ pub fn get_locations_cmd<R: Read, W: Write>(
     })
 }
 
-pub fn get_location_segments_cmd<R: Read, W: Write>(
+/// `get-location-segments ( path:string [ peg-rev:number ] [ start-rev:number ]
+/// [ end-rev:number ] )`: `( range-start range-end [ path ] )` per segment, then `done`.
+pub struct GetLocationSegments {
+    path: Vec<u8>,
+    peg: Option<Revnum>,
+    start: Option<Revnum>,
+    end: Option<Revnum>,
+}
+
+impl Command for GetLocationSegments {
+    fn parse(p: &mut TupleReader<'_>) -> CmdResult<Self> {
+        Ok(GetLocationSegments {
+            path: p.string()?.to_vec(),
+            peg: p.bracket_rev()?,
+            start: p.bracket_rev()?,
+            end: p.bracket_rev()?,
+        })
+    }
+
+    fn run<R: Read, W: Write>(&self, s: &mut Session, conn: &mut Conn<R, W>) -> CmdResult<Reply> {
+        get_location_segments_cmd(s, conn, self)
+    }
+
+    fn action(&self, ctx: &Ctx<'_>) -> Pending {
+        one(format!(
+            "get-location-segments {}@{} r{}:{}",
+            ctx.full(&self.path),
+            rev_text(self.peg),
+            rev_text(self.start),
+            rev_text(self.end)
+        ))
+    }
+}
+
+fn get_location_segments_cmd<R: Read, W: Write>(
     s: &mut Session,
     conn: &mut Conn<R, W>,
-    p: &mut TupleReader<'_>,
-) -> CmdResult<Option<Vec<Item>>> {
-    let path = s.full_path(p.string()?)?;
-    let peg = p.bracket_rev()?;
-    let start = p.bracket_rev()?;
-    let end = p.bracket_rev()?;
+    req: &GetLocationSegments,
+) -> CmdResult<Reply> {
+    let path = s.full_path(&req.path)?;
+    let (peg, start, end) = (req.peg, req.start, req.end);
     let repo = s.repo.clone();
     let head = repo.refresh()?;
     let peg = peg.unwrap_or(head);
@@ -269,14 +418,34 @@ pub fn get_location_segments_cmd<R: Read, W: Write>(
     })
 }
 
-pub fn get_deleted_rev_cmd<R: Read, W: Write>(
-    s: &mut Session,
-    _: &mut Conn<R, W>,
-    p: &mut TupleReader<'_>,
-) -> CmdResult<Option<Vec<Item>>> {
-    let path = s.full_path(p.string()?)?;
-    let peg = p.rev()?;
-    let end = p.rev()?;
+/// `get-deleted-rev ( path:string peg-rev:number end-rev:number )`.
+pub struct GetDeletedRev {
+    path: Vec<u8>,
+    peg: Revnum,
+    end: Revnum,
+}
+
+impl Command for GetDeletedRev {
+    fn parse(p: &mut TupleReader<'_>) -> CmdResult<Self> {
+        Ok(GetDeletedRev {
+            path: p.string()?.to_vec(),
+            peg: p.rev()?,
+            end: p.rev()?,
+        })
+    }
+
+    fn run<R: Read, W: Write>(&self, s: &mut Session, _: &mut Conn<R, W>) -> CmdResult<Reply> {
+        get_deleted_rev_cmd(s, self)
+    }
+
+    fn action(&self, _: &Ctx<'_>) -> Pending {
+        one("get-deleted-rev".into())
+    }
+}
+
+fn get_deleted_rev_cmd(s: &mut Session, req: &GetDeletedRev) -> CmdResult<Reply> {
+    let path = s.full_path(&req.path)?;
+    let (peg, end) = (req.peg, req.end);
     s.repo.refresh()?;
     match deleted_rev(&s.repo, &path, peg, end)? {
         Some(r) => Ok(Some(vec![Item::Number(r)])),
@@ -323,15 +492,51 @@ impl<R: Read, W: Write> FileRevsHandler for Out<'_, R, W> {
     }
 }
 
-pub fn get_file_revs_cmd<R: Read, W: Write>(
+/// `get-file-revs ( path:string [ start-rev:number ] [ end-rev:number ]
+/// ? include-merged-revisions:bool )`: blame's input.
+pub struct GetFileRevs {
+    path: Vec<u8>,
+    start: Option<Revnum>,
+    end: Option<Revnum>,
+    include_merged: bool,
+}
+
+impl Command for GetFileRevs {
+    fn parse(p: &mut TupleReader<'_>) -> CmdResult<Self> {
+        Ok(GetFileRevs {
+            path: p.string()?.to_vec(),
+            start: p.bracket_rev()?,
+            end: p.bracket_rev()?,
+            include_merged: p.opt_bool()?.unwrap_or(false),
+        })
+    }
+
+    fn run<R: Read, W: Write>(&self, s: &mut Session, conn: &mut Conn<R, W>) -> CmdResult<Reply> {
+        get_file_revs_cmd(s, conn, self)
+    }
+
+    fn action(&self, ctx: &Ctx<'_>) -> Pending {
+        let merged = if self.include_merged {
+            " include-merged-revisions"
+        } else {
+            ""
+        };
+        one(format!(
+            "get-file-revs {} r{}:{}{merged}",
+            ctx.full(&self.path),
+            rev_text(self.start),
+            rev_text(self.end)
+        ))
+    }
+}
+
+fn get_file_revs_cmd<R: Read, W: Write>(
     s: &mut Session,
     conn: &mut Conn<R, W>,
-    p: &mut TupleReader<'_>,
-) -> CmdResult<Option<Vec<Item>>> {
-    let path = s.full_path(p.string()?)?;
-    let start = p.bracket_rev()?;
-    let end = p.bracket_rev()?;
-    let include_merged = p.opt_bool()?.unwrap_or(false);
+    req: &GetFileRevs,
+) -> CmdResult<Reply> {
+    let path = s.full_path(&req.path)?;
+    let (start, end, include_merged) = (req.start, req.end, req.include_merged);
     let repo = s.repo.clone();
     repo.refresh()?;
     let opts = FileRevsOptions {
@@ -347,20 +552,54 @@ pub fn get_file_revs_cmd<R: Read, W: Write>(
     })
 }
 
-pub fn get_mergeinfo_cmd<R: Read, W: Write>(
-    s: &mut Session,
-    _: &mut Conn<R, W>,
-    p: &mut TupleReader<'_>,
-) -> CmdResult<Option<Vec<Item>>> {
-    let raw = strings(p.list()?, "Mergeinfo path entry")?;
-    let rev = p.bracket_rev()?;
-    let inherit = Inherit::from_word(p.word()?);
-    let include_descendants = p.bool()?;
-    let mut paths = Vec::with_capacity(raw.len());
-    for r in &raw {
+/// `get-mergeinfo ( ( path:string ... ) [ rev:number ] inherit:word
+/// include-descendants:bool )`.
+pub struct GetMergeinfo {
+    paths: Vec<Vec<u8>>,
+    rev: Option<Revnum>,
+    inherit: String,
+    include_descendants: bool,
+}
+
+impl Command for GetMergeinfo {
+    fn parse(p: &mut TupleReader<'_>) -> CmdResult<Self> {
+        Ok(GetMergeinfo {
+            paths: strings(p.list()?, "Mergeinfo path entry")?,
+            rev: p.bracket_rev()?,
+            inherit: p.word()?.to_string(),
+            include_descendants: p.bool()?,
+        })
+    }
+
+    fn run<R: Read, W: Write>(&self, s: &mut Session, _: &mut Conn<R, W>) -> CmdResult<Reply> {
+        get_mergeinfo_cmd(s, self)
+    }
+
+    fn action(&self, ctx: &Ctx<'_>) -> Pending {
+        let inherit = match self.inherit.as_str() {
+            w @ ("explicit" | "inherited" | "nearest-ancestor") => w,
+            _ => "explicit",
+        };
+        let desc = if self.include_descendants {
+            " include-descendants"
+        } else {
+            ""
+        };
+        one(format!(
+            "get-mergeinfo ({}) {inherit}{desc}",
+            joined_paths(&self.paths, ctx)
+        ))
+    }
+}
+
+fn get_mergeinfo_cmd(s: &mut Session, req: &GetMergeinfo) -> CmdResult<Reply> {
+    let inherit = Inherit::from_word(&req.inherit);
+    let include_descendants = req.include_descendants;
+    let mut paths = Vec::with_capacity(req.paths.len());
+    for r in &req.paths {
         paths.push(s.full_path(r)?);
     }
-    let rev = s.rev_or_head(rev)?;
+    let rev = s.rev_or_head(req.rev)?;
     // Unreadable paths are left out before looking (the mergeinfo found, and descendants'
     // paths, are not filtered: Subversion does not either).
     paths.retain(|p| s.allowed(p, false));

@@ -14,15 +14,17 @@
 mod actions;
 mod auth;
 mod authz;
-mod commands;
+mod cmd;
 mod commit;
 mod conn;
 mod editor;
 mod error;
 mod history;
+mod items;
 mod locks;
 mod log;
 pub mod metrics;
+mod node;
 mod replay;
 mod report;
 mod revprops;

@@ -1,11 +1,14 @@
 //! Lock commands (protocol doc 4.5): `lock`, `lock-many`, `unlock`, `unlock-many` (write
 //! access and a user name), `get-lock`, `get-locks` (reads).
 
+use crate::actions::{one, Ctx, Pending};
+use crate::authz::Needs;
+use crate::cmd::{Command, Reply};
 use crate::conn::Conn;
 use crate::error::{code, repos_error, CmdError, CmdResult, Failure};
 use crate::session::Session;
 use std::io::{Read, Write};
-use svelto_core::svn_date_now;
+use svelto_core::{svn_date_now, Revnum};
 use svelto_repos::locks::{self, Lock, LockTarget, UnlockTarget};
 use svelto_repos::{Hooks, ReposError};
 use svelto_wire::{failure, success, Item, TupleReader};
@@ -65,45 +68,113 @@ fn do_lock(
     .map_err(fail)
 }
 
-/// `lock ( path:string ( ? comment:string ) steal:bool ( ? current-rev:number ) )`.
-pub fn lock<R: Read, W: Write>(
-    s: &mut Session,
-    _conn: &mut Conn<R, W>,
-    p: &mut TupleReader<'_>,
-) -> CmdResult<Option<Vec<Item>>> {
-    let path = s.full_path(p.string()?)?;
-    let comment = p
-        .opt_tuple()?
+/// An optional string in its own tuple (`( ? comment )`, `( ? token )`), read leniently.
+fn opt_string_in_tuple(p: &mut TupleReader<'_>) -> CmdResult<Option<String>> {
+    Ok(p.opt_tuple()?
         .and_then(|mut t| t.opt_string().ok().flatten())
-        .map(|c| String::from_utf8_lossy(c).into_owned());
-    let steal = p.bool()?;
-    let current_rev = p.opt_tuple()?.and_then(|mut t| t.opt_rev().ok().flatten());
-    let mut results = do_lock(s, comment, steal, &[LockTarget { path, current_rev }])?;
-    let l = results
-        .pop()
-        .expect("one target, one result")
-        .map_err(fail)?;
-    Ok(Some(vec![lock_item(&l)]))
+        .map(|c| String::from_utf8_lossy(c).into_owned()))
+}
+
+/// `( ? rev )`, read leniently.
+fn opt_rev_in_tuple(p: &mut TupleReader<'_>) -> CmdResult<Option<Revnum>> {
+    Ok(p.opt_tuple()?.and_then(|mut t| t.opt_rev().ok().flatten()))
+}
+
+/// Client paths as the log names them: `/a /b`.
+fn logged_paths<'a>(paths: impl Iterator<Item = &'a [u8]>, ctx: &Ctx<'_>) -> String {
+    paths.map(|p| ctx.full(p)).collect::<Vec<_>>().join(" ")
+}
+
+/// `lock ( path:string ( ? comment:string ) steal:bool ( ? current-rev:number ) )`.
+pub struct LockOne {
+    path: Vec<u8>,
+    comment: Option<String>,
+    steal: bool,
+    current_rev: Option<Revnum>,
+}
+
+impl Command for LockOne {
+    fn parse(p: &mut TupleReader<'_>) -> CmdResult<Self> {
+        Ok(LockOne {
+            path: p.string()?.to_vec(),
+            comment: opt_string_in_tuple(p)?,
+            steal: p.bool()?,
+            current_rev: opt_rev_in_tuple(p)?,
+        })
+    }
+
+    fn authz_path(&self) -> Option<&[u8]> {
+        Some(&self.path)
+    }
+
+    fn run<R: Read, W: Write>(&self, s: &mut Session, _: &mut Conn<R, W>) -> CmdResult<Reply> {
+        let path = s.full_path(&self.path)?;
+        let target = LockTarget {
+            path,
+            current_rev: self.current_rev,
+        };
+        let mut results = do_lock(s, self.comment.clone(), self.steal, &[target])?;
+        let l = results
+            .pop()
+            .expect("one target, one result")
+            .map_err(fail)?;
+        Ok(Some(vec![lock_item(&l)]))
+    }
+
+    fn action(&self, ctx: &Ctx<'_>) -> Pending {
+        let steal = if self.steal { " steal" } else { "" };
+        one(format!("lock ({}){steal}", ctx.full(&self.path)))
+    }
 }
 
 /// `lock-many ( ( ? comment ) steal ( ( path ( ? current-rev ) ) ... ) )`: a result per
 /// path in request order, `done`, then the response.
-pub fn lock_many<R: Read, W: Write>(
+pub struct LockMany {
+    comment: Option<String>,
+    steal: bool,
+    targets: Vec<(Vec<u8>, Option<Revnum>)>,
+}
+
+impl Command for LockMany {
+    fn parse(p: &mut TupleReader<'_>) -> CmdResult<Self> {
+        let comment = opt_string_in_tuple(p)?;
+        let steal = p.bool()?;
+        let mut targets = Vec::new();
+        for item in p.list()? {
+            let mut t = TupleReader::from_item(item)?;
+            let path = t.string()?.to_vec();
+            targets.push((path, opt_rev_in_tuple(&mut t)?));
+        }
+        Ok(LockMany {
+            comment,
+            steal,
+            targets,
+        })
+    }
+
+    fn run<R: Read, W: Write>(&self, s: &mut Session, conn: &mut Conn<R, W>) -> CmdResult<Reply> {
+        lock_many(s, conn, self)
+    }
+
+    fn action(&self, ctx: &Ctx<'_>) -> Pending {
+        let steal = if self.steal { " steal" } else { "" };
+        let paths = logged_paths(self.targets.iter().map(|(p, _)| p.as_slice()), ctx);
+        one(format!("lock ({paths}){steal}"))
+    }
+}
+
+fn lock_many<R: Read, W: Write>(
     s: &mut Session,
     conn: &mut Conn<R, W>,
-    p: &mut TupleReader<'_>,
-) -> CmdResult<Option<Vec<Item>>> {
-    let comment = p
-        .opt_tuple()?
-        .and_then(|mut t| t.opt_string().ok().flatten())
-        .map(|c| String::from_utf8_lossy(c).into_owned());
-    let steal = p.bool()?;
+    req: &LockMany,
+) -> CmdResult<Reply> {
     let mut targets = Vec::new();
-    for item in p.list()? {
-        let mut t = TupleReader::from_item(item)?;
-        let path = s.full_path(t.string()?)?;
-        let current_rev = t.opt_tuple()?.and_then(|mut r| r.opt_rev().ok().flatten());
-        targets.push(LockTarget { path, current_rev });
+    for (raw, current_rev) in &req.targets {
+        let path = s.full_path(raw)?;
+        targets.push(LockTarget {
+            path,
+            current_rev: *current_rev,
+        });
     }
     // Paths the authz rules do not let this user write get "not authorized" in their place.
     let denied: Vec<bool> = targets.iter().map(|t| !s.allowed(&t.path, true)).collect();
@@ -113,7 +184,7 @@ pub fn lock_many<R: Read, W: Write>(
         .filter(|(_, d)| !**d)
         .map(|(t, _)| t)
         .collect();
-    let mut done = do_lock(s, comment, steal, &allowed)?.into_iter();
+    let mut done = do_lock(s, req.comment.clone(), req.steal, &allowed)?.into_iter();
     let results: Vec<Option<Result<Lock, ReposError>>> = denied
         .iter()
         .map(|d| if *d { None } else { done.next() })
@@ -152,44 +223,104 @@ fn do_unlock(
 }
 
 /// `unlock ( path:string ( ? token:string ) break:bool )`.
-pub fn unlock<R: Read, W: Write>(
-    s: &mut Session,
-    _conn: &mut Conn<R, W>,
-    p: &mut TupleReader<'_>,
-) -> CmdResult<Option<Vec<Item>>> {
-    let path = s.full_path(p.string()?)?;
-    let token = p
-        .opt_tuple()?
-        .and_then(|mut t| t.opt_string().ok().flatten())
-        .map(|c| String::from_utf8_lossy(c).into_owned());
-    let brk = p.bool()?;
-    let mut results = do_unlock(s, brk, &[UnlockTarget { path, token }])?;
-    results
-        .pop()
-        .expect("one target, one result")
-        .map_err(fail)?;
-    Ok(Some(vec![]))
+pub struct UnlockOne {
+    path: Vec<u8>,
+    token: Option<String>,
+    brk: bool,
+}
+
+impl Command for UnlockOne {
+    fn parse(p: &mut TupleReader<'_>) -> CmdResult<Self> {
+        Ok(UnlockOne {
+            path: p.string()?.to_vec(),
+            token: opt_string_in_tuple(p)?,
+            brk: p.bool()?,
+        })
+    }
+
+    fn authz_path(&self) -> Option<&[u8]> {
+        Some(&self.path)
+    }
+
+    /// Breaking someone's lock needs write access, not a user name.
+    fn needs(&self, row: Needs) -> Needs {
+        if self.brk {
+            Needs::Write
+        } else {
+            row
+        }
+    }
+
+    fn run<R: Read, W: Write>(&self, s: &mut Session, _: &mut Conn<R, W>) -> CmdResult<Reply> {
+        let path = s.full_path(&self.path)?;
+        let target = UnlockTarget {
+            path,
+            token: self.token.clone(),
+        };
+        let mut results = do_unlock(s, self.brk, &[target])?;
+        results
+            .pop()
+            .expect("one target, one result")
+            .map_err(fail)?;
+        Ok(Some(vec![]))
+    }
+
+    fn action(&self, ctx: &Ctx<'_>) -> Pending {
+        let brk = if self.brk { " break" } else { "" };
+        one(format!("unlock ({}){brk}", ctx.full(&self.path)))
+    }
 }
 
 /// `unlock-many ( break:bool ( ( path ( ? token ) ) ... ) )`.
-pub fn unlock_many<R: Read, W: Write>(
+pub struct UnlockMany {
+    brk: bool,
+    targets: Vec<(Vec<u8>, Option<String>)>,
+}
+
+impl Command for UnlockMany {
+    fn parse(p: &mut TupleReader<'_>) -> CmdResult<Self> {
+        let brk = p.bool()?;
+        let mut targets = Vec::new();
+        for item in p.list()? {
+            let mut t = TupleReader::from_item(item)?;
+            let path = t.string()?.to_vec();
+            targets.push((path, opt_string_in_tuple(&mut t)?));
+        }
+        Ok(UnlockMany { brk, targets })
+    }
+
+    /// Breaking locks needs write access, not a user name.
+    fn needs(&self, row: Needs) -> Needs {
+        if self.brk {
+            Needs::Write
+        } else {
+            row
+        }
+    }
+
+    fn run<R: Read, W: Write>(&self, s: &mut Session, conn: &mut Conn<R, W>) -> CmdResult<Reply> {
+        unlock_many(s, conn, self)
+    }
+
+    fn action(&self, ctx: &Ctx<'_>) -> Pending {
+        let brk = if self.brk { " break" } else { "" };
+        let paths = logged_paths(self.targets.iter().map(|(p, _)| p.as_slice()), ctx);
+        one(format!("unlock ({paths}){brk}"))
+    }
+}
+
+fn unlock_many<R: Read, W: Write>(
     s: &mut Session,
     conn: &mut Conn<R, W>,
-    p: &mut TupleReader<'_>,
-) -> CmdResult<Option<Vec<Item>>> {
-    let brk = p.bool()?;
+    req: &UnlockMany,
+) -> CmdResult<Reply> {
     let mut targets = Vec::new();
-    let mut client_paths = Vec::new();
-    for item in p.list()? {
-        let mut t = TupleReader::from_item(item)?;
-        let raw = t.string()?;
-        client_paths.push(raw.to_vec());
+    for (raw, token) in &req.targets {
         let path = s.full_path(raw)?;
-        let token = t
-            .opt_tuple()?
-            .and_then(|mut r| r.opt_string().ok().flatten())
-            .map(|c| String::from_utf8_lossy(c).into_owned());
-        targets.push(UnlockTarget { path, token });
+        targets.push(UnlockTarget {
+            path,
+            token: token.clone(),
+        });
     }
     let denied: Vec<bool> = targets.iter().map(|t| !s.allowed(&t.path, true)).collect();
     let allowed: Vec<UnlockTarget> = targets
@@ -198,18 +329,18 @@ pub fn unlock_many<R: Read, W: Write>(
         .filter(|(_, d)| !**d)
         .map(|(t, _)| t)
         .collect();
-    let mut done = do_unlock(s, brk, &allowed)?.into_iter();
+    let mut done = do_unlock(s, req.brk, &allowed)?.into_iter();
     let results: Vec<Option<Result<(), ReposError>>> = denied
         .iter()
         .map(|d| if *d { None } else { done.next() })
         .collect();
-    for (r, raw) in results.iter().zip(client_paths) {
+    for (r, (raw, _)) in results.iter().zip(&req.targets) {
         let Some(r) = r else {
             conn.write_item(&failure(&crate::auth::not_authorized().chain))?;
             continue;
         };
         match r {
-            Ok(()) => conn.write_item(&success(vec![Item::String(raw)]))?,
+            Ok(()) => conn.write_item(&success(vec![Item::String(raw.clone())]))?,
             Err(e) => conn.write_item(&failure(&repos_error(e).chain))?,
         }
     }
@@ -217,54 +348,86 @@ pub fn unlock_many<R: Read, W: Write>(
     Ok(Some(vec![]))
 }
 
-/// `get-lock ( path )` -> `( [ lockdesc ] )`.
-pub fn get_lock<R: Read, W: Write>(
-    s: &mut Session,
-    _: &mut Conn<R, W>,
-    p: &mut TupleReader<'_>,
-) -> CmdResult<Option<Vec<Item>>> {
-    let path = s.full_path(p.string()?)?;
-    let l = locks::get_lock(s.repo.path(), &path).map_err(fail)?;
-    Ok(Some(vec![Item::list(
-        l.iter().map(lock_item).collect::<Vec<_>>(),
-    )]))
+/// `get-lock ( path:string )` -> `( [ lockdesc ] )`.
+pub struct GetLock {
+    path: Vec<u8>,
 }
 
-/// The depth word of `get-locks`, checked before the auth slot (svnserve sends the
-/// failure in its place).
-pub fn get_locks_depth(p: &TupleReader<'_>) -> Result<Option<usize>, CmdError> {
-    let mut t = TupleReader::new(p.rest());
-    let _ = t.string();
-    let word = t
-        .opt_tuple()
-        .ok()
-        .flatten()
-        .and_then(|mut d| d.opt_word().ok().flatten().map(str::to_string));
-    match word.as_deref() {
-        None | Some("infinity") => Ok(None),
-        Some("empty") => Ok(Some(0)),
-        Some("files") | Some("immediates") => Ok(Some(1)),
-        Some(_) => Err(CmdError::new(
-            code::INCORRECT_PARAMS,
-            "Invalid 'depth' specified in get-locks request",
-        )),
+impl Command for GetLock {
+    fn parse(p: &mut TupleReader<'_>) -> CmdResult<Self> {
+        Ok(GetLock {
+            path: p.string()?.to_vec(),
+        })
+    }
+
+    fn authz_path(&self) -> Option<&[u8]> {
+        Some(&self.path)
+    }
+
+    fn run<R: Read, W: Write>(&self, s: &mut Session, _: &mut Conn<R, W>) -> CmdResult<Reply> {
+        let path = s.full_path(&self.path)?;
+        let l = locks::get_lock(s.repo.path(), &path).map_err(fail)?;
+        Ok(Some(vec![Item::list(
+            l.iter().map(lock_item).collect::<Vec<_>>(),
+        )]))
+    }
+
+    fn action(&self, ctx: &Ctx<'_>) -> Pending {
+        one(format!("get-lock {}", ctx.full(&self.path)))
     }
 }
 
-/// `get-locks ( path ? ( depth ) )` -> `( ( lockdesc ... ) )`.
-pub fn get_locks<R: Read, W: Write>(
-    s: &mut Session,
-    _: &mut Conn<R, W>,
-    p: &mut TupleReader<'_>,
-) -> CmdResult<Option<Vec<Item>>> {
-    let depth = get_locks_depth(p)?;
-    let path = s.full_path(p.string()?)?;
-    let ls = locks::get_locks(s.repo.path(), &path, depth).map_err(fail)?;
-    // Locks on paths the user cannot read are left out.
-    Ok(Some(vec![Item::list(
-        ls.iter()
-            .filter(|l| s.allowed(&l.path, false))
-            .map(lock_item)
-            .collect::<Vec<_>>(),
-    )]))
+/// `get-locks ( path:string ? ( ? depth:word ) )` -> `( ( lockdesc ... ) )`.
+pub struct GetLocks {
+    path: Vec<u8>,
+    depth: Option<String>,
+}
+
+impl GetLocks {
+    /// How deep below the path, in levels (None: all the way).
+    fn levels(&self) -> Result<Option<usize>, CmdError> {
+        match self.depth.as_deref() {
+            None | Some("infinity") => Ok(None),
+            Some("empty") => Ok(Some(0)),
+            Some("files") | Some("immediates") => Ok(Some(1)),
+            Some(_) => Err(CmdError::new(
+                code::INCORRECT_PARAMS,
+                "Invalid 'depth' specified in get-locks request",
+            )),
+        }
+    }
+}
+
+impl Command for GetLocks {
+    fn parse(p: &mut TupleReader<'_>) -> CmdResult<Self> {
+        let path = p.string()?.to_vec();
+        let depth = p
+            .opt_tuple()
+            .ok()
+            .flatten()
+            .and_then(|mut d| d.opt_word().ok().flatten().map(str::to_string));
+        Ok(GetLocks { path, depth })
+    }
+
+    /// svnserve checks the depth before access: the failure takes the slot's place.
+    fn refuse_before_slot(&self) -> Option<CmdError> {
+        self.levels().err()
+    }
+
+    fn run<R: Read, W: Write>(&self, s: &mut Session, _: &mut Conn<R, W>) -> CmdResult<Reply> {
+        let depth = self.levels()?;
+        let path = s.full_path(&self.path)?;
+        let ls = locks::get_locks(s.repo.path(), &path, depth).map_err(fail)?;
+        // Locks on paths the user cannot read are left out.
+        Ok(Some(vec![Item::list(
+            ls.iter()
+                .filter(|l| s.allowed(&l.path, false))
+                .map(lock_item)
+                .collect::<Vec<_>>(),
+        )]))
+    }
+
+    fn action(&self, ctx: &Ctx<'_>) -> Pending {
+        one(format!("get-locks {}", ctx.full(&self.path)))
+    }
 }

@@ -9,42 +9,13 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// The commands counted by name; anything else is `other`.
-pub const COMMANDS: &[&str] = &[
-    "reparent",
-    "get-latest-rev",
-    "get-dated-rev",
-    "change-rev-prop",
-    "change-rev-prop2",
-    "rev-proplist",
-    "rev-prop",
-    "commit",
-    "get-file",
-    "get-dir",
-    "list",
-    "check-path",
-    "stat",
-    "get-iprops",
-    "update",
-    "switch",
-    "status",
-    "diff",
-    "log",
-    "get-locations",
-    "get-location-segments",
-    "get-file-revs",
-    "get-deleted-rev",
-    "get-mergeinfo",
-    "lock",
-    "lock-many",
-    "unlock",
-    "unlock-many",
-    "get-lock",
-    "get-locks",
-    "replay",
-    "replay-range",
-    "other",
-];
+/// The commands counted by name (the command table's), then `other` for anything else.
+fn command_names() -> impl Iterator<Item = &'static str> {
+    crate::cmd::COMMANDS
+        .iter()
+        .map(|c| c.name)
+        .chain(std::iter::once("other"))
+}
 
 /// Latency bucket bounds, in seconds.
 const BUCKETS: [f64; 12] = [
@@ -127,7 +98,7 @@ pub struct Metrics {
 impl Default for Metrics {
     fn default() -> Self {
         Metrics {
-            commands: COMMANDS.iter().map(|_| CommandStats::default()).collect(),
+            commands: command_names().map(|_| CommandStats::default()).collect(),
             bytes_in: AtomicU64::new(0),
             bytes_out: AtomicU64::new(0),
             open_connections: AtomicI64::new(0),
@@ -139,10 +110,7 @@ impl Default for Metrics {
 }
 
 fn index_of(command: &str) -> usize {
-    COMMANDS
-        .iter()
-        .position(|c| *c == command)
-        .unwrap_or(COMMANDS.len() - 1)
+    crate::cmd::lookup(command).map_or(crate::cmd::COMMANDS.len(), |(i, _)| i)
 }
 
 impl Metrics {
@@ -198,7 +166,7 @@ impl Metrics {
             "# HELP svelto_requests_total Commands served, by command.\n\
              # TYPE svelto_requests_total counter"
         );
-        for (name, c) in COMMANDS.iter().zip(&self.commands) {
+        for (name, c) in command_names().zip(&self.commands) {
             let _ = writeln!(
                 o,
                 "svelto_requests_total{{command=\"{name}\"}} {}",
@@ -210,7 +178,7 @@ impl Metrics {
             "# HELP svelto_request_errors_total Commands that answered with an error, by command.\n\
              # TYPE svelto_request_errors_total counter"
         );
-        for (name, c) in COMMANDS.iter().zip(&self.commands) {
+        for (name, c) in command_names().zip(&self.commands) {
             let n = load(&c.errors);
             if n > 0 {
                 let _ = writeln!(o, "svelto_request_errors_total{{command=\"{name}\"}} {n}");
@@ -221,7 +189,7 @@ impl Metrics {
             "# HELP svelto_request_duration_seconds Time to serve a command, by command.\n\
              # TYPE svelto_request_duration_seconds histogram"
         );
-        for (name, c) in COMMANDS.iter().zip(&self.commands) {
+        for (name, c) in command_names().zip(&self.commands) {
             let count = load(&c.count);
             if count == 0 {
                 continue;

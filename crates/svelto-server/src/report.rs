@@ -1,6 +1,8 @@
 //! update, switch, status and diff (protocol doc 4.7, 5): read the client's report, then
 //! drive its working copy to the target with the wire editor.
 
+use crate::actions::{self, depth_text, one, Ctx, Pending};
+use crate::cmd::{Command, Reply};
 use crate::conn::Conn;
 use crate::editor::WireEditor;
 use crate::error::{code, CmdError, CmdResult, Failure};
@@ -10,7 +12,7 @@ use std::io::{Read, Write};
 use svelto_core::{validate_path, Depth, Revnum};
 use svelto_repos::report::{prepare, Report, ReportOptions};
 use svelto_repos::TextOptions;
-use svelto_wire::{failure, Item, Response, TupleReader};
+use svelto_wire::{failure, Response, TupleReader};
 
 /// The depth word of a command, or what `recurse` means when it is missing.
 fn command_depth(word: Option<&str>, recurse: bool, not_recursive: Depth) -> CmdResult<Depth> {
@@ -35,7 +37,7 @@ fn target_name(raw: &[u8]) -> Result<String, Failure> {
 }
 
 /// What a report command asked for, before the report itself.
-struct Request {
+struct Drive {
     target: Result<String, Failure>,
     rev: Option<Revnum>,
     /// switch and diff: the URL the working copy is compared with.
@@ -46,7 +48,7 @@ struct Request {
     send_deltas: bool,
 }
 
-impl Request {
+impl Drive {
     fn options(self, s: &Session) -> CmdResult<ReportOptions> {
         let switch_path = match &self.other_url {
             Some(url) => Some(path_in_repo(&s.root_url, url)?),
@@ -68,96 +70,219 @@ impl Request {
     }
 }
 
-pub fn update<R: Read, W: Write>(
-    s: &mut Session,
-    conn: &mut Conn<R, W>,
-    p: &mut TupleReader<'_>,
-) -> CmdResult<Option<Vec<Item>>> {
-    let rev = p.bracket_rev()?;
-    let target = target_name(p.string()?);
-    let recurse = p.bool()?;
-    let depth = command_depth(p.opt_word()?, recurse, Depth::Files)?;
-    let req = Request {
-        target,
-        rev,
-        other_url: None,
-        depth,
-        send_copyfrom_args: p.opt_bool()?.unwrap_or(false),
-        ignore_ancestry: p.opt_bool()?.unwrap_or(false),
-        send_deltas: true,
-    };
-    run(s, conn, req)
+/// `update ( [ rev:number ] target:string recurse:bool ? depth:word
+/// send-copyfrom-args:bool ? ignore-ancestry:bool )`, then the report.
+pub struct Update {
+    rev: Option<Revnum>,
+    target: Vec<u8>,
+    recurse: bool,
+    depth: Option<String>,
+    send_copyfrom_args: Option<bool>,
+    ignore_ancestry: Option<bool>,
 }
 
-pub fn switch<R: Read, W: Write>(
-    s: &mut Session,
-    conn: &mut Conn<R, W>,
-    p: &mut TupleReader<'_>,
-) -> CmdResult<Option<Vec<Item>>> {
-    let rev = p.bracket_rev()?;
-    let target = target_name(p.string()?);
-    let recurse = p.bool()?;
-    let url = String::from_utf8_lossy(p.string()?).into_owned();
-    let depth = command_depth(p.opt_word()?, recurse, Depth::Files)?;
-    let req = Request {
-        target,
-        rev,
-        other_url: Some(url),
-        depth,
-        send_copyfrom_args: p.opt_bool()?.unwrap_or(false),
-        // A missing ignore-ancestry means true for switch.
-        ignore_ancestry: p.opt_bool()?.unwrap_or(true),
-        send_deltas: true,
-    };
-    run(s, conn, req)
+impl Command for Update {
+    fn parse(p: &mut TupleReader<'_>) -> CmdResult<Self> {
+        Ok(Update {
+            rev: p.bracket_rev()?,
+            target: p.string()?.to_vec(),
+            recurse: p.bool()?,
+            depth: p.opt_word()?.map(str::to_string),
+            send_copyfrom_args: p.opt_bool()?,
+            ignore_ancestry: p.opt_bool()?,
+        })
+    }
+
+    fn authz_path(&self) -> Option<&[u8]> {
+        Some(&self.target)
+    }
+
+    fn run<R: Read, W: Write>(&self, s: &mut Session, conn: &mut Conn<R, W>) -> CmdResult<Reply> {
+        let depth = command_depth(self.depth.as_deref(), self.recurse, Depth::Files)?;
+        let req = Drive {
+            target: target_name(&self.target),
+            rev: self.rev,
+            other_url: None,
+            depth,
+            send_copyfrom_args: self.send_copyfrom_args.unwrap_or(false),
+            ignore_ancestry: self.ignore_ancestry.unwrap_or(false),
+            send_deltas: true,
+        };
+        run(s, conn, req)
+    }
+
+    fn action(&self, ctx: &Ctx<'_>) -> Pending {
+        let depth = actions::command_depth(self.depth.as_deref(), self.recurse, Depth::Files);
+        Pending::Update {
+            path: ctx.full(&self.target),
+            rev: ctx.rev(self.rev),
+            depth: depth_text(depth),
+            copyfrom: self.send_copyfrom_args == Some(true),
+        }
+    }
 }
 
-pub fn status<R: Read, W: Write>(
-    s: &mut Session,
-    conn: &mut Conn<R, W>,
-    p: &mut TupleReader<'_>,
-) -> CmdResult<Option<Vec<Item>>> {
-    let target = target_name(p.string()?);
-    let recurse = p.bool()?;
-    let rev = match p.opt_tuple()? {
-        Some(mut t) => t.opt_rev()?,
-        None => None,
-    };
-    let depth = command_depth(p.opt_word()?, recurse, Depth::Empty)?;
-    let req = Request {
-        target,
-        rev,
-        other_url: None,
-        depth,
-        send_copyfrom_args: false,
-        ignore_ancestry: false,
-        send_deltas: false,
-    };
-    run(s, conn, req)
+/// `switch ( [ rev:number ] target:string recurse:bool url:string ? depth:word
+/// ? send-copyfrom-args:bool ? ignore-ancestry:bool )`, then the report.
+pub struct Switch {
+    rev: Option<Revnum>,
+    target: Vec<u8>,
+    recurse: bool,
+    url: String,
+    depth: Option<String>,
+    send_copyfrom_args: Option<bool>,
+    ignore_ancestry: Option<bool>,
 }
 
-pub fn diff<R: Read, W: Write>(
-    s: &mut Session,
-    conn: &mut Conn<R, W>,
-    p: &mut TupleReader<'_>,
-) -> CmdResult<Option<Vec<Item>>> {
-    let rev = p.bracket_rev()?;
-    let target = target_name(p.string()?);
-    let recurse = p.bool()?;
-    let ignore_ancestry = p.bool()?;
-    let url = String::from_utf8_lossy(p.string()?).into_owned();
-    let send_deltas = p.opt_bool()?.unwrap_or(true);
-    let depth = command_depth(p.opt_word()?, recurse, Depth::Files)?;
-    let req = Request {
-        target,
-        rev,
-        other_url: Some(url),
-        depth,
-        send_copyfrom_args: false,
-        ignore_ancestry,
-        send_deltas,
-    };
-    run(s, conn, req)
+impl Command for Switch {
+    fn parse(p: &mut TupleReader<'_>) -> CmdResult<Self> {
+        Ok(Switch {
+            rev: p.bracket_rev()?,
+            target: p.string()?.to_vec(),
+            recurse: p.bool()?,
+            url: String::from_utf8_lossy(p.string()?).into_owned(),
+            depth: p.opt_word()?.map(str::to_string),
+            send_copyfrom_args: p.opt_bool()?,
+            ignore_ancestry: p.opt_bool()?,
+        })
+    }
+
+    fn run<R: Read, W: Write>(&self, s: &mut Session, conn: &mut Conn<R, W>) -> CmdResult<Reply> {
+        let depth = command_depth(self.depth.as_deref(), self.recurse, Depth::Files)?;
+        let req = Drive {
+            target: target_name(&self.target),
+            rev: self.rev,
+            other_url: Some(self.url.clone()),
+            depth,
+            send_copyfrom_args: self.send_copyfrom_args.unwrap_or(false),
+            // A missing ignore-ancestry means true for switch.
+            ignore_ancestry: self.ignore_ancestry.unwrap_or(true),
+            send_deltas: true,
+        };
+        run(s, conn, req)
+    }
+
+    fn action(&self, ctx: &Ctx<'_>) -> Pending {
+        let Some(target) = ctx.url_path(self.url.as_bytes()) else {
+            return Pending::Nothing;
+        };
+        let depth = actions::command_depth(self.depth.as_deref(), self.recurse, Depth::Files);
+        one(format!(
+            "switch {} {target}@{}{}",
+            ctx.full(&self.target),
+            ctx.rev(self.rev),
+            depth_text(depth)
+        ))
+    }
+}
+
+/// `status ( target:string recurse:bool ? [ rev:number ] ? depth:word )`, then the
+/// report.
+pub struct Status {
+    target: Vec<u8>,
+    recurse: bool,
+    rev: Option<Revnum>,
+    depth: Option<String>,
+}
+
+impl Command for Status {
+    fn parse(p: &mut TupleReader<'_>) -> CmdResult<Self> {
+        let target = p.string()?.to_vec();
+        let recurse = p.bool()?;
+        let rev = match p.opt_tuple()? {
+            Some(mut t) => t.opt_rev()?,
+            None => None,
+        };
+        let depth = p.opt_word()?.map(str::to_string);
+        Ok(Status {
+            target,
+            recurse,
+            rev,
+            depth,
+        })
+    }
+
+    fn run<R: Read, W: Write>(&self, s: &mut Session, conn: &mut Conn<R, W>) -> CmdResult<Reply> {
+        let depth = command_depth(self.depth.as_deref(), self.recurse, Depth::Empty)?;
+        let req = Drive {
+            target: target_name(&self.target),
+            rev: self.rev,
+            other_url: None,
+            depth,
+            send_copyfrom_args: false,
+            ignore_ancestry: false,
+            send_deltas: false,
+        };
+        run(s, conn, req)
+    }
+
+    fn action(&self, ctx: &Ctx<'_>) -> Pending {
+        let depth = actions::command_depth(self.depth.as_deref(), self.recurse, Depth::Empty);
+        one(format!(
+            "status {} r{}{}",
+            ctx.full(&self.target),
+            ctx.rev(self.rev),
+            depth_text(depth)
+        ))
+    }
+}
+
+/// `diff ( [ rev:number ] target:string recurse:bool ignore-ancestry:bool url:string
+/// ? text-deltas:bool ? depth:word )`, then the report.
+pub struct Diff {
+    rev: Option<Revnum>,
+    target: Vec<u8>,
+    recurse: bool,
+    ignore_ancestry: bool,
+    url: String,
+    send_deltas: Option<bool>,
+    depth: Option<String>,
+}
+
+impl Command for Diff {
+    fn parse(p: &mut TupleReader<'_>) -> CmdResult<Self> {
+        Ok(Diff {
+            rev: p.bracket_rev()?,
+            target: p.string()?.to_vec(),
+            recurse: p.bool()?,
+            ignore_ancestry: p.bool()?,
+            url: String::from_utf8_lossy(p.string()?).into_owned(),
+            send_deltas: p.opt_bool()?,
+            depth: p.opt_word()?.map(str::to_string),
+        })
+    }
+
+    fn run<R: Read, W: Write>(&self, s: &mut Session, conn: &mut Conn<R, W>) -> CmdResult<Reply> {
+        let depth = command_depth(self.depth.as_deref(), self.recurse, Depth::Files)?;
+        let req = Drive {
+            target: target_name(&self.target),
+            rev: self.rev,
+            other_url: Some(self.url.clone()),
+            depth,
+            send_copyfrom_args: false,
+            ignore_ancestry: self.ignore_ancestry,
+            send_deltas: self.send_deltas.unwrap_or(true),
+        };
+        run(s, conn, req)
+    }
+
+    fn action(&self, ctx: &Ctx<'_>) -> Pending {
+        let Some(versus) = ctx.url_path(self.url.as_bytes()) else {
+            return Pending::Nothing;
+        };
+        let depth = actions::command_depth(self.depth.as_deref(), self.recurse, Depth::Files);
+        let ia = if self.ignore_ancestry {
+            " ignore-ancestry"
+        } else {
+            ""
+        };
+        Pending::Diff {
+            path: ctx.full(&self.target),
+            versus,
+            rev: ctx.rev(self.rev),
+            opts: format!("{}{ia}", depth_text(depth)),
+        }
+    }
 }
 
 /// Reads report commands until `finish-report` (Some) or `abort-report` (None). Errors in
@@ -279,11 +404,7 @@ fn report_depth(word: Option<&str>) -> CmdResult<Depth> {
 }
 
 /// The report, the second auth slot, the drive, and the command's response.
-fn run<R: Read, W: Write>(
-    s: &mut Session,
-    conn: &mut Conn<R, W>,
-    req: Request,
-) -> CmdResult<Option<Vec<Item>>> {
+fn run<R: Read, W: Write>(s: &mut Session, conn: &mut Conn<R, W>, req: Drive) -> CmdResult<Reply> {
     // The report always follows, even when the command itself was bad.
     let report = read_report(s, conn)?;
     let Some(report) = report else {
@@ -320,7 +441,7 @@ fn run<R: Read, W: Write>(
 }
 
 /// After `close-edit`: the client's answer, then our response.
-fn finish_drive<R: Read, W: Write>(conn: &mut Conn<R, W>) -> CmdResult<Option<Vec<Item>>> {
+fn finish_drive<R: Read, W: Write>(conn: &mut Conn<R, W>) -> CmdResult<Reply> {
     let answer = conn.expect_item()?;
     match Response::from_item(&answer)? {
         Response::Success(_) => Ok(Some(vec![])),

@@ -1,41 +1,155 @@
-//! `change-rev-prop` and `change-rev-prop2` (protocol doc 4.2): revision property changes,
-//! decided by the repository's pre-revprop-change hook.
+//! Revision properties (protocol doc 4.2): `rev-proplist` and `rev-prop` (what the user may
+//! read), `change-rev-prop` and `change-rev-prop2` (decided by the repository's
+//! pre-revprop-change hook).
 
+use crate::actions::{one, uri_encode, Ctx, Pending};
+use crate::cmd::{Command, Reply};
 use crate::conn::Conn;
-use crate::error::{repos_error, CmdResult, Failure};
+use crate::error::{code, repos_error, CmdError, CmdResult, Failure};
+use crate::items::proplist_item;
 use crate::session::Session;
 use std::io::{Read, Write};
+use svelto_core::{PropList, Revnum};
 use svelto_repos::revprops::{change_rev_prop, RevpropChange};
 use svelto_repos::{Hooks, ReposError};
 use svelto_wire::{Item, TupleReader};
 
-/// `change-rev-prop ( rev:number name:string ? value:string )`.
-pub fn change_rev_prop_cmd<R: Read, W: Write>(
-    s: &mut Session,
-    _conn: &mut Conn<R, W>,
-    p: &mut TupleReader<'_>,
-) -> CmdResult<Option<Vec<Item>>> {
-    let rev = p.rev()?;
-    let name = String::from_utf8_lossy(p.string()?).into_owned();
-    let value = p.opt_string()?;
-    change(s, rev, &name, value, None)
+/// The revision properties of `rev` the user may see (all of them without authz-db).
+pub fn readable_revprops(s: &Session, rev: Revnum) -> CmdResult<PropList> {
+    let check = s.read_check();
+    let readable = crate::authz::readable(&check);
+    Ok(svelto_repos::revprops::readable_revprops(
+        &s.repo, rev, readable,
+    )?)
 }
 
-/// `change-rev-prop2 ( rev:number name:string ( ? value:string ) ( dont-care:bool ?
-/// old-value:string ) )`.
-pub fn change_rev_prop2_cmd<R: Read, W: Write>(
-    s: &mut Session,
-    _conn: &mut Conn<R, W>,
-    p: &mut TupleReader<'_>,
-) -> CmdResult<Option<Vec<Item>>> {
-    let rev = p.rev()?;
-    let name = String::from_utf8_lossy(p.string()?).into_owned();
-    let value = p.tuple()?.opt_string()?;
-    let mut cond = p.tuple()?;
-    let dont_care = cond.bool()?;
-    let old = cond.opt_string()?;
-    let expected = if dont_care { None } else { Some(old) };
-    change(s, rev, &name, value, expected)
+/// `rev-proplist ( rev:number )`.
+pub struct RevProplist {
+    rev: Revnum,
+}
+
+impl Command for RevProplist {
+    fn parse(p: &mut TupleReader<'_>) -> CmdResult<Self> {
+        Ok(RevProplist { rev: p.rev()? })
+    }
+
+    fn run<R: Read, W: Write>(&self, s: &mut Session, _: &mut Conn<R, W>) -> CmdResult<Reply> {
+        let rev = s.rev_or_head(Some(self.rev))?;
+        Ok(Some(vec![proplist_item(&readable_revprops(s, rev)?)]))
+    }
+
+    fn action(&self, _: &Ctx<'_>) -> Pending {
+        one(format!("rev-proplist r{}", self.rev))
+    }
+}
+
+/// `rev-prop ( rev:number name:string )`.
+pub struct RevProp {
+    rev: Revnum,
+    name: Vec<u8>,
+}
+
+impl Command for RevProp {
+    fn parse(p: &mut TupleReader<'_>) -> CmdResult<Self> {
+        let rev = p.rev()?;
+        let name = p.string()?.to_vec();
+        Ok(RevProp { rev, name })
+    }
+
+    fn run<R: Read, W: Write>(&self, s: &mut Session, _: &mut Conn<R, W>) -> CmdResult<Reply> {
+        let rev = s.rev_or_head(Some(self.rev))?;
+        let props = readable_revprops(s, rev)?;
+        Ok(Some(vec![Item::opt(
+            props.get(&self.name).cloned().map(Item::String),
+        )]))
+    }
+
+    fn action(&self, _: &Ctx<'_>) -> Pending {
+        one(format!(
+            "rev-prop r{} {}",
+            self.rev,
+            uri_encode(&String::from_utf8_lossy(&self.name))
+        ))
+    }
+}
+
+/// `change-rev-prop ( rev:number name:string ? value:string )`.
+pub struct ChangeRevProp {
+    rev: Revnum,
+    name: String,
+    value: Option<Vec<u8>>,
+}
+
+impl Command for ChangeRevProp {
+    fn parse(p: &mut TupleReader<'_>) -> CmdResult<Self> {
+        let rev = p.rev()?;
+        let name = String::from_utf8_lossy(p.string()?).into_owned();
+        let value = p.opt_string()?.map(<[u8]>::to_vec);
+        Ok(ChangeRevProp { rev, name, value })
+    }
+
+    fn run<R: Read, W: Write>(&self, s: &mut Session, _: &mut Conn<R, W>) -> CmdResult<Reply> {
+        change(s, self.rev, &self.name, self.value.as_deref(), None)
+    }
+
+    fn action(&self, _: &Ctx<'_>) -> Pending {
+        change_action(self.rev, &self.name)
+    }
+}
+
+/// `change-rev-prop2 ( rev:number name:string ( ? value:string ) ( dont-care:bool
+/// ? old-value:string ) )`.
+pub struct ChangeRevProp2 {
+    rev: Revnum,
+    name: String,
+    value: Option<Vec<u8>>,
+    dont_care: bool,
+    old: Option<Vec<u8>>,
+}
+
+impl Command for ChangeRevProp2 {
+    fn parse(p: &mut TupleReader<'_>) -> CmdResult<Self> {
+        let rev = p.rev()?;
+        let name = String::from_utf8_lossy(p.string()?).into_owned();
+        let value = p.tuple()?.opt_string()?.map(<[u8]>::to_vec);
+        let mut cond = p.tuple()?;
+        let dont_care = cond.bool()?;
+        let old = cond.opt_string()?.map(<[u8]>::to_vec);
+        Ok(ChangeRevProp2 {
+            rev,
+            name,
+            value,
+            dont_care,
+            old,
+        })
+    }
+
+    /// svnserve refuses both `dont-care` and an old value before it checks access.
+    fn refuse_before_slot(&self) -> Option<CmdError> {
+        (self.dont_care && self.old.is_some()).then(|| {
+            CmdError::new(
+                code::INCORRECT_PARAMS,
+                "'previous-value' and 'dont-care' cannot both be set in 'change-rev-prop2' request",
+            )
+        })
+    }
+
+    fn run<R: Read, W: Write>(&self, s: &mut Session, _: &mut Conn<R, W>) -> CmdResult<Reply> {
+        let expected = if self.dont_care {
+            None
+        } else {
+            Some(self.old.as_deref())
+        };
+        change(s, self.rev, &self.name, self.value.as_deref(), expected)
+    }
+
+    fn action(&self, _: &Ctx<'_>) -> Pending {
+        change_action(self.rev, &self.name)
+    }
+}
+
+fn change_action(rev: Revnum, name: &str) -> Pending {
+    one(format!("change-rev-prop r{rev} {}", uri_encode(name)))
 }
 
 fn change(
@@ -44,7 +158,7 @@ fn change(
     name: &str,
     value: Option<&[u8]>,
     expected: Option<Option<&[u8]>>,
-) -> CmdResult<Option<Vec<Item>>> {
+) -> CmdResult<Reply> {
     let fail = |e: ReposError| Failure::Cmd(repos_error(&e));
     let hooks = Hooks::new(s.repo.path(), Some(&s.hooks_env)).map_err(fail)?;
     let user = s.user.clone();
@@ -62,25 +176,4 @@ fn change(
     change_rev_prop(&s.repo, &hooks, &req, |f| writer.with(|w| f(w))).map_err(fail)?;
     s.forget_rev_info(rev);
     Ok(Some(vec![]))
-}
-
-/// svnserve refuses `change-rev-prop2` with both `dont-care` and an old value before it
-/// checks access: the failure takes the auth slot's place.
-pub fn check_before_slot(name: &str, p: &TupleReader<'_>) -> Option<crate::error::CmdError> {
-    if name != "change-rev-prop2" {
-        return None;
-    }
-    let mut t = TupleReader::new(p.rest());
-    let _ = t.rev().ok()?;
-    let _ = t.string().ok()?;
-    let _ = t.tuple().ok()?;
-    let mut cond = t.tuple().ok()?;
-    let dont_care = cond.bool().ok()?;
-    let old = cond.opt_string().ok()?;
-    (dont_care && old.is_some()).then(|| {
-        crate::error::CmdError::new(
-            crate::error::code::INCORRECT_PARAMS,
-            "'previous-value' and 'dont-care' cannot both be set in 'change-rev-prop2' request",
-        )
-    })
 }

@@ -3,7 +3,8 @@
 
 use crate::actions::{self, RunNote};
 use crate::auth::Auth;
-use crate::commands;
+use crate::authz::{Needs, Where};
+use crate::cmd;
 use crate::conn::{Conn, ConnError};
 use crate::error::{code, CmdError, Failure};
 use crate::metrics::ErrorKind;
@@ -16,6 +17,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 use svelto_core::{join, validate_path, Revnum};
 use svelto_repos::conf::{Access, PasswdDb, SvnserveConf};
+use svelto_repos::report::ReadCheck;
 use svelto_repos::ReposError;
 use svelto_store::Repo;
 use svelto_wire::{failure, success, Item, TupleReader, WireError};
@@ -437,18 +439,18 @@ impl Session {
         self.rev_info.remove(&rev);
     }
 
-    /// Sends the auth slot for a command that needs `access`: empty when the session has
+    /// Sends the auth slot for a command that needs `needs`: empty when the session has
     /// it, else the exchange that gets it; fails (in the slot's place) when it cannot.
     pub fn authorize<R: Read, W: Write>(
         &mut self,
         conn: &mut Conn<R, W>,
-        access: crate::commands::Access,
-        at: crate::authz::Where,
+        needs: Needs,
+        at: Where,
     ) -> Result<(), Failure> {
-        let (required, needs_user) = match access {
-            crate::commands::Access::Read => (Access::Read, false),
-            crate::commands::Access::Write => (Access::Write, false),
-            crate::commands::Access::WriteAsUser => (Access::Write, true),
+        let (required, needs_user) = match needs {
+            Needs::Read => (Access::Read, false),
+            Needs::Write => (Access::Write, false),
+            Needs::WriteAsUser => (Access::Write, true),
         };
         // svnserve's lookup_access: blanket access, the authz rules for the path, a user name.
         let enough = |s: &Session| {
@@ -471,25 +473,45 @@ impl Session {
             Err(crate::auth::not_authorized().into())
         }
     }
+
+    /// Whether the rules allow what a command's slot asks for (always without authz-db).
+    pub fn authz_allows(&self, at: &Where, write: bool) -> bool {
+        self.authz
+            .as_ref()
+            .is_none_or(|a| a.allows(self.user.as_deref(), at, write))
+    }
+
+    /// Whether `path` (a repository relpath) may be read (`write`: written).
+    pub fn allowed(&self, path: &str, write: bool) -> bool {
+        self.authz_allows(&Where::Path(path.to_string()), write)
+    }
+
+    /// The commit editor's check: "Access denied" (not readable / not writable) unless the
+    /// path (with `recursive`, everything below it too) is allowed.
+    pub fn require(&self, path: &str, write: bool, recursive: bool) -> Result<(), Failure> {
+        let ok = match &self.authz {
+            None => true,
+            Some(a) if recursive => a.allows_recursive(self.user.as_deref(), path, write),
+            Some(_) => self.allowed(path, write),
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(crate::authz::access_denied(write).into())
+        }
+    }
+
+    /// The read check handed to the repository layer (None without authz-db).
+    pub fn read_check(&self) -> Option<ReadCheck> {
+        self.authz
+            .as_ref()
+            .map(|a| a.read_check(self.user.as_deref()))
+    }
 }
 
 /// The auth slot before a command's response when nothing more is needed.
 pub fn empty_slot() -> Item {
     success(vec![Item::empty_list(), Item::string("")])
-}
-
-/// The commands that change the repository: a shutdown waits for them to finish.
-fn is_write(name: &str) -> bool {
-    matches!(
-        name,
-        "commit"
-            | "change-rev-prop"
-            | "change-rev-prop2"
-            | "lock"
-            | "lock-many"
-            | "unlock"
-            | "unlock-many"
-    )
 }
 
 /// Counts a write command as running until dropped.
@@ -531,14 +553,34 @@ fn command_loop<R: Read, W: Write>(
         let mut t = TupleReader::from_item(&item)?;
         let name = t.word()?.to_string();
         let params = t.list()?;
+        let row = cmd::lookup(&name);
         // `reparent` moves the session; its action names the new path from its parameter.
         let fs_path = format!("/{}", s.path);
         s.note.set(RunNote::default());
-        let guard = is_write(&name).then(|| WriteGuard::new(shared));
-        let mut p = TupleReader::new(params);
+        let guard = row
+            .is_some_and(|(_, spec)| spec.writes())
+            .then(|| WriteGuard::new(shared));
         let mut error: Vec<(u64, String)> = Vec::new();
         let mut fatal = None;
-        match commands::dispatch(s, conn, &name, &mut p) {
+        // What the log says, from the request: a revision the client left out is the HEAD
+        // the command just read (no file read here; `youngest` is in memory).
+        let repo = s.repo.clone();
+        let head = move || repo.youngest();
+        let root_url = s.root_url.clone();
+        let ctx = actions::Ctx {
+            fs_path,
+            root_url: &root_url,
+            head: &head,
+        };
+        let log = shared.log.is_enabled().then_some(&ctx);
+        let served = match row {
+            Some((index, _)) => cmd::dispatch(index, s, conn, params, log),
+            None => cmd::Served {
+                result: Err(cmd::unknown(&name).into()),
+                action: actions::Pending::Nothing,
+            },
+        };
+        match served.result {
             Ok(()) => {}
             Err(Failure::Cmd(e)) => {
                 conn.write_item(&failure(&e.chain))?;
@@ -585,21 +627,12 @@ fn command_loop<R: Read, W: Write>(
         shared.metrics.bytes(bytes_in, bytes_out);
         conn.metered_in += bytes_in;
         conn.metered_out += bytes_out;
-        // What the log says, from the parameters: a revision the client left out is the
-        // HEAD the command just read (no file read here; `youngest` is in memory).
         // svnserve checks access before it logs a command: a refused one has no action.
         let refused = error
             .first()
             .is_some_and(|(code, _)| ErrorKind::of_code(*code) == ErrorKind::Auth);
-        let actions = if shared.log.is_enabled() && !refused && fatal.is_none() {
-            let repo = s.repo.clone();
-            let head = move || repo.youngest();
-            let ctx = actions::Ctx {
-                fs_path,
-                root_url: &s.root_url,
-                head: &head,
-            };
-            actions::describe(&name, params, &ctx).finish(&note)
+        let actions = if !refused && fatal.is_none() {
+            served.action.finish(&note)
         } else {
             Vec::new()
         };

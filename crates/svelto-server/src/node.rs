@@ -1,8 +1,11 @@
-//! The main commands (protocol doc 4): dispatch, and the handlers that read nodes and
-//! revision properties. History, reports and replay live in their own modules.
+//! The commands that read nodes (protocol doc 4): reparent, get-latest-rev, get-dated-rev,
+//! check-path, stat, get-file, get-dir, list, get-iprops.
 
+use crate::actions::{depth_text, one, Ctx, Pending};
+use crate::cmd::{Command, Reply};
 use crate::conn::{Conn, StringChunks};
 use crate::error::{code, CmdError, CmdResult, Failure};
+use crate::items::{proplist_item, EPOCH};
 use crate::session::Session;
 use crate::url::path_in_repo;
 use std::io::{Read, Write};
@@ -10,175 +13,72 @@ use svelto_core::{join, parent_and_name, Depth, NodeKind, PropList, Revnum};
 use svelto_store::NodeRev;
 use svelto_wire::{success, Item, TupleReader};
 
-/// The epoch, for dates a field needs but a revision lacks.
-const EPOCH: &str = "1970-01-01T00:00:00.000000Z";
-
 /// The size svnserve sends for a directory in `stat` and `list` (the client's "invalid").
 const DIR_SIZE: u64 = u64::MAX;
 
-/// What a command needs from the session's user before it runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Access {
-    Read,
-    Write,
-    /// Write, by a named user (locks belong to someone).
-    WriteAsUser,
+/// `reparent ( url:string )`: the session moves to another path of the repository.
+pub struct Reparent {
+    url: String,
 }
 
-/// Runs one command: the auth slot, the work, the response. A failure returned here is
-/// sent by the caller (in the slot's place when nothing was sent yet).
-pub fn dispatch<R: Read, W: Write>(
-    s: &mut Session,
-    conn: &mut Conn<R, W>,
-    name: &str,
-    p: &mut TupleReader<'_>,
-) -> CmdResult<()> {
-    if let Some(handler) = write_handler::<R, W>(name) {
-        if let Some(e) = crate::revprops::check_before_slot(name, p) {
-            return Err(e.into());
-        }
-        let at = authz_where(s, name, p);
-        s.authorize(conn, write_access(name, p), at)?;
-        if let Some(results) = handler(s, conn, p)? {
-            conn.write_item(&success(results))?;
-        }
-        return Ok(());
+impl Command for Reparent {
+    fn parse(p: &mut TupleReader<'_>) -> CmdResult<Self> {
+        let url = String::from_utf8_lossy(p.string()?).into_owned();
+        Ok(Reparent { url })
     }
-    let handler: Handler<R, W> = match name {
-        "reparent" => reparent,
-        "get-latest-rev" => get_latest_rev,
-        "get-dated-rev" => get_dated_rev,
-        "rev-proplist" => rev_proplist,
-        "rev-prop" => rev_prop,
-        "check-path" => check_path,
-        "stat" => stat,
-        "get-file" => get_file,
-        "get-dir" => get_dir,
-        "list" => list,
-        "get-iprops" => get_iprops,
-        "get-lock" => crate::locks::get_lock,
-        "get-locks" => crate::locks::get_locks,
-        "replay" => crate::replay::replay,
-        "log" => crate::history::log_cmd,
-        "get-locations" => crate::history::get_locations_cmd,
-        "get-location-segments" => crate::history::get_location_segments_cmd,
-        "get-deleted-rev" => crate::history::get_deleted_rev_cmd,
-        "get-file-revs" => crate::history::get_file_revs_cmd,
-        "get-mergeinfo" => crate::history::get_mergeinfo_cmd,
-        "update" => crate::report::update,
-        "switch" => crate::report::switch,
-        "status" => crate::report::status,
-        "diff" => crate::report::diff,
-        "replay-range" => crate::replay::replay_range,
-        _ => {
-            return Err(CmdError::new(
-                code::UNKNOWN_CMD,
-                format!("Unknown editor command '{name}'"),
-            )
-            .into())
-        }
-    };
-    if name == "get-locks" {
-        crate::locks::get_locks_depth(p)?;
-    }
-    let at = authz_where(s, name, p);
-    s.authorize(conn, Access::Read, at)?;
-    if let Some(results) = handler(s, conn, p)? {
-        conn.write_item(&success(results))?;
-    }
-    Ok(())
-}
 
-/// What svnserve checks the authz rules against in a command's auth slot.
-fn authz_where(s: &Session, name: &str, p: &TupleReader<'_>) -> crate::authz::Where {
-    use crate::authz::Where;
-    if s.authz.is_none() {
-        return Where::Blanket;
+    fn run<R: Read, W: Write>(&self, s: &mut Session, _: &mut Conn<R, W>) -> CmdResult<Reply> {
+        s.path = path_in_repo(&s.root_url, &self.url)?;
+        Ok(Some(vec![]))
     }
-    let mut t = TupleReader::new(p.rest());
-    let first_path = |t: &mut TupleReader<'_>| {
-        t.string()
-            .ok()
-            .and_then(|raw| s.full_path(raw).ok())
-            .map_or(Where::Blanket, Where::Path)
-    };
-    match name {
-        "get-file" | "get-dir" | "check-path" | "stat" | "list" | "get-iprops" | "get-lock"
-        | "lock" | "unlock" => first_path(&mut t),
-        "update" => {
-            let _ = t.bracket_rev();
-            first_path(&mut t)
+
+    fn action(&self, ctx: &Ctx<'_>) -> Pending {
+        match ctx.url_path(self.url.as_bytes()) {
+            Some(path) => one(format!("reparent {path}")),
+            None => Pending::Nothing,
         }
-        "commit" | "change-rev-prop" | "change-rev-prop2" | "lock-many" | "unlock-many" => {
-            Where::Anywhere
-        }
-        _ => Where::Blanket,
     }
 }
 
-type Handler<R, W> =
-    fn(&mut Session, &mut Conn<R, W>, &mut TupleReader<'_>) -> CmdResult<Option<Vec<Item>>>;
+/// `get-latest-rev ( )`.
+pub struct GetLatestRev;
 
-/// The commands that change the repository (the auth slot asks for write access).
-fn write_handler<R: Read, W: Write>(name: &str) -> Option<Handler<R, W>> {
-    let h: Handler<R, W> = match name {
-        "commit" => crate::commit::commit,
-        "change-rev-prop" => crate::revprops::change_rev_prop_cmd,
-        "change-rev-prop2" => crate::revprops::change_rev_prop2_cmd,
-        "lock" => crate::locks::lock,
-        "lock-many" => crate::locks::lock_many,
-        "unlock" => crate::locks::unlock,
-        "unlock-many" => crate::locks::unlock_many,
-        _ => return None,
-    };
-    Some(h)
-}
+impl Command for GetLatestRev {
+    fn parse(_: &mut TupleReader<'_>) -> CmdResult<Self> {
+        Ok(GetLatestRev)
+    }
 
-/// What a write command needs: locks need a user name (unlocking only when not breaking).
-fn write_access(name: &str, p: &TupleReader<'_>) -> Access {
-    let breaking = || {
-        let mut t = TupleReader::new(p.rest());
-        match name {
-            "unlock" => {
-                let _ = t.string();
-                let _ = t.opt_tuple();
-                t.bool().unwrap_or(false)
-            }
-            _ => t.bool().unwrap_or(false),
-        }
-    };
-    match name {
-        "lock" | "lock-many" => Access::WriteAsUser,
-        "unlock" | "unlock-many" if !breaking() => Access::WriteAsUser,
-        _ => Access::Write,
+    fn run<R: Read, W: Write>(&self, s: &mut Session, _: &mut Conn<R, W>) -> CmdResult<Reply> {
+        Ok(Some(vec![Item::Number(s.repo.refresh()?)]))
+    }
+
+    fn action(&self, _: &Ctx<'_>) -> Pending {
+        one("get-latest-rev".into())
     }
 }
 
-fn reparent<R: Read, W: Write>(
-    s: &mut Session,
-    _: &mut Conn<R, W>,
-    p: &mut TupleReader<'_>,
-) -> CmdResult<Option<Vec<Item>>> {
-    let url = String::from_utf8_lossy(p.string()?).into_owned();
-    s.path = path_in_repo(&s.root_url, &url)?;
-    Ok(Some(vec![]))
+/// `get-dated-rev ( date:string )`: the youngest revision not after the date.
+pub struct GetDatedRev {
+    date: String,
 }
 
-fn get_latest_rev<R: Read, W: Write>(
-    s: &mut Session,
-    _: &mut Conn<R, W>,
-    _: &mut TupleReader<'_>,
-) -> CmdResult<Option<Vec<Item>>> {
-    Ok(Some(vec![Item::Number(s.repo.refresh()?)]))
+impl Command for GetDatedRev {
+    fn parse(p: &mut TupleReader<'_>) -> CmdResult<Self> {
+        let date = String::from_utf8_lossy(p.string()?).into_owned();
+        Ok(GetDatedRev { date })
+    }
+
+    fn run<R: Read, W: Write>(&self, s: &mut Session, _: &mut Conn<R, W>) -> CmdResult<Reply> {
+        get_dated_rev(s, &self.date)
+    }
+
+    fn action(&self, _: &Ctx<'_>) -> Pending {
+        one(format!("get-dated-rev {}", self.date))
+    }
 }
 
-fn get_dated_rev<R: Read, W: Write>(
-    s: &mut Session,
-    _: &mut Conn<R, W>,
-    p: &mut TupleReader<'_>,
-) -> CmdResult<Option<Vec<Item>>> {
-    let text = String::from_utf8_lossy(p.string()?).into_owned();
-    let want = parse_svn_date(&text)
+fn get_dated_rev(s: &mut Session, text: &str) -> CmdResult<Reply> {
+    let want = parse_svn_date(text)
         .ok_or_else(|| CmdError::new(code::BAD_DATE, format!("Can't parse date '{text}'")))?;
     let head = s.repo.refresh()?;
     // The youngest revision whose date is not after `want` (dates assumed to increase).
@@ -233,48 +133,6 @@ pub fn parse_svn_date(s: &str) -> Option<i64> {
     Some(((days * 86_400 + hh * 3600 + mm * 60 + ss) * 1_000_000) + micros)
 }
 
-pub fn proplist_items(props: &PropList) -> Vec<Item> {
-    props
-        .iter()
-        .map(|(k, v)| Item::list(vec![Item::string(k.clone()), Item::string(v.clone())]))
-        .collect()
-}
-
-pub fn proplist_item(props: &PropList) -> Item {
-    Item::List(proplist_items(props))
-}
-
-fn rev_proplist<R: Read, W: Write>(
-    s: &mut Session,
-    _: &mut Conn<R, W>,
-    p: &mut TupleReader<'_>,
-) -> CmdResult<Option<Vec<Item>>> {
-    let rev = s.rev_or_head(Some(p.rev()?))?;
-    Ok(Some(vec![proplist_item(&readable_revprops(s, rev)?)]))
-}
-
-fn rev_prop<R: Read, W: Write>(
-    s: &mut Session,
-    _: &mut Conn<R, W>,
-    p: &mut TupleReader<'_>,
-) -> CmdResult<Option<Vec<Item>>> {
-    let rev = s.rev_or_head(Some(p.rev()?))?;
-    let name = p.string()?;
-    let props = readable_revprops(s, rev)?;
-    Ok(Some(vec![Item::opt(
-        props.get(name).cloned().map(Item::String),
-    )]))
-}
-
-/// The revision properties of `rev` the user may see (all of them without authz-db).
-pub fn readable_revprops(s: &Session, rev: Revnum) -> CmdResult<svelto_core::PropList> {
-    let check = s.read_check();
-    let readable = crate::authz::readable(&check);
-    Ok(svelto_repos::revprops::readable_revprops(
-        &s.repo, rev, readable,
-    )?)
-}
-
 /// The node at a client path and revision (HEAD if none), or None when it does not exist.
 fn node_at(s: &Session, path: &str, rev: Revnum) -> CmdResult<Option<std::sync::Arc<NodeRev>>> {
     Ok(s.repo.lookup(rev, path)?.map(|(_, n)| n))
@@ -284,17 +142,58 @@ fn kind_word(k: NodeKind) -> Item {
     Item::word(k.as_str())
 }
 
-fn check_path<R: Read, W: Write>(
-    s: &mut Session,
-    _: &mut Conn<R, W>,
-    p: &mut TupleReader<'_>,
-) -> CmdResult<Option<Vec<Item>>> {
-    let raw = p.string()?;
-    let rev = s.rev_or_head(p.bracket_rev()?)?;
-    if names_nothing(raw) {
+/// A client path and a revision (HEAD when left out): what several reads take first.
+pub struct PathRev {
+    path: Vec<u8>,
+    rev: Option<Revnum>,
+}
+
+impl PathRev {
+    fn parse(p: &mut TupleReader<'_>) -> CmdResult<Self> {
+        let path = p.string()?.to_vec();
+        let rev = p.bracket_rev()?;
+        Ok(PathRev { path, rev })
+    }
+
+    /// The repository path and the revision, checked.
+    fn resolve(&self, s: &Session) -> CmdResult<(String, Revnum)> {
+        let path = s.full_path(&self.path)?;
+        Ok((path, s.rev_or_head(self.rev)?))
+    }
+
+    /// `/PATH@REV` as the log gives it.
+    fn at(&self, ctx: &Ctx<'_>) -> String {
+        format!("{}@{}", ctx.full(&self.path), ctx.rev(self.rev))
+    }
+}
+
+/// `check-path ( path:string [ rev:number ] )`.
+pub struct CheckPath(PathRev);
+
+impl Command for CheckPath {
+    fn parse(p: &mut TupleReader<'_>) -> CmdResult<Self> {
+        PathRev::parse(p).map(CheckPath)
+    }
+
+    fn authz_path(&self) -> Option<&[u8]> {
+        Some(&self.0.path)
+    }
+
+    fn run<R: Read, W: Write>(&self, s: &mut Session, _: &mut Conn<R, W>) -> CmdResult<Reply> {
+        check_path(s, &self.0)
+    }
+
+    fn action(&self, ctx: &Ctx<'_>) -> Pending {
+        one(format!("check-path {}", self.0.at(ctx)))
+    }
+}
+
+fn check_path(s: &mut Session, req: &PathRev) -> CmdResult<Reply> {
+    let rev = s.rev_or_head(req.rev)?;
+    if names_nothing(&req.path) {
         return Ok(Some(vec![Item::word("none")]));
     }
-    let path = s.full_path(raw)?;
+    let path = s.full_path(&req.path)?;
     let kind = match node_at(s, &path, rev)? {
         Some(n) => kind_word(n.kind),
         None => Item::word("none"),
@@ -319,17 +218,33 @@ fn opt_string(v: Option<Vec<u8>>) -> Item {
     Item::opt(v.map(Item::String))
 }
 
-fn stat<R: Read, W: Write>(
-    s: &mut Session,
-    _: &mut Conn<R, W>,
-    p: &mut TupleReader<'_>,
-) -> CmdResult<Option<Vec<Item>>> {
-    let raw = p.string()?;
-    let rev = s.rev_or_head(p.bracket_rev()?)?;
-    if names_nothing(raw) {
+/// `stat ( path:string [ rev:number ] )`.
+pub struct Stat(PathRev);
+
+impl Command for Stat {
+    fn parse(p: &mut TupleReader<'_>) -> CmdResult<Self> {
+        PathRev::parse(p).map(Stat)
+    }
+
+    fn authz_path(&self) -> Option<&[u8]> {
+        Some(&self.0.path)
+    }
+
+    fn run<R: Read, W: Write>(&self, s: &mut Session, _: &mut Conn<R, W>) -> CmdResult<Reply> {
+        stat(s, &self.0)
+    }
+
+    fn action(&self, ctx: &Ctx<'_>) -> Pending {
+        one(format!("stat {}", self.0.at(ctx)))
+    }
+}
+
+fn stat(s: &mut Session, req: &PathRev) -> CmdResult<Reply> {
+    let rev = s.rev_or_head(req.rev)?;
+    if names_nothing(&req.path) {
         return Ok(Some(vec![Item::empty_list()]));
     }
-    let path = s.full_path(raw)?;
+    let path = s.full_path(&req.path)?;
     let Some(node) = node_at(s, &path, rev)? else {
         return Ok(Some(vec![Item::empty_list()]));
     };
@@ -384,16 +299,63 @@ fn iprops_item(iprops: &[(String, PropList)]) -> Item {
     )
 }
 
+/// `get-file ( path:string [ rev:number ] want-props:bool want-contents:bool
+/// ? want-iprops:bool )`.
+pub struct GetFile {
+    at: PathRev,
+    want_props: bool,
+    want_contents: bool,
+    want_iprops: bool,
+}
+
+impl Command for GetFile {
+    fn parse(p: &mut TupleReader<'_>) -> CmdResult<Self> {
+        Ok(GetFile {
+            at: PathRev::parse(p)?,
+            want_props: p.bool()?,
+            want_contents: p.bool()?,
+            want_iprops: p.opt_bool()?.unwrap_or(false),
+        })
+    }
+
+    fn authz_path(&self) -> Option<&[u8]> {
+        Some(&self.at.path)
+    }
+
+    fn run<R: Read, W: Write>(&self, s: &mut Session, conn: &mut Conn<R, W>) -> CmdResult<Reply> {
+        get_file(s, conn, self)
+    }
+
+    fn action(&self, ctx: &Ctx<'_>) -> Pending {
+        get_action(
+            "get-file",
+            &self.at,
+            self.want_props,
+            self.want_contents,
+            ctx,
+        )
+    }
+}
+
+/// `get-file /PATH rREV [text] [props]` (and the same for `get-dir`).
+fn get_action(name: &str, at: &PathRev, props: bool, text: bool, ctx: &Ctx<'_>) -> Pending {
+    one(format!(
+        "{name} {} r{}{}{}",
+        ctx.full(&at.path),
+        ctx.rev(at.rev),
+        if text { " text" } else { "" },
+        if props { " props" } else { "" }
+    ))
+}
+
 fn get_file<R: Read, W: Write>(
     s: &mut Session,
     conn: &mut Conn<R, W>,
-    p: &mut TupleReader<'_>,
-) -> CmdResult<Option<Vec<Item>>> {
-    let path = s.full_path(p.string()?)?;
-    let rev = s.rev_or_head(p.bracket_rev()?)?;
-    let want_props = p.bool()?;
-    let want_contents = p.bool()?;
-    let want_iprops = p.opt_bool()?.unwrap_or(false);
+    req: &GetFile,
+) -> CmdResult<Reply> {
+    let (path, rev) = req.at.resolve(s)?;
+    let (want_props, want_contents, want_iprops) =
+        (req.want_props, req.want_contents, req.want_iprops);
     let (_, node) = s.repo.node_at(rev, &path)?;
     if node.kind != NodeKind::File {
         return Err(CmdError::new(
@@ -479,17 +441,54 @@ impl Fields {
     }
 }
 
-fn get_dir<R: Read, W: Write>(
-    s: &mut Session,
-    _: &mut Conn<R, W>,
-    p: &mut TupleReader<'_>,
-) -> CmdResult<Option<Vec<Item>>> {
-    let path = s.full_path(p.string()?)?;
-    let rev = s.rev_or_head(p.bracket_rev()?)?;
-    let want_props = p.bool()?;
-    let want_contents = p.bool()?;
-    let fields = Fields::parse(p.opt_list()?);
-    let want_iprops = p.opt_bool()?.unwrap_or(false);
+/// `get-dir ( path:string [ rev:number ] want-props:bool want-contents:bool
+/// ? ( field:dirent-field ... ) ? want-iprops:bool )`.
+pub struct GetDir {
+    at: PathRev,
+    want_props: bool,
+    want_contents: bool,
+    fields: Fields,
+    want_iprops: bool,
+}
+
+impl Command for GetDir {
+    fn parse(p: &mut TupleReader<'_>) -> CmdResult<Self> {
+        Ok(GetDir {
+            at: PathRev::parse(p)?,
+            want_props: p.bool()?,
+            want_contents: p.bool()?,
+            fields: Fields::parse(p.opt_list()?),
+            want_iprops: p.opt_bool()?.unwrap_or(false),
+        })
+    }
+
+    fn authz_path(&self) -> Option<&[u8]> {
+        Some(&self.at.path)
+    }
+
+    fn run<R: Read, W: Write>(&self, s: &mut Session, _: &mut Conn<R, W>) -> CmdResult<Reply> {
+        get_dir(s, self)
+    }
+
+    fn action(&self, ctx: &Ctx<'_>) -> Pending {
+        get_action(
+            "get-dir",
+            &self.at,
+            self.want_props,
+            self.want_contents,
+            ctx,
+        )
+    }
+}
+
+fn get_dir(s: &mut Session, req: &GetDir) -> CmdResult<Reply> {
+    let (path, rev) = req.at.resolve(s)?;
+    let (want_props, want_contents, fields, want_iprops) = (
+        req.want_props,
+        req.want_contents,
+        req.fields,
+        req.want_iprops,
+    );
     let (_, node) = s.repo.node_at(rev, &path)?;
     if node.kind != NodeKind::Dir {
         return Err(CmdError::new(
@@ -559,28 +558,70 @@ pub fn glob_match(pattern: &[u8], name: &[u8]) -> bool {
     svelto_repos::authz::fnmatch(pattern, name)
 }
 
-fn list<R: Read, W: Write>(
-    s: &mut Session,
-    conn: &mut Conn<R, W>,
-    p: &mut TupleReader<'_>,
-) -> CmdResult<Option<Vec<Item>>> {
-    let path = s.full_path(p.string()?)?;
-    let rev = s.rev_or_head(p.bracket_rev()?)?;
-    let depth_word = p.word()?.to_string();
-    let fields = Fields::parse(Some(p.list()?));
-    let patterns: Option<Vec<Vec<u8>>> = match p.opt_list()? {
-        None => None,
-        Some(items) => Some(
-            items
+/// `list ( path:string [ rev:number ] depth:word ( field:dirent-field ... )
+/// ? ( pattern:string ... ) )`: entries streamed, then `done`.
+pub struct List {
+    at: PathRev,
+    depth: String,
+    fields: Fields,
+    patterns: Option<Vec<Vec<u8>>>,
+}
+
+impl Command for List {
+    fn parse(p: &mut TupleReader<'_>) -> CmdResult<Self> {
+        let at = PathRev::parse(p)?;
+        let depth = p.word()?.to_string();
+        let fields = Fields::parse(Some(p.list()?));
+        let patterns = match p.opt_list()? {
+            None => None,
+            Some(items) => Some(
+                items
+                    .iter()
+                    .map(|i| i.as_string().map(<[u8]>::to_vec))
+                    .collect::<Option<Vec<_>>>()
+                    .ok_or_else(|| {
+                        CmdError::new(code::MALFORMED_DATA, "list: patterns must be strings")
+                    })?,
+            ),
+        };
+        Ok(List {
+            at,
+            depth,
+            fields,
+            patterns,
+        })
+    }
+
+    fn authz_path(&self) -> Option<&[u8]> {
+        Some(&self.at.path)
+    }
+
+    fn run<R: Read, W: Write>(&self, s: &mut Session, conn: &mut Conn<R, W>) -> CmdResult<Reply> {
+        list(s, conn, self)
+    }
+
+    fn action(&self, ctx: &Ctx<'_>) -> Pending {
+        let depth = Depth::from_word(&self.depth).unwrap_or(Depth::Unknown);
+        let patterns = match &self.patterns {
+            None => " <ANY>".to_string(),
+            Some(l) => l
                 .iter()
-                .map(|i| i.as_string().map(<[u8]>::to_vec))
-                .collect::<Option<Vec<_>>>()
-                .ok_or_else(|| {
-                    CmdError::new(code::MALFORMED_DATA, "list: patterns must be strings")
-                })?,
-        ),
-    };
-    let depth = match Depth::from_word(&depth_word) {
+                .map(|s| format!(" {}", String::from_utf8_lossy(s)))
+                .collect(),
+        };
+        one(format!(
+            "list {} r{}{}{patterns}",
+            ctx.full(&self.at.path),
+            ctx.rev(self.at.rev),
+            depth_text(depth)
+        ))
+    }
+}
+
+fn list<R: Read, W: Write>(s: &mut Session, conn: &mut Conn<R, W>, req: &List) -> CmdResult<Reply> {
+    let (path, rev) = req.at.resolve(s)?;
+    let (depth_word, fields, patterns) = (&req.depth, req.fields, &req.patterns);
+    let depth = match Depth::from_word(depth_word) {
         Some(d) if d >= Depth::Empty => d,
         _ => {
             conn.write_item(&Item::word("done"))?;
@@ -691,13 +732,33 @@ fn send_list_entry<R: Read, W: Write>(
     Ok(())
 }
 
-fn get_iprops<R: Read, W: Write>(
-    s: &mut Session,
-    _: &mut Conn<R, W>,
-    p: &mut TupleReader<'_>,
-) -> CmdResult<Option<Vec<Item>>> {
-    let path = s.full_path(p.string()?)?;
-    let rev = s.rev_or_head(p.bracket_rev()?)?;
+/// `get-iprops ( path:string [ rev:number ] )`.
+pub struct GetIprops(PathRev);
+
+impl Command for GetIprops {
+    fn parse(p: &mut TupleReader<'_>) -> CmdResult<Self> {
+        PathRev::parse(p).map(GetIprops)
+    }
+
+    fn authz_path(&self) -> Option<&[u8]> {
+        Some(&self.0.path)
+    }
+
+    fn run<R: Read, W: Write>(&self, s: &mut Session, _: &mut Conn<R, W>) -> CmdResult<Reply> {
+        get_iprops(s, &self.0)
+    }
+
+    fn action(&self, ctx: &Ctx<'_>) -> Pending {
+        one(format!(
+            "get-inherited-props {} r{}",
+            ctx.full(&self.0.path),
+            ctx.rev(self.0.rev)
+        ))
+    }
+}
+
+fn get_iprops(s: &mut Session, req: &PathRev) -> CmdResult<Reply> {
+    let (path, rev) = req.resolve(s)?;
     if s.repo.lookup(rev, &path)?.is_none() {
         return Err(CmdError::new(code::FS_NOT_FOUND, format!("'/{path}' path not found")).into());
     }

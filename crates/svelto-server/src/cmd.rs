@@ -1,0 +1,264 @@
+//! The svn:// commands (protocol doc 4): one table that names every command with what it
+//! needs, and the one path every command takes through it.
+//!
+//! Each command's parameters are decoded once, into a typed request (a type implementing
+//! [`Command`], beside its handler: `node.rs`, `history.rs`, `report.rs`, `replay.rs`,
+//! `revprops.rs`, `locks.rs`, `commit.rs`). The table below gives, for each wire name, that
+//! type, the access its auth slot asks for and what the authz rules are checked against;
+//! the type gives its decoding, its run and its log action. Dispatch, the auth slot, the
+//! write count a shutdown waits for, the metrics and the request log all read this table.
+//!
+//! A new command is one row here plus its type (parse, run, action).
+
+use crate::actions::{Ctx, Pending};
+use crate::authz::{Needs, Where};
+use crate::conn::Conn;
+use crate::error::{code, CmdError, CmdResult};
+use crate::session::Session;
+use std::io::{Read, Write};
+use svelto_wire::{success, Item, TupleReader};
+
+/// What a command's run answers: `Some(items)` is sent as `( success ( items ) )`; `None`
+/// when the handler sent its own response.
+pub type Reply = Option<Vec<Item>>;
+
+/// A command's typed request: decoded once from the parameter tuple, then checked, run and
+/// logged from the same value.
+pub trait Command: Sized {
+    /// Decodes the parameter tuple. A malformed tuple ends the connection (a wire error);
+    /// a well-formed one with values svnserve refuses fails in the auth slot's place.
+    fn parse(p: &mut TupleReader<'_>) -> CmdResult<Self>;
+
+    /// An error svnserve sends before it checks access, in the auth slot's place.
+    fn refuse_before_slot(&self) -> Option<CmdError> {
+        None
+    }
+
+    /// The client path the authz rules are checked against, for rows with [`At::Path`].
+    fn authz_path(&self) -> Option<&[u8]> {
+        None
+    }
+
+    /// The access needed, given the table's (breaking a lock needs no user name).
+    fn needs(&self, row: Needs) -> Needs {
+        row
+    }
+
+    /// Does the work and writes what the command streams; returns the response.
+    fn run<R: Read, W: Write>(&self, s: &mut Session, conn: &mut Conn<R, W>) -> CmdResult<Reply>;
+
+    /// svnserve's log action for it (`docs/formats/server-log.md`).
+    fn action(&self, ctx: &Ctx<'_>) -> Pending;
+}
+
+/// What a command's auth slot checks the authz rules against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum At {
+    /// Nothing (svnserve's trivial auth request; the command filters what it reads).
+    Blanket,
+    /// The path the request names ([`Command::authz_path`]).
+    Path,
+    /// Anywhere in the repository (svnserve passes no path).
+    Anywhere,
+}
+
+/// One row of the table.
+#[derive(Debug, Clone, Copy)]
+pub struct Spec {
+    /// The command's word on the wire (also its name in the metrics).
+    pub name: &'static str,
+    /// The access its auth slot asks for.
+    pub needs: Needs,
+    /// What the authz rules are checked against in that slot.
+    pub at: At,
+}
+
+impl Spec {
+    /// It changes the repository: a shutdown waits for it to finish.
+    pub fn writes(&self) -> bool {
+        self.needs != Needs::Read
+    }
+}
+
+/// Serves a request of one command: decode, the auth slot, run, response; the log action
+/// when `log` is set (after the run: a revision the client left out is the HEAD it read).
+type Serve<R, W> = fn(&Spec, &mut Session, &mut Conn<R, W>, &[Item], Option<&Ctx<'_>>) -> Served;
+
+/// How a request went.
+pub struct Served {
+    pub result: CmdResult<()>,
+    /// The log action (`Pending::Nothing` when not asked for or the request did not decode).
+    pub action: Pending,
+}
+
+macro_rules! command_table {
+    ($( $name:literal => $ty:ty, $needs:ident, $at:ident; )*) => {
+        /// Every command: wire name, access, authz target (the handler: [`handlers`]).
+        pub const COMMANDS: &[Spec] = &[
+            $( Spec { name: $name, needs: Needs::$needs, at: At::$at }, )*
+        ];
+
+        /// The handler of each row of [`COMMANDS`], in the same order.
+        fn handlers<R: Read, W: Write>() -> [Serve<R, W>; COMMANDS.len()] {
+            [ $( serve::<$ty, R, W>, )* ]
+        }
+
+        /// The log action of command `name` with `params`, without running it.
+        #[cfg(test)]
+        pub fn describe(name: &str, params: &[Item], ctx: &Ctx<'_>) -> Pending {
+            let describers: [fn(&[Item], &Ctx<'_>) -> Pending; COMMANDS.len()] =
+                [ $( describe_as::<$ty>, )* ];
+            match lookup(name) {
+                Some((i, _)) => describers[i](params, ctx),
+                None => Pending::Nothing,
+            }
+        }
+    };
+}
+
+command_table! {
+    // wire name                  request                                 access     authz target
+    "reparent"              => crate::node::Reparent,                    Read,        Blanket;
+    "get-latest-rev"        => crate::node::GetLatestRev,                Read,        Blanket;
+    "get-dated-rev"         => crate::node::GetDatedRev,                 Read,        Blanket;
+    "change-rev-prop"       => crate::revprops::ChangeRevProp,           Write,       Anywhere;
+    "change-rev-prop2"      => crate::revprops::ChangeRevProp2,          Write,       Anywhere;
+    "rev-proplist"          => crate::revprops::RevProplist,             Read,        Blanket;
+    "rev-prop"              => crate::revprops::RevProp,                 Read,        Blanket;
+    "commit"                => crate::commit::Commit,                    Write,       Anywhere;
+    "get-file"              => crate::node::GetFile,                     Read,        Path;
+    "get-dir"               => crate::node::GetDir,                      Read,        Path;
+    "list"                  => crate::node::List,                        Read,        Path;
+    "check-path"            => crate::node::CheckPath,                   Read,        Path;
+    "stat"                  => crate::node::Stat,                        Read,        Path;
+    "get-iprops"            => crate::node::GetIprops,                   Read,        Path;
+    "update"                => crate::report::Update,                    Read,        Path;
+    "switch"                => crate::report::Switch,                    Read,        Blanket;
+    "status"                => crate::report::Status,                    Read,        Blanket;
+    "diff"                  => crate::report::Diff,                      Read,        Blanket;
+    "log"                   => crate::history::Log,                      Read,        Blanket;
+    "get-locations"         => crate::history::GetLocations,             Read,        Blanket;
+    "get-location-segments" => crate::history::GetLocationSegments,      Read,        Blanket;
+    "get-file-revs"         => crate::history::GetFileRevs,              Read,        Blanket;
+    "get-deleted-rev"       => crate::history::GetDeletedRev,            Read,        Blanket;
+    "get-mergeinfo"         => crate::history::GetMergeinfo,             Read,        Blanket;
+    "lock"                  => crate::locks::LockOne,                    WriteAsUser, Path;
+    "lock-many"             => crate::locks::LockMany,                   WriteAsUser, Anywhere;
+    "unlock"                => crate::locks::UnlockOne,                  WriteAsUser, Path;
+    "unlock-many"           => crate::locks::UnlockMany,                 WriteAsUser, Anywhere;
+    "get-lock"              => crate::locks::GetLock,                    Read,        Path;
+    "get-locks"             => crate::locks::GetLocks,                   Read,        Blanket;
+    "replay"                => crate::replay::Replay,                    Read,        Blanket;
+    "replay-range"          => crate::replay::ReplayRange,               Read,        Blanket;
+}
+
+/// The row of command `name`, and its index in [`COMMANDS`].
+pub fn lookup(name: &str) -> Option<(usize, &'static Spec)> {
+    COMMANDS.iter().enumerate().find(|(_, c)| c.name == name)
+}
+
+/// Runs command `index` of [`COMMANDS`] with its parameter tuple.
+pub fn dispatch<R: Read, W: Write>(
+    index: usize,
+    s: &mut Session,
+    conn: &mut Conn<R, W>,
+    params: &[Item],
+    log: Option<&Ctx<'_>>,
+) -> Served {
+    handlers::<R, W>()[index](&COMMANDS[index], s, conn, params, log)
+}
+
+/// A command the table does not name.
+pub fn unknown(name: &str) -> CmdError {
+    CmdError::new(
+        code::UNKNOWN_CMD,
+        format!("Unknown editor command '{name}'"),
+    )
+}
+
+#[cfg(test)]
+fn describe_as<C: Command>(params: &[Item], ctx: &Ctx<'_>) -> Pending {
+    C::parse(&mut TupleReader::new(params)).map_or(Pending::Nothing, |c| c.action(ctx))
+}
+
+fn serve<C: Command, R: Read, W: Write>(
+    spec: &Spec,
+    s: &mut Session,
+    conn: &mut Conn<R, W>,
+    params: &[Item],
+    log: Option<&Ctx<'_>>,
+) -> Served {
+    let req = match C::parse(&mut TupleReader::new(params)) {
+        Ok(r) => r,
+        Err(e) => {
+            return Served {
+                result: Err(e),
+                action: Pending::Nothing,
+            }
+        }
+    };
+    let result = serve_request(spec, &req, s, conn);
+    let action = log.map_or(Pending::Nothing, |ctx| req.action(ctx));
+    Served { result, action }
+}
+
+fn serve_request<C: Command, R: Read, W: Write>(
+    spec: &Spec,
+    req: &C,
+    s: &mut Session,
+    conn: &mut Conn<R, W>,
+) -> CmdResult<()> {
+    if let Some(e) = req.refuse_before_slot() {
+        return Err(e.into());
+    }
+    let at = match spec.at {
+        _ if s.authz.is_none() => Where::Blanket,
+        At::Blanket => Where::Blanket,
+        At::Anywhere => Where::Anywhere,
+        At::Path => req
+            .authz_path()
+            .and_then(|raw| s.full_path(raw).ok())
+            .map_or(Where::Blanket, Where::Path),
+    };
+    s.authorize(conn, req.needs(spec.needs), at)?;
+    if let Some(results) = req.run(s, conn)? {
+        conn.write_item(&success(results))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_command_is_named_once() {
+        let mut names: Vec<&str> = COMMANDS.iter().map(|c| c.name).collect();
+        names.sort_unstable();
+        let n = names.len();
+        names.dedup();
+        assert_eq!(names.len(), n);
+        assert_eq!(handlers::<&[u8], Vec<u8>>().len(), n);
+    }
+
+    #[test]
+    fn writes_are_the_commands_that_need_write_access() {
+        let writes: Vec<&str> = COMMANDS
+            .iter()
+            .filter(|c| c.writes())
+            .map(|c| c.name)
+            .collect();
+        assert_eq!(
+            writes,
+            [
+                "change-rev-prop",
+                "change-rev-prop2",
+                "commit",
+                "lock",
+                "lock-many",
+                "unlock",
+                "unlock-many"
+            ]
+        );
+    }
+}
