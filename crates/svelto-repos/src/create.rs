@@ -6,6 +6,9 @@ use std::fs;
 use std::path::Path;
 use svelto_core::PropList;
 
+/// The top-level `format` file's contents.
+pub const FORMAT: &str = "svelto-repository 1\n";
+
 /// Creates a repository at `path` with revision 0 dated `date` (an `svn:date` value).
 pub fn create(path: &Path, uuid: &str, date: &str) -> Result<()> {
     let e = |what: &str| io(format!("creating {} in {}", what, path.display()));
@@ -42,7 +45,7 @@ pub fn create(path: &Path, uuid: &str, date: &str) -> Result<()> {
     )
     .map_err(e("locks/db.lock"))?;
     fs::write(path.join("README.txt"), README).map_err(e("README.txt"))?;
-    fs::write(path.join("format"), "svelto-repository 1\n").map_err(e("format"))?;
+    fs::write(path.join("format"), FORMAT).map_err(e("format"))?;
     Ok(())
 }
 

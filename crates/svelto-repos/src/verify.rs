@@ -14,6 +14,7 @@ pub fn verify(
     end: Revnum,
     progress: &mut dyn FnMut(Revnum),
 ) -> Result<()> {
+    verify_files(repo)?;
     for rev in start..=end {
         verify_rev(repo, rev).map_err(|e| match e {
             e @ ReposError::AtPath { .. } => e,
@@ -21,6 +22,29 @@ pub fn verify(
         })?;
         progress(rev);
     }
+    // After the revisions, so that damage they reach is named by revision and path.
+    if start == 0 && end >= repo.youngest() {
+        repo.verify_records()?;
+    }
+    Ok(())
+}
+
+/// The files outside revisions: the top-level `format`, the files of `db/` beside the
+/// records (`Repo::verify_files`), and the syntax of `db/locks`. (Every record of
+/// `db/data` and `db/meta` is read after the revisions when the whole history is verified.)
+fn verify_files(repo: &Repo) -> Result<()> {
+    let format = repo.path().join("format");
+    let text = std::fs::read(&format)
+        .map_err(crate::error::io(format!("reading {}", format.display())))?;
+    if text != crate::create::FORMAT.as_bytes() {
+        return Err(bad(format!(
+            "{} is not '{}'",
+            format.display(),
+            crate::create::FORMAT.trim_end()
+        )));
+    }
+    repo.verify_files()?;
+    crate::locks::read_locks(repo.path())?;
     Ok(())
 }
 

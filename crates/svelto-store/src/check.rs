@@ -193,3 +193,289 @@ impl Repo {
         Ok(())
     }
 }
+
+/// The UUID line of `db/uuid`: the UUID, ` crc=` and the CRC-32 of the UUID as 8 hex
+/// digits, and a newline (the form without the checksum is read too).
+pub(crate) fn parse_uuid(text: &str) -> std::result::Result<String, Corruption> {
+    let bad = |why: String| Corruption::new(format!("db/uuid: {why}"));
+    let line = text
+        .strip_suffix('\n')
+        .filter(|l| !l.contains('\n'))
+        .ok_or_else(|| bad("not one line ending in a newline".into()))?;
+    let uuid = match line.split_once(" crc=") {
+        Some((uuid, crc)) => {
+            let stored = parse_crc(crc).ok_or_else(|| {
+                bad(format!(
+                    "checksum '{}' is not 8 hex digits",
+                    crc.escape_debug()
+                ))
+            })?;
+            let actual = crc32fast::hash(uuid.as_bytes());
+            if stored != actual {
+                return Err(bad(format!(
+                    "checksum mismatch (stored {stored:08x}, the UUID gives {actual:08x})"
+                )));
+            }
+            uuid
+        }
+        None => line,
+    };
+    if !is_uuid(uuid) {
+        return Err(bad(format!("'{}' is not a UUID", uuid.escape_debug())));
+    }
+    Ok(uuid.to_string())
+}
+
+/// APR's UUID syntax (`apr_uuid_parse`, as `svn_fs_set_uuid` checks it).
+pub(crate) fn is_uuid(uuid: &str) -> bool {
+    let b = uuid.as_bytes();
+    b.len() == 36
+        && b.iter()
+            .enumerate()
+            .all(|(i, &c)| c.is_ascii_hexdigit() || (c == b'-' && matches!(i, 8 | 13 | 18 | 23)))
+}
+
+pub(crate) fn render_uuid(uuid: &str) -> String {
+    format!("{uuid} crc={:08x}\n", crc32fast::hash(uuid.as_bytes()))
+}
+
+/// 8 lowercase hex digits.
+pub(crate) fn parse_crc(s: &str) -> Option<u32> {
+    let valid = s.len() == 8
+        && s.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+    u32::from_str_radix(s, 16).ok().filter(|_| valid)
+}
+
+/// How much of `data` and `meta` is read at once by the record scan.
+const SCAN_CHUNK: u64 = 8 << 20;
+
+impl Repo {
+    /// Checks every byte of the files of `db/` beside `data` and `meta`: `format`, `uuid`,
+    /// `current` (checksum and agreement with the records), every record of `revs`,
+    /// `dedup` and `revprops` (CRC, and what each points at). Errors name the file and
+    /// offset. `verify_records` reads the rest.
+    pub fn verify_files(&self) -> Result<()> {
+        let db = self.db_path();
+        let read = |name: &str| {
+            let p = db.join(name);
+            std::fs::read(&p).map_err(crate::error::io_err(format!("reading {}", p.display())))
+        };
+        let corrupt = |file: &'static str, offset: u64, what: String| StoreError::Corrupt {
+            file,
+            offset,
+            what: Corruption::new(what),
+        };
+        if read("format")? != crate::repo::FORMAT.as_bytes() {
+            let what = format!("db/format is not '{}'", crate::repo::FORMAT.trim_end());
+            return Err(corrupt("format", 0, what));
+        }
+        let uuid = read("uuid")?;
+        let uuid = String::from_utf8(uuid).map_err(|_| corrupt("uuid", 0, "not UTF-8".into()))?;
+        parse_uuid(&uuid).map_err(|what| StoreError::Corrupt {
+            file: "uuid",
+            offset: 0,
+            what,
+        })?;
+        let cur = self.current();
+        let on_disk = crate::files::read_current(db)?;
+        if on_disk.youngest < cur.youngest || on_disk.lens.iter().zip(cur.lens).any(|(a, b)| *a < b)
+        {
+            return Err(mismatch(
+                &on_disk,
+                "db/current went backwards while verifying".into(),
+            ));
+        }
+        self.check_current(&cur)?;
+        for w in Which::ALL {
+            let head = read_exact_at(self.file(w), w, 0, 16)?;
+            if head != w.header() {
+                let what = "file header is not Svelto's (format 1)".to_string();
+                return Err(corrupt(w.name(), 0, what));
+            }
+        }
+        self.verify_revs(&cur)?;
+        self.verify_revprops(&cur)?;
+        self.verify_dedup(&cur, false)?;
+        Ok(())
+    }
+
+    /// Reads every framed record of `data` and `meta` in file order (tag, length, CRC),
+    /// whether a revision reaches it or not, and checks that each `dedup` record names
+    /// the contents of the record it points at.
+    pub fn verify_records(&self) -> Result<()> {
+        let cur = self.current();
+        self.verify_dedup(&cur, true)?;
+        self.scan(Which::Data, &cur)?;
+        self.scan(Which::Meta, &cur)
+    }
+
+    fn verify_revs(&self, cur: &Current) -> Result<()> {
+        let len = cur.len(Which::Revs);
+        let bytes = self.read_raw(Which::Revs, 16, (len - 16) as usize)?;
+        let (mut last_root, mut last_meta) = (0, 0);
+        for (i, b) in bytes.chunks_exact(REV_RECORD as usize).enumerate() {
+            let at = 16 + i as u64 * REV_RECORD;
+            let bad = |what: String| Repo::corrupt(Which::Revs, at, Corruption::new(what));
+            let r = RevRecord::decode(b).map_err(|w| Repo::corrupt(Which::Revs, at, w))?;
+            if b[20..24] != [0; 4] || b[40..44] != [0; 4] {
+                return Err(bad(format!("r{i}: reserved bytes are not zero")));
+            }
+            if r.root <= last_root || r.root >= cur.len(Which::Data) {
+                return Err(bad(format!(
+                    "r{i}: root node offset {} out of order",
+                    r.root
+                )));
+            }
+            let meta_end = r.meta_offset.saturating_add(u64::from(r.meta_len));
+            if r.meta_offset <= last_meta || meta_end > cur.len(Which::Meta) {
+                let what = format!("r{i}: META record offset {} out of order", r.meta_offset);
+                return Err(bad(what));
+            }
+            (last_root, last_meta) = (r.root, r.meta_offset);
+        }
+        Ok(())
+    }
+
+    fn verify_revprops(&self, cur: &Current) -> Result<()> {
+        let len = cur.len(Which::Revprops);
+        let bytes = self.read_raw(Which::Revprops, 16, (len - 16) as usize)?;
+        for (at, rec) in
+            crate::files::checked_records(Which::Revprops, 16, &bytes, REVPROPS_RECORD, 20)?
+        {
+            let (rev, off, n) = (le_u64(rec), le_u64(&rec[8..]), le_u32(&rec[16..]));
+            let bad = |what: String| Repo::corrupt(Which::Revprops, at, Corruption::new(what));
+            if rev > cur.youngest {
+                return Err(bad(format!("names r{rev}, after the youngest")));
+            }
+            let (tag, payload) = read_record(
+                self.file(Which::Meta),
+                Which::Meta,
+                off,
+                cur.len(Which::Meta),
+            )?;
+            if tag != TAG_REVISION || payload.len() + FRAME_OVERHEAD != n as usize {
+                return Err(bad(format!(
+                    "db/meta offset {off} is not a {n}-byte REVISION record"
+                )));
+            }
+            crate::node::RevMeta::decode(&payload)
+                .map_err(|w| Repo::corrupt(Which::Meta, off, w))?;
+        }
+        Ok(())
+    }
+
+    fn verify_dedup(&self, cur: &Current, targets: bool) -> Result<()> {
+        let len = cur.len(Which::Dedup);
+        let bytes = self.read_raw(Which::Dedup, 16, (len - 16) as usize)?;
+        let data = cur.len(Which::Data);
+        for (i, raw) in bytes.chunks_exact(DEDUP_RECORD as usize).enumerate() {
+            let at = 16 + i as u64 * DEDUP_RECORD;
+            let bad = |what: String| Repo::corrupt(Which::Dedup, at, Corruption::new(what));
+            if crc32fast::hash(&raw[..53]) != le_u32(&raw[53..]) {
+                return Err(bad("dedup record CRC mismatch".into()));
+            }
+            if raw[57..61] != [0; 4] {
+                return Err(bad("reserved bytes are not zero".into()));
+            }
+            let (sha, md5) = (&raw[1..21], &raw[21..37]);
+            let (size, off) = (le_u64(&raw[37..]), le_u64(&raw[45..]));
+            if !matches!(raw[0], 1 | 2) || off < 16 || off >= data {
+                return Err(bad(format!("kind {} offset {off}", raw[0])));
+            }
+            if !targets {
+                continue;
+            }
+            match raw[0] {
+                1 => {
+                    let t = self.rep_trailer(off).map_err(|e| {
+                        bad(format!(
+                            "points at db/data offset {off}, not a representation: {e}"
+                        ))
+                    })?;
+                    if t.sha1.0 != sha || t.md5.0 != md5 || t.size != size {
+                        return Err(bad(format!(
+                            "names other contents than the representation at {off}"
+                        )));
+                    }
+                }
+                2 => {
+                    let (tag, payload) =
+                        read_record(self.file(Which::Data), Which::Data, off, data)
+                            .map_err(|e| bad(format!("points at db/data offset {off}: {e}")))?;
+                    let digest: [u8; 20] = {
+                        use sha1::Digest;
+                        sha1::Sha1::digest(&payload).into()
+                    };
+                    if tag != crate::TAG_PROPS || payload.len() as u64 != size || digest != sha {
+                        return Err(bad(format!(
+                            "names another property list than the record at {off}"
+                        )));
+                    }
+                }
+                k => return Err(bad(format!("kind {k}"))),
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads `w` from its header to its committed length as consecutive framed records.
+    fn scan(&self, w: Which, cur: &Current) -> Result<()> {
+        let end = cur.len(w);
+        let tags: &[u8] = match w {
+            Which::Meta => &[TAG_REVISION],
+            _ => &[
+                crate::TAG_WINDOW,
+                crate::TAG_REP,
+                crate::TAG_PROPS,
+                crate::TAG_DIR,
+                TAG_NODE,
+                crate::TAG_DIR_DELTA,
+            ],
+        };
+        let (mut buf, mut buf_at) = (Vec::new(), 16u64);
+        let mut pos = 16u64;
+        while pos < end {
+            let head = self.window(w, &mut buf, &mut buf_at, pos, 5, end)?;
+            let (tag, len) = (head[0], u64::from(le_u32(&head[1..])));
+            if !tags.contains(&tag) || len > crate::enc::MAX_PAYLOAD as u64 {
+                let what = Corruption::new(format!("record tag {tag} length {len}"));
+                return Err(Repo::corrupt(w, pos, what));
+            }
+            let need = len + FRAME_OVERHEAD as u64;
+            let frame = self.window(w, &mut buf, &mut buf_at, pos, need, end)?;
+            let body = frame.len() - 4;
+            if crc32fast::hash(&frame[..body]) != le_u32(&frame[body..]) {
+                return Err(Repo::corrupt(w, pos, Corruption::new("CRC mismatch")));
+            }
+            pos += need;
+        }
+        Ok(())
+    }
+
+    /// `need` bytes of `w` at `pos` (`pos` never moves back), read in large chunks into
+    /// `buf`, which holds the file from `buf_at`.
+    fn window<'b>(
+        &self,
+        w: Which,
+        buf: &'b mut Vec<u8>,
+        buf_at: &mut u64,
+        pos: u64,
+        need: u64,
+        end: u64,
+    ) -> Result<&'b [u8]> {
+        if pos.saturating_add(need) > end {
+            let what = Corruption::new(format!("record runs past the committed length {end}"));
+            return Err(Repo::corrupt(w, pos, what));
+        }
+        if *buf_at + (buf.len() as u64) < pos + need {
+            buf.drain(..((pos - *buf_at) as usize).min(buf.len()));
+            *buf_at = pos;
+            let from = pos + buf.len() as u64;
+            let n = (end - from).min(SCAN_CHUNK.max(pos + need - from));
+            buf.extend_from_slice(&self.read_raw(w, from, n as usize)?);
+        }
+        let at = (pos - *buf_at) as usize;
+        Ok(&buf[at..at + need as usize])
+    }
+}

@@ -59,6 +59,9 @@ pub enum StoreError {
     Conflict(String),
     #[error("record too large ({0} bytes)")]
     TooLarge(usize),
+    /// Not 36 characters of hex digits with '-' at offsets 8, 13, 18 and 23 (APR's syntax).
+    #[error("Malformed UUID '{0}'")]
+    BadUuid(String),
 }
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;

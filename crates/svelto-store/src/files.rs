@@ -94,19 +94,12 @@ impl Current {
             .ok_or_else(|| bad("not one line ending in a newline".into()))?;
         let numbers = match line.split_once(" crc=") {
             Some((numbers, crc)) => {
-                let valid = crc.len() == 8
-                    && crc
-                        .bytes()
-                        .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
-                let stored = u32::from_str_radix(crc, 16)
-                    .ok()
-                    .filter(|_| valid)
-                    .ok_or_else(|| {
-                        bad(format!(
-                            "checksum '{}' is not 8 hex digits",
-                            crc.escape_debug()
-                        ))
-                    })?;
+                let stored = crate::check::parse_crc(crc).ok_or_else(|| {
+                    bad(format!(
+                        "checksum '{}' is not 8 hex digits",
+                        crc.escape_debug()
+                    ))
+                })?;
                 let actual = crc32fast::hash(numbers.as_bytes());
                 if stored != actual {
                     return Err(bad(format!(

@@ -88,7 +88,7 @@ pub fn hotcopy_db(
     for w in Which::ALL {
         bytes += copy_range(&src_db, &dst_db, w, base.len(w), cur.len(w))?;
     }
-    files::write_atomically(&dst_db, "uuid", format!("{uuid}\n").as_bytes())?;
+    files::write_atomically(&dst_db, "uuid", crate::check::render_uuid(&uuid).as_bytes())?;
     copy_locks(&src_db, &dst_db)?;
     let txns = dst_db.join("txns");
     fs::create_dir_all(&txns).map_err(io_err(format!("creating {}", txns.display())))?;

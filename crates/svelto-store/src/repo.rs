@@ -364,7 +364,11 @@ impl Repo {
     pub fn uuid(&self) -> Result<String> {
         let p = self.inner.db.join("uuid");
         let s = std::fs::read_to_string(&p).map_err(io_err(format!("reading {}", p.display())))?;
-        Ok(s.trim_end().to_string())
+        crate::check::parse_uuid(&s).map_err(|what| StoreError::Corrupt {
+            file: "uuid",
+            offset: 0,
+            what,
+        })
     }
 
     pub(crate) fn file(&self, w: Which) -> &File {

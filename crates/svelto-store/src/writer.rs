@@ -99,6 +99,14 @@ impl Writer {
             dir_depths: HashMap::new(),
         };
         writer.load_dedup(cur.len(Which::Dedup))?;
+        // A db/uuid written before it had a checksum gets one.
+        let uuid_path = db.join("uuid");
+        let text = std::fs::read_to_string(&uuid_path)
+            .map_err(io_err(format!("reading {}", uuid_path.display())))?;
+        if !text.contains(" crc=") {
+            let uuid = writer.repo.uuid()?;
+            writer.set_uuid(&uuid)?;
+        }
         // Transactions exposed by a writer that is gone (it held the lock we now hold).
         if let Ok(dir) = std::fs::read_dir(db.join("txns")) {
             for e in dir.flatten() {
@@ -626,7 +634,11 @@ impl Writer {
 
     /// Replaces the repository UUID (atomically).
     pub fn set_uuid(&mut self, uuid: &str) -> Result<()> {
-        files::write_atomically(self.repo.db_path(), "uuid", format!("{uuid}\n").as_bytes())
+        if !crate::check::is_uuid(uuid) {
+            return Err(StoreError::BadUuid(uuid.to_string()));
+        }
+        let line = crate::check::render_uuid(uuid);
+        files::write_atomically(self.repo.db_path(), "uuid", line.as_bytes())
     }
 
     pub fn repo(&self) -> &Repo {
@@ -650,6 +662,9 @@ fn check_txn_name(name: &str) -> Result<()> {
 
 /// Creates the `db/` of a new repository with revision 0 (an empty root directory).
 pub fn create_db(path: &Path, uuid: &str, r0_props: &PropList) -> Result<()> {
+    if !crate::check::is_uuid(uuid) {
+        return Err(StoreError::BadUuid(uuid.to_string()));
+    }
     let db = path.join("db");
     std::fs::create_dir_all(&db).map_err(io_err(format!("creating {}", db.display())))?;
     let mut data = files::DATA_HEADER.to_vec();
@@ -703,7 +718,7 @@ pub fn create_db(path: &Path, uuid: &str, r0_props: &PropList) -> Result<()> {
         lens[w as usize] = bytes.len() as u64;
         files::write_atomically(&db, w.name(), &bytes)?;
     }
-    files::write_atomically(&db, "uuid", format!("{uuid}\n").as_bytes())?;
+    files::write_atomically(&db, "uuid", crate::check::render_uuid(uuid).as_bytes())?;
     files::write_current(&db, &Current { youngest: 0, lens })?;
     // The format file last: its presence says the repository is complete.
     files::write_atomically(&db, "format", crate::repo::FORMAT.as_bytes())

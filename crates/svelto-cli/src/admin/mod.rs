@@ -266,6 +266,7 @@ pub fn store_code(e: &StoreError) -> u32 {
         StoreError::ChecksumMismatch { .. } => 200014,
         StoreError::BadDelta { .. } => 185001,
         StoreError::NoSuchTxn(_) => 160007,
+        StoreError::BadUuid(_) => 125008,
         StoreError::RootOperation(_) | StoreError::Conflict(_) | StoreError::TooLarge(_) => 160000,
     }
 }
