@@ -155,6 +155,8 @@ pub enum SvnErrorKind {
     UnsupportedFeature,
     /// `SVN_ERR_ILLEGAL_TARGET`.
     IllegalTarget,
+    /// `SVN_ERR_XML_UNESCAPABLE_DATA`: a lock comment with control characters.
+    XmlUnescapableData,
 }
 
 impl SvnErrorKind {
@@ -199,6 +201,7 @@ impl SvnErrorKind {
             SvnErrorKind::UuidMismatch => 170009,
             SvnErrorKind::UnsupportedFeature => 200007,
             SvnErrorKind::IllegalTarget => 200009,
+            SvnErrorKind::XmlUnescapableData => 130004,
         }
     }
 }

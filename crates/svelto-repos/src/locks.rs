@@ -189,24 +189,84 @@ pub fn lock_many(
     targets: &[LockTarget],
     with_writer: impl FnOnce(&mut dyn FnMut(&mut Writer) -> Result<()>) -> Result<()>,
 ) -> Result<Vec<Result<Lock>>> {
-    if comment.is_some_and(|c| {
-        c.bytes()
-            .any(|b| b.is_ascii_control() && b != b'\n' && b != b'\t' && b != b'\r')
-    }) {
+    let tokens = vec![None; targets.len()];
+    lock_many_with(
+        repo,
+        Some(hooks),
+        user,
+        comment,
+        steal,
+        date,
+        targets,
+        &tokens,
+        with_writer,
+    )
+}
+
+/// Whether `text` is XML-safe as `svn_xml_is_xml_safe` decides: no control character but
+/// tab, line feed, carriage return and DEL.
+fn xml_safe(text: &str) -> bool {
+    !text
+        .bytes()
+        .any(|b| b.is_ascii_control() && !matches!(b, b'\t' | b'\n' | b'\r' | 0x7f))
+}
+
+/// A lock token a caller chose, checked as `svn_fs_lock_many` checks it: an
+/// `opaquelocktoken:` URI of printable ASCII.
+pub fn check_token(token: &str) -> Result<()> {
+    let bad = |message: String| Err(ReposError::svn(SvnErrorKind::BadLockToken, message));
+    if !token.starts_with("opaquelocktoken:") {
+        return bad(format!(
+            "Lock token URI '{token}' has bad scheme; expected 'opaquelocktoken'"
+        ));
+    }
+    if let Some(at) = token
+        .bytes()
+        .position(|b| !b.is_ascii() || b.is_ascii_control())
+    {
+        return bad(format!(
+            "Lock token '{token}' is not ASCII or is a control character at byte {at}"
+        ));
+    }
+    Ok(())
+}
+
+/// [`lock_many`] with the pre-lock and post-lock hooks run only when `hooks` is given
+/// (`svnadmin lock --bypass-hooks` runs none) and with the tokens the caller chose (None:
+/// a new one), checked by [`check_token`]; a token the pre-lock hook prints wins.
+#[allow(clippy::too_many_arguments)]
+pub fn lock_many_with(
+    repo: &Repo,
+    hooks: Option<&Hooks>,
+    user: &str,
+    comment: Option<&str>,
+    steal: bool,
+    date: &str,
+    targets: &[LockTarget],
+    chosen: &[Option<String>],
+    with_writer: impl FnOnce(&mut dyn FnMut(&mut Writer) -> Result<()>) -> Result<()>,
+) -> Result<Vec<Result<Lock>>> {
+    if comment.is_some_and(|c| !xml_safe(c)) {
         return Err(ReposError::svn(
-            SvnErrorKind::BadArgs,
+            SvnErrorKind::XmlUnescapableData,
             "Lock comment contains illegal characters",
         ));
     }
     // Hooks first: each may refuse, or choose the token.
     let mut tokens: Vec<Option<Result<Option<String>>>> = Vec::new();
-    for t in targets {
-        tokens.push(Some(hooks.pre_lock(
-            &t.path,
-            user,
-            comment.unwrap_or(""),
-            steal,
-        )));
+    for (i, t) in targets.iter().enumerate() {
+        let own = chosen.get(i).cloned().flatten();
+        if let Some(tok) = &own {
+            if let Err(e) = check_token(tok) {
+                tokens.push(Some(Err(e)));
+                continue;
+            }
+        }
+        let from_hook = match hooks {
+            Some(h) => h.pre_lock(&t.path, user, comment.unwrap_or(""), steal),
+            None => Ok(None),
+        };
+        tokens.push(Some(from_hook.map(|hook_token| hook_token.or(own))));
     }
     let mut results: Vec<Option<Result<Lock>>> = (0..targets.len()).map(|_| None).collect();
     let uuid = uuid_of(repo);
@@ -303,7 +363,7 @@ pub fn lock_many(
         .iter()
         .filter_map(|r| r.as_ref().ok().map(|l| l.path.clone()))
         .collect();
-    if !locked.is_empty() {
+    if let (false, Some(hooks)) = (locked.is_empty(), hooks) {
         // A failing post-lock hook does not undo the locks (svnserve reports it).
         let _ = hooks.post_lock(user, &locked);
     }
@@ -325,16 +385,32 @@ pub fn unlock_many(
     targets: &[UnlockTarget],
     with_writer: impl FnOnce(&mut dyn FnMut(&mut Writer) -> Result<()>) -> Result<()>,
 ) -> Result<Vec<Result<()>>> {
+    unlock_many_with(repo, Some(hooks), user, brk, targets, with_writer)
+}
+
+/// [`unlock_many`] with the pre-unlock and post-unlock hooks run only when `hooks` is given
+/// (`svnadmin unlock --bypass-hooks` and `rmlocks` run none).
+pub fn unlock_many_with(
+    repo: &Repo,
+    hooks: Option<&Hooks>,
+    user: Option<&str>,
+    brk: bool,
+    targets: &[UnlockTarget],
+    with_writer: impl FnOnce(&mut dyn FnMut(&mut Writer) -> Result<()>) -> Result<()>,
+) -> Result<Vec<Result<()>>> {
     let uuid = uuid_of(repo);
     let mut pre: Vec<Option<Result<()>>> = targets
         .iter()
         .map(|t| {
-            Some(hooks.pre_unlock(
-                &t.path,
-                user.unwrap_or(""),
-                t.token.as_deref().unwrap_or(""),
-                brk,
-            ))
+            Some(match hooks {
+                Some(h) => h.pre_unlock(
+                    &t.path,
+                    user.unwrap_or(""),
+                    t.token.as_deref().unwrap_or(""),
+                    brk,
+                ),
+                None => Ok(()),
+            })
         })
         .collect();
     let mut results: Vec<Option<Result<()>>> = (0..targets.len()).map(|_| None).collect();
@@ -403,7 +479,7 @@ pub fn unlock_many(
         .filter(|(_, r)| r.is_ok())
         .map(|(t, _)| t.path.clone())
         .collect();
-    if !unlocked.is_empty() {
+    if let (false, Some(hooks)) = (unlocked.is_empty(), hooks) {
         let _ = hooks.post_unlock(user.unwrap_or(""), &unlocked);
     }
     Ok(results)

@@ -11,6 +11,7 @@ mod dump;
 mod hotcopy;
 mod info;
 mod load;
+mod locks;
 mod revprops;
 mod setuuid;
 mod verify;
@@ -53,6 +54,14 @@ pub enum AdminCommand {
     /// Run a program while the repositories' writes are held: `freeze REPO -- PROGRAM
     /// [ARG...]`, `freeze -F FILE -- PROGRAM [ARG...]`.
     Freeze(hotcopy::FreezeArgs),
+    /// Lock PATH for USERNAME with the comment in COMMENT-FILE (and TOKEN if given).
+    Lock(locks::LockArgs),
+    /// Unlock LOCKED_PATH as USERNAME, given the lock's TOKEN.
+    Unlock(locks::UnlockArgs),
+    /// Describe the locks on or below PATH-IN-REPOS (default: the whole repository).
+    Lslocks(locks::LslocksArgs),
+    /// Remove the locks of each LOCKED_PATH, whoever holds them.
+    Rmlocks(locks::RmlocksArgs),
 }
 
 pub fn run(cmd: AdminCommand) -> Result<()> {
@@ -68,6 +77,10 @@ pub fn run(cmd: AdminCommand) -> Result<()> {
         AdminCommand::Delrevprop(args) => revprops::delrevprop(args),
         AdminCommand::Hotcopy(args) => hotcopy::run(args),
         AdminCommand::Freeze(args) => hotcopy::freeze(args),
+        AdminCommand::Lock(args) => locks::lock(args),
+        AdminCommand::Unlock(args) => locks::unlock(args),
+        AdminCommand::Lslocks(args) => locks::lslocks(args),
+        AdminCommand::Rmlocks(args) => locks::rmlocks(args),
     }
 }
 

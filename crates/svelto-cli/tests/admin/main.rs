@@ -23,6 +23,7 @@ mod corrupt;
 mod crash;
 mod create;
 mod hotcopy;
+mod locks;
 mod options;
 mod pair;
 mod revprops;

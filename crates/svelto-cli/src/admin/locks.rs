@@ -1,0 +1,223 @@
+//! `svelto admin lock`, `unlock`, `lslocks`, `rmlocks`: the locks of `db/locks` with
+//! svnadmin's arguments and output. The rules (token checks, ownership, hooks, the writer
+//! that serializes lock changes with the server's commits and locks) are
+//! `svelto_repos::locks`'.
+
+use anyhow::Result;
+use clap::Args;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use svelto_repos::locks::{self, LockTarget, UnlockTarget};
+use svelto_repos::Hooks;
+
+use super::{arg_error, open, read_file, svn_error, with_writer, E_ARG_PARSING};
+
+#[derive(Args)]
+pub struct LockArgs {
+    #[arg(value_name = "REPOS_PATH")]
+    pub repo: PathBuf,
+    #[arg(value_name = "PATH")]
+    pub path: String,
+    #[arg(value_name = "USERNAME")]
+    pub user: String,
+    #[arg(value_name = "COMMENT-FILE")]
+    pub comment_file: PathBuf,
+    #[arg(value_name = "TOKEN")]
+    pub token: Option<String>,
+    /// Run neither the pre-lock nor the post-lock hook.
+    #[arg(long)]
+    pub bypass_hooks: bool,
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+#[derive(Args)]
+pub struct UnlockArgs {
+    #[arg(value_name = "REPOS_PATH")]
+    pub repo: PathBuf,
+    #[arg(value_name = "LOCKED_PATH")]
+    pub path: String,
+    #[arg(value_name = "USERNAME")]
+    pub user: String,
+    #[arg(value_name = "TOKEN")]
+    pub token: String,
+    /// Run neither the pre-unlock nor the post-unlock hook.
+    #[arg(long)]
+    pub bypass_hooks: bool,
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+#[derive(Args)]
+pub struct LslocksArgs {
+    #[arg(value_name = "REPOS_PATH")]
+    pub repo: PathBuf,
+    #[arg(value_name = "PATH-IN-REPOS")]
+    pub paths: Vec<String>,
+}
+
+#[derive(Args)]
+pub struct RmlocksArgs {
+    #[arg(value_name = "REPOS_PATH")]
+    pub repo: PathBuf,
+    #[arg(value_name = "LOCKED_PATH")]
+    pub paths: Vec<String>,
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// A path argument as a repository relpath (`svn_fspath__canonicalize`, without the
+/// leading '/').
+fn relpath(arg: &str) -> String {
+    arg.split('/')
+        .filter(|c| !c.is_empty() && *c != ".")
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+fn out(text: &str) -> Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_all(text.as_bytes()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(()),
+    }
+}
+
+fn hooks(path: &Path, bypass: bool) -> Result<Option<Hooks>> {
+    Ok(if bypass {
+        None
+    } else {
+        Some(Hooks::new(path, None)?)
+    })
+}
+
+pub fn lock(args: LockArgs) -> Result<()> {
+    let repo = open(&args.repo)?;
+    let comment = String::from_utf8(read_file(&args.comment_file)?)
+        .map_err(|_| svn_error(130004, "Lock comment contains illegal characters"))?;
+    let path = relpath(&args.path);
+    let hooks = hooks(&args.repo, args.bypass_hooks)?;
+    let targets = [LockTarget {
+        path: path.clone(),
+        current_rev: None,
+    }];
+    let date = svelto_core::svn_date_now();
+    let mut results = locks::lock_many_with(
+        &repo,
+        hooks.as_ref(),
+        &args.user,
+        Some(&comment),
+        false,
+        &date,
+        &targets,
+        std::slice::from_ref(&args.token),
+        with_writer(&args.repo),
+    )?;
+    results.pop().unwrap_or_else(|| {
+        Err(svelto_repos::ReposError::Invalid(
+            "lock not attempted".into(),
+        ))
+    })?;
+    if !args.quiet {
+        out(&format!("'/{path}' locked by user '{}'.\n", args.user))?;
+    }
+    Ok(())
+}
+
+pub fn unlock(args: UnlockArgs) -> Result<()> {
+    let repo = open(&args.repo)?;
+    let path = relpath(&args.path);
+    let hooks = hooks(&args.repo, args.bypass_hooks)?;
+    let targets = [UnlockTarget {
+        path: path.clone(),
+        token: Some(args.token.clone()),
+    }];
+    let mut results = locks::unlock_many_with(
+        &repo,
+        hooks.as_ref(),
+        Some(&args.user),
+        false,
+        &targets,
+        with_writer(&args.repo),
+    )?;
+    results.pop().unwrap_or_else(|| {
+        Err(svelto_repos::ReposError::Invalid(
+            "unlock not attempted".into(),
+        ))
+    })?;
+    if !args.quiet {
+        out(&format!("'/{path}' unlocked by user '{}'.\n", args.user))?;
+    }
+    Ok(())
+}
+
+pub fn lslocks(args: LslocksArgs) -> Result<()> {
+    if args.paths.len() > 1 {
+        return Err(arg_error(E_ARG_PARSING, "Too many arguments given"));
+    }
+    let path = relpath(args.paths.first().map(String::as_str).unwrap_or("/"));
+    open(&args.repo)?;
+    let mut text = String::new();
+    for lock in locks::get_locks(&args.repo, &path, None)? {
+        let human = |d: &str| crate::localtime::human_date(d).unwrap_or_else(|| d.to_string());
+        let comment = lock.comment.as_deref().unwrap_or("");
+        let lines = lock
+            .comment
+            .as_ref()
+            .map_or(0, |c| c.matches('\n').count() + 1);
+        text.push_str(&format!(
+            "Path: /{}\nUUID Token: {}\nOwner: {}\nCreated: {}\nExpires: {}\nComment ({lines} {}):\n{comment}\n\n",
+            lock.path,
+            lock.token,
+            lock.owner,
+            human(&lock.created),
+            lock.expires.as_deref().map(human).unwrap_or_default(),
+            if lines == 1 { "line" } else { "lines" },
+        ));
+    }
+    out(&text)
+}
+
+pub fn rmlocks(args: RmlocksArgs) -> Result<()> {
+    let repo = open(&args.repo)?;
+    if args.paths.is_empty() {
+        return Err(arg_error(E_ARG_PARSING, "No paths to unlock provided"));
+    }
+    // svnadmin removes the locks as the user running it.
+    let user = std::env::var("USER")
+        .ok()
+        .filter(|u| !u.is_empty())
+        .unwrap_or_else(|| "administrator".to_string());
+    for arg in &args.paths {
+        let path = relpath(arg);
+        let result = (|| -> Result<bool> {
+            if locks::get_lock(&args.repo, &path)?.is_none() {
+                return Ok(false);
+            }
+            let targets = [UnlockTarget {
+                path: path.clone(),
+                token: None,
+            }];
+            let mut results = locks::unlock_many_with(
+                &repo,
+                None,
+                Some(&user),
+                true,
+                &targets,
+                with_writer(&args.repo),
+            )?;
+            match results.pop() {
+                Some(Err(e)) => Err(e.into()),
+                _ => Ok(true),
+            }
+        })();
+        match result {
+            Ok(true) if !args.quiet => out(&format!("Removed lock on '/{path}'.\n"))?,
+            Ok(false) if !args.quiet => out(&format!("Path '/{path}' isn't locked.\n"))?,
+            Ok(_) => {}
+            // Reported, and on to the next path, as svnadmin does.
+            Err(e) => super::report(&e),
+        }
+    }
+    Ok(())
+}
