@@ -173,6 +173,13 @@ impl Shared {
         self.active.load(Ordering::Acquire)
     }
 
+    /// The shared handle of the repository in `dir` (opened on first use, as for svn://
+    /// connections), for the other protocols served by the same process (`svelto-http`):
+    /// one `Repo` per repository, so both protocols warm the same caches.
+    pub fn repo_handle(&self, dir: &Path) -> svelto_store::Result<Repo> {
+        self.repo(dir).map(|(r, _)| r)
+    }
+
     /// Whether `dir` holds a Svelto repository.
     fn is_repo(dir: &Path) -> bool {
         dir.join("db").join("format").is_file()
