@@ -3,7 +3,7 @@
 //! drive (changed paths in path order; deletions when their parent directory closes) and
 //! its dump editor's rules for which properties and texts to include.
 
-use crate::error::{io, Result};
+use crate::error::{io, ReposError, Result};
 use std::io::{Read, Write};
 use std::sync::Arc;
 use svelto_core::{
@@ -162,8 +162,19 @@ impl Dumper<'_> {
                 if top == parent {
                     break;
                 }
-                let rest = skip_ancestor(&top, parent).expect("top is an ancestor");
-                let next = rest.split('/').next().expect("non-empty remainder");
+                // Changed paths are stored sorted and canonical; damaged ones must not
+                // panic or loop.
+                let next = skip_ancestor(&top, parent)
+                    .and_then(|rest| rest.split('/').next())
+                    .filter(|next| !next.is_empty())
+                    .ok_or_else(|| {
+                        ReposError::Invalid(format!(
+                            "revision {}: changed path '{}' is out of order or not canonical \
+                             in the repository's change list (db/meta damaged?)",
+                            self.rev,
+                            path.escape_debug()
+                        ))
+                    })?;
                 Self::open_dir(&mut stack, &join(&top, next));
             }
             let (do_delete, do_add) = match ch.change {

@@ -9,6 +9,8 @@
 //! committed revisions durable and visible in one atomic rename.
 
 mod check;
+#[cfg(test)]
+mod damage;
 mod enc;
 mod error;
 mod files;

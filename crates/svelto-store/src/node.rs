@@ -78,6 +78,26 @@ fn kind_from(b: u8, c: &Cursor) -> Result<NodeKind, Corruption> {
 }
 
 impl NodeRev {
+    /// Revision 0's root: an empty directory with no properties.
+    pub(crate) fn empty_root() -> NodeRev {
+        NodeRev {
+            kind: NodeKind::Dir,
+            node_id: 0,
+            copy_id: 0,
+            predecessor: 0,
+            pred_count: 0,
+            created_rev: 0,
+            created_path: String::new(),
+            copyfrom: None,
+            copyroot: (0, String::new()),
+            props: 0,
+            props_key: 0,
+            text: None,
+            text_key: 0,
+            entries: 0,
+        }
+    }
+
     pub fn encode(&self, out: &mut Vec<u8>) {
         out.push(kind_byte(self.kind));
         put_varint(out, self.node_id);

@@ -433,8 +433,20 @@ impl Repo {
             return Ok(n);
         }
         let payload = self.record(Which::Data, off, TAG_NODE)?;
-        let n =
-            Arc::new(NodeRev::decode(&payload).map_err(|w| Self::corrupt(Which::Data, off, w))?);
+        let n = NodeRev::decode(&payload).map_err(|w| Self::corrupt(Which::Data, off, w))?;
+        // Everything a node-revision names was written before it: no walk over nodes,
+        // listings and predecessors can loop, however the records are damaged.
+        let pointers = [
+            ("predecessor", n.predecessor),
+            ("property list", n.props),
+            ("directory listing", n.entries),
+            ("representation", n.text.map_or(0, |t| t.rep)),
+        ];
+        if let Some((what, at)) = pointers.iter().find(|(_, p)| *p >= off) {
+            let what = Corruption::new(format!("NODE record: {what} at {at} lies after it"));
+            return Err(Self::corrupt(Which::Data, off, what));
+        }
+        let n = Arc::new(n);
         self.inner.nodes.put(off, n.clone());
         Ok(n)
     }
@@ -482,6 +494,14 @@ impl Repo {
                 return Err(Self::corrupt(Which::Data, off, what));
             }
         };
+        if let Some(e) = listing.iter().find(|e| e.node >= off) {
+            let what = Corruption::new(format!(
+                "directory entry '{}' names node {}, which lies after its listing",
+                e.name.escape_debug(),
+                e.node
+            ));
+            return Err(Self::corrupt(Which::Data, off, what));
+        }
         let d = Arc::new(listing);
         self.cache_dir(off, d.clone());
         Ok(d)
@@ -605,7 +625,16 @@ impl Repo {
 
     pub(crate) fn rep_trailer(&self, off: Offset) -> Result<RepTrailer> {
         let payload = self.record(Which::Data, off, crate::TAG_REP)?;
-        RepTrailer::decode(&payload).map_err(|w| Self::corrupt(Which::Data, off, w))
+        let t = RepTrailer::decode(&payload).map_err(|w| Self::corrupt(Which::Data, off, w))?;
+        // Windows and base were written before the trailer.
+        if t.base >= off || t.first_window >= off || (t.windows > 0 && t.first_window < 16) {
+            let what = Corruption::new(format!(
+                "REP record: windows at {} or base {} not before it",
+                t.first_window, t.base
+            ));
+            return Err(Self::corrupt(Which::Data, off, what));
+        }
+        Ok(t)
     }
 
     /// The whole contents of a file, reconstructed in memory.
@@ -630,6 +659,10 @@ impl Repo {
 
     /// The expanded contents of a representation. Delta bases are reconstructed once and
     /// kept in a bounded cache, so a file's history costs one application per version.
+    ///
+    /// The chain is walked without recursion and never further than the writer makes it
+    /// (`MAX_CHAIN` deltas above a self-contained representation); each base lies before
+    /// the representation built on it, so damaged records cannot make it loop.
     pub fn fulltext(&self, rep: Offset) -> Result<Arc<Vec<u8>>> {
         if rep == 0 {
             return Ok(Arc::new(Vec::new()));
@@ -639,18 +672,31 @@ impl Repo {
         if let Some(t) = cached {
             return Ok(t);
         }
-        let t = self.rep_trailer(rep)?;
-        if t.base >= rep || t.first_window >= rep {
-            let what = Corruption::new("representation refers forward");
-            return Err(Self::corrupt(Which::Data, rep, what));
-        }
-        let base = if t.base != 0 {
-            self.fulltext(t.base)?
-        } else {
-            Arc::new(Vec::new())
+        // Down the chain to a self-contained or cached base, then back up applying deltas.
+        let mut chain = Vec::new();
+        let mut at = rep;
+        let mut text = loop {
+            let t = self.rep_trailer(at)?;
+            chain.push((at, t));
+            if t.base == 0 {
+                break Arc::new(Vec::new());
+            }
+            if chain.len() > rep::MAX_CHAIN as usize {
+                let what = Corruption::new(format!(
+                    "delta chain longer than {} representations",
+                    rep::MAX_CHAIN
+                ));
+                return Err(Self::corrupt(Which::Data, rep, what));
+            }
+            if let Some(base) = self.fulltexts().get(t.base) {
+                break base;
+            }
+            at = t.base;
         };
-        let text = Arc::new(rep::apply_on(self, rep, &t, &base)?);
-        self.fulltexts().put(rep, text.clone());
+        for (off, t) in chain.iter().rev() {
+            text = Arc::new(rep::apply_on(self, *off, t, &text)?);
+            self.fulltexts().put(*off, text.clone());
+        }
         Ok(text)
     }
 

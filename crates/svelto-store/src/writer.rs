@@ -668,22 +668,7 @@ pub fn create_db(path: &Path, uuid: &str, r0_props: &PropList) -> Result<()> {
     let db = path.join("db");
     std::fs::create_dir_all(&db).map_err(io_err(format!("creating {}", db.display())))?;
     let mut data = files::DATA_HEADER.to_vec();
-    let root = NodeRev {
-        kind: svelto_core::NodeKind::Dir,
-        node_id: 0,
-        copy_id: 0,
-        predecessor: 0,
-        pred_count: 0,
-        created_rev: 0,
-        created_path: String::new(),
-        copyfrom: None,
-        copyroot: (0, String::new()),
-        props: 0,
-        props_key: 0,
-        text: None,
-        text_key: 0,
-        entries: 0,
-    };
+    let root = NodeRev::empty_root();
     let mut p = Vec::new();
     root.encode(&mut p);
     let root_off = data.len() as u64;
