@@ -603,10 +603,13 @@ impl<R: BufRead> DumpReader<R> {
         })
     }
 
-    /// Reads a property block of `len` bytes. With `exact`, the block must end with
-    /// `PROPS-END` exactly at `len` (a zero `len` is an empty block, as svnadmin load
-    /// accepts); without (old format 1), `PROPS-END` may come earlier and the bytes used
-    /// are returned. `D` entries are allowed only in node records.
+    /// Reads a property block whose declared length is `len`. With `exact` (a
+    /// `Prop-content-length`), as svnadmin's `parse_property_block` reads one: entries up
+    /// to `PROPS-END`, or until exactly `len` bytes are used, whichever comes first; a
+    /// `PROPS-END` before or after the declared length is accepted as svnadmin accepts it
+    /// (only the props limit bounds the block; a zero `len` is an empty block). Without
+    /// (old format 1, `len` the whole `Content-length`), the block must end within `len`.
+    /// Returns the bytes used. `D` entries are allowed only in node records.
     fn read_props(
         &mut self,
         len: u64,
@@ -624,13 +627,16 @@ impl<R: BufRead> DumpReader<R> {
         let mut block = PropBudget {
             used: 0,
             len,
-            cap: len.min(max),
+            cap: if exact { max } else { len.min(max) },
         };
         let mut entries = Vec::new();
         if len == 0 {
             return Ok((PropsBlock(entries), 0));
         }
         loop {
+            if exact && block.used == len {
+                break;
+            }
             let line = self.prop_line(&mut block)?;
             if line == b"PROPS-END" {
                 break;
@@ -669,22 +675,12 @@ impl<R: BufRead> DumpReader<R> {
                 }
             }
         }
-        if exact && block.used != len {
-            return Err(DumpError::LengthMismatch {
-                detail: format!(
-                    "property block ends with PROPS-END after {} bytes, but \
-                     Prop-content-length is {len}",
-                    block.used
-                ),
-                at: self.ctx.at(),
-            });
-        }
         Ok((PropsBlock(entries), block.used))
     }
 
     /// The error for a property block that would run past its length (or past the limit).
     fn props_overrun(&self, block: &PropBudget, need: u64) -> DumpError {
-        if block.cap < block.len && block.used.saturating_add(need) > block.cap {
+        if block.cap != block.len && block.used.saturating_add(need) > block.cap {
             DumpError::LimitExceeded {
                 what: "property block length",
                 limit: block.cap,
@@ -1105,26 +1101,39 @@ mod tests {
             "Revision-number: 1\nProp-content-length: 10\nContent-length: 9\n\nPROPS-END\n",
         ));
         assert!(matches!(e, DumpError::LengthMismatch { .. }), "{e}");
-        // PROPS-END before the declared end.
-        let e = err(&dump(
-            "Revision-number: 1\nProp-content-length: 12\nContent-length: 12\n\nPROPS-END\n\n\n",
-        ));
-        assert!(matches!(e, DumpError::LengthMismatch { .. }), "{e}");
-        // No PROPS-END at the declared end.
-        let e = err(&dump(
-            "Revision-number: 1\nProp-content-length: 12\nContent-length: 12\n\nK 1\na\nV 1\nb\n\n",
-        ));
-        assert!(matches!(e, DumpError::LengthMismatch { .. }), "{e}");
-        // A value running past the declared end.
+        // A value running past the end of the stream.
         let e = err(&dump(
             "Revision-number: 1\nProp-content-length: 20\n\nK 1\na\nV 99\nb\nPROPS-END\n",
         ));
-        assert!(matches!(e, DumpError::LengthMismatch { .. }), "{e}");
+        assert!(matches!(e, DumpError::Truncated { .. }), "{e}");
         let e = err(&dump(
             "Revision-number: 1\n\nNode-path: a\nNode-action: add\n\
              Prop-content-length: 18446744073709551615\nText-content-length: 5\n\n",
         ));
         assert!(matches!(e, DumpError::LengthMismatch { .. }), "{e}");
+    }
+
+    /// svnadmin's `parse_property_block` reads to PROPS-END or to the declared length,
+    /// whichever comes first: a wrong Prop-content-length is tolerated.
+    #[test]
+    fn props_end_where_svnadmin_finds_it() {
+        let props = |text: &str| match &parse(&dump(text)).expect("svnadmin accepts it")[1].0 {
+            Record::Revision { props, .. } => props.clone(),
+            other => panic!("{other:?}"),
+        };
+        let ab = PropsBlock(vec![PropEntry::Set(b"a".to_vec(), b"b".to_vec())]);
+        // PROPS-END before the declared end (Subversion's load_normalize_node_props).
+        let text = "Revision-number: 1\nProp-content-length: 99\nContent-length: 99\n\n\
+                    K 1\na\nV 1\nb\nPROPS-END\n\n";
+        assert_eq!(props(text), ab);
+        // PROPS-END after it.
+        let text = "Revision-number: 1\nProp-content-length: 14\nContent-length: 14\n\n\
+                    K 1\na\nV 1\nb\nPROPS-END\n\n";
+        assert_eq!(props(text), ab);
+        // The declared length reached at the end of an entry: the block ends there.
+        let text = "Revision-number: 1\nProp-content-length: 12\nContent-length: 12\n\n\
+                    K 1\na\nV 1\nb\n\n";
+        assert_eq!(props(text), ab);
     }
 
     #[test]
@@ -1383,7 +1392,7 @@ mod tests {
         let e = err(&dump(
             "Revision-number: 1\nProp-content-length: 100\n\nK 99999999999999\n",
         ));
-        assert!(matches!(e, DumpError::LengthMismatch { .. }), "{e}");
+        assert!(matches!(e, DumpError::LimitExceeded { .. }), "{e}");
     }
 
     #[test]

@@ -55,6 +55,25 @@ pub fn dump(
     Ok(())
 }
 
+/// Writes the revision properties of revisions `start..=end` as `svnadmin dump-revprops`
+/// does: a format 2 dumpfile of revision records only; `progress` after each revision.
+pub fn dump_revprops(
+    repo: &Repo,
+    out: &mut dyn Write,
+    start: Revnum,
+    end: Revnum,
+    progress: &mut dyn FnMut(Revnum),
+) -> Result<()> {
+    let e = || io("writing the dump");
+    write_format(&mut &mut *out, 2).map_err(e())?;
+    write_uuid(&mut &mut *out, &repo.uuid()?).map_err(e())?;
+    for rev in start..=end {
+        write_revision_record(&mut &mut *out, rev, &repo.revprops(rev)?).map_err(e())?;
+        progress(rev);
+    }
+    Ok(())
+}
+
 /// An open directory of the replay drive.
 struct DirFrame {
     path: String,

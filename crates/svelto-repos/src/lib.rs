@@ -37,7 +37,7 @@ mod verify;
 
 pub use commit::{CommitTxn, Prepared};
 pub use create::create;
-pub use dump::{dump, DumpOptions};
+pub use dump::{dump, dump_revprops, DumpOptions};
 pub use editor::{send_text, Editor, TextOptions, Token};
 pub use error::{ReposError, Result, SvnErrorKind};
 pub use file_revs::{
@@ -46,7 +46,7 @@ pub use file_revs::{
 pub use fs::{Inherit, NodeHistory};
 pub use hooks::Hooks;
 pub use hotcopy::{freeze, hotcopy};
-pub use load::{load, LoadOptions, UuidAction};
+pub use load::{load, load_revprops, LoadOptions, RevpropLoadOptions, UuidAction};
 pub use locations::{deleted_rev, get_locations, location_segments, Segment};
 pub use log::{
     log, log_authz, revision_access, ChangedPath, LogEntry, LogOptions, Readable, RevisionAccess,

@@ -3,8 +3,10 @@
 //! and its progress lines. Revisions are made durable in batches; a revision's
 //! "Committed" line is printed only once it is durable.
 
+use crate::commit::validate_prop;
 use crate::error::{ReposError, Result};
 use crate::mergeinfo::{self, Renumber};
+use crate::revprops::normalize_prop;
 use crate::textdelta::DeltaApplier;
 use std::collections::BTreeMap;
 use std::io::BufRead;
@@ -104,11 +106,7 @@ fn run<R: BufRead>(w: &mut Writer, reader: &mut DumpReader<R>, st: &mut State) -
     while let Some(rec) = next {
         next = match rec {
             Record::Format(v) => {
-                if !(1..=3).contains(&v) {
-                    return Err(ReposError::Invalid(format!(
-                        "unsupported dumpfile version {v}"
-                    )));
-                }
+                check_format(v)?;
                 reader.next_record()?
             }
             Record::Uuid(uuid) => {
@@ -139,15 +137,112 @@ fn run<R: BufRead>(w: &mut Writer, reader: &mut DumpReader<R>, st: &mut State) -
                 }
                 next
             }
-            Record::Node(n) => {
-                return Err(ReposError::Invalid(format!(
-                    "node record for '{}' before any revision record",
-                    n.path
-                )))
-            }
+            Record::Node(n) => return Err(node_before_revision(&n)),
         };
     }
     Ok(())
+}
+
+/// What `svnadmin load-revprops` is asked to do.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RevpropLoadOptions {
+    /// Only dump revisions in this inclusive range are loaded.
+    pub range: Option<(Revnum, Revnum)>,
+    /// Skip Subversion's checks of `svn:*` property values.
+    pub bypass_prop_validation: bool,
+    /// Make the line endings of `svn:*` properties LF first.
+    pub normalize_props: bool,
+}
+
+/// Sets the revision properties of existing revisions to those of the revision records
+/// of the dumpfile read from `input` (`svn_repos_load_fs_revprops`): each revision ends
+/// with exactly the dump's properties (one without `svn:date` loses its date), node
+/// records and the UUID are ignored, and no hook runs. `progress` receives svnadmin's
+/// lines ("Properties set on revision N.", "<<< Skipped original revision N") once the
+/// change is durable. A revision the repository does not have is an error (160006).
+pub fn load_revprops(
+    path: &Path,
+    input: impl BufRead,
+    opts: RevpropLoadOptions,
+    progress: &mut dyn FnMut(&str),
+) -> Result<()> {
+    let mut w = Writer::open(path)?;
+    let mut reader = DumpReader::new(input);
+    let mut next = reader.next_record()?;
+    while let Some(rec) = next {
+        next = match rec {
+            Record::Format(v) => {
+                check_format(v)?;
+                reader.next_record()?
+            }
+            Record::Uuid(_) => reader.next_record()?,
+            Record::Revision { number, props, .. } => {
+                let next = skip_nodes(&mut reader, number)?;
+                if opts
+                    .range
+                    .is_some_and(|(lo, hi)| number < lo || number > hi)
+                {
+                    progress(&format!("<<< Skipped original revision {number}\n"));
+                } else {
+                    set_revprops(&mut w, number, &props, opts)?;
+                    progress(&format!("Properties set on revision {number}.\n"));
+                }
+                next
+            }
+            Record::Node(n) => return Err(node_before_revision(&n)),
+        };
+    }
+    Ok(())
+}
+
+/// Gives revision `rev` the properties of `block`, validated (unless bypassed) as
+/// `svn_repos_fs_change_rev_prop4` validates each changed one, and publishes them.
+fn set_revprops(
+    w: &mut Writer,
+    rev: Revnum,
+    block: &PropsBlock,
+    opts: RevpropLoadOptions,
+) -> Result<()> {
+    if rev > w.youngest() {
+        return Err(ReposError::NoSuchRevision(rev));
+    }
+    let mut props = PropList::new();
+    block.apply_to(&mut props);
+    if opts.normalize_props {
+        for (k, v) in props.iter_mut() {
+            *v = normalize_prop(k, v);
+        }
+    }
+    let old = w.view()?.revprops(rev)?;
+    if !opts.bypass_prop_validation {
+        for (k, v) in &props {
+            if old.get(k) != Some(v) {
+                validate_prop(k, Some(v))?;
+            }
+        }
+    }
+    if old != props {
+        w.set_revprops(rev, props)?;
+        w.sync()?;
+    }
+    Ok(())
+}
+
+fn check_format(v: u32) -> Result<()> {
+    if (1..=3).contains(&v) {
+        Ok(())
+    } else {
+        Err(ReposError::Invalid(format!(
+            "unsupported dumpfile version {v}"
+        )))
+    }
+}
+
+fn node_before_revision(n: &Node) -> ReposError {
+    ReposError::Invalid(format!(
+        "node record for '{}' before any revision record",
+        n.path
+    ))
 }
 
 /// Node records up to the next non-node record, which is returned.

@@ -155,6 +155,22 @@ pub fn change_rev_prop_with(
 /// (`svn_subst_translate_string2` without repair): a file that mixes line ending styles is
 /// refused (`SVN_ERR_IO_INCONSISTENT_EOL`).
 pub fn value_from_file(bytes: &[u8]) -> Result<Vec<u8>> {
+    to_lf(bytes, false)
+}
+
+/// A property value as `--normalize-props` makes it (`svn_repos__normalize_prop`): the
+/// line endings of an `svn:*` property made LF, whatever their mix; other properties as
+/// they are.
+pub fn normalize_prop(name: &[u8], value: &[u8]) -> Vec<u8> {
+    if name.starts_with(b"svn:") {
+        to_lf(value, true).expect("repairing never fails")
+    } else {
+        value.to_vec()
+    }
+}
+
+/// CRLF and CR made LF; a mix of styles refused unless `repair`.
+fn to_lf(bytes: &[u8], repair: bool) -> Result<Vec<u8>> {
     if !bytes.contains(&b'\r') {
         return Ok(bytes.to_vec());
     }
@@ -172,7 +188,7 @@ pub fn value_from_file(bytes: &[u8]) -> Result<Vec<u8>> {
                 continue;
             }
         };
-        if style.is_some_and(|s| s != eol) {
+        if !repair && style.is_some_and(|s| s != eol) {
             return Err(ReposError::svn(
                 SvnErrorKind::InconsistentEol,
                 "Inconsistent line ending style",
@@ -187,7 +203,13 @@ pub fn value_from_file(bytes: &[u8]) -> Result<Vec<u8>> {
 
 #[cfg(test)]
 mod tests {
-    use super::value_from_file;
+    use super::{normalize_prop, value_from_file};
+
+    #[test]
+    fn normalized_props_get_lf_line_endings() {
+        assert_eq!(normalize_prop(b"svn:log", b"a\r\nb\rc\n"), b"a\nb\nc\n");
+        assert_eq!(normalize_prop(b"other", b"a\r\nb"), b"a\r\nb");
+    }
 
     #[test]
     fn values_from_files_get_lf_line_endings() {

@@ -1,14 +1,13 @@
 //! `svelto admin dump`: a dumpfile of a range of revisions.
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use clap::Args;
-use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 use svelto_core::Revnum;
 use svelto_repos::DumpOptions;
 
-use super::{open, revisions};
+use super::{create_file, dump_range, open};
 
 #[derive(Args)]
 pub struct DumpArgs {
@@ -38,18 +37,9 @@ pub fn run(args: DumpArgs) -> Result<()> {
         deltas,
     } = args;
     let r = open(&repo)?;
-    let youngest = r.youngest();
-    let (start, end) = revisions(revision.as_deref(), youngest)?;
-    if start > end {
-        bail!("First revision cannot be higher than second");
-    }
-    if end > youngest {
-        bail!("Revisions must not be greater than the youngest revision ({youngest})");
-    }
+    let (start, end) = dump_range(revision.as_deref(), r.youngest())?;
     let sink: Box<dyn Write> = match &file {
-        Some(f) => {
-            Box::new(File::create(f).with_context(|| format!("creating '{}'", f.display()))?)
-        }
+        Some(f) => Box::new(create_file(f)?),
         None => Box::new(io::stdout().lock()),
     };
     let mut out = BufWriter::with_capacity(1 << 20, sink);

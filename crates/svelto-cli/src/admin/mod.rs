@@ -12,6 +12,7 @@ mod hotcopy;
 mod info;
 mod load;
 mod locks;
+mod revprop_dumps;
 mod revprops;
 mod setuuid;
 mod verify;
@@ -48,6 +49,10 @@ pub enum AdminCommand {
     Setrevprop(revprops::SetrevpropArgs),
     /// Delete the property NAME of revision -r REVISION.
     Delrevprop(revprops::DelrevpropArgs),
+    /// Write the revision properties of revisions LOWER[:UPPER] as a dumpfile.
+    DumpRevprops(revprop_dumps::DumpRevpropsArgs),
+    /// Set revision properties from a dumpfile's revision records.
+    LoadRevprops(revprop_dumps::LoadRevpropsArgs),
     /// Make a consistent copy of a repository while it is in use (--incremental: only
     /// what an earlier copy lacks).
     Hotcopy(hotcopy::HotcopyArgs),
@@ -75,6 +80,8 @@ pub fn run(cmd: AdminCommand) -> Result<()> {
         AdminCommand::Setlog(args) => revprops::setlog(args),
         AdminCommand::Setrevprop(args) => revprops::setrevprop(args),
         AdminCommand::Delrevprop(args) => revprops::delrevprop(args),
+        AdminCommand::DumpRevprops(args) => revprop_dumps::dump_revprops(args),
+        AdminCommand::LoadRevprops(args) => revprop_dumps::load_revprops(args),
         AdminCommand::Hotcopy(args) => hotcopy::run(args),
         AdminCommand::Freeze(args) => hotcopy::freeze(args),
         AdminCommand::Lock(args) => locks::lock(args),
@@ -483,12 +490,7 @@ pub fn os_message(e: &io::Error) -> String {
 
 /// A file's bytes, or svnadmin's "Can't open file" error.
 pub fn read_file(path: &Path) -> Result<Vec<u8>> {
-    std::fs::read(path).map_err(|e| {
-        svn_error(
-            io_code(&e),
-            format!("Can't open file '{}': {}", path.display(), os_message(&e)),
-        )
-    })
+    std::fs::read(path).map_err(|e| can_not_open(path, &e))
 }
 
 /// What runs with the repository's writer held.
@@ -501,6 +503,88 @@ pub fn with_writer(path: &Path) -> impl FnOnce(WriterBody<'_>) -> svelto_repos::
         let mut w = svelto_store::Writer::open(path)?;
         f(&mut w)
     }
+}
+
+/// `-r LOWER[:UPPER]` of the subcommands that read revisions (svnadmin's
+/// `get_dump_range`): numbers, HEAD; all revisions when absent, LOWER alone when UPPER is.
+pub fn dump_range(arg: Option<&str>, youngest: Revnum) -> Result<(Revnum, Revnum)> {
+    let Some(arg) = arg else {
+        return Ok((0, youngest));
+    };
+    let (lo, hi) = parse_rev_option(arg)?;
+    let num = |r: RevArg| match r {
+        RevArg::Number(n) if n > youngest => Err(arg_error(
+            E_ARG_PARSING,
+            format!("Revisions must not be greater than the youngest revision ({youngest})"),
+        )),
+        RevArg::Number(n) => Ok(n),
+        RevArg::Head => Ok(youngest),
+        RevArg::Other => Err(arg_error(E_ARG_PARSING, "Invalid revision specifier")),
+    };
+    ordered(num(lo)?, hi.map(num).transpose()?)
+}
+
+/// LOWER and UPPER (LOWER when absent), or svnadmin's error when LOWER is higher.
+fn ordered(lo: Revnum, hi: Option<Revnum>) -> Result<(Revnum, Revnum)> {
+    let hi = hi.unwrap_or(lo);
+    if lo > hi {
+        return Err(arg_error(
+            E_ARG_PARSING,
+            "First revision cannot be higher than second",
+        ));
+    }
+    Ok((lo, hi))
+}
+
+/// `-r LOWER[:UPPER]` of the subcommands that load (svnadmin's `get_load_range`): dump
+/// revision numbers only; None when absent.
+pub fn load_range(arg: Option<&str>) -> Result<Option<(Revnum, Revnum)>> {
+    let Some(arg) = arg else {
+        return Ok(None);
+    };
+    let (lo, hi) = parse_rev_option(arg)?;
+    let num = |r: RevArg| match r {
+        RevArg::Number(n) => Ok(n),
+        _ => Err(arg_error(E_ARG_PARSING, "Non-numeric revision specified")),
+    };
+    ordered(num(lo)?, hi.map(num).transpose()?).map(Some)
+}
+
+/// A load's error with svnadmin's advice on top when a property value was refused
+/// (`subcommand_load`): `--normalize-props` for line endings, `--bypass-prop-validation`
+/// for other invalid values.
+pub fn prop_hint(e: anyhow::Error) -> anyhow::Error {
+    let lines = error_lines(&e);
+    let advice = if lines.iter().any(|(c, _)| *c == 125017) {
+        "A property with invalid line ending found in dumpstream; consider using \
+         --normalize-props while loading."
+    } else if lines.first().is_some_and(|(c, _)| *c == 125005) {
+        "Invalid property value found in dumpstream; consider repairing the source or \
+         using --bypass-prop-validation while loading."
+    } else {
+        return e;
+    };
+    e.context(SvnError {
+        code: 125005,
+        message: advice.to_string(),
+    })
+}
+
+/// A file opened for reading, or svnadmin's "Can't open file" error.
+pub fn open_file(path: &Path) -> Result<std::fs::File> {
+    std::fs::File::open(path).map_err(|e| can_not_open(path, &e))
+}
+
+/// A file created (or truncated) for writing, or svnadmin's "Can't open file" error.
+pub fn create_file(path: &Path) -> Result<std::fs::File> {
+    std::fs::File::create(path).map_err(|e| can_not_open(path, &e))
+}
+
+fn can_not_open(path: &Path, e: &io::Error) -> anyhow::Error {
+    svn_error(
+        io_code(e),
+        format!("Can't open file '{}': {}", path.display(), os_message(e)),
+    )
 }
 
 /// `-r LOWER[:UPPER]` as an inclusive range; all revisions when absent.

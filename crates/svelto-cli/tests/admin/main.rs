@@ -26,6 +26,7 @@ mod hotcopy;
 mod locks;
 mod options;
 mod pair;
+mod revprop_dumps;
 mod revprops;
 mod roundtrip;
 mod setuuid;
