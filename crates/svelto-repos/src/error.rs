@@ -157,6 +157,8 @@ pub enum SvnErrorKind {
     IllegalTarget,
     /// `SVN_ERR_XML_UNESCAPABLE_DATA`: a lock comment with control characters.
     XmlUnescapableData,
+    /// `SVN_ERR_RA_NOT_AUTHORIZED`: the user may not do this.
+    NotAuthorized,
 }
 
 impl SvnErrorKind {
@@ -202,6 +204,7 @@ impl SvnErrorKind {
             SvnErrorKind::UnsupportedFeature => 200007,
             SvnErrorKind::IllegalTarget => 200009,
             SvnErrorKind::XmlUnescapableData => 130004,
+            SvnErrorKind::NotAuthorized => 170001,
         }
     }
 }

@@ -32,6 +32,7 @@ mod query;
 pub mod replay;
 pub mod report;
 pub mod revprops;
+pub mod service;
 mod textdelta;
 mod verify;
 

@@ -11,11 +11,11 @@
 //! A new command is one row here plus its type (parse, run, action).
 
 use crate::actions::{Ctx, Pending};
-use crate::authz::{Needs, Where};
 use crate::conn::Conn;
 use crate::error::{code, CmdError, CmdResult};
 use crate::session::Session;
 use std::io::{Read, Write};
+use svelto_repos::service::Where;
 use svelto_wire::{success, Item, TupleReader};
 
 /// What a command's run answers: `Some(items)` is sent as `( success ( items ) )`; `None`
@@ -49,6 +49,15 @@ pub trait Command: Sized {
 
     /// svnserve's log action for it (`docs/formats/server-log.md`).
     fn action(&self, ctx: &Ctx<'_>) -> Pending;
+}
+
+/// What a command needs from the session's user before it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Needs {
+    Read,
+    Write,
+    /// Write, by a named user (locks belong to someone).
+    WriteAsUser,
 }
 
 /// What a command's auth slot checks the authz rules against.
@@ -212,7 +221,7 @@ fn serve_request<C: Command, R: Read, W: Write>(
         return Err(e.into());
     }
     let at = match spec.at {
-        _ if s.authz.is_none() => Where::Blanket,
+        _ if s.ctx.authz.is_none() => Where::Blanket,
         At::Blanket => Where::Blanket,
         At::Anywhere => Where::Anywhere,
         At::Path => req

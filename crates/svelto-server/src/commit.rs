@@ -10,30 +10,10 @@ use crate::session::{empty_slot, Session};
 use crate::url::{path_in_repo, uri_decode};
 use std::collections::HashMap;
 use std::io::{Read, Write};
-use std::sync::atomic::{AtomicU64, Ordering};
 use svelto_core::{svn_date_now, NodeKind, PropList, Revnum};
 use svelto_repos::commit::TextDelta;
-use svelto_repos::locks::UnlockTarget;
-use svelto_repos::{CommitTxn, Hooks, ReposError};
+use svelto_repos::service::{check_new_name, CommitEdit, CommitRequest};
 use svelto_wire::{success, Item, TupleReader};
-
-/// Transaction names: the base revision and a number unique in this server's life.
-static TXN_SEQ: AtomicU64 = AtomicU64::new(1);
-
-fn txn_name(base: Revnum) -> String {
-    let mut n = TXN_SEQ.fetch_add(1, Ordering::Relaxed);
-    // Base 36, as FSFS names its transactions.
-    let mut digits = Vec::new();
-    loop {
-        digits.push(b"0123456789abcdefghijklmnopqrstuvwxyz"[(n % 36) as usize]);
-        n /= 36;
-        if n == 0 {
-            break;
-        }
-    }
-    digits.reverse();
-    format!("{base}-{}", String::from_utf8_lossy(&digits))
-}
 
 /// `commit ( logmsg:string ? ( ( lock-path:string lock-token:string ) ... )
 /// keep-locks:bool ? ( ( name:string value:string ) ... ) )`, then the editor drive.
@@ -95,30 +75,20 @@ impl Command for Commit {
             lock_tokens.push((s.full_path(path.as_bytes())?, token.clone()));
             hook_lock_tokens.push((path, token.clone()));
         }
-        let params = Params {
+        let req = CommitRequest {
             revprops: self.revprops.clone(),
             lock_tokens,
             hook_lock_tokens,
             keep_locks: self.keep_locks,
+            capabilities: if s.caps.mergeinfo { "mergeinfo" } else { "" }.into(),
         };
-        commit(s, conn, params)
+        commit(s, conn, req)
     }
 
     /// Logged only when it made a revision.
     fn action(&self, _: &Ctx<'_>) -> Pending {
         Pending::Commit
     }
-}
-
-/// What the client asked for besides the edit, its paths resolved.
-struct Params {
-    revprops: PropList,
-    /// The lock tokens with the repository paths they name.
-    lock_tokens: Vec<(String, String)>,
-    /// The same tokens with the paths as the client sent them (relative to the session
-    /// URL): what svnserve hands the pre-commit hook.
-    hook_lock_tokens: Vec<(String, String)>,
-    keep_locks: bool,
 }
 
 struct Dir {
@@ -136,9 +106,7 @@ struct FileState {
 
 /// The editor tokens of one drive (client-chosen strings).
 #[derive(Default)]
-struct Tokens<'h> {
-    /// The repository's hooks (start-commit runs at `open-root`).
-    hooks: Option<&'h Hooks>,
+struct Tokens {
     /// `open-root` came.
     opened: bool,
     dirs: HashMap<Vec<u8>, Dir>,
@@ -157,10 +125,6 @@ fn bad_token(t: &[u8]) -> Failure {
     )))
 }
 
-fn err(e: ReposError) -> Failure {
-    Failure::Cmd(repos_error(&e))
-}
-
 /// The drive ended how.
 enum End {
     /// close-edit: the edit is complete.
@@ -170,35 +134,14 @@ enum End {
 }
 
 fn commit<R: Read, W: Write>(
-    s: &mut Session,
+    s: &Session,
     conn: &mut Conn<R, W>,
-    params: Params,
+    req: CommitRequest,
 ) -> CmdResult<Reply> {
-    // svnserve checks write access on each path whose lock token the client hands over,
-    // before the commit starts (SVN_ERR_RA_NOT_AUTHORIZED, no message).
-    if params
-        .lock_tokens
-        .iter()
-        .any(|(path, _)| !s.allowed(path, true))
-    {
-        return Err(CmdError::new(code::RA_NOT_AUTHORIZED, "").into());
-    }
-    let mut revprops = params.revprops;
-    // The author is who authenticated; a client cannot claim another name.
-    revprops.remove(&b"svn:author"[..]);
-    if let Some(u) = &s.user {
-        revprops.insert(b"svn:author".to_vec(), u.as_bytes().to_vec());
-    }
-    let base = s.repo.refresh()?;
-    let name = txn_name(base);
-    let mut txn = CommitTxn::begin(&s.repo, &name, revprops).map_err(err)?;
-    let hooks = Hooks::new(s.repo.path(), Some(&s.hooks_env)).map_err(err)?;
+    let mut edit = s.ctx.begin_commit(req)?;
     conn.write_item(&success(vec![]))?;
-    let mut tokens = Tokens {
-        hooks: Some(&hooks),
-        ..Tokens::default()
-    };
-    let outcome = drive(s, conn, &mut txn, &mut tokens);
+    let mut tokens = Tokens::default();
+    let outcome = drive(s, conn, &mut edit, &mut tokens);
     match outcome {
         Ok(End::Close) => {}
         Ok(End::Aborted) => return Ok(None),
@@ -210,31 +153,10 @@ fn commit<R: Read, W: Write>(
         }
         Err(f) => return Err(f),
     }
-    drop(tokens);
-    let date = svn_date_now();
-    let changed = txn.changed_paths();
-    let user = s.user.clone();
-    let repo_path = s.repo.path().to_path_buf();
-    let committed = s.writer.with(|w| -> Result<Revnum, ReposError> {
-        // Under the writer: no lock can be taken or broken between this check and the
-        // commit.
-        svelto_repos::locks::check_commit(
-            &repo_path,
-            &changed,
-            user.as_deref(),
-            &params.lock_tokens,
-        )?;
-        let prepared = txn.prepare(w, &date)?;
-        if let Err(e) = hooks.pre_commit(prepared.name(), &params.hook_lock_tokens) {
-            prepared.abort()?;
-            return Err(e);
-        }
-        prepared.publish()
-    });
-    let rev = match committed {
-        Ok(rev) => {
-            s.note_commit(rev);
-            rev
+    let done = match edit.finish(&svn_date_now()) {
+        Ok(done) => {
+            s.note_commit(done.rev);
+            done
         }
         Err(e) => {
             conn.write_item(&svelto_wire::failure(&repos_error(&e).chain))?;
@@ -243,36 +165,23 @@ fn commit<R: Read, W: Write>(
             return Ok(None);
         }
     };
-    s.repo.refresh()?;
-    let warning = hooks.post_commit(rev, &name);
-    if !params.keep_locks && !params.lock_tokens.is_empty() {
-        // The client gave up these locks with the commit (errors are not reported).
-        let targets: Vec<UnlockTarget> = params
-            .lock_tokens
-            .iter()
-            .map(|(path, token)| UnlockTarget {
-                path: path.clone(),
-                token: Some(token.clone()),
-            })
-            .collect();
-        let writer = s.writer.clone();
-        let _ = svelto_repos::locks::unlock_many(
-            &s.repo,
-            &hooks,
-            s.user.as_deref(),
-            false,
-            &targets,
-            |f| writer.with(|w| f(w)),
-        );
-    }
     conn.write_item(&success(vec![]))?;
     conn.write_item(&empty_slot())?;
-    let author = s.user.clone();
     conn.write_item(&Item::list(vec![
-        Item::Number(rev),
-        Item::list(vec![Item::string(date)]),
-        Item::list(author.map(Item::string).into_iter().collect::<Vec<_>>()),
-        Item::list(warning.map(Item::string).into_iter().collect::<Vec<_>>()),
+        Item::Number(done.rev),
+        Item::list(vec![Item::string(done.date)]),
+        Item::list(
+            done.author
+                .map(Item::string)
+                .into_iter()
+                .collect::<Vec<_>>(),
+        ),
+        Item::list(
+            done.post_commit_warning
+                .map(Item::string)
+                .into_iter()
+                .collect::<Vec<_>>(),
+        ),
     ]))?;
     Ok(None)
 }
@@ -298,8 +207,8 @@ fn rev_in(t: &mut TupleReader<'_>) -> Result<Option<Revnum>, Failure> {
 fn drive<R: Read, W: Write>(
     s: &Session,
     conn: &mut Conn<R, W>,
-    txn: &mut CommitTxn,
-    tok: &mut Tokens<'_>,
+    txn: &mut CommitEdit<'_>,
+    tok: &mut Tokens,
 ) -> Result<End, Failure> {
     loop {
         let Some(item) = conn.read_item()? else {
@@ -320,12 +229,7 @@ fn drive<R: Read, W: Write>(
             "open-root" => {
                 let rev = rev_in(&mut p)?;
                 let token = p.string()?.to_vec();
-                txn.open_root(rev).map_err(err)?;
-                if let Some(h) = tok.hooks {
-                    let caps = if s.caps.mergeinfo { "mergeinfo" } else { "" };
-                    h.start_commit(s.user.as_deref(), caps, txn.name())
-                        .map_err(err)?;
-                }
+                txn.open_root(rev)?;
                 tok.opened = true;
                 tok.dirs.insert(
                     token,
@@ -347,17 +251,7 @@ fn drive<R: Read, W: Write>(
                     .ok_or_else(|| bad_token(parent))?
                     .path
                     .clone();
-                if s.authz.is_some() {
-                    // Deleting needs (recursive, for a directory) write access to the path
-                    // and write access to its parent.
-                    let is_dir = txn
-                        .lookup(&path)
-                        .map_err(err)?
-                        .is_some_and(|seen| seen.kind == NodeKind::Dir);
-                    s.require(&path, true, is_dir)?;
-                    s.require(&parent_path, true, false)?;
-                }
-                txn.delete(&path, rev).map_err(err)?;
+                txn.delete(&path, rev, &parent_path)?;
             }
             "add-dir" | "add-file" => {
                 let kind = if cmd == "add-dir" {
@@ -366,7 +260,7 @@ fn drive<R: Read, W: Write>(
                     NodeKind::File
                 };
                 let client_path = p.string()?;
-                check_control_chars(client_path)?;
+                check_new_name(client_path)?;
                 let path = s.full_path(client_path)?;
                 let parent = p.string()?;
                 let child = p.string()?.to_vec();
@@ -383,29 +277,8 @@ fn drive<R: Read, W: Write>(
                 };
                 let parent_dir = tok.dirs.get(parent).ok_or_else(|| bad_token(parent))?;
                 let parent_copied = parent_dir.copied;
-                if s.authz.is_some() {
-                    // Adding needs write access to the path (recursive for a copied
-                    // directory) and to its parent; a copy needs read access to its source.
-                    let is_dir = kind == NodeKind::Dir;
-                    s.require(&path, true, copy.is_some() && is_dir)?;
-                    s.require(&parent_dir.path, true, false)?;
-                    if let Some((from, Some(_))) = &copy {
-                        s.require(from, false, is_dir)?;
-                    }
-                }
-                let copy = match copy {
-                    Some((from, Some(rev))) => Some((from, rev)),
-                    Some((_, None)) => {
-                        return Err(CmdError::new(
-                            code::FS_GENERAL,
-                            format!("Got source path but no source revision for '/{path}'"),
-                        )
-                        .into())
-                    }
-                    None => None,
-                };
                 let copied = copy.is_some() || parent_copied;
-                txn.add(&path, kind, copy, parent_copied).map_err(err)?;
+                txn.add(&path, kind, copy, &parent_dir.path, parent_copied)?;
                 if kind == NodeKind::Dir {
                     tok.dirs.insert(
                         child,
@@ -431,7 +304,7 @@ fn drive<R: Read, W: Write>(
                     .get(parent)
                     .ok_or_else(|| bad_token(parent))?
                     .copied;
-                txn.open_dir(&path, &client_path).map_err(err)?;
+                txn.open_dir(&path, &client_path)?;
                 tok.dirs.insert(
                     child,
                     Dir {
@@ -450,8 +323,7 @@ fn drive<R: Read, W: Write>(
                 if !tok.dirs.contains_key(parent) {
                     return Err(bad_token(parent));
                 }
-                s.require(&path, false, false)?;
-                txn.open_file(&path, rev).map_err(err)?;
+                txn.open_file(&path, rev)?;
                 tok.files.insert(child, FileState { path, delta: None });
             }
             "change-dir-prop" => {
@@ -463,13 +335,12 @@ fn drive<R: Read, W: Write>(
                 let dir = tok.dirs.get_mut(token).ok_or_else(|| bad_token(token))?;
                 if !dir.checked {
                     if let Some(rev) = dir.base_rev {
-                        txn.check_dir_current(&dir.path, rev).map_err(err)?;
+                        txn.check_dir_current(&dir.path, rev)?;
                     }
                     dir.checked = true;
                 }
                 let path = dir.path.clone();
-                s.require(&path, true, false)?;
-                txn.change_prop(&path, &name, value).map_err(err)?;
+                txn.change_prop(&path, &name, value)?;
             }
             "change-file-prop" => {
                 let token = p.string()?;
@@ -483,8 +354,7 @@ fn drive<R: Read, W: Write>(
                     .ok_or_else(|| bad_token(token))?
                     .path
                     .clone();
-                s.require(&path, true, false)?;
-                txn.change_prop(&path, &name, value).map_err(err)?;
+                txn.change_prop(&path, &name, value)?;
             }
             "apply-textdelta" => {
                 let token = p.string()?;
@@ -493,8 +363,7 @@ fn drive<R: Read, W: Write>(
                     .and_then(|mut v| v.opt_string().ok().flatten());
                 let base = base.map(|b| String::from_utf8_lossy(b).into_owned());
                 let f = tok.files.get_mut(token).ok_or_else(|| bad_token(token))?;
-                s.require(&f.path, true, false)?;
-                f.delta = Some(txn.start_text(&f.path, base.as_deref()).map_err(err)?);
+                f.delta = Some(txn.start_text(&f.path, base.as_deref())?);
             }
             "textdelta-chunk" => {
                 let token = p.string()?;
@@ -506,7 +375,7 @@ fn drive<R: Read, W: Write>(
                         "textdelta-chunk without apply-textdelta",
                     )
                 })?;
-                txn.text_chunk(td, chunk).map_err(err)?;
+                txn.text_chunk(td, chunk)?;
             }
             "textdelta-end" => {
                 let token = p.string()?;
@@ -517,7 +386,7 @@ fn drive<R: Read, W: Write>(
                         "textdelta-end without apply-textdelta",
                     )
                 })?;
-                txn.end_text(td).map_err(err)?;
+                txn.end_text(td)?;
             }
             "close-file" => {
                 let token = p.string()?.to_vec();
@@ -526,7 +395,7 @@ fn drive<R: Read, W: Write>(
                     .and_then(|mut v| v.opt_string().ok().flatten());
                 let md5 = md5.map(|b| String::from_utf8_lossy(b).into_owned());
                 let f = tok.files.remove(&token).ok_or_else(|| bad_token(&token))?;
-                txn.close_file(&f.path, md5.as_deref()).map_err(err)?;
+                txn.close_file(&f.path, md5.as_deref())?;
             }
             "close-dir" => {
                 let token = p.string()?;
@@ -554,27 +423,6 @@ fn drive<R: Read, W: Write>(
             }
         }
     }
-}
-
-/// Subversion refuses new names with control characters (`svn_path_check_valid`), quoting
-/// the path with those characters as octal escapes.
-fn check_control_chars(path: &[u8]) -> Result<(), Failure> {
-    let Some(&c) = path.iter().find(|b| b.is_ascii_control()) else {
-        return Ok(());
-    };
-    let mut shown = String::new();
-    for &b in path {
-        if b.is_ascii_control() {
-            shown.push_str(&format!("\\{b:03o}"));
-        } else {
-            shown.push(b as char);
-        }
-    }
-    Err(CmdError::new(
-        code::FS_PATH_SYNTAX,
-        format!("Invalid control character '0x{c:02x}' in path '{shown}'"),
-    )
-    .into())
 }
 
 /// A copy source URL as a path in this repository.

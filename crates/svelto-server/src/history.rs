@@ -9,10 +9,7 @@ use crate::items::proplist_item;
 use crate::session::Session;
 use std::io::{Read, Write};
 use svelto_core::{NodeKind, Revnum};
-use svelto_repos::{
-    deleted_rev, get_file_revs_authz, get_locations, get_mergeinfo, location_segments, log_authz,
-    FileRev, FileRevsHandler, FileRevsOptions, Inherit, LogEntry, LogOptions,
-};
+use svelto_repos::{FileRev, FileRevsHandler, FileRevsOptions, Inherit, LogEntry, LogOptions};
 use svelto_wire::{Item, ItemWriter, TupleReader};
 
 const AUTHOR: &[u8] = b"svn:author";
@@ -65,14 +62,6 @@ fn streamed<R: Read, W: Write>(
     }
     conn.write_item(&Item::word("done"))?;
     result.map(|()| Some(vec![])).map_err(Failure::from)
-}
-
-/// Subversion's error for a history query on a path the user cannot read.
-fn unreadable_path() -> svelto_repos::ReposError {
-    svelto_repos::ReposError::svn(
-        svelto_repos::SvnErrorKind::AuthzUnreadable,
-        "Unreadable path encountered; access denied",
-    )
 }
 
 fn strings(items: &[Item], what: &str) -> CmdResult<Vec<Vec<u8>>> {
@@ -192,7 +181,7 @@ fn log<R: Read, W: Write>(s: &mut Session, conn: &mut Conn<R, W>, req: &Log) -> 
     for p in &req.paths {
         paths.push(s.full_path(p)?);
     }
-    let head = s.repo.refresh()?;
+    let head = s.ctx.head()?;
     let opts = LogOptions {
         paths,
         start: req.start.unwrap_or(head),
@@ -207,12 +196,9 @@ fn log<R: Read, W: Write>(s: &mut Session, conn: &mut Conn<R, W>, req: &Log) -> 
             LogRevprops::Named(names) => Some(names.clone()),
         },
     };
-    let repo = s.repo.clone();
-    let check = s.read_check();
-    let readable = crate::authz::readable(&check);
     let mut buf = Vec::new();
     streamed(conn, |out| {
-        log_authz(&repo, &opts, readable, &mut |entry| {
+        s.ctx.log(&opts, &mut |entry| {
             buf.clear();
             write_log_entry(&entry, &mut buf);
             out.raw(&buf)
@@ -320,23 +306,8 @@ fn get_locations_cmd<R: Read, W: Write>(
     req: &GetLocations,
 ) -> CmdResult<Reply> {
     let path = s.full_path(&req.path)?;
-    let (peg, revs) = (req.peg, &req.revs);
-    let repo = s.repo.clone();
-    repo.refresh()?;
-    let check = s.read_check();
     streamed(conn, |out| {
-        let mut locations = get_locations(&repo, &path, peg, revs)?;
-        if let Some(readable) = &check {
-            // svn_repos_trace_node_locations: the path must be readable; tracing stops
-            // at the first copy source that is not (older revisions get no location).
-            if !readable(&path) {
-                return Err(unreadable_path());
-            }
-            locations.sort_by_key(|l| std::cmp::Reverse(l.0));
-            let keep = locations.iter().take_while(|(_, p)| readable(p)).count();
-            locations.truncate(keep);
-        }
-        for (rev, p) in locations {
+        for (rev, p) in s.ctx.locations(&path, req.peg, &req.revs)? {
             out.item(&Item::list(vec![Item::Number(rev), Item::string(p)]))?;
         }
         Ok(())
@@ -383,29 +354,12 @@ fn get_location_segments_cmd<R: Read, W: Write>(
     req: &GetLocationSegments,
 ) -> CmdResult<Reply> {
     let path = s.full_path(&req.path)?;
-    let (peg, start, end) = (req.peg, req.start, req.end);
-    let repo = s.repo.clone();
-    let head = repo.refresh()?;
-    let peg = peg.unwrap_or(head);
-    let start = start.unwrap_or(head);
-    let end = end.unwrap_or(0);
-    let check = s.read_check();
+    let head = s.ctx.head()?;
+    let peg = req.peg.unwrap_or(head);
+    let start = req.start.unwrap_or(head);
+    let end = req.end.unwrap_or(0);
     streamed(conn, |out| {
-        if check.as_ref().is_some_and(|r| !r(&path)) {
-            return Err(unreadable_path());
-        }
-        // Segments come youngest first; the first unreadable one ends the answer.
-        let mut stopped = false;
-        location_segments(&repo, &path, peg, start, end, &mut |seg| {
-            if stopped {
-                return Ok(());
-            }
-            if let (Some(r), Some(p)) = (&check, &seg.path) {
-                if !r(p) {
-                    stopped = true;
-                    return Ok(());
-                }
-            }
+        s.ctx.location_segments(&path, peg, start, end, &mut |seg| {
             let path = seg
                 .path
                 .map(|p| Item::string(p.trim_start_matches('/').to_string()));
@@ -446,8 +400,7 @@ impl Command for GetDeletedRev {
 fn get_deleted_rev_cmd(s: &mut Session, req: &GetDeletedRev) -> CmdResult<Reply> {
     let path = s.full_path(&req.path)?;
     let (peg, end) = (req.peg, req.end);
-    s.repo.refresh()?;
-    match deleted_rev(&s.repo, &path, peg, end)? {
+    match s.ctx.deleted_rev(&path, peg, end)? {
         Some(r) => Ok(Some(vec![Item::Number(r)])),
         None => Err(CmdError::new(
             code::ENTRY_MISSING_REVISION,
@@ -537,19 +490,13 @@ fn get_file_revs_cmd<R: Read, W: Write>(
 ) -> CmdResult<Reply> {
     let path = s.full_path(&req.path)?;
     let (start, end, include_merged) = (req.start, req.end, req.include_merged);
-    let repo = s.repo.clone();
-    repo.refresh()?;
     let opts = FileRevsOptions {
         start,
         end,
         include_merged,
         svndiff_version: s.svndiff_version(),
     };
-    let check = s.read_check();
-    let readable = crate::authz::readable(&check);
-    streamed(conn, |out| {
-        get_file_revs_authz(&repo, &path, &opts, readable, out)
-    })
+    streamed(conn, |out| s.ctx.file_revs(&path, &opts, out))
 }
 
 /// `get-mergeinfo ( ( path:string ... ) [ rev:number ] inherit:word
@@ -599,15 +546,8 @@ fn get_mergeinfo_cmd(s: &mut Session, req: &GetMergeinfo) -> CmdResult<Reply> {
     for r in &req.paths {
         paths.push(s.full_path(r)?);
     }
-    let rev = s.rev_or_head(req.rev)?;
-    // Unreadable paths are left out before looking (the mergeinfo found, and descendants'
-    // paths, are not filtered: Subversion does not either).
-    paths.retain(|p| s.allowed(p, false));
-    let found = if paths.is_empty() {
-        Default::default()
-    } else {
-        get_mergeinfo(&s.repo, &paths, Some(rev), inherit, include_descendants)?
-    };
+    let rev = s.ctx.rev_or_head(req.rev)?;
+    let found = s.ctx.mergeinfo(&paths, rev, inherit, include_descendants)?;
     let items: Vec<Item> = found
         .into_iter()
         .map(|(path, mi)| {

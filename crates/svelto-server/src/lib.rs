@@ -13,7 +13,6 @@
 
 mod actions;
 mod auth;
-mod authz;
 mod cmd;
 mod commit;
 mod conn;
@@ -37,14 +36,13 @@ pub use error::{code, CmdError};
 pub use log::{LogFormat, Logger};
 pub use metrics::Metrics;
 
-use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
-use svelto_store::Repo;
+use svelto_repos::service::Repos;
 
 /// `SVN_ERR_RA_SVN_CONNECTION_CLOSED`, for the busy refusal (the client skips
 /// `SVN_ERR_RA_SVN_CMD_ERR` links, so that code would print as a malformed error list).
@@ -114,7 +112,8 @@ pub struct Shared {
     pub config: Config,
     pub log: Logger,
     pub metrics: Arc<Metrics>,
-    repos: Mutex<HashMap<PathBuf, (Repo, Arc<WriterSlot>)>>,
+    /// The repositories opened so far (one shared handle and writer each).
+    pub repos: Repos,
     active: AtomicUsize,
     next_id: AtomicUsize,
     /// Set once shutdown began: no new connections are taken.
@@ -127,11 +126,12 @@ pub struct Shared {
 
 impl Shared {
     pub fn new(config: Config, log: Logger) -> Arc<Shared> {
+        let repos = Repos::new(config.text_cache_bytes);
         Arc::new(Shared {
             config,
             log,
             metrics: Arc::new(Metrics::default()),
-            repos: Mutex::new(HashMap::new()),
+            repos,
             active: AtomicUsize::new(0),
             next_id: AtomicUsize::new(1),
             shutdown: AtomicBool::new(false),
@@ -175,56 +175,10 @@ impl Shared {
 
     /// The shared handle of the repository in `dir` (opened on first use, as for svn://
     /// connections), for the other protocols served by the same process (`svelto-http`):
-    /// one `Repo` per repository, so both protocols warm the same caches.
-    pub fn repo_handle(&self, dir: &Path) -> svelto_store::Result<Repo> {
-        self.repo(dir).map(|(r, _)| r)
-    }
-
-    /// Whether `dir` holds a Svelto repository.
-    fn is_repo(dir: &Path) -> bool {
-        dir.join("db").join("format").is_file()
-    }
-
-    /// The shared handle of the repository in `dir` and its writer slot, opened on first
-    /// use, and opened again when the directory no longer holds the files the handle opened
-    /// (the repository was deleted and created again, or replaced with `mv`), as svnserve
-    /// opens the repository for each connection. The map's lock is not held while a
-    /// repository is opened.
-    fn repo(&self, dir: &Path) -> svelto_store::Result<(Repo, Arc<WriterSlot>)> {
-        let lock = || self.repos.lock().unwrap_or_else(|e| e.into_inner());
-        let cached = lock().get(dir).cloned();
-        if let Some((r, w)) = cached {
-            if !r.replaced() {
-                return Ok((r, w));
-            }
-        }
-        let r = Repo::open(dir)?;
-        r.set_text_cache_limit(self.config.text_cache_bytes);
-        // Forget the handles of other repositories deleted or replaced since (their open files
-        // would keep the deleted data on disk, and their caches in memory).
-        let known: Vec<(PathBuf, Repo)> = lock()
-            .iter()
-            .map(|(p, (r, _))| (p.clone(), r.clone()))
-            .collect();
-        let gone: Vec<(PathBuf, Repo)> = known.into_iter().filter(|(_, r)| r.replaced()).collect();
-        let mut map = lock();
-        for (p, old) in &gone {
-            if map.get(p).is_some_and(|(r, _)| r.same_files(old)) {
-                map.remove(p);
-            }
-        }
-        // Another connection may have opened it meanwhile: keep one handle per repository.
-        if let Some((other, w)) = map.get(dir) {
-            if other.same_files(&r) {
-                return Ok((other.clone(), w.clone()));
-            }
-        }
-        let w = Arc::new(WriterSlot {
-            path: dir.to_path_buf(),
-            writer: Mutex::new(None),
-        });
-        map.insert(dir.to_path_buf(), (r.clone(), w.clone()));
-        Ok((r, w))
+    /// one `Repo` per repository, so both protocols warm the same caches. (`Shared::repos`
+    /// gives its writer slot too.)
+    pub fn repo_handle(&self, dir: &std::path::Path) -> svelto_store::Result<svelto_store::Repo> {
+        self.repos.open(dir).map(|(r, _)| r)
     }
 
     fn limits(&self) -> svelto_wire::Limits {
@@ -232,43 +186,6 @@ impl Shared {
             max_request: self.config.max_request,
             ..svelto_wire::Limits::default()
         }
-    }
-}
-
-/// The repository's writer, kept open between commits (opening one reads the dedup index)
-/// but holding the repository's write lock only while a commit runs, so that `svelto
-/// admin` and other servers can write between commits.
-pub struct WriterSlot {
-    path: PathBuf,
-    writer: Mutex<Option<svelto_store::Writer>>,
-}
-
-impl WriterSlot {
-    /// Runs `f` with the writer, holding the write lock: commits of one repository are
-    /// applied one at a time.
-    pub fn with<T, E: From<svelto_store::StoreError>>(
-        &self,
-        f: impl FnOnce(&mut svelto_store::Writer) -> Result<T, E>,
-    ) -> Result<T, E> {
-        let mut slot = self.writer.lock().unwrap_or_else(|e| e.into_inner());
-        let fresh = match slot.as_mut() {
-            Some(w) => w.relock()?,
-            None => false,
-        };
-        if !fresh {
-            *slot = None;
-            *slot = Some(svelto_store::Writer::open(&self.path)?);
-        }
-        let w = slot.as_mut().expect("opened above");
-        let result = f(w);
-        // Anything left unpublished (a failure after the commit point) is dropped, and a
-        // writer that cannot unlock is not kept.
-        let clean = (w.youngest() == w.published() || w.discard_unpublished().is_ok())
-            && w.unlock().is_ok();
-        if !clean {
-            *slot = None;
-        }
-        result
     }
 }
 

@@ -2,20 +2,14 @@
 //! access and a user name), `get-lock`, `get-locks` (reads).
 
 use crate::actions::{one, Ctx, Pending};
-use crate::authz::Needs;
-use crate::cmd::{Command, Reply};
+use crate::cmd::{Command, Needs, Reply};
 use crate::conn::Conn;
-use crate::error::{code, repos_error, CmdError, CmdResult, Failure};
+use crate::error::{code, repos_error, CmdError, CmdResult};
 use crate::session::Session;
 use std::io::{Read, Write};
 use svelto_core::{svn_date_now, Revnum};
-use svelto_repos::locks::{self, Lock, LockTarget, UnlockTarget};
-use svelto_repos::{Hooks, ReposError};
+use svelto_repos::locks::{Lock, LockTarget, UnlockTarget};
 use svelto_wire::{failure, success, Item, TupleReader};
-
-fn fail(e: ReposError) -> Failure {
-    Failure::Cmd(repos_error(&e))
-}
 
 /// A lock as the wire carries it: `( path token owner ( ? comment ) created ( ? expires ) )`.
 pub fn lock_item(l: &Lock) -> Item {
@@ -34,38 +28,6 @@ pub fn lock_item(l: &Lock) -> Item {
         Item::string(l.created.clone()),
         opt(&l.expires),
     ])
-}
-
-fn hooks(s: &Session) -> Result<Hooks, Failure> {
-    Hooks::new(s.repo.path(), Some(&s.hooks_env)).map_err(fail)
-}
-
-fn user(s: &Session) -> Result<String, Failure> {
-    s.user
-        .clone()
-        .ok_or_else(|| CmdError::new(code::RA_NOT_AUTHORIZED, "Authorization failed").into())
-}
-
-fn do_lock(
-    s: &mut Session,
-    comment: Option<String>,
-    steal: bool,
-    targets: &[LockTarget],
-) -> Result<Vec<Result<Lock, ReposError>>, Failure> {
-    let user = user(s)?;
-    let hooks = hooks(s)?;
-    let writer = s.writer.clone();
-    locks::lock_many(
-        &s.repo,
-        &hooks,
-        &user,
-        comment.as_deref(),
-        steal,
-        &svn_date_now(),
-        targets,
-        |f| writer.with(|w| f(w)),
-    )
-    .map_err(fail)
 }
 
 /// An optional string in its own tuple (`( ? comment )`, `( ? token )`), read leniently.
@@ -113,11 +75,13 @@ impl Command for LockOne {
             path,
             current_rev: self.current_rev,
         };
-        let mut results = do_lock(s, self.comment.clone(), self.steal, &[target])?;
-        let l = results
-            .pop()
-            .expect("one target, one result")
-            .map_err(fail)?;
+        let mut results = s.ctx.lock_many(
+            self.comment.as_deref(),
+            self.steal,
+            &svn_date_now(),
+            vec![target],
+        )?;
+        let l = results.pop().expect("one target, one result")?;
         Ok(Some(vec![lock_item(&l)]))
     }
 
@@ -176,24 +140,10 @@ fn lock_many<R: Read, W: Write>(
             current_rev: *current_rev,
         });
     }
-    // Paths the authz rules do not let this user write get "not authorized" in their place.
-    let denied: Vec<bool> = targets.iter().map(|t| !s.allowed(&t.path, true)).collect();
-    let allowed: Vec<LockTarget> = targets
-        .into_iter()
-        .zip(&denied)
-        .filter(|(_, d)| !**d)
-        .map(|(t, _)| t)
-        .collect();
-    let mut done = do_lock(s, req.comment.clone(), req.steal, &allowed)?.into_iter();
-    let results: Vec<Option<Result<Lock, ReposError>>> = denied
-        .iter()
-        .map(|d| if *d { None } else { done.next() })
-        .collect();
+    let results = s
+        .ctx
+        .lock_many(req.comment.as_deref(), req.steal, &svn_date_now(), targets)?;
     for r in &results {
-        let Some(r) = r else {
-            conn.write_item(&failure(&crate::auth::not_authorized().chain))?;
-            continue;
-        };
         match r {
             Ok(l) => {
                 let Item::List(fields) = lock_item(l) else {
@@ -206,20 +156,6 @@ fn lock_many<R: Read, W: Write>(
     }
     conn.write_item(&Item::word("done"))?;
     Ok(Some(vec![]))
-}
-
-fn do_unlock(
-    s: &mut Session,
-    brk: bool,
-    targets: &[UnlockTarget],
-) -> Result<Vec<Result<(), ReposError>>, Failure> {
-    let hooks = hooks(s)?;
-    let writer = s.writer.clone();
-    let user = s.user.clone();
-    locks::unlock_many(&s.repo, &hooks, user.as_deref(), brk, targets, |f| {
-        writer.with(|w| f(w))
-    })
-    .map_err(fail)
 }
 
 /// `unlock ( path:string ( ? token:string ) break:bool )`.
@@ -257,11 +193,8 @@ impl Command for UnlockOne {
             path,
             token: self.token.clone(),
         };
-        let mut results = do_unlock(s, self.brk, &[target])?;
-        results
-            .pop()
-            .expect("one target, one result")
-            .map_err(fail)?;
+        let mut results = s.ctx.unlock_many(self.brk, vec![target])?;
+        results.pop().expect("one target, one result")?;
         Ok(Some(vec![]))
     }
 
@@ -322,23 +255,8 @@ fn unlock_many<R: Read, W: Write>(
             token: token.clone(),
         });
     }
-    let denied: Vec<bool> = targets.iter().map(|t| !s.allowed(&t.path, true)).collect();
-    let allowed: Vec<UnlockTarget> = targets
-        .into_iter()
-        .zip(&denied)
-        .filter(|(_, d)| !**d)
-        .map(|(t, _)| t)
-        .collect();
-    let mut done = do_unlock(s, req.brk, &allowed)?.into_iter();
-    let results: Vec<Option<Result<(), ReposError>>> = denied
-        .iter()
-        .map(|d| if *d { None } else { done.next() })
-        .collect();
+    let results = s.ctx.unlock_many(req.brk, targets)?;
     for (r, (raw, _)) in results.iter().zip(&req.targets) {
-        let Some(r) = r else {
-            conn.write_item(&failure(&crate::auth::not_authorized().chain))?;
-            continue;
-        };
         match r {
             Ok(()) => conn.write_item(&success(vec![Item::String(raw.clone())]))?,
             Err(e) => conn.write_item(&failure(&repos_error(e).chain))?,
@@ -366,7 +284,7 @@ impl Command for GetLock {
 
     fn run<R: Read, W: Write>(&self, s: &mut Session, _: &mut Conn<R, W>) -> CmdResult<Reply> {
         let path = s.full_path(&self.path)?;
-        let l = locks::get_lock(s.repo.path(), &path).map_err(fail)?;
+        let l = s.ctx.get_lock(&path)?;
         Ok(Some(vec![Item::list(
             l.iter().map(lock_item).collect::<Vec<_>>(),
         )]))
@@ -417,13 +335,9 @@ impl Command for GetLocks {
     fn run<R: Read, W: Write>(&self, s: &mut Session, _: &mut Conn<R, W>) -> CmdResult<Reply> {
         let depth = self.levels()?;
         let path = s.full_path(&self.path)?;
-        let ls = locks::get_locks(s.repo.path(), &path, depth).map_err(fail)?;
-        // Locks on paths the user cannot read are left out.
+        let ls = s.ctx.get_locks(&path, depth)?;
         Ok(Some(vec![Item::list(
-            ls.iter()
-                .filter(|l| s.allowed(&l.path, false))
-                .map(lock_item)
-                .collect::<Vec<_>>(),
+            ls.iter().map(lock_item).collect::<Vec<_>>(),
         )]))
     }
 

@@ -49,7 +49,7 @@ impl Command for GetLatestRev {
     }
 
     fn run<R: Read, W: Write>(&self, s: &mut Session, _: &mut Conn<R, W>) -> CmdResult<Reply> {
-        Ok(Some(vec![Item::Number(s.repo.refresh()?)]))
+        Ok(Some(vec![Item::Number(s.ctx.repo.refresh()?)]))
     }
 
     fn action(&self, _: &Ctx<'_>) -> Pending {
@@ -80,13 +80,13 @@ impl Command for GetDatedRev {
 fn get_dated_rev(s: &mut Session, text: &str) -> CmdResult<Reply> {
     let want = parse_svn_date(text)
         .ok_or_else(|| CmdError::new(code::BAD_DATE, format!("Can't parse date '{text}'")))?;
-    let head = s.repo.refresh()?;
+    let head = s.ctx.repo.refresh()?;
     // The youngest revision whose date is not after `want` (dates assumed to increase).
     let (mut lo, mut hi) = (0u64, head);
     let mut found = 0;
     while lo <= hi {
         let mid = lo + (hi - lo) / 2;
-        let date = s.rev_info(mid)?.0;
+        let date = s.ctx.rev_info(mid)?.0;
         let d = date
             .as_deref()
             .and_then(|d| std::str::from_utf8(d).ok())
@@ -135,7 +135,7 @@ pub fn parse_svn_date(s: &str) -> Option<i64> {
 
 /// The node at a client path and revision (HEAD if none), or None when it does not exist.
 fn node_at(s: &Session, path: &str, rev: Revnum) -> CmdResult<Option<std::sync::Arc<NodeRev>>> {
-    Ok(s.repo.lookup(rev, path)?.map(|(_, n)| n))
+    Ok(s.ctx.repo.lookup(rev, path)?.map(|(_, n)| n))
 }
 
 fn kind_word(k: NodeKind) -> Item {
@@ -158,7 +158,7 @@ impl PathRev {
     /// The repository path and the revision, checked.
     fn resolve(&self, s: &Session) -> CmdResult<(String, Revnum)> {
         let path = s.full_path(&self.path)?;
-        Ok((path, s.rev_or_head(self.rev)?))
+        Ok((path, s.ctx.rev_or_head(self.rev)?))
     }
 
     /// `/PATH@REV` as the log gives it.
@@ -189,7 +189,7 @@ impl Command for CheckPath {
 }
 
 fn check_path(s: &mut Session, req: &PathRev) -> CmdResult<Reply> {
-    let rev = s.rev_or_head(req.rev)?;
+    let rev = s.ctx.rev_or_head(req.rev)?;
     if names_nothing(&req.path) {
         return Ok(Some(vec![Item::word("none")]));
     }
@@ -240,7 +240,7 @@ impl Command for Stat {
 }
 
 fn stat(s: &mut Session, req: &PathRev) -> CmdResult<Reply> {
-    let rev = s.rev_or_head(req.rev)?;
+    let rev = s.ctx.rev_or_head(req.rev)?;
     if names_nothing(&req.path) {
         return Ok(Some(vec![Item::empty_list()]));
     }
@@ -248,7 +248,7 @@ fn stat(s: &mut Session, req: &PathRev) -> CmdResult<Reply> {
     let Some(node) = node_at(s, &path, rev)? else {
         return Ok(Some(vec![Item::empty_list()]));
     };
-    let (date, author) = s.rev_info(node.created_rev)?;
+    let (date, author) = s.ctx.rev_info(node.created_rev)?;
     let size = match node.kind {
         NodeKind::File => node.file_text().size,
         NodeKind::Dir => DIR_SIZE,
@@ -266,8 +266,8 @@ fn stat(s: &mut Session, req: &PathRev) -> CmdResult<Reply> {
 
 /// A node's properties followed by the entry props the client keeps in its working copy.
 fn props_with_entry_props(s: &mut Session, node: &NodeRev) -> CmdResult<PropList> {
-    let mut props = s.repo.props(node)?;
-    let (date, author) = s.rev_info(node.created_rev)?;
+    let mut props = s.ctx.repo.props(node)?;
+    let (date, author) = s.ctx.rev_info(node.created_rev)?;
     props.insert(
         b"svn:entry:committed-rev".to_vec(),
         node.created_rev.to_string().into_bytes(),
@@ -284,10 +284,7 @@ fn props_with_entry_props(s: &mut Session, node: &NodeRev) -> CmdResult<PropList
 
 /// The properties of each ancestor of `path` that has any, root first.
 pub fn inherited_props(s: &Session, path: &str, rev: Revnum) -> CmdResult<Vec<(String, PropList)>> {
-    let mut iprops = svelto_repos::inherited_props(&s.repo, path, rev)?;
-    // Ancestors the user cannot read are left out (svn_repos_fs_get_inherited_props).
-    iprops.retain(|(p, _)| s.allowed(p, false));
-    Ok(iprops)
+    Ok(s.ctx.inherited_props(path, rev)?)
 }
 
 fn iprops_item(iprops: &[(String, PropList)]) -> Item {
@@ -356,7 +353,7 @@ fn get_file<R: Read, W: Write>(
     let (path, rev) = req.at.resolve(s)?;
     let (want_props, want_contents, want_iprops) =
         (req.want_props, req.want_contents, req.want_iprops);
-    let (_, node) = s.repo.node_at(rev, &path)?;
+    let (_, node) = s.ctx.repo.node_at(rev, &path)?;
     if node.kind != NodeKind::File {
         return Err(CmdError::new(
             code::FS_NOT_FILE,
@@ -383,7 +380,7 @@ fn get_file<R: Read, W: Write>(
     }
     conn.write_item(&success(results))?;
     let mut chunks = StringChunks::new(conn);
-    let streamed = s.repo.write_text(&text, &mut chunks);
+    let streamed = s.ctx.repo.write_text(&text, &mut chunks);
     match streamed {
         Ok(()) => {
             chunks.finish()?;
@@ -489,7 +486,7 @@ fn get_dir(s: &mut Session, req: &GetDir) -> CmdResult<Reply> {
         req.fields,
         req.want_iprops,
     );
-    let (_, node) = s.repo.node_at(rev, &path)?;
+    let (_, node) = s.ctx.repo.node_at(rev, &path)?;
     if node.kind != NodeKind::Dir {
         return Err(CmdError::new(
             code::FS_NOT_DIRECTORY,
@@ -504,14 +501,14 @@ fn get_dir(s: &mut Session, req: &GetDir) -> CmdResult<Reply> {
     };
     let mut entries = Vec::new();
     if want_contents {
-        let dir = s.repo.dir(&node)?;
+        let dir = s.ctx.repo.dir(&node)?;
         for e in dir.iter() {
-            if !s.allowed(&join(&path, &e.name), false) {
+            if !s.ctx.allowed(&join(&path, &e.name), false) {
                 continue;
             }
-            let child = s.repo.node(e.node)?;
+            let child = s.ctx.repo.node(e.node)?;
             let (date, author) = if fields.time || fields.author {
-                s.rev_info(child.created_rev)?
+                s.ctx.rev_info(child.created_rev)?
             } else {
                 (None, None)
             };
@@ -646,7 +643,7 @@ fn list_walk<R: Read, W: Write>(
     fields: Fields,
     patterns: Option<&[Vec<u8>]>,
 ) -> CmdResult<()> {
-    let Some((_, node)) = s.repo.lookup(rev, path)? else {
+    let Some((_, node)) = s.ctx.repo.lookup(rev, path)? else {
         return Err(CmdError::new(code::FS_NOT_FOUND, format!("Path '/{path}' not found")).into());
     };
     // Names are matched case-folded, as svn_utf__fuzzy_glob_match does (it also strips
@@ -667,7 +664,7 @@ fn list_walk<R: Read, W: Write>(
         return Ok(());
     }
     // Depth-first, children in name order: each subdirectory's listing follows its entry.
-    let mut stack = vec![(path.to_string(), s.repo.dir(&node)?, 0usize)];
+    let mut stack = vec![(path.to_string(), s.ctx.repo.dir(&node)?, 0usize)];
     while let Some(top) = stack.last_mut() {
         let Some(e) = top.1.get(top.2).cloned() else {
             stack.pop();
@@ -678,15 +675,15 @@ fn list_walk<R: Read, W: Write>(
         if depth == Depth::Files && e.kind == NodeKind::Dir {
             continue;
         }
-        if !s.allowed(&child_path, false) {
+        if !s.ctx.allowed(&child_path, false) {
             continue;
         }
-        let child = s.repo.node(e.node)?;
+        let child = s.ctx.repo.node(e.node)?;
         if matches(&e.name) {
             send_list_entry(s, conn, &child_path, &child, fields)?;
         }
         if e.kind == NodeKind::Dir && depth == Depth::Infinity {
-            let entries = s.repo.dir(&child)?;
+            let entries = s.ctx.repo.dir(&child)?;
             stack.push((child_path, entries, 0));
         }
     }
@@ -711,7 +708,7 @@ fn send_list_entry<R: Read, W: Write>(
         return Ok(());
     }
     let (date, author) = if fields.time || fields.author {
-        s.rev_info(node.created_rev)?
+        s.ctx.rev_info(node.created_rev)?
     } else {
         (None, None)
     };
@@ -759,7 +756,7 @@ impl Command for GetIprops {
 
 fn get_iprops(s: &mut Session, req: &PathRev) -> CmdResult<Reply> {
     let (path, rev) = req.resolve(s)?;
-    if s.repo.lookup(rev, &path)?.is_none() {
+    if s.ctx.repo.lookup(rev, &path)?.is_none() {
         return Err(CmdError::new(code::FS_NOT_FOUND, format!("'/{path}' path not found")).into());
     }
     Ok(Some(vec![iprops_item(&inherited_props(s, &path, rev)?)]))

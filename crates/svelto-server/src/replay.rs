@@ -9,7 +9,7 @@ use crate::items::proplist_items;
 use crate::session::Session;
 use std::io::{Read, Write};
 use svelto_core::Revnum;
-use svelto_repos::replay::{replay_authz, ReplayOptions};
+use svelto_repos::replay::ReplayOptions;
 use svelto_repos::TextOptions;
 use svelto_wire::TupleReader;
 
@@ -33,10 +33,8 @@ fn one_drive<R: Read, W: Write>(
     rev: Revnum,
     opts: &ReplayOptions,
 ) -> CmdResult<()> {
-    let check = s.read_check();
-    let readable = crate::authz::readable(&check);
     let mut editor = WireEditor::new(conn, s.caps.absent_entries, true);
-    let result = replay_authz(&s.repo, rev, opts, readable, &mut editor);
+    let result = s.ctx.replay(rev, opts, &mut editor);
     let broken = editor.broken;
     match result {
         Ok(()) => {
@@ -71,7 +69,7 @@ impl Command for Replay {
     }
 
     fn run<R: Read, W: Write>(&self, s: &mut Session, conn: &mut Conn<R, W>) -> CmdResult<Reply> {
-        let rev = s.rev_or_head(Some(self.rev))?;
+        let rev = s.ctx.rev_or_head(Some(self.rev))?;
         let opts = options(s, self.low_water_mark, self.send_deltas);
         one_drive(s, conn, rev, &opts)?;
         Ok(Some(vec![]))
@@ -109,7 +107,7 @@ impl Command for ReplayRange {
         if start > end {
             return Ok(Some(vec![]));
         }
-        let head = s.rev_or_head(None)?;
+        let head = s.ctx.rev_or_head(None)?;
         if end > head {
             let missing = start.max(head + 1);
             return Err(CmdError::new(
@@ -123,7 +121,7 @@ impl Command for ReplayRange {
         s.note.set(note);
         let opts = options(s, self.low_water_mark, self.send_deltas);
         for rev in start..=end {
-            let props = crate::revprops::readable_revprops(s, rev)?;
+            let props = s.ctx.readable_revprops(rev)?;
             conn.write_item(&svelto_wire::command("revprops", proplist_items(&props)))?;
             one_drive(s, conn, rev, &opts)?;
         }

@@ -10,7 +10,7 @@ use crate::session::{empty_slot, Session};
 use crate::url::path_in_repo;
 use std::io::{Read, Write};
 use svelto_core::{validate_path, Depth, Revnum};
-use svelto_repos::report::{prepare, Report, ReportOptions};
+use svelto_repos::report::{Report, ReportOptions};
 use svelto_repos::TextOptions;
 use svelto_wire::{failure, Response, TupleReader};
 
@@ -57,7 +57,7 @@ impl Drive {
         Ok(ReportOptions {
             anchor: s.path.clone(),
             target: self.target?,
-            target_rev: s.rev_or_head(self.rev)?,
+            target_rev: s.ctx.rev_or_head(self.rev)?,
             switch_path,
             depth: self.depth,
             send_copyfrom_args: self.send_copyfrom_args,
@@ -419,10 +419,7 @@ fn run<R: Read, W: Write>(s: &mut Session, conn: &mut Conn<R, W>, req: Drive) ->
     // Errors svnserve sends as a plain failure come from `prepare`; every error of the
     // drive itself (some before its first command) gets the abort-edit sequence, as in
     // svnserve.
-    let mut prepared = prepare(&s.repo, &opts, report)?;
-    if let Some(check) = s.read_check() {
-        prepared = prepared.with_read_check(check);
-    }
+    let prepared = s.ctx.prepare_report(&opts, report)?;
     let mut editor = WireEditor::new(conn, s.caps.absent_entries, false);
     let driven = prepared.run(&mut editor);
     let broken = editor.broken;

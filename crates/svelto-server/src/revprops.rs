@@ -5,23 +5,12 @@
 use crate::actions::{one, uri_encode, Ctx, Pending};
 use crate::cmd::{Command, Reply};
 use crate::conn::Conn;
-use crate::error::{code, repos_error, CmdError, CmdResult, Failure};
+use crate::error::{code, CmdError, CmdResult};
 use crate::items::proplist_item;
 use crate::session::Session;
 use std::io::{Read, Write};
-use svelto_core::{PropList, Revnum};
-use svelto_repos::revprops::{change_rev_prop, RevpropChange};
-use svelto_repos::{Hooks, ReposError};
+use svelto_core::Revnum;
 use svelto_wire::{Item, TupleReader};
-
-/// The revision properties of `rev` the user may see (all of them without authz-db).
-pub fn readable_revprops(s: &Session, rev: Revnum) -> CmdResult<PropList> {
-    let check = s.read_check();
-    let readable = crate::authz::readable(&check);
-    Ok(svelto_repos::revprops::readable_revprops(
-        &s.repo, rev, readable,
-    )?)
-}
 
 /// `rev-proplist ( rev:number )`.
 pub struct RevProplist {
@@ -34,8 +23,8 @@ impl Command for RevProplist {
     }
 
     fn run<R: Read, W: Write>(&self, s: &mut Session, _: &mut Conn<R, W>) -> CmdResult<Reply> {
-        let rev = s.rev_or_head(Some(self.rev))?;
-        Ok(Some(vec![proplist_item(&readable_revprops(s, rev)?)]))
+        let rev = s.ctx.rev_or_head(Some(self.rev))?;
+        Ok(Some(vec![proplist_item(&s.ctx.readable_revprops(rev)?)]))
     }
 
     fn action(&self, _: &Ctx<'_>) -> Pending {
@@ -57,8 +46,8 @@ impl Command for RevProp {
     }
 
     fn run<R: Read, W: Write>(&self, s: &mut Session, _: &mut Conn<R, W>) -> CmdResult<Reply> {
-        let rev = s.rev_or_head(Some(self.rev))?;
-        let props = readable_revprops(s, rev)?;
+        let rev = s.ctx.rev_or_head(Some(self.rev))?;
+        let props = s.ctx.readable_revprops(rev)?;
         Ok(Some(vec![Item::opt(
             props.get(&self.name).cloned().map(Item::String),
         )]))
@@ -159,21 +148,6 @@ fn change(
     value: Option<&[u8]>,
     expected: Option<Option<&[u8]>>,
 ) -> CmdResult<Reply> {
-    let fail = |e: ReposError| Failure::Cmd(repos_error(&e));
-    let hooks = Hooks::new(s.repo.path(), Some(&s.hooks_env)).map_err(fail)?;
-    let user = s.user.clone();
-    let writer = s.writer.clone();
-    let check = s.read_check();
-    let readable = crate::authz::readable(&check);
-    let req = RevpropChange {
-        rev,
-        name,
-        value,
-        expected,
-        user: user.as_deref(),
-        readable,
-    };
-    change_rev_prop(&s.repo, &hooks, &req, |f| writer.with(|w| f(w))).map_err(fail)?;
-    s.forget_rev_info(rev);
+    s.ctx.change_rev_prop(rev, name, value, expected)?;
     Ok(Some(vec![]))
 }

@@ -3,21 +3,20 @@
 
 use crate::actions::{self, RunNote};
 use crate::auth::Auth;
-use crate::authz::{Needs, Where};
 use crate::cmd;
+use crate::cmd::Needs;
 use crate::conn::{Conn, ConnError};
 use crate::error::{code, CmdError, Failure};
 use crate::metrics::ErrorKind;
 use crate::url;
 use crate::Shared;
 use std::cell::Cell;
-use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use svelto_core::{join, validate_path, Revnum};
 use svelto_repos::conf::{Access, PasswdDb, SvnserveConf};
-use svelto_repos::report::ReadCheck;
+use svelto_repos::service::{self, Ctx, Where};
 use svelto_repos::ReposError;
 use svelto_store::Repo;
 use svelto_wire::{failure, success, Item, TupleReader, WireError};
@@ -49,41 +48,22 @@ pub struct ClientCaps {
     pub mergeinfo: bool,
 }
 
-/// A revision's `svn:date` and `svn:author`, when it has them.
-pub type DateAuthor = (Option<Vec<u8>>, Option<Vec<u8>>);
-
 pub struct Session {
-    pub repo: Repo,
+    /// The client's view of the repository: handle, writer, user, authz rules.
+    pub ctx: Ctx,
     pub uuid: String,
     /// The repository's root URL as the client spells it.
     pub root_url: String,
     /// The session path (relpath inside the repository).
     pub path: String,
     pub caps: ClientCaps,
-    #[allow(dead_code)] // for the write commands (svnserve caps access at read under -R)
-    pub read_only: bool,
-    /// The authenticated user name; None for an anonymous session.
-    pub user: Option<String>,
-    /// The hook environment file for this repository (svnserve.conf's `hooks-env`, resolved
-    /// against the repository's `conf` directory, or `conf/hooks-env`); it need not exist.
-    pub hooks_env: PathBuf,
-    /// The svnserve.conf this connection was set up with (authz-db, groups-db and
-    /// force-username-case are kept for path-based authorization).
-    #[allow(dead_code)] // kept for diagnostics; authz is loaded into `authz`
-    pub conf: SvnserveConf,
     auth: Auth,
-    /// The repository's writer, for commits and other changes.
-    pub writer: std::sync::Arc<crate::WriterSlot>,
     /// The peer is on this machine: send deltas uncompressed.
     pub loopback: bool,
-    /// (svn:date, svn:author) of revisions, for entry props and dirents.
-    rev_info: HashMap<Revnum, DateAuthor>,
     /// The repository's name as the log gives it (its path under the root, URI-encoded).
     pub repos_name: String,
     /// What the running command's report and commit said, for the log line.
     pub note: Cell<RunNote>,
-    /// Path-based authorization, when svnserve.conf sets `authz-db`.
-    pub authz: Option<crate::authz::AuthzCtx>,
 }
 
 impl Session {
@@ -111,37 +91,6 @@ impl Session {
         })?;
         validate_path(&join(&self.path, s.trim_matches('/')))
             .map_err(|e| CmdError::new(code::BAD_FILENAME, format!("Invalid path: {e}")))
-    }
-
-    /// A requested revision, or HEAD (freshly read) when none was given.
-    pub fn rev_or_head(&self, rev: Option<Revnum>) -> Result<Revnum, Failure> {
-        let head = self.repo.refresh()?;
-        match rev {
-            None => Ok(head),
-            Some(r) if r > head => Err(CmdError::new(
-                code::FS_NO_SUCH_REVISION,
-                format!("No such revision {r}"),
-            )
-            .into()),
-            Some(r) => Ok(r),
-        }
-    }
-
-    /// svn:date and svn:author of a revision, cached for the connection's life (bounded).
-    pub fn rev_info(&mut self, rev: Revnum) -> Result<DateAuthor, Failure> {
-        if let Some(v) = self.rev_info.get(&rev) {
-            return Ok(v.clone());
-        }
-        let props = self.repo.revprops(rev)?;
-        let v = (
-            props.get(&b"svn:date"[..]).cloned(),
-            props.get(&b"svn:author"[..]).cloned(),
-        );
-        if self.rev_info.len() > 100_000 {
-            self.rev_info.clear();
-        }
-        self.rev_info.insert(rev, v.clone());
-        Ok(v)
     }
 }
 
@@ -308,7 +257,7 @@ fn handshake<R: Read, W: Write>(
     } else {
         shared.config.root.clone()
     };
-    let located = match url::locate(&root, &url, &Shared::is_repo) {
+    let located = match url::locate(&root, &url, &service::Repos::is_repo) {
         Ok(l) => l,
         Err(e) => {
             conn.write_item(&failure(&e.chain))?;
@@ -316,7 +265,8 @@ fn handshake<R: Read, W: Write>(
         }
     };
     let opened = shared
-        .repo(&located.repo_dir)
+        .repos
+        .open(&located.repo_dir)
         .and_then(|r| Ok((r.0.uuid()?, r)));
     let (uuid, (repo, writer)) = match opened {
         Ok(v) => v,
@@ -331,7 +281,7 @@ fn handshake<R: Read, W: Write>(
     };
     // svnserve.conf, reread for every connection (changes apply without a restart).
     let loaded = load_auth(shared, &located.repo_dir, &uuid).and_then(|(auth, conf)| {
-        let authz = crate::authz::load(shared, &conf, &repo, &located.repo_dir)?;
+        let authz = load_authz(shared, &conf, &repo, &located.repo_dir)?;
         Ok((auth, conf, authz))
     });
     let (auth, conf, authz) = match loaded {
@@ -400,22 +350,15 @@ fn handshake<R: Read, W: Write>(
         ),
     );
     Ok(Some(Session {
-        repo,
+        ctx: Ctx::new(repo, writer, user, authz, conf.hooks_env.clone()),
         uuid,
         root_url: located.root_url,
         path: located.session_path,
         caps: client_caps,
-        read_only: shared.config.read_only,
-        user,
-        hooks_env: conf.hooks_env.clone(),
-        conf,
         auth,
-        writer,
         loopback,
-        rev_info: HashMap::new(),
         repos_name,
         note: Cell::new(RunNote::default()),
-        authz,
     }))
 }
 
@@ -434,11 +377,6 @@ impl Session {
         self.note.set(n);
     }
 
-    /// Forgets what this connection remembered of a revision's properties (they changed).
-    pub fn forget_rev_info(&mut self, rev: Revnum) {
-        self.rev_info.remove(&rev);
-    }
-
     /// Sends the auth slot for a command that needs `needs`: empty when the session has
     /// it, else the exchange that gets it; fails (in the slot's place) when it cannot.
     pub fn authorize<R: Read, W: Write>(
@@ -454,9 +392,9 @@ impl Session {
         };
         // svnserve's lookup_access: blanket access, the authz rules for the path, a user name.
         let enough = |s: &Session| {
-            s.auth.current(&s.user) >= required
-                && (!needs_user || s.user.is_some())
-                && s.authz_allows(&at, required == Access::Write)
+            s.auth.current(&s.ctx.user) >= required
+                && (!needs_user || s.ctx.user.is_some())
+                && s.ctx.allows(&at, required == Access::Write)
         };
         if enough(self) {
             conn.write_item(&empty_slot())?;
@@ -464,48 +402,15 @@ impl Session {
         }
         // A user name is what could bring more: ask for one (no ANONYMOUS), as svnserve's
         // must_have_access does; the exchange's final answer stands in for the slot.
-        if self.user.is_none() && self.auth.can_authenticate_for(required) {
-            self.auth.request(conn, &mut self.user, required, true)?;
+        if self.ctx.user.is_none() && self.auth.can_authenticate_for(required) {
+            self.auth
+                .request(conn, &mut self.ctx.user, required, true)?;
         }
         if enough(self) {
             Ok(())
         } else {
             Err(crate::auth::not_authorized().into())
         }
-    }
-
-    /// Whether the rules allow what a command's slot asks for (always without authz-db).
-    pub fn authz_allows(&self, at: &Where, write: bool) -> bool {
-        self.authz
-            .as_ref()
-            .is_none_or(|a| a.allows(self.user.as_deref(), at, write))
-    }
-
-    /// Whether `path` (a repository relpath) may be read (`write`: written).
-    pub fn allowed(&self, path: &str, write: bool) -> bool {
-        self.authz_allows(&Where::Path(path.to_string()), write)
-    }
-
-    /// The commit editor's check: "Access denied" (not readable / not writable) unless the
-    /// path (with `recursive`, everything below it too) is allowed.
-    pub fn require(&self, path: &str, write: bool, recursive: bool) -> Result<(), Failure> {
-        let ok = match &self.authz {
-            None => true,
-            Some(a) if recursive => a.allows_recursive(self.user.as_deref(), path, write),
-            Some(_) => self.allowed(path, write),
-        };
-        if ok {
-            Ok(())
-        } else {
-            Err(crate::authz::access_denied(write).into())
-        }
-    }
-
-    /// The read check handed to the repository layer (None without authz-db).
-    pub fn read_check(&self) -> Option<ReadCheck> {
-        self.authz
-            .as_ref()
-            .map(|a| a.read_check(self.user.as_deref()))
     }
 }
 
@@ -564,7 +469,7 @@ fn command_loop<R: Read, W: Write>(
         let mut fatal = None;
         // What the log says, from the request: a revision the client left out is the HEAD
         // the command just read (no file read here; `youngest` is in memory).
-        let repo = s.repo.clone();
+        let repo = s.ctx.repo.clone();
         let head = move || repo.youngest();
         let root_url = s.root_url.clone();
         let ctx = actions::Ctx {
@@ -638,7 +543,7 @@ fn command_loop<R: Read, W: Write>(
         };
         shared.log.request(&crate::log::Request {
             client,
-            user: s.user.as_deref(),
+            user: s.ctx.user.as_deref(),
             repos: &s.repos_name,
             command: &name,
             actions: &actions,
@@ -726,4 +631,37 @@ fn conf_error(e: &ReposError) -> CmdError {
         ReposError::Config { reason, .. } => CmdError::new(code::BAD_CONFIG_VALUE, reason.clone()),
         other => CmdError::new(code::FS_GENERAL, other.to_string()),
     }
+}
+
+/// The authz rules svnserve.conf names for a connection to the repository in `repo_dir`
+/// (None without `authz-db`). A file that cannot be read or parsed refuses the connection
+/// with svnserve's generic answer; the details go to the log.
+fn load_authz(
+    shared: &Shared,
+    conf: &SvnserveConf,
+    repo: &Repo,
+    repo_dir: &Path,
+) -> Result<Option<service::AuthzCtx>, CmdError> {
+    let Some(rules) = &conf.authz_db else {
+        return Ok(None);
+    };
+    let src = service::AuthzSource {
+        rules,
+        groups: conf.groups_db.as_ref(),
+        case: conf.force_username_case,
+        repos: repo_dir
+            .strip_prefix(&shared.config.root)
+            .ok()
+            .map(|p| p.to_string_lossy().into_owned())
+            .filter(|p| !p.is_empty()),
+    };
+    service::authz::load(src, repo, repo_dir)
+        .map(Some)
+        .map_err(|why| {
+            shared.log.line(&format!(
+                "{}: refusing the connection: invalid authz configuration: {why}",
+                repo_dir.display()
+            ));
+            CmdError::new(code::AUTHZ_INVALID_CONFIG, "")
+        })
 }

@@ -1,17 +1,16 @@
-//! Path-based authorization in the server: loading `authz-db` (and `groups-db`) for each
-//! connection, and the checks svnserve makes with it (`serve.c`: `lookup_access`,
-//! `must_have_access`, the authz read function handed to the repository layer).
+//! Path-based authorization for a client of the repository: loading `authz-db` (and
+//! `groups-db`) when the client connects, and the checks svnserve and mod_dav_svn make
+//! with it (`serve.c`: `lookup_access`, the authz read function handed to the repository
+//! layer; `mod_authz_svn`).
 
-use crate::error::{code, CmdError};
-use crate::Shared;
+use crate::authz::{Authz, READ, WRITE};
+use crate::conf::{AccessFile, UsernameCase};
+use crate::report::ReadCheck;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use svelto_repos::authz::{Authz, READ, WRITE};
-use svelto_repos::conf::{AccessFile, SvnserveConf, UsernameCase};
-use svelto_repos::report::ReadCheck;
 use svelto_store::Repo;
 
-/// A connection's authz rules, its repository's name for them, and the user name case.
+/// A client's authz rules, its repository's name for them, and the user name case.
 #[derive(Debug, Clone)]
 pub struct AuthzCtx {
     pub authz: Arc<Authz>,
@@ -21,19 +20,10 @@ pub struct AuthzCtx {
     pub case: UsernameCase,
 }
 
-/// What a command needs from the session's user before it runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Needs {
-    Read,
-    Write,
-    /// Write, by a named user (locks belong to someone).
-    WriteAsUser,
-}
-
-/// What a command's auth slot checks the rules against.
+/// What a request's access is checked against before it runs.
 #[derive(Debug, Clone)]
 pub enum Where {
-    /// Nothing (svnserve's trivial auth request; the command filters by itself).
+    /// Nothing (the request filters what it reads by itself).
     Blanket,
     /// A repository relpath.
     Path(String),
@@ -42,28 +32,26 @@ pub enum Where {
     Anywhere,
 }
 
-/// The authz rules for a connection to the repository in `repo_dir`, read now (so that
-/// edits apply to the next connection). A file that cannot be read or parsed refuses the
-/// connection with svnserve's generic answer; the details go to the log.
-pub fn load(
-    shared: &Shared,
-    conf: &SvnserveConf,
-    repo: &Repo,
-    repo_dir: &Path,
-) -> Result<Option<AuthzCtx>, CmdError> {
-    let Some(file) = &conf.authz_db else {
-        return Ok(None);
-    };
-    let refuse = |why: String| {
-        shared.log.line(&format!(
-            "{}: refusing the connection: invalid authz configuration: {why}",
-            repo_dir.display()
-        ));
-        CmdError::new(code::AUTHZ_INVALID_CONFIG, "")
-    };
-    let (data, name) = read_access_file(file, repo, repo_dir).map_err(&refuse)?;
-    let groups = match &conf.groups_db {
-        Some(g) => Some(read_access_file(g, repo, repo_dir).map_err(&refuse)?),
+/// Where a repository's authz rules come from.
+#[derive(Debug, Clone)]
+pub struct AuthzSource<'a> {
+    /// `authz-db`.
+    pub rules: &'a AccessFile,
+    /// `groups-db`.
+    pub groups: Option<&'a AccessFile>,
+    /// `force-username-case`.
+    pub case: UsernameCase,
+    /// The repository's path below the server root (see [`AuthzCtx::repos`]).
+    pub repos: Option<String>,
+}
+
+/// The authz rules for a client of the repository in `repo_dir`, read now (so that edits
+/// apply to the next connection). `Err` says why the files cannot be used (for the log;
+/// the client is refused without details, as svnserve does).
+pub fn load(src: AuthzSource<'_>, repo: &Repo, repo_dir: &Path) -> Result<AuthzCtx, String> {
+    let (data, name) = read_access_file(src.rules, repo, repo_dir)?;
+    let groups = match src.groups {
+        Some(g) => Some(read_access_file(g, repo, repo_dir)?),
         None => None,
     };
     let authz = Authz::parse(
@@ -72,23 +60,18 @@ pub fn load(
         groups.as_ref().map(|(d, n)| (d.as_slice(), n.as_path())),
     )
     .map_err(|e| {
-        refuse(format!(
+        format!(
             "Error while parsing authz file: '{}': {}{}",
             e.file.display(),
             e.svn_message(),
             e.line.map(|l| format!(" (line {l})")).unwrap_or_default()
-        ))
+        )
     })?;
-    let repos = repo_dir
-        .strip_prefix(&shared.config.root)
-        .ok()
-        .map(|p| p.to_string_lossy().into_owned())
-        .filter(|p| !p.is_empty());
-    Ok(Some(AuthzCtx {
+    Ok(AuthzCtx {
         authz: Arc::new(authz),
-        repos,
-        case: conf.force_username_case,
-    }))
+        repos: src.repos,
+        case: src.case,
+    })
 }
 
 /// The bytes of an authz or groups file and the name to give it in messages. `^/path` and
@@ -166,7 +149,7 @@ impl AuthzCtx {
         user.map(|u| self.case.apply(u))
     }
 
-    /// Whether the rules let `user` do what a command's slot asks for.
+    /// Whether the rules let `user` read (`write`: write) at `at`.
     pub fn allows(&self, user: Option<&str>, at: &Where, write: bool) -> bool {
         let user = self.user(user);
         let rules = self.authz.rules_for(self.repos.as_deref(), user.as_deref());
@@ -185,7 +168,7 @@ impl AuthzCtx {
             .check_recursive(path, bits(write))
     }
 
-    /// The read check handed to the repository layer.
+    /// The read check handed to the report, history and replay drives.
     pub fn read_check(&self, user: Option<&str>) -> ReadCheck {
         let ctx = self.clone();
         let user = self.user(user);
@@ -194,15 +177,4 @@ impl AuthzCtx {
                 .check(ctx.repos.as_deref(), path, user.as_deref(), READ)
         })
     }
-}
-
-/// The commit editor's refusal of a path: "Access denied" (not readable / not writable).
-pub fn access_denied(write: bool) -> CmdError {
-    let code = if write { 220004 } else { 220001 };
-    CmdError::new(code, "Access denied")
-}
-
-/// A [`ReadCheck`] as the repository layer's history and replay functions take it.
-pub fn readable(check: &Option<ReadCheck>) -> Option<svelto_repos::Readable<'_>> {
-    check.as_ref().map(|c| c.as_ref() as &dyn Fn(&str) -> bool)
 }

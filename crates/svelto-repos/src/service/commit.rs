@@ -1,0 +1,281 @@
+//! A commit as a client drives it, under the server's rules: the authz check of each edit
+//! call (svnserve's and mod_dav_svn's commit editor), start-commit when the edit opens,
+//! and at the end the lock check, pre-commit, the commit point, post-commit and the
+//! release of the client's locks.
+
+use super::Ctx;
+use crate::commit::TextDelta;
+use crate::locks::UnlockTarget;
+use crate::{CommitTxn, Hooks, ReposError, Result, SvnErrorKind};
+use std::sync::atomic::{AtomicU64, Ordering};
+use svelto_core::{NodeKind, PropList, Revnum};
+
+/// Transaction names: the base revision and a number unique in this process's life.
+static TXN_SEQ: AtomicU64 = AtomicU64::new(1);
+
+fn txn_name(base: Revnum) -> String {
+    let mut n = TXN_SEQ.fetch_add(1, Ordering::Relaxed);
+    // Base 36, as FSFS names its transactions.
+    let mut digits = Vec::new();
+    loop {
+        digits.push(b"0123456789abcdefghijklmnopqrstuvwxyz"[(n % 36) as usize]);
+        n /= 36;
+        if n == 0 {
+            break;
+        }
+    }
+    digits.reverse();
+    format!("{base}-{}", String::from_utf8_lossy(&digits))
+}
+
+/// What a client asks for besides the edit.
+#[derive(Debug, Clone, Default)]
+pub struct CommitRequest {
+    /// The revision properties; `svn:author` is replaced by the user's name.
+    pub revprops: PropList,
+    /// The lock tokens the client holds, with the repository paths they name.
+    pub lock_tokens: Vec<(String, String)>,
+    /// The same tokens with the paths as the client sent them: what the pre-commit hook
+    /// is handed.
+    pub hook_lock_tokens: Vec<(String, String)>,
+    /// Keep the locks after the commit (else they are released).
+    pub keep_locks: bool,
+    /// The client's capabilities as the start-commit hook is given them (`mergeinfo`).
+    pub capabilities: String,
+}
+
+/// A revision committed.
+#[derive(Debug, Clone)]
+pub struct Committed {
+    pub rev: Revnum,
+    /// Its `svn:date`.
+    pub date: String,
+    /// Its `svn:author`.
+    pub author: Option<String>,
+    /// What a failing post-commit hook said.
+    pub post_commit_warning: Option<String>,
+}
+
+/// An edit being driven by a client (see the module comment). Each call checks the authz
+/// rules, then the recorded edit's own rules (`CommitTxn`).
+pub struct CommitEdit<'c> {
+    ctx: &'c Ctx,
+    txn: CommitTxn,
+    hooks: Hooks,
+    req: CommitRequest,
+}
+
+impl Ctx {
+    /// Begins a commit on the youngest revision. svnserve checks write access on each path
+    /// whose lock token the client hands over before the commit starts
+    /// (`SVN_ERR_RA_NOT_AUTHORIZED`, no message).
+    pub fn begin_commit(&self, mut req: CommitRequest) -> Result<CommitEdit<'_>> {
+        if req
+            .lock_tokens
+            .iter()
+            .any(|(path, _)| !self.allowed(path, true))
+        {
+            return Err(ReposError::svn(SvnErrorKind::NotAuthorized, ""));
+        }
+        // The author is who authenticated; a client cannot claim another name.
+        req.revprops.remove(&b"svn:author"[..]);
+        if let Some(u) = &self.user {
+            req.revprops
+                .insert(b"svn:author".to_vec(), u.as_bytes().to_vec());
+        }
+        let base = self.head()?;
+        let txn = CommitTxn::begin(&self.repo, &txn_name(base), req.revprops.clone())?;
+        let hooks = self.hooks()?;
+        Ok(CommitEdit {
+            ctx: self,
+            txn,
+            hooks,
+            req,
+        })
+    }
+}
+
+impl CommitEdit<'_> {
+    /// The transaction's name (what hooks see).
+    pub fn name(&self) -> &str {
+        self.txn.name()
+    }
+
+    /// Opens the edit's root at base revision `rev`; the start-commit hook runs.
+    pub fn open_root(&mut self, rev: Option<Revnum>) -> Result<()> {
+        self.txn.open_root(rev)?;
+        self.hooks.start_commit(
+            self.ctx.user.as_deref(),
+            &self.req.capabilities,
+            self.txn.name(),
+        )
+    }
+
+    /// Deletes `path` (as of `rev`) from directory `parent`: needs write access to the path
+    /// (recursive, for a directory) and to its parent.
+    pub fn delete(&mut self, path: &str, rev: Option<Revnum>, parent: &str) -> Result<()> {
+        if self.ctx.authz.is_some() {
+            let is_dir = self
+                .txn
+                .lookup(path)?
+                .is_some_and(|seen| seen.kind == NodeKind::Dir);
+            self.ctx.require(path, true, is_dir)?;
+            self.ctx.require(parent, true, false)?;
+        }
+        self.txn.delete(path, rev)
+    }
+
+    /// Adds `path` of `kind` in directory `parent`, a copy of `copy` (source path and
+    /// revision) or new. Needs write access to the path (recursive for a copied directory)
+    /// and to its parent; a copy needs read access to its source.
+    pub fn add(
+        &mut self,
+        path: &str,
+        kind: NodeKind,
+        copy: Option<(String, Option<Revnum>)>,
+        parent: &str,
+        parent_copied: bool,
+    ) -> Result<()> {
+        if self.ctx.authz.is_some() {
+            let is_dir = kind == NodeKind::Dir;
+            self.ctx.require(path, true, copy.is_some() && is_dir)?;
+            self.ctx.require(parent, true, false)?;
+            if let Some((from, Some(_))) = &copy {
+                self.ctx.require(from, false, is_dir)?;
+            }
+        }
+        let copy = match copy {
+            Some((from, Some(rev))) => Some((from, rev)),
+            Some((_, None)) => {
+                return Err(ReposError::svn(
+                    SvnErrorKind::FsGeneral,
+                    format!("Got source path but no source revision for '/{path}'"),
+                ))
+            }
+            None => None,
+        };
+        self.txn.add(path, kind, copy, parent_copied)
+    }
+
+    /// Opens directory `path` (`client_path` as the client named it, for messages).
+    pub fn open_dir(&mut self, path: &str, client_path: &str) -> Result<()> {
+        self.txn.open_dir(path, client_path)
+    }
+
+    /// Opens file `path` at base revision `rev`: needs read access.
+    pub fn open_file(&mut self, path: &str, rev: Option<Revnum>) -> Result<()> {
+        self.ctx.require(path, false, false)?;
+        self.txn.open_file(path, rev)
+    }
+
+    /// Checks that directory `path`'s properties are those of revision `rev` (before its
+    /// first property change).
+    pub fn check_dir_current(&mut self, path: &str, rev: Revnum) -> Result<()> {
+        self.txn.check_dir_current(path, rev)
+    }
+
+    /// Sets (None: deletes) property `name` of `path`: needs write access.
+    pub fn change_prop(&mut self, path: &str, name: &[u8], value: Option<&[u8]>) -> Result<()> {
+        self.ctx.require(path, true, false)?;
+        self.txn.change_prop(path, name, value)
+    }
+
+    /// Starts a new text for file `path` (a delta against the text whose MD5 is `base`):
+    /// needs write access.
+    pub fn start_text(&mut self, path: &str, base: Option<&str>) -> Result<TextDelta> {
+        self.ctx.require(path, true, false)?;
+        self.txn.start_text(path, base)
+    }
+
+    /// Applies a chunk of the client's svndiff.
+    pub fn text_chunk(&mut self, td: &mut TextDelta, chunk: &[u8]) -> Result<()> {
+        self.txn.text_chunk(td, chunk)
+    }
+
+    /// Ends a text.
+    pub fn end_text(&mut self, td: TextDelta) -> Result<()> {
+        self.txn.end_text(td)
+    }
+
+    /// Closes file `path`, checking its text against `md5` when given.
+    pub fn close_file(&mut self, path: &str, md5: Option<&str>) -> Result<()> {
+        self.txn.close_file(path, md5)
+    }
+
+    /// The edit is complete: under the writer (no lock can be taken or broken between the
+    /// check and the commit) the locks are checked, the transaction is prepared, pre-commit
+    /// runs and the revision is published with `svn:date` `date`. Then post-commit runs and,
+    /// unless the client keeps them, the locks it handed over are released (errors there
+    /// are not reported).
+    pub fn finish(self, date: &str) -> Result<Committed> {
+        let CommitEdit {
+            ctx,
+            txn,
+            hooks,
+            req,
+        } = self;
+        let name = txn.name().to_string();
+        let changed = txn.changed_paths();
+        let repo_path = ctx.repo.path().to_path_buf();
+        let rev = ctx.writer.with(|w| -> Result<Revnum, ReposError> {
+            crate::locks::check_commit(
+                &repo_path,
+                &changed,
+                ctx.user.as_deref(),
+                &req.lock_tokens,
+            )?;
+            let prepared = txn.prepare(w, date)?;
+            if let Err(e) = hooks.pre_commit(prepared.name(), &req.hook_lock_tokens) {
+                prepared.abort()?;
+                return Err(e);
+            }
+            prepared.publish()
+        })?;
+        ctx.head()?;
+        let warning = hooks.post_commit(rev, &name);
+        if !req.keep_locks && !req.lock_tokens.is_empty() {
+            let targets: Vec<UnlockTarget> = req
+                .lock_tokens
+                .iter()
+                .map(|(path, token)| UnlockTarget {
+                    path: path.clone(),
+                    token: Some(token.clone()),
+                })
+                .collect();
+            let _ = crate::locks::unlock_many(
+                &ctx.repo,
+                &hooks,
+                ctx.user.as_deref(),
+                false,
+                &targets,
+                |f| ctx.writer.run(f),
+            );
+        }
+        Ok(Committed {
+            rev,
+            date: date.to_string(),
+            author: ctx.user.clone(),
+            post_commit_warning: warning,
+        })
+    }
+}
+
+/// Subversion refuses new names with control characters (`svn_path_check_valid`), quoting
+/// the path with those characters as octal escapes.
+pub fn check_new_name(path: &[u8]) -> Result<()> {
+    let Some(&c) = path.iter().find(|b| b.is_ascii_control()) else {
+        return Ok(());
+    };
+    let mut shown = String::new();
+    for &b in path {
+        if b.is_ascii_control() {
+            shown.push_str(&format!("\\{b:03o}"));
+        } else {
+            shown.push(b as char);
+        }
+    }
+    Err(ReposError::svn(
+        SvnErrorKind::PathSyntax,
+        format!("Invalid control character '0x{c:02x}' in path '{shown}'"),
+    ))
+}

@@ -1,0 +1,409 @@
+//! The repository as a server offers it to one client, whatever protocol the client
+//! speaks (svn:// in svelto-server, HTTP/WebDAV in svelto-http): Subversion's server-side
+//! rules, below the wire.
+//!
+//! A front end decodes a request, calls a method of [`Ctx`] (the client's view of one
+//! repository: its handle, the user, the authz rules) and encodes what comes back. The
+//! methods return plain data, or drive a trait the front end implements (an [`Editor`]
+//! for reports and replay, a [`FileRevsHandler`] for blame, a callback per log entry or
+//! location segment). What they check, a front end does not check again:
+//! - path-based authorization of every read (`authz`: loaded per client; readable paths
+//!   and revisions, revision properties, and the filtering of log, blame, locations,
+//!   mergeinfo, inherited properties, locks, reports and replay);
+//! - the commit's checks and hooks ([`CommitEdit`]: authz of each edit call, start-commit,
+//!   locks, pre-commit, the commit point, post-commit, releasing the client's locks);
+//! - lock rules (authz per path, hooks, the user who owns them);
+//! - revision property rules (pre/post-revprop-change, readability of the revision).
+//!
+//! Must not: know a wire format, or take a front end's connection or session types.
+//! Errors are [`ReposError`]s; each carries the Subversion error a client is told.
+
+pub mod authz;
+mod commit;
+mod registry;
+
+pub use authz::{AuthzCtx, AuthzSource, Where};
+pub use commit::{check_new_name, CommitEdit, CommitRequest, Committed};
+pub use registry::{Repos, WriterSlot};
+
+use crate::locks::{Lock, LockTarget, UnlockTarget};
+use crate::report::ReadCheck;
+use crate::revprops::RevpropChange;
+use crate::{
+    Editor, FileRevsHandler, FileRevsOptions, Hooks, Inherit, LogEntry, LogOptions, PreparedDrive,
+    Readable, ReplayOptions, Report, ReportOptions, ReposError, Result, Segment, SvnErrorKind,
+};
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::sync::Arc;
+use svelto_core::{PropList, Revnum};
+use svelto_store::Repo;
+
+/// A revision's `svn:date` and `svn:author`, when it has them.
+pub type DateAuthor = (Option<Vec<u8>>, Option<Vec<u8>>);
+
+/// One client's view of one repository: the shared handle, its writer, who the client is
+/// and what the authz rules let them see.
+pub struct Ctx {
+    pub repo: Repo,
+    /// The repository's writer, for commits and other changes.
+    pub writer: Arc<WriterSlot>,
+    /// The authenticated user name; None for an anonymous client.
+    pub user: Option<String>,
+    /// Path-based authorization, when the server configures `authz-db`.
+    pub authz: Option<AuthzCtx>,
+    /// The hook environment file for this repository (it need not exist).
+    pub hooks_env: PathBuf,
+    /// (svn:date, svn:author) of revisions, for entry props and dirents.
+    rev_info: HashMap<Revnum, DateAuthor>,
+}
+
+/// Subversion's error for a request on a path the user cannot read.
+fn unreadable_path() -> ReposError {
+    ReposError::svn(
+        SvnErrorKind::AuthzUnreadable,
+        "Unreadable path encountered; access denied",
+    )
+}
+
+/// The refusal of one path of a lock or unlock of many (svnserve's "Authorization failed").
+pub fn not_authorized() -> ReposError {
+    ReposError::svn(SvnErrorKind::NotAuthorized, "Authorization failed")
+}
+
+impl Ctx {
+    pub fn new(
+        repo: Repo,
+        writer: Arc<WriterSlot>,
+        user: Option<String>,
+        authz: Option<AuthzCtx>,
+        hooks_env: PathBuf,
+    ) -> Ctx {
+        Ctx {
+            repo,
+            writer,
+            user,
+            authz,
+            hooks_env,
+            rev_info: HashMap::new(),
+        }
+    }
+
+    /// Whether the rules allow reading (`write`: writing) at `at` (always without authz).
+    pub fn allows(&self, at: &Where, write: bool) -> bool {
+        self.authz
+            .as_ref()
+            .is_none_or(|a| a.allows(self.user.as_deref(), at, write))
+    }
+
+    /// Whether `path` (a repository relpath) may be read (`write`: written).
+    pub fn allowed(&self, path: &str, write: bool) -> bool {
+        self.allows(&Where::Path(path.to_string()), write)
+    }
+
+    /// The commit editor's check: "Access denied" (not readable / not writable) unless the
+    /// path (with `recursive`, everything below it too) is allowed.
+    pub fn require(&self, path: &str, write: bool, recursive: bool) -> Result<()> {
+        let ok = match &self.authz {
+            None => true,
+            Some(a) if recursive => a.allows_recursive(self.user.as_deref(), path, write),
+            Some(_) => self.allowed(path, write),
+        };
+        if ok {
+            Ok(())
+        } else if write {
+            Err(ReposError::svn(
+                SvnErrorKind::AuthzUnwritable,
+                "Access denied",
+            ))
+        } else {
+            Err(ReposError::svn(
+                SvnErrorKind::AuthzUnreadable,
+                "Access denied",
+            ))
+        }
+    }
+
+    /// The read check handed to drives (None without authz).
+    pub fn read_check(&self) -> Option<ReadCheck> {
+        self.authz
+            .as_ref()
+            .map(|a| a.read_check(self.user.as_deref()))
+    }
+
+    /// The repository's hooks, with this client's hook environment.
+    pub fn hooks(&self) -> Result<Hooks> {
+        Hooks::new(self.repo.path(), Some(&self.hooks_env))
+    }
+
+    /// The youngest revision, read again (commits by others are seen).
+    pub fn head(&self) -> Result<Revnum> {
+        Ok(self.repo.refresh()?)
+    }
+
+    /// A requested revision, or HEAD (freshly read) when none was given.
+    pub fn rev_or_head(&self, rev: Option<Revnum>) -> Result<Revnum> {
+        let head = self.head()?;
+        match rev {
+            None => Ok(head),
+            Some(r) if r > head => Err(ReposError::NoSuchRevision(r)),
+            Some(r) => Ok(r),
+        }
+    }
+
+    /// svn:date and svn:author of a revision, cached for the client's life (bounded).
+    pub fn rev_info(&mut self, rev: Revnum) -> Result<DateAuthor> {
+        if let Some(v) = self.rev_info.get(&rev) {
+            return Ok(v.clone());
+        }
+        let props = self.repo.revprops(rev)?;
+        let v = (
+            props.get(&b"svn:date"[..]).cloned(),
+            props.get(&b"svn:author"[..]).cloned(),
+        );
+        if self.rev_info.len() > 100_000 {
+            self.rev_info.clear();
+        }
+        self.rev_info.insert(rev, v.clone());
+        Ok(v)
+    }
+
+    /// Runs `f` with the read check as the history functions take it.
+    fn with_readable<T>(&self, f: impl FnOnce(Option<Readable<'_>>) -> T) -> T {
+        let check = self.read_check();
+        f(check.as_ref().map(|c| c.as_ref() as Readable<'_>))
+    }
+
+    /// The revision properties of `rev` the user may see (all of them without authz).
+    pub fn readable_revprops(&self, rev: Revnum) -> Result<PropList> {
+        self.with_readable(|r| crate::revprops::readable_revprops(&self.repo, rev, r))
+    }
+
+    /// The properties of each ancestor of `path` that has any, root first; ancestors the
+    /// user cannot read are left out (svn_repos_fs_get_inherited_props).
+    pub fn inherited_props(&self, path: &str, rev: Revnum) -> Result<Vec<(String, PropList)>> {
+        let mut iprops = crate::inherited_props(&self.repo, path, rev)?;
+        iprops.retain(|(p, _)| self.allowed(p, false));
+        Ok(iprops)
+    }
+
+    /// `log`: each entry to `receiver`, filtered by the authz rules.
+    pub fn log(
+        &self,
+        opts: &LogOptions,
+        receiver: &mut dyn FnMut(LogEntry) -> Result<()>,
+    ) -> Result<()> {
+        self.with_readable(|r| crate::log_authz(&self.repo, opts, r, receiver))
+    }
+
+    /// Where `path@peg` was in each of `revs` (youngest first under authz): the path must be
+    /// readable; tracing stops at the first location that is not (svn_repos_trace_node_locations).
+    pub fn locations(
+        &self,
+        path: &str,
+        peg: Revnum,
+        revs: &[Revnum],
+    ) -> Result<Vec<(Revnum, String)>> {
+        self.head()?;
+        let mut locations = crate::get_locations(&self.repo, path, peg, revs)?;
+        if let Some(readable) = self.read_check() {
+            if !readable(path) {
+                return Err(unreadable_path());
+            }
+            locations.sort_by_key(|l| std::cmp::Reverse(l.0));
+            let keep = locations.iter().take_while(|(_, p)| readable(p)).count();
+            locations.truncate(keep);
+        }
+        Ok(locations)
+    }
+
+    /// The location segments of `path@peg` from `start` down to `end`, youngest first; the
+    /// first unreadable one ends the answer.
+    pub fn location_segments(
+        &self,
+        path: &str,
+        peg: Revnum,
+        start: Revnum,
+        end: Revnum,
+        receiver: &mut dyn FnMut(Segment) -> Result<()>,
+    ) -> Result<()> {
+        let check = self.read_check();
+        if check.as_ref().is_some_and(|r| !r(path)) {
+            return Err(unreadable_path());
+        }
+        let mut stopped = false;
+        crate::location_segments(&self.repo, path, peg, start, end, &mut |seg| {
+            if stopped {
+                return Ok(());
+            }
+            if let (Some(r), Some(p)) = (&check, &seg.path) {
+                if !r(p) {
+                    stopped = true;
+                    return Ok(());
+                }
+            }
+            receiver(seg)
+        })
+    }
+
+    /// The revision `path@peg` was deleted in, up to `end` (None: it was not).
+    pub fn deleted_rev(&self, path: &str, peg: Revnum, end: Revnum) -> Result<Option<Revnum>> {
+        self.head()?;
+        crate::deleted_rev(&self.repo, path, peg, end)
+    }
+
+    /// Blame's input: each version of `path` to `handler`, filtered by the authz rules.
+    pub fn file_revs(
+        &self,
+        path: &str,
+        opts: &FileRevsOptions,
+        handler: &mut dyn FileRevsHandler,
+    ) -> Result<()> {
+        self.head()?;
+        self.with_readable(|r| crate::get_file_revs_authz(&self.repo, path, opts, r, handler))
+    }
+
+    /// The mergeinfo of `paths` at `rev`. Unreadable paths are left out before looking (the
+    /// mergeinfo found, and descendants' paths, are not filtered: Subversion does not either).
+    pub fn mergeinfo(
+        &self,
+        paths: &[String],
+        rev: Revnum,
+        inherit: Inherit,
+        include_descendants: bool,
+    ) -> Result<BTreeMap<String, String>> {
+        let paths: Vec<String> = paths
+            .iter()
+            .filter(|p| self.allowed(p, false))
+            .cloned()
+            .collect();
+        if paths.is_empty() {
+            return Ok(BTreeMap::new());
+        }
+        crate::get_mergeinfo(&self.repo, &paths, Some(rev), inherit, include_descendants)
+    }
+
+    /// Revision `rev` as an editor drive, filtered by the authz rules.
+    pub fn replay(&self, rev: Revnum, opts: &ReplayOptions, editor: &mut dyn Editor) -> Result<()> {
+        self.with_readable(|r| crate::replay::replay_authz(&self.repo, rev, opts, r, editor))
+    }
+
+    /// A report checked against the repository, ready to drive an editor under the authz
+    /// rules.
+    pub fn prepare_report(&self, opts: &ReportOptions, report: Report) -> Result<PreparedDrive> {
+        let mut prepared = crate::prepare(&self.repo, opts, report)?;
+        if let Some(check) = self.read_check() {
+            prepared = prepared.with_read_check(check);
+        }
+        Ok(prepared)
+    }
+
+    /// Sets (or, with `value` None, deletes) revision property `name` of `rev`, through the
+    /// pre- and post-revprop-change hooks; `expected` is the atomic change's old value.
+    pub fn change_rev_prop(
+        &mut self,
+        rev: Revnum,
+        name: &str,
+        value: Option<&[u8]>,
+        expected: Option<Option<&[u8]>>,
+    ) -> Result<()> {
+        let hooks = self.hooks()?;
+        let writer = self.writer.clone();
+        self.with_readable(|readable| {
+            let req = RevpropChange {
+                rev,
+                name,
+                value,
+                expected,
+                user: self.user.as_deref(),
+                readable,
+            };
+            crate::revprops::change_rev_prop(&self.repo, &hooks, &req, |f| writer.run(f))
+        })?;
+        self.rev_info.remove(&rev);
+        Ok(())
+    }
+
+    /// Locks `targets` for the user (who must be named), one result per target in order;
+    /// a path the authz rules do not let the user write gets [`not_authorized`].
+    pub fn lock_many(
+        &self,
+        comment: Option<&str>,
+        steal: bool,
+        date: &str,
+        targets: Vec<LockTarget>,
+    ) -> Result<Vec<Result<Lock>>> {
+        let user = self.user.clone().ok_or_else(not_authorized)?;
+        let hooks = self.hooks()?;
+        let (denied, allowed) = self.split_writable(targets, |t| &t.path);
+        let done = crate::locks::lock_many(
+            &self.repo,
+            &hooks,
+            &user,
+            comment,
+            steal,
+            date,
+            &allowed,
+            |f| self.writer.run(f),
+        )?;
+        Ok(merge_refused(&denied, done))
+    }
+
+    /// Unlocks `targets` (`brk`: others' locks too), one result per target in order; a path
+    /// the authz rules do not let the user write gets [`not_authorized`].
+    pub fn unlock_many(&self, brk: bool, targets: Vec<UnlockTarget>) -> Result<Vec<Result<()>>> {
+        let hooks = self.hooks()?;
+        let (denied, allowed) = self.split_writable(targets, |t| &t.path);
+        let done = crate::locks::unlock_many(
+            &self.repo,
+            &hooks,
+            self.user.as_deref(),
+            brk,
+            &allowed,
+            |f| self.writer.run(f),
+        )?;
+        Ok(merge_refused(&denied, done))
+    }
+
+    /// Which of `targets` the user may not write, and those they may.
+    fn split_writable<T>(&self, targets: Vec<T>, path: impl Fn(&T) -> &str) -> (Vec<bool>, Vec<T>) {
+        let denied: Vec<bool> = targets
+            .iter()
+            .map(|t| !self.allowed(path(t), true))
+            .collect();
+        let allowed = targets
+            .into_iter()
+            .zip(&denied)
+            .filter(|(_, d)| !**d)
+            .map(|(t, _)| t)
+            .collect();
+        (denied, allowed)
+    }
+
+    /// The lock on `path`, if any.
+    pub fn get_lock(&self, path: &str) -> Result<Option<Lock>> {
+        crate::locks::get_lock(self.repo.path(), path)
+    }
+
+    /// The locks at or below `path` to `depth` levels (None: all) that the user may read.
+    pub fn get_locks(&self, path: &str, depth: Option<usize>) -> Result<Vec<Lock>> {
+        let mut locks = crate::locks::get_locks(self.repo.path(), path, depth)?;
+        locks.retain(|l| self.allowed(&l.path, false));
+        Ok(locks)
+    }
+}
+
+/// The results of the allowed targets, with [`not_authorized`] in the places of the denied.
+fn merge_refused<T>(denied: &[bool], done: Vec<Result<T>>) -> Vec<Result<T>> {
+    let mut done = done.into_iter();
+    denied
+        .iter()
+        .map(|d| {
+            if *d {
+                Err(not_authorized())
+            } else {
+                done.next().unwrap_or_else(|| Err(not_authorized()))
+            }
+        })
+        .collect()
+}
