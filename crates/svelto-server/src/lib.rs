@@ -181,16 +181,26 @@ impl Shared {
         self.repos.open(dir).map(|(r, _)| r)
     }
 
+    /// The decoder's bounds: `--max-request-size`, and a decoded tree of at most twice that
+    /// (32 MiB at the least): a request of tiny items is refused rather than decoded into
+    /// 16 times its size.
     fn limits(&self) -> svelto_wire::Limits {
+        let base = svelto_wire::Limits::default();
         svelto_wire::Limits {
             max_request: self.config.max_request,
-            ..svelto_wire::Limits::default()
+            max_decoded: self
+                .config
+                .max_request
+                .saturating_mul(2)
+                .max(base.max_decoded),
+            ..base
         }
     }
 }
 
 /// Serves one connection over any pair of byte streams (a socket, or stdin/stdout in
-/// tunnel mode) until the client leaves or the connection fails.
+/// tunnel mode) until the client leaves or the connection fails. True when it ended by
+/// refusing what the client sent (a malformed or oversized request).
 ///
 /// `loopback` says the peer is on this machine: deltas then go uncompressed (svndiff0),
 /// since compressing costs more CPU than the bytes it saves cost to copy. Remote peers
@@ -201,13 +211,40 @@ pub fn serve_streams<R: Read, W: Write>(
     writer: W,
     peer: &str,
     loopback: bool,
-) {
+) -> bool {
     let id = shared.next_id.fetch_add(1, Ordering::Relaxed);
     let mut conn = Conn::new(reader, writer, shared.limits());
     conn.set_max_response(shared.config.max_response);
     shared.metrics.connection_opened();
-    session::run(shared, &mut conn, id, peer, loopback);
+    let refused = session::run(shared, &mut conn, id, peer, loopback);
     shared.metrics.connection_closed();
+    refused
+}
+
+/// What is read and dropped, at most, after a refused request.
+const DRAIN_BYTES: usize = 64 << 20;
+/// How long that may take.
+const DRAIN_TIME: Duration = Duration::from_secs(5);
+
+/// After a request was refused with an error, the client may still be sending the rest of
+/// it (the stock client writes a whole request before it reads): closing with its bytes
+/// unread would reset the connection and lose the error. The server's side is shut, then
+/// what still comes is read and dropped, bounded in bytes and time.
+fn drain_refused(stream: &TcpStream) {
+    let _ = stream.shutdown(std::net::Shutdown::Write);
+    let deadline = std::time::Instant::now() + DRAIN_TIME;
+    let mut sink = vec![0u8; 64 * 1024];
+    let mut drained = 0;
+    while drained < DRAIN_BYTES {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() || stream.set_read_timeout(Some(left)).is_err() {
+            return;
+        }
+        match (&*stream).read(&mut sink) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => drained += n,
+        }
+    }
 }
 
 /// Serves one TCP connection (idle timeout applied).
@@ -227,7 +264,12 @@ pub fn serve_tcp(shared: &Shared, stream: TcpStream) {
             return;
         }
     };
-    serve_streams(shared, reader, stream, &peer, loopback);
+    let drain = stream.try_clone().ok();
+    if serve_streams(shared, reader, stream, &peer, loopback) {
+        if let Some(s) = drain {
+            drain_refused(&s);
+        }
+    }
 }
 
 /// Wakes a listener blocked in `accept` (after [`Shared::begin_shutdown`]) by connecting

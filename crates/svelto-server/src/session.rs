@@ -112,14 +112,15 @@ fn fail_item(code: u64, msg: &str) -> Item {
     failure(&[svelto_wire::ErrorLink::new(code, msg)])
 }
 
-/// Runs a connection to its end, logging how it ended.
+/// Runs a connection to its end, logging how it ended. True when it ended by refusing
+/// what the client sent (the client may still be sending the rest of it).
 pub fn run<R: Read, W: Write>(
     shared: &Shared,
     conn: &mut Conn<R, W>,
     id: usize,
     peer: &str,
     loopback: bool,
-) {
+) -> bool {
     let started = Instant::now();
     let mut commands = 0u64;
     let client = client_host(peer);
@@ -133,6 +134,7 @@ pub fn run<R: Read, W: Write>(
         conn.bytes_in.saturating_sub(conn.metered_in),
         conn.bytes_out.saturating_sub(conn.metered_out),
     );
+    let refused = matches!(result, Err(ConnError::Wire(_)));
     let how = match result {
         Ok(()) => "closed".to_string(),
         Err(e) => {
@@ -150,6 +152,7 @@ pub fn run<R: Read, W: Write>(
         started.elapsed().as_secs_f64(),
         conn.bytes_in
     ));
+    refused
 }
 
 /// The client's address without the port (svnserve logs the host), or `-`.
@@ -163,7 +166,9 @@ fn client_host(peer: &str) -> String {
 /// The kind of error that ended a connection, for the metrics.
 fn fatal_kind(e: &ConnError) -> ErrorKind {
     match e {
-        ConnError::Wire(WireError::RequestTooLarge { .. }) => ErrorKind::Limit,
+        ConnError::Wire(WireError::RequestTooLarge { .. } | WireError::DecodedTooLarge { .. }) => {
+            ErrorKind::Limit
+        }
         ConnError::Wire(_) => ErrorKind::Protocol,
         ConnError::Io(io) => match io.kind() {
             std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => ErrorKind::Timeout,

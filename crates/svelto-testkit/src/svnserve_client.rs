@@ -123,6 +123,7 @@ impl SvnserveClient {
             buf: Vec::new(),
             decoder: Decoder::new(Limits {
                 max_request: 1 << 30,
+                max_decoded: usize::MAX,
                 ..Limits::default()
             }),
             repo_url: format!("{scheme}://localhost/{}", uri_encode(&name)),

@@ -6,6 +6,12 @@
 //!
 //! The doc's `Decoded::Incomplete { hint }` is `Ok(None)` here, with the hint available from
 //! [`Decoder::hint`]. String payloads are copied into the tree (`Item::String(Vec<u8>)`).
+//!
+//! What the tree will cost is known before it is built: the framer counts every item
+//! ([`ITEM_BYTES`] each), every string's and word's bytes and each list's length, and refuses
+//! an item whose tree would exceed [`Limits::max_decoded`] (a 16 MiB request of `0 0 0 ...`
+//! would otherwise be 8 million items, 256 MB). Lists are then allocated at their exact
+//! length, so the tree takes what was counted.
 
 use crate::error::{Malformed, WireError};
 use crate::item::Item;
@@ -21,7 +27,16 @@ pub struct Limits {
     pub max_depth: usize,
     /// Longest word accepted.
     pub max_word_len: usize,
+    /// Most bytes the decoded tree of one top-level item may take: [`ITEM_BYTES`] per item
+    /// plus the bytes of its strings and words and 4 per list. A request of tiny items
+    /// (`0 0 0 ...`, `( ) ( ) ...`) is refused once its tree would cross it.
+    pub max_decoded: usize,
 }
+
+/// What one item costs in a decoded tree, besides its string or word bytes.
+pub const ITEM_BYTES: usize = std::mem::size_of::<Item>();
+/// What the framer keeps per list (its length) while it frames an item.
+const LIST_BYTES: usize = std::mem::size_of::<u32>();
 
 impl Default for Limits {
     fn default() -> Self {
@@ -29,6 +44,7 @@ impl Default for Limits {
             max_request: 16 * 1024 * 1024,
             max_depth: 64,
             max_word_len: 31,
+            max_decoded: 32 * 1024 * 1024,
         }
     }
 }
@@ -63,6 +79,14 @@ pub struct Decoder {
     depth: usize,
     started: bool,
     state: State,
+    /// Bytes the tree of the item being framed will take (see [`Limits::max_decoded`]).
+    cost: usize,
+    /// The item count of each list of the item being framed, in the order they open.
+    lists: Vec<u32>,
+    /// Indexes into `lists` of the lists open at `pos`.
+    open: Vec<usize>,
+    /// The cost of the last item returned.
+    last_cost: usize,
 }
 
 /// Decodes one top-level item from the start of `buf` without keeping state.
@@ -82,6 +106,10 @@ impl Decoder {
             depth: 0,
             started: false,
             state: State::Between,
+            cost: 0,
+            lists: Vec::new(),
+            open: Vec::new(),
+            last_cost: 0,
         }
     }
 
@@ -89,9 +117,33 @@ impl Decoder {
         &self.limits
     }
 
-    /// Forgets any partly scanned item.
+    /// Forgets any partly scanned item (keeping small scratch space).
     pub fn reset(&mut self) {
-        *self = Decoder::new(self.limits);
+        let mut lists = std::mem::take(&mut self.lists);
+        let mut open = std::mem::take(&mut self.open);
+        let last_cost = self.last_cost;
+        lists.clear();
+        open.clear();
+        if lists.capacity() > 1024 {
+            lists = Vec::new();
+        }
+        *self = Decoder {
+            lists,
+            open,
+            last_cost,
+            ..Decoder::new(self.limits)
+        };
+    }
+
+    /// What the tree of the last item [`decode`](Decoder::decode) returned takes, by the
+    /// accounting of [`Limits::max_decoded`].
+    pub fn last_cost(&self) -> usize {
+        self.last_cost
+    }
+
+    /// What the tree of the item being framed will take, so far.
+    pub fn pending_cost(&self) -> usize {
+        self.cost
     }
 
     /// Bytes certainly still missing, when known: inside a string payload, the payload bytes
@@ -129,17 +181,48 @@ impl Decoder {
         match self.frame(buf)? {
             None => Ok(None),
             Some(end) => {
-                self.reset();
+                let lists = std::mem::take(&mut self.lists);
+                self.last_cost = self.cost;
                 let frame = &buf[..end];
-                let mut parser = Parser { buf: frame, pos: 0 };
-                let item = parser.item()?;
-                Ok(Some((item, end)))
+                let mut parser = Parser {
+                    buf: frame,
+                    pos: 0,
+                    lists: &lists,
+                    next_list: 0,
+                };
+                let item = parser.item();
+                self.lists = lists;
+                self.reset();
+                Ok(Some((item?, end)))
             }
         }
     }
 
     fn malformed(&self, offset: usize, reason: Malformed) -> WireError {
         WireError::Malformed { offset, reason }
+    }
+
+    /// Counts `bytes` more of the tree, refusing the item once it is over its bound.
+    fn charge(&mut self, at: usize, bytes: usize) -> Result<(), WireError> {
+        self.cost = self.cost.saturating_add(bytes);
+        if self.cost > self.limits.max_decoded {
+            return Err(WireError::DecodedTooLarge {
+                offset: at,
+                limit: self.limits.max_decoded,
+            });
+        }
+        Ok(())
+    }
+
+    /// An item begins at `at`: it costs its slot, and counts in its enclosing list.
+    fn item_starts(&mut self, at: usize) -> Result<(), WireError> {
+        self.started = true;
+        if let Some(&i) = self.open.last() {
+            if let Some(n) = self.lists.get_mut(i) {
+                *n = n.saturating_add(1);
+            }
+        }
+        self.charge(at, ITEM_BYTES)
     }
 
     /// Scans on from `self.pos`; returns the length of the complete top-level item.
@@ -154,21 +237,26 @@ impl Decoder {
                 State::Between => {
                     if is_ws(b) {
                     } else if b.is_ascii_digit() {
-                        self.started = true;
+                        self.item_starts(at)?;
                         self.state = State::Number {
                             value: u64::from(b - b'0'),
                         };
                     } else if b.is_ascii_alphabetic() {
-                        self.started = true;
+                        self.item_starts(at)?;
+                        self.charge(at, 1)?;
                         self.state = State::Word { len: 1 };
                     } else if b == b'(' {
                         if self.depth + 1 >= self.limits.max_depth {
                             return Err(self
                                 .malformed(at, Malformed::NestedTooDeeply(self.limits.max_depth)));
                         }
-                        self.started = true;
+                        self.item_starts(at)?;
+                        self.charge(at, LIST_BYTES)?;
+                        self.open.push(self.lists.len());
+                        self.lists.push(0);
                         self.depth += 1;
                     } else if b == b')' && self.depth > 0 {
+                        self.open.pop();
                         self.depth -= 1;
                         self.state = State::Terminator;
                     } else {
@@ -194,6 +282,7 @@ impl Decoder {
                             return Err(WireError::RequestTooLarge { offset: at, limit });
                         }
                         let remaining = usize::try_from(value).expect("checked just above");
+                        self.charge(at, remaining)?;
                         self.state = if remaining == 0 {
                             State::Terminator
                         } else {
@@ -212,6 +301,7 @@ impl Decoder {
                             return Err(self
                                 .malformed(at, Malformed::WordTooLong(self.limits.max_word_len)));
                         }
+                        self.charge(at, 1)?;
                         self.state = State::Word { len: len + 1 };
                     } else if is_ws(b) {
                         item_ended = true;
@@ -261,6 +351,9 @@ impl Decoder {
 struct Parser<'a> {
     buf: &'a [u8],
     pos: usize,
+    /// Each list's length, as the framer counted them, in the order lists open.
+    lists: &'a [u32],
+    next_list: usize,
 }
 
 impl Parser<'_> {
@@ -336,7 +429,9 @@ impl Parser<'_> {
             Ok(Item::Word(word))
         } else if first == b'(' {
             self.pos += 1;
-            let mut items = Vec::new();
+            let len = self.lists.get(self.next_list).copied().unwrap_or(0);
+            self.next_list += 1;
+            let mut items = Vec::with_capacity(len as usize);
             loop {
                 self.skip_ws();
                 match self.peek() {
@@ -464,6 +559,58 @@ mod tests {
         assert!(one(&ok).unwrap().is_some());
         let deep = b"( ".repeat(64);
         assert_eq!(reason(&deep), (126, Malformed::NestedTooDeeply(64)));
+    }
+
+    #[test]
+    fn the_decoded_tree_is_counted_and_bounded() {
+        let mut d = Decoder::new(Limits::default());
+        let (_, n) = d.decode(b"( word 3:abc ( 1 ) ) ").unwrap().unwrap();
+        assert_eq!(n, 21);
+        // Five items; "word" and "abc"; two lists.
+        assert_eq!(d.last_cost(), 5 * ITEM_BYTES + 4 + 3 + 2 * LIST_BYTES);
+
+        let limits = Limits {
+            max_decoded: 1000,
+            ..Limits::default()
+        };
+        // A list of tiny items: refused at the item that crosses the bound.
+        let zeros = [&b"( "[..], &b"0 ".repeat(100), b") "].concat();
+        let crossing = (1000 - ITEM_BYTES - LIST_BYTES) / ITEM_BYTES;
+        assert_eq!(
+            decode(&zeros, &limits),
+            Err(WireError::DecodedTooLarge {
+                offset: 2 + 2 * crossing,
+                limit: 1000
+            })
+        );
+        let empties = [&b"( "[..], &b"( ) ".repeat(100), b") "].concat();
+        assert!(matches!(
+            decode(&empties, &limits),
+            Err(WireError::DecodedTooLarge { limit: 1000, .. })
+        ));
+        // Refused on the length, before the string's bytes have arrived.
+        assert!(matches!(
+            decode(b"( 2000:", &limits),
+            Err(WireError::DecodedTooLarge { offset: 6, .. })
+        ));
+        // Under the bound: decoded, each list at its exact length.
+        let few = [&b"( "[..], &b"0 ".repeat(20), b"( 1 2 ) ) "].concat();
+        let (item, _) = decode(&few, &limits).unwrap().unwrap();
+        let items = item.as_list().unwrap();
+        assert_eq!(items.len(), 21);
+        if let Item::List(v) = &item {
+            assert_eq!(v.capacity(), 21);
+        }
+        assert_eq!(items[20].as_list().map(<[Item]>::len), Some(2));
+    }
+
+    #[test]
+    fn a_tiny_item_request_of_max_size_is_refused() {
+        let zeros = [&b"( "[..], &b"0 ".repeat(8 << 20), b") "].concat();
+        assert!(matches!(
+            one(&zeros),
+            Err(WireError::DecodedTooLarge { .. })
+        ));
     }
 
     #[test]

@@ -30,6 +30,12 @@ pub enum WireError {
         "the client request size exceeds the configured limit of {limit} bytes (at byte {offset})"
     )]
     RequestTooLarge { offset: usize, limit: usize },
+    /// The item's decoded tree would take more than `limit` bytes
+    /// ([`Limits::max_decoded`](crate::Limits::max_decoded)): too many items for its size.
+    #[error(
+        "the client request holds too many items: decoded, it would take more than {limit} bytes of memory (at byte {offset})"
+    )]
+    DecodedTooLarge { offset: usize, limit: usize },
     /// Input ended in the middle of an item.
     #[error("connection closed unexpectedly after {offset} bytes of an item")]
     ConnectionClosed { offset: usize },
@@ -48,7 +54,9 @@ impl WireError {
     pub fn svn_error_code(&self) -> u64 {
         match self {
             WireError::Malformed { .. } | WireError::Tuple { .. } => ERR_MALFORMED_DATA,
-            WireError::RequestTooLarge { .. } => ERR_REQUEST_SIZE,
+            WireError::RequestTooLarge { .. } | WireError::DecodedTooLarge { .. } => {
+                ERR_REQUEST_SIZE
+            }
             WireError::ConnectionClosed { .. } => ERR_CONNECTION_CLOSED,
         }
     }

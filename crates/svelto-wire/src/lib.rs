@@ -14,7 +14,7 @@ mod item;
 mod response;
 mod tuple;
 
-pub use decode::{decode, Decoder, Limits};
+pub use decode::{decode, Decoder, Limits, ITEM_BYTES};
 pub use error::{Malformed, WireError};
 pub use item::{is_valid_word, Item, ItemWriter, MAX_WRITTEN_WORD_LEN};
 pub use response::{command, failure, success, ErrorLink, Response};

@@ -186,3 +186,51 @@ fn idle_connections_cost_kilobytes() {
     // 1,488 KiB before (mimalloc's heap on transparent huge pages, 64 KiB buffers).
     assert!(per < 256, "an idle connection costs {per} KiB");
 }
+
+/// The server's peak memory (KiB) before and after `request` is sent on a new session, and
+/// how the server answered.
+fn peak_growth(server: &Server, url: &str, request: &[u8]) -> (u64, Option<(u64, String)>) {
+    let settle = || std::thread::sleep(Duration::from_millis(200));
+    let mut warm = Conn::session(server.addr(), url);
+    warm.latest_rev();
+    settle();
+    let before = server.peak_rss_kib().expect("the server's VmHWM");
+    let (_, failure) = ask(server, url, request);
+    settle();
+    let after = server.peak_rss_kib().expect("the server's VmHWM");
+    eprintln!("VmHWM {before} -> {after} KiB");
+    (after.saturating_sub(before), failure)
+}
+
+/// A request of just under 16 MiB (svnserve's default `--max-request-size`) made of tiny
+/// items: eight million `0`s or four million `( )`s would decode to 256 MB of items (128 MB
+/// for the lists). The decoder counts what the tree would cost and refuses the request once
+/// it would pass 32 MiB, before building any of it: the server's peak memory grows by about
+/// the request's bytes, and the client is told why.
+#[test]
+fn a_request_of_tiny_items_is_refused_with_bounded_memory() {
+    let dir = tempdir();
+    let repo = fresh_repo(dir.path(), "r");
+    let root = repo.parent().expect("root").to_owned();
+    let server = start(&root, &dir.path().join("serve.log"));
+    let url = server.url("r");
+    let fill = (16 << 20) - 64;
+    for tiny in [&b"0 "[..], b"( ) "] {
+        let mut request = b"( get-latest-rev ( ".to_vec();
+        request.extend(tiny.repeat(fill / tiny.len()));
+        request.extend_from_slice(b") ) ");
+        let (grew, failure) = peak_growth(&server, &url, &request);
+        let (code, message) = failure.expect("a failure");
+        assert_eq!(code, 210009, "{message}");
+        assert!(message.contains("too many items"), "{message}");
+        // Measured: about 33 MiB (the 16 MiB request, read into a buffer that doubles);
+        // before, 8 million items took the server past 500 MB.
+        assert!(
+            grew < 64 * 1024,
+            "the server's peak memory grew by {grew} KiB for {tiny:?}"
+        );
+    }
+    // The server goes on serving.
+    let mut c = Conn::session(server.addr(), &url);
+    assert_eq!(c.latest_rev(), 0);
+}

@@ -163,6 +163,7 @@ fn small_limits() -> Limits {
         max_request: 64,
         max_depth: 4,
         max_word_len: 8,
+        max_decoded: 1 << 20,
     }
 }
 
