@@ -9,6 +9,7 @@
 use crate::error::{io_err, Corruption, Result, StoreError};
 use crate::files::{self, Current, Which};
 use crate::repo::{Repo, FORMAT};
+use crate::writer::Writer;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
@@ -128,13 +129,7 @@ pub fn freeze(paths: &[PathBuf]) -> Result<Frozen> {
 
 /// Takes `db/write.lock`, as `Writer::open` does.
 fn lock_writes(db: &Path) -> Result<File> {
-    let p = db.join("write.lock");
-    let f = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&p)
-        .map_err(io_err(format!("opening {}", p.display())))?;
+    let (f, p) = Writer::lock_file(db)?;
     f.lock()
         .map_err(io_err(format!("locking {}", p.display())))?;
     Ok(f)

@@ -1,6 +1,7 @@
 //! Reading a repository: revisions, node-revisions, directories, properties, contents.
 //! Readers take no locks: they read `db/current` and never look past the lengths it gives.
 
+use crate::enc::FRAME_OVERHEAD;
 use crate::error::{io_err, Corruption, Result, StoreError};
 use crate::files::{
     self, le_u32, le_u64, read_exact_at, read_record, Current, Which, REVPROPS_RECORD, REV_RECORD,
@@ -420,6 +421,67 @@ impl Repo {
         let r = RevRecord::decode(&b).map_err(|what| Self::corrupt(Which::Revs, off, what))?;
         self.inner.revs.put(rev, r);
         Ok(r)
+    }
+
+    /// The bytes revision `rev`'s commit added to the store (`svnadmin rev-size`): its
+    /// part of `db/data` (from where the previous revision's root node-revision ends to
+    /// where its own ends: every commit writes its root last), its META record in
+    /// `db/meta` (revision properties and changed paths as committed) and its `db/revs`
+    /// record. The `db/dedup` index records are left out, as FSFS leaves out its indexes.
+    pub fn rev_size(&self, rev: Revnum) -> Result<u64> {
+        let rec = self.rev_record(rev)?;
+        let data_len = self.current().len(Which::Data);
+        let root_end = |r: Revnum| -> Result<u64> {
+            let rec = self.rev_record(r)?;
+            let (_, payload) =
+                read_record(self.file(Which::Data), Which::Data, rec.root, data_len)?;
+            Ok(rec.root + (payload.len() + FRAME_OVERHEAD) as u64)
+        };
+        let start = match rev.checked_sub(1) {
+            Some(prev) => root_end(prev)?,
+            None => 16,
+        };
+        let end = root_end(rev)?;
+        let data = end.checked_sub(start).ok_or_else(|| {
+            Self::corrupt(
+                Which::Data,
+                end,
+                Corruption::new(format!(
+                    "r{rev}'s root ends before r{}'s",
+                    rev.saturating_sub(1)
+                )),
+            )
+        })?;
+        Ok(data + u64::from(rec.meta_len) + REV_RECORD)
+    }
+
+    /// The transactions a writer exposes to its hooks (`db/txns/NAME`, see
+    /// `Writer::expose_txn`), sorted by name, each with its base revision (the one before
+    /// the revision it would become).
+    pub fn txns(&self) -> Result<Vec<(String, Revnum)>> {
+        let dir = self.db_path().join("txns");
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(io_err(format!("reading {}", dir.display()))(e)),
+        };
+        let mut out = Vec::new();
+        for e in entries {
+            let e = e.map_err(io_err(format!("reading {}", dir.display())))?;
+            let Ok(name) = e.file_name().into_string() else {
+                continue;
+            };
+            // Spool files (NAME.PID.spool) are a commit's texts, not transactions.
+            if name.contains('.') {
+                continue;
+            }
+            // A transaction its commit removed meanwhile is simply not listed.
+            if let Ok((_, youngest)) = Repo::open_txn(self.path(), &name) {
+                out.push((name, youngest.saturating_sub(1)));
+            }
+        }
+        out.sort();
+        Ok(out)
     }
 
     pub fn root(&self, rev: Revnum) -> Result<Offset> {

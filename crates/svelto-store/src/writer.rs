@@ -20,7 +20,7 @@ use md5::Digest;
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use svelto_core::{Md5, PropList, Revnum, Sha1};
 use svelto_delta::{delta_windows, Window, WINDOW_SIZE};
@@ -64,7 +64,28 @@ impl Writer {
     /// Opens `path` for writing, waiting for the write lock. Drops any uncommitted tail a
     /// crashed writer left behind.
     pub fn open(path: &Path) -> Result<Writer> {
-        let db = path.join("db");
+        let (lock, lock_path) = Self::lock_file(&path.join("db"))?;
+        lock.lock()
+            .map_err(io_err(format!("locking {}", lock_path.display())))?;
+        Self::open_locked(path, lock)
+    }
+
+    /// [`Writer::open`] without waiting: None while another writer (a commit, a `freeze`)
+    /// holds the write lock.
+    pub fn try_open(path: &Path) -> Result<Option<Writer>> {
+        let (lock, lock_path) = Self::lock_file(&path.join("db"))?;
+        match lock.try_lock() {
+            Ok(()) => Self::open_locked(path, lock).map(Some),
+            Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+            Err(std::fs::TryLockError::Error(e)) => {
+                Err(io_err(format!("locking {}", lock_path.display()))(e))
+            }
+        }
+    }
+
+    /// `db/write.lock` of the repository whose `db` is `db`, opened (created if missing)
+    /// but not locked, and its path.
+    pub(crate) fn lock_file(db: &Path) -> Result<(File, PathBuf)> {
         let lock_path = db.join("write.lock");
         let lock = OpenOptions::new()
             .create(true)
@@ -72,8 +93,11 @@ impl Writer {
             .write(true)
             .open(&lock_path)
             .map_err(io_err(format!("opening {}", lock_path.display())))?;
-        lock.lock()
-            .map_err(io_err(format!("locking {}", lock_path.display())))?;
+        Ok((lock, lock_path))
+    }
+
+    fn open_locked(path: &Path, lock: File) -> Result<Writer> {
+        let db = path.join("db");
         // Opening checks db/current against the files (`Repo::check_current`) before
         // anything is truncated below.
         let repo = Repo::open(path)?;

@@ -12,6 +12,7 @@ mod hotcopy;
 mod info;
 mod load;
 mod locks;
+mod maintenance;
 mod revprop_dumps;
 mod revprops;
 mod setuuid;
@@ -67,6 +68,23 @@ pub enum AdminCommand {
     Lslocks(locks::LslocksArgs),
     /// Remove the locks of each LOCKED_PATH, whoever holds them.
     Rmlocks(locks::RmlocksArgs),
+    /// Print the names of the transactions a commit's hooks see now.
+    Lstxns(maintenance::LstxnsArgs),
+    /// Delete the named transactions left by a writer that is gone.
+    Rmtxns(maintenance::RmtxnsArgs),
+    /// Do what the next writer does on opening: check db/current, cut a crashed
+    /// writer's leftovers, drop stale transactions.
+    Recover(maintenance::RecoverArgs),
+    /// Bring the repository to the current format (what recover does; one format exists).
+    Upgrade(maintenance::UpgradeArgs),
+    /// Nothing to pack: the store is not sharded.
+    Pack(maintenance::PackArgs),
+    /// Go over revisions LOWER[:UPPER]; the dedup index is written by every commit.
+    BuildRepcache(maintenance::RangeArgs),
+    /// Go over revisions LOWER[:UPPER]; texts are stored as deltas by every commit.
+    Deltify(maintenance::RangeArgs),
+    /// Print the bytes revision -r REVISION added to the store.
+    RevSize(maintenance::RangeArgs),
 }
 
 pub fn run(cmd: AdminCommand) -> Result<()> {
@@ -88,6 +106,14 @@ pub fn run(cmd: AdminCommand) -> Result<()> {
         AdminCommand::Unlock(args) => locks::unlock(args),
         AdminCommand::Lslocks(args) => locks::lslocks(args),
         AdminCommand::Rmlocks(args) => locks::rmlocks(args),
+        AdminCommand::Lstxns(args) => maintenance::lstxns(args),
+        AdminCommand::Rmtxns(args) => maintenance::rmtxns(args),
+        AdminCommand::Recover(args) => maintenance::recover(args),
+        AdminCommand::Upgrade(args) => maintenance::upgrade(args),
+        AdminCommand::Pack(args) => maintenance::pack(args),
+        AdminCommand::BuildRepcache(args) => maintenance::build_repcache(args),
+        AdminCommand::Deltify(args) => maintenance::deltify(args),
+        AdminCommand::RevSize(args) => maintenance::rev_size(args),
     }
 }
 
@@ -508,11 +534,30 @@ pub fn with_writer(path: &Path) -> impl FnOnce(WriterBody<'_>) -> svelto_repos::
 /// `-r LOWER[:UPPER]` of the subcommands that read revisions (svnadmin's
 /// `get_dump_range`): numbers, HEAD; all revisions when absent, LOWER alone when UPPER is.
 pub fn dump_range(arg: Option<&str>, youngest: Revnum) -> Result<(Revnum, Revnum)> {
+    revision_range(arg, youngest, (0, youngest))
+}
+
+/// `-r LOWER[:UPPER]` checked as svnadmin's `get_revnum` checks each side, `default`
+/// when absent.
+pub fn revision_range(
+    arg: Option<&str>,
+    youngest: Revnum,
+    default: (Revnum, Revnum),
+) -> Result<(Revnum, Revnum)> {
     let Some(arg) = arg else {
-        return Ok((0, youngest));
+        return Ok(default);
     };
     let (lo, hi) = parse_rev_option(arg)?;
-    let num = |r: RevArg| match r {
+    ordered(
+        revnum(lo, youngest)?,
+        hi.map(|h| revnum(h, youngest)).transpose()?,
+    )
+}
+
+/// One side of `-r` as a revision of a repository whose youngest is `youngest`
+/// (svnadmin's `get_revnum`).
+pub fn revnum(r: RevArg, youngest: Revnum) -> Result<Revnum> {
+    match r {
         RevArg::Number(n) if n > youngest => Err(arg_error(
             E_ARG_PARSING,
             format!("Revisions must not be greater than the youngest revision ({youngest})"),
@@ -520,8 +565,7 @@ pub fn dump_range(arg: Option<&str>, youngest: Revnum) -> Result<(Revnum, Revnum
         RevArg::Number(n) => Ok(n),
         RevArg::Head => Ok(youngest),
         RevArg::Other => Err(arg_error(E_ARG_PARSING, "Invalid revision specifier")),
-    };
-    ordered(num(lo)?, hi.map(num).transpose()?)
+    }
 }
 
 /// LOWER and UPPER (LOWER when absent), or svnadmin's error when LOWER is higher.

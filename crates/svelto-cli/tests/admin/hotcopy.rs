@@ -14,14 +14,14 @@ use crate::common::{parse_info, svelto, SveltoRepo};
 use crate::pair::{seen, Pair, REPO};
 
 /// A repository under a running `svelto serve` that anyone may commit to.
-struct Served {
+pub(crate) struct Served {
     _dir: tempfile::TempDir,
-    repo: PathBuf,
+    pub(crate) repo: PathBuf,
     server: Svelto,
 }
 
 impl Served {
-    fn new() -> Served {
+    pub(crate) fn new() -> Served {
         let dir = tempdir();
         let root = dir.path().join("root");
         let repo = root.join("repo");
@@ -39,7 +39,7 @@ impl Served {
         }
     }
 
-    fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         self.server.url("repo")
     }
 }

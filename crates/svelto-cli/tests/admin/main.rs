@@ -24,6 +24,7 @@ mod crash;
 mod create;
 mod hotcopy;
 mod locks;
+mod maintenance;
 mod options;
 mod pair;
 mod revprop_dumps;
