@@ -128,6 +128,11 @@ pub enum SvnErrorKind {
     HookFailure,
     /// `SVN_ERR_REPOS_DISABLED_FEATURE`: no pre-revprop-change hook.
     DisabledFeature,
+    /// `SVN_ERR_REPOS_POST_LOCK_HOOK_FAILED`: the paths were locked, the post-lock hook
+    /// failed.
+    PostLockHookFailed,
+    /// `SVN_ERR_REPOS_POST_UNLOCK_HOOK_FAILED`.
+    PostUnlockHookFailed,
     /// `SVN_ERR_MALFORMED_FILE`: a configuration file that does not parse.
     BadConfig,
     /// `SVN_ERR_FS_PROP_BASEVALUE_MISMATCH`: an atomic revision property change whose
@@ -190,6 +195,8 @@ impl SvnErrorKind {
             SvnErrorKind::BadLockToken => 160037,
             SvnErrorKind::HookFailure => 165001,
             SvnErrorKind::DisabledFeature => 165006,
+            SvnErrorKind::PostLockHookFailed => 165008,
+            SvnErrorKind::PostUnlockHookFailed => 165009,
             SvnErrorKind::BadConfig => 200002,
             SvnErrorKind::PropBaseValueMismatch => 160049,
             SvnErrorKind::AuthzRootUnreadable => 220000,

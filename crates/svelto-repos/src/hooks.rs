@@ -397,7 +397,8 @@ impl Hooks {
     }
 
     /// `pre-lock REPOS PATH USER COMMENT STEAL-LOCK-FLAG`; its standard output, if any, is
-    /// the token the lock must get.
+    /// the token the lock must get, byte for byte as Subversion takes it (a trailing newline
+    /// is part of it, and makes the token fail [`crate::locks::check_token`]).
     pub fn pre_lock(
         &self,
         path: &str,
@@ -418,11 +419,7 @@ impl Hooks {
             Some("Lock"),
         )?;
         Ok(out
-            .map(|o| {
-                String::from_utf8_lossy(&o)
-                    .trim_end_matches(['\n', '\r'])
-                    .to_string()
-            })
+            .map(|o| String::from_utf8_lossy(&o).into_owned())
             .filter(|t| !t.is_empty()))
     }
 
@@ -572,7 +569,7 @@ mod tests {
 
     #[test]
     fn pre_lock_output_is_the_token() {
-        let dir = repo_with_hook("pre-lock", "#!/bin/sh\necho opaquelocktoken:custom\n");
+        let dir = repo_with_hook("pre-lock", "#!/bin/sh\nprintf opaquelocktoken:custom\n");
         let hooks = Hooks::new(dir.path(), None).expect("hooks");
         assert_eq!(
             hooks

@@ -169,6 +169,33 @@ fn uuid_of(repo: &Repo) -> String {
     repo.uuid().unwrap_or_default()
 }
 
+/// What a lock or unlock of several paths did: one result per target, in order, and the
+/// failure of the post-lock or post-unlock hook, if it failed. A failing post hook undoes
+/// nothing: the paths stay locked (unlocked), and the caller reports it after the results
+/// (svnserve sends it after `done`; svnadmin exits with it).
+pub struct Many<T> {
+    pub results: Vec<Result<T>>,
+    /// `SVN_ERR_REPOS_POST_LOCK_HOOK_FAILED` or `..._POST_UNLOCK_HOOK_FAILED`, wrapping
+    /// the hook's own failure.
+    pub post_hook_failure: Option<ReposError>,
+}
+
+impl<T> Many<T> {
+    /// The outcome of a single target, as `svn_repos_fs_lock` gives it: the target's own
+    /// failure, else the post hook's, else the result.
+    pub fn single(mut self) -> Result<T> {
+        let r = self
+            .results
+            .pop()
+            .ok_or_else(|| ReposError::Invalid("no lock target".into()))?;
+        let v = r?;
+        match self.post_hook_failure {
+            Some(e) => Err(e),
+            None => Ok(v),
+        }
+    }
+}
+
 /// What a client asks to lock.
 pub struct LockTarget {
     pub path: String,
@@ -188,7 +215,7 @@ pub fn lock_many(
     date: &str,
     targets: &[LockTarget],
     with_writer: impl FnOnce(&mut dyn FnMut(&mut Writer) -> Result<()>) -> Result<()>,
-) -> Result<Vec<Result<Lock>>> {
+) -> Result<Many<Lock>> {
     let tokens = vec![None; targets.len()];
     lock_many_with(
         repo,
@@ -211,8 +238,8 @@ fn xml_safe(text: &str) -> bool {
         .any(|b| b.is_ascii_control() && !matches!(b, b'\t' | b'\n' | b'\r' | 0x7f))
 }
 
-/// A lock token a caller chose, checked as `svn_fs_lock_many` checks it: an
-/// `opaquelocktoken:` URI of printable ASCII.
+/// A lock token a caller or the pre-lock hook chose, checked as `svn_fs_lock_many` checks
+/// it: an `opaquelocktoken:` URI of printable ASCII that XML can carry.
 pub fn check_token(token: &str) -> Result<()> {
     let bad = |message: String| Err(ReposError::svn(SvnErrorKind::BadLockToken, message));
     if !token.starts_with("opaquelocktoken:") {
@@ -228,12 +255,16 @@ pub fn check_token(token: &str) -> Result<()> {
             "Lock token '{token}' is not ASCII or is a control character at byte {at}"
         ));
     }
+    if !xml_safe(token) {
+        return bad(format!("Lock token URI '{token}' is not XML-safe"));
+    }
     Ok(())
 }
 
 /// [`lock_many`] with the pre-lock and post-lock hooks run only when `hooks` is given
 /// (`svnadmin lock --bypass-hooks` runs none) and with the tokens the caller chose (None:
-/// a new one), checked by [`check_token`]; a token the pre-lock hook prints wins.
+/// a new one). A token the pre-lock hook prints (its whole standard output) wins; every
+/// chosen token is checked by [`check_token`], and a bad one fails only its target.
 #[allow(clippy::too_many_arguments)]
 pub fn lock_many_with(
     repo: &Repo,
@@ -245,7 +276,7 @@ pub fn lock_many_with(
     targets: &[LockTarget],
     chosen: &[Option<String>],
     with_writer: impl FnOnce(&mut dyn FnMut(&mut Writer) -> Result<()>) -> Result<()>,
-) -> Result<Vec<Result<Lock>>> {
+) -> Result<Many<Lock>> {
     if comment.is_some_and(|c| !xml_safe(c)) {
         return Err(ReposError::svn(
             SvnErrorKind::XmlUnescapableData,
@@ -256,17 +287,18 @@ pub fn lock_many_with(
     let mut tokens: Vec<Option<Result<Option<String>>>> = Vec::new();
     for (i, t) in targets.iter().enumerate() {
         let own = chosen.get(i).cloned().flatten();
-        if let Some(tok) = &own {
-            if let Err(e) = check_token(tok) {
-                tokens.push(Some(Err(e)));
-                continue;
-            }
-        }
         let from_hook = match hooks {
             Some(h) => h.pre_lock(&t.path, user, comment.unwrap_or(""), steal),
             None => Ok(None),
         };
-        tokens.push(Some(from_hook.map(|hook_token| hook_token.or(own))));
+        let token = from_hook.and_then(|hook_token| {
+            let token = hook_token.or(own);
+            if let Some(tok) = &token {
+                check_token(tok)?;
+            }
+            Ok(token)
+        });
+        tokens.push(Some(token));
     }
     let mut results: Vec<Option<Result<Lock>>> = (0..targets.len()).map(|_| None).collect();
     let uuid = uuid_of(repo);
@@ -363,11 +395,20 @@ pub fn lock_many_with(
         .iter()
         .filter_map(|r| r.as_ref().ok().map(|l| l.path.clone()))
         .collect();
+    let mut post_hook_failure = None;
     if let (false, Some(hooks)) = (locked.is_empty(), hooks) {
-        // A failing post-lock hook does not undo the locks (svnserve reports it).
-        let _ = hooks.post_lock(user, &locked);
+        if let Err(e) = hooks.post_lock(user, &locked) {
+            post_hook_failure = Some(ReposError::Wrapped {
+                kind: SvnErrorKind::PostLockHookFailed,
+                message: "Locking succeeded, but post-lock hook failed".into(),
+                source: Box::new(e),
+            });
+        }
     }
-    Ok(results)
+    Ok(Many {
+        results,
+        post_hook_failure,
+    })
 }
 
 /// What a client asks to unlock: the path and the token it holds.
@@ -384,7 +425,7 @@ pub fn unlock_many(
     brk: bool,
     targets: &[UnlockTarget],
     with_writer: impl FnOnce(&mut dyn FnMut(&mut Writer) -> Result<()>) -> Result<()>,
-) -> Result<Vec<Result<()>>> {
+) -> Result<Many<()>> {
     unlock_many_with(repo, Some(hooks), user, brk, targets, with_writer)
 }
 
@@ -397,7 +438,7 @@ pub fn unlock_many_with(
     brk: bool,
     targets: &[UnlockTarget],
     with_writer: impl FnOnce(&mut dyn FnMut(&mut Writer) -> Result<()>) -> Result<()>,
-) -> Result<Vec<Result<()>>> {
+) -> Result<Many<()>> {
     let uuid = uuid_of(repo);
     let mut pre: Vec<Option<Result<()>>> = targets
         .iter()
@@ -479,10 +520,20 @@ pub fn unlock_many_with(
         .filter(|(_, r)| r.is_ok())
         .map(|(t, _)| t.path.clone())
         .collect();
+    let mut post_hook_failure = None;
     if let (false, Some(hooks)) = (unlocked.is_empty(), hooks) {
-        let _ = hooks.post_unlock(user.unwrap_or(""), &unlocked);
+        if let Err(e) = hooks.post_unlock(user.unwrap_or(""), &unlocked) {
+            post_hook_failure = Some(ReposError::Wrapped {
+                kind: SvnErrorKind::PostUnlockHookFailed,
+                message: "Unlock succeeded, but post-unlock hook failed".into(),
+                source: Box::new(e),
+            });
+        }
     }
-    Ok(results)
+    Ok(Many {
+        results,
+        post_hook_failure,
+    })
 }
 
 /// A commit may change a locked path only with the lock's token, as the lock's owner.

@@ -75,13 +75,15 @@ impl Command for LockOne {
             path,
             current_rev: self.current_rev,
         };
-        let mut results = s.ctx.lock_many(
-            self.comment.as_deref(),
-            self.steal,
-            &svn_date_now(),
-            vec![target],
-        )?;
-        let l = results.pop().expect("one target, one result")?;
+        let l = s
+            .ctx
+            .lock_many(
+                self.comment.as_deref(),
+                self.steal,
+                &svn_date_now(),
+                vec![target],
+            )?
+            .single()?;
         Ok(Some(vec![lock_item(&l)]))
     }
 
@@ -140,10 +142,10 @@ fn lock_many<R: Read, W: Write>(
             current_rev: *current_rev,
         });
     }
-    let results = s
+    let many = s
         .ctx
         .lock_many(req.comment.as_deref(), req.steal, &svn_date_now(), targets)?;
-    for r in &results {
+    for r in &many.results {
         match r {
             Ok(l) => {
                 let Item::List(fields) = lock_item(l) else {
@@ -154,8 +156,7 @@ fn lock_many<R: Read, W: Write>(
             Err(e) => conn.write_item(&failure(&repos_error(e).chain))?,
         }
     }
-    conn.write_item(&Item::word("done"))?;
-    Ok(Some(vec![]))
+    after_done(conn, many.post_hook_failure)
 }
 
 /// `unlock ( path:string ( ? token:string ) break:bool )`.
@@ -193,8 +194,7 @@ impl Command for UnlockOne {
             path,
             token: self.token.clone(),
         };
-        let mut results = s.ctx.unlock_many(self.brk, vec![target])?;
-        results.pop().expect("one target, one result")?;
+        s.ctx.unlock_many(self.brk, vec![target])?.single()?;
         Ok(Some(vec![]))
     }
 
@@ -242,6 +242,19 @@ impl Command for UnlockMany {
     }
 }
 
+/// `done`, then the response: a failure when the post hook failed (svnserve's
+/// `SVN_CMD_ERR` after `done`; the client reports it and exits 1), else success.
+fn after_done<R: Read, W: Write>(
+    conn: &mut Conn<R, W>,
+    post_hook_failure: Option<svelto_repos::ReposError>,
+) -> CmdResult<Reply> {
+    conn.write_item(&Item::word("done"))?;
+    match post_hook_failure {
+        Some(e) => Err(e.into()),
+        None => Ok(Some(vec![])),
+    }
+}
+
 fn unlock_many<R: Read, W: Write>(
     s: &mut Session,
     conn: &mut Conn<R, W>,
@@ -255,15 +268,14 @@ fn unlock_many<R: Read, W: Write>(
             token: token.clone(),
         });
     }
-    let results = s.ctx.unlock_many(req.brk, targets)?;
-    for (r, (raw, _)) in results.iter().zip(&req.targets) {
+    let many = s.ctx.unlock_many(req.brk, targets)?;
+    for (r, (raw, _)) in many.results.iter().zip(&req.targets) {
         match r {
             Ok(()) => conn.write_item(&success(vec![Item::String(raw.clone())]))?,
             Err(e) => conn.write_item(&failure(&repos_error(e).chain))?,
         }
     }
-    conn.write_item(&Item::word("done"))?;
-    Ok(Some(vec![]))
+    after_done(conn, many.post_hook_failure)
 }
 
 /// `get-lock ( path:string )` -> `( [ lockdesc ] )`.

@@ -102,7 +102,7 @@ pub fn lock(args: LockArgs) -> Result<()> {
         current_rev: None,
     }];
     let date = svelto_core::svn_date_now();
-    let mut results = locks::lock_many_with(
+    locks::lock_many_with(
         &repo,
         hooks.as_ref(),
         &args.user,
@@ -112,12 +112,8 @@ pub fn lock(args: LockArgs) -> Result<()> {
         &targets,
         std::slice::from_ref(&args.token),
         with_writer(&args.repo),
-    )?;
-    results.pop().unwrap_or_else(|| {
-        Err(svelto_repos::ReposError::Invalid(
-            "lock not attempted".into(),
-        ))
-    })?;
+    )?
+    .single()?;
     if !args.quiet {
         out(&format!("'/{path}' locked by user '{}'.\n", args.user))?;
     }
@@ -132,19 +128,15 @@ pub fn unlock(args: UnlockArgs) -> Result<()> {
         path: path.clone(),
         token: Some(args.token.clone()),
     }];
-    let mut results = locks::unlock_many_with(
+    locks::unlock_many_with(
         &repo,
         hooks.as_ref(),
         Some(&args.user),
         false,
         &targets,
         with_writer(&args.repo),
-    )?;
-    results.pop().unwrap_or_else(|| {
-        Err(svelto_repos::ReposError::Invalid(
-            "unlock not attempted".into(),
-        ))
-    })?;
+    )?
+    .single()?;
     if !args.quiet {
         out(&format!("'/{path}' unlocked by user '{}'.\n", args.user))?;
     }
@@ -198,18 +190,16 @@ pub fn rmlocks(args: RmlocksArgs) -> Result<()> {
                 path: path.clone(),
                 token: None,
             }];
-            let mut results = locks::unlock_many_with(
+            locks::unlock_many_with(
                 &repo,
                 None,
                 Some(&user),
                 true,
                 &targets,
                 with_writer(&args.repo),
-            )?;
-            match results.pop() {
-                Some(Err(e)) => Err(e.into()),
-                _ => Ok(true),
-            }
+            )?
+            .single()?;
+            Ok(true)
         })();
         match result {
             Ok(true) if !args.quiet => out(&format!("Removed lock on '/{path}'.\n"))?,

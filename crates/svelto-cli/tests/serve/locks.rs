@@ -288,3 +288,104 @@ fn pre_commit_hook_sees_lock_tokens_as_svnserve() {
     assert!(seen[0].starts_with("LOCK-TOKENS:\nf.txt|"), "{}", seen[0]);
     assert_eq!(seen[0], seen[1], "the pre-commit hooks saw different input");
 }
+
+/// A pre-lock hook's standard output is the lock's token, byte for byte, checked as
+/// Subversion checks tokens (W160037 for a bad scheme or a trailing newline); a failing
+/// post-lock or post-unlock hook leaves the paths locked (unlocked) and reaches the client
+/// as a warning. The same output as svnserve's at every step.
+#[test]
+fn lock_hook_tokens_and_post_hook_failures_match_svnserve() {
+    let pair = users_pair();
+    let mut s = Script::new(&pair);
+    let _scope = pair.scope("hooktoken");
+    let w = "hooktoken";
+    let alice = ["--username", "alice", "--password", "apw"];
+    let run = |s: &mut Script, args: &[&str], ok: bool| {
+        let mut all: Vec<&str> = alice.to_vec();
+        all.extend_from_slice(args);
+        let out = s.run(w, "svn", &all);
+        assert_eq!(out.success(), ok, "svn {}:\n{out}", all.join(" "));
+        out
+    };
+    s.write("hooktoken/f.txt", "one\n");
+    run(
+        &mut s,
+        &["import", "-m", "add", "f.txt", "{URL}/h/f.txt"],
+        true,
+    );
+    let lock_of = |which: usize| {
+        let repo = [pair.reference_repo(), pair.subject_repo()][which].to_path_buf();
+        let out = if which == 0 {
+            Run::tool("svnlook")
+                .arg("lock")
+                .arg(&repo)
+                .arg("/h/f.txt")
+                .success()
+        } else {
+            Run::new(env!("CARGO_BIN_EXE_svelto"))
+                .args(["look", "lock"])
+                .arg(&repo)
+                .arg("/h/f.txt")
+                .success()
+        };
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .find_map(|l| l.strip_prefix("UUID Token: ").map(str::to_string))
+    };
+
+    // The hook's token is the lock's token.
+    hook(
+        &pair,
+        "pre-lock",
+        "printf 'opaquelocktoken:from-the-hook'\n",
+    );
+    run(&mut s, &["lock", "{URL}/h/f.txt"], true);
+    for side in 0..2 {
+        assert_eq!(
+            lock_of(side).as_deref(),
+            Some("opaquelocktoken:from-the-hook"),
+            "side {side}"
+        );
+    }
+    run(&mut s, &["unlock", "--force", "{URL}/h/f.txt"], true);
+
+    // A token that is no opaquelocktoken, or that ends with echo's newline, is refused.
+    for body in [
+        "printf 'not-a-token'\n",
+        "echo 'opaquelocktoken:with-newline'\n",
+    ] {
+        hook(&pair, "pre-lock", body);
+        let out = run(&mut s, &["lock", "{URL}/h/f.txt"], false);
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("W160037"),
+            "{out}"
+        );
+        assert_eq!(lock_of(1), None);
+    }
+    std::fs::remove_file(pair.reference_repo().join("hooks/pre-lock")).expect("rm");
+    std::fs::remove_file(pair.subject_repo().join("hooks/pre-lock")).expect("rm");
+
+    // Failing post hooks: the lock is taken (released) all the same; the client reports
+    // the hook's failure (E165008/E165009) and exits 1, as with svnserve.
+    hook(&pair, "post-lock", "echo 'post-lock says no' >&2\nexit 3\n");
+    hook(
+        &pair,
+        "post-unlock",
+        "echo 'post-unlock says no' >&2\nexit 4\n",
+    );
+    let out = run(&mut s, &["lock", "-m", "mine", "{URL}/h/f.txt"], false);
+    let text = format!("{out}");
+    assert!(
+        text.contains("E165008") && text.contains("post-lock says no"),
+        "{text}"
+    );
+    assert!(lock_of(1).is_some(), "the lock must be held");
+    let out = run(&mut s, &["unlock", "--force", "{URL}/h/f.txt"], false);
+    let text = format!("{out}");
+    assert!(
+        text.contains("E165009") && text.contains("post-unlock says no"),
+        "{text}"
+    );
+    assert_eq!(lock_of(1), None, "the lock must be gone");
+    s.assert_same_repositories();
+}

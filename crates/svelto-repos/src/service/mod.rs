@@ -26,7 +26,7 @@ pub use authz::{AuthzCtx, AuthzSource, Where};
 pub use commit::{check_new_name, CommitEdit, CommitRequest, Committed};
 pub use registry::{Repos, WriterSlot};
 
-use crate::locks::{Lock, LockTarget, UnlockTarget};
+use crate::locks::{Lock, LockTarget, Many, UnlockTarget};
 use crate::report::ReadCheck;
 use crate::revprops::RevpropChange;
 use crate::{
@@ -324,15 +324,16 @@ impl Ctx {
         Ok(())
     }
 
-    /// Locks `targets` for the user (who must be named), one result per target in order;
-    /// a path the authz rules do not let the user write gets [`not_authorized`].
+    /// Locks `targets` for the user (who must be named), one result per target in order
+    /// (a path the authz rules do not let the user write gets [`not_authorized`]), and the
+    /// post-lock hook's failure, if it failed.
     pub fn lock_many(
         &self,
         comment: Option<&str>,
         steal: bool,
         date: &str,
         targets: Vec<LockTarget>,
-    ) -> Result<Vec<Result<Lock>>> {
+    ) -> Result<Many<Lock>> {
         let user = self.user.clone().ok_or_else(not_authorized)?;
         let hooks = self.hooks()?;
         let (denied, allowed) = self.split_writable(targets, |t| &t.path);
@@ -349,9 +350,10 @@ impl Ctx {
         Ok(merge_refused(&denied, done))
     }
 
-    /// Unlocks `targets` (`brk`: others' locks too), one result per target in order; a path
-    /// the authz rules do not let the user write gets [`not_authorized`].
-    pub fn unlock_many(&self, brk: bool, targets: Vec<UnlockTarget>) -> Result<Vec<Result<()>>> {
+    /// Unlocks `targets` (`brk`: others' locks too), one result per target in order (a path
+    /// the authz rules do not let the user write gets [`not_authorized`]), and the
+    /// post-unlock hook's failure, if it failed.
+    pub fn unlock_many(&self, brk: bool, targets: Vec<UnlockTarget>) -> Result<Many<()>> {
         let hooks = self.hooks()?;
         let (denied, allowed) = self.split_writable(targets, |t| &t.path);
         let done = crate::locks::unlock_many(
@@ -394,16 +396,20 @@ impl Ctx {
 }
 
 /// The results of the allowed targets, with [`not_authorized`] in the places of the denied.
-fn merge_refused<T>(denied: &[bool], done: Vec<Result<T>>) -> Vec<Result<T>> {
-    let mut done = done.into_iter();
-    denied
+fn merge_refused<T>(denied: &[bool], done: Many<T>) -> Many<T> {
+    let mut results = done.results.into_iter();
+    let results = denied
         .iter()
         .map(|d| {
             if *d {
                 Err(not_authorized())
             } else {
-                done.next().unwrap_or_else(|| Err(not_authorized()))
+                results.next().unwrap_or_else(|| Err(not_authorized()))
             }
         })
-        .collect()
+        .collect();
+    Many {
+        results,
+        post_hook_failure: done.post_hook_failure,
+    }
 }
