@@ -159,6 +159,46 @@ fn bench(c: &mut Criterion) {
         b.iter(|| scan_log(&Repo::open(root).expect("open")))
     });
     g.finish();
+    commit(c);
+}
+
+/// The write path: one revision changing three files, committed and synced, in a
+/// repository on tmpfs where there is one (/dev/shm: fsync costs nothing there, so the
+/// figure is the writer's own work).
+fn commit(c: &mut Criterion) {
+    let shm = Path::new("/dev/shm");
+    let dir = if shm.is_dir() {
+        tempfile::tempdir_in(shm)
+    } else {
+        tempfile::tempdir()
+    }
+    .expect("tempdir");
+    create_db(
+        dir.path(),
+        "00000000-0000-4000-8000-000000000000",
+        &revprops(0),
+    )
+    .expect("create");
+    let mut w = Writer::open(dir.path()).expect("open writer");
+    let mut t = w.begin().expect("begin");
+    for i in 0..3 {
+        t.make_node(&format!("f{i}"), NodeKind::File).expect("add");
+    }
+    t.commit().expect("commit");
+    let mut rev = 1u64;
+    c.bench_function("store/commit_3_files_synced", |b| {
+        b.iter(|| {
+            rev += 1;
+            let mut t = w.begin().expect("begin");
+            for i in 0..3 {
+                let text = format!("file {i}, changed in r{rev}\n").repeat(20);
+                t.set_text(&format!("f{i}"), &mut text.as_bytes())
+                    .expect("text");
+            }
+            t.commit().expect("commit");
+            w.sync().expect("sync")
+        })
+    });
 }
 
 criterion_group!(benches, bench);

@@ -2,8 +2,8 @@
 
 use crate::enc::{FRAME_OVERHEAD, MAX_PAYLOAD};
 use crate::error::{io_err, Corruption, Result, StoreError};
-use std::fs::{self, File, OpenOptions};
-use std::io::Write;
+use crate::io::{IoFile, OsIo, StoreIo};
+use std::fs::{self, File};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
@@ -165,20 +165,26 @@ pub fn write_current(db: &Path, cur: &Current) -> Result<()> {
 }
 
 pub fn write_atomically(dir: &Path, name: &str, bytes: &[u8]) -> Result<()> {
+    write_atomically_with(&OsIo, dir, name, bytes)
+}
+
+/// Replaces `dir/name` with `bytes`: a temporary file written and synced, renamed over it,
+/// and the directory synced.
+pub fn write_atomically_with(io: &dyn StoreIo, dir: &Path, name: &str, bytes: &[u8]) -> Result<()> {
     let tmp = dir.join(format!("{name}.tmp"));
     let dst = dir.join(name);
     let ctx = || format!("writing {}", dst.display());
-    let mut f = File::create(&tmp).map_err(io_err(ctx()))?;
-    f.write_all(bytes).map_err(io_err(ctx()))?;
-    f.sync_all().map_err(io_err(ctx()))?;
+    let mut f = io.create(&tmp).map_err(io_err(ctx()))?;
+    f.write_all_at(bytes, 0).map_err(io_err(ctx()))?;
+    f.sync_data().map_err(io_err(ctx()))?;
     drop(f);
-    fs::rename(&tmp, &dst).map_err(io_err(ctx()))?;
-    sync_dir(dir)
+    io.rename(&tmp, &dst).map_err(io_err(ctx()))?;
+    io.sync_dir(dir)
+        .map_err(io_err(format!("syncing {}", dir.display())))
 }
 
 pub fn sync_dir(dir: &Path) -> Result<()> {
-    let d = File::open(dir).map_err(io_err(format!("opening {}", dir.display())))?;
-    d.sync_all()
+    OsIo.sync_dir(dir)
         .map_err(io_err(format!("syncing {}", dir.display())))
 }
 
@@ -245,24 +251,26 @@ pub fn read_record(f: &File, which: Which, off: u64, limit: u64) -> Result<(u8, 
 }
 
 /// An append-only file opened by the writer, with a write buffer. `len` counts buffered bytes.
+///
+/// After a failed write, truncation or fsync nothing is known of what reached the disk:
+/// the appender refuses every later operation (an fsync is never retried; its failure may
+/// have dropped the very pages a retry would report as clean). A new writer starts again
+/// from what `db/current` publishes.
 pub struct Appender {
-    pub file: File,
-    pub path: PathBuf,
+    file: Box<dyn IoFile>,
+    path: PathBuf,
     /// Bytes that reached the OS.
-    pub written: u64,
-    pub buf: Vec<u8>,
+    written: u64,
+    buf: Vec<u8>,
+    failed: Failure,
 }
 
 impl Appender {
-    pub fn open(db: &Path, which: Which, committed: u64) -> Result<Appender> {
+    pub fn open(io: &dyn StoreIo, db: &Path, which: Which, committed: u64) -> Result<Appender> {
         let path = db.join(which.name());
         let ctx = || format!("opening {} for writing", path.display());
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(&path)
-            .map_err(io_err(ctx()))?;
-        let actual = file.metadata().map_err(io_err(ctx()))?.len();
+        let mut file = io.open_rw(&path).map_err(io_err(ctx()))?;
+        let actual = file.size().map_err(io_err(ctx()))?;
         if actual < committed {
             return Err(StoreError::Corrupt {
                 file: which.name(),
@@ -281,6 +289,7 @@ impl Appender {
             path,
             written: committed,
             buf: Vec::with_capacity(1 << 20),
+            failed: None,
         })
     }
 
@@ -288,7 +297,30 @@ impl Appender {
         self.written + self.buf.len() as u64
     }
 
+    /// The error of an earlier failed operation, if any.
+    pub fn failed(&self) -> Result<()> {
+        refuse_after(&self.failed)
+    }
+
+    /// Runs one operation on the file; its failure is remembered.
+    fn op(
+        &mut self,
+        what: &str,
+        f: impl FnOnce(&mut dyn IoFile) -> std::io::Result<()>,
+    ) -> Result<()> {
+        self.failed()?;
+        f(&mut *self.file).map_err(|e| {
+            let what = format!("{what} {}", self.path.display());
+            self.failed = Some((e.kind(), what.clone()));
+            StoreError::Io {
+                context: what,
+                err: e,
+            }
+        })
+    }
+
     pub fn append(&mut self, bytes: &[u8]) -> Result<u64> {
+        self.failed()?;
         let off = self.len();
         self.buf.extend_from_slice(bytes);
         if self.buf.len() >= 1 << 20 {
@@ -299,34 +331,48 @@ impl Appender {
 
     pub fn flush(&mut self) -> Result<()> {
         if !self.buf.is_empty() {
-            self.file
-                .write_all_at(&self.buf, self.written)
-                .map_err(io_err(format!("writing {}", self.path.display())))?;
+            let (buf, at) = (std::mem::take(&mut self.buf), self.written);
+            let r = self.op("writing", |f| f.write_all_at(&buf, at));
+            self.buf = buf;
+            r?;
             self.written += self.buf.len() as u64;
             self.buf.clear();
         }
-        Ok(())
+        self.failed()
     }
 
     pub fn sync(&mut self) -> Result<()> {
         self.flush()?;
-        self.file
-            .sync_data()
-            .map_err(io_err(format!("syncing {}", self.path.display())))
+        self.op("syncing", |f| f.sync_data())
     }
 
     /// Drops everything from `len` on (uncommitted bytes only).
     pub fn truncate(&mut self, len: u64) -> Result<()> {
+        self.failed()?;
         if len >= self.written {
             self.buf.truncate((len - self.written) as usize);
         } else {
             self.buf.clear();
-            self.file
-                .set_len(len)
-                .map_err(io_err(format!("truncating {}", self.path.display())))?;
+            self.op("truncating", |f| f.set_len(len))?;
             self.written = len;
         }
         Ok(())
+    }
+}
+
+/// What failed earlier in a writer: the kind of error and the operation.
+pub type Failure = Option<(std::io::ErrorKind, String)>;
+
+/// Refuses to go on after a failed write, truncation or fsync.
+pub fn refuse_after(failed: &Failure) -> Result<()> {
+    match failed {
+        None => Ok(()),
+        Some((kind, what)) => Err(StoreError::Io {
+            context: format!(
+                "{what} failed earlier; this writer stops (a new one starts from db/current)"
+            ),
+            err: std::io::Error::new(*kind, "earlier failure"),
+        }),
     }
 }
 

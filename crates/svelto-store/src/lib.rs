@@ -15,6 +15,7 @@ mod enc;
 mod error;
 mod files;
 mod hotcopy;
+pub mod io;
 mod node;
 mod rep;
 mod repo;

@@ -3,6 +3,7 @@
 use crate::enc::frame;
 use crate::error::{io_err, Corruption, Result, StoreError};
 use crate::files::{self, Appender, Current, Which, DEDUP_RECORD, REVPROPS_RECORD};
+use crate::io::{OsIo, StoreIo};
 use crate::node::{
     diff_dirs, encode_dir, encode_dir_delta, encode_props, DirDelta, DirEntry, FileText, NodeRev,
     Offset, RevMeta,
@@ -58,16 +59,25 @@ pub struct Writer {
     added_props: Vec<[u8; 20]>,
     /// DIRDELTA depths of the listings this writer wrote (0 for whole ones).
     dir_depths: HashMap<Offset, u64>,
+    io: Arc<dyn StoreIo>,
+    /// Publishing `db/current` failed: nothing more is done (see `Appender`).
+    failed: files::Failure,
 }
 
 impl Writer {
     /// Opens `path` for writing, waiting for the write lock. Drops any uncommitted tail a
     /// crashed writer left behind.
     pub fn open(path: &Path) -> Result<Writer> {
+        Self::open_with(path, Arc::new(OsIo))
+    }
+
+    /// `open`, with the writer's file operations going through `io` (tests use one that
+    /// fails or forgets them).
+    pub fn open_with(path: &Path, io: Arc<dyn StoreIo>) -> Result<Writer> {
         let (lock, lock_path) = Self::lock_file(&path.join("db"))?;
         lock.lock()
             .map_err(io_err(format!("locking {}", lock_path.display())))?;
-        Self::open_locked(path, lock)
+        Self::open_locked(path, lock, io)
     }
 
     /// [`Writer::open`] without waiting: None while another writer (a commit, a `freeze`)
@@ -75,7 +85,7 @@ impl Writer {
     pub fn try_open(path: &Path) -> Result<Option<Writer>> {
         let (lock, lock_path) = Self::lock_file(&path.join("db"))?;
         match lock.try_lock() {
-            Ok(()) => Self::open_locked(path, lock).map(Some),
+            Ok(()) => Self::open_locked(path, lock, Arc::new(OsIo)).map(Some),
             Err(std::fs::TryLockError::WouldBlock) => Ok(None),
             Err(std::fs::TryLockError::Error(e)) => {
                 Err(io_err(format!("locking {}", lock_path.display()))(e))
@@ -96,7 +106,7 @@ impl Writer {
         Ok((lock, lock_path))
     }
 
-    fn open_locked(path: &Path, lock: File) -> Result<Writer> {
+    fn open_locked(path: &Path, lock: File, io: Arc<dyn StoreIo>) -> Result<Writer> {
         let db = path.join("db");
         // Opening checks db/current against the files (`Repo::check_current`) before
         // anything is truncated below.
@@ -104,7 +114,7 @@ impl Writer {
         let cur = repo.current();
         let mut apps = Vec::new();
         for w in Which::ALL {
-            apps.push(Appender::open(&db, w, cur.len(w))?);
+            apps.push(Appender::open(&*io, &db, w, cur.len(w))?);
         }
         let last = repo.rev_record(cur.youngest)?;
         let mut writer = Writer {
@@ -121,6 +131,8 @@ impl Writer {
             added_text: Vec::new(),
             added_props: Vec::new(),
             dir_depths: HashMap::new(),
+            io,
+            failed: None,
         };
         writer.load_dedup(cur.len(Which::Dedup))?;
         // A db/uuid written before it had a checksum gets one.
@@ -177,6 +189,7 @@ impl Writer {
 
     /// Starts a transaction based on the youngest revision.
     pub fn begin(&mut self) -> Result<Txn<'_>> {
+        self.usable()?;
         Txn::new(self)
     }
 
@@ -203,17 +216,37 @@ impl Writer {
 
     /// Makes every committed revision durable and visible to readers: fsync the files, then
     /// atomically replace `db/current`. Returns the youngest revision now published.
+    ///
+    /// Any failure is final for this writer: what reached the disk is unknown, and an
+    /// fsync is never retried. Every later call fails; a new writer starts again from what
+    /// `db/current` publishes.
     pub fn sync(&mut self) -> Result<Revnum> {
+        self.usable()?;
         for a in &mut self.apps {
             a.sync()?;
         }
         let cur = self.lens_current();
-        files::write_current(self.repo.db_path(), &cur)?;
+        let written = files::write_atomically_with(
+            &*self.io,
+            self.repo.db_path(),
+            "current",
+            cur.render().as_bytes(),
+        );
+        if let Err(StoreError::Io { context, err }) = &written {
+            self.failed = Some((err.kind(), context.clone()));
+        }
+        written?;
         self.published = self.youngest;
         self.published_at = cur;
         self.added_text.clear();
         self.added_props.clear();
         Ok(self.published)
+    }
+
+    /// Whether an earlier write or fsync failed (then everything is refused).
+    fn usable(&self) -> Result<()> {
+        files::refuse_after(&self.failed)?;
+        self.apps.iter().try_for_each(Appender::failed)
     }
 
     /// The youngest revision that `sync` has made durable.
@@ -245,6 +278,7 @@ impl Writer {
     /// Forgets every revision committed since the last `sync` (a pre-commit hook said no):
     /// the files go back to their published lengths.
     pub fn discard_unpublished(&mut self) -> Result<()> {
+        self.usable()?;
         let cur = files::read_current(self.repo.db_path())?;
         if cur != self.published_at {
             // Never truncate to lengths this writer did not publish itself.
@@ -272,6 +306,7 @@ impl Writer {
     /// (the ephemeral ones the pre-commit hook saw go): its META and revs records are
     /// written again in place of the first ones.
     pub fn amend_last_revprops(&mut self, revprops: PropList) -> Result<()> {
+        self.usable()?;
         if self.youngest == self.published {
             return Err(StoreError::Conflict(
                 "amending the revision properties of a published revision".to_string(),
@@ -309,6 +344,7 @@ impl Writer {
     /// Takes the write lock again after `unlock`. Returns false when another writer
     /// published revisions meanwhile: this writer's state is stale, open a new one.
     pub fn relock(&mut self) -> Result<bool> {
+        self.usable()?;
         self.lock_file
             .lock()
             .map_err(io_err("locking db/write.lock".to_string()))?;
@@ -639,6 +675,7 @@ impl Writer {
     /// Replaces the revision properties of `rev` (appends a new META record and points the
     /// overlay at it). Durable and visible after the next `sync`.
     pub fn set_revprops(&mut self, rev: Revnum, revprops: PropList) -> Result<()> {
+        self.usable()?;
         let mut meta = Arc::unwrap_or_clone(self.view()?.rev_meta(rev)?);
         meta.revprops = revprops;
         let mut p = Vec::new();
@@ -662,7 +699,7 @@ impl Writer {
             return Err(StoreError::BadUuid(uuid.to_string()));
         }
         let line = crate::check::render_uuid(uuid);
-        files::write_atomically(self.repo.db_path(), "uuid", line.as_bytes())
+        files::write_atomically_with(&*self.io, self.repo.db_path(), "uuid", line.as_bytes())
     }
 
     pub fn repo(&self) -> &Repo {

@@ -19,6 +19,7 @@ mod fixtures;
 pub mod generate;
 mod run;
 pub mod serve;
+pub mod simio;
 mod svelto;
 mod svnadmin;
 pub mod svnserve_client;

@@ -2,5 +2,6 @@
 
 mod authz;
 mod commit_model;
+mod crash_io;
 mod damage;
 mod replay;
