@@ -820,10 +820,13 @@ impl CommitTxn {
 
     /// Takes the edit to the writer: applies it to the youngest revision (after checking
     /// for conflicts with commits since it began) and commits it, unpublished, exposed to
-    /// hooks under the transaction's name. `date` becomes `svn:date`.
+    /// hooks under the transaction's name. `date` becomes `svn:date`, or the youngest
+    /// revision's date when that is later: dates never go backwards as revisions go up
+    /// (`-r {DATE}` searches them in order), even when the clock does.
     pub fn prepare<'w>(mut self, w: &'w mut Writer, date: &str) -> Result<Prepared<'w>> {
         let youngest = w.youngest();
         self.repo.refresh()?;
+        let date = not_before_youngest(&self.repo, youngest, date)?;
         if youngest > self.base {
             if let Some(at) = self.conflict(youngest)? {
                 return Err(ReposError::svn(
@@ -833,7 +836,7 @@ impl CommitTxn {
             }
         }
         let mut revprops = std::mem::take(&mut self.revprops);
-        revprops.insert(b"svn:date".to_vec(), date.as_bytes().to_vec());
+        revprops.insert(b"svn:date".to_vec(), date.clone().into_bytes());
         let ephemeral: PropList = revprops
             .iter()
             .filter(|(k, _)| k.starts_with(EPHEMERAL_PREFIX))
@@ -879,10 +882,23 @@ impl CommitTxn {
         Ok(Prepared {
             w,
             rev,
+            date,
             name: self.name,
             revprops: (!ephemeral.is_empty()).then_some(stored),
         })
     }
+}
+
+/// `date`, or the `svn:date` of `youngest` when that is a later date.
+fn not_before_youngest(repo: &Repo, youngest: Revnum, date: &str) -> Result<String> {
+    let props = repo.revprops(youngest)?;
+    Ok(match props.get(&b"svn:date"[..]) {
+        // The fixed-width form sorts as the dates do.
+        Some(last) if is_svn_date(last) && last.as_slice() > date.as_bytes() => {
+            String::from_utf8_lossy(last).into_owned()
+        }
+        _ => date.to_string(),
+    })
 }
 
 /// An empty or all-zero checksum means "not given" to Subversion: it matches anything.
@@ -901,6 +917,8 @@ fn bad_delta(path: &str, e: svelto_delta::DeltaError) -> ReposError {
 pub struct Prepared<'w> {
     w: &'w mut Writer,
     rev: Revnum,
+    /// Its `svn:date`.
+    date: String,
     name: String,
     /// The revision properties to store in place of the hooks' view (without the
     /// ephemeral ones), when they differ.
@@ -915,6 +933,11 @@ impl Prepared<'_> {
 
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The `svn:date` it was stamped with.
+    pub fn date(&self) -> &str {
+        &self.date
     }
 
     /// Makes the revision durable and visible; returns it.

@@ -264,7 +264,8 @@ pub fn check_token(token: &str) -> Result<()> {
 /// [`lock_many`] with the pre-lock and post-lock hooks run only when `hooks` is given
 /// (`svnadmin lock --bypass-hooks` runs none) and with the tokens the caller chose (None:
 /// a new one). A token the pre-lock hook prints (its whole standard output) wins; every
-/// chosen token is checked by [`check_token`], and a bad one fails only its target.
+/// chosen token is checked by [`check_token`], and a bad one fails only its target. The
+/// locks' creation date is the later of `date` and the clock once the writer is held.
 #[allow(clippy::too_many_arguments)]
 pub fn lock_many_with(
     repo: &Repo,
@@ -303,6 +304,9 @@ pub fn lock_many_with(
     let mut results: Vec<Option<Result<Lock>>> = (0..targets.len()).map(|_| None).collect();
     let uuid = uuid_of(repo);
     let mut body = |_w: &mut Writer| -> Result<()> {
+        // Stamped once the writer is held, so creation dates follow the order locks are made.
+        let now = svelto_core::svn_date_now();
+        let date = now.as_str().max(date);
         let head = repo.refresh()?;
         let mut locks = read_locks(repo.path())?;
         let mut changed = false;

@@ -330,3 +330,100 @@ fn edit_overtaken_by_a_commit_fails_with_svnserves_conflict() {
         "Svelto's errors differ from svnserve's"
     );
 }
+
+/// Every revision's `svn:date` from `svn log --xml`, by revision.
+fn rev_dates(client: &SvnClient, url: &str, cwd: &Path) -> Vec<(u64, String)> {
+    let out = client.svn(&["log", "--xml", "-r", "1:HEAD", url], cwd);
+    assert!(out.success(), "svn log --xml:\n{out}");
+    let text = out.stdout_text();
+    let mut dates = Vec::new();
+    for entry in text.split("<logentry").skip(1) {
+        let rev = entry
+            .split_once("revision=\"")
+            .and_then(|(_, r)| r.split_once('"'))
+            .and_then(|(r, _)| r.parse::<u64>().ok())
+            .unwrap_or_else(|| panic!("a logentry without a revision: {entry}"));
+        let date = entry
+            .split_once("<date>")
+            .and_then(|(_, d)| d.split_once("</date>"))
+            .map(|(d, _)| d.to_string())
+            .unwrap_or_else(|| panic!("r{rev} has no date: {entry}"));
+        dates.push((rev, date));
+    }
+    dates
+}
+
+/// Eight committers at once: each revision's `svn:date` is stamped once the commit holds
+/// the repository's writer (as FSFS stamps it inside its write lock), so dates never go
+/// down as revision numbers go up, which `-r {DATE}` relies on. Then a revision dated in
+/// the future: the next commit is not dated before it.
+#[test]
+fn dates_never_go_backwards_under_concurrent_commits() {
+    require_tool("svn");
+    require_tool("svnmucc");
+    let dir = tempdir();
+    let repo = fresh_repo(dir.path(), "dates");
+    let root = repo.parent().expect("root").to_owned();
+    let server = start(&root, &dir.path().join("serve.log"));
+    let url = server.url("dates");
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).expect("work dir");
+    let client = Arc::new(SvnClient::new());
+    let (threads, per_thread) = (8, 10);
+    let workers: Vec<_> = (0..threads)
+        .map(|t| {
+            let (client, url, work) = (Arc::clone(&client), url.clone(), work.clone());
+            std::thread::spawn(move || {
+                for i in 0..per_thread {
+                    let out = client.run(
+                        "svnmucc",
+                        &["-m", "c", "put", "/dev/null", &format!("{url}/t{t}-{i}")],
+                        &work,
+                    );
+                    assert!(out.success(), "svnmucc put:\n{out}");
+                }
+            })
+        })
+        .collect();
+    for w in workers {
+        w.join().expect("a committer panicked");
+    }
+    let dates = rev_dates(&client, &url, &work);
+    assert_eq!(dates.len(), threads * per_thread);
+    for pair in dates.windows(2) {
+        assert!(
+            pair[0].1 <= pair[1].1,
+            "r{} is dated {} but r{} {}",
+            pair[0].0,
+            pair[0].1,
+            pair[1].0,
+            pair[1].1
+        );
+    }
+
+    // The youngest revision dated in the future (a revprop change): the next revision
+    // gets that date, not an earlier one.
+    let head = dates.last().expect("revisions").0;
+    let future = "2099-01-02T03:04:05.000006Z";
+    let date_file = dir.path().join("date");
+    std::fs::write(&date_file, future).expect("date file");
+    let out = std::process::Command::new(crate::durability::binary())
+        .args(["admin", "setrevprop"])
+        .arg(&repo)
+        .args(["-r", &head.to_string(), "svn:date"])
+        .arg(&date_file)
+        .output()
+        .expect("running svelto admin setrevprop");
+    assert!(out.status.success(), "svelto admin setrevprop: {out:?}");
+    let out = client.run(
+        "svnmucc",
+        &["-m", "after", "put", "/dev/null", &format!("{url}/after")],
+        &work,
+    );
+    assert!(out.success(), "svnmucc put:\n{out}");
+    let dates = rev_dates(&client, &url, &work);
+    assert_eq!(
+        dates.last().map(|(r, d)| (*r, d.as_str())),
+        Some((head + 1, future))
+    );
+}

@@ -8,7 +8,7 @@ use crate::commit::TextDelta;
 use crate::locks::UnlockTarget;
 use crate::{CommitTxn, Hooks, ReposError, Result, SvnErrorKind};
 use std::sync::atomic::{AtomicU64, Ordering};
-use svelto_core::{NodeKind, PropList, Revnum};
+use svelto_core::{svn_date_now, NodeKind, PropList, Revnum};
 
 /// Transaction names: the base revision and a number unique in this process's life.
 static TXN_SEQ: AtomicU64 = AtomicU64::new(1);
@@ -204,9 +204,11 @@ impl CommitEdit<'_> {
 
     /// The edit is complete: under the writer (no lock can be taken or broken between the
     /// check and the commit) the locks are checked, the transaction is prepared, pre-commit
-    /// runs and the revision is published with `svn:date` `date`. Then post-commit runs and,
-    /// unless the client keeps them, the locks it handed over are released (errors there
-    /// are not reported).
+    /// runs and the revision is published. Its `svn:date` is stamped once the writer is
+    /// held, as FSFS stamps it inside its write lock: the latest of `date` (the earliest
+    /// date wanted), the clock then, and the youngest revision's date, so dates never go
+    /// backwards as revision numbers go up. Then post-commit runs and, unless the client
+    /// keeps them, the locks it handed over are released (errors there are not reported).
     pub fn finish(self, date: &str) -> Result<Committed> {
         let CommitEdit {
             ctx,
@@ -217,20 +219,24 @@ impl CommitEdit<'_> {
         let name = txn.name().to_string();
         let changed = txn.changed_paths();
         let repo_path = ctx.repo.path().to_path_buf();
-        let rev = ctx.writer.with(|w| -> Result<Revnum, ReposError> {
-            crate::locks::check_commit(
-                &repo_path,
-                &changed,
-                ctx.user.as_deref(),
-                &req.lock_tokens,
-            )?;
-            let prepared = txn.prepare(w, date)?;
-            if let Err(e) = hooks.pre_commit(prepared.name(), &req.hook_lock_tokens) {
-                prepared.abort()?;
-                return Err(e);
-            }
-            prepared.publish()
-        })?;
+        let (rev, date) = ctx
+            .writer
+            .with(|w| -> Result<(Revnum, String), ReposError> {
+                crate::locks::check_commit(
+                    &repo_path,
+                    &changed,
+                    ctx.user.as_deref(),
+                    &req.lock_tokens,
+                )?;
+                let now = svn_date_now();
+                let prepared = txn.prepare(w, now.as_str().max(date))?;
+                if let Err(e) = hooks.pre_commit(prepared.name(), &req.hook_lock_tokens) {
+                    prepared.abort()?;
+                    return Err(e);
+                }
+                let date = prepared.date().to_string();
+                Ok((prepared.publish()?, date))
+            })?;
         ctx.head()?;
         let warning = hooks.post_commit(rev, &name);
         if !req.keep_locks && !req.lock_tokens.is_empty() {
@@ -253,7 +259,7 @@ impl CommitEdit<'_> {
         }
         Ok(Committed {
             rev,
-            date: date.to_string(),
+            date,
             author: ctx.user.clone(),
             post_commit_warning: warning,
         })
