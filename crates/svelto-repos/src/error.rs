@@ -126,6 +126,9 @@ pub enum SvnErrorKind {
     BadLockToken,
     /// `SVN_ERR_REPOS_HOOK_FAILURE`: a hook blocked the operation or could not run.
     HookFailure,
+    /// `SVN_ERR_REPOS_POST_COMMIT_HOOK_FAILED`: the commit stands, its post-commit hook
+    /// failed.
+    PostCommitHookFailed,
     /// `SVN_ERR_REPOS_DISABLED_FEATURE`: no pre-revprop-change hook.
     DisabledFeature,
     /// `SVN_ERR_REPOS_POST_LOCK_HOOK_FAILED`: the paths were locked, the post-lock hook
@@ -194,6 +197,7 @@ impl SvnErrorKind {
             SvnErrorKind::LockOwnerMismatch => 160039,
             SvnErrorKind::BadLockToken => 160037,
             SvnErrorKind::HookFailure => 165001,
+            SvnErrorKind::PostCommitHookFailed => 165007,
             SvnErrorKind::DisabledFeature => 165006,
             SvnErrorKind::PostLockHookFailed => 165008,
             SvnErrorKind::PostUnlockHookFailed => 165009,

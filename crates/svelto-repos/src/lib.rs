@@ -34,7 +34,7 @@ pub mod report;
 pub mod revprops;
 pub mod service;
 mod textdelta;
-mod verify;
+pub mod verify;
 
 pub use commit::{CommitTxn, Prepared};
 pub use create::create;

@@ -4,7 +4,8 @@
 //! "Committed" line is printed only once it is durable.
 
 use crate::commit::validate_prop;
-use crate::error::{ReposError, Result};
+use crate::error::{ReposError, Result, SvnErrorKind};
+use crate::hooks::Hooks;
 use crate::mergeinfo::{self, Renumber};
 use crate::revprops::normalize_prop;
 use crate::textdelta::DeltaApplier;
@@ -34,6 +35,15 @@ pub struct LoadOptions {
     pub range: Option<(Revnum, Revnum)>,
     /// Skip Subversion's checks of `svn:*` property values.
     pub bypass_prop_validation: bool,
+    /// Give loaded revisions the time of their load as `svn:date` (`--ignore-dates`).
+    pub ignore_dates: bool,
+    /// Make the line endings of `svn:*` properties LF before they are checked.
+    pub normalize_props: bool,
+    /// Run the pre-commit hook on each loaded revision, as a transaction (its name in
+    /// `db/txns`, see `Writer::expose_txn`), and refuse what it refuses.
+    pub use_pre_commit_hook: bool,
+    /// Run the post-commit hook after each loaded revision.
+    pub use_post_commit_hook: bool,
 }
 
 /// A batch of loaded revisions is made durable after this much time or this many
@@ -52,6 +62,8 @@ struct State<'p> {
     progress: &'p mut dyn FnMut(&str),
     last_sync: Instant,
     unsynced: u64,
+    /// The repository's hooks, when the load runs any.
+    hooks: Option<Hooks>,
 }
 
 impl State<'_> {
@@ -81,7 +93,13 @@ pub fn load(
         Some(p) => Some(validate_path(p).map_err(|e| ReposError::Invalid(e.to_string()))?),
         None => None,
     };
+    let hooks = if opts.use_pre_commit_hook || opts.use_post_commit_hook {
+        Some(Hooks::new(path, None)?)
+    } else {
+        None
+    };
     let mut st = State {
+        hooks,
         opts,
         parent_dir,
         rev_map: BTreeMap::new(),
@@ -261,15 +279,33 @@ fn skip_nodes<R: BufRead>(reader: &mut DumpReader<R>, rev: Revnum) -> Result<Opt
     }
 }
 
-fn revprops_of(block: &PropsBlock, validate: bool, rev: Revnum) -> Result<PropList> {
+/// A revision record's properties as svnadmin loads them: normalized when asked, without
+/// the dump's date under `--ignore-dates`, each checked unless validation is bypassed.
+fn revprops_of(block: &PropsBlock, opts: &LoadOptions, rev: Revnum) -> Result<PropList> {
     let mut props = PropList::new();
     block.apply_to(&mut props);
-    if validate {
-        for (k, v) in &props {
-            validate_svn_prop(k, v).map_err(|m| ReposError::Invalid(m).at_rev(rev))?;
-        }
+    if opts.ignore_dates {
+        props.remove(b"svn:date".as_slice());
+    }
+    for (k, v) in props.iter_mut() {
+        *v = checked_prop(k, v, opts).map_err(|e| e.at_rev(rev))?;
     }
     Ok(props)
+}
+
+/// A property value normalized (`--normalize-props`) and checked as
+/// `svn_repos_fs_change_*_prop` check it (E125005, E125017...) unless bypassed.
+fn checked_prop(name: &[u8], value: &[u8], opts: &LoadOptions) -> Result<Vec<u8>> {
+    let value = if opts.normalize_props {
+        normalize_prop(name, value)
+    } else {
+        value.to_vec()
+    };
+    if !opts.bypass_prop_validation {
+        validate_prop(name, Some(&value))?;
+        validate_svn_prop(name, &value).map_err(ReposError::Invalid)?;
+    }
+    Ok(value)
 }
 
 fn load_revision<R: BufRead>(
@@ -283,7 +319,7 @@ fn load_revision<R: BufRead>(
         .opts
         .range
         .is_some_and(|(lo, hi)| number < lo || number > hi);
-    let revprops = revprops_of(props, !st.opts.bypass_prop_validation, number)?;
+    let mut revprops = revprops_of(props, &st.opts, number)?;
     if number == 0 {
         let next = skip_nodes(reader, 0)?;
         if !skipped && w.youngest() == 0 && w.view()?.revprops(0)? != revprops {
@@ -302,6 +338,10 @@ fn load_revision<R: BufRead>(
         "<<< Started new transaction, based on original revision {number}\n"
     ));
     st.oldest_dumpstream_rev.get_or_insert(number);
+    if st.hooks.is_some() {
+        // The hooks see one revision at a time: everything before it is published.
+        st.publish(w)?;
+    }
     let mut txn = w.begin()?;
     let next = loop {
         let rec = match reader.next_record() {
@@ -328,10 +368,58 @@ fn load_revision<R: BufRead>(
             other => break other,
         }
     };
+    if st.opts.ignore_dates {
+        revprops.insert(
+            b"svn:date".to_vec(),
+            svelto_core::svn_date_now().into_bytes(),
+        );
+    }
     txn.revprops = revprops;
     let new_rev = txn.commit()?;
+    if let Some(hooks) = &st.hooks {
+        run_commit_hooks(w, hooks, &st.opts, head, new_rev)?;
+    }
     committed(st, number, new_rev);
+    if st.hooks.is_some() {
+        st.publish(w)?;
+    }
     Ok(next)
+}
+
+/// Runs the hooks on revision `new_rev`, just committed and not yet published, as
+/// svnadmin load does with `--use-pre-commit-hook` / `--use-post-commit-hook`: the
+/// pre-commit hook examines it as a transaction (`HEAD-load` in `db/txns`) and may refuse
+/// it, which drops it; it is then published and the post-commit hook runs (its failure
+/// stops the load, as svnadmin's). The caller published what came before, so only this
+/// revision is unpublished.
+fn run_commit_hooks(
+    w: &mut Writer,
+    hooks: &Hooks,
+    opts: &LoadOptions,
+    head: Revnum,
+    new_rev: Revnum,
+) -> Result<()> {
+    let name = format!("{head}-load");
+    if opts.use_pre_commit_hook {
+        w.expose_txn(&name)?;
+        let verdict = hooks.pre_commit(&name, &[]);
+        w.forget_txn(&name);
+        if let Err(e) = verdict {
+            w.discard_unpublished()?;
+            return Err(e);
+        }
+    }
+    w.sync()?;
+    if opts.use_post_commit_hook {
+        if let Some(failure) = hooks.post_commit(new_rev, &name) {
+            return Err(ReposError::Wrapped {
+                kind: SvnErrorKind::PostCommitHookFailed,
+                message: "Commit succeeded, but post-commit hook failed".into(),
+                source: Box::new(ReposError::svn(SvnErrorKind::HookFailure, failure)),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Records a committed revision in the revision map and the progress output.
@@ -511,8 +599,5 @@ fn adjust_prop(name: &[u8], value: &[u8], st: &State, rev_offset: i64) -> Result
             Err(_) => {}
         }
     }
-    if validate {
-        validate_svn_prop(name, value).map_err(ReposError::Invalid)?;
-    }
-    Ok(value.to_vec())
+    checked_prop(name, value, &st.opts)
 }

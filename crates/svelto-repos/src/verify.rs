@@ -178,3 +178,110 @@ fn verify_text(repo: &Repo, node: &NodeRev) -> Result<()> {
     }
     Ok(())
 }
+
+/// The repository's files outside revisions (`svnadmin verify`'s "repository metadata"):
+/// the top-level `format`, the files of `db/` beside the records, `db/locks`.
+pub fn verify_metadata(repo: &Repo) -> Result<()> {
+    verify_files(repo)
+}
+
+/// One revision: its record, root, changed paths and every node, property list and text
+/// it created. Errors name the revision (and path).
+pub fn verify_revision(repo: &Repo, rev: Revnum) -> Result<()> {
+    verify_rev(repo, rev).map_err(|e| match e {
+        e @ ReposError::AtPath { .. } => e,
+        e => e.at_rev(rev),
+    })
+}
+
+/// What `--check-normalization` reports: two names in one directory, or two paths in one
+/// `svn:mergeinfo`, that are the same once normalized to Unicode NFC.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NormalizationIssue {
+    /// svnadmin's warning number: 3 for names, 4 for mergeinfo paths.
+    pub warning: u32,
+    /// svnadmin's text: "Duplicate representation of path 'P'" (P normalized), and
+    /// " in svn:mergeinfo property of 'PATH'" for mergeinfo.
+    pub message: String,
+}
+
+/// The names that collide once normalized in the directories revision `rev` changed
+/// (each directory on the way to a changed path, and each changed directory), as
+/// svnadmin's verify reports them at each directory it closes; and the paths that
+/// collide in the `svn:mergeinfo` of nodes it changed.
+pub fn normalization(repo: &Repo, rev: Revnum) -> Result<Vec<NormalizationIssue>> {
+    use unicode_normalization::UnicodeNormalization;
+    let nfc = |s: &str| s.nfc().collect::<String>();
+    let meta = repo.rev_meta(rev)?;
+    let mut dirs: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
+    let mut props_of: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
+    for ch in &meta.changes {
+        let mut p = ch.path.as_str();
+        while !p.is_empty() {
+            p = svelto_core::parent_and_name(p).0;
+            dirs.insert(p.to_string());
+        }
+        if ch.change != ChangeKind::Delete {
+            dirs.insert(ch.path.clone());
+            props_of.insert(ch.path.clone());
+        }
+    }
+    let mut issues = Vec::new();
+    let report = |issues: &mut Vec<NormalizationIssue>, warning: u32, message: String| {
+        issues.push(NormalizationIssue { warning, message })
+    };
+    for dir in &dirs {
+        let Some((_, node)) = repo.lookup(rev, dir)? else {
+            continue;
+        };
+        if node.kind != NodeKind::Dir {
+            continue;
+        }
+        let mut seen: std::collections::BTreeMap<String, bool> = Default::default();
+        for e in repo.dir(&node)?.iter() {
+            let name = nfc(&e.name);
+            match seen.get_mut(&name) {
+                None => {
+                    seen.insert(name, false);
+                }
+                Some(reported) if !*reported => {
+                    *reported = true;
+                    let path = nfc(&join(dir, &e.name));
+                    report(
+                        &mut issues,
+                        3,
+                        format!("Duplicate representation of path '{path}'"),
+                    );
+                }
+                Some(_) => {}
+            }
+        }
+    }
+    for path in &props_of {
+        let Some((_, node)) = repo.lookup(rev, path)? else {
+            continue;
+        };
+        let props = repo.props(&node)?;
+        let Some(mi) = props.get(b"svn:mergeinfo".as_slice()) else {
+            continue;
+        };
+        let mut seen = std::collections::BTreeSet::new();
+        for line in String::from_utf8_lossy(mi).lines() {
+            let Some((p, _)) = line.rsplit_once(':') else {
+                continue;
+            };
+            let p = nfc(p);
+            if !seen.insert(p.clone()) {
+                report(
+                    &mut issues,
+                    4,
+                    format!(
+                        "Duplicate representation of path '{p}' in svn:mergeinfo property \
+                         of '{path}'"
+                    ),
+                );
+            }
+        }
+    }
+    Ok(issues)
+}

@@ -2,16 +2,69 @@
 
 use anyhow::{Context, Result};
 use clap::Args;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+use super::{svn_error, SvnError};
 
 #[derive(Args)]
 pub struct CreateArgs {
     pub repo: PathBuf,
 }
 
+/// `SVN_ERR_REPOS_BAD_ARGS`: a repository where one is not allowed.
+const E_REPOS_BAD_ARGS: u32 = 165002;
+/// `SVN_ERR_DIR_NOT_EMPTY`.
+const E_DIR_NOT_EMPTY: u32 = 200011;
+
 pub fn run(args: CreateArgs) -> Result<()> {
     let CreateArgs { repo } = args;
+    refuse_existing(&repo)?;
     let uuid = uuid::Uuid::new_v4().to_string();
     svelto_repos::create(&repo, &uuid, &svelto_core::svn_date_now())
         .with_context(|| format!("creating repository '{}'", repo.display()))
+}
+
+/// A repository as Subversion recognizes one when it looks for a repository's root
+/// (`svn_repos_find_root_path`): a `format` file and a `db` directory, Svelto's or FSFS's.
+fn is_repository(path: &Path) -> bool {
+    path.join("format").is_file() && path.join("db").is_dir()
+}
+
+/// svnadmin's refusals: a repository, or a directory inside one (E165002, absolute
+/// paths), or a directory that is not empty (E200011, the path as given).
+fn refuse_existing(repo: &Path) -> Result<()> {
+    let abs = std::path::absolute(repo).unwrap_or_else(|_| repo.to_path_buf());
+    if is_repository(&abs) {
+        return Err(svn_error(
+            E_REPOS_BAD_ARGS,
+            format!("'{}' is an existing repository", abs.display()),
+        ));
+    }
+    if let Some(root) = abs.ancestors().skip(1).find(|a| is_repository(a)) {
+        return Err(svn_error(
+            E_REPOS_BAD_ARGS,
+            format!(
+                "'{}' is a subdirectory of an existing repository rooted at '{}'",
+                abs.display(),
+                root.display()
+            ),
+        ));
+    }
+    let non_empty = std::fs::read_dir(repo).is_ok_and(|mut d| d.next().is_some());
+    if non_empty {
+        let err = svn_error(
+            E_DIR_NOT_EMPTY,
+            format!("'{}' exists and is non-empty", repo.display()),
+        );
+        return Err(err
+            .context(SvnError {
+                code: E_DIR_NOT_EMPTY,
+                message: "Could not create top-level directory".into(),
+            })
+            .context(SvnError {
+                code: E_DIR_NOT_EMPTY,
+                message: "Repository creation failed".into(),
+            }));
+    }
+    Ok(())
 }

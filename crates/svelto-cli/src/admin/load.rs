@@ -1,15 +1,14 @@
 //! `svelto admin load`: a dumpfile into a repository.
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
-use std::fs::File;
 use std::io::{self, BufReader, IsTerminal, Write};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use svelto_repos::{LoadOptions, UuidAction};
 
-use super::parse_range;
+use super::{load_range, open, open_file, prop_hint};
 
 #[derive(Args)]
 pub struct LoadArgs {
@@ -35,6 +34,25 @@ pub struct LoadArgs {
     /// Skip the checks of svn:* property values.
     #[arg(long)]
     pub bypass_prop_validation: bool,
+    /// Ignore the dump's revision dates: revisions are dated when loaded.
+    #[arg(long)]
+    pub ignore_dates: bool,
+    /// Make the line endings of svn:* properties LF.
+    #[arg(long)]
+    pub normalize_props: bool,
+    /// Run the pre-commit hook on each revision before it is committed.
+    #[arg(long)]
+    pub use_pre_commit_hook: bool,
+    /// Run the post-commit hook after each revision is committed.
+    #[arg(long)]
+    pub use_post_commit_hook: bool,
+    /// Accepted as svnadmin accepts it: revisions are still made durable in batches, each
+    /// "Committed" line printed once its revision is.
+    #[arg(long)]
+    pub no_flush_to_disk: bool,
+    /// Accepted as svnadmin accepts it; no effect.
+    #[arg(short = 'M', long = "memory-cache-size", value_name = "ARG")]
+    pub memory_cache_size: Option<u64>,
 }
 
 pub fn run(args: LoadArgs) -> Result<()> {
@@ -47,14 +65,15 @@ pub fn run(args: LoadArgs) -> Result<()> {
         parent_dir,
         revision,
         bypass_prop_validation,
+        ignore_dates,
+        normalize_props,
+        use_pre_commit_hook,
+        use_post_commit_hook,
+        no_flush_to_disk: _,
+        memory_cache_size: _,
     } = args;
-    let range = match revision {
-        Some(r) => {
-            let (lo, hi) = parse_range(&r, u64::MAX)?;
-            Some((lo, hi.unwrap_or(lo)))
-        }
-        None => None,
-    };
+    let range = load_range(revision.as_deref())?;
+    open(&repo)?;
     let opts = LoadOptions {
         uuid: if ignore_uuid {
             UuidAction::Ignore
@@ -66,10 +85,14 @@ pub fn run(args: LoadArgs) -> Result<()> {
         parent_dir,
         range,
         bypass_prop_validation,
+        ignore_dates,
+        normalize_props,
+        use_pre_commit_hook,
+        use_post_commit_hook,
     };
     let (input, total): (Box<dyn io::Read>, Option<u64>) = match &file {
         Some(f) => {
-            let fh = File::open(f).with_context(|| format!("opening '{}'", f.display()))?;
+            let fh = open_file(f)?;
             let len = fh.metadata().ok().map(|m| m.len());
             (Box::new(fh), len)
         }
@@ -102,12 +125,11 @@ pub fn run(args: LoadArgs) -> Result<()> {
             }
         }
     };
-    let youngest = svelto_repos::load(&repo, input, opts, &mut progress)
-        .with_context(|| format!("loading into '{}'", repo.display()));
+    let youngest = svelto_repos::load(&repo, input, opts, &mut progress);
     if bar {
         eprintln!();
     }
-    youngest.map(|_| ())
+    youngest.map(|_| ()).map_err(|e| prop_hint(e.into()))
 }
 
 /// Counts the bytes read through it, for the progress bar.

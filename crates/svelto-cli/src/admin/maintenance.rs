@@ -251,3 +251,27 @@ pub fn rev_size(args: RangeArgs) -> Result<()> {
         out(&format!("{size:>12} bytes in revision {rev}\n"))
     }
 }
+
+#[derive(Args)]
+pub struct RepoArgs {
+    #[arg(value_name = "REPOS_PATH")]
+    pub repo: PathBuf,
+}
+
+/// `list-dblogs`, `list-unused-dblogs`: Berkeley DB's log files; a Svelto repository,
+/// like an FSFS one, has none, so the list is empty.
+pub fn list_dblogs(args: RepoArgs) -> Result<()> {
+    open(&args.repo)?;
+    Ok(())
+}
+
+/// `crashtest`: opens the repository and aborts, as a server process that crashes with
+/// the repository open (readers hold no lock, so nothing is left to recover).
+pub fn crashtest(args: RepoArgs) -> Result<()> {
+    open(&args.repo)?;
+    out(&format!(
+        "Successfully opened repository '{}'.\nWill now crash to simulate a crashing server process.\n",
+        args.repo.display()
+    ))?;
+    std::process::abort();
+}

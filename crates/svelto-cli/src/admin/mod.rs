@@ -85,6 +85,12 @@ pub enum AdminCommand {
     Deltify(maintenance::RangeArgs),
     /// Print the bytes revision -r REVISION added to the store.
     RevSize(maintenance::RangeArgs),
+    /// List Berkeley DB log files: none in a Svelto repository.
+    ListDblogs(maintenance::RepoArgs),
+    /// List unused Berkeley DB log files: none in a Svelto repository.
+    ListUnusedDblogs(maintenance::RepoArgs),
+    /// Open the repository, then abort, as a server process that crashes.
+    Crashtest(maintenance::RepoArgs),
 }
 
 pub fn run(cmd: AdminCommand) -> Result<()> {
@@ -114,6 +120,10 @@ pub fn run(cmd: AdminCommand) -> Result<()> {
         AdminCommand::BuildRepcache(args) => maintenance::build_repcache(args),
         AdminCommand::Deltify(args) => maintenance::deltify(args),
         AdminCommand::RevSize(args) => maintenance::rev_size(args),
+        AdminCommand::ListDblogs(args) | AdminCommand::ListUnusedDblogs(args) => {
+            maintenance::list_dblogs(args)
+        }
+        AdminCommand::Crashtest(args) => maintenance::crashtest(args),
     }
 }
 
@@ -139,6 +149,15 @@ const E_BASE: u32 = 200000;
 
 /// Runs `svelto admin ARGS...` (the words after `admin`).
 pub fn main(args: Vec<OsString>) -> ExitCode {
+    let words: Vec<String> = args
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    match words.first().map(String::as_str) {
+        Some("help" | "h" | "?") => return help(&words[1..]),
+        Some("--help" | "-h") if words.len() == 1 => return help(&[]),
+        _ => {}
+    }
     let argv = std::iter::once(OsString::from("svelto admin")).chain(args.iter().cloned());
     let cmd = match AdminCli::try_parse_from(argv) {
         Ok(cli) => cli.command,
@@ -156,6 +175,48 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `svelto admin help [SUBCOMMAND...]` as `svnadmin help`: without names, the general
+/// usage and every subcommand, sorted; with names, each one's usage and options (an
+/// unknown name said so), exit status 0.
+fn help(names: &[String]) -> ExitCode {
+    use clap::CommandFactory;
+    let mut cli = AdminCli::command();
+    let mut out = String::new();
+    if names.is_empty() {
+        out.push_str(
+            "general usage: svelto admin SUBCOMMAND REPOS_PATH  [ARGS & OPTIONS ...]\n\
+             Repository administration, with svnadmin's subcommands, options, output and \
+             error codes.\n\
+             Type 'svelto admin help <subcommand>' for help on a specific subcommand.\n\
+             Type 'svelto --version' to see the program version and storage format.\n\n\
+             Available subcommands:\n",
+        );
+        let mut subs: Vec<String> = cli
+            .get_subcommands()
+            .map(|c| c.get_name().to_string())
+            .filter(|n| n != "help")
+            .chain(["help (?, h)".to_string()])
+            .collect();
+        subs.sort();
+        for name in subs {
+            out.push_str(&format!("   {name}\n"));
+        }
+        out.push('\n');
+    }
+    for name in names {
+        match cli.find_subcommand_mut(name) {
+            Some(sub) if name != "help" => {
+                let sub = sub.clone().bin_name(format!("svelto admin {name}"));
+                let mut sub = sub;
+                out.push_str(&format!("{name}: {}\n", sub.render_help()));
+            }
+            _ => out.push_str(&format!("\"{name}\": unknown command.\n\n")),
+        }
+    }
+    let _ = io::stdout().lock().write_all(out.as_bytes());
+    ExitCode::SUCCESS
 }
 
 /// A Subversion error with its code, as svnadmin reports it.
@@ -210,19 +271,41 @@ pub fn error_lines(e: &anyhow::Error) -> Vec<(u32, String)> {
             continue;
         }
         if let Some(r) = link.downcast_ref::<ReposError>() {
-            // A wrapped Subversion error is two errors to svnadmin, each on its line.
+            // A wrapped Subversion error is two errors to svnadmin, each on its line; the
+            // revision and path it happened at go before the first.
             let mut r = r;
+            let mut at = String::new();
+            loop {
+                match r {
+                    ReposError::AtRev { rev, err } => {
+                        at.push_str(&format!("revision {rev}: "));
+                        r = err;
+                    }
+                    ReposError::AtPath { rev, path, err } => {
+                        at.push_str(&format!("revision {rev}, path '{path}': "));
+                        r = err;
+                    }
+                    _ => break,
+                }
+            }
+            // What AtRev and AtPath hold is not a link of the chain; a Wrapped's source is.
+            let in_chain = at.is_empty();
             while let ReposError::Wrapped {
                 kind,
                 message,
                 source,
             } = r
             {
-                links.push((Some(kind.code()), message.clone()));
+                links.push((
+                    Some(kind.code()),
+                    format!("{}{message}", std::mem::take(&mut at)),
+                ));
                 r = source;
-                skip += 1;
+                if in_chain {
+                    skip += 1;
+                }
             }
-            links.push((Some(repos_code(r)), r.to_string()));
+            links.push((Some(repos_code(r)), format!("{at}{r}")));
             continue;
         }
         links.push((code_of(link), link.to_string()));
@@ -432,25 +515,6 @@ fn open(path: &Path) -> Result<Repo> {
     }
 }
 
-fn parse_rev(s: &str, head: Revnum) -> Result<Revnum> {
-    if s.eq_ignore_ascii_case("HEAD") {
-        return Ok(head);
-    }
-    s.parse().map_err(|_| {
-        svn_error(
-            E_ARG_PARSING,
-            format!("Syntax error in revision argument '{s}'"),
-        )
-    })
-}
-
-fn parse_range(s: &str, head: Revnum) -> Result<(Revnum, Option<Revnum>)> {
-    match s.split_once(':') {
-        Some((a, b)) => Ok((parse_rev(a, head)?, Some(parse_rev(b, head)?))),
-        None => Ok((parse_rev(s, head)?, None)),
-    }
-}
-
 /// One side of a `-r` argument as svnadmin's option parser reads it
 /// (`svn_opt_parse_revision`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -629,15 +693,4 @@ fn can_not_open(path: &Path, e: &io::Error) -> anyhow::Error {
         io_code(e),
         format!("Can't open file '{}': {}", path.display(), os_message(e)),
     )
-}
-
-/// `-r LOWER[:UPPER]` as an inclusive range; all revisions when absent.
-fn revisions(arg: Option<&str>, youngest: Revnum) -> Result<(Revnum, Revnum)> {
-    match arg {
-        Some(s) => {
-            let (lo, hi) = parse_range(s, youngest)?;
-            Ok((lo, hi.unwrap_or(lo)))
-        }
-        None => Ok((0, youngest)),
-    }
 }

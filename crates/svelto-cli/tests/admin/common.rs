@@ -274,6 +274,15 @@ pub fn comparable_dumps(
     }
 }
 
+/// Installs an executable hook `name` of `repo` running `body` under /bin/sh.
+pub fn install_hook(repo: &Path, name: &str, body: &str) {
+    let p = repo.join("hooks").join(name);
+    std::fs::write(&p, format!("#!/bin/sh\n{body}")).expect("write hook");
+    let mut perm = std::fs::metadata(&p).expect("hook").permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o755);
+    std::fs::set_permissions(&p, perm).expect("chmod hook");
+}
+
 #[cfg(test)]
 mod tests {
     use super::names_revision;

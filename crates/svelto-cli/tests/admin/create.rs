@@ -121,3 +121,50 @@ fn info_into_a_closed_pipe_exits_cleanly() {
         out.status
     );
 }
+
+/// svnadmin create refuses an existing repository, a directory inside one (an FSFS one
+/// too) and a directory that is not empty, with its codes and texts.
+#[test]
+fn create_refuses_what_svnadmin_refuses() {
+    use crate::pair::{Pair, REPO};
+    let pair = Pair::new();
+    for args in [
+        &["create", REPO][..],
+        &["create", "{REPO}/sub"],
+        &["create", "{REPO}/db/x/y"],
+    ] {
+        let seen = pair.same(args);
+        assert_eq!(seen.code, Some(1), "{args:?}");
+        assert!(seen.stderr.starts_with("svnadmin: E165002: '"), "{seen:?}");
+    }
+    assert!(!pair.sv.path().join("sub").exists());
+    // Inside an FSFS repository.
+    let out = svelto()
+        .args(["admin", "create"])
+        .arg(pair.fs.path().join("sub"))
+        .failure();
+    assert!(
+        out.stderr_text()
+            .contains("is a subdirectory of an existing repository rooted at"),
+        "{out}"
+    );
+    // A directory that is not empty, named as given.
+    let dir = svelto_testkit::tempdir();
+    std::fs::create_dir(dir.path().join("nonempty")).expect("mkdir");
+    std::fs::write(dir.path().join("nonempty/f"), "x").expect("write");
+    let fs = svelto_testkit::Run::tool("svnadmin")
+        .args(["create", "nonempty"])
+        .current_dir(dir.path())
+        .output();
+    let sv = svelto()
+        .args(["admin", "create", "nonempty"])
+        .current_dir(dir.path())
+        .output();
+    assert_eq!(sv.stderr_text(), fs.stderr_text());
+    assert_eq!(sv.status.code(), Some(1));
+    assert!(
+        sv.stderr_text()
+            .contains("E200011: 'nonempty' exists and is non-empty"),
+        "{sv}"
+    );
+}

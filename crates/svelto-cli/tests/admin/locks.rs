@@ -33,11 +33,7 @@ fn masked(seen: &Seen) -> String {
 
 fn hook(pair: &Pair, name: &str, body: &str) {
     for repo in [pair.fs.path(), pair.sv.path()] {
-        let p = repo.join("hooks").join(name);
-        std::fs::write(&p, format!("#!/bin/sh\n{body}")).expect("write hook");
-        let mut perm = std::fs::metadata(&p).expect("hook").permissions();
-        std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o755);
-        std::fs::set_permissions(&p, perm).expect("chmod hook");
+        crate::common::install_hook(repo, name, body);
     }
 }
 

@@ -146,7 +146,7 @@ fn rev_size_is_what_the_commit_added() {
 fn recording_hook(repo: &Path) {
     let sv = env!("CARGO_BIN_EXE_svelto");
     let script = format!(
-        "#!/bin/sh\nREPOS=\"$1\"; TXN=\"$2\"; OUT=\"$REPOS/hook.out\"\n\
+        "REPOS=\"$1\"; TXN=\"$2\"; OUT=\"$REPOS/hook.out\"\n\
          echo \"txn $TXN\" > \"$OUT\"\n\
          echo lstxns >> \"$OUT\"; '{sv}' admin lstxns \"$REPOS\" >> \"$OUT\" 2>&1\n\
          echo lstxns-r0 >> \"$OUT\"; '{sv}' admin lstxns -r 0 \"$REPOS\" >> \"$OUT\" 2>&1\n\
@@ -154,11 +154,7 @@ fn recording_hook(repo: &Path) {
          echo recover >> \"$OUT\"; '{sv}' admin recover \"$REPOS\" >> \"$OUT\" 2>&1; echo \"rc=$?\" >> \"$OUT\"\n\
          exit 0\n"
     );
-    let p = repo.join("hooks/pre-commit");
-    std::fs::write(&p, script).expect("write hook");
-    let mut perm = std::fs::metadata(&p).expect("hook").permissions();
-    std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o755);
-    std::fs::set_permissions(&p, perm).expect("chmod hook");
+    crate::common::install_hook(repo, "pre-commit", &script);
 }
 
 #[test]
