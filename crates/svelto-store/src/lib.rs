@@ -42,3 +42,30 @@ pub(crate) const TAG_DIR_DELTA: u8 = 7;
 
 /// The most DIRDELTA records between a listing and the whole DIR it builds on.
 pub(crate) const MAX_DIR_CHAIN: u64 = 16;
+
+/// Decodes `payload` as the reader decodes a record of tag `tag` once its frame's CRC has
+/// held: NODE, DIR, DIRDELTA, PROPS, REP trailer, REVISION (META), WINDOW (svndiff2). For
+/// fuzzing and tools; an unknown tag is itself corruption.
+pub fn decode_record(tag: u8, payload: &[u8]) -> std::result::Result<(), Corruption> {
+    match tag {
+        TAG_NODE => NodeRev::decode(payload).map(drop),
+        TAG_DIR => node::decode_dir(payload).map(drop),
+        TAG_DIR_DELTA => node::decode_dir_delta(payload).map(drop),
+        TAG_PROPS => node::decode_props(payload).map(drop),
+        TAG_REP => rep::RepTrailer::decode(payload).map(drop),
+        TAG_REVISION => RevMeta::decode(payload).map(drop),
+        TAG_WINDOW => {
+            match svelto_delta::parse_window(payload, 2, &svelto_delta::Limits::default()) {
+                Ok(Some((_, used))) if used == payload.len() => Ok(()),
+                Ok(_) => Err(Corruption::new("svndiff window does not fill its record")),
+                Err(e) => Err(Corruption::new(format!("svndiff window: {e}"))),
+            }
+        }
+        t => Err(Corruption::new(format!("unknown record tag {t}"))),
+    }
+}
+
+/// Parses the contents of `db/uuid` as readers do.
+pub fn parse_uuid_file(text: &str) -> std::result::Result<String, Corruption> {
+    check::parse_uuid(text)
+}

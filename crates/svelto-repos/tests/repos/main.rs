@@ -4,4 +4,5 @@ mod authz;
 mod commit_model;
 mod crash_io;
 mod damage;
+mod fuzz_seeds;
 mod replay;

@@ -1,0 +1,132 @@
+//! The bodies of the fuzz targets: each feeds arbitrary bytes to one decoder of untrusted
+//! input and checks that it answers (a value or an error) without panicking, looping or
+//! allocating beyond its limits. Shared by the cargo-fuzz targets (`fuzz_targets/`) and by a
+//! stable test over the seed corpus (crates/svelto-repos/tests/repos/fuzz_seeds.rs, which
+//! includes this file), so that CI compiles and runs them without nightly.
+
+use std::io::Read;
+
+/// The svn:// item decoder, fed whole and in pieces (the split point is the first byte), and
+/// each decoded item walked as a command or a response would be.
+pub fn wire(data: &[u8]) {
+    use svelto_wire::{Decoder, Limits};
+    let limits = Limits {
+        max_request: 1 << 20,
+        ..Limits::default()
+    };
+    let whole = decode_all(&mut Decoder::new(limits), data, data.len().max(1));
+    let step = usize::from(data.first().copied().unwrap_or(1)).max(1);
+    let pieces = decode_all(&mut Decoder::new(limits), data, step);
+    // Feeding the input in pieces must not change what is decoded.
+    assert_eq!(whole, pieces, "decoding depends on how the input is split");
+}
+
+/// Decodes items from `data` arriving `step` bytes at a time; walks each one.
+fn decode_all(
+    d: &mut svelto_wire::Decoder,
+    data: &[u8],
+    step: usize,
+) -> Result<Vec<svelto_wire::Item>, String> {
+    let mut items = Vec::new();
+    let (mut start, mut end) = (0, 0);
+    loop {
+        match d.decode(&data[start..end]) {
+            Ok(Some((item, used))) => {
+                assert!(used > 0 && used <= end - start);
+                start += used;
+                walk(&item);
+                // What the encoder writes decodes to the same item.
+                let again = svelto_wire::decode(&item.to_bytes(), d.limits());
+                assert_eq!(again.ok().flatten().map(|(i, _)| i), Some(item.clone()));
+                items.push(item);
+            }
+            Ok(None) if end < data.len() => end = (end + step).min(data.len()),
+            Ok(None) => return Ok(items),
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+}
+
+/// Reads an item as the server reads a command, and as the client reads a response.
+fn walk(item: &svelto_wire::Item) {
+    use svelto_wire::{Response, TupleReader};
+    let _ = Response::from_item(item);
+    if let Ok(mut t) = TupleReader::from_item(item) {
+        if let (Ok(_name), Ok(mut params)) = (t.word(), t.tuple()) {
+            // The shapes commands' parameters take: revisions, paths, flags, lists.
+            let _ = params.opt_rev();
+            let _ = params.opt_string();
+            let _ = params.bool();
+            let _ = params.opt_tuple().map(|t| t.map(|mut t| t.opt_word()));
+            let _ = params.list();
+            let _ = params.bracket_rev();
+            let _ = params.is_at_end();
+        }
+    }
+}
+
+/// An svndiff stream (versions 0, 1 and 2, by its header), decoded window by window and
+/// applied to a source made from the input.
+pub fn svndiff(data: &[u8]) {
+    use svelto_delta::{apply_windows, decode_stream, Limits};
+    let limits = Limits::default();
+    if let Ok(windows) = decode_stream(data, &limits) {
+        let source: Vec<u8> = data.iter().rev().copied().collect();
+        if let Ok(out) = apply_windows(&windows, &source) {
+            let target: usize = windows.iter().map(|w| w.target_len as usize).sum();
+            assert_eq!(out.len(), target);
+        }
+    }
+    // A window as the store reads one (svndiff2 without the stream header).
+    let _ = svelto_delta::parse_window(data, 2, &limits);
+}
+
+/// A dumpfile, read record by record with each text read to its end (a delta text
+/// decoded as svndiff), as `svelto admin load` reads one.
+pub fn dumpfile(data: &[u8]) {
+    use svelto_dump::{DumpReader, Record};
+    let mut r = DumpReader::new(data);
+    let mut records = 0usize;
+    while let Ok(Some(rec)) = r.next_record() {
+        records += 1;
+        assert!(records <= data.len() + 1, "more records than bytes");
+        if let Record::Node(node) = rec {
+            let mut text = Vec::new();
+            if r.text().read_to_end(&mut text).is_ok() && node.text_delta {
+                svndiff(&text);
+            }
+        }
+    }
+}
+
+/// A record of the store: the first byte picks what the rest is (a record payload by tag,
+/// `db/current`, a `db/revs` record, `db/uuid`).
+pub fn store_record(data: &[u8]) {
+    let Some((&kind, rest)) = data.split_first() else {
+        return;
+    };
+    match kind {
+        0xf0 => {
+            if let Ok(text) = std::str::from_utf8(rest) {
+                if let Ok(cur) = svelto_store::Current::parse(text) {
+                    // What parses renders back to itself in its checked form.
+                    let again = svelto_store::Current::parse(&cur.render()).ok();
+                    assert_eq!(again, Some(cur));
+                }
+            }
+        }
+        0xf1 => {
+            if let Ok(r) = svelto_store::RevRecord::decode(rest) {
+                assert_eq!(svelto_store::RevRecord::decode(&r.encode()), Ok(r));
+            }
+        }
+        0xf2 => {
+            if let Ok(text) = std::str::from_utf8(rest) {
+                let _ = svelto_store::parse_uuid_file(text);
+            }
+        }
+        tag => {
+            let _ = svelto_store::decode_record(tag, rest);
+        }
+    }
+}
