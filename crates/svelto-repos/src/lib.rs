@@ -47,7 +47,7 @@ pub use file_revs::{
 pub use fs::{Inherit, NodeHistory};
 pub use hooks::Hooks;
 pub use hotcopy::{freeze, hotcopy};
-pub use load::{load, load_revprops, LoadOptions, RevpropLoadOptions, UuidAction};
+pub use load::{load, load_revprops, load_with, LoadOptions, RevpropLoadOptions, UuidAction};
 pub use locations::{deleted_rev, get_locations, location_segments, Segment};
 pub use log::{
     log, log_authz, revision_access, ChangedPath, LogEntry, LogOptions, Readable, RevisionAccess,

@@ -12,9 +12,11 @@ use crate::textdelta::DeltaApplier;
 use std::collections::BTreeMap;
 use std::io::BufRead;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use svelto_core::{join, validate_path, validate_svn_prop, PropList, Revnum};
 use svelto_dump::{DumpReader, Node, NodeAction, PropEntry, PropsBlock, Record};
+use svelto_store::io::{OsIo, StoreIo};
 use svelto_store::{Txn, Writer};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -88,7 +90,19 @@ pub fn load(
     opts: LoadOptions,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Revnum> {
-    let mut w = Writer::open(path)?;
+    load_with(path, Arc::new(OsIo), input, opts, progress)
+}
+
+/// [`load`] with the writer's file operations going through `io` (tests fail, tear and
+/// forget them: svelto-testkit's `SimIo`).
+pub fn load_with(
+    path: &Path,
+    io: Arc<dyn StoreIo>,
+    input: impl BufRead,
+    opts: LoadOptions,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Revnum> {
+    let mut w = Writer::open_with(path, io)?;
     let parent_dir = match &opts.parent_dir {
         Some(p) => Some(validate_path(p).map_err(|e| ReposError::Invalid(e.to_string()))?),
         None => None,
