@@ -81,6 +81,11 @@ pub struct ServeArgs {
     /// Largest client request, in MiB (svnserve's default 16).
     #[arg(long, value_name = "MiB", default_value_t = 16)]
     max_request_size: u64,
+    /// Memory all connections together may buffer for their clients (requests being read
+    /// and decoded, update reports), in MiB, beyond 256 KiB free per connection; a request
+    /// that would go over it is refused with an error.
+    #[arg(long, value_name = "MiB", default_value_t = 1024)]
+    memory_budget: u64,
     /// Close connections idle for this many seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 900)]
     idle_timeout: u64,
@@ -234,6 +239,8 @@ pub fn run(args: ServeArgs) -> Result<()> {
     config.idle_timeout = std::time::Duration::from_secs(args.idle_timeout.max(1));
     config.config_file = config_file;
     config.max_connections = args.max_connections.max(1);
+    config.memory_budget =
+        usize::try_from(args.memory_budget.saturating_mul(1 << 20)).unwrap_or(usize::MAX);
     config.max_response = args.max_response_size.saturating_mul(1 << 20);
     config.virtual_host = args.virtual_host;
     config.shutdown_grace = Duration::from_secs(args.shutdown_grace);

@@ -143,6 +143,11 @@ impl Report {
         self.entries.is_empty()
     }
 
+    /// Bytes the report holds in memory (its entries and their text, as allocated).
+    pub fn memory(&self) -> usize {
+        self.entries.capacity() * std::mem::size_of::<Entry>() + self.text.capacity()
+    }
+
     /// `set-path`: the working copy has `path` at `rev`, with ambient `depth`; `start_empty`
     /// when it is a directory without any of its entries yet (a checkout); `lock_token` when
     /// it holds a lock on that file. Depth `unknown` is an error, as in svnserve.

@@ -6,7 +6,9 @@
 //! them (reads double from 4 KiB up to 64 KiB, or to the size of a string being read), and
 //! are given back once the connection waits for its next command with nothing pending.
 
+use crate::budget::{Charge, MemoryBudget, OverBudget, FREE_PER_CONNECTION};
 use std::io::{self, Read, Write};
+use std::sync::Arc;
 use svelto_wire::{Decoder, Item, Limits, WireError};
 
 /// Why a connection cannot go on.
@@ -16,6 +18,9 @@ pub enum ConnError {
     Wire(#[from] WireError),
     #[error("connection I/O: {0}")]
     Io(#[from] io::Error),
+    /// The request would take the server over `--memory-budget`.
+    #[error(transparent)]
+    Budget(#[from] OverBudget),
 }
 
 /// The first read of a connection, and of each command after an idle wait.
@@ -67,6 +72,9 @@ pub struct Conn<R: Read, W: Write> {
     /// Bytes already counted in the metrics (in, out).
     pub metered_in: u64,
     pub metered_out: u64,
+    /// The input buffer and the decoded tree of the last item, against the server's
+    /// memory budget.
+    charge: Charge,
 }
 
 impl<R: Read, W: Write> Conn<R, W> {
@@ -87,7 +95,19 @@ impl<R: Read, W: Write> Conn<R, W> {
             failure: None,
             metered_in: 0,
             metered_out: 0,
+            charge: Charge::default(),
         }
+    }
+
+    /// Counts what this connection buffers for its client against `budget` (the first
+    /// `FREE_PER_CONNECTION` bytes are free).
+    pub fn set_budget(&mut self, budget: Arc<MemoryBudget>) {
+        self.charge = Charge::new(Some(budget), FREE_PER_CONNECTION);
+    }
+
+    /// A charge against the same budget, for what a command keeps (a report).
+    pub fn new_charge(&self) -> Charge {
+        self.charge.sibling()
     }
 
     /// Bounds each command's response (svnserve's `--max-response-size`; 0: no bound).
@@ -152,6 +172,9 @@ impl<R: Read, W: Write> Conn<R, W> {
                     self.buf.clear();
                     self.start = 0;
                 }
+                // Held until the next read: the command works on the item meanwhile.
+                self.charge
+                    .set(self.buf.capacity() + self.decoder.last_cost())?;
                 return Ok(Some(item));
             }
             if self.start > 0 {
@@ -168,6 +191,15 @@ impl<R: Read, W: Write> Conn<R, W> {
                 Some(h) => h.clamp(self.read_size, 1 << 20),
                 None => self.read_size,
             };
+            // Charged before it is taken: the buffer as it will grow (Vec doubles), and the
+            // tree of the item framed so far.
+            let cap = self.buf.capacity();
+            let grown = if have + want > cap {
+                (cap * 2).max(have + want)
+            } else {
+                cap
+            };
+            self.charge.set(grown + self.decoder.pending_cost())?;
             self.buf.resize(have + want, 0);
             let n = loop {
                 match self.reader.read(&mut self.buf[have..]) {
@@ -208,6 +240,7 @@ impl<R: Read, W: Write> Conn<R, W> {
             }
         }
         self.read_size = MIN_READ;
+        let _ = self.charge.set(0);
     }
 
     /// Bytes held in the connection's buffers (capacity), for tests and metrics.
@@ -388,6 +421,35 @@ mod tests {
             conn.buffered_capacity()
         );
         assert_eq!(conn.writer.len(), a.to_bytes().len());
+    }
+
+    #[test]
+    fn a_request_over_the_memory_budget_is_refused_and_its_charge_given_back() {
+        let budget = MemoryBudget::new(2 << 20);
+        let big = vec![b'x'; 3 << 20];
+        let mut input = format!("( 1:a {}:", big.len()).into_bytes();
+        input.extend_from_slice(&big);
+        input.extend_from_slice(b" ) ");
+        let mut conn = Conn::new(&input[..], Vec::new(), Limits::default());
+        conn.set_budget(budget.clone());
+        match conn.read_item() {
+            Err(ConnError::Budget(e)) => assert_eq!(e.limit, 2 << 20),
+            other => panic!("expected the budget's refusal, got {other:?}"),
+        }
+        assert!(budget.used() <= 2 << 20);
+        drop(conn);
+        assert_eq!(budget.used(), 0, "the connection's charge is given back");
+
+        // Under the budget: read, and charged only while the connection holds it.
+        let budget = MemoryBudget::new(64 << 20);
+        input.extend_from_slice(b"( 1:b ) ");
+        let mut conn = Conn::new(&input[..], Vec::new(), Limits::default());
+        conn.set_budget(budget.clone());
+        conn.read_item().expect("read").expect("item");
+        assert!(budget.used() >= (3 << 20) - FREE_PER_CONNECTION);
+        conn.read_item().expect("read").expect("item");
+        assert!(conn.read_item().expect("clean end").is_none());
+        assert_eq!(budget.used(), 0, "nothing held while idle");
     }
 
     #[test]

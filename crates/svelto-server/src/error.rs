@@ -29,6 +29,8 @@ pub mod code {
     pub const UNSUPPORTED_FEATURE: u64 = 200007;
     pub const UNKNOWN_CMD: u64 = 210001;
     pub const MALFORMED_DATA: u64 = 210004;
+    /// `SVN_ERR_RA_SVN_REQUEST_SIZE`, also for a request over `--memory-budget`.
+    pub const REQUEST_SIZE: u64 = 210009;
     pub const REPOS_NOT_FOUND: u64 = 210005;
     pub const BAD_VERSION: u64 = 210006;
     pub const AUTHN_FAILED: u64 = 215004;

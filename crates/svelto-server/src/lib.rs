@@ -13,6 +13,7 @@
 
 mod actions;
 mod auth;
+pub mod budget;
 mod cmd;
 mod commit;
 mod conn;
@@ -86,6 +87,10 @@ pub struct Config {
     pub tunnel_user: Option<String>,
     /// This machine's name, for CRAM-MD5 challenges.
     pub hostname: String,
+    /// `--memory-budget`: bytes all connections together may buffer for their clients
+    /// (requests being read and decoded, update reports) beyond a small free share each
+    /// ([`budget::FREE_PER_CONNECTION`]); a request that would go over it is refused.
+    pub memory_budget: usize,
 }
 
 impl Config {
@@ -103,6 +108,7 @@ impl Config {
             config_file: None,
             tunnel_user: None,
             hostname: "localhost".into(),
+            memory_budget: 1 << 30,
         }
     }
 }
@@ -122,12 +128,16 @@ pub struct Shared {
     writes_in_flight: AtomicUsize,
     /// Threads telling clients the server is busy (bounded: a flood is just dropped).
     refusing: AtomicUsize,
+    /// What connections buffer for their clients, bounded by `Config::memory_budget`.
+    pub budget: Arc<budget::MemoryBudget>,
 }
 
 impl Shared {
     pub fn new(config: Config, log: Logger) -> Arc<Shared> {
         let repos = Repos::new(config.text_cache_bytes);
+        let budget = budget::MemoryBudget::new(config.memory_budget);
         Arc::new(Shared {
+            budget,
             config,
             log,
             metrics: Arc::new(Metrics::default()),
@@ -215,6 +225,7 @@ pub fn serve_streams<R: Read, W: Write>(
     let id = shared.next_id.fetch_add(1, Ordering::Relaxed);
     let mut conn = Conn::new(reader, writer, shared.limits());
     conn.set_max_response(shared.config.max_response);
+    conn.set_budget(shared.budget.clone());
     shared.metrics.connection_opened();
     let refused = session::run(shared, &mut conn, id, peer, loopback);
     shared.metrics.connection_closed();

@@ -2,6 +2,7 @@
 //! drive its working copy to the target with the wire editor.
 
 use crate::actions::{self, depth_text, one, Ctx, Pending};
+use crate::budget::Charge;
 use crate::cmd::{Command, Reply};
 use crate::conn::Conn;
 use crate::editor::WireEditor;
@@ -288,9 +289,13 @@ impl Command for Diff {
 /// Reads report commands until `finish-report` (Some) or `abort-report` (None). Errors in
 /// the report are kept and reported after `finish-report`, as svnserve does; protocol
 /// errors end the connection.
+///
+/// The report's memory is counted in `charge` against the server's budget (the caller keeps
+/// the charge while the report is driven).
 fn read_report<R: Read, W: Write>(
     s: &Session,
     conn: &mut Conn<R, W>,
+    charge: &mut Charge,
 ) -> CmdResult<Option<Result<Report, Failure>>> {
     let mut report = Report::new();
     let mut err: Option<Failure> = None;
@@ -356,6 +361,17 @@ fn read_report<R: Read, W: Write>(
                 }
             }
         }
+        if err.is_none() {
+            if let Err(e) = charge.set(report.memory()) {
+                err = Some(CmdError::new(code::REQUEST_SIZE, e.to_string()).into());
+            }
+        }
+        // A failed report is answered with its error after finish-report: what it holds is
+        // of no more use.
+        if err.is_some() && !report.is_empty() {
+            report = Report::new();
+            let _ = charge.set(0);
+        }
     }
 }
 
@@ -406,7 +422,8 @@ fn report_depth(word: Option<&str>) -> CmdResult<Depth> {
 /// The report, the second auth slot, the drive, and the command's response.
 fn run<R: Read, W: Write>(s: &mut Session, conn: &mut Conn<R, W>, req: Drive) -> CmdResult<Reply> {
     // The report always follows, even when the command itself was bad.
-    let report = read_report(s, conn)?;
+    let mut charge = conn.new_charge();
+    let report = read_report(s, conn, &mut charge)?;
     let Some(report) = report else {
         return Ok(None);
     };

@@ -134,14 +134,19 @@ pub fn run<R: Read, W: Write>(
         conn.bytes_in.saturating_sub(conn.metered_in),
         conn.bytes_out.saturating_sub(conn.metered_out),
     );
-    let refused = matches!(result, Err(ConnError::Wire(_)));
+    let refused = matches!(result, Err(ConnError::Wire(_) | ConnError::Budget(_)));
     let how = match result {
         Ok(()) => "closed".to_string(),
         Err(e) => {
             shared.metrics.error(fatal_kind(&e));
-            if let ConnError::Wire(w) = &e {
-                // Tell the client why, when it can still hear it.
-                let _ = conn.write_item(&fail_item(w.svn_error_code(), &w.to_string()));
+            // Tell the client why, when it can still hear it.
+            let why = match &e {
+                ConnError::Wire(w) => Some(w.svn_error_code()),
+                ConnError::Budget(_) => Some(svelto_wire::ERR_REQUEST_SIZE),
+                ConnError::Io(_) => None,
+            };
+            if let Some(code) = why {
+                let _ = conn.write_item(&fail_item(code, &e.to_string()));
                 let _ = conn.flush();
             }
             format!("ended: {e}")
@@ -170,6 +175,7 @@ fn fatal_kind(e: &ConnError) -> ErrorKind {
             ErrorKind::Limit
         }
         ConnError::Wire(_) => ErrorKind::Protocol,
+        ConnError::Budget(_) => ErrorKind::Limit,
         ConnError::Io(io) => match io.kind() {
             std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => ErrorKind::Timeout,
             _ if io
@@ -515,6 +521,7 @@ fn command_loop<R: Read, W: Write>(
             // The connection ends: the log gets svnserve's kind of ERR line for why.
             let code = match e {
                 ConnError::Wire(w) => w.svn_error_code(),
+                ConnError::Budget(_) => svelto_wire::ERR_REQUEST_SIZE,
                 ConnError::Io(io)
                     if io
                         .get_ref()

@@ -234,3 +234,48 @@ fn a_request_of_tiny_items_is_refused_with_bounded_memory() {
     let mut c = Conn::session(server.addr(), &url);
     assert_eq!(c.latest_rev(), 0);
 }
+
+/// `( get-latest-rev ( N:xxx... ) )` of `n` bytes of string, cut to its first `sent` bytes.
+fn big_request(n: usize, sent: usize) -> Vec<u8> {
+    let mut request = format!("( get-latest-rev ( {n}:").into_bytes();
+    request.resize(request.len() + n, b'x');
+    request.extend_from_slice(b" ) ) ");
+    request.truncate(sent.min(request.len()));
+    request
+}
+
+/// `--memory-budget 36`: what all connections buffer together is bounded. One connection
+/// has sent 9 MiB of a 12 MiB string (charged 28 MiB: the buffer grown to 16 MiB, and the
+/// string the decoded item will hold); a 4 MiB request on another (12 MiB: 8 and 4) is
+/// refused with the budget's error, the server's memory not taken; once the first one is
+/// gone, the same request is served.
+#[test]
+fn requests_over_the_memory_budget_are_refused() {
+    let dir = tempdir();
+    let repo = fresh_repo(dir.path(), "r");
+    let root = repo.parent().expect("root").to_owned();
+    let server = svelto_testkit::Svelto::start_with(
+        crate::durability::binary(),
+        &root,
+        &dir.path().join("serve.log"),
+        &["--memory-budget", "36"],
+    );
+    let url = server.url("r");
+    let mut holder = Conn::session(server.addr(), &url);
+    holder.send(&big_request(12 << 20, 9 << 20));
+    std::thread::sleep(Duration::from_millis(500));
+
+    let (_, failure) = ask(&server, &url, &big_request(4 << 20, usize::MAX));
+    let (code, message) = failure.expect("refused");
+    assert_eq!(code, 210009, "{message}");
+    assert!(
+        message.contains("short of memory") && message.contains("--memory-budget"),
+        "{message}"
+    );
+
+    drop(holder);
+    std::thread::sleep(Duration::from_millis(500));
+    let (items, failure) = ask(&server, &url, &big_request(4 << 20, usize::MAX));
+    assert!(failure.is_none(), "{failure:?}");
+    assert!(items.last().is_some_and(Item::is_success), "{items:?}");
+}
