@@ -4,6 +4,7 @@
 //! its dump editor's rules for which properties and texts to include.
 
 use crate::error::{io, ReposError, Result};
+use crate::revprops::readable_revprops;
 use std::io::{Read, Write};
 use std::sync::Arc;
 use svelto_core::{
@@ -16,13 +17,113 @@ use svelto_dump::{
 };
 use svelto_store::{FileText, NodeRev, Repo, DELTA_MAX};
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Default)]
 pub struct DumpOptions {
     pub start: Revnum,
     pub end: Revnum,
     pub incremental: bool,
     /// Format 3: property and text deltas against the previous version.
     pub deltas: bool,
+    /// Only the paths this filter includes (`svnadmin dump --include/--exclude/--pattern`).
+    pub filter: Option<PathFilter>,
+}
+
+/// The paths `svnadmin dump --include PATH`, `--exclude PATH` (and `--pattern`: PATHs are
+/// globs) let through. As svnadmin, the dump treats excluded paths as unreadable ones:
+/// they and their changes are left out, a copy whose source is excluded becomes an add of
+/// the copied contents, and a revision that changed excluded paths keeps only `svn:author`
+/// and `svn:date` (none when it changed nothing included).
+#[derive(Debug, Clone, Default)]
+pub struct PathFilter {
+    /// Paths (`/trunk/a`, compared as given, as svnadmin compares them: `trunk` or
+    /// `/trunk/` match nothing) or, with `glob`, patterns matched against them.
+    pub paths: Vec<String>,
+    pub glob: bool,
+    pub exclude: bool,
+}
+
+impl PathFilter {
+    /// Whether `path` (with or without its leading '/') is dumped: svnadmin's
+    /// `ary_prefix_match` (a path under or equal to one of the paths, whole components) or
+    /// `svn_cstring_match_glob_list` (a whole-path glob, `*` matching `/` too).
+    pub fn includes(&self, path: &str) -> bool {
+        let fspath = format!("/{}", path.trim_start_matches('/'));
+        let matches = self.paths.iter().any(|p| {
+            if self.glob {
+                glob_match(p.as_bytes(), fspath.as_bytes())
+            } else {
+                fspath == *p
+                    || fspath
+                        .strip_prefix(p.as_str())
+                        .is_some_and(|rest| rest.starts_with('/'))
+            }
+        });
+        matches != self.exclude
+    }
+}
+
+/// `apr_fnmatch(pattern, string, 0)`: `*` any run of bytes (`/` included), `?` one byte,
+/// `[...]` a class (ranges, `!` or `^` negation), `\` quoting the next byte.
+fn glob_match(pattern: &[u8], text: &[u8]) -> bool {
+    let (mut p, mut t) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while t < text.len() {
+        let step = match pattern.get(p) {
+            Some(b'*') => {
+                star = Some((p, t));
+                p += 1;
+                continue;
+            }
+            Some(b'?') => Some(p + 1),
+            Some(b'[') => class_match(pattern, p, text[t]),
+            Some(b'\\') if p + 1 < pattern.len() => (pattern[p + 1] == text[t]).then_some(p + 2),
+            Some(&c) => (c == text[t]).then_some(p + 1),
+            None => None,
+        };
+        match step {
+            Some(next) => {
+                p = next;
+                t += 1;
+            }
+            None => match star {
+                Some((sp, st)) => {
+                    p = sp + 1;
+                    t = st + 1;
+                    star = Some((sp, st + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    pattern[p..].iter().all(|&c| c == b'*')
+}
+
+/// The class starting at `pattern[at] == b'['` against `c`: the index after the class when
+/// it matches; None otherwise (an unterminated class matches a literal '[').
+fn class_match(pattern: &[u8], at: usize, c: u8) -> Option<usize> {
+    let mut i = at + 1;
+    let negate = matches!(pattern.get(i), Some(b'!' | b'^'));
+    if negate {
+        i += 1;
+    }
+    let mut found = false;
+    let mut first = true;
+    loop {
+        let lo = *pattern.get(i)?;
+        if lo == b']' && !first {
+            break;
+        }
+        first = false;
+        if pattern.get(i + 1) == Some(&b'-') && pattern.get(i + 2).is_some_and(|&h| h != b']') {
+            let hi = pattern[i + 2];
+            found |= lo <= c && c <= hi;
+            i += 3;
+        } else {
+            found |= lo == c;
+            i += 1;
+        }
+    }
+    (found != negate).then_some(i + 1)
 }
 
 /// Writes revisions `start..=end`; `progress` is called after each revision.
@@ -35,14 +136,20 @@ pub fn dump(
     let e = || io("writing the dump");
     write_format(&mut &mut *out, if opts.deltas { 3 } else { 2 }).map_err(e())?;
     write_uuid(&mut &mut *out, &repo.uuid()?).map_err(e())?;
+    let filter = opts.filter.as_ref();
     for rev in opts.start..=opts.end {
-        write_revision_record(&mut &mut *out, rev, &repo.revprops(rev)?).map_err(e())?;
+        let revprops = match filter {
+            Some(f) => readable_revprops(repo, rev, Some(&|p: &str| f.includes(p)))?,
+            None => repo.revprops(rev)?,
+        };
+        write_revision_record(&mut &mut *out, rev, &revprops).map_err(e())?;
         if rev > 0 {
             let mut d = Dumper {
                 repo,
                 out: &mut *out,
                 rev,
                 use_deltas: opts.deltas && (opts.incremental || rev != opts.start),
+                filter,
             };
             if rev == opts.start && !opts.incremental {
                 d.full_tree()?;
@@ -95,9 +202,14 @@ struct Dumper<'a> {
     out: &'a mut dyn Write,
     rev: Revnum,
     use_deltas: bool,
+    filter: Option<&'a PathFilter>,
 }
 
 impl Dumper<'_> {
+    fn readable(&self, path: &str) -> bool {
+        self.filter.is_none_or(|f| f.includes(path))
+    }
+
     fn w(&mut self, bytes: &[u8]) -> Result<()> {
         self.out.write_all(bytes).map_err(io("writing the dump"))
     }
@@ -107,7 +219,7 @@ impl Dumper<'_> {
         let root = self.repo.root(self.rev)?;
         // Subversion's tree delta against revision 0 changes the root's properties first;
         // the dump editor turns that into a change record of the root.
-        if !self.repo.props(&*self.repo.node(root)?)?.is_empty() {
+        if self.readable("") && !self.repo.props(&*self.repo.node(root)?)?.is_empty() {
             self.dump_node("", root, NodeKind::Dir, Action::Change, false, None)?;
         }
         self.add_subtree(root, "")
@@ -118,6 +230,9 @@ impl Dumper<'_> {
         let entries = self.repo.dir(&node)?;
         for e in entries.iter() {
             let child = join(path, &e.name);
+            if !self.readable(&child) {
+                continue;
+            }
             self.dump_node(&child, e.node, e.kind, Action::Add, false, None)?;
             if e.kind == NodeKind::Dir {
                 self.add_subtree(e.node, &child)?;
@@ -159,8 +274,18 @@ impl Dumper<'_> {
             deleted: Vec::new(),
             written_out: false,
         }];
+        // A directory copied from an excluded source, dumped whole as an add: changes
+        // below it in this revision are in it already.
+        let mut added_whole: Option<String> = None;
         for ch in &meta.changes {
             let path = ch.path.as_str();
+            if !self.readable(path)
+                || added_whole
+                    .as_deref()
+                    .is_some_and(|a| path != a && is_ancestor(a, path))
+            {
+                continue;
+            }
             // Close directories that do not contain this path.
             while stack.len() > 1 && !is_ancestor(&stack.last().expect("non-empty").path, path) {
                 let f = stack.pop().expect("non-empty");
@@ -229,6 +354,19 @@ impl Dumper<'_> {
                         Action::Add
                     };
                     let copy = ch.copyfrom.as_ref().map(|(r, p)| (p.clone(), *r));
+                    if copy.as_ref().is_some_and(|(p, _)| !self.readable(p)) {
+                        // The source is excluded: the copy's contents, added.
+                        self.dump_node(path, ch.node, kind, action, false, None)?;
+                        if kind == NodeKind::Dir {
+                            let node = match ch.node {
+                                0 => self.repo.node_at(self.rev, path)?.0,
+                                off => off,
+                            };
+                            self.add_subtree(node, path)?;
+                            added_whole = Some(path.to_string());
+                        }
+                        continue;
+                    }
                     self.dump_node(path, ch.node, kind, action, copy.is_some(), copy.clone())?;
                     if kind == NodeKind::Dir {
                         stack.push(DirFrame {
@@ -476,4 +614,44 @@ fn read_full(r: &mut dyn Read, buf: &mut [u8]) -> Result<usize> {
         n += k;
     }
     Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{glob_match, PathFilter};
+
+    #[test]
+    fn globs_match_as_apr_fnmatch() {
+        let m = |p: &str, t: &str| glob_match(p.as_bytes(), t.as_bytes());
+        assert!(m("/trunk*", "/trunk/lib/a.c"));
+        assert!(m("*.c", "/trunk/lib/a.c"));
+        assert!(m("*[ab].c", "/x/b.c"));
+        assert!(!m("*[ab].c", "/x/c.c"));
+        assert!(m("*[!ab].c", "/x/c.c"));
+        assert!(m("/t?unk", "/trunk"));
+        assert!(!m("/t?unk", "/tunk"));
+        assert!(m("/a\\*b", "/a*b"));
+        assert!(!m("/a\\*b", "/axb"));
+        assert!(m("*", ""));
+        assert!(!m("/trunk", "/trunk/a"));
+    }
+
+    #[test]
+    fn paths_match_whole_components_as_given() {
+        let f = |paths: &[&str], exclude| PathFilter {
+            paths: paths.iter().map(|p| p.to_string()).collect(),
+            glob: false,
+            exclude,
+        };
+        let inc = f(&["/trunk"], false);
+        assert!(inc.includes("trunk"));
+        assert!(inc.includes("/trunk/lib"));
+        assert!(!inc.includes("trunk2"));
+        assert!(!inc.includes(""));
+        assert!(!f(&["trunk"], false).includes("trunk"));
+        assert!(!f(&["/trunk/"], false).includes("trunk/a"));
+        let exc = f(&["/trunk"], true);
+        assert!(!exc.includes("trunk/a"));
+        assert!(exc.includes("branches"));
+    }
 }

@@ -38,7 +38,7 @@ pub mod verify;
 
 pub use commit::{CommitTxn, Prepared};
 pub use create::create;
-pub use dump::{dump, dump_revprops, DumpOptions};
+pub use dump::{dump, dump_revprops, DumpOptions, PathFilter};
 pub use editor::{send_text, Editor, TextOptions, Token};
 pub use error::{ReposError, Result, SvnErrorKind};
 pub use file_revs::{

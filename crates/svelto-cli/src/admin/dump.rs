@@ -5,9 +5,9 @@ use clap::Args;
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 use svelto_core::Revnum;
-use svelto_repos::DumpOptions;
+use svelto_repos::{DumpOptions, PathFilter};
 
-use super::{create_file, dump_range, open};
+use super::{arg_error, create_file, dump_range, open, E_ARG_PARSING};
 
 #[derive(Args)]
 pub struct DumpArgs {
@@ -25,6 +25,18 @@ pub struct DumpArgs {
     /// Format 3: property and text deltas.
     #[arg(long)]
     pub deltas: bool,
+    /// Leave out PATH and what is below it (repeatable).
+    #[arg(long, value_name = "PATH")]
+    pub exclude: Vec<String>,
+    /// Dump only PATH and what is below it (repeatable).
+    #[arg(long, value_name = "PATH")]
+    pub include: Vec<String>,
+    /// The --include/--exclude PATHs are glob patterns matched against whole paths.
+    #[arg(long)]
+    pub pattern: bool,
+    /// Accepted as svnadmin accepts it; no effect.
+    #[arg(short = 'M', long = "memory-cache-size", value_name = "ARG")]
+    pub memory_cache_size: Option<u64>,
 }
 
 pub fn run(args: DumpArgs) -> Result<()> {
@@ -35,7 +47,30 @@ pub fn run(args: DumpArgs) -> Result<()> {
         revision,
         incremental,
         deltas,
+        exclude,
+        include,
+        pattern,
+        memory_cache_size: _,
     } = args;
+    let filter = match (include.is_empty(), exclude.is_empty()) {
+        (true, true) => None,
+        (false, false) => {
+            return Err(arg_error(
+                E_ARG_PARSING,
+                "'--exclude' and '--include' options cannot be used simultaneously",
+            ))
+        }
+        (false, true) => Some(PathFilter {
+            paths: include,
+            glob: pattern,
+            exclude: false,
+        }),
+        (true, false) => Some(PathFilter {
+            paths: exclude,
+            glob: pattern,
+            exclude: true,
+        }),
+    };
     let r = open(&repo)?;
     let (start, end) = dump_range(revision.as_deref(), r.youngest())?;
     let sink: Box<dyn Write> = match &file {
@@ -53,6 +88,7 @@ pub fn run(args: DumpArgs) -> Result<()> {
         end,
         incremental,
         deltas,
+        filter,
     };
     svelto_repos::dump(&r, &mut out, opts, &mut progress)?;
     out.flush().context("writing the dump")?;

@@ -22,6 +22,7 @@ mod common;
 mod corrupt;
 mod crash;
 mod create;
+mod dump_filter;
 mod hotcopy;
 mod load_options;
 mod locks;

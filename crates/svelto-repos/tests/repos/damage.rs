@@ -37,6 +37,7 @@ pub fn dump_of(path: &Path) -> Vec<u8> {
         end: repo.youngest(),
         incremental: false,
         deltas: false,
+        filter: None,
     };
     let mut out = Vec::new();
     svelto_repos::dump(&repo, &mut out, opts, &mut |_| {}).expect("dump");
@@ -368,6 +369,7 @@ fn a_damaged_change_list_fails_the_dump_cleanly() {
             end: r.youngest(),
             incremental: true,
             deltas: false,
+            filter: None,
         };
         let err = svelto_repos::dump(&r, &mut std::io::sink(), opts, &mut |_| {})
             .expect_err("damaged change list dumped");
