@@ -15,10 +15,13 @@ pub struct InfoArgs {
 pub fn run(args: InfoArgs) -> Result<()> {
     let InfoArgs { repo } = args;
     let r = open(&repo)?;
+    // svnadmin's lines where they apply (no Subversion version reads this store, so no
+    // "Compatible With Version"; no FSFS lines), then the size on disk.
     let text = format!(
-        "Path: {}\nUUID: {}\nRepository Format: 1\nFilesystem Type: svelto\n\
-         Filesystem Format: 1\nYoungest Revision: {}\nSize On Disk: {} bytes\n",
-        repo.display(),
+        "Path: {}\nUUID: {}\nRevisions: {}\nRepository Format: 1\n\
+         Repository Capability: mergeinfo\nFilesystem Type: svelto\nFilesystem Format: 1\n\
+         Size On Disk: {} bytes\n",
+        canonical(&repo),
         r.uuid()?,
         r.youngest(),
         dir_size(&repo)?
@@ -29,6 +32,22 @@ pub fn run(args: InfoArgs) -> Result<()> {
             Err(e).context("writing to standard output")
         }
         _ => Ok(()),
+    }
+}
+
+/// The path as svnadmin prints it (`svn_dirent_canonicalize`): no `.` components, no
+/// repeated or trailing '/'.
+fn canonical(path: &Path) -> String {
+    let text = path.to_string_lossy();
+    let absolute = text.starts_with('/');
+    let parts: Vec<&str> = text
+        .split('/')
+        .filter(|c| !c.is_empty() && *c != ".")
+        .collect();
+    match (absolute, parts.is_empty()) {
+        (true, _) => format!("/{}", parts.join("/")),
+        (false, true) => ".".to_string(),
+        (false, false) => parts.join("/"),
     }
 }
 

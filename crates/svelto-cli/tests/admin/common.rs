@@ -108,10 +108,10 @@ pub fn parse_info(out: &Outcome) -> Info {
             .unwrap_or_else(|| panic!("svelto admin info printed no '{name}' line:\n{out}"))
     };
     let uuid = field("UUID:");
-    let youngest = field("Youngest Revision:");
+    let youngest = field("Revisions:");
     let youngest = youngest
         .parse()
-        .unwrap_or_else(|e| panic!("Youngest Revision {youngest:?} is not a number: {e}\n{out}"));
+        .unwrap_or_else(|e| panic!("Revisions {youngest:?} is not a number: {e}\n{out}"));
     Info {
         uuid,
         youngest,

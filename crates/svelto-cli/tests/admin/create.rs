@@ -168,3 +168,36 @@ fn create_refuses_what_svnadmin_refuses() {
         "{sv}"
     );
 }
+
+/// `info` prints svnadmin's lines where they apply: the path as svnadmin prints it, the
+/// UUID and the number of revisions are the same as svnadmin's for the same history.
+#[test]
+fn info_prints_svnadmins_lines() {
+    use crate::pair::Pair;
+    let pair = Pair::with_dump(&svelto_testkit::scenario_dump("basic"));
+    let lines = |out: &svelto_testkit::Outcome, repo: &Path| -> Vec<String> {
+        out.stdout_text()
+            .replace(&repo.display().to_string(), "{REPO}")
+            .lines()
+            .take(3)
+            .map(str::to_string)
+            .collect()
+    };
+    for suffix in ["", "/", "/."] {
+        let fs = svelto_testkit::Run::tool("svnadmin")
+            .arg("info")
+            .arg(format!("{}{suffix}", pair.fs.path().display()))
+            .success();
+        let sv = svelto()
+            .args(["admin", "info"])
+            .arg(format!("{}{suffix}", pair.sv.path().display()))
+            .success();
+        assert_eq!(lines(&sv, pair.sv.path()), lines(&fs, pair.fs.path()));
+        let text = sv.stdout_text();
+        assert!(
+            text.contains("Repository Capability: mergeinfo\n"),
+            "{text}"
+        );
+        assert!(text.contains("Filesystem Type: svelto\n"), "{text}");
+    }
+}

@@ -77,7 +77,7 @@ pub fn youngest(repo: &Path) -> u64 {
         .success();
     let text = out.stdout_text();
     text.lines()
-        .find_map(|l| l.strip_prefix("Youngest Revision: "))
+        .find_map(|l| l.strip_prefix("Revisions: "))
         .and_then(|n| n.trim().parse().ok())
         .unwrap_or_else(|| panic!("no youngest revision in `svelto admin info`:\n{text}"))
 }

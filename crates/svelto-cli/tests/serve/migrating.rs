@@ -122,7 +122,7 @@ fn the_migration_guide_moves_a_repository_and_back() {
         .stdout_text();
     assert!(
         info.contains(&format!("UUID: {}", uuid.trim()))
-            && info.contains(&format!("Youngest Revision: {head}")),
+            && info.contains(&format!("Revisions: {head}")),
         "svelto admin info after the load:\n{info}\n(old: uuid {uuid}, youngest {head})"
     );
     let new_dump = svelto()

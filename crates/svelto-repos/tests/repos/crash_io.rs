@@ -293,6 +293,7 @@ fn loads_keep_every_reported_revision_through_crashes_and_failing_io() {
             end,
             incremental: false,
             deltas: false,
+            filter: None,
         };
         svelto_repos::dump(repo, &mut out, o, &mut |_| {}).expect("dump");
         out
