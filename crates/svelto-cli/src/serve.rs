@@ -61,6 +61,14 @@ pub struct ServeArgs {
     /// 127.0.0.1:9190. Off unless given.
     #[arg(long, value_name = "ADDR:PORT")]
     metrics_listen: Option<String>,
+    /// Also serve Subversion's HTTP protocol (what `http://` URLs and Apache's mod_dav_svn
+    /// serve; reads only for now) on this address, e.g. 127.0.0.1:8080 (port 0 picks one).
+    /// URLs map as Apache's `SVNParentPath ROOT`: http://HOST:PORT[PREFIX]/REPO/path.
+    #[arg(long, value_name = "ADDR:PORT")]
+    http_listen: Option<String>,
+    /// The URL path the repositories are under over HTTP, as Apache's `<Location /svn>`.
+    #[arg(long, value_name = "PATH", default_value = "")]
+    http_prefix: String,
     /// Connections served at once; the next client is told the server is busy.
     #[arg(long, value_name = "N", default_value_t = 1000)]
     max_connections: usize,
@@ -284,6 +292,22 @@ pub fn run(args: ServeArgs) -> Result<()> {
         }
         None => None,
     };
+    let http_addr = match &args.http_listen {
+        Some(addr) => {
+            let l = TcpListener::bind(addr.as_str())
+                .with_context(|| format!("can't bind the HTTP socket on {addr}"))?;
+            let a = l.local_addr()?;
+            let mut config = svelto_http::HttpConfig::new(shared.config.root.clone());
+            config.prefix = args.http_prefix.clone();
+            config.max_request = shared.config.max_request;
+            config.idle_timeout = shared.config.idle_timeout;
+            let repos = shared.clone();
+            let open: svelto_http::OpenRepo = Arc::new(move |dir| repos.repo_handle(dir));
+            svelto_http::spawn(l, config, open).context("starting the HTTP server")?;
+            Some(a)
+        }
+        None => None,
+    };
     if let Some(p) = &args.pid_file {
         std::fs::write(p, format!("{}\n", std::process::id()))
             .with_context(|| format!("writing pid file '{}'", p.display()))?;
@@ -292,11 +316,17 @@ pub fn run(args: ServeArgs) -> Result<()> {
     if let Some(a) = metrics_addr {
         shared.log.line(&format!("metrics on http://{a}/metrics"));
     }
+    if let Some(a) = http_addr {
+        shared.log.line(&format!("http listening on {a}"));
+    }
     handle_signals(&shared, local, args.config_file.clone())?;
     if args.log_file.is_some() || args.daemon_child {
         // Tell whoever started us (the -d parent, a test harness) where we listen.
         let mut err = std::io::stderr();
         let _ = writeln!(err, "listening on {local}");
+        if let Some(a) = http_addr {
+            let _ = writeln!(err, "http listening on {a}");
+        }
         let _ = err.flush();
     }
     svelto_server::run_listener(shared.clone(), listener, args.listen_once)?;

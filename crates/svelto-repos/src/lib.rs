@@ -21,6 +21,7 @@ mod file_revs;
 mod fs;
 pub mod hooks;
 mod hotcopy;
+pub mod list;
 mod load;
 pub mod locations;
 pub mod locks;

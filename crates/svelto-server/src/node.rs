@@ -9,7 +9,7 @@ use crate::items::{proplist_item, EPOCH};
 use crate::session::Session;
 use crate::url::path_in_repo;
 use std::io::{Read, Write};
-use svelto_core::{join, parent_and_name, Depth, NodeKind, PropList, Revnum};
+use svelto_core::{join, Depth, NodeKind, PropList, Revnum};
 use svelto_store::NodeRev;
 use svelto_wire::{success, Item, TupleReader};
 
@@ -549,12 +549,6 @@ fn get_dir(s: &mut Session, req: &GetDir) -> CmdResult<Reply> {
     Ok(Some(results))
 }
 
-/// Shell-style glob (`*`, `?`, `[...]`, `\x`) against a whole name, as `svn ls --search`
-/// matches entry names (apr_fnmatch without flags; the same matcher authz globs use).
-pub fn glob_match(pattern: &[u8], name: &[u8]) -> bool {
-    svelto_repos::authz::fnmatch(pattern, name)
-}
-
 /// `list ( path:string [ rev:number ] depth:word ( field:dirent-field ... )
 /// ? ( pattern:string ... ) )`: entries streamed, then `done`.
 pub struct List {
@@ -643,51 +637,31 @@ fn list_walk<R: Read, W: Write>(
     fields: Fields,
     patterns: Option<&[Vec<u8>]>,
 ) -> CmdResult<()> {
-    let Some((_, node)) = s.ctx.repo.lookup(rev, path)? else {
-        return Err(CmdError::new(code::FS_NOT_FOUND, format!("Path '/{path}' not found")).into());
-    };
-    // Names are matched case-folded, as svn_utf__fuzzy_glob_match does (it also strips
-    // accents, which this does not); an entry that does not match is not reported, but a
-    // directory is still descended.
-    let matches = |name: &str| match patterns {
-        None => true,
-        Some(ps) => {
-            let folded = name.to_lowercase();
-            ps.iter().any(|p| glob_match(p, folded.as_bytes()))
-        }
-    };
-    let root_name = parent_and_name(path).1;
-    if matches(root_name) {
-        send_list_entry(s, conn, path, &node, fields)?;
+    let repo = s.ctx.repo.clone();
+    // The walk is svelto-repos' (svn_repos_list); authz and the wire are the session's. The
+    // walk asks `readable` and gives entries at different times, so one RefCell serves both.
+    let session = std::cell::RefCell::new(s);
+    let mut failure: Option<Failure> = None;
+    let allowed = |p: &str| session.borrow().ctx.allowed(p, false);
+    let result = svelto_repos::list::list(
+        &repo,
+        path,
+        rev,
+        depth,
+        patterns,
+        Some(&allowed),
+        &mut |p, n| {
+            let mut s = session.borrow_mut();
+            send_list_entry(&mut s, conn, p, n, fields).map_err(|f| {
+                failure = Some(f);
+                svelto_repos::ReposError::Invalid("the list entry could not be sent".into())
+            })
+        },
+    );
+    match (failure, result) {
+        (Some(f), _) => Err(f),
+        (None, r) => Ok(r?),
     }
-    if node.kind != NodeKind::Dir || depth == Depth::Empty {
-        return Ok(());
-    }
-    // Depth-first, children in name order: each subdirectory's listing follows its entry.
-    let mut stack = vec![(path.to_string(), s.ctx.repo.dir(&node)?, 0usize)];
-    while let Some(top) = stack.last_mut() {
-        let Some(e) = top.1.get(top.2).cloned() else {
-            stack.pop();
-            continue;
-        };
-        top.2 += 1;
-        let child_path = join(&top.0, &e.name);
-        if depth == Depth::Files && e.kind == NodeKind::Dir {
-            continue;
-        }
-        if !s.ctx.allowed(&child_path, false) {
-            continue;
-        }
-        let child = s.ctx.repo.node(e.node)?;
-        if matches(&e.name) {
-            send_list_entry(s, conn, &child_path, &child, fields)?;
-        }
-        if e.kind == NodeKind::Dir && depth == Depth::Infinity {
-            let entries = s.ctx.repo.dir(&child)?;
-            stack.push((child_path, entries, 0));
-        }
-    }
-    Ok(())
 }
 
 fn send_list_entry<R: Read, W: Write>(
@@ -765,18 +739,6 @@ fn get_iprops(s: &mut Session, req: &PathRev) -> CmdResult<Reply> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn globs() {
-        assert!(glob_match(b"*.c", b"main.c"));
-        assert!(!glob_match(b"*.c", b"main.h"));
-        assert!(glob_match(b"a?c", b"abc"));
-        assert!(glob_match(b"[a-c]x", b"bx"));
-        assert!(!glob_match(b"[!a-c]x", b"bx"));
-        assert!(glob_match(b"*", b""));
-        assert!(glob_match(b"a*b*c", b"aXXbYYc"));
-        assert!(!glob_match(b"a*b*c", b"aXXbYY"));
-    }
 
     #[test]
     fn dates() {

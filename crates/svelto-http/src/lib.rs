@@ -1,0 +1,374 @@
+//! Subversion's HTTP protocol (`docs/formats/http.md`): the read side of protocol v2 as
+//! mod_dav_svn 1.14 speaks it to the stock client (ra_serf), over svelto-repos.
+//!
+//! Owns: the HTTP/1.1 listener (hyper on a small tokio runtime: keep-alive, pipelining,
+//! chunked bodies, bounded request bodies, idle timeouts), mapping URLs onto repositories
+//! and `!svn/` resources as Apache's `SVNParentPath` does (`uri.rs`), request XML (`xml.rs`,
+//! quick-xml), and the answers: `OPTIONS`, `PROPFIND`, `GET` (`resource.rs`), the update
+//! report (`update.rs`, an [`svelto_repos::Editor`] written as update-report XML) and the
+//! other reports (`reports.rs`).
+//! Must not: know the store's format, or the svn:// server's internals. Repositories come
+//! from the caller ([`OpenRepo`]), so one process serves both protocols from the same
+//! `Repo` handles and caches.
+//!
+//! Storage reads are blocking `pread`s: every request runs on tokio's blocking pool, and a
+//! response that streams (reports, large files) is written from there into a bounded
+//! channel, so memory stays bounded whatever the response's size.
+
+mod error;
+mod reports;
+mod resource;
+mod update;
+mod uri;
+mod xml;
+
+pub use error::HttpError;
+
+use bytes::Bytes;
+use http_body::{Body, Frame};
+use hyper::body::Incoming;
+use hyper::header::{HeaderName, HeaderValue};
+use hyper::{Request, Response, StatusCode};
+use std::convert::Infallible;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+use svelto_store::Repo;
+use tokio::sync::mpsc;
+
+/// Opens (or finds already open) the repository in a directory: the svn:// server's
+/// shared handle map, so both protocols share one `Repo` per repository.
+pub type OpenRepo = Arc<dyn Fn(&Path) -> svelto_store::Result<Repo> + Send + Sync>;
+
+/// How the HTTP side behaves.
+#[derive(Debug, Clone)]
+pub struct HttpConfig {
+    /// Repositories are the directories under this one (`SVNParentPath ROOT`).
+    pub root: PathBuf,
+    /// The URL path the repositories are under ("" or "/svn", as `<Location /svn>`).
+    pub prefix: String,
+    /// Largest request body accepted (413 past it).
+    pub max_request: usize,
+    /// A connection idle this long between requests is closed.
+    pub idle_timeout: Duration,
+}
+
+impl HttpConfig {
+    pub fn new(root: PathBuf) -> HttpConfig {
+        HttpConfig {
+            root,
+            prefix: String::new(),
+            max_request: 16 << 20,
+            idle_timeout: Duration::from_secs(900),
+        }
+    }
+}
+
+/// What every request shares.
+pub(crate) struct State {
+    pub config: HttpConfig,
+    pub open: OpenRepo,
+}
+
+/// Serves HTTP on `listener` in a thread of its own (a tokio runtime with two workers; the
+/// requests themselves run on its blocking pool). Returns the thread's handle; it runs
+/// until the process ends.
+pub fn spawn(
+    listener: std::net::TcpListener,
+    mut config: HttpConfig,
+    open: OpenRepo,
+) -> std::io::Result<std::thread::JoinHandle<()>> {
+    config.prefix = normalize_prefix(&config.prefix);
+    listener.set_nonblocking(true)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .max_blocking_threads(256)
+        .thread_name("svelto-http")
+        .enable_all()
+        .build()?;
+    let state = Arc::new(State { config, open });
+    std::thread::Builder::new()
+        .name("svelto-http-listener".into())
+        .spawn(move || {
+            runtime.block_on(async move {
+                let listener = match tokio::net::TcpListener::from_std(listener) {
+                    Ok(l) => l,
+                    Err(e) => {
+                        eprintln!("svelto-http: cannot listen: {e}");
+                        return;
+                    }
+                };
+                accept_loop(listener, state).await;
+            })
+        })
+}
+
+/// "/svn/" and "svn" become "/svn"; "/" and "" become "".
+fn normalize_prefix(p: &str) -> String {
+    let t = p.trim_matches('/');
+    if t.is_empty() {
+        String::new()
+    } else {
+        format!("/{t}")
+    }
+}
+
+async fn accept_loop(listener: tokio::net::TcpListener, state: Arc<State>) {
+    loop {
+        let (stream, _) = match listener.accept().await {
+            Ok(s) => s,
+            Err(_) => {
+                // Out of descriptors and the like: wait a little rather than spin.
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        let state = state.clone();
+        tokio::spawn(async move {
+            let idle = state.config.idle_timeout;
+            let service = hyper::service::service_fn(move |req| {
+                let state = state.clone();
+                async move { Ok::<_, Infallible>(respond(state, req).await) }
+            });
+            let conn = hyper::server::conn::http1::Builder::new()
+                .keep_alive(true)
+                .pipeline_flush(true)
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(idle)
+                .serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+            let _ = conn.await;
+        });
+    }
+}
+
+/// A request as the handlers see it: its head and its whole (bounded) body.
+pub(crate) struct Req {
+    pub method: hyper::Method,
+    pub path: String,
+    pub headers: hyper::HeaderMap,
+    pub body: Bytes,
+}
+
+impl Req {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+}
+
+/// A response body written by a blocking task.
+pub(crate) type Streamer = Box<dyn FnOnce(&mut dyn Write) -> Result<(), HttpError> + Send>;
+
+/// What a handler answers.
+pub(crate) struct Reply {
+    pub status: StatusCode,
+    pub headers: Vec<(&'static str, String)>,
+    pub body: ReplyBody,
+}
+
+pub(crate) enum ReplyBody {
+    Bytes(Vec<u8>),
+    Stream(Streamer),
+}
+
+impl Reply {
+    pub fn new(status: StatusCode, content_type: &str, body: Vec<u8>) -> Reply {
+        Reply {
+            status,
+            headers: vec![("content-type", content_type.to_string())],
+            body: ReplyBody::Bytes(body),
+        }
+    }
+
+    pub fn xml(status: StatusCode, body: Vec<u8>) -> Reply {
+        Reply::new(status, "text/xml; charset=\"utf-8\"", body)
+    }
+
+    pub fn stream(status: StatusCode, content_type: &str, f: Streamer) -> Reply {
+        Reply {
+            status,
+            headers: vec![("content-type", content_type.to_string())],
+            body: ReplyBody::Stream(f),
+        }
+    }
+
+    pub fn header(mut self, name: &'static str, value: impl Into<String>) -> Reply {
+        self.headers.push((name, value.into()));
+        self
+    }
+}
+
+async fn respond(state: Arc<State>, req: Request<Incoming>) -> Response<RespBody> {
+    let (parts, body) = req.into_parts();
+    let max = state.config.max_request;
+    let declared = parts
+        .headers
+        .get(hyper::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.trim().parse::<u64>());
+    match declared {
+        Some(Ok(n)) if n > max as u64 => {
+            return to_response(
+                HttpError::new(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    format!("The request body of {n} bytes exceeds the limit of {max} bytes"),
+                )
+                .reply(),
+            )
+            .await
+        }
+        Some(Err(_)) => {
+            return to_response(HttpError::bad_request("Malformed Content-Length").reply()).await
+        }
+        _ => {}
+    }
+    let body = match http_body_util::BodyExt::collect(http_body_util::Limited::new(body, max)).await
+    {
+        Ok(b) => b.to_bytes(),
+        Err(_) => {
+            return to_response(
+                HttpError::new(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    format!("The request body exceeds the limit of {max} bytes"),
+                )
+                .reply(),
+            )
+            .await
+        }
+    };
+    let req = Req {
+        method: parts.method,
+        path: parts.uri.path().to_string(),
+        headers: parts.headers,
+        body,
+    };
+    let handled = tokio::task::spawn_blocking(move || {
+        resource::handle(&state, &req).unwrap_or_else(|e| e.reply())
+    })
+    .await;
+    match handled {
+        Ok(reply) => to_response(reply).await,
+        Err(_) => {
+            to_response(
+                HttpError::new(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "The request's handler failed",
+                )
+                .reply(),
+            )
+            .await
+        }
+    }
+}
+
+/// Turns a handler's reply into a response. A streamed body is started first: an error
+/// before its first 64 KiB (a report that fails before it writes much) still becomes a
+/// proper error response; a later one can only break the body off.
+async fn to_response(reply: Reply) -> Response<RespBody> {
+    let body = match reply.body {
+        ReplyBody::Bytes(b) => RespBody::Full(Some(Bytes::from(b))),
+        ReplyBody::Stream(f) => {
+            let (tx, mut rx) = mpsc::channel(8);
+            tokio::task::spawn_blocking(move || {
+                let mut w = ChanWriter {
+                    tx,
+                    buf: Vec::with_capacity(CHUNK),
+                };
+                let result = f(&mut w).and_then(|()| w.flush().map_err(HttpError::from));
+                if let Err(e) = result {
+                    let _ = w.tx.blocking_send(Err(e));
+                }
+            });
+            match rx.recv().await {
+                None => RespBody::Full(None),
+                Some(Err(e)) => return Box::pin(to_response(e.reply())).await,
+                Some(Ok(first)) => RespBody::Chan(Some(first), rx),
+            }
+        }
+    };
+    let mut resp = Response::new(body);
+    *resp.status_mut() = reply.status;
+    let headers = resp.headers_mut();
+    headers.insert("server", HeaderValue::from_static("Svelto SVN/1.14.2"));
+    for (name, value) in reply.headers {
+        if let Ok(v) = HeaderValue::from_str(&value) {
+            headers.append(HeaderName::from_static(name), v);
+        }
+    }
+    resp
+}
+
+const CHUNK: usize = 64 * 1024;
+
+/// The blocking side of a streamed body: 64 KiB chunks into a channel of eight.
+struct ChanWriter {
+    tx: mpsc::Sender<Result<Bytes, HttpError>>,
+    buf: Vec<u8>,
+}
+
+impl Write for ChanWriter {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        self.buf.extend_from_slice(data);
+        if self.buf.len() >= CHUNK {
+            self.flush()?;
+        }
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        let chunk = Bytes::from(std::mem::replace(&mut self.buf, Vec::with_capacity(CHUNK)));
+        self.tx
+            .blocking_send(Ok(chunk))
+            .map_err(|_| std::io::Error::new(std::io::ErrorKind::BrokenPipe, "client gone"))
+    }
+}
+
+/// A response body: whole, or chunks from a blocking writer.
+pub(crate) enum RespBody {
+    Full(Option<Bytes>),
+    /// The first chunk (already received), then the rest.
+    Chan(Option<Bytes>, mpsc::Receiver<Result<Bytes, HttpError>>),
+}
+
+impl Body for RespBody {
+    type Data = Bytes;
+    type Error = std::io::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, std::io::Error>>> {
+        match self.get_mut() {
+            RespBody::Full(b) => Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
+            RespBody::Chan(first, rx) => {
+                if let Some(b) = first.take() {
+                    return Poll::Ready(Some(Ok(Frame::data(b))));
+                }
+                rx.poll_recv(cx).map(|o| {
+                    o.map(|r| {
+                        r.map(Frame::data)
+                            .map_err(|e| std::io::Error::other(e.message))
+                    })
+                })
+            }
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        matches!(self, RespBody::Full(None))
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        match self {
+            RespBody::Full(Some(b)) => http_body::SizeHint::with_exact(b.len() as u64),
+            RespBody::Full(None) => http_body::SizeHint::with_exact(0),
+            RespBody::Chan(..) => http_body::SizeHint::default(),
+        }
+    }
+}

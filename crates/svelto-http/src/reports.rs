@@ -1,0 +1,476 @@
+//! `REPORT`: the request body's root element names the report; each is answered as
+//! mod_dav_svn 1.14 answers it (`subversion/mod_dav_svn/reports/`).
+
+use crate::error::{HttpError, UNSUPPORTED_FEATURE};
+use crate::resource::{body_xml, Ctx, XML_HEADER};
+use crate::xml::{esc, Elem, SVN};
+use crate::{Reply, Req};
+use hyper::StatusCode;
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use svelto_core::{join, ChangeKind, Depth, NodeKind, Revnum};
+use svelto_repos::log::{LogEntry, LogOptions};
+use svelto_store::{NodeRev, Repo};
+
+/// Answers a `REPORT`.
+pub(crate) fn report(ctx: &Ctx<'_>, req: &Req) -> Result<Reply, HttpError> {
+    let doc = body_xml(req)?;
+    if doc.ns != SVN {
+        return Err(HttpError::svn(
+            StatusCode::NOT_IMPLEMENTED,
+            UNSUPPORTED_FEATURE,
+            "The requested report is unknown",
+        ));
+    }
+    match doc.name.as_str() {
+        "update-report" => crate::update::update_report(ctx, req, &doc),
+        "inherited-props-report" => inherited_props(ctx, &doc),
+        "get-locks-report" => get_locks(ctx, &doc),
+        "list-report" => list(ctx, &doc),
+        "log-report" => log(ctx, &doc),
+        _ => Err(HttpError::svn(
+            StatusCode::NOT_IMPLEMENTED,
+            UNSUPPORTED_FEATURE,
+            "The requested report is unknown",
+        )),
+    }
+}
+
+fn xml_reply(body: String) -> Reply {
+    Reply::xml(StatusCode::OK, body.into_bytes())
+}
+
+/// A revision number element's text; `None` for Subversion's "invalid" (-1 or absent).
+fn rev_of(e: Option<&Elem>) -> Result<Option<Revnum>, HttpError> {
+    let Some(e) = e else { return Ok(None) };
+    let t = e.text.trim();
+    if t == "-1" || t.is_empty() {
+        return Ok(None);
+    }
+    t.parse::<Revnum>()
+        .map(Some)
+        .map_err(|_| HttpError::bad_request(format!("Invalid revision '{t}' in '{}'", e.name)))
+}
+
+/// A relpath from a request element, relative to the resource's path.
+fn rel_path(ctx: &Ctx<'_>, text: &str) -> Result<String, HttpError> {
+    let rel = svelto_core::validate_path(text.trim_start_matches('/'))
+        .map_err(|e| HttpError::bad_request(format!("Invalid path '{text}': {e}")))?;
+    Ok(join(&ctx.target.path, &rel))
+}
+
+/// The revision a report on a node resource reads: the `rvr`/`ver` revision, else HEAD.
+fn resource_rev(ctx: &Ctx<'_>) -> Revnum {
+    ctx.target.rev().unwrap_or(ctx.youngest)
+}
+
+fn inherited_props(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
+    let rev = rev_of(doc.child(SVN, "revision"))?.unwrap_or_else(|| resource_rev(ctx));
+    let rev = ctx.check_rev(rev)?;
+    let path = match doc.child(SVN, "path") {
+        Some(p) => rel_path(ctx, &p.text)?,
+        None => ctx.target.path.clone(),
+    };
+    let iprops = svelto_repos::inherited_props(&ctx.repo, &path, rev)?;
+    let mut out =
+        format!("{XML_HEADER}<S:inherited-props-report xmlns:S=\"svn:\" xmlns:D=\"DAV:\">\n");
+    for (p, props) in iprops {
+        let _ = write!(
+            out,
+            "<S:iprop>\n<S:iprop-path>/{}</S:iprop-path>\n",
+            crate::xml::esc_cdata(&p)
+        );
+        for (name, value) in &props {
+            let _ = writeln!(
+                out,
+                "<S:iprop-propname>{}</S:iprop-propname>",
+                esc(&String::from_utf8_lossy(name))
+            );
+            let (b64, v) = crate::xml::prop_value(value);
+            if b64 {
+                let _ = writeln!(
+                    out,
+                    "<S:iprop-propval encoding=\"base64\">{v}</S:iprop-propval>"
+                );
+            } else {
+                let _ = writeln!(out, "<S:iprop-propval>{v}</S:iprop-propval>");
+            }
+        }
+        out.push_str("</S:iprop>\n");
+    }
+    out.push_str("</S:inherited-props-report>\n");
+    Ok(xml_reply(out))
+}
+
+fn get_locks(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
+    let depth = match doc.attr("depth") {
+        None | Some("infinity") => None,
+        Some("immediates") | Some("files") => Some(1),
+        Some("empty") => Some(0),
+        Some(d) => return Err(HttpError::bad_request(format!("Invalid depth '{d}'"))),
+    };
+    let locks = svelto_repos::locks::get_locks(&ctx.target.repo_dir, &ctx.target.path, depth)?;
+    let mut out = format!("{XML_HEADER}<S:get-locks-report xmlns:S=\"svn:\" xmlns:D=\"DAV:\">\n");
+    for l in locks {
+        let _ = write!(
+            out,
+            "<S:lock>\n<S:path>/{}</S:path>\n<S:token>{}</S:token>\n<S:creationdate>{}</S:creationdate>\n",
+            esc(&l.path),
+            esc(&l.token),
+            esc(&l.created)
+        );
+        if let Some(exp) = &l.expires {
+            let _ = writeln!(out, "<S:expirationdate>{}</S:expirationdate>", esc(exp));
+        }
+        let (b64, owner) = crate::xml::prop_value(l.owner.as_bytes());
+        let enc = if b64 { " encoding=\"base64\"" } else { "" };
+        let _ = writeln!(out, "<S:owner{enc}>{owner}</S:owner>");
+        if let Some(c) = &l.comment {
+            let (b64, comment) = crate::xml::prop_value(c.as_bytes());
+            let enc = if b64 { " encoding=\"base64\"" } else { "" };
+            let _ = writeln!(out, "<S:comment{enc}>{comment}</S:comment>");
+        }
+        out.push_str("</S:lock>\n");
+    }
+    out.push_str("</S:get-locks-report>\n");
+    Ok(xml_reply(out))
+}
+
+fn list(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
+    let path = doc
+        .child(SVN, "path")
+        .map(|p| rel_path(ctx, &p.text))
+        .transpose()?
+        .ok_or_else(|| HttpError::bad_request("Request was missing the path argument"))?;
+    let rev = rev_of(doc.child(SVN, "revision"))?.unwrap_or(ctx.youngest);
+    let rev = ctx.check_rev(rev)?;
+    let depth = match doc.child_text(SVN, "depth") {
+        Some(w) => Depth::from_word(w)
+            .filter(|d| *d >= Depth::Empty)
+            .ok_or_else(|| HttpError::bad_request(format!("Invalid depth '{w}' for list")))?,
+        None => Depth::Infinity,
+    };
+    let mut fields = Fields::default();
+    let mut patterns: Option<Vec<Vec<u8>>> = None;
+    for c in doc.children.iter().filter(|c| c.ns == SVN) {
+        match c.name.as_str() {
+            "prop" => match c.text.as_str() {
+                "DAV:resourcetype" => fields.kind = true,
+                "DAV:getcontentlength" => fields.size = true,
+                "http://subversion.tigris.org/xmlns/dav/deadprop-count" => fields.has_props = true,
+                "DAV:version-name" => fields.created_rev = true,
+                "DAV:creationdate" => fields.time = true,
+                "DAV:creator-displayname" => fields.author = true,
+                "DAV:allprop" => fields = Fields::all(),
+                _ => {}
+            },
+            "no-patterns" => patterns = Some(Vec::new()),
+            "pattern" => patterns
+                .get_or_insert_with(Vec::new)
+                .push(c.text.as_bytes().to_vec()),
+            _ => {}
+        }
+    }
+    let repo = ctx.repo.clone();
+    Ok(Reply::stream(
+        StatusCode::OK,
+        "text/xml; charset=\"utf-8\"",
+        Box::new(move |w| {
+            let mut header = false;
+            let mut revinfo = RevInfo::default();
+            svelto_repos::list::list(
+                &repo,
+                &path,
+                rev,
+                depth,
+                patterns.as_deref(),
+                None,
+                &mut |p, n| {
+                    if !header {
+                        header = true;
+                        w.write_all(
+                            format!(
+                                "{XML_HEADER}<S:list-report xmlns:S=\"svn:\" xmlns:D=\"DAV:\">\n"
+                            )
+                            .as_bytes(),
+                        )
+                        .map_err(crate::error::write_err)?;
+                    }
+                    let item = list_item(&repo, &mut revinfo, &fields, p, n)?;
+                    w.write_all(item.as_bytes())
+                        .map_err(crate::error::write_err)
+                },
+            )
+            .map_err(HttpError::from)?;
+            if !header {
+                w.write_all(
+                    format!("{XML_HEADER}<S:list-report xmlns:S=\"svn:\" xmlns:D=\"DAV:\">\n")
+                        .as_bytes(),
+                )?;
+            }
+            w.write_all(b"</S:list-report>\n")?;
+            Ok(())
+        }),
+    ))
+}
+
+/// Which dirent fields a list report asks for (its `S:prop` elements).
+#[derive(Debug, Default, Clone, Copy)]
+struct Fields {
+    kind: bool,
+    size: bool,
+    has_props: bool,
+    created_rev: bool,
+    time: bool,
+    author: bool,
+}
+
+impl Fields {
+    fn all() -> Fields {
+        Fields {
+            kind: true,
+            size: true,
+            has_props: true,
+            created_rev: true,
+            time: true,
+            author: true,
+        }
+    }
+}
+
+/// svn:date and svn:author by revision, for one response.
+#[derive(Default)]
+struct RevInfo(HashMap<Revnum, (Option<String>, Option<String>)>);
+
+impl RevInfo {
+    fn get(
+        &mut self,
+        repo: &Repo,
+        rev: Revnum,
+    ) -> svelto_repos::Result<&(Option<String>, Option<String>)> {
+        if !self.0.contains_key(&rev) {
+            let props = repo.revprops(rev)?;
+            let get = |n: &[u8]| {
+                props
+                    .get(n)
+                    .map(|v| String::from_utf8_lossy(v).into_owned())
+            };
+            let v = (get(b"svn:date"), get(b"svn:author"));
+            if self.0.len() > 100_000 {
+                self.0.clear();
+            }
+            self.0.insert(rev, v);
+        }
+        Ok(&self.0[&rev])
+    }
+}
+
+fn list_item(
+    repo: &Repo,
+    revinfo: &mut RevInfo,
+    fields: &Fields,
+    path: &str,
+    n: &NodeRev,
+) -> svelto_repos::Result<String> {
+    let mut s = String::from("<S:item node-kind=\"");
+    s.push_str(if fields.kind {
+        kind_word(n.kind)
+    } else {
+        "unknown"
+    });
+    s.push('"');
+    if fields.size {
+        let size = match (&n.text, n.kind) {
+            (_, NodeKind::Dir) => -1,
+            (Some(t), _) => t.size as i64,
+            (None, _) => 0,
+        };
+        let _ = write!(s, " size=\"{size}\"");
+    }
+    if fields.has_props {
+        let _ = write!(s, " has-props=\"{}\"", n.props != 0);
+    }
+    if fields.created_rev {
+        let _ = write!(s, " created-rev=\"{}\"", n.created_rev);
+    }
+    let (date, author) = if fields.time || fields.author {
+        revinfo.get(repo, n.created_rev)?.clone()
+    } else {
+        (None, None)
+    };
+    if fields.time {
+        if let Some(d) = &date {
+            let _ = write!(s, " date=\"{}\"", esc(d));
+        }
+    }
+    let _ = write!(s, ">/{}", crate::xml::esc_cdata(path));
+    if fields.author {
+        if let Some(a) = &author {
+            let _ = write!(
+                s,
+                "<D:creator-displayname>{}</D:creator-displayname>",
+                esc(a)
+            );
+        }
+    }
+    s.push_str("</S:item>\n");
+    Ok(s)
+}
+
+fn kind_word(k: NodeKind) -> &'static str {
+    match k {
+        NodeKind::File => "file",
+        NodeKind::Dir => "dir",
+        #[allow(unreachable_patterns)]
+        _ => "none",
+    }
+}
+
+/// Subversion's `svn_xml_fuzzy_escape`: control characters other than tab, newline and
+/// carriage return become `?\NNN`.
+fn fuzzy(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if (c as u32) < 0x20 && c != '\t' && c != '\n' && c != '\r' {
+            let _ = write!(out, "?\\{:03}", c as u32);
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn log(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
+    let mut opts = LogOptions {
+        start: ctx.youngest,
+        end: 0,
+        revprops: Some(Vec::new()),
+        ..LogOptions::default()
+    };
+    let (mut start, mut end) = (None, None);
+    let mut encode_binary = false;
+    for c in doc.children.iter().filter(|c| c.ns == SVN) {
+        match c.name.as_str() {
+            "start-revision" => start = rev_of(Some(c))?,
+            "end-revision" => end = rev_of(Some(c))?,
+            "limit" => opts.limit = c.text.trim().parse::<i64>().map_or(0, |l| l.max(0) as u64),
+            "discover-changed-paths" => opts.discover_changed_paths = true,
+            "strict-node-history" => opts.strict_node_history = true,
+            "include-merged-revisions" => opts.include_merged_revisions = true,
+            "encode-binary-props" => encode_binary = true,
+            "all-revprops" => opts.revprops = None,
+            "no-revprops" => opts.revprops = Some(Vec::new()),
+            "revprop" => {
+                if let Some(list) = opts.revprops.as_mut() {
+                    list.push(c.text.as_bytes().to_vec());
+                }
+            }
+            "path" => opts.paths.push(rel_path(ctx, &c.text)?),
+            _ => {}
+        }
+    }
+    opts.start = start.unwrap_or(ctx.youngest);
+    opts.end = end.unwrap_or(ctx.youngest);
+    if opts.paths.is_empty() {
+        opts.paths.push(ctx.target.path.clone());
+    }
+    let repo = ctx.repo.clone();
+    Ok(Reply::stream(
+        StatusCode::OK,
+        "text/xml; charset=\"utf-8\"",
+        Box::new(move |w| {
+            w.write_all(
+                format!("{XML_HEADER}<S:log-report xmlns:S=\"svn:\" xmlns:D=\"DAV:\">\n")
+                    .as_bytes(),
+            )?;
+            let mut depth = 0usize;
+            svelto_repos::log::log(&repo, &opts, &mut |e: LogEntry| {
+                let s = log_item(&e, encode_binary, &mut depth);
+                w.write_all(s.as_bytes()).map_err(crate::error::write_err)
+            })
+            .map_err(HttpError::from)?;
+            w.write_all(b"</S:log-report>\n")?;
+            Ok(())
+        }),
+    ))
+}
+
+fn log_item(e: &LogEntry, encode_binary: bool, depth: &mut usize) -> String {
+    let mut s = String::new();
+    if e.invalid_rev {
+        if *depth == 0 {
+            return s;
+        }
+        *depth -= 1;
+    }
+    s.push_str("<S:log-item>\n");
+    for c in &e.changed_paths {
+        let el = match c.action {
+            ChangeKind::Add => "S:added-path",
+            ChangeKind::Replace => "S:replaced-path",
+            ChangeKind::Delete => "S:deleted-path",
+            _ => "S:modified-path",
+        };
+        let _ = write!(s, "<{el}");
+        if let Some((p, r)) = &c.copyfrom {
+            if matches!(c.action, ChangeKind::Add | ChangeKind::Replace) {
+                let _ = write!(s, " copyfrom-path=\"{}\" copyfrom-rev=\"{r}\"", esc(p));
+            }
+        }
+        let kind = match c.kind {
+            Some(NodeKind::File) => "file",
+            Some(NodeKind::Dir) => "dir",
+            _ => "unknown",
+        };
+        let _ = writeln!(
+            s,
+            " node-kind=\"{kind}\" text-mods=\"{}\" prop-mods=\"{}\">{}</{el}>",
+            c.text_mods.unwrap_or(false),
+            c.prop_mods.unwrap_or(false),
+            crate::xml::esc_cdata(&c.path)
+        );
+    }
+    let rev = if e.invalid_rev { -1 } else { e.rev as i64 };
+    let _ = writeln!(s, "<D:version-name>{rev}</D:version-name>");
+    for (name, value) in &e.revprops {
+        let (b64, v) = if encode_binary && !crate::xml::is_xml_safe(value) {
+            (true, crate::xml::base64_lines(value))
+        } else {
+            (false, String::from_utf8_lossy(value).into_owned())
+        };
+        let enc = if b64 { " encoding=\"base64\"" } else { "" };
+        match name.as_slice() {
+            b"svn:author" => {
+                let _ = writeln!(
+                    s,
+                    "<D:creator-displayname{enc}>{}</D:creator-displayname>",
+                    esc(&v)
+                );
+            }
+            b"svn:date" => {
+                let _ = writeln!(s, "<S:date{enc}>{}</S:date>", esc(&v));
+            }
+            b"svn:log" => {
+                let v = if b64 { v } else { fuzzy(&v) };
+                let _ = writeln!(s, "<D:comment{enc}>{}</D:comment>", esc(&v));
+            }
+            _ => {
+                let _ = writeln!(
+                    s,
+                    "<S:revprop name=\"{}\"{enc}>{}</S:revprop>",
+                    esc(&String::from_utf8_lossy(name)),
+                    esc(&v)
+                );
+            }
+        }
+    }
+    if e.has_children {
+        s.push_str("<S:has-children/>");
+        *depth += 1;
+    }
+    if e.subtractive_merge {
+        s.push_str("<S:subtractive-merge/>");
+    }
+    s.push_str("</S:log-item>\n");
+    s
+}

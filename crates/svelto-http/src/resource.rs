@@ -1,0 +1,728 @@
+//! The requests on resources: `OPTIONS` (capabilities and the v2 `SVN-*` headers),
+//! `PROPFIND` (depth 0 and 1; DAV: and Subversion live properties, the node's own
+//! properties), `GET`/`HEAD` (file texts, svndiff against a base the client names, HTML
+//! listings of directories), and `REPORT`'s dispatch.
+
+use crate::error::HttpError;
+use crate::uri::{encode, Kind, Located, Target};
+use crate::xml::{self, esc, Elem, CUSTOM_PROP, DAV, SVN_DAV, SVN_PROP};
+use crate::{Reply, Req, State};
+use hyper::{Method, StatusCode};
+use std::fmt::Write as _;
+use std::sync::Arc;
+use svelto_core::{NodeKind, PropList, Revnum};
+use svelto_store::{NodeRev, Repo};
+
+/// The `DAV:` headers of every `OPTIONS` answer, in mod_dav_svn 1.14's order.
+const DAV_HEADERS: &[&str] = &[
+    "1,2",
+    "version-control,checkout,working-resource",
+    "merge,baseline,activity,version-controlled-collection",
+    "http://subversion.tigris.org/xmlns/dav/svn/depth",
+    "http://subversion.tigris.org/xmlns/dav/svn/log-revprops",
+    "http://subversion.tigris.org/xmlns/dav/svn/atomic-revprops",
+    "http://subversion.tigris.org/xmlns/dav/svn/partial-replay",
+    "http://subversion.tigris.org/xmlns/dav/svn/inherited-props",
+    "http://subversion.tigris.org/xmlns/dav/svn/inline-props",
+    "http://subversion.tigris.org/xmlns/dav/svn/reverse-file-revs",
+    "http://subversion.tigris.org/xmlns/dav/svn/list",
+    "http://subversion.tigris.org/xmlns/dav/svn/mergeinfo",
+];
+
+pub(crate) const XML_HEADER: &str = "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n";
+
+/// Answers one request.
+pub(crate) fn handle(state: &State, req: &Req) -> Result<Reply, HttpError> {
+    let target = match crate::uri::locate(state, &req.path)? {
+        Located::Repo(t) => t,
+        Located::Parent => {
+            return Err(HttpError::new(
+                StatusCode::FORBIDDEN,
+                "Listing the repositories under the parent path is not allowed",
+            ))
+        }
+    };
+    let repo = (state.open)(&target.repo_dir)?;
+    let youngest = repo.refresh()?;
+    let ctx = Ctx {
+        state,
+        repo,
+        youngest,
+        target,
+    };
+    match req.method {
+        Method::OPTIONS => ctx.options(req),
+        Method::GET | Method::HEAD => ctx.get(req),
+        ref m if m.as_str() == "PROPFIND" => ctx.propfind(req),
+        ref m if m.as_str() == "REPORT" => crate::reports::report(&ctx, req),
+        _ => Err(HttpError::new(
+            StatusCode::METHOD_NOT_ALLOWED,
+            format!(
+                "{} is not served: Svelto's HTTP side is read-only for now",
+                req.method
+            ),
+        )),
+    }
+}
+
+/// One request's view of its repository.
+pub(crate) struct Ctx<'a> {
+    pub state: &'a State,
+    pub repo: Repo,
+    pub youngest: Revnum,
+    pub target: Target,
+}
+
+/// A node found at a path in a revision.
+pub(crate) struct Node {
+    pub rev: Revnum,
+    pub path: String,
+    pub node: Arc<NodeRev>,
+}
+
+impl Ctx<'_> {
+    /// `PREFIX/REPO`.
+    pub fn root_href(&self) -> &str {
+        &self.target.root_href
+    }
+
+    /// `PREFIX/REPO/!svn/KIND/REV/path`, encoded.
+    pub fn special_href(&self, kind: &str, rev: Revnum, path: &str) -> String {
+        let mut h = format!("{}/!svn/{kind}/{rev}", self.root_href());
+        if !path.is_empty() {
+            h.push('/');
+            h.push_str(&encode(path));
+        }
+        h
+    }
+
+    /// Checks a revision the client named.
+    pub fn check_rev(&self, rev: Revnum) -> Result<Revnum, HttpError> {
+        if rev > self.youngest {
+            return Err(HttpError::svn(
+                StatusCode::NOT_FOUND,
+                crate::error::FS_NO_SUCH_REVISION,
+                format!("No such revision {rev}"),
+            ));
+        }
+        Ok(rev)
+    }
+
+    /// The node at `path` in `rev`, or a 404 in mod_dav_svn's words.
+    pub fn node(&self, rev: Revnum, path: &str) -> Result<Node, HttpError> {
+        let rev = self.check_rev(rev)?;
+        match self.repo.lookup(rev, path)? {
+            Some((_, node)) => Ok(Node {
+                rev,
+                path: path.to_string(),
+                node,
+            }),
+            None => Err(HttpError::not_found(format!(
+                "'/{path}' path not found in revision {rev}"
+            ))),
+        }
+    }
+
+    /// The node the request's URL names.
+    fn target_node(&self) -> Result<Node, HttpError> {
+        let rev = self.target.rev().unwrap_or(self.youngest);
+        self.node(rev, &self.target.path)
+    }
+
+    fn options(&self, req: &Req) -> Result<Reply, HttpError> {
+        let wants_activity = !req.body.is_empty()
+            && xml::parse(&req.body)?
+                .child(DAV, "activity-collection-set")
+                .is_some();
+        let mut body = String::from(XML_HEADER);
+        body.push_str("<D:options-response xmlns:D=\"DAV:\">\n");
+        if wants_activity {
+            let _ = write!(
+                body,
+                "<D:activity-collection-set><D:href>{}/!svn/act/</D:href></D:activity-collection-set>",
+                esc(self.root_href())
+            );
+        }
+        body.push_str("</D:options-response>\n");
+        let mut reply = Reply::xml(StatusCode::OK, body.into_bytes());
+        for d in DAV_HEADERS {
+            reply = reply.header("dav", *d);
+        }
+        reply = reply
+            .header("ms-author-via", "DAV")
+            .header("allow", "OPTIONS,GET,HEAD,PROPFIND,REPORT");
+        if wants_activity {
+            let root = self.root_href();
+            reply = reply
+                .header("svn-youngest-rev", self.youngest.to_string())
+                .header("svn-repository-uuid", self.repo.uuid()?)
+                .header("svn-repository-mergeinfo", "yes")
+                .header(
+                    "dav",
+                    "http://subversion.tigris.org/xmlns/dav/svn/replay-rev-resource",
+                )
+                .header("svn-repository-root", root)
+                .header("svn-me-resource", format!("{root}/!svn/me"))
+                .header("svn-rev-root-stub", format!("{root}/!svn/rvr"))
+                .header("svn-rev-stub", format!("{root}/!svn/rev"))
+                .header("svn-txn-root-stub", format!("{root}/!svn/txr"))
+                .header("svn-txn-stub", format!("{root}/!svn/txn"))
+                .header("svn-vtxn-root-stub", format!("{root}/!svn/vtxr"))
+                .header("svn-vtxn-stub", format!("{root}/!svn/vtxn"))
+                .header("svn-allow-bulk-updates", "On")
+                .header("dav", "http://subversion.tigris.org/xmlns/dav/svn/svndiff1")
+                .header("dav", "http://subversion.tigris.org/xmlns/dav/svn/svndiff2");
+        }
+        Ok(reply)
+    }
+
+    fn propfind(&self, req: &Req) -> Result<Reply, HttpError> {
+        let depth = match req.header("depth").map(str::trim) {
+            Some("0") => 0,
+            Some("1") => 1,
+            None | Some("infinity") => {
+                return Err(HttpError::new(
+                    StatusCode::FORBIDDEN,
+                    format!(
+                        "PROPFIND requests with a Depth of \"infinity\" are not allowed for {}.",
+                        req.path
+                    ),
+                ))
+            }
+            Some(d) => {
+                return Err(HttpError::bad_request(format!(
+                    "Invalid Depth header '{d}'"
+                )))
+            }
+        };
+        let wanted = if req.body.iter().all(u8::is_ascii_whitespace) {
+            Wanted::All
+        } else {
+            let doc = xml::parse(&req.body)?;
+            if !doc.is(DAV, "propfind") {
+                return Err(HttpError::bad_request(
+                    "The PROPFIND request's body is not a DAV:propfind element",
+                ));
+            }
+            if let Some(p) = doc.child(DAV, "prop") {
+                Wanted::Some(
+                    p.children
+                        .iter()
+                        .map(|c| (c.ns.clone(), c.name.clone()))
+                        .collect(),
+                )
+            } else if doc.child(DAV, "propname").is_some() {
+                Wanted::Names
+            } else {
+                Wanted::All
+            }
+        };
+        let mut out = String::from(XML_HEADER);
+        out.push_str(
+            "<D:multistatus xmlns:D=\"DAV:\" xmlns:lp1=\"DAV:\" xmlns:lp2=\"http://subversion.tigris.org/xmlns/dav/\" xmlns:S=\"http://subversion.tigris.org/xmlns/svn/\" xmlns:C=\"http://subversion.tigris.org/xmlns/custom/\" xmlns:V=\"http://subversion.tigris.org/xmlns/dav/\">\n",
+        );
+        match self.target.kind {
+            Kind::Public | Kind::RevRoot(_) | Kind::Version(_) => {
+                let node = self.target_node()?;
+                let href = self.node_href(&node);
+                self.node_response(&mut out, &href, &node, &wanted)?;
+                if depth == 1 && node.node.kind == NodeKind::Dir {
+                    for e in self.repo.dir(&node.node)?.iter() {
+                        let child = Node {
+                            rev: node.rev,
+                            path: svelto_core::join(&node.path, &e.name),
+                            node: self.repo.node(e.node)?,
+                        };
+                        let mut href =
+                            format!("{}/{}", href.trim_end_matches('/'), encode(&e.name));
+                        if e.kind == NodeKind::Dir {
+                            href.push('/');
+                        }
+                        self.node_response(&mut out, &href, &child, &wanted)?;
+                    }
+                }
+            }
+            Kind::Vcc => {
+                let href = format!("{}/!svn/vcc/default", self.root_href());
+                let bln = self.special_href("bln", self.youngest, "");
+                let live = vec![
+                    (
+                        DAV,
+                        "checked-in",
+                        Some(format!("<D:href>{}</D:href>", esc(&bln))),
+                    ),
+                    (DAV, "resourcetype", Some(String::new())),
+                    (SVN_DAV, "repository-uuid", Some(self.repo.uuid()?)),
+                ];
+                response(&mut out, &href, &live, &PropList::new(), &wanted);
+            }
+            Kind::Baseline(rev) => {
+                let rev = self.check_rev(rev)?;
+                let href = self.special_href("bln", rev, "");
+                let bc = format!("{}/", self.special_href("bc", rev, ""));
+                let live = vec![
+                    (
+                        DAV,
+                        "baseline-collection",
+                        Some(format!("<D:href>{}</D:href>", esc(&bc))),
+                    ),
+                    (DAV, "version-name", Some(rev.to_string())),
+                    (DAV, "resourcetype", Some("<D:baseline/>".into())),
+                    (SVN_DAV, "repository-uuid", Some(self.repo.uuid()?)),
+                ];
+                response(&mut out, &href, &live, &PropList::new(), &wanted);
+            }
+            Kind::Rev(rev) => {
+                let rev = self.check_rev(rev)?;
+                let href = self.special_href("rev", rev, "");
+                let props = self.repo.revprops(rev)?;
+                let live = vec![(DAV, "version-name", Some(rev.to_string()))];
+                response(&mut out, &href, &live, &props, &wanted);
+            }
+            Kind::Me => {
+                let href = format!("{}/!svn/me", self.root_href());
+                response(&mut out, &href, &[], &PropList::new(), &wanted);
+            }
+        }
+        out.push_str("</D:multistatus>\n");
+        Ok(Reply::xml(StatusCode::MULTI_STATUS, out.into_bytes()))
+    }
+
+    /// The href the client used for a node, a collection's with a trailing slash.
+    fn node_href(&self, node: &Node) -> String {
+        let mut href = match self.target.kind {
+            Kind::RevRoot(r) => self.special_href("rvr", r, &node.path),
+            Kind::Version(r) => self.special_href("ver", r, &node.path),
+            _ => {
+                let mut h = self.root_href().to_string();
+                if !node.path.is_empty() {
+                    h.push('/');
+                    h.push_str(&encode(&node.path));
+                }
+                h
+            }
+        };
+        if node.node.kind == NodeKind::Dir && !href.ends_with('/') {
+            href.push('/');
+        }
+        href
+    }
+
+    /// svn:date and svn:author of a revision.
+    pub fn date_author(&self, rev: Revnum) -> Result<(Option<String>, Option<String>), HttpError> {
+        let props = self.repo.revprops(rev)?;
+        let get = |n: &[u8]| {
+            props
+                .get(n)
+                .map(|v| String::from_utf8_lossy(v).into_owned())
+        };
+        Ok((get(b"svn:date"), get(b"svn:author")))
+    }
+
+    fn node_response(
+        &self,
+        out: &mut String,
+        href: &str,
+        node: &Node,
+        wanted: &Wanted,
+    ) -> Result<(), HttpError> {
+        let n = &node.node;
+        let cr = n.created_rev;
+        let (date, author) = self.date_author(cr)?;
+        let props = self.repo.props(n)?;
+        let is_dir = n.kind == NodeKind::Dir;
+        let fspath = format!("/{}", node.path);
+        let mime = props
+            .get(&b"svn:mime-type"[..])
+            .map(|v| String::from_utf8_lossy(v).into_owned());
+        let text = n.text.as_ref();
+        let live: Vec<(&str, &str, Option<String>)> = vec![
+            (
+                DAV,
+                "resourcetype",
+                Some(if is_dir { "<D:collection/>".into() } else { String::new() }),
+            ),
+            (DAV, "getcontentlength", text.map(|t| t.size.to_string()).or_else(|| (!is_dir).then(|| "0".into()))),
+            (
+                DAV,
+                "getcontenttype",
+                Some(if is_dir {
+                    "text/html; charset=UTF-8".into()
+                } else {
+                    esc(mime.as_deref().unwrap_or("text/plain")).into_owned()
+                }),
+            ),
+            (
+                DAV,
+                "getetag",
+                Some(esc(&format!("{}\"{cr}/{}\"", if is_dir { "W/" } else { "" }, fspath)).into_owned()),
+            ),
+            (DAV, "creationdate", date.clone()),
+            (DAV, "getlastmodified", date.as_deref().and_then(http_date)),
+            (
+                DAV,
+                "checked-in",
+                Some(format!(
+                    "<D:href>{}</D:href>",
+                    esc(&self.special_href("ver", cr, &node.path))
+                )),
+            ),
+            (
+                DAV,
+                "version-controlled-configuration",
+                Some(format!(
+                    "<D:href>{}/!svn/vcc/default</D:href>",
+                    esc(self.root_href())
+                )),
+            ),
+            (DAV, "version-name", Some(cr.to_string())),
+            (DAV, "creator-displayname", author.map(|a| esc(&a).into_owned())),
+            (SVN_DAV, "baseline-relative-path", Some(esc(&node.path).into_owned())),
+            (SVN_DAV, "md5-checksum", text.map(|t| t.md5.to_hex()).or_else(|| (!is_dir).then(|| EMPTY_MD5.into()))),
+            (SVN_DAV, "repository-uuid", Some(self.repo.uuid()?)),
+            (SVN_DAV, "deadprop-count", Some(props.len().to_string())),
+            (SVN_DAV, "sha1-checksum", text.map(|t| t.sha1.to_hex()).or_else(|| (!is_dir).then(|| EMPTY_SHA1.into()))),
+            (
+                DAV,
+                "supportedlock",
+                Some("\n<D:lockentry>\n<D:lockscope><D:exclusive/></D:lockscope>\n<D:locktype><D:write/></D:locktype>\n</D:lockentry>\n".into()),
+            ),
+            (DAV, "lockdiscovery", Some(String::new())),
+        ];
+        response(out, href, &live, &props, wanted);
+        Ok(())
+    }
+
+    fn get(&self, req: &Req) -> Result<Reply, HttpError> {
+        match self.target.kind {
+            Kind::Public | Kind::RevRoot(_) | Kind::Version(_) => {}
+            _ => {
+                return Err(HttpError::new(
+                    StatusCode::METHOD_NOT_ALLOWED,
+                    "This resource has no content to GET",
+                ))
+            }
+        }
+        let node = self.target_node()?;
+        let fixed = self.target.kind != Kind::Public;
+        let cr = node.node.created_rev;
+        if node.node.kind == NodeKind::Dir {
+            if !req.path.ends_with('/') {
+                let host = req.header("host").unwrap_or("localhost");
+                return Ok(
+                    Reply::new(StatusCode::MOVED_PERMANENTLY, "text/html", Vec::new())
+                        .header("location", format!("http://{host}{}/", req.path)),
+                );
+            }
+            return Ok(self
+                .listing(&node)?
+                .header("etag", format!("W/\"{cr}//{}\"", node.path)));
+        }
+        let props = self.repo.props(&node.node)?;
+        let mime = props
+            .get(&b"svn:mime-type"[..])
+            .map(|v| String::from_utf8_lossy(v).into_owned())
+            .unwrap_or_else(|| "text/plain".into());
+        let text = node.node.text;
+        let etag = format!("\"{cr}//{}\"", node.path);
+        // A delta against a base the client has, when it asks for one.
+        let svndiff = svndiff_version(req.header("accept-encoding"));
+        if let (Some(version), Some(base)) = (svndiff, req.header("x-svn-vr-base")) {
+            if let Some(reply) = self.delta_get(base, &node, version)? {
+                return Ok(reply.header("etag", etag));
+            }
+        }
+        let mut reply = match text {
+            None => Reply::new(StatusCode::OK, &mime, Vec::new()),
+            Some(t) if t.size <= 1 << 20 => {
+                let bytes = self.repo.read_text(&t)?;
+                Reply::new(StatusCode::OK, &mime, bytes.to_vec())
+            }
+            Some(t) => {
+                let repo = self.repo.clone();
+                Reply::stream(
+                    StatusCode::OK,
+                    &mime,
+                    Box::new(move |w| repo.write_text(&t, w).map_err(HttpError::from)),
+                )
+            }
+        };
+        reply = reply.header("etag", etag);
+        if fixed {
+            reply = reply.header("cache-control", "max-age=604800");
+        }
+        Ok(reply)
+    }
+
+    /// `GET` with `X-SVN-VR-Base`: svndiff from the base's text to the node's, or None when
+    /// the base is not a file this repository has.
+    fn delta_get(&self, base: &str, node: &Node, version: u8) -> Result<Option<Reply>, HttpError> {
+        let Ok(Located::Repo(bt)) = crate::uri::locate(self.state, base.trim()) else {
+            return Ok(None);
+        };
+        if bt.repo_name != self.target.repo_name {
+            return Ok(None);
+        }
+        let Some(rev) = bt.rev() else { return Ok(None) };
+        let Ok(base_node) = self.node(rev, &bt.path) else {
+            return Ok(None);
+        };
+        let (Some(bt_text), target_text) = (base_node.node.text, node.node.text)
+        else {
+            return Ok(None);
+        };
+        let source = self.repo.read_text(&bt_text)?;
+        let target = match &target_text {
+            Some(t) => self.repo.read_text(t)?,
+            None => Arc::new(Vec::new()),
+        };
+        let mut out = svelto_delta::stream_header(version).to_vec();
+        for w in svelto_delta::delta_windows(&source, &target) {
+            w.encode(version, 1, &mut out).map_err(|e| {
+                HttpError::new(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    format!("encoding a delta: {e}"),
+                )
+            })?;
+        }
+        let mut reply = Reply::new(StatusCode::OK, "application/vnd.svn-svndiff", out)
+            .header("x-svn-base-fulltext-md5", bt_text.md5.to_hex());
+        if let Some(t) = target_text {
+            reply = reply.header("x-svn-result-fulltext-md5", t.md5.to_hex());
+        }
+        Ok(Some(reply))
+    }
+
+    /// mod_dav_svn's HTML listing of a directory.
+    fn listing(&self, node: &Node) -> Result<Reply, HttpError> {
+        let title = format!(
+            "{} - Revision {}: /{}",
+            self.target.repo_name, node.rev, node.path
+        );
+        let mut out = format!(
+            "<html><head><title>{t}</title></head>\n<body>\n <h2>{t}</h2>\n <ul>\n",
+            t = esc(&title)
+        );
+        if !node.path.is_empty() {
+            out.push_str("  <li><a href=\"../\">..</a></li>\n");
+        }
+        for e in self.repo.dir(&node.node)?.iter() {
+            let slash = if e.kind == NodeKind::Dir { "/" } else { "" };
+            let _ = writeln!(
+                out,
+                "  <li><a href=\"{}{slash}\">{}{slash}</a></li>",
+                esc(&encode(&e.name)),
+                esc(&e.name)
+            );
+        }
+        out.push_str(" </ul>\n</body></html>");
+        Ok(Reply::new(
+            StatusCode::OK,
+            "text/html; charset=UTF-8",
+            out.into_bytes(),
+        ))
+    }
+}
+
+const EMPTY_MD5: &str = "d41d8cd98f00b204e9800998ecf8427e";
+const EMPTY_SHA1: &str = "da39a3ee5e6b4b0d3255bfef95601890afd80709";
+
+/// The svndiff version a request's `Accept-Encoding` accepts best, if any.
+pub(crate) fn svndiff_version(accept: Option<&str>) -> Option<u8> {
+    let a = accept?;
+    let has = |name: &str| {
+        a.split(',')
+            .any(|p| p.split(';').next().is_some_and(|n| n.trim() == name))
+    };
+    if has("svndiff2") {
+        Some(2)
+    } else if has("svndiff1") {
+        Some(1)
+    } else if has("svndiff") {
+        Some(0)
+    } else {
+        None
+    }
+}
+
+/// Which properties a PROPFIND asks for.
+pub(crate) enum Wanted {
+    All,
+    Names,
+    Some(Vec<(String, String)>),
+}
+
+/// The element name a versioned property travels under.
+fn dead_prop_element(name: &[u8]) -> Option<String> {
+    let name = std::str::from_utf8(name).ok()?;
+    match name.strip_prefix("svn:") {
+        Some(rest) => Some(format!("S:{rest}")),
+        None => Some(format!("C:{name}")),
+    }
+}
+
+/// A versioned property named by a PROPFIND's (namespace, name).
+fn dead_prop_name(ns: &str, name: &str) -> Option<Vec<u8>> {
+    match ns {
+        SVN_PROP => Some(format!("svn:{name}").into_bytes()),
+        CUSTOM_PROP => Some(name.as_bytes().to_vec()),
+        _ => None,
+    }
+}
+
+fn live_prefix(ns: &str) -> &'static str {
+    if ns == DAV {
+        "lp1"
+    } else {
+        "lp2"
+    }
+}
+
+fn write_dead(out: &mut String, name: &[u8], value: &[u8]) {
+    let Some(el) = dead_prop_element(name) else {
+        return;
+    };
+    let (b64, v) = xml::prop_value(value);
+    if b64 {
+        let _ = writeln!(out, "<{el} V:encoding=\"base64\">{v}</{el}>");
+    } else {
+        let _ = writeln!(out, "<{el}>{v}</{el}>");
+    }
+}
+
+/// One `D:response`: the properties found (200) and those asked for but absent (404).
+fn response(
+    out: &mut String,
+    href: &str,
+    live: &[(&str, &str, Option<String>)],
+    props: &PropList,
+    wanted: &Wanted,
+) {
+    let _ = write!(
+        out,
+        "<D:response>\n<D:href>{}</D:href>\n<D:propstat>\n<D:prop>\n",
+        esc(href)
+    );
+    let mut missing: Vec<(String, String)> = Vec::new();
+    let write_live = |out: &mut String, ns: &str, name: &str, v: &str| {
+        let p = live_prefix(ns);
+        if v.is_empty() {
+            let _ = writeln!(out, "<{p}:{name}/>");
+        } else {
+            let _ = writeln!(out, "<{p}:{name}>{v}</{p}:{name}>");
+        }
+    };
+    match wanted {
+        Wanted::All => {
+            for (name, value) in props {
+                write_dead(out, name, value);
+            }
+            for (ns, name, v) in live {
+                if let Some(v) = v {
+                    write_live(out, ns, name, v);
+                }
+            }
+        }
+        Wanted::Names => {
+            for name in props.keys() {
+                if let Some(el) = dead_prop_element(name) {
+                    let _ = writeln!(out, "<{el}/>");
+                }
+            }
+            for (ns, name, v) in live {
+                if v.is_some() {
+                    let _ = writeln!(out, "<{}:{name}/>", live_prefix(ns));
+                }
+            }
+        }
+        Wanted::Some(list) => {
+            for (ns, name) in list {
+                if let Some((_, _, v)) = live.iter().find(|(n, m, _)| n == ns && m == name) {
+                    match v {
+                        Some(v) => write_live(out, ns, name, v),
+                        None => missing.push((ns.clone(), name.clone())),
+                    }
+                    continue;
+                }
+                match dead_prop_name(ns, name).and_then(|n| props.get(&n).map(|v| (n, v))) {
+                    Some((n, v)) => write_dead(out, &n, v),
+                    None => missing.push((ns.clone(), name.clone())),
+                }
+            }
+        }
+    }
+    out.push_str("</D:prop>\n<D:status>HTTP/1.1 200 OK</D:status>\n</D:propstat>\n");
+    if !missing.is_empty() {
+        out.push_str("<D:propstat>\n<D:prop>\n");
+        for (i, (ns, name)) in missing.iter().enumerate() {
+            let _ = writeln!(out, "<g{i}:{} xmlns:g{i}=\"{}\"/>", esc(name), esc(ns));
+        }
+        out.push_str("</D:prop>\n<D:status>HTTP/1.1 404 Not Found</D:status>\n</D:propstat>\n");
+    }
+    out.push_str("</D:response>\n");
+}
+
+/// An svn:date ("2011-03-13T08:07:51.007920Z") as an HTTP date
+/// ("Sun, 13 Mar 2011 08:07:51 GMT").
+pub(crate) fn http_date(svn_date: &str) -> Option<String> {
+    let b = svn_date.as_bytes();
+    if b.len() < 19 {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| svn_date.get(r)?.parse::<i64>().ok();
+    let (y, m, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (hh, mm, ss) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
+        return None;
+    }
+    // Days since 1970-01-01 (Howard Hinnant's days_from_civil).
+    let yy = if m <= 2 { y - 1 } else { y };
+    let era = yy.div_euclid(400);
+    let yoe = yy - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146097 + doe - 719468;
+    const WEEKDAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    Some(format!(
+        "{}, {d:02} {} {y} {hh:02}:{mm:02}:{ss:02} GMT",
+        WEEKDAYS[days.rem_euclid(7) as usize],
+        MONTHS[(m - 1) as usize]
+    ))
+}
+
+/// The request body as XML, refusing an empty one.
+pub(crate) fn body_xml(req: &Req) -> Result<Elem, HttpError> {
+    xml::parse(&req.body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn http_dates() {
+        assert_eq!(
+            http_date("2011-03-13T08:07:51.007920Z").as_deref(),
+            Some("Sun, 13 Mar 2011 08:07:51 GMT")
+        );
+        assert_eq!(
+            http_date("2000-02-29T23:59:59.000000Z").as_deref(),
+            Some("Tue, 29 Feb 2000 23:59:59 GMT")
+        );
+        assert_eq!(http_date("garbage"), None);
+    }
+
+    #[test]
+    fn accept_encoding() {
+        assert_eq!(
+            svndiff_version(Some("svndiff1;q=0.9,svndiff;q=0.8")),
+            Some(1)
+        );
+        assert_eq!(svndiff_version(Some("gzip,svndiff")), Some(0));
+        assert_eq!(svndiff_version(Some("gzip")), None);
+    }
+}

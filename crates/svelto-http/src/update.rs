@@ -1,0 +1,642 @@
+//! The update report (`svn checkout`, `export`, `update`, `switch`, `status -u`, `diff`):
+//! the client's `S:update-report` read into a [`svelto_repos::Report`], the drive of
+//! svelto-repos' reporter written as mod_dav_svn's update-report XML by [`XmlEditor`]:
+//! "send-all" (properties and base64 svndiff inline) when the client asks for it, else
+//! the "skelta" (the tree, entry and changed properties inline when asked, the texts
+//! fetched by the client with `GET`s of the `D:checked-in` hrefs).
+
+use crate::error::HttpError;
+use crate::resource::{svndiff_version, Ctx, XML_HEADER};
+use crate::uri::Kind;
+use crate::xml::{esc, Elem, SVN};
+use crate::{Reply, Req};
+use base64::Engine;
+use hyper::StatusCode;
+use std::collections::HashMap;
+use std::io::Write;
+use svelto_core::{join, Depth, Md5, NodeKind, Revnum};
+use svelto_repos::{Editor, Report, ReportOptions, ReposError, TextOptions, Token};
+use svelto_store::Repo;
+
+fn depth_word(w: &str) -> Result<Depth, HttpError> {
+    Ok(match w.trim() {
+        "empty" => Depth::Empty,
+        "files" => Depth::Files,
+        "immediates" => Depth::Immediates,
+        "infinity" => Depth::Infinity,
+        "unknown" => Depth::Unknown,
+        "exclude" => Depth::Exclude,
+        other => return Err(HttpError::bad_request(format!("Invalid depth '{other}'"))),
+    })
+}
+
+fn malformed(name: &str) -> HttpError {
+    HttpError::bad_request(format!(
+        "The request's '{name}' element is malformed; there is a problem with the client."
+    ))
+}
+
+fn yes(e: &Elem) -> Result<bool, HttpError> {
+    let t = e.text.trim();
+    if t.is_empty() {
+        return Err(malformed(&e.name));
+    }
+    Ok(t != "no")
+}
+
+/// `REPORT` with `S:update-report`, on `!svn/me` or the VCC.
+pub(crate) fn update_report(ctx: &Ctx<'_>, req: &Req, doc: &Elem) -> Result<Reply, HttpError> {
+    if !matches!(ctx.target.kind, Kind::Me | Kind::Vcc) {
+        return Err(HttpError::new(
+            StatusCode::CONFLICT,
+            "This report can only be run against a VCC or root-stub URI",
+        ));
+    }
+    let send_all = doc.attr("send-all") == Some("true");
+    let mut include_props = send_all;
+    let mut target_rev: Option<Revnum> = None;
+    let mut src: Option<String> = None;
+    let mut dst: Option<String> = None;
+    let mut target = String::new();
+    let mut depth: Option<Depth> = None;
+    let mut recursive: Option<Depth> = None;
+    let mut ignore_ancestry = false;
+    let mut send_copyfrom_args = false;
+    let mut text_deltas = true;
+    for c in doc.children.iter().filter(|c| c.ns == SVN) {
+        match c.name.as_str() {
+            "target-revision" => {
+                let t = c.text.trim();
+                if t.is_empty() {
+                    return Err(malformed(&c.name));
+                }
+                // mod_dav_svn reads it with strtol: anything else means HEAD.
+                target_rev = t.parse::<Revnum>().ok();
+            }
+            "src-path" => {
+                if c.text.is_empty() {
+                    return Err(malformed(&c.name));
+                }
+                src = Some(crate::uri::report_path(ctx.state, &ctx.target, &c.text)?);
+            }
+            "dst-path" => {
+                if c.text.is_empty() {
+                    return Err(malformed(&c.name));
+                }
+                dst = Some(crate::uri::report_path(ctx.state, &ctx.target, &c.text)?);
+            }
+            "update-target" => target = c.text.clone(),
+            "depth" => depth = Some(depth_word(&c.text)?),
+            "recursive" => {
+                recursive = Some(if yes(c)? {
+                    Depth::Infinity
+                } else {
+                    Depth::Files
+                })
+            }
+            "ignore-ancestry" => ignore_ancestry = yes(c)?,
+            "send-copyfrom-args" => send_copyfrom_args = yes(c)?,
+            "text-deltas" => text_deltas = yes(c)?,
+            "include-props" => include_props = include_props || yes(c)?,
+            _ => {}
+        }
+    }
+    let Some(anchor) = src else {
+        return Err(HttpError::bad_request(
+            "The request did not contain the '<src-path>' element.\nThis may indicate that your client is too old",
+        ));
+    };
+    let target_rev = match target_rev {
+        Some(r) => ctx.check_rev(r)?,
+        None => ctx.youngest,
+    };
+    let depth = depth.or(recursive).unwrap_or(Depth::Infinity);
+    let mut report = Report::new();
+    let mut links: Vec<(String, String)> = Vec::new();
+    for c in doc.children.iter().filter(|c| c.ns == SVN) {
+        match c.name.as_str() {
+            "entry" => {
+                let rev = c
+                    .attr("rev")
+                    .ok_or_else(|| HttpError::bad_request("Missing XML attribute: rev"))?;
+                let rev = rev
+                    .trim()
+                    .parse::<Revnum>()
+                    .map_err(|_| HttpError::bad_request(format!("Invalid revision '{rev}'")))?;
+                ctx.check_rev(rev)?;
+                let d = c
+                    .attr("depth")
+                    .map(depth_word)
+                    .transpose()?
+                    .unwrap_or(Depth::Infinity);
+                let start_empty = c.attr("start-empty").is_some();
+                let lock = c.attr("lock-token");
+                let path = c.text.as_str();
+                match c.attr("linkpath") {
+                    Some(link) => {
+                        let link = link.trim_start_matches('/');
+                        report.link_path(path, link, rev, d, start_empty, lock)?;
+                        if dst.is_none() {
+                            links.push((join(&join(&anchor, &target), path), link.to_string()));
+                        }
+                    }
+                    None => report.set_path(path, rev, d, start_empty, lock)?,
+                }
+            }
+            "missing" => report.delete_path(&c.text)?,
+            _ => {}
+        }
+    }
+    // Where the editor's paths lead in the target revision (mod_dav_svn's path map).
+    let mut dst_base = anchor.clone();
+    if let Some(d) = &dst {
+        if target.is_empty() {
+            dst_base = d.clone();
+        } else {
+            links.push((join(&anchor, &target), d.clone()));
+        }
+    }
+    let svndiff = svndiff_version(req.header("accept-encoding")).unwrap_or(0);
+    let opts = ReportOptions {
+        anchor: anchor.clone(),
+        target: target.clone(),
+        target_rev,
+        switch_path: dst.clone(),
+        depth,
+        send_copyfrom_args,
+        ignore_ancestry,
+        text: TextOptions {
+            svndiff_version: svndiff,
+            send_deltas: send_all && text_deltas,
+        },
+    };
+    let prepared = svelto_repos::prepare(&ctx.repo, &opts, report)?;
+    let editor_state = XmlState {
+        repo: ctx.repo.clone(),
+        root_href: ctx.root_href().to_string(),
+        target_rev,
+        anchor,
+        has_target: !target.is_empty(),
+        dst_base,
+        links,
+        send_all,
+        include_props,
+    };
+    Ok(Reply::stream(
+        StatusCode::OK,
+        "text/xml; charset=\"utf-8\"",
+        Box::new(move |w| {
+            let mut editor = XmlEditor {
+                s: editor_state,
+                w,
+                items: HashMap::new(),
+                next: 0,
+                b64_carry: Vec::new(),
+            };
+            prepared.run(&mut editor).map_err(HttpError::from)?;
+            Ok(())
+        }),
+    ))
+}
+
+struct XmlState {
+    repo: Repo,
+    root_href: String,
+    target_rev: Revnum,
+    anchor: String,
+    has_target: bool,
+    dst_base: String,
+    /// (anchor-side relpath, repository relpath) for switched subtrees.
+    links: Vec<(String, String)>,
+    send_all: bool,
+    include_props: bool,
+}
+
+impl XmlState {
+    /// The repository relpath an editor path (relative to the anchor) has in the target.
+    fn real_path(&self, rel: &str) -> String {
+        let src = join(&self.anchor, rel);
+        let mut best: Option<(&str, &str)> = None;
+        for (from, to) in &self.links {
+            let under = svelto_core::skip_ancestor(from, &src);
+            if under.is_some() && best.is_none_or(|(f, _)| f.len() < from.len()) {
+                best = Some((from, to));
+            }
+        }
+        if let Some((from, to)) = best {
+            let rest = svelto_core::skip_ancestor(from, &src).unwrap_or_default();
+            return join(to, rest);
+        }
+        join(&self.dst_base, rel)
+    }
+
+    /// mod_dav_svn's "safe created revision" of the node at `path` in the target revision:
+    /// the revision of its last history entry (its last change, or the copy that brought it
+    /// to this path) when the same node-revision is at `path` there, else the target
+    /// revision. Also the file's SHA-1.
+    fn created(&self, path: &str) -> (Revnum, Option<String>) {
+        let Ok(Some((off, n))) = self.repo.lookup(self.target_rev, path) else {
+            return (self.target_rev, None);
+        };
+        let sha1 = n
+            .text
+            .as_ref()
+            .filter(|_| n.kind == NodeKind::File)
+            .map(|t| t.sha1.to_hex());
+        // Created here: its last history entry is its creation.
+        if n.created_path.trim_start_matches('/') == path {
+            return (n.created_rev, sha1);
+        }
+        let history_rev = svelto_repos::NodeHistory::new(&self.repo, self.target_rev, path)
+            .and_then(|mut h| h.prev())
+            .ok()
+            .flatten()
+            .map(|(_, r)| r);
+        let safe = history_rev
+            .filter(|&r| matches!(self.repo.lookup(r, path), Ok(Some((o, _))) if o == off));
+        (safe.unwrap_or(self.target_rev), sha1)
+    }
+
+    fn href(&self, kind: &str, rev: Revnum, path: &str) -> String {
+        let mut h = format!("{}/!svn/{kind}/{rev}", self.root_href);
+        if !path.is_empty() {
+            h.push('/');
+            h.push_str(&crate::uri::encode(path));
+        }
+        h
+    }
+}
+
+struct Item {
+    rel: String,
+    added: bool,
+    copied: bool,
+    is_dir: bool,
+    text_changed: bool,
+    base_checksum: Option<String>,
+    removed_props: Vec<String>,
+}
+
+/// Writes a drive as update-report XML.
+struct XmlEditor<'w> {
+    s: XmlState,
+    w: &'w mut dyn Write,
+    items: HashMap<Token, Item>,
+    next: Token,
+    /// Bytes of the current svndiff stream not yet base64-encoded (less than a line's 57).
+    b64_carry: Vec<u8>,
+}
+
+fn name_of(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+impl XmlEditor<'_> {
+    fn put(&mut self, s: &str) -> svelto_repos::Result<()> {
+        self.w
+            .write_all(s.as_bytes())
+            .map_err(crate::error::write_err)
+    }
+
+    fn token(&mut self, item: Item) -> Token {
+        let t = self.next;
+        self.next += 1;
+        self.items.insert(t, item);
+        t
+    }
+
+    fn item(&mut self, t: Token) -> svelto_repos::Result<&mut Item> {
+        self.items
+            .get_mut(&t)
+            .ok_or_else(|| ReposError::Invalid(format!("unknown editor token {t}")))
+    }
+
+    fn checked_in(&mut self, rel: &str) -> svelto_repos::Result<()> {
+        let real = self.s.real_path(rel);
+        let (cr, _) = self.s.created(&real);
+        let href = self.s.href("rvr", cr, &real);
+        self.put(&format!(
+            "<D:checked-in><D:href>{}</D:href></D:checked-in>\n",
+            esc(&href)
+        ))
+    }
+
+    fn add(
+        &mut self,
+        is_dir: bool,
+        path: &str,
+        copyfrom: Option<(&str, Revnum)>,
+    ) -> svelto_repos::Result<Token> {
+        let real = self.s.real_path(path);
+        let (cr, sha1) = self.s.created(&real);
+        let mut el = format!(
+            "<S:add-{} name=\"{}\"",
+            if is_dir { "directory" } else { "file" },
+            esc(name_of(path))
+        );
+        if is_dir {
+            let bc = self.s.href("bc", cr, &real);
+            el.push_str(&format!(" bc-url=\"{}\"", esc(&bc)));
+        } else if let Some(sha1) = sha1 {
+            el.push_str(&format!(" sha1-checksum=\"{sha1}\""));
+        }
+        if let Some((p, r)) = copyfrom {
+            el.push_str(&format!(
+                " copyfrom-path=\"{}\" copyfrom-rev=\"{r}\"",
+                esc(p)
+            ));
+        }
+        el.push_str(">\n");
+        self.put(&el)?;
+        self.checked_in(path)?;
+        Ok(self.token(Item {
+            rel: path.to_string(),
+            added: true,
+            copied: copyfrom.is_some(),
+            is_dir,
+            text_changed: false,
+            base_checksum: None,
+            removed_props: Vec::new(),
+        }))
+    }
+
+    fn open(
+        &mut self,
+        is_dir: bool,
+        path: &str,
+        base: Option<Revnum>,
+    ) -> svelto_repos::Result<Token> {
+        self.put(&format!(
+            "<S:open-{} name=\"{}\" rev=\"{}\">\n",
+            if is_dir { "directory" } else { "file" },
+            esc(name_of(path)),
+            rev_text(base)
+        ))?;
+        self.checked_in(path)?;
+        Ok(self.token(Item {
+            rel: path.to_string(),
+            added: false,
+            copied: false,
+            is_dir,
+            text_changed: false,
+            base_checksum: None,
+            removed_props: Vec::new(),
+        }))
+    }
+
+    fn prop(&mut self, t: Token, name: &[u8], value: Option<&[u8]>) -> svelto_repos::Result<()> {
+        let (send_all, include_props) = (self.s.send_all, self.s.include_props);
+        let item = self.item(t)?;
+        let name = String::from_utf8_lossy(name).into_owned();
+        let send = if send_all || !item.added {
+            true
+        } else {
+            if item.copied && value.is_none() {
+                item.removed_props.push(name.clone());
+            }
+            value.is_some() && include_props
+        };
+        if !send {
+            return Ok(());
+        }
+        let qname = esc(&name).into_owned();
+        match value {
+            Some(v) => {
+                let (b64, text) = crate::xml::prop_value(v);
+                if b64 {
+                    self.put(&format!(
+                        "<S:set-prop name=\"{qname}\" encoding=\"base64\">\n{text}</S:set-prop>\n"
+                    ))
+                } else {
+                    self.put(&format!(
+                        "<S:set-prop name=\"{qname}\">{text}</S:set-prop>\n"
+                    ))
+                }
+            }
+            None => self.put(&format!("<S:remove-prop name=\"{qname}\"/>\n")),
+        }
+    }
+
+    fn close(&mut self, t: Token) -> svelto_repos::Result<()> {
+        let item = self
+            .items
+            .remove(&t)
+            .ok_or_else(|| ReposError::Invalid(format!("unknown editor token {t}")))?;
+        if item.copied {
+            for p in &item.removed_props {
+                self.put(&format!("<S:remove-prop name=\"{}\"/>\n", esc(p)))?;
+            }
+        }
+        let kind = if item.is_dir { "directory" } else { "file" };
+        let verb = if item.added { "add" } else { "open" };
+        self.put(&format!("</S:{verb}-{kind}>\n"))
+    }
+
+    /// Base64 of the svndiff bytes, 76 characters a line.
+    fn b64(&mut self, data: &[u8], end: bool) -> svelto_repos::Result<()> {
+        self.b64_carry.extend_from_slice(data);
+        let whole = if end {
+            self.b64_carry.len()
+        } else {
+            self.b64_carry.len() / 57 * 57
+        };
+        if whole == 0 {
+            return Ok(());
+        }
+        let mut out = String::with_capacity(whole / 57 * 77 + 80);
+        for line in self.b64_carry[..whole].chunks(57) {
+            base64::engine::general_purpose::STANDARD.encode_string(line, &mut out);
+            out.push('\n');
+        }
+        self.b64_carry.drain(..whole);
+        self.put(&out)
+    }
+}
+
+fn rev_text(r: Option<Revnum>) -> String {
+    r.map_or_else(|| "-1".to_string(), |r| r.to_string())
+}
+
+impl Editor for XmlEditor<'_> {
+    fn target_rev(&mut self, rev: Revnum) -> svelto_repos::Result<()> {
+        let attrs = match (self.s.send_all, self.s.include_props) {
+            (true, true) => "send-all=\"true\" inline-props=\"true\"",
+            (true, false) => "send-all=\"true\" ",
+            (false, true) => " inline-props=\"true\"",
+            (false, false) => " ",
+        };
+        self.put(&format!(
+            "{XML_HEADER}<S:update-report xmlns:S=\"svn:\" xmlns:V=\"http://subversion.tigris.org/xmlns/dav/\" xmlns:D=\"DAV:\" {attrs}>\n<S:target-revision rev=\"{rev}\"/>\n"
+        ))
+    }
+
+    fn open_root(&mut self, base_rev: Option<Revnum>) -> svelto_repos::Result<Token> {
+        self.put(&format!(
+            "<S:open-directory rev=\"{}\">\n",
+            rev_text(base_rev)
+        ))?;
+        if !self.s.has_target {
+            self.checked_in("")?;
+        }
+        Ok(self.token(Item {
+            rel: String::new(),
+            added: false,
+            copied: false,
+            is_dir: true,
+            text_changed: false,
+            base_checksum: None,
+            removed_props: Vec::new(),
+        }))
+    }
+
+    fn delete_entry(
+        &mut self,
+        path: &str,
+        rev: Option<Revnum>,
+        _: Token,
+    ) -> svelto_repos::Result<()> {
+        self.put(&format!(
+            "<S:delete-entry name=\"{}\" rev=\"{}\"/>\n",
+            esc(name_of(path)),
+            rev_text(rev)
+        ))
+    }
+
+    fn add_dir(
+        &mut self,
+        path: &str,
+        _: Token,
+        copyfrom: Option<(&str, Revnum)>,
+    ) -> svelto_repos::Result<Token> {
+        self.add(true, path, copyfrom)
+    }
+
+    fn open_dir(
+        &mut self,
+        path: &str,
+        _: Token,
+        base_rev: Option<Revnum>,
+    ) -> svelto_repos::Result<Token> {
+        self.open(true, path, base_rev)
+    }
+
+    fn change_dir_prop(
+        &mut self,
+        dir: Token,
+        name: &[u8],
+        value: Option<&[u8]>,
+    ) -> svelto_repos::Result<()> {
+        self.prop(dir, name, value)
+    }
+
+    fn close_dir(&mut self, dir: Token) -> svelto_repos::Result<()> {
+        self.close(dir)
+    }
+
+    fn absent_dir(&mut self, path: &str, _: Token) -> svelto_repos::Result<()> {
+        self.put(&format!(
+            "<S:absent-directory name=\"{}\"/>\n",
+            esc(name_of(path))
+        ))
+    }
+
+    fn add_file(
+        &mut self,
+        path: &str,
+        _: Token,
+        copyfrom: Option<(&str, Revnum)>,
+    ) -> svelto_repos::Result<Token> {
+        self.add(false, path, copyfrom)
+    }
+
+    fn open_file(
+        &mut self,
+        path: &str,
+        _: Token,
+        base_rev: Option<Revnum>,
+    ) -> svelto_repos::Result<Token> {
+        self.open(false, path, base_rev)
+    }
+
+    fn apply_textdelta(&mut self, file: Token, base_md5: Option<&Md5>) -> svelto_repos::Result<()> {
+        let send_all = self.s.send_all;
+        let item = self.item(file)?;
+        item.text_changed = true;
+        item.base_checksum = base_md5.map(Md5::to_hex);
+        if !send_all {
+            return Ok(());
+        }
+        let open = match base_md5 {
+            Some(m) => format!("<S:txdelta base-checksum=\"{}\">", m.to_hex()),
+            None => "<S:txdelta>".to_string(),
+        };
+        self.b64_carry.clear();
+        self.put(&open)
+    }
+
+    fn textdelta_chunk(&mut self, _: Token, chunk: &[u8]) -> svelto_repos::Result<()> {
+        if self.s.send_all {
+            self.b64(chunk, false)?;
+        }
+        Ok(())
+    }
+
+    fn textdelta_end(&mut self, _: Token) -> svelto_repos::Result<()> {
+        if self.s.send_all {
+            self.b64(&[], true)?;
+            self.put("</S:txdelta>")?;
+        }
+        Ok(())
+    }
+
+    fn change_file_prop(
+        &mut self,
+        file: Token,
+        name: &[u8],
+        value: Option<&[u8]>,
+    ) -> svelto_repos::Result<()> {
+        self.prop(file, name, value)
+    }
+
+    fn close_file(&mut self, file: Token, text_md5: Option<&Md5>) -> svelto_repos::Result<()> {
+        let send_all = self.s.send_all;
+        let item = self.item(file)?;
+        if !send_all && !item.added && item.text_changed {
+            let base = item.base_checksum.clone();
+            let rel = item.rel.clone();
+            let real = self.s.real_path(&rel);
+            let (_, sha1) = self.s.created(&real);
+            let mut el = String::from("<S:fetch-file");
+            if let Some(b) = base {
+                el.push_str(&format!(" base-checksum=\"{b}\""));
+            }
+            if let Some(s) = sha1 {
+                el.push_str(&format!(" sha1-checksum=\"{s}\""));
+            }
+            el.push_str("/>\n");
+            self.put(&el)?;
+        }
+        if let Some(m) = text_md5 {
+            self.put(&format!(
+                "<S:prop><V:md5-checksum>{}</V:md5-checksum></S:prop>",
+                m.to_hex()
+            ))?;
+        }
+        self.close(file)
+    }
+
+    fn absent_file(&mut self, path: &str, _: Token) -> svelto_repos::Result<()> {
+        self.put(&format!(
+            "<S:absent-file name=\"{}\"/>\n",
+            esc(name_of(path))
+        ))
+    }
+
+    fn close_edit(&mut self) -> svelto_repos::Result<()> {
+        self.put("</S:update-report>\n")
+    }
+
+    fn abort_edit(&mut self) -> svelto_repos::Result<()> {
+        Ok(())
+    }
+}

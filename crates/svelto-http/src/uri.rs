@@ -1,0 +1,224 @@
+//! Which repository and resource a request path names, as Apache's `SVNParentPath` maps
+//! them: `PREFIX/REPO/path` is `path` at HEAD, and `PREFIX/REPO/!svn/KIND/...` are
+//! mod_dav_svn's special resources (protocol v2's `me`, `rev`, `rvr`, and v1's `vcc`, `bln`,
+//! `bc`, `ver` that clients still use).
+
+use crate::error::HttpError;
+use crate::State;
+use hyper::StatusCode;
+use percent_encoding::{percent_decode_str, utf8_percent_encode, AsciiSet, CONTROLS};
+use std::path::PathBuf;
+use svelto_core::Revnum;
+
+/// Characters Subversion's `svn_path_uri_encode` escapes.
+const PATH_ESCAPE: &AsciiSet = &CONTROLS
+    .add(b' ')
+    .add(b'"')
+    .add(b'#')
+    .add(b'%')
+    .add(b'<')
+    .add(b'>')
+    .add(b'?')
+    .add(b'[')
+    .add(b'\\')
+    .add(b']')
+    .add(b'^')
+    .add(b'`')
+    .add(b'{')
+    .add(b'|')
+    .add(b'}');
+
+/// A path as it appears in a URL.
+pub fn encode(path: &str) -> String {
+    utf8_percent_encode(path, PATH_ESCAPE).to_string()
+}
+
+/// What a request path names inside a repository.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// `REPO/path`: the path in the youngest revision.
+    Public,
+    /// `!svn/me`: where reports and (later) commits go.
+    Me,
+    /// `!svn/rev/N`: revision N's properties.
+    Rev(Revnum),
+    /// `!svn/rvr/N/path` and `!svn/bc/N/path`: the path in revision N.
+    RevRoot(Revnum),
+    /// `!svn/ver/N/path`: the node-revision of `path` changed in N (read as the path in N).
+    Version(Revnum),
+    /// `!svn/vcc/default`: the version-controlled configuration (its baseline is HEAD's).
+    Vcc,
+    /// `!svn/bln/N`: revision N's baseline.
+    Baseline(Revnum),
+}
+
+/// A resource in a repository.
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// The repository's directory name under the root.
+    pub repo_name: String,
+    pub repo_dir: PathBuf,
+    /// `PREFIX/REPO`, encoded: what `SVN-Repository-Root` says.
+    pub root_href: String,
+    pub kind: Kind,
+    /// The repository relpath ("" for the root).
+    pub path: String,
+}
+
+impl Target {
+    /// The revision a node resource reads (None: the youngest).
+    pub fn rev(&self) -> Option<Revnum> {
+        match self.kind {
+            Kind::RevRoot(r) | Kind::Version(r) => Some(r),
+            _ => None,
+        }
+    }
+}
+
+/// What the request path leads to.
+pub enum Located {
+    /// A resource in a repository.
+    Repo(Target),
+    /// The parent path itself (Apache lists repositories only with `SVNListParentPath on`).
+    Parent,
+}
+
+fn bad_path(what: &str) -> HttpError {
+    HttpError::new(
+        StatusCode::BAD_REQUEST,
+        format!("Invalid request path: {what}"),
+    )
+}
+
+/// The decoded segments of a request path, refusing `..`, NUL and control characters,
+/// and escapes that do not decode to UTF-8.
+pub fn segments(path: &str) -> Result<Vec<String>, HttpError> {
+    let decoded = percent_decode_str(path)
+        .decode_utf8()
+        .map_err(|_| bad_path("it does not decode to UTF-8"))?;
+    let mut out = Vec::new();
+    for seg in decoded.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => return Err(bad_path("'..' is not allowed")),
+            s if s.chars().any(char::is_control) => {
+                return Err(bad_path("control characters are not allowed"))
+            }
+            s => out.push(s.to_string()),
+        }
+    }
+    Ok(out)
+}
+
+fn revnum(s: Option<&String>, what: &str) -> Result<Revnum, HttpError> {
+    s.and_then(|s| s.parse::<Revnum>().ok())
+        .ok_or_else(|| HttpError::bad_request(format!("Invalid revision in the {what} URL")))
+}
+
+/// Maps a request path (still encoded) onto a repository resource.
+pub fn locate(state: &State, path: &str) -> Result<Located, HttpError> {
+    let prefix = &state.config.prefix;
+    let rest = match path.strip_prefix(prefix.as_str()) {
+        Some(r) if r.is_empty() || r.starts_with('/') => r,
+        _ => {
+            return Err(HttpError::new(
+                StatusCode::NOT_FOUND,
+                "The requested URL was not found",
+            ))
+        }
+    };
+    let segs = segments(rest)?;
+    let Some((name, rest)) = segs.split_first() else {
+        return Ok(Located::Parent);
+    };
+    if name.starts_with('!') {
+        return Err(HttpError::new(
+            StatusCode::NOT_FOUND,
+            "No repository is named by the URL",
+        ));
+    }
+    let repo_dir = state.config.root.join(name);
+    if !repo_dir.join("db").join("format").is_file() {
+        return Err(HttpError::svn(
+            StatusCode::NOT_FOUND,
+            180001,
+            format!("Could not open the requested SVN filesystem ('{name}' is not a repository)"),
+        ));
+    }
+    let root_href = format!("{prefix}/{}", encode(name));
+    let (kind, path) = if rest.first().map(String::as_str) == Some("!svn") {
+        let kind = rest.get(1).map(String::as_str).unwrap_or("");
+        let after = rest.get(3..).unwrap_or_default().join("/");
+        match kind {
+            "me" if rest.len() == 2 => (Kind::Me, String::new()),
+            "rev" if rest.len() == 3 => (Kind::Rev(revnum(rest.get(2), "revision")?), String::new()),
+            "rvr" | "bc" => (Kind::RevRoot(revnum(rest.get(2), "revision root")?), after),
+            "ver" => (Kind::Version(revnum(rest.get(2), "version")?), after),
+            "vcc" if rest.len() == 3 && rest[2] == "default" => (Kind::Vcc, String::new()),
+            "bln" if rest.len() == 3 => (Kind::Baseline(revnum(rest.get(2), "baseline")?), String::new()),
+            "txn" | "txr" | "vtxn" | "vtxr" | "act" | "wrk" | "wbl" => {
+                return Err(HttpError::svn(
+                    StatusCode::NOT_FOUND,
+                    crate::error::UNSUPPORTED_FEATURE,
+                    format!("'!svn/{kind}' resources belong to commits, which Svelto does not take over HTTP yet"),
+                ))
+            }
+            _ => {
+                return Err(HttpError::new(
+                    StatusCode::NOT_FOUND,
+                    format!("Unknown special resource '!svn/{}'", rest[1..].join("/")),
+                ))
+            }
+        }
+    } else {
+        (Kind::Public, rest.join("/"))
+    };
+    Ok(Located::Repo(Target {
+        repo_name: name.clone(),
+        repo_dir,
+        root_href,
+        kind,
+        path,
+    }))
+}
+
+/// The repository relpath a report's `src-path`/`dst-path` names: a URL or an absolute
+/// path of the same repository.
+pub fn report_path(state: &State, target: &Target, value: &str) -> Result<String, HttpError> {
+    let v = value.trim();
+    let path = match v.split_once("://") {
+        Some((_, rest)) => rest.find('/').map_or("/", |i| &rest[i..]),
+        None => v,
+    };
+    match locate(state, path)? {
+        Located::Repo(t) if t.repo_name == target.repo_name && t.kind == Kind::Public => Ok(t.path),
+        _ => Err(HttpError::bad_request(format!(
+            "'{value}' is not a path in repository '{}'",
+            target.repo_name
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn segments_refuse_escapes_out_of_the_tree() {
+        assert_eq!(segments("/a/./b//c").expect("plain"), ["a", "b", "c"]);
+        assert_eq!(
+            segments("/a%20b/c%2Fd").expect("escapes"),
+            ["a b", "c", "d"]
+        );
+        assert!(segments("/a/../b").is_err());
+        assert!(segments("/a/%2e%2e/b").is_err());
+        assert!(segments("/a/%00").is_err());
+        assert!(segments("/a/%ff").is_err());
+    }
+
+    #[test]
+    fn encode_keeps_what_subversion_keeps() {
+        assert_eq!(encode("/a b/c%d/é"), "/a%20b/c%25d/%C3%A9");
+        assert_eq!(encode("x@y:z"), "x@y:z");
+    }
+}

@@ -1,0 +1,239 @@
+//! Request XML (quick-xml's namespace-aware reader into a small tree, bounded in depth and
+//! size) and the escaping the answers need.
+
+use crate::error::HttpError;
+use quick_xml::events::Event;
+use quick_xml::name::ResolveResult;
+use quick_xml::NsReader;
+use std::borrow::Cow;
+
+/// `DAV:`.
+pub const DAV: &str = "DAV:";
+/// Subversion's report namespace.
+pub const SVN: &str = "svn:";
+/// Subversion's own live properties (`V:`).
+pub const SVN_DAV: &str = "http://subversion.tigris.org/xmlns/dav/";
+/// Versioned properties named `svn:*` (the name after `svn:`).
+pub const SVN_PROP: &str = "http://subversion.tigris.org/xmlns/svn/";
+/// Other versioned properties (the whole name).
+pub const CUSTOM_PROP: &str = "http://subversion.tigris.org/xmlns/custom/";
+
+/// Elements deeper than this are refused (a request needs four levels).
+const MAX_DEPTH: usize = 64;
+/// Most elements in one request document (the body's size bounds it too).
+const MAX_ELEMENTS: usize = 4_000_000;
+
+/// One element of a request document.
+#[derive(Debug, Default, Clone)]
+pub struct Elem {
+    /// The namespace URI ("" for none).
+    pub ns: String,
+    pub name: String,
+    /// Attributes by local name (their prefixes are not kept), values unescaped.
+    pub attrs: Vec<(String, String)>,
+    /// The element's own character data, unescaped, not trimmed.
+    pub text: String,
+    pub children: Vec<Elem>,
+}
+
+impl Elem {
+    pub fn is(&self, ns: &str, name: &str) -> bool {
+        self.ns == ns && self.name == name
+    }
+
+    pub fn attr(&self, name: &str) -> Option<&str> {
+        self.attrs
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub fn child(&self, ns: &str, name: &str) -> Option<&Elem> {
+        self.children.iter().find(|c| c.is(ns, name))
+    }
+
+    /// The trimmed text of the first `ns:name` child.
+    pub fn child_text(&self, ns: &str, name: &str) -> Option<&str> {
+        self.child(ns, name).map(|c| c.text.trim())
+    }
+}
+
+fn malformed(e: impl std::fmt::Display) -> HttpError {
+    HttpError::malformed_xml(format!("The request's XML body is malformed: {e}"))
+}
+
+/// Parses a request body into its root element.
+pub fn parse(body: &[u8]) -> Result<Elem, HttpError> {
+    let text = std::str::from_utf8(body).map_err(|e| malformed(format!("not UTF-8 ({e})")))?;
+    let mut reader = NsReader::from_str(text);
+    let mut stack: Vec<Elem> = Vec::new();
+    let mut root: Option<Elem> = None;
+    let mut count = 0usize;
+    loop {
+        let (ns, event) = reader.read_resolved_event().map_err(malformed)?;
+        match event {
+            Event::Start(ref e) | Event::Empty(ref e) => {
+                if root.is_some() {
+                    return Err(malformed("content after the root element"));
+                }
+                count += 1;
+                if count > MAX_ELEMENTS || stack.len() >= MAX_DEPTH {
+                    return Err(malformed("too many or too deeply nested elements"));
+                }
+                let ns = match ns {
+                    ResolveResult::Bound(n) => String::from_utf8_lossy(n.as_ref()).into_owned(),
+                    ResolveResult::Unbound => String::new(),
+                    ResolveResult::Unknown(p) => {
+                        return Err(malformed(format!(
+                            "unknown namespace prefix '{}'",
+                            String::from_utf8_lossy(&p)
+                        )))
+                    }
+                };
+                let name = String::from_utf8_lossy(e.local_name().as_ref()).into_owned();
+                let mut attrs = Vec::new();
+                for a in e.attributes() {
+                    let a = a.map_err(malformed)?;
+                    let key = a.key;
+                    if key.as_ref().starts_with(b"xmlns") {
+                        continue;
+                    }
+                    let local = String::from_utf8_lossy(key.local_name().as_ref()).into_owned();
+                    let value = a.unescape_value().map_err(malformed)?.into_owned();
+                    attrs.push((local, value));
+                }
+                let el = Elem {
+                    ns,
+                    name,
+                    attrs,
+                    ..Elem::default()
+                };
+                if matches!(event, Event::Start(_)) {
+                    stack.push(el);
+                } else {
+                    close(&mut stack, &mut root, el);
+                }
+            }
+            Event::End(_) => {
+                let el = stack.pop().ok_or_else(|| malformed("unbalanced end tag"))?;
+                close(&mut stack, &mut root, el);
+            }
+            Event::Text(t) => {
+                if let Some(top) = stack.last_mut() {
+                    top.text.push_str(&t.unescape().map_err(malformed)?);
+                }
+            }
+            Event::CData(t) => {
+                if let Some(top) = stack.last_mut() {
+                    top.text.push_str(&String::from_utf8_lossy(&t));
+                }
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    if !stack.is_empty() {
+        return Err(malformed("the document ends inside an element"));
+    }
+    root.ok_or_else(|| malformed("no root element"))
+}
+
+fn close(stack: &mut [Elem], root: &mut Option<Elem>, el: Elem) {
+    match stack.last_mut() {
+        Some(parent) => parent.children.push(el),
+        None => *root = Some(el),
+    }
+}
+
+/// Escapes text or an attribute value (`&`, `<`, `>`, `"`, `'`).
+pub fn esc(s: &str) -> Cow<'_, str> {
+    quick_xml::escape::escape(s)
+}
+
+/// Subversion's `svn_xml_is_xml_safe`: UTF-8 without control characters other than tab,
+/// newline and carriage return.
+pub fn is_xml_safe(v: &[u8]) -> bool {
+    std::str::from_utf8(v).is_ok_and(|s| {
+        !s.chars()
+            .any(|c| (c as u32) < 0x20 && c != '\t' && c != '\n' && c != '\r')
+    })
+}
+
+/// Subversion's `svn_xml_escape_cdata`: `&`, `<`, `>`, and `\r` as `&#13;`.
+pub fn esc_cdata(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '\r' => out.push_str("&#13;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Base64 with line breaks every 76 characters, as Subversion's encoder writes it.
+pub fn base64_lines(v: &[u8]) -> String {
+    use base64::Engine;
+    let mut out = String::with_capacity(v.len() * 4 / 3 + v.len() / 57 + 4);
+    for chunk in v.chunks(57) {
+        out.push_str(&base64::engine::general_purpose::STANDARD.encode(chunk));
+        out.push('\n');
+    }
+    out
+}
+
+/// A property value for an element's content: `(attribute, text)`, the attribute being
+/// ` encoding="base64"` (with the caller's prefix) when the value is not XML-safe.
+pub fn prop_value(v: &[u8]) -> (bool, String) {
+    if is_xml_safe(v) {
+        (false, esc_cdata(&String::from_utf8_lossy(v)))
+    } else {
+        (true, base64_lines(v))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_namespaces_attributes_and_text() {
+        let doc = parse(
+            br#"<?xml version="1.0"?><S:update-report xmlns:S="svn:" send-all="true"><S:entry rev="3" start-empty="true">a&amp;b</S:entry></S:update-report>"#,
+        )
+        .expect("well-formed");
+        assert!(doc.is(SVN, "update-report"));
+        assert_eq!(doc.attr("send-all"), Some("true"));
+        let e = doc.child(SVN, "entry").expect("entry");
+        assert_eq!(e.attr("rev"), Some("3"));
+        assert_eq!(e.text, "a&b");
+    }
+
+    #[test]
+    fn refuses_malformed_documents() {
+        for bad in [
+            &b"<a><b></a>"[..],
+            b"<a>",
+            b"",
+            b"<x:a/>",
+            b"<a/><b/>",
+            b"\xff\xfe",
+        ] {
+            let e = parse(bad).expect_err("malformed");
+            assert_eq!(e.status, hyper::StatusCode::BAD_REQUEST, "{bad:?}");
+        }
+        let deep = "<a>".repeat(100) + &"</a>".repeat(100);
+        assert!(parse(deep.as_bytes()).is_err());
+    }
+
+    #[test]
+    fn xml_safety() {
+        assert!(is_xml_safe(b"plain\ttext\r\n"));
+        assert!(!is_xml_safe(b"bell\x07"));
+        assert!(!is_xml_safe(b"\xff"));
+        assert_eq!(esc_cdata("a<b>&\r"), "a&lt;b&gt;&amp;&#13;");
+    }
+}

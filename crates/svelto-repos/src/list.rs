@@ -1,0 +1,88 @@
+//! `svn ls`: Subversion's `svn_repos_list` walk, as svnserve's `list` command and
+//! mod_dav_svn's list report both answer it: the path itself, then depth-first, children in
+//! name order, each subdirectory's entries right after its own; names filtered by glob
+//! patterns (case-folded), unreadable entries skipped and not descended.
+
+use crate::authz::fnmatch;
+use crate::Result;
+use svelto_core::{join, parent_and_name, Depth, NodeKind, Revnum};
+use svelto_store::{NodeRev, Repo};
+
+/// Walks `path` in `rev` to `depth`, giving each listed entry (its relpath and node) to
+/// `receiver`. `patterns` None lists every name; an entry whose name matches none is not
+/// given, but a directory is still descended. A missing path is
+/// [`crate::ReposError::NotFound`]-like: `Path '/PATH' not found` (SVN_ERR_FS_NOT_FOUND).
+pub fn list(
+    repo: &Repo,
+    path: &str,
+    rev: Revnum,
+    depth: Depth,
+    patterns: Option<&[Vec<u8>]>,
+    readable: Option<&dyn Fn(&str) -> bool>,
+    receiver: &mut dyn FnMut(&str, &NodeRev) -> Result<()>,
+) -> Result<()> {
+    let Some((_, node)) = repo.lookup(rev, path)? else {
+        return Err(crate::ReposError::svn(
+            crate::SvnErrorKind::NotFound,
+            format!("Path '/{path}' not found"),
+        ));
+    };
+    // Names are matched case-folded, as svn_utf__fuzzy_glob_match does (it also strips
+    // accents, which this does not).
+    let matches = |name: &str| match patterns {
+        None => true,
+        Some(ps) => {
+            let folded = name.to_lowercase();
+            ps.iter().any(|p| fnmatch(p, folded.as_bytes()))
+        }
+    };
+    if matches(parent_and_name(path).1) {
+        receiver(path, &node)?;
+    }
+    if node.kind != NodeKind::Dir || depth == Depth::Empty {
+        return Ok(());
+    }
+    let mut stack = vec![(path.to_string(), repo.dir(&node)?, 0usize)];
+    while let Some(top) = stack.last_mut() {
+        let Some(e) = top.1.get(top.2).cloned() else {
+            stack.pop();
+            continue;
+        };
+        top.2 += 1;
+        let child_path = join(&top.0, &e.name);
+        if depth == Depth::Files && e.kind == NodeKind::Dir {
+            continue;
+        }
+        if readable.is_some_and(|f| !f(&child_path)) {
+            continue;
+        }
+        let child = repo.node(e.node)?;
+        if matches(&e.name) {
+            receiver(&child_path, &child)?;
+        }
+        if e.kind == NodeKind::Dir && depth == Depth::Infinity {
+            let entries = repo.dir(&child)?;
+            stack.push((child_path, entries, 0));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fnmatch;
+
+    /// `svn ls --search` globs: shell-style (`*`, `?`, `[...]`, `\x`) against a whole name
+    /// (apr_fnmatch without flags; the same matcher authz globs use).
+    #[test]
+    fn globs() {
+        assert!(fnmatch(b"*.c", b"main.c"));
+        assert!(!fnmatch(b"*.c", b"main.h"));
+        assert!(fnmatch(b"a?c", b"abc"));
+        assert!(fnmatch(b"[a-c]x", b"bx"));
+        assert!(!fnmatch(b"[!a-c]x", b"bx"));
+        assert!(fnmatch(b"*", b""));
+        assert!(fnmatch(b"a*b*c", b"aXXbYYc"));
+        assert!(!fnmatch(b"a*b*c", b"aXXbYY"));
+    }
+}
