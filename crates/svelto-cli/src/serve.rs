@@ -301,6 +301,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
             config.prefix = args.http_prefix.clone();
             config.max_request = shared.config.max_request;
             config.idle_timeout = shared.config.idle_timeout;
+            config.config_file = shared.config.config_file.clone();
             let repos = shared.clone();
             let open: svelto_http::OpenRepo = Arc::new(move |dir| repos.repo_handle(dir));
             svelto_http::spawn(l, config, open).context("starting the HTTP server")?;

@@ -10,6 +10,7 @@ pub fn svn_date_now() -> String {
     format_svn_date(d.as_secs(), d.subsec_micros())
 }
 
+/// Formats seconds and microseconds since the epoch as `svn:date`.
 pub fn format_svn_date(secs: u64, micros: u32) -> String {
     let days = (secs / 86_400) as i64;
     let rem = secs % 86_400;
@@ -36,9 +37,52 @@ pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
     (y, m, d)
 }
 
+/// Microseconds since the epoch of an `svn:date` (`YYYY-MM-DDTHH:MM:SS[.ffffff]Z`).
+pub fn parse_svn_date(s: &str) -> Option<i64> {
+    let s = s.trim().strip_suffix('Z').unwrap_or(s.trim());
+    let (date, time) = s.split_once('T')?;
+    let mut d = date.split('-');
+    let y: i64 = d.next()?.parse().ok()?;
+    let m: i64 = d.next()?.parse().ok()?;
+    let day: i64 = d.next()?.parse().ok()?;
+    let (hms, frac) = time.split_once('.').unwrap_or((time, "0"));
+    let mut t = hms.split(':');
+    let hh: i64 = t.next()?.parse().ok()?;
+    let mm: i64 = t.next()?.parse().ok()?;
+    let ss: i64 = t.next().unwrap_or("0").parse().ok()?;
+    let frac6: String = frac.chars().chain(std::iter::repeat('0')).take(6).collect();
+    let micros: i64 = frac6.parse().ok()?;
+    if !(1..=12).contains(&m) || !(1..=31).contains(&day) || hh > 23 || mm > 59 || ss > 60 {
+        return None;
+    }
+    // Days from civil (proleptic Gregorian).
+    let y2 = if m <= 2 { y - 1 } else { y };
+    let era = y2.div_euclid(400);
+    let yoe = y2 - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(((days * 86_400 + hh * 3600 + mm * 60 + ss) * 1_000_000) + micros)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dates() {
+        assert_eq!(parse_svn_date("1970-01-01T00:00:00.000000Z"), Some(0));
+        assert_eq!(
+            parse_svn_date("1970-01-02T00:00:01.5Z"),
+            Some(86_401_500_000)
+        );
+        assert_eq!(
+            parse_svn_date("2024-05-01T12:00:00.000000Z"),
+            Some(1_714_564_800_000_000)
+        );
+        assert_eq!(parse_svn_date("garbage"), None);
+    }
 
     #[test]
     fn formats_known_instants() {

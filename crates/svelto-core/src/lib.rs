@@ -9,7 +9,7 @@ mod path;
 mod props;
 
 pub use checksum::{Md5, Sha1, EMPTY_MD5};
-pub use date::{civil_from_days, format_svn_date, svn_date_now};
+pub use date::{civil_from_days, format_svn_date, parse_svn_date, svn_date_now};
 pub use path::{
     compare_paths, is_ancestor, join, parent_and_name, skip_ancestor, validate_path, PathError,
 };

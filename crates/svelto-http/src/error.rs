@@ -65,7 +65,12 @@ impl HttpError {
             self.code,
             esc(&self.message)
         );
-        Reply::xml(self.status, body.into_bytes())
+        let reply = Reply::xml(self.status, body.into_bytes());
+        if self.status == StatusCode::UNAUTHORIZED {
+            // What mod_authz_svn's Basic setup asks; credentials are not checked over HTTP yet.
+            return reply.header("www-authenticate", "Basic realm=\"Subversion repository\"");
+        }
+        reply
     }
 }
 

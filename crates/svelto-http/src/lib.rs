@@ -15,7 +15,9 @@
 //! response that streams (reports, large files) is written from there into a bounded
 //! channel, so memory stays bounded whatever the response's size.
 
+mod access;
 mod error;
+mod replay;
 mod reports;
 mod resource;
 mod update;
@@ -54,6 +56,9 @@ pub struct HttpConfig {
     pub max_request: usize,
     /// A connection idle this long between requests is closed.
     pub idle_timeout: Duration,
+    /// svnserve's `--config-file`: this svnserve.conf (`anon-access`, `authz-db`) for
+    /// every repository instead of each one's `conf/svnserve.conf`.
+    pub config_file: Option<PathBuf>,
 }
 
 impl HttpConfig {
@@ -63,6 +68,7 @@ impl HttpConfig {
             prefix: String::new(),
             max_request: 16 << 20,
             idle_timeout: Duration::from_secs(900),
+            config_file: None,
         }
     }
 }
@@ -193,6 +199,11 @@ impl Reply {
             headers: vec![("content-type", content_type.to_string())],
             body: ReplyBody::Stream(f),
         }
+    }
+
+    /// A 200 XML answer written as it is made.
+    pub fn xml_stream(f: Streamer) -> Reply {
+        Reply::stream(StatusCode::OK, "text/xml; charset=\"utf-8\"", f)
     }
 
     pub fn header(mut self, name: &'static str, value: impl Into<String>) -> Reply {

@@ -3,6 +3,7 @@
 
 use crate::error::{HttpError, UNSUPPORTED_FEATURE};
 use crate::resource::{body_xml, Ctx, XML_HEADER};
+use crate::uri::Kind;
 use crate::xml::{esc, Elem, SVN};
 use crate::{Reply, Req};
 use hyper::StatusCode;
@@ -22,12 +23,26 @@ pub(crate) fn report(ctx: &Ctx<'_>, req: &Req) -> Result<Reply, HttpError> {
             "The requested report is unknown",
         ));
     }
+    // As mod_dav: a report on a node URL needs the node to exist.
+    if matches!(
+        ctx.target.kind,
+        Kind::Public | Kind::RevRoot(_) | Kind::Version(_)
+    ) {
+        ctx.target_node()?;
+    }
     match doc.name.as_str() {
         "update-report" => crate::update::update_report(ctx, req, &doc),
         "inherited-props-report" => inherited_props(ctx, &doc),
         "get-locks-report" => get_locks(ctx, &doc),
         "list-report" => list(ctx, &doc),
         "log-report" => log(ctx, &doc),
+        "file-revs-report" => file_revs(ctx, req, &doc),
+        "get-locations" => get_locations(ctx, &doc),
+        "get-location-segments" => location_segments(ctx, &doc),
+        "mergeinfo-report" => mergeinfo(ctx, &doc),
+        "get-deleted-rev-report" => deleted_rev(ctx, &doc),
+        "dated-rev-report" => dated_rev(ctx, &doc),
+        "replay-report" => crate::replay::replay_report(ctx, req, &doc),
         _ => Err(HttpError::svn(
             StatusCode::NOT_IMPLEMENTED,
             UNSUPPORTED_FEATURE,
@@ -71,6 +86,7 @@ fn inherited_props(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
         Some(p) => rel_path(ctx, &p.text)?,
         None => ctx.target.path.clone(),
     };
+    ctx.gate.require(&path)?;
     let iprops = svelto_repos::inherited_props(&ctx.repo, &path, rev)?;
     let mut out =
         format!("{XML_HEADER}<S:inherited-props-report xmlns:S=\"svn:\" xmlns:D=\"DAV:\">\n");
@@ -86,15 +102,7 @@ fn inherited_props(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
                 "<S:iprop-propname>{}</S:iprop-propname>",
                 esc(&String::from_utf8_lossy(name))
             );
-            let (b64, v) = crate::xml::prop_value(value);
-            if b64 {
-                let _ = writeln!(
-                    out,
-                    "<S:iprop-propval encoding=\"base64\">{v}</S:iprop-propval>"
-                );
-            } else {
-                let _ = writeln!(out, "<S:iprop-propval>{v}</S:iprop-propval>");
-            }
+            crate::xml::value_element(&mut out, "S:iprop-propval", "", "encoding", value);
         }
         out.push_str("</S:iprop>\n");
     }
@@ -111,7 +119,7 @@ fn get_locks(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
     };
     let locks = svelto_repos::locks::get_locks(&ctx.target.repo_dir, &ctx.target.path, depth)?;
     let mut out = format!("{XML_HEADER}<S:get-locks-report xmlns:S=\"svn:\" xmlns:D=\"DAV:\">\n");
-    for l in locks {
+    for l in locks.into_iter().filter(|l| ctx.gate.can_read(&l.path)) {
         let _ = write!(
             out,
             "<S:lock>\n<S:path>/{}</S:path>\n<S:token>{}</S:token>\n<S:creationdate>{}</S:creationdate>\n",
@@ -122,13 +130,9 @@ fn get_locks(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
         if let Some(exp) = &l.expires {
             let _ = writeln!(out, "<S:expirationdate>{}</S:expirationdate>", esc(exp));
         }
-        let (b64, owner) = crate::xml::prop_value(l.owner.as_bytes());
-        let enc = if b64 { " encoding=\"base64\"" } else { "" };
-        let _ = writeln!(out, "<S:owner{enc}>{owner}</S:owner>");
+        crate::xml::value_element(&mut out, "S:owner", "", "encoding", l.owner.as_bytes());
         if let Some(c) = &l.comment {
-            let (b64, comment) = crate::xml::prop_value(c.as_bytes());
-            let enc = if b64 { " encoding=\"base64\"" } else { "" };
-            let _ = writeln!(out, "<S:comment{enc}>{comment}</S:comment>");
+            crate::xml::value_element(&mut out, "S:comment", "", "encoding", c.as_bytes());
         }
         out.push_str("</S:lock>\n");
     }
@@ -171,47 +175,43 @@ fn list(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
             _ => {}
         }
     }
+    ctx.gate.require(&path)?;
     let repo = ctx.repo.clone();
-    Ok(Reply::stream(
-        StatusCode::OK,
-        "text/xml; charset=\"utf-8\"",
-        Box::new(move |w| {
-            let mut header = false;
-            let mut revinfo = RevInfo::default();
-            svelto_repos::list::list(
-                &repo,
-                &path,
-                rev,
-                depth,
-                patterns.as_deref(),
-                None,
-                &mut |p, n| {
-                    if !header {
-                        header = true;
-                        w.write_all(
-                            format!(
-                                "{XML_HEADER}<S:list-report xmlns:S=\"svn:\" xmlns:D=\"DAV:\">\n"
-                            )
+    let gate = ctx.gate.clone();
+    Ok(Reply::xml_stream(Box::new(move |w| {
+        let mut header = false;
+        let mut revinfo = RevInfo::default();
+        svelto_repos::list::list(
+            &repo,
+            &path,
+            rev,
+            depth,
+            patterns.as_deref(),
+            Some(&|p: &str| gate.can_read(p)),
+            &mut |p, n| {
+                if !header {
+                    header = true;
+                    w.write_all(
+                        format!("{XML_HEADER}<S:list-report xmlns:S=\"svn:\" xmlns:D=\"DAV:\">\n")
                             .as_bytes(),
-                        )
-                        .map_err(crate::error::write_err)?;
-                    }
-                    let item = list_item(&repo, &mut revinfo, &fields, p, n)?;
-                    w.write_all(item.as_bytes())
-                        .map_err(crate::error::write_err)
-                },
-            )
-            .map_err(HttpError::from)?;
-            if !header {
-                w.write_all(
-                    format!("{XML_HEADER}<S:list-report xmlns:S=\"svn:\" xmlns:D=\"DAV:\">\n")
-                        .as_bytes(),
-                )?;
-            }
-            w.write_all(b"</S:list-report>\n")?;
-            Ok(())
-        }),
-    ))
+                    )
+                    .map_err(crate::error::write_err)?;
+                }
+                let item = list_item(&repo, &mut revinfo, &fields, p, n)?;
+                w.write_all(item.as_bytes())
+                    .map_err(crate::error::write_err)
+            },
+        )
+        .map_err(HttpError::from)?;
+        if !header {
+            w.write_all(
+                format!("{XML_HEADER}<S:list-report xmlns:S=\"svn:\" xmlns:D=\"DAV:\">\n")
+                    .as_bytes(),
+            )?;
+        }
+        w.write_all(b"</S:list-report>\n")?;
+        Ok(())
+    })))
 }
 
 /// Which dirent fields a list report asks for (its `S:prop` elements).
@@ -375,24 +375,28 @@ fn log(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
         opts.paths.push(ctx.target.path.clone());
     }
     let repo = ctx.repo.clone();
-    Ok(Reply::stream(
-        StatusCode::OK,
-        "text/xml; charset=\"utf-8\"",
-        Box::new(move |w| {
-            w.write_all(
-                format!("{XML_HEADER}<S:log-report xmlns:S=\"svn:\" xmlns:D=\"DAV:\">\n")
-                    .as_bytes(),
-            )?;
-            let mut depth = 0usize;
-            svelto_repos::log::log(&repo, &opts, &mut |e: LogEntry| {
-                let s = log_item(&e, encode_binary, &mut depth);
-                w.write_all(s.as_bytes()).map_err(crate::error::write_err)
-            })
-            .map_err(HttpError::from)?;
-            w.write_all(b"</S:log-report>\n")?;
-            Ok(())
-        }),
-    ))
+    let gate = ctx.gate.clone();
+    for p in &opts.paths {
+        gate.require(p)?;
+    }
+    Ok(Reply::xml_stream(Box::new(move |w| {
+        w.write_all(
+            format!("{XML_HEADER}<S:log-report xmlns:S=\"svn:\" xmlns:D=\"DAV:\">\n").as_bytes(),
+        )?;
+        let mut depth = 0usize;
+        let readable = |p: &str| gate.can_read(p);
+        let readable: Option<svelto_repos::log::Readable<'_>> = match gate {
+            crate::access::Gate::Open => None,
+            _ => Some(&readable),
+        };
+        svelto_repos::log::log_authz(&repo, &opts, readable, &mut |e: LogEntry| {
+            let s = log_item(&e, encode_binary, &mut depth);
+            w.write_all(s.as_bytes()).map_err(crate::error::write_err)
+        })
+        .map_err(HttpError::from)?;
+        w.write_all(b"</S:log-report>\n")?;
+        Ok(())
+    })))
 }
 
 fn log_item(e: &LogEntry, encode_binary: bool, depth: &mut usize) -> String {
@@ -473,4 +477,257 @@ fn log_item(e: &LogEntry, encode_binary: bool, depth: &mut usize) -> String {
     }
     s.push_str("</S:log-item>\n");
     s
+}
+
+/// The `S:path` element of a report, relative to the resource's path.
+fn path_arg(ctx: &Ctx<'_>, doc: &Elem) -> Result<String, HttpError> {
+    match doc.child(SVN, "path") {
+        Some(p) => rel_path(ctx, &p.text),
+        None => Err(HttpError::bad_request(
+            "Not all parameters passed (the request has no 'path' element)",
+        )),
+    }
+}
+
+fn file_revs(ctx: &Ctx<'_>, req: &Req, doc: &Elem) -> Result<Reply, HttpError> {
+    let path = path_arg(ctx, doc)?;
+    let opts = svelto_repos::FileRevsOptions {
+        start: rev_of(doc.child(SVN, "start-revision"))?,
+        end: rev_of(doc.child(SVN, "end-revision"))?,
+        include_merged: doc.child(SVN, "include-merged-revisions").is_some(),
+        svndiff_version: crate::resource::svndiff_version(req.header("accept-encoding"))
+            .unwrap_or(0),
+    };
+    ctx.gate.require(&path)?;
+    let repo = ctx.repo.clone();
+    let gate = ctx.gate.clone();
+    Ok(Reply::xml_stream(Box::new(move |w| {
+        let readable = |p: &str| gate.can_read(p);
+        let readable: Option<svelto_repos::log::Readable<'_>> = match gate {
+            crate::access::Gate::Open => None,
+            _ => Some(&readable),
+        };
+        let mut h = FileRevsXml {
+            w,
+            header: false,
+            b64: crate::xml::Base64Lines::default(),
+        };
+        svelto_repos::get_file_revs_authz(&repo, &path, &opts, readable, &mut h)
+            .map_err(HttpError::from)?;
+        h.header()?;
+        h.w.write_all(b"</S:file-revs-report>\n")?;
+        Ok(())
+    })))
+}
+
+/// Writes the versions of a file as `S:file-rev` elements.
+struct FileRevsXml<'w> {
+    w: &'w mut dyn std::io::Write,
+    header: bool,
+    b64: crate::xml::Base64Lines,
+}
+
+impl FileRevsXml<'_> {
+    fn header(&mut self) -> std::io::Result<()> {
+        if !self.header {
+            self.header = true;
+            self.w.write_all(
+                format!("{XML_HEADER}<S:file-revs-report xmlns:S=\"svn:\" xmlns:D=\"DAV:\">\n")
+                    .as_bytes(),
+            )?;
+        }
+        Ok(())
+    }
+}
+
+fn prop_element(out: &mut String, el: &str, name: &[u8], value: &[u8]) {
+    let attrs = format!(" name=\"{}\"", esc(&String::from_utf8_lossy(name)));
+    crate::xml::value_element(out, &format!("S:{el}"), &attrs, "encoding", value);
+}
+
+impl svelto_repos::FileRevsHandler for FileRevsXml<'_> {
+    fn file_rev(&mut self, rev: &svelto_repos::FileRev<'_>) -> svelto_repos::Result<()> {
+        self.header().map_err(crate::error::write_err)?;
+        let mut s = format!(
+            "<S:file-rev path=\"{}\" rev=\"{}\">\n",
+            esc(rev.path),
+            rev.rev
+        );
+        for (name, value) in rev.revprops {
+            prop_element(&mut s, "rev-prop", name, value);
+        }
+        for (name, value) in rev.prop_diffs {
+            match value {
+                Some(v) => prop_element(&mut s, "set-prop", name, v),
+                None => {
+                    let _ = writeln!(
+                        s,
+                        "<S:remove-prop name=\"{}\"/>",
+                        esc(&String::from_utf8_lossy(name))
+                    );
+                }
+            }
+        }
+        if rev.merged {
+            s.push_str("<S:merged-revision/>");
+        }
+        if rev.text_delta {
+            s.push_str("<S:txdelta>");
+            self.b64 = crate::xml::Base64Lines::default();
+        } else {
+            s.push_str("</S:file-rev>\n");
+        }
+        self.w
+            .write_all(s.as_bytes())
+            .map_err(crate::error::write_err)
+    }
+
+    fn delta_chunk(&mut self, chunk: &[u8]) -> svelto_repos::Result<()> {
+        self.b64
+            .push(chunk, self.w)
+            .map_err(crate::error::write_err)
+    }
+
+    fn file_rev_end(&mut self) -> svelto_repos::Result<()> {
+        self.b64.finish(self.w).map_err(crate::error::write_err)?;
+        self.w
+            .write_all(b"</S:txdelta></S:file-rev>\n")
+            .map_err(crate::error::write_err)
+    }
+}
+
+fn get_locations(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
+    let path = path_arg(ctx, doc)?;
+    let peg = rev_of(doc.child(SVN, "peg-revision"))?
+        .ok_or_else(|| HttpError::bad_request("Not all parameters passed (no peg revision)"))?;
+    let mut revs = Vec::new();
+    for c in doc
+        .children
+        .iter()
+        .filter(|c| c.is(SVN, "location-revision"))
+    {
+        if let Some(r) = rev_of(Some(c))? {
+            revs.push(r);
+        }
+    }
+    ctx.gate.require(&path)?;
+    let locations = svelto_repos::get_locations(&ctx.repo, &path, peg, &revs)?;
+    let mut out =
+        format!("{XML_HEADER}<S:get-locations-report xmlns:S=\"svn:\" xmlns:D=\"DAV:\">\n");
+    for (rev, p) in locations {
+        let p = if p.starts_with('/') {
+            p
+        } else {
+            format!("/{p}")
+        };
+        let _ = writeln!(out, "<S:location rev=\"{rev}\" path=\"{}\"/>", esc(&p));
+    }
+    out.push_str("</S:get-locations-report>\n");
+    Ok(xml_reply(out))
+}
+
+fn location_segments(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
+    let path = path_arg(ctx, doc)?;
+    let peg = rev_of(doc.child(SVN, "peg-revision"))?.unwrap_or(ctx.youngest);
+    let start = rev_of(doc.child(SVN, "start-revision"))?.unwrap_or(peg);
+    let end = rev_of(doc.child(SVN, "end-revision"))?.unwrap_or(0);
+    if end > start {
+        return Err(HttpError::bad_request(
+            "End revision must not be younger than start revision",
+        ));
+    }
+    if start > peg {
+        return Err(HttpError::bad_request(
+            "Start revision must not be younger than peg revision",
+        ));
+    }
+    let mut out =
+        format!("{XML_HEADER}<S:get-location-segments-report xmlns:S=\"svn:\" xmlns:D=\"DAV:\">\n");
+    ctx.gate.require(&path)?;
+    svelto_repos::location_segments(&ctx.repo, &path, peg, start, end, &mut |seg| {
+        match &seg.path {
+            Some(p) => {
+                let p = p.trim_start_matches('/');
+                let _ = writeln!(
+                    out,
+                    "<S:location-segment path=\"{}\" range-start=\"{}\" range-end=\"{}\"/>",
+                    esc(p),
+                    seg.start,
+                    seg.end
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    out,
+                    "<S:location-segment range-start=\"{}\" range-end=\"{}\"/>",
+                    seg.start, seg.end
+                );
+            }
+        }
+        Ok(())
+    })?;
+    out.push_str("</S:get-location-segments-report>\n");
+    Ok(xml_reply(out))
+}
+
+fn mergeinfo(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
+    let rev = rev_of(doc.child(SVN, "revision"))?;
+    if let Some(r) = rev {
+        ctx.check_rev(r)?;
+    }
+    let inherit = svelto_repos::Inherit::from_word(doc.child_text(SVN, "inherit").unwrap_or(""));
+    let mut paths = Vec::new();
+    for c in doc.children.iter().filter(|c| c.is(SVN, "path")) {
+        paths.push(rel_path(ctx, &c.text)?);
+    }
+    let include_descendants = doc.child_text(SVN, "include-descendants") == Some("yes");
+    for p in &paths {
+        ctx.gate.require(p)?;
+    }
+    let found = svelto_repos::get_mergeinfo(&ctx.repo, &paths, rev, inherit, include_descendants)?;
+    let mut out = format!("{XML_HEADER}<S:mergeinfo-report xmlns:S=\"svn:\" xmlns:D=\"DAV:\">\n");
+    for (path, info) in found {
+        let rel = svelto_core::skip_ancestor(&ctx.target.path, &path).unwrap_or(&path);
+        let _ = write!(
+            out,
+            "<S:mergeinfo-item>\n<S:mergeinfo-path>{}</S:mergeinfo-path>\n<S:mergeinfo-info>{}</S:mergeinfo-info>\n</S:mergeinfo-item>",
+            crate::xml::esc_cdata(rel),
+            crate::xml::esc_cdata(&info)
+        );
+    }
+    out.push_str("</S:mergeinfo-report>\n");
+    Ok(xml_reply(out))
+}
+
+fn deleted_rev(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
+    let path = path_arg(ctx, doc)?;
+    let (Some(peg), Some(end)) = (
+        rev_of(doc.child(SVN, "peg-revision"))?,
+        rev_of(doc.child(SVN, "end-revision"))?,
+    ) else {
+        return Err(HttpError::bad_request(
+            "Not all parameters passed (peg and end revisions are needed)",
+        ));
+    };
+    ctx.gate.require(&path)?;
+    let rev = svelto_repos::deleted_rev(&ctx.repo, &path, peg, end)?;
+    let rev = rev.map_or(-1, |r| r as i64);
+    Ok(xml_reply(format!(
+        "{XML_HEADER}<S:get-deleted-rev-report xmlns:S=\"svn:\" xmlns:D=\"DAV:\">\n<D:version-name>{rev}</D:version-name></S:get-deleted-rev-report>"
+    )))
+}
+
+fn dated_rev(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
+    let when = doc
+        .child(crate::xml::DAV, "creationdate")
+        .and_then(|c| svelto_core::parse_svn_date(c.text.trim()))
+        .ok_or_else(|| {
+            HttpError::bad_request(
+                "The request does not contain a valid 'DAV:creationdate' element.",
+            )
+        })?;
+    let rev = svelto_repos::revprops::dated_rev(&ctx.repo, when)?;
+    Ok(xml_reply(format!(
+        "{XML_HEADER}<S:dated-rev-report xmlns:S=\"svn:\" xmlns:D=\"DAV:\">\n<D:version-name>{rev}</D:version-name></S:dated-rev-report>"
+    )))
 }

@@ -42,6 +42,14 @@ pub(crate) fn handle(state: &State, req: &Req) -> Result<Reply, HttpError> {
             ))
         }
     };
+    let gate = crate::access::Gate::load(state, &target)?;
+    match target.kind {
+        Kind::Public | Kind::RevRoot(_) | Kind::Version(_) => gate.require(&target.path)?,
+        // Revision properties and baselines: only for who may read the whole tree's root.
+        Kind::Rev(_) | Kind::Vcc | Kind::Baseline(_) => gate.require("")?,
+        // Reports on the me resource check the paths they name.
+        Kind::Me => {}
+    }
     let repo = (state.open)(&target.repo_dir)?;
     let youngest = repo.refresh()?;
     let ctx = Ctx {
@@ -49,6 +57,8 @@ pub(crate) fn handle(state: &State, req: &Req) -> Result<Reply, HttpError> {
         repo,
         youngest,
         target,
+        uri: req.path.clone(),
+        gate,
     };
     match req.method {
         Method::OPTIONS => ctx.options(req),
@@ -71,6 +81,10 @@ pub(crate) struct Ctx<'a> {
     pub repo: Repo,
     pub youngest: Revnum,
     pub target: Target,
+    /// The request's path, as sent (what mod_dav_svn's 404 messages name).
+    pub uri: String,
+    /// What the (anonymous) request may read.
+    pub gate: crate::access::Gate,
 }
 
 /// A node found at a path in a revision.
@@ -123,10 +137,18 @@ impl Ctx<'_> {
         }
     }
 
-    /// The node the request's URL names.
-    fn target_node(&self) -> Result<Node, HttpError> {
+    /// The node the request's URL names; a missing one is a 404 naming the URL, in
+    /// mod_dav_svn's words.
+    pub fn target_node(&self) -> Result<Node, HttpError> {
         let rev = self.target.rev().unwrap_or(self.youngest);
-        self.node(rev, &self.target.path)
+        self.node(rev, &self.target.path).map_err(|e| {
+            if e.code == crate::error::FS_NOT_FOUND {
+                let uri = percent_encoding::percent_decode_str(&self.uri).decode_utf8_lossy();
+                HttpError::not_found(format!("'{uri}' path not found"))
+            } else {
+                e
+            }
+        })
     }
 
     fn options(&self, req: &Req) -> Result<Reply, HttpError> {
@@ -228,6 +250,9 @@ impl Ctx<'_> {
                 self.node_response(&mut out, &href, &node, &wanted)?;
                 if depth == 1 && node.node.kind == NodeKind::Dir {
                     for e in self.repo.dir(&node.node)?.iter() {
+                        if !self.gate.can_read(&svelto_core::join(&node.path, &e.name)) {
+                            continue;
+                        }
                         let child = Node {
                             rev: node.rev,
                             path: svelto_core::join(&node.path, &e.name),
@@ -464,11 +489,13 @@ impl Ctx<'_> {
             return Ok(None);
         }
         let Some(rev) = bt.rev() else { return Ok(None) };
+        if !self.gate.can_read(&bt.path) {
+            return Ok(None);
+        }
         let Ok(base_node) = self.node(rev, &bt.path) else {
             return Ok(None);
         };
-        let (Some(bt_text), target_text) = (base_node.node.text, node.node.text)
-        else {
+        let (Some(bt_text), target_text) = (base_node.node.text, node.node.text) else {
             return Ok(None);
         };
         let source = self.repo.read_text(&bt_text)?;
@@ -507,6 +534,9 @@ impl Ctx<'_> {
             out.push_str("  <li><a href=\"../\">..</a></li>\n");
         }
         for e in self.repo.dir(&node.node)?.iter() {
+            if !self.gate.can_read(&svelto_core::join(&node.path, &e.name)) {
+                continue;
+            }
             let slash = if e.kind == NodeKind::Dir { "/" } else { "" };
             let _ = writeln!(
                 out,
@@ -665,32 +695,21 @@ fn response(
 /// An svn:date ("2011-03-13T08:07:51.007920Z") as an HTTP date
 /// ("Sun, 13 Mar 2011 08:07:51 GMT").
 pub(crate) fn http_date(svn_date: &str) -> Option<String> {
-    let b = svn_date.as_bytes();
-    if b.len() < 19 {
-        return None;
-    }
-    let num = |r: std::ops::Range<usize>| svn_date.get(r)?.parse::<i64>().ok();
-    let (y, m, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    let (hh, mm, ss) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
-        return None;
-    }
-    // Days since 1970-01-01 (Howard Hinnant's days_from_civil).
-    let yy = if m <= 2 { y - 1 } else { y };
-    let era = yy.div_euclid(400);
-    let yoe = yy - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146097 + doe - 719468;
+    let secs = svelto_core::parse_svn_date(svn_date)?.div_euclid(1_000_000);
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    let (y, m, d) = svelto_core::civil_from_days(days);
     const WEEKDAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
     const MONTHS: [&str; 12] = [
         "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
     ];
     Some(format!(
-        "{}, {d:02} {} {y} {hh:02}:{mm:02}:{ss:02} GMT",
+        "{}, {d:02} {} {y} {:02}:{:02}:{:02} GMT",
         WEEKDAYS[days.rem_euclid(7) as usize],
-        MONTHS[(m - 1) as usize]
+        MONTHS.get(m.checked_sub(1)? as usize)?,
+        rem / 3600,
+        (rem % 3600) / 60,
+        rem % 60
     ))
 }
 

@@ -10,7 +10,6 @@ use crate::resource::{svndiff_version, Ctx, XML_HEADER};
 use crate::uri::Kind;
 use crate::xml::{esc, Elem, SVN};
 use crate::{Reply, Req};
-use base64::Engine;
 use hyper::StatusCode;
 use std::collections::HashMap;
 use std::io::Write;
@@ -170,7 +169,14 @@ pub(crate) fn update_report(ctx: &Ctx<'_>, req: &Req, doc: &Elem) -> Result<Repl
             send_deltas: send_all && text_deltas,
         },
     };
-    let prepared = svelto_repos::prepare(&ctx.repo, &opts, report)?;
+    ctx.gate.require(&join(&anchor, &target))?;
+    if let Some(d) = &dst {
+        ctx.gate.require(d)?;
+    }
+    let mut prepared = svelto_repos::prepare(&ctx.repo, &opts, report)?;
+    if let Some(check) = ctx.gate.read_check() {
+        prepared = prepared.with_read_check(check);
+    }
     let editor_state = XmlState {
         repo: ctx.repo.clone(),
         root_href: ctx.root_href().to_string(),
@@ -182,21 +188,17 @@ pub(crate) fn update_report(ctx: &Ctx<'_>, req: &Req, doc: &Elem) -> Result<Repl
         send_all,
         include_props,
     };
-    Ok(Reply::stream(
-        StatusCode::OK,
-        "text/xml; charset=\"utf-8\"",
-        Box::new(move |w| {
-            let mut editor = XmlEditor {
-                s: editor_state,
-                w,
-                items: HashMap::new(),
-                next: 0,
-                b64_carry: Vec::new(),
-            };
-            prepared.run(&mut editor).map_err(HttpError::from)?;
-            Ok(())
-        }),
-    ))
+    Ok(Reply::xml_stream(Box::new(move |w| {
+        let mut editor = XmlEditor {
+            s: editor_state,
+            w,
+            items: HashMap::new(),
+            next: 0,
+            b64: crate::xml::Base64Lines::default(),
+        };
+        prepared.run(&mut editor).map_err(HttpError::from)?;
+        Ok(())
+    })))
 }
 
 struct XmlState {
@@ -283,8 +285,8 @@ struct XmlEditor<'w> {
     w: &'w mut dyn Write,
     items: HashMap<Token, Item>,
     next: Token,
-    /// Bytes of the current svndiff stream not yet base64-encoded (less than a line's 57).
-    b64_carry: Vec<u8>,
+    /// The current svndiff stream's base64.
+    b64: crate::xml::Base64Lines,
 }
 
 fn name_of(path: &str) -> &str {
@@ -402,16 +404,10 @@ impl XmlEditor<'_> {
         let qname = esc(&name).into_owned();
         match value {
             Some(v) => {
-                let (b64, text) = crate::xml::prop_value(v);
-                if b64 {
-                    self.put(&format!(
-                        "<S:set-prop name=\"{qname}\" encoding=\"base64\">\n{text}</S:set-prop>\n"
-                    ))
-                } else {
-                    self.put(&format!(
-                        "<S:set-prop name=\"{qname}\">{text}</S:set-prop>\n"
-                    ))
-                }
+                let mut el = String::new();
+                let attrs = format!(" name=\"{qname}\"");
+                crate::xml::value_element(&mut el, "S:set-prop", &attrs, "encoding", v);
+                self.put(&el)
             }
             None => self.put(&format!("<S:remove-prop name=\"{qname}\"/>\n")),
         }
@@ -430,26 +426,6 @@ impl XmlEditor<'_> {
         let kind = if item.is_dir { "directory" } else { "file" };
         let verb = if item.added { "add" } else { "open" };
         self.put(&format!("</S:{verb}-{kind}>\n"))
-    }
-
-    /// Base64 of the svndiff bytes, 76 characters a line.
-    fn b64(&mut self, data: &[u8], end: bool) -> svelto_repos::Result<()> {
-        self.b64_carry.extend_from_slice(data);
-        let whole = if end {
-            self.b64_carry.len()
-        } else {
-            self.b64_carry.len() / 57 * 57
-        };
-        if whole == 0 {
-            return Ok(());
-        }
-        let mut out = String::with_capacity(whole / 57 * 77 + 80);
-        for line in self.b64_carry[..whole].chunks(57) {
-            base64::engine::general_purpose::STANDARD.encode_string(line, &mut out);
-            out.push('\n');
-        }
-        self.b64_carry.drain(..whole);
-        self.put(&out)
     }
 }
 
@@ -570,20 +546,22 @@ impl Editor for XmlEditor<'_> {
             Some(m) => format!("<S:txdelta base-checksum=\"{}\">", m.to_hex()),
             None => "<S:txdelta>".to_string(),
         };
-        self.b64_carry.clear();
+        self.b64 = crate::xml::Base64Lines::default();
         self.put(&open)
     }
 
     fn textdelta_chunk(&mut self, _: Token, chunk: &[u8]) -> svelto_repos::Result<()> {
         if self.s.send_all {
-            self.b64(chunk, false)?;
+            self.b64
+                .push(chunk, self.w)
+                .map_err(crate::error::write_err)?;
         }
         Ok(())
     }
 
     fn textdelta_end(&mut self, _: Token) -> svelto_repos::Result<()> {
         if self.s.send_all {
-            self.b64(&[], true)?;
+            self.b64.finish(self.w).map_err(crate::error::write_err)?;
             self.put("</S:txdelta>")?;
         }
         Ok(())

@@ -185,6 +185,36 @@ pub fn base64_lines(v: &[u8]) -> String {
     out
 }
 
+/// Base64 of a stream written in pieces (an svndiff stream inside `S:txdelta`), 76
+/// characters a line, as Subversion's base64 stream writes it.
+#[derive(Default)]
+pub struct Base64Lines {
+    carry: Vec<u8>,
+}
+
+impl Base64Lines {
+    /// Encodes the whole lines `data` completes; the rest waits for more.
+    pub fn push(&mut self, data: &[u8], out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        self.carry.extend_from_slice(data);
+        let whole = self.carry.len() / 57 * 57;
+        self.emit(whole, out)
+    }
+
+    /// Encodes what is left.
+    pub fn finish(&mut self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        self.emit(self.carry.len(), out)
+    }
+
+    fn emit(&mut self, n: usize, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        if n == 0 {
+            return Ok(());
+        }
+        let text = base64_lines(&self.carry[..n]);
+        self.carry.drain(..n);
+        out.write_all(text.as_bytes())
+    }
+}
+
 /// A property value for an element's content: `(attribute, text)`, the attribute being
 /// ` encoding="base64"` (with the caller's prefix) when the value is not XML-safe.
 pub fn prop_value(v: &[u8]) -> (bool, String) {
@@ -193,6 +223,20 @@ pub fn prop_value(v: &[u8]) -> (bool, String) {
     } else {
         (true, base64_lines(v))
     }
+}
+
+/// Writes `<TAG ATTRS>value</TAG>` and a newline: the value escaped, or base64-encoded with
+/// `ENC_ATTR="base64"` added when it is not XML-safe (`ENC_ATTR` is `encoding` in reports,
+/// `V:encoding` in PROPFIND answers).
+pub fn value_element(out: &mut String, tag: &str, attrs: &str, enc_attr: &str, value: &[u8]) {
+    use std::fmt::Write as _;
+    let (b64, v) = prop_value(value);
+    let enc = if b64 {
+        format!(" {enc_attr}=\"base64\"")
+    } else {
+        String::new()
+    };
+    let _ = writeln!(out, "<{tag}{attrs}{enc}>{v}</{tag}>");
 }
 
 #[cfg(test)]

@@ -201,6 +201,33 @@ fn to_lf(bytes: &[u8], repair: bool) -> Result<Vec<u8>> {
     Ok(out)
 }
 
+/// Subversion's `svn_repos_dated_revision`: the youngest revision whose `svn:date` is not
+/// after `micros` (microseconds since the epoch), 0 if none; revision dates are taken to
+/// increase, as Subversion does (a binary search).
+pub fn dated_rev(repo: &Repo, micros: i64) -> Result<Revnum> {
+    let head = repo.youngest();
+    let (mut lo, mut hi) = (0u64, head);
+    let mut found = 0;
+    while lo <= hi {
+        let mid = lo + (hi - lo) / 2;
+        let props = repo.revprops(mid)?;
+        let d = props
+            .get(&b"svn:date"[..])
+            .and_then(|d| std::str::from_utf8(d).ok())
+            .and_then(svelto_core::parse_svn_date)
+            .unwrap_or(0);
+        if d <= micros {
+            found = mid;
+            lo = mid + 1;
+        } else if mid == 0 {
+            break;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    Ok(found)
+}
+
 #[cfg(test)]
 mod tests {
     use super::{normalize_prop, value_from_file};

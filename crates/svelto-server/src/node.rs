@@ -9,7 +9,7 @@ use crate::items::{proplist_item, EPOCH};
 use crate::session::Session;
 use crate::url::path_in_repo;
 use std::io::{Read, Write};
-use svelto_core::{join, Depth, NodeKind, PropList, Revnum};
+use svelto_core::{join, parse_svn_date, Depth, NodeKind, PropList, Revnum};
 use svelto_store::NodeRev;
 use svelto_wire::{success, Item, TupleReader};
 
@@ -80,57 +80,11 @@ impl Command for GetDatedRev {
 fn get_dated_rev(s: &mut Session, text: &str) -> CmdResult<Reply> {
     let want = parse_svn_date(text)
         .ok_or_else(|| CmdError::new(code::BAD_DATE, format!("Can't parse date '{text}'")))?;
-    let head = s.ctx.repo.refresh()?;
-    // The youngest revision whose date is not after `want` (dates assumed to increase).
-    let (mut lo, mut hi) = (0u64, head);
-    let mut found = 0;
-    while lo <= hi {
-        let mid = lo + (hi - lo) / 2;
-        let date = s.ctx.rev_info(mid)?.0;
-        let d = date
-            .as_deref()
-            .and_then(|d| std::str::from_utf8(d).ok())
-            .and_then(parse_svn_date)
-            .unwrap_or(0);
-        if d <= want {
-            found = mid;
-            lo = mid + 1;
-        } else if mid == 0 {
-            break;
-        } else {
-            hi = mid - 1;
-        }
-    }
-    Ok(Some(vec![Item::Number(found)]))
-}
-
-/// Microseconds since the epoch of an `svn:date` (`YYYY-MM-DDTHH:MM:SS[.ffffff]Z`).
-pub fn parse_svn_date(s: &str) -> Option<i64> {
-    let s = s.trim().strip_suffix('Z').unwrap_or(s.trim());
-    let (date, time) = s.split_once('T')?;
-    let mut d = date.split('-');
-    let y: i64 = d.next()?.parse().ok()?;
-    let m: i64 = d.next()?.parse().ok()?;
-    let day: i64 = d.next()?.parse().ok()?;
-    let (hms, frac) = time.split_once('.').unwrap_or((time, "0"));
-    let mut t = hms.split(':');
-    let hh: i64 = t.next()?.parse().ok()?;
-    let mm: i64 = t.next()?.parse().ok()?;
-    let ss: i64 = t.next().unwrap_or("0").parse().ok()?;
-    let frac6: String = frac.chars().chain(std::iter::repeat('0')).take(6).collect();
-    let micros: i64 = frac6.parse().ok()?;
-    if !(1..=12).contains(&m) || !(1..=31).contains(&day) || hh > 23 || mm > 59 || ss > 60 {
-        return None;
-    }
-    // Days from civil (proleptic Gregorian).
-    let y2 = if m <= 2 { y - 1 } else { y };
-    let era = y2.div_euclid(400);
-    let yoe = y2 - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    Some(((days * 86_400 + hh * 3600 + mm * 60 + ss) * 1_000_000) + micros)
+    s.ctx.repo.refresh()?;
+    Ok(Some(vec![Item::Number(svelto_repos::revprops::dated_rev(
+        &s.ctx.repo,
+        want,
+    )?)]))
 }
 
 /// The node at a client path and revision (HEAD if none), or None when it does not exist.
@@ -734,23 +688,4 @@ fn get_iprops(s: &mut Session, req: &PathRev) -> CmdResult<Reply> {
         return Err(CmdError::new(code::FS_NOT_FOUND, format!("'/{path}' path not found")).into());
     }
     Ok(Some(vec![iprops_item(&inherited_props(s, &path, rev)?)]))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn dates() {
-        assert_eq!(parse_svn_date("1970-01-01T00:00:00.000000Z"), Some(0));
-        assert_eq!(
-            parse_svn_date("1970-01-02T00:00:01.5Z"),
-            Some(86_401_500_000)
-        );
-        assert_eq!(
-            parse_svn_date("2024-05-01T12:00:00.000000Z"),
-            Some(1_714_564_800_000_000)
-        );
-        assert_eq!(parse_svn_date("garbage"), None);
-    }
 }

@@ -14,6 +14,7 @@
 //! and `svelto` (which loads dumps with svelto-repos) use Svelto crates, never
 //! to produce the expected side of a comparison.
 
+pub mod apache;
 pub mod dumpfile;
 mod fixtures;
 pub mod generate;
@@ -30,8 +31,8 @@ pub use fixtures::{
 };
 pub use run::{read_vm_hwm_kib, require_tool, Outcome, Run, Running, DEFAULT_TIMEOUT};
 pub use serve::{
-    mask_dates, shared_pair, svelto_binary, Expect, Pair, Same, Scope, Server, ServerKind, Subject,
-    Svelto, SvnClient, Svnserve, SvnserveConfig,
+    mask_dates, shared_http_pair, shared_pair, svelto_binary, Expect, Pair, Same, Scope, Server,
+    ServerKind, Subject, Svelto, SvnClient, Svnserve, SvnserveConfig,
 };
 pub use svelto::{svelto_create_load, LoadedPair, SveltoRepo};
 pub use svnadmin::{

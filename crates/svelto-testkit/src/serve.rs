@@ -70,6 +70,8 @@ exit "$status"
 pub enum ServerKind {
     Svnserve,
     Svelto,
+    /// Apache httpd with mod_dav_svn (`http://`).
+    Apache,
 }
 
 impl ServerKind {
@@ -77,21 +79,22 @@ impl ServerKind {
         match self {
             ServerKind::Svnserve => "svnserve",
             ServerKind::Svelto => "svelto",
+            ServerKind::Apache => "apache",
         }
     }
 }
 
 /// A running svn:// server on 127.0.0.1, killed on drop.
 pub struct Server {
-    kind: ServerKind,
-    child: Child,
-    stdin: Option<ChildStdin>,
-    pid: u32,
-    port: u16,
-    base_url: String,
-    root: PathBuf,
-    log: Arc<Mutex<Vec<u8>>>,
-    log_file: Option<PathBuf>,
+    pub(crate) kind: ServerKind,
+    pub(crate) child: Child,
+    pub(crate) stdin: Option<ChildStdin>,
+    pub(crate) pid: u32,
+    pub(crate) port: u16,
+    pub(crate) base_url: String,
+    pub(crate) root: PathBuf,
+    pub(crate) log: Arc<Mutex<Vec<u8>>>,
+    pub(crate) log_file: Option<PathBuf>,
 }
 
 impl Server {
@@ -214,15 +217,15 @@ impl Drop for Server {
 /// A started watchdog: the child, the pipe that keeps the server alive, the
 /// server's pid, the lines of its standard error as they come, and all of it
 /// collected.
-struct Watched {
-    child: Child,
-    stdin: ChildStdin,
-    pid: u32,
-    lines: Receiver<String>,
-    log: Arc<Mutex<Vec<u8>>>,
+pub(crate) struct Watched {
+    pub(crate) child: Child,
+    pub(crate) stdin: ChildStdin,
+    pub(crate) pid: u32,
+    pub(crate) lines: Receiver<String>,
+    pub(crate) log: Arc<Mutex<Vec<u8>>>,
 }
 
-fn spawn_watched(program: &Path, args: &[OsString]) -> Watched {
+pub(crate) fn spawn_watched(program: &Path, args: &[OsString]) -> Watched {
     let line = shell_words(program, args);
     let mut child = Command::new("sh")
         .arg("-c")
@@ -294,7 +297,7 @@ fn shell_words(program: &Path, args: &[OsString]) -> String {
 }
 
 /// A port that was free a moment ago (bound to 127.0.0.1:0, then released).
-fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0")
         .unwrap_or_else(|e| panic!("cannot bind 127.0.0.1:0 to find a free port: {e}"));
     listener
@@ -303,7 +306,7 @@ fn free_port() -> u16 {
         .port()
 }
 
-fn can_connect(port: u16) -> bool {
+pub(crate) fn can_connect(port: u16) -> bool {
     let addr = SocketAddr::from(([127, 0, 0, 1], port));
     TcpStream::connect_timeout(&addr, Duration::from_millis(500)).is_ok()
 }
@@ -454,6 +457,31 @@ impl Svelto {
 
     /// `svelto serve` with a log file and extra options.
     pub fn start_with(binary: &Path, root: &Path, log_file: &Path, extra: &[&str]) -> Svelto {
+        Svelto::start_marked(binary, root, log_file, extra, "listening on 127.0.0.1:")
+    }
+
+    /// `svelto serve` serving HTTP too (`--http-listen 127.0.0.1:0 --http-prefix PREFIX`):
+    /// the server's port and base URL are the HTTP side's, `http://127.0.0.1:PORT/PREFIX`.
+    pub fn start_http(binary: &Path, root: &Path, log_file: &Path, prefix: &str) -> Svelto {
+        let extra = ["--http-listen", "127.0.0.1:0", "--http-prefix", prefix];
+        let mut s = Svelto::start_marked(
+            binary,
+            root,
+            log_file,
+            &extra,
+            "http listening on 127.0.0.1:",
+        );
+        s.0.base_url = format!("http://127.0.0.1:{}{prefix}", s.0.port);
+        s
+    }
+
+    fn start_marked(
+        binary: &Path,
+        root: &Path,
+        log_file: &Path,
+        extra: &[&str],
+        marker: &str,
+    ) -> Svelto {
         let mut args: Vec<OsString> = vec![
             "serve".into(),
             "-d".into(),
@@ -487,7 +515,7 @@ impl Svelto {
                 .recv_timeout(Duration::from_millis(100).min(deadline - Instant::now()))
             {
                 Ok(line) => {
-                    if let Some(port) = listening_port(&line) {
+                    if let Some(port) = marked_port(&line, marker) {
                         break port;
                     }
                 }
@@ -541,8 +569,14 @@ impl std::ops::DerefMut for Svelto {
 }
 
 /// The port in a `... listening on 127.0.0.1:PORT ...` line.
+#[cfg(test)]
 fn listening_port(line: &str) -> Option<u16> {
-    let rest = &line[line.find("listening on 127.0.0.1:")? + "listening on 127.0.0.1:".len()..];
+    marked_port(line, "listening on 127.0.0.1:")
+}
+
+/// The port after `marker` (`... MARKER PORT ...`) in a line.
+fn marked_port(line: &str, marker: &str) -> Option<u16> {
+    let rest = &line[line.find(marker)? + marker.len()..];
     let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
     digits.parse().ok().filter(|&p| p != 0)
 }
@@ -1128,27 +1162,9 @@ impl Pair {
 
     /// Any dump, served as repository `name` on both sides.
     pub fn from_dump(name: &str, dump: &Path, subject: Subject) -> Pair {
-        let dir = tempdir();
-        let roots = [dir.path().join("a"), dir.path().join("b")];
-        for root in &roots {
-            for sub in ["repos", "work"] {
-                let path = root.join(sub);
-                std::fs::create_dir_all(&path)
-                    .unwrap_or_else(|e| panic!("cannot create {path:?}: {e}"));
-            }
-        }
-        let repos = roots.clone().map(|r| r.join("repos").join(name));
+        let (dir, roots, repos) = pair_dirs(name);
         let selftest = matches!(subject, Subject::SelfTest);
-        std::thread::scope(|scope| {
-            let reference = scope.spawn(|| make_fsfs(&repos[0], dump));
-            match &subject {
-                Subject::SelfTest => make_fsfs(&repos[1], dump),
-                Subject::Svelto(binary) => make_svelto(binary, &repos[1], dump),
-            }
-            if let Err(panic) = reference.join() {
-                std::panic::resume_unwind(panic);
-            }
-        });
+        load_sides(&repos, dump, &subject);
         let (reference, subject_server) = std::thread::scope(|scope| {
             let reference = scope.spawn(|| Svnserve::start(&roots[0].join("repos")).into_server());
             let subject_server = match &subject {
@@ -1167,6 +1183,28 @@ impl Pair {
             };
             (reference, subject_server)
         });
+        let labels = ["svnserve", if selftest { "svnserve-2" } else { "svelto" }];
+        Pair::assemble(
+            name,
+            dir,
+            [reference, subject_server],
+            repos,
+            roots,
+            labels,
+            selftest,
+        )
+    }
+
+    /// The sides of a pair from their servers, repositories and roots.
+    fn assemble(
+        name: &str,
+        dir: TempDir,
+        servers: [Server; 2],
+        repos: [PathBuf; 2],
+        roots: [PathBuf; 2],
+        labels: [&'static str; 2],
+        selftest: bool,
+    ) -> Pair {
         let side = |label, server: Server, repo: PathBuf, root: &Path| {
             let work = root.join("work");
             let normalizer = Normalizer::new()
@@ -1181,14 +1219,10 @@ impl Pair {
             }
         };
         let [repo_a, repo_b] = repos;
+        let [server_a, server_b] = servers;
         let sides = [
-            side("svnserve", reference, repo_a, &roots[0]),
-            side(
-                if selftest { "svnserve-2" } else { "svelto" },
-                subject_server,
-                repo_b,
-                &roots[1],
-            ),
+            side(labels[0], server_a, repo_a, &roots[0]),
+            side(labels[1], server_b, repo_b, &roots[1]),
         ];
         let client = SvnClient::in_dir(&dir.path().join("svn-config"));
         Pair {
@@ -1198,6 +1232,34 @@ impl Pair {
             client,
             selftest,
         }
+    }
+
+    /// The scenario `fixture` over HTTP: FSFS served by Apache httpd with mod_dav_svn
+    /// (the reference, `SVNParentPath` under `/svn`) and Svelto's store served by
+    /// `svelto serve --http-listen ... --http-prefix /svn`. Panics, saying what to install,
+    /// when Apache or mod_dav_svn is missing.
+    pub fn http(fixture: &str, svelto_binary: &Path) -> Pair {
+        let name = fixture;
+        let dump = crate::scenario_dump(fixture);
+        let (dir, roots, repos) = pair_dirs(name);
+        load_sides(&repos, &dump, &Subject::Svelto(svelto_binary.to_owned()));
+        let apache = crate::apache::Apache::start(&roots[0].join("repos"), &roots[0], "/svn");
+        let svelto = Svelto::start_http(
+            svelto_binary,
+            &roots[1].join("repos"),
+            &roots[1].join("serve.log"),
+            "/svn",
+        )
+        .into_server();
+        Pair::assemble(
+            name,
+            dir,
+            [apache.into_server(), svelto],
+            repos,
+            roots,
+            ["apache", "svelto-http"],
+            false,
+        )
     }
 
     /// Keep this pair for the rest of the process (for a `static`): it is
@@ -1525,6 +1587,36 @@ fn remove_at_exit(dir: &Path) {
     std::mem::forget(child);
 }
 
+/// A pair's directory: roots `a` and `b`, each with `repos/` and `work/`, and the path of
+/// the repository `name` under each.
+fn pair_dirs(name: &str) -> (TempDir, [PathBuf; 2], [PathBuf; 2]) {
+    let dir = tempdir();
+    let roots = [dir.path().join("a"), dir.path().join("b")];
+    for root in &roots {
+        for sub in ["repos", "work"] {
+            let path = root.join(sub);
+            std::fs::create_dir_all(&path)
+                .unwrap_or_else(|e| panic!("cannot create {path:?}: {e}"));
+        }
+    }
+    let repos = roots.clone().map(|r| r.join("repos").join(name));
+    (dir, roots, repos)
+}
+
+/// Loads `dump` into FSFS on side 0 and into the subject's store on side 1, at once.
+fn load_sides(repos: &[PathBuf; 2], dump: &Path, subject: &Subject) {
+    std::thread::scope(|scope| {
+        let reference = scope.spawn(|| make_fsfs(&repos[0], dump));
+        match subject {
+            Subject::SelfTest => make_fsfs(&repos[1], dump),
+            Subject::Svelto(binary) => make_svelto(binary, &repos[1], dump),
+        }
+        if let Err(panic) = reference.join() {
+            std::panic::resume_unwind(panic);
+        }
+    });
+}
+
 fn make_fsfs(repo: &Path, dump: &Path) {
     Run::tool("svnadmin").arg("create").arg(repo).success();
     Run::tool("svnadmin")
@@ -1774,23 +1866,31 @@ impl Scope<'_> {
 /// (tests of different fixtures do not wait for each other) and kept until
 /// the process ends.
 pub fn shared_pair(fixture: &str, svelto_binary: &Path) -> &'static Pair {
-    type Cells = Mutex<HashMap<String, &'static OnceLock<&'static Pair>>>;
-    static CELLS: OnceLock<Cells> = OnceLock::new();
-    let cell = {
-        let mut cells = CELLS
-            .get_or_init(|| Mutex::new(HashMap::new()))
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        match cells.get(fixture).copied() {
-            Some(cell) => cell,
-            None => {
-                let cell: &'static OnceLock<&'static Pair> = Box::leak(Box::new(OnceLock::new()));
-                cells.insert(fixture.to_owned(), cell);
-                cell
-            }
-        }
-    };
-    cell.get_or_init(|| Pair::new(fixture, svelto_binary).share())
+    static CELLS: OnceLock<PairCells> = OnceLock::new();
+    shared_cell(&CELLS, fixture).get_or_init(|| Pair::new(fixture, svelto_binary).share())
+}
+
+/// The HTTP pair (Apache with mod_dav_svn, and `svelto serve --http-listen`) serving
+/// `fixture`, made on first use and shared by every test of the process.
+pub fn shared_http_pair(fixture: &str, svelto_binary: &Path) -> &'static Pair {
+    static CELLS: OnceLock<PairCells> = OnceLock::new();
+    shared_cell(&CELLS, fixture).get_or_init(|| Pair::http(fixture, svelto_binary).share())
+}
+
+/// One cell per fixture, each filled once.
+type PairCells = Mutex<HashMap<String, &'static OnceLock<&'static Pair>>>;
+
+fn shared_cell(
+    cells: &'static OnceLock<PairCells>,
+    fixture: &str,
+) -> &'static OnceLock<&'static Pair> {
+    let mut cells = cells
+        .get_or_init(|| Mutex::new(HashMap::new()))
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    cells
+        .entry(fixture.to_owned())
+        .or_insert_with(|| Box::leak(Box::new(OnceLock::new())))
 }
 
 #[cfg(test)]

@@ -1,0 +1,208 @@
+//! Bad requests get a clear HTTP error (and never a panic or unbounded memory): malformed
+//! XML, unknown reports, absurd Content-Length, escapes out of the tree, unknown `!svn/`
+//! names. The server still answers afterwards.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+use crate::pair;
+
+/// Sends one request on a new connection and returns the status line and the body.
+fn request(addr: &str, method: &str, path: &str, headers: &[&str], body: &[u8]) -> (u16, String) {
+    let mut stream = TcpStream::connect(addr).unwrap_or_else(|e| panic!("connect {addr}: {e}"));
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .expect("read timeout");
+    let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
+    let mut has_length = false;
+    for h in headers {
+        has_length |= h.to_ascii_lowercase().starts_with("content-length");
+        head.push_str(h);
+        head.push_str("\r\n");
+    }
+    if !has_length {
+        head.push_str(&format!("Content-Length: {}\r\n", body.len()));
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes()).expect("write head");
+    let _ = stream.write_all(body);
+    let mut out = Vec::new();
+    let _ = stream.read_to_end(&mut out);
+    let text = String::from_utf8_lossy(&out).into_owned();
+    let status = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no status line in {text:?}"));
+    (status, text)
+}
+
+fn svelto_addr() -> (String, String) {
+    let pair = pair("basic");
+    let url = pair.subject_url();
+    // http://127.0.0.1:PORT/svn/basic
+    let rest = url.strip_prefix("http://").expect("an http URL");
+    let (addr, path) = rest.split_at(rest.find('/').expect("a path"));
+    (addr.to_string(), path.to_string())
+}
+
+#[test]
+fn bad_requests_get_clear_errors() {
+    let (addr, repo) = svelto_addr();
+    let me = format!("{repo}/!svn/me");
+    let report = |body: &[u8]| request(&addr, "REPORT", &me, &["Content-Type: text/xml"], body);
+
+    let (status, text) = report(b"<S:update-report xmlns:S=\"svn:\"><S:src-path>");
+    assert_eq!(status, 400, "{text}");
+    assert!(text.contains("malformed"), "{text}");
+
+    let (status, text) = report(b"<S:frobnicate-report xmlns:S=\"svn:\"/>");
+    assert_eq!(status, 501, "{text}");
+    assert!(text.contains("The requested report is unknown"), "{text}");
+
+    let (status, text) = report(b"<x:a xmlns:x=\"urn:other\"/>");
+    assert_eq!(status, 501, "{text}");
+
+    let (status, text) = report(b"\xff\xfe<not-utf8/>");
+    assert_eq!(status, 400, "{text}");
+
+    let deep = "<a>".repeat(10_000);
+    let (status, _) = report(deep.as_bytes());
+    assert_eq!(status, 400);
+
+    // An update report without its src-path, or with a revision past HEAD.
+    let (status, text) =
+        report(b"<S:update-report xmlns:S=\"svn:\"><S:entry rev=\"0\"/></S:update-report>");
+    assert_eq!(status, 400, "{text}");
+    assert!(text.contains("src-path"), "{text}");
+    let body = format!(
+        "<S:update-report xmlns:S=\"svn:\"><S:src-path>{repo}</S:src-path><S:target-revision>99</S:target-revision><S:entry rev=\"0\" start-empty=\"true\"/></S:update-report>"
+    );
+    let (status, text) = report(body.as_bytes());
+    assert!(status == 404 || status == 500, "{text}");
+    assert!(text.contains("No such revision 99"), "{text}");
+
+    // A body larger than the limit is refused from its Content-Length, before it is read.
+    let (status, text) = request(
+        &addr,
+        "REPORT",
+        &me,
+        &["Content-Length: 99999999999999"],
+        b"",
+    );
+    assert_eq!(status, 413, "{text}");
+    let (status, _) = request(&addr, "REPORT", &me, &["Content-Length: -5"], b"");
+    assert_eq!(status, 400);
+
+    // Paths out of the tree, bad escapes, unknown special resources.
+    for path in [
+        format!("{repo}/../basic/trunk"),
+        format!("{repo}/%2e%2e/x"),
+        format!("{repo}/trunk/%00"),
+        format!("{repo}/%ff"),
+    ] {
+        let (status, text) = request(&addr, "GET", &path, &[], b"");
+        assert_eq!(status, 400, "{path}: {text}");
+    }
+    for path in [
+        format!("{repo}/!svn/nonsense/1"),
+        format!("{repo}/!svn/rvr/x/trunk"),
+    ] {
+        let (status, text) = request(&addr, "GET", &path, &[], b"");
+        assert!(status == 404 || status == 400, "{path}: {text}");
+    }
+    let (status, _) = request(&addr, "GET", "/svn/no-such-repo/", &[], b"");
+    assert_eq!(status, 404);
+    let (status, _) = request(
+        &addr,
+        "PROPFIND",
+        &format!("{repo}/trunk"),
+        &["Depth: infinity"],
+        b"",
+    );
+    assert_eq!(status, 403);
+    let (status, _) = request(&addr, "DELETE", &format!("{repo}/trunk"), &[], b"");
+    assert_eq!(status, 405);
+
+    // Still serving.
+    let (status, text) = request(&addr, "GET", &format!("{repo}/trunk/"), &[], b"");
+    assert_eq!(status, 200, "{text}");
+    assert!(
+        text.contains("<li><a href=\"README.txt\">README.txt</a></li>"),
+        "{text}"
+    );
+}
+
+/// `anon-access` and `authz-db` from the repository's svnserve.conf apply to HTTP requests,
+/// which are all anonymous for now: 401 for what anonymous may not read, protected entries
+/// left out of listings, checkouts and logs.
+#[test]
+fn anonymous_reads_follow_svnserve_conf_and_authz() {
+    let pair =
+        svelto_testkit::Pair::http("basic", std::path::Path::new(env!("CARGO_BIN_EXE_svelto")));
+    let repo = pair.subject_repo().to_path_buf();
+    let url = pair.subject_url();
+    let rest = url.strip_prefix("http://").expect("an http URL");
+    let (addr, path) = rest.split_at(rest.find('/').expect("a path"));
+    let conf = repo.join("conf");
+    std::fs::write(conf.join("authz"), "[/]\n* = r\n[basic:/trunk/a]\n* =\n").expect("authz");
+    std::fs::write(
+        conf.join("svnserve.conf"),
+        "[general]\nanon-access = read\nauthz-db = authz\n",
+    )
+    .expect("svnserve.conf");
+
+    let (status, text) = request(addr, "GET", &format!("{path}/trunk/a/"), &[], b"");
+    assert_eq!(status, 401, "{text}");
+    assert!(
+        text.contains("WWW-Authenticate: Basic") || text.contains("www-authenticate: Basic"),
+        "{text}"
+    );
+    let (status, text) = request(addr, "GET", &format!("{path}/trunk/"), &[], b"");
+    assert_eq!(status, 200, "{text}");
+    assert!(!text.contains("href=\"a/\""), "{text}");
+    assert!(text.contains("README.txt"), "{text}");
+
+    let s = pair.scope("authz");
+    let wc = s.path(1).join("wc");
+    let client = pair.client();
+    let out = client.svn(
+        &[
+            "checkout",
+            &format!("{url}/trunk"),
+            wc.to_str().expect("utf-8"),
+        ],
+        &s.path(1),
+    );
+    assert!(out.success(), "{}", out.stderr_text());
+    assert!(wc.join("README.txt").is_file());
+    assert!(
+        !wc.join("a").exists(),
+        "the protected directory was checked out"
+    );
+    let ls = client.svn(&["ls", "-R", &format!("{url}/trunk")], &s.path(1));
+    assert!(ls.success(), "{}", ls.stderr_text());
+    assert!(!ls.stdout_text().contains("a/"), "{}", ls.stdout_text());
+    let cat = client.svn(&["ls", &format!("{url}/trunk/a")], &s.path(1));
+    assert!(
+        !cat.success(),
+        "an unreadable directory was listed: {}",
+        cat.stdout_text()
+    );
+
+    // anon-access = none: nothing at all.
+    std::fs::write(
+        conf.join("svnserve.conf"),
+        "[general]\nanon-access = none\n",
+    )
+    .expect("conf");
+    let (status, text) = request(addr, "OPTIONS", &format!("{path}/trunk"), &[], b"");
+    assert_eq!(status, 401, "{text}");
+    let info = client.svn(&["info", &url], &s.path(1));
+    assert!(
+        !info.success(),
+        "info succeeded without access: {}",
+        info.stdout_text()
+    );
+}

@@ -1,0 +1,145 @@
+//! Apache httpd with mod_dav_svn (Debian's `apache2` and `libapache2-mod-svn`): the
+//! reference `http://` server, started on 127.0.0.1 on a free port with a generated
+//! configuration (`SVNParentPath ROOT` under a `<Location PREFIX>`), in the foreground
+//! under the same watchdog as svnserve, so it never outlives the test process.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::serve::{can_connect, free_port, spawn_watched, Server, ServerKind};
+
+/// Debian's httpd binary.
+pub const APACHE_BINARY: &str = "/usr/sbin/apache2";
+/// Where Debian puts Apache's modules.
+pub const MODULE_DIR: &str = "/usr/lib/apache2/modules";
+
+const INSTALL: &str = "apt-get install apache2 libapache2-mod-svn (or run scripts/setup)";
+
+/// Panics, saying what to install, unless Apache and mod_dav_svn are there.
+pub fn require_apache() {
+    if !Path::new(APACHE_BINARY).is_file() {
+        panic!("\n\n*** Apache httpd ({APACHE_BINARY}) is required: {INSTALL} ***\n");
+    }
+    for module in [
+        "mod_dav.so",
+        "mod_dav_svn.so",
+        "mod_mpm_event.so",
+        "mod_authz_core.so",
+    ] {
+        let path = Path::new(MODULE_DIR).join(module);
+        if !path.is_file() {
+            panic!(
+                "\n\n*** Apache's {module} ({}) is required: {INSTALL} ***\n",
+                path.display()
+            );
+        }
+    }
+}
+
+/// A running Apache, as a [`Server`] whose base URL is `http://127.0.0.1:PORT/PREFIX`.
+pub struct Apache(Server);
+
+fn is_root() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
+}
+
+/// Lets the account Apache's children run as (when started as root) reach `path`: every
+/// directory above it searchable, and it and everything below readable and writable.
+fn open_up(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let mut p = path.to_path_buf();
+    while let Some(parent) = p.parent() {
+        if let Ok(m) = std::fs::metadata(parent) {
+            let mode = m.permissions().mode();
+            if mode & 0o001 == 0 {
+                let _ =
+                    std::fs::set_permissions(parent, std::fs::Permissions::from_mode(mode | 0o011));
+            }
+        }
+        p = parent.to_path_buf();
+    }
+    let status = std::process::Command::new("chmod")
+        .args(["-R", "a+rwX"])
+        .arg(path)
+        .status();
+    assert!(
+        status.is_ok_and(|s| s.success()),
+        "chmod -R a+rwX {} failed",
+        path.display()
+    );
+}
+
+impl Apache {
+    /// Serves the repositories under `parent` (`SVNParentPath`) at `PREFIX/NAME`, with its
+    /// configuration, pid file and logs in `dir`.
+    pub fn start(parent: &Path, dir: &Path, prefix: &str) -> Apache {
+        require_apache();
+        let port = free_port();
+        let conf = dir.join("httpd.conf");
+        let run = dir.join("httpd-run");
+        std::fs::create_dir_all(&run).unwrap_or_else(|e| panic!("cannot create {run:?}: {e}"));
+        let user = if is_root() {
+            // Apache refuses to serve as root: its children run as `daemon`, who must read
+            // (and for FSFS's lock files, write) the repositories.
+            open_up(parent);
+            open_up(&run);
+            "User daemon\nGroup daemon\n"
+        } else {
+            ""
+        };
+        let text = format!(
+            "ServerName 127.0.0.1\n\
+             Listen 127.0.0.1:{port}\n\
+             PidFile {run}/httpd.pid\n\
+             DefaultRuntimeDir {run}\n\
+             ErrorLog {dir}/error.log\n\
+             LogLevel warn\n\
+             {user}\
+             LoadModule mpm_event_module {MODULE_DIR}/mod_mpm_event.so\n\
+             LoadModule authz_core_module {MODULE_DIR}/mod_authz_core.so\n\
+             LoadModule dav_module {MODULE_DIR}/mod_dav.so\n\
+             LoadModule dav_svn_module {MODULE_DIR}/mod_dav_svn.so\n\
+             <Location {prefix}>\n  DAV svn\n  SVNParentPath {parent}\n</Location>\n",
+            run = run.display(),
+            dir = dir.display(),
+            parent = parent.display(),
+        );
+        std::fs::write(&conf, text).unwrap_or_else(|e| panic!("cannot write {conf:?}: {e}"));
+        let args: Vec<OsString> = vec!["-f".into(), conf.clone().into(), "-DFOREGROUND".into()];
+        let watched = spawn_watched(Path::new(APACHE_BINARY), &args);
+        let mut server = Server {
+            kind: ServerKind::Apache,
+            child: watched.child,
+            stdin: Some(watched.stdin),
+            pid: watched.pid,
+            port,
+            base_url: format!("http://127.0.0.1:{port}{prefix}"),
+            root: parent.to_owned(),
+            log: watched.log,
+            log_file: Some(dir.join("error.log")),
+        };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !can_connect(port) {
+            if !server.is_alive() || Instant::now() > deadline {
+                let log = std::fs::read_to_string(dir.join("error.log")).unwrap_or_default();
+                panic!(
+                    "Apache did not listen on 127.0.0.1:{port}:\n{}\n{log}",
+                    server.diagnostics()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Apache(server)
+    }
+
+    pub fn into_server(self) -> Server {
+        self.0
+    }
+
+    /// The generated configuration's path.
+    pub fn config_path(dir: &Path) -> PathBuf {
+        dir.join("httpd.conf")
+    }
+}
