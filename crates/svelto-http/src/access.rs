@@ -11,16 +11,18 @@ use crate::uri::Target;
 use crate::State;
 use hyper::StatusCode;
 use std::sync::Arc;
-use svelto_repos::authz::{Authz, READ};
-use svelto_repos::conf::{Access, AccessFile, SvnserveConf};
+use svelto_repos::conf::{Access, SvnserveConf};
+use svelto_repos::service::{AuthzCtx, AuthzSource, Where};
+use svelto_store::Repo;
 
 /// What anonymous HTTP requests may read in one repository.
 #[derive(Clone)]
 pub(crate) enum Gate {
     /// Everything (`anon-access = read` or `write`, no `authz-db`).
     Open,
-    /// The anonymous user's rules of an authz file; the repository's name for its sections.
-    Rules(Arc<Authz>, Option<String>),
+    /// The authz rules (read by svelto-repos' service layer, as for svn:// clients: files on
+    /// disk, or `^/` and `file://` URLs into the repository), applied to the anonymous user.
+    Rules(Arc<AuthzCtx>),
 }
 
 /// The 401 an unauthenticated request for something protected gets.
@@ -32,26 +34,12 @@ pub(crate) fn unauthorized(what: &str) -> HttpError {
     )
 }
 
-fn read_file(file: &AccessFile) -> Result<(Vec<u8>, std::path::PathBuf), HttpError> {
-    match file {
-        AccessFile::Path(p) => std::fs::read(p).map(|d| (d, p.clone())).map_err(|e| {
-            HttpError::new(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                format!("Can't open the authz file '{}': {e}", p.display()),
-            )
-        }),
-        // Files inside a repository (^/ and file:// URLs) are read by the svn:// side only
-        // for now; nothing is served rather than everything.
-        other => Err(unauthorized(&format!(
-            "this repository (its authz file '{other}' is not read over HTTP yet)"
-        ))),
-    }
-}
-
 impl Gate {
     /// The gate of the repository a request names, read for each request (so edits apply
-    /// at once, as on svn:// for each connection). `anon-access = none` refuses here.
-    pub fn load(state: &State, target: &Target) -> Result<Gate, HttpError> {
+    /// at once, as on svn:// for each connection). `anon-access = none` refuses here; an
+    /// authz file that cannot be read or parsed is a 500 naming it (svnserve refuses the
+    /// connection and logs the same words).
+    pub fn load(state: &State, target: &Target, repo: &Repo) -> Result<Gate, HttpError> {
         let conf_dir = target.repo_dir.join("conf");
         let conf = match &state.config.config_file {
             Some(f) => {
@@ -64,34 +52,30 @@ impl Gate {
         if conf.anon_access == Access::None {
             return Err(unauthorized(&target.repo_name));
         }
-        let Some(file) = &conf.authz_db else {
+        let Some(rules) = &conf.authz_db else {
             return Ok(Gate::Open);
         };
-        let (data, name) = read_file(file)?;
-        let groups = conf.groups_db.as_ref().map(read_file).transpose()?;
-        let authz = Authz::parse(
-            &data,
-            &name,
-            groups.as_ref().map(|(d, n)| (d.as_slice(), n.as_path())),
-        )
-        .map_err(|e| {
-            HttpError::new(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                format!(
-                    "Error while parsing authz file: '{}': {}",
-                    e.file.display(),
-                    e.svn_message()
-                ),
-            )
-        })?;
-        Ok(Gate::Rules(Arc::new(authz), Some(target.repo_name.clone())))
+        let src = AuthzSource {
+            rules,
+            groups: conf.groups_db.as_ref(),
+            case: conf.force_username_case,
+            repos: Some(target.repo_name.clone()),
+        };
+        let ctx =
+            svelto_repos::service::authz::load(src, repo, &target.repo_dir).map_err(|why| {
+                HttpError::new(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    format!("Invalid authz configuration: {why}"),
+                )
+            })?;
+        Ok(Gate::Rules(Arc::new(ctx)))
     }
 
     /// Whether anonymous requests may read the repository relpath `path`.
     pub fn can_read(&self, path: &str) -> bool {
         match self {
             Gate::Open => true,
-            Gate::Rules(authz, repos) => authz.check(repos.as_deref(), path, None, READ),
+            Gate::Rules(ctx) => ctx.allows(None, &Where::Path(path.to_string()), false),
         }
     }
 

@@ -42,7 +42,9 @@ pub(crate) fn handle(state: &State, req: &Req) -> Result<Reply, HttpError> {
             ))
         }
     };
-    let gate = crate::access::Gate::load(state, &target)?;
+    let repo = (state.open)(&target.repo_dir)?;
+    let youngest = repo.refresh()?;
+    let gate = crate::access::Gate::load(state, &target, &repo)?;
     match target.kind {
         Kind::Public | Kind::RevRoot(_) | Kind::Version(_) => gate.require(&target.path)?,
         // Revision properties and baselines: only for who may read the whole tree's root.
@@ -50,8 +52,7 @@ pub(crate) fn handle(state: &State, req: &Req) -> Result<Reply, HttpError> {
         // Reports on the me resource check the paths they name.
         Kind::Me => {}
     }
-    let repo = (state.open)(&target.repo_dir)?;
-    let youngest = repo.refresh()?;
+
     let ctx = Ctx {
         state,
         repo,

@@ -206,3 +206,38 @@ fn anonymous_reads_follow_svnserve_conf_and_authz() {
         info.stdout_text()
     );
 }
+
+/// A chunked body larger than `--max-request-size` (16 MiB) is refused with 413 once the
+/// limit is reached, and the server's memory stays bounded: 64 MiB sent, its peak RSS grows
+/// by less than 48 MiB.
+#[test]
+fn oversized_chunked_bodies_are_refused_in_bounded_memory() {
+    let (addr, repo) = svelto_addr();
+    let pair = pair("basic");
+    let before = pair.subject().peak_rss_kib().expect("the server's VmHWM");
+    let mut stream = TcpStream::connect(&addr).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .expect("read timeout");
+    let head = format!(
+        "REPORT {repo}/!svn/me HTTP/1.1\r\nHost: {addr}\r\nTransfer-Encoding: chunked\r\nContent-Type: text/xml\r\n\r\n"
+    );
+    stream.write_all(head.as_bytes()).expect("head");
+    let chunk = vec![b'<'; 1 << 20];
+    for _ in 0..64 {
+        let framed = [format!("{:x}\r\n", chunk.len()).as_bytes(), &chunk, b"\r\n"].concat();
+        if stream.write_all(&framed).is_err() {
+            break; // The server answered and closed: that is the point.
+        }
+    }
+    let _ = stream.write_all(b"0\r\n\r\n");
+    let mut out = Vec::new();
+    let _ = stream.read_to_end(&mut out);
+    let text = String::from_utf8_lossy(&out);
+    assert!(text.starts_with("HTTP/1.1 413"), "{text}");
+    let after = pair.subject().peak_rss_kib().expect("the server's VmHWM");
+    assert!(
+        after.saturating_sub(before) < 48 * 1024,
+        "peak RSS grew from {before} to {after} KiB"
+    );
+}
