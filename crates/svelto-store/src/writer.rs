@@ -342,9 +342,12 @@ impl Writer {
     }
 
     /// Takes the write lock again after `unlock`. Returns false when another writer
-    /// published revisions meanwhile: this writer's state is stale, open a new one.
+    /// published revisions meanwhile, or when a write or fsync of this writer failed: this
+    /// writer's state is stale, open a new one (the lock is then not taken).
     pub fn relock(&mut self) -> Result<bool> {
-        self.usable()?;
+        if self.usable().is_err() {
+            return Ok(false);
+        }
         self.lock_file
             .lock()
             .map_err(io_err("locking db/write.lock".to_string()))?;

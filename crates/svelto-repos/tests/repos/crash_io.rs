@@ -158,6 +158,11 @@ fn run_case(repo: &Path, sim: &SimIo, rng: &mut Rng, commits: usize) -> Run {
                 // Failed once, the writer refuses everything after: no retried fsync.
                 assert!(w.sync().is_err(), "a failed writer synced again after: {e}");
                 assert!(w.begin().is_err(), "a failed writer began a commit: {e}");
+                // What the server's writer slot asks before reusing a kept writer.
+                assert!(
+                    !w.relock().expect("relock"),
+                    "a failed writer is reused: {e}"
+                );
                 writer = None;
             }
         }
