@@ -130,3 +130,109 @@ pub fn store_record(data: &[u8]) {
         }
     }
 }
+
+/// A whole repository damaged by the input, as a bad disk or a bad copy could leave it:
+/// the input is a list of patches (file, offset, bytes) applied to a small loaded
+/// repository, after which the CRC of every frame of `db/data` and `db/meta` is fixed, so
+/// that the damage reaches the decoders and the walks over on-disk pointers. Opening,
+/// verifying, dumping and reading every revision must answer without panicking, looping or
+/// recursing without bound.
+pub fn store_repo(data: &[u8]) {
+    use std::sync::OnceLock;
+    static TEMPLATE: OnceLock<Vec<(&'static str, Vec<u8>)>> = OnceLock::new();
+    let template = TEMPLATE.get_or_init(|| {
+        let dir = scratch().join("template");
+        let _ = std::fs::remove_dir_all(&dir);
+        svelto_repos::create(
+            &dir,
+            "00000000-0000-4000-8000-000000000000",
+            "2026-01-01T00:00:00.000000Z",
+        )
+        .expect("create");
+        let dump = include_bytes!("../../crates/svelto-testkit/fixtures/copies.dump");
+        let opts = svelto_repos::LoadOptions::default();
+        svelto_repos::load(&dir, &dump[..], opts, &mut |_| {}).expect("load");
+        // The files damage may reach first; both format files last.
+        let names = [
+            "db/data",
+            "db/meta",
+            "db/revs",
+            "db/dedup",
+            "db/revprops",
+            "db/current",
+            "db/uuid",
+            "db/format",
+            "format",
+        ];
+        names
+            .iter()
+            .map(|n| (*n, std::fs::read(dir.join(n)).expect("read")))
+            .collect()
+    });
+    let mut files: Vec<(&str, Vec<u8>)> = template.clone();
+    // Patches: [file] [offset: 2 bytes LE] [length] [bytes].
+    let mut rest = data;
+    while let [file, a, b, len, tail @ ..] = rest {
+        let bytes = &mut files[usize::from(*file) % 7].1;
+        let n = usize::from(*len).min(tail.len());
+        let at = usize::from(u16::from_le_bytes([*a, *b])) % (bytes.len() + 1);
+        let end = (at + n).min(bytes.len());
+        bytes[at..end].copy_from_slice(&tail[..end - at]);
+        rest = &tail[n..];
+    }
+    for (name, bytes) in files.iter_mut() {
+        if *name == "db/data" || *name == "db/meta" {
+            fix_frames(bytes);
+        }
+    }
+    let dir = scratch().join("repo");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("db")).expect("mkdir");
+    for (name, bytes) in &files {
+        std::fs::write(dir.join(name), bytes).expect("write");
+    }
+    let opened = svelto_store::Repo::open(&dir);
+    let Ok(repo) = opened else {
+        assert!(!data.is_empty(), "the undamaged repository does not open");
+        return;
+    };
+    let y = repo.youngest();
+    let verified = svelto_repos::verify(&repo, 0, y, &mut |_| {});
+    assert!(verified.is_ok() || !data.is_empty(), "the undamaged repository fails verify");
+    let opts = svelto_repos::DumpOptions {
+        start: 0,
+        end: y,
+        incremental: false,
+        deltas: true,
+        filter: None,
+    };
+    let _ = svelto_repos::dump(&repo, &mut std::io::sink(), opts, &mut |_| {});
+}
+
+/// Recomputes the CRC of every frame (tag, length, payload, CRC-32) from byte 16 on, as
+/// far as the lengths lead.
+fn fix_frames(bytes: &mut [u8]) {
+    let mut at = 16;
+    while at + 9 <= bytes.len() {
+        let len = u32::from_le_bytes([bytes[at + 1], bytes[at + 2], bytes[at + 3], bytes[at + 4]]);
+        let end = at + 5 + len as usize;
+        if end + 4 > bytes.len() {
+            return;
+        }
+        let crc = crc32fast::hash(&bytes[at..end]);
+        bytes[end..end + 4].copy_from_slice(&crc.to_le_bytes());
+        at = end + 4;
+    }
+}
+
+/// A directory of this process for scratch repositories (tmpfs where there is one).
+pub fn scratch() -> std::path::PathBuf {
+    let base = if std::path::Path::new("/dev/shm").is_dir() {
+        std::path::PathBuf::from("/dev/shm")
+    } else {
+        std::env::temp_dir()
+    };
+    let dir = base.join(format!("svelto-fuzz-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("scratch directory");
+    dir
+}

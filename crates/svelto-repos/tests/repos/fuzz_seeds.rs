@@ -1,7 +1,8 @@
 //! The fuzz targets' bodies (fuzz/src/lib.rs, included here) run on stable over the seed
 //! corpus: every dump fixture, the svndiff texts of the delta dumps and of svelto-delta's
 //! data, typical svn:// requests and responses, and every record of a loaded repository
-//! (db/data and db/meta payloads by tag, db/current, db/revs records, db/uuid), plus each
+//! (db/data and db/meta payloads by tag, db/current, db/revs records, db/uuid), patches of
+//! a loaded repository's files, plus each
 //! input a fuzzer once found a crash with (fuzz/regressions/TARGET/). So CI compiles and runs
 //! the targets without nightly; `fuzz/run` fuzzes from the same seeds.
 //!
@@ -17,11 +18,12 @@ use svelto_dump::{DumpReader, Record};
 
 type Target = (&'static str, fn(&[u8]));
 
-const TARGETS: [Target; 4] = [
+const TARGETS: [Target; 5] = [
     ("wire", bodies::wire),
     ("svndiff", bodies::svndiff),
     ("dumpfile", bodies::dumpfile),
     ("store_record", bodies::store_record),
+    ("store_repo", bodies::store_repo),
 ];
 
 fn workspace() -> PathBuf {
@@ -137,6 +139,22 @@ fn store_seeds() -> Vec<Vec<u8>> {
     out
 }
 
+/// Patch lists for `store_repo` (file, offset, length, bytes): one for each file of `db/`
+/// at a few offsets, and none (the repository as loaded).
+fn repo_seeds() -> Vec<Vec<u8>> {
+    let mut out = vec![Vec::new()];
+    for file in 0..7u8 {
+        for (i, at) in [0u16, 16, 40, 100, 400, 2000].iter().enumerate() {
+            let mut seed = vec![file];
+            seed.extend_from_slice(&at.to_le_bytes());
+            seed.push(2);
+            seed.extend_from_slice(&[0x7f ^ i as u8, file.wrapping_mul(37)]);
+            out.push(seed);
+        }
+    }
+    out
+}
+
 fn regressions(target: &str) -> Vec<Vec<u8>> {
     let dir = workspace().join("fuzz/regressions").join(target);
     files_in(&dir, None)
@@ -148,11 +166,12 @@ fn regressions(target: &str) -> Vec<Vec<u8>> {
 #[test]
 fn fuzz_bodies_run_over_the_seed_corpus() {
     let dumps = dump_seeds();
-    let seeds: [Vec<Vec<u8>>; 4] = [
+    let seeds: [Vec<Vec<u8>>; 5] = [
         wire_seeds(),
         svndiff_seeds(&dumps),
         dumps.clone(),
         store_seeds(),
+        repo_seeds(),
     ];
     let corpus = std::env::var_os("SVELTO_FUZZ_CORPUS").map(PathBuf::from);
     for ((name, body), seeds) in TARGETS.iter().zip(seeds) {
@@ -176,4 +195,5 @@ fn fuzz_bodies_run_over_the_seed_corpus() {
             body(&input);
         }
     }
+    let _ = fs::remove_dir_all(bodies::scratch());
 }
