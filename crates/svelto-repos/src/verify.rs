@@ -205,10 +205,9 @@ pub struct NormalizationIssue {
     pub message: String,
 }
 
-/// The names that collide once normalized in the directories revision `rev` changed
-/// (each directory on the way to a changed path, and each changed directory), as
-/// svnadmin's verify reports them at each directory it closes; and the paths that
-/// collide in the `svn:mergeinfo` of nodes it changed.
+/// The names that collide once normalized in the directories where revision `rev` added
+/// a name, as svnadmin's verify reports them when it closes such a directory; and the
+/// paths that collide in the `svn:mergeinfo` of nodes whose properties it changed.
 pub fn normalization(repo: &Repo, rev: Revnum) -> Result<Vec<NormalizationIssue>> {
     use unicode_normalization::UnicodeNormalization;
     let nfc = |s: &str| s.nfc().collect::<String>();
@@ -216,13 +215,12 @@ pub fn normalization(repo: &Repo, rev: Revnum) -> Result<Vec<NormalizationIssue>
     let mut dirs: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
     let mut props_of: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
     for ch in &meta.changes {
-        let mut p = ch.path.as_str();
-        while !p.is_empty() {
-            p = svelto_core::parent_and_name(p).0;
-            dirs.insert(p.to_string());
+        // As svnadmin: a directory is checked when a new name appeared in it (an add, not
+        // a replacement), mergeinfo when a node's properties changed.
+        if ch.change == ChangeKind::Add && !ch.path.is_empty() {
+            dirs.insert(svelto_core::parent_and_name(&ch.path).0.to_string());
         }
-        if ch.change != ChangeKind::Delete {
-            dirs.insert(ch.path.clone());
+        if ch.change != ChangeKind::Delete && ch.prop_mod {
             props_of.insert(ch.path.clone());
         }
     }
@@ -257,29 +255,53 @@ pub fn normalization(repo: &Repo, rev: Revnum) -> Result<Vec<NormalizationIssue>
             }
         }
     }
-    for path in &props_of {
-        let Some((_, node)) = repo.lookup(rev, path)? else {
-            continue;
+    // As svnadmin's check_mergeinfo_normalization: the paths the new mergeinfo adds (not
+    // in the node's mergeinfo before) that equal, once normalized, a path of the old
+    // mergeinfo or another added one.
+    let mergeinfo_paths = |r: Revnum, path: &str| -> Result<Vec<String>> {
+        let Some((_, node)) = repo.lookup(r, path)? else {
+            return Ok(Vec::new());
         };
         let props = repo.props(&node)?;
-        let Some(mi) = props.get(b"svn:mergeinfo".as_slice()) else {
+        Ok(props
+            .get(b"svn:mergeinfo".as_slice())
+            .map(|mi| {
+                String::from_utf8_lossy(mi)
+                    .lines()
+                    .filter_map(|l| l.rsplit_once(':').map(|(p, _)| p.to_string()))
+                    .collect()
+            })
+            .unwrap_or_default())
+    };
+    for path in &props_of {
+        let new = mergeinfo_paths(rev, path)?;
+        if new.is_empty() {
             continue;
+        }
+        let old = match rev.checked_sub(1) {
+            Some(prev) => mergeinfo_paths(prev, path)?,
+            None => Vec::new(),
         };
-        let mut seen = std::collections::BTreeSet::new();
-        for line in String::from_utf8_lossy(mi).lines() {
-            let Some((p, _)) = line.rsplit_once(':') else {
-                continue;
-            };
-            let p = nfc(p);
-            if !seen.insert(p.clone()) {
-                report(
-                    &mut issues,
-                    4,
-                    format!(
-                        "Duplicate representation of path '{p}' in svn:mergeinfo property \
-                         of '{path}'"
-                    ),
-                );
+        let mut seen: std::collections::BTreeMap<String, bool> =
+            old.iter().map(|p| (nfc(p), false)).collect();
+        for p in new.iter().filter(|p| !old.contains(p)) {
+            let n = nfc(p);
+            match seen.get_mut(&n) {
+                None => {
+                    seen.insert(n, false);
+                }
+                Some(reported) if !*reported => {
+                    *reported = true;
+                    report(
+                        &mut issues,
+                        4,
+                        format!(
+                            "Duplicate representation of path '{n}' in svn:mergeinfo \
+                             property of '{path}'"
+                        ),
+                    );
+                }
+                Some(_) => {}
             }
         }
     }

@@ -730,7 +730,10 @@ pub fn create_db(path: &Path, uuid: &str, r0_props: &PropList) -> Result<()> {
         return Err(StoreError::BadUuid(uuid.to_string()));
     }
     let db = path.join("db");
-    std::fs::create_dir_all(&db).map_err(io_err(format!("creating {}", db.display())))?;
+    // db/txns from the start, as FSFS has it (hotcopies and tools that compare trees
+    // expect it in the source too).
+    let txns = db.join("txns");
+    std::fs::create_dir_all(&txns).map_err(io_err(format!("creating {}", txns.display())))?;
     let mut data = files::DATA_HEADER.to_vec();
     let root = NodeRev::empty_root();
     let mut p = Vec::new();

@@ -80,6 +80,11 @@ pub fn freeze(args: FreezeArgs) -> Result<()> {
                 .collect();
             (paths, [words(&repos), program].concat())
         }
+        // `freeze -- REPO PROGRAM [ARG...]`: svnadmin takes the first word after `--` as
+        // the repository.
+        None if repos.is_empty() && program.len() > 1 => {
+            (vec![PathBuf::from(&program[0])], program[1..].to_vec())
+        }
         None => {
             let Some(first) = repos.first() else {
                 return Err(svn_error(205000, "Repository argument required"));

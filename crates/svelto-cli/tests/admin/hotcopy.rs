@@ -368,6 +368,25 @@ fn freeze_runs_the_program_as_svnadmin() {
         "echo out; echo err >&2; exit 3",
     ]);
     pair.same(&["freeze", REPO, "echo", "no", "dashes"]);
+    // The repository after `--` (Subversion's freeze_freeze test), nested freezes.
+    pair.same(&[
+        "freeze",
+        "--",
+        REPO,
+        "sh",
+        "-c",
+        "echo after dashes; exit 5",
+    ]);
+    let other = SveltoRepo::create();
+    let out = svelto()
+        .args(["admin", "freeze", "--"])
+        .arg(pair.sv.path())
+        .arg(env!("CARGO_BIN_EXE_svelto"))
+        .args(["admin", "freeze", "--"])
+        .arg(other.path())
+        .args(["sh", "-c", "exit 6"])
+        .output();
+    assert_eq!(out.status.code(), Some(6), "nested freezes:\n{out}");
     pair.same(&["freeze", REPO]);
     pair.same(&["freeze"]);
     pair.same(&["freeze", REPO, "--", "sh", "-c", "kill -9 $$"]);
