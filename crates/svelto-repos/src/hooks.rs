@@ -3,13 +3,65 @@
 //! empty environment unless the hooks-env file gives one, standard output discarded and
 //! standard error captured. A pre-hook that exits non-zero blocks the operation with its
 //! standard error in the message; a post-hook that fails only produces a warning.
+//!
+//! A hook's output is read with a bound: at most [`OUTPUT_MAX`] bytes of each stream are
+//! kept (the rest is read and dropped), and once the hook has exited its pipes are read for
+//! at most [`OUTPUT_GRACE`] more: a background child the hook left holding standard error
+//! does not hold up the operation (Subversion reads to the end of the pipe, and waits for
+//! the child).
 
 use crate::error::{ReposError, Result, SvnErrorKind};
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 use svelto_core::Revnum;
+
+/// Most bytes of a hook's standard output, and of its standard error, kept.
+pub const OUTPUT_MAX: usize = 1 << 20;
+/// After a hook exits, how long its output pipes are read before what came is taken.
+pub const OUTPUT_GRACE: Duration = Duration::from_millis(500);
+
+/// A hook's output pipe, read on its own thread into a bounded buffer.
+struct Collector {
+    buf: Arc<Mutex<Vec<u8>>>,
+    done: mpsc::Receiver<()>,
+}
+
+impl Collector {
+    fn start(mut pipe: impl Read + Send + 'static) -> Collector {
+        let buf = Arc::new(Mutex::new(Vec::new()));
+        let (tx, done) = mpsc::channel();
+        let shared = Arc::clone(&buf);
+        // The thread ends when every holder of the pipe's write end has closed it.
+        std::thread::spawn(move || {
+            let mut chunk = [0u8; 8192];
+            loop {
+                match pipe.read(&mut chunk) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        let mut b = shared.lock().unwrap_or_else(|e| e.into_inner());
+                        let room = OUTPUT_MAX.saturating_sub(b.len()).min(n);
+                        b.extend_from_slice(&chunk[..room]);
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(_) => break,
+                }
+            }
+            let _ = tx.send(());
+        });
+        Collector { buf, done }
+    }
+
+    /// What came, once the pipe closed or `OUTPUT_GRACE` after the hook exited.
+    fn take(self) -> Vec<u8> {
+        let _ = self.done.recv_timeout(OUTPUT_GRACE);
+        std::mem::take(&mut *self.buf.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
 
 /// The section of a hooks-env file that applies to hooks without their own.
 const DEFAULT_SECTION: &str = "default";
@@ -257,28 +309,17 @@ impl Hooks {
             }
             _ => None,
         };
-        let mut stdout = Vec::new();
-        let out_reader = child.stdout.take().map(|mut o| {
-            std::thread::spawn(move || {
-                let mut buf = Vec::new();
-                let _ = o.read_to_end(&mut buf);
-                buf
-            })
-        });
-        let mut stderr = Vec::new();
-        if let Some(mut e) = child.stderr.take() {
-            let _ = e.read_to_end(&mut stderr);
-        }
-        if let Some(r) = out_reader {
-            stdout = r.join().unwrap_or_default();
-        }
-        if let Some(f) = feeder {
-            let _ = f.join();
-        }
+        let out_reader = child.stdout.take().map(Collector::start);
+        let err_reader = child.stderr.take().map(Collector::start);
         let status = child.wait().map_err(|e| ReposError::Io {
             context: format!("waiting for the '{name}' hook"),
             err: e,
         })?;
+        let stdout = out_reader.map(Collector::take).unwrap_or_default();
+        let stderr = err_reader.map(Collector::take).unwrap_or_default();
+        // A hook that exited without reading all its input: the feeder ends on the closed
+        // pipe (or with the background child that holds it); it is not waited for.
+        drop(feeder);
         if status.success() {
             return Ok(Some(stdout));
         }
@@ -543,6 +584,43 @@ mod tests {
         )
         .expect("parses");
         assert_eq!(env["post-commit"]["Y"], "%(X)s");
+    }
+
+    #[test]
+    fn a_background_child_holding_stderr_does_not_hold_up_the_hook() {
+        // The hook exits at once; the child it leaves keeps its standard error open.
+        for (exit, want_err) in [(0, false), (1, true)] {
+            let dir = repo_with_hook(
+                "pre-commit",
+                &format!("#!/bin/sh\necho refused >&2\nsleep 5 &\nexit {exit}\n"),
+            );
+            let hooks = Hooks::new(dir.path(), None).expect("hooks");
+            let started = std::time::Instant::now();
+            let result = hooks.pre_commit("1-1", &[]);
+            let took = started.elapsed();
+            assert!(took < Duration::from_secs(3), "the hook took {took:?}");
+            match result {
+                Err(e) if want_err => assert_eq!(
+                    e.to_string(),
+                    "Commit blocked by pre-commit hook (exit code 1) with output:\nrefused\n"
+                ),
+                Ok(()) if !want_err => {}
+                other => panic!("exit {exit}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn hook_output_is_kept_up_to_a_bound() {
+        let dir = repo_with_hook(
+            "pre-commit",
+            "#!/bin/sh\nhead -c 3000000 /dev/zero | tr '\\0' x >&2\nexit 1\n",
+        );
+        let hooks = Hooks::new(dir.path(), None).expect("hooks");
+        let err = hooks.pre_commit("1-1", &[]).expect_err("exit 1");
+        let text = err.to_string();
+        assert!(text.len() < OUTPUT_MAX + 200, "{} bytes", text.len());
+        assert!(text.ends_with(&"x".repeat(1000)));
     }
 
     #[test]

@@ -427,3 +427,84 @@ fn dates_never_go_backwards_under_concurrent_commits() {
         Some((head + 1, future))
     );
 }
+
+fn write_hook(repo: &Path, name: &str, script: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    let p = repo.join("hooks").join(name);
+    std::fs::write(&p, script).expect("writing the hook");
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+}
+
+/// A pre-commit hook that does not finish holds up only its own repository's writes: a
+/// commit to another repository of the same server lands, and reads of its own go on. A
+/// hook that exits but leaves a background child holding its standard error does not hold
+/// up the commit.
+#[test]
+fn a_hung_pre_commit_hook_holds_up_only_its_own_repository() {
+    require_tool("svn");
+    require_tool("svnmucc");
+    let dir = tempdir();
+    let a = fresh_repo(dir.path(), "a");
+    let b = crate::durability::fresh_repo(dir.path(), "b");
+    let root = a.parent().expect("root").to_owned();
+    let server = start(&root, &dir.path().join("serve.log"));
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).expect("work dir");
+    let (started, release) = (dir.path().join("started"), dir.path().join("release"));
+    write_hook(
+        &a,
+        "pre-commit",
+        &format!(
+            "#!/bin/sh\ntouch {}\ni=0\nwhile [ ! -e {} ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done\nexit 0\n",
+            started.display(),
+            release.display()
+        ),
+    );
+    write_hook(&b, "pre-commit", "#!/bin/sh\nsleep 30 &\nexit 0\n");
+    let client = Arc::new(SvnClient::new());
+    let (url_a, url_b) = (server.url("a"), server.url("b"));
+    let hung = {
+        let (client, url, work) = (Arc::clone(&client), url_a.clone(), work.clone());
+        std::thread::spawn(move || {
+            client.run(
+                "svnmucc",
+                &["-m", "held", "put", "/dev/null", &format!("{url}/held")],
+                &work,
+            )
+        })
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !started.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the hook never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // Another repository: its commit lands while the first hook hangs, and its own hook's
+    // background child does not hold it up.
+    let t = std::time::Instant::now();
+    let out = client.run(
+        "svnmucc",
+        &["-m", "other", "put", "/dev/null", &format!("{url_b}/other")],
+        &work,
+    );
+    assert!(out.success(), "commit to b:\n{out}");
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(5),
+        "the commit to b took {:?}",
+        t.elapsed()
+    );
+    // Reads of the hung repository go on.
+    let out = client.svn(&["ls", &url_a], &work);
+    assert!(out.success(), "svn ls a:\n{out}");
+    assert!(
+        !release.exists() && !hung.is_finished(),
+        "the hook was released early"
+    );
+    std::fs::write(&release, "").expect("release");
+    let out = hung.join().expect("the held commit");
+    assert!(out.success(), "the held commit:\n{out}");
+    assert_eq!(youngest(&a), 1);
+    assert_eq!(youngest(&b), 1);
+}
