@@ -198,7 +198,10 @@ pub fn store_repo(data: &[u8]) {
     };
     let y = repo.youngest();
     let verified = svelto_repos::verify(&repo, 0, y, &mut |_| {});
-    assert!(verified.is_ok() || !data.is_empty(), "the undamaged repository fails verify");
+    assert!(
+        verified.is_ok() || !data.is_empty(),
+        "the undamaged repository fails verify"
+    );
     let opts = svelto_repos::DumpOptions {
         start: 0,
         end: y,

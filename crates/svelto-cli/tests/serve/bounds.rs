@@ -235,6 +235,20 @@ fn a_request_of_tiny_items_is_refused_with_bounded_memory() {
     assert_eq!(c.latest_rev(), 0);
 }
 
+/// A server with `flags` on a fresh repository `r` under `dir`, and the repository's URL.
+fn serve_one(dir: &Path, flags: &[&str]) -> (svelto_testkit::Svelto, String) {
+    let repo = fresh_repo(dir, "r");
+    let root = repo.parent().expect("root").to_owned();
+    let server = svelto_testkit::Svelto::start_with(
+        crate::durability::binary(),
+        &root,
+        &dir.join("serve.log"),
+        flags,
+    );
+    let url = server.url("r");
+    (server, url)
+}
+
 /// `( get-latest-rev ( N:xxx... ) )` of `n` bytes of string, cut to its first `sent` bytes.
 fn big_request(n: usize, sent: usize) -> Vec<u8> {
     let mut request = format!("( get-latest-rev ( {n}:").into_bytes();
@@ -252,15 +266,7 @@ fn big_request(n: usize, sent: usize) -> Vec<u8> {
 #[test]
 fn requests_over_the_memory_budget_are_refused() {
     let dir = tempdir();
-    let repo = fresh_repo(dir.path(), "r");
-    let root = repo.parent().expect("root").to_owned();
-    let server = svelto_testkit::Svelto::start_with(
-        crate::durability::binary(),
-        &root,
-        &dir.path().join("serve.log"),
-        &["--memory-budget", "36"],
-    );
-    let url = server.url("r");
+    let (server, url) = serve_one(dir.path(), &["--memory-budget", "36"]);
     let mut holder = Conn::session(server.addr(), &url);
     holder.send(&big_request(12 << 20, 9 << 20));
     std::thread::sleep(Duration::from_millis(500));
@@ -278,4 +284,31 @@ fn requests_over_the_memory_budget_are_refused() {
     let (items, failure) = ask(&server, &url, &big_request(4 << 20, usize::MAX));
     assert!(failure.is_none(), "{failure:?}");
     assert!(items.last().is_some_and(Item::is_success), "{items:?}");
+}
+
+/// The stock client writes a whole request before it reads the answer: a request refused
+/// for its size while the client is still sending (a 3 MB property value against
+/// `--max-request-size 1`) reaches it as the server's error, not as a reset connection.
+#[test]
+fn the_client_reads_the_refusal_of_a_request_it_is_still_sending() {
+    require_tool("svnmucc");
+    let dir = tempdir();
+    let (_server, url) = serve_one(dir.path(), &["--max-request-size", "1"]);
+    let value = dir.path().join("value");
+    std::fs::write(&value, vec![b'x'; 3_000_000]).expect("value file");
+    let client = svelto_testkit::SvnClient::new();
+    let value = value.to_str().expect("utf-8 path");
+    for _ in 0..5 {
+        let out = client.run(
+            "svnmucc",
+            &["-m", "p", "propsetf", "p", value, &url],
+            dir.path(),
+        );
+        assert!(!out.success(), "{out}");
+        let err = out.stderr_text();
+        assert!(
+            err.contains("E210009") && err.contains("exceeds the configured limit of 1048576"),
+            "{out}"
+        );
+    }
 }
