@@ -14,7 +14,8 @@ use svelto_store::{DbCopy, HotcopyError};
 
 /// Copies the repository at `src` to `dst`. With `incremental`, a destination that holds
 /// an earlier copy receives only what the source gained since; without, `dst` must not
-/// exist or be empty. `progress` gets the revisions copied (first, last) once they are.
+/// exist or be empty. `progress` gets the revisions copied (first, last) once they are:
+/// first each revision whose properties an incremental copy brought, then the new ones.
 pub fn hotcopy(
     src: &Path,
     dst: &Path,
@@ -89,6 +90,10 @@ pub fn hotcopy(
     fs::write(&tmp, &format).map_err(io(format!("writing '{}'", tmp.display())))?;
     fs::rename(&tmp, dst.join("format"))
         .map_err(io(format!("writing '{}'", dst.join("format").display())))?;
+    // As svnadmin: the revisions whose properties changed, then the new ones.
+    for &rev in &copy.revprop_changes {
+        progress(rev, rev);
+    }
     if let Some((first, last)) = copy.revisions {
         progress(first, last);
     }

@@ -33,7 +33,7 @@ pub enum HotcopyError {
 }
 
 /// What a hot copy did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DbCopy {
     /// The revisions copied (`None`: the destination already had them all).
     pub revisions: Option<(Revnum, Revnum)>,
@@ -41,6 +41,9 @@ pub struct DbCopy {
     pub youngest: Revnum,
     /// Bytes of the append-only files copied.
     pub bytes: u64,
+    /// Revisions the destination already had whose revision properties changed since
+    /// (an incremental copy brings the changes), sorted.
+    pub revprop_changes: Vec<Revnum>,
 }
 
 /// How many bytes at the end of each file an incremental copy compares between source and
@@ -89,6 +92,21 @@ pub fn hotcopy_db(
     for w in Which::ALL {
         bytes += copy_range(&src_db, &dst_db, w, base.len(w), cur.len(w))?;
     }
+    // The revision-property changes the copy brings: the db/revprops records it appended
+    // that name revisions it had.
+    let mut revprop_changes = Vec::new();
+    let (from, to) = (base.len(Which::Revprops), cur.len(Which::Revprops));
+    if incremental && to > from {
+        let f = files::open_read(&dst_db, Which::Revprops)?;
+        let added = files::read_exact_at(&f, Which::Revprops, from, (to - from) as usize)?;
+        revprop_changes = added
+            .chunks_exact(files::REVPROPS_RECORD as usize)
+            .map(|r| files::le_u64(&r[..8]))
+            .filter(|&r| r <= base.youngest)
+            .collect();
+        revprop_changes.sort_unstable();
+        revprop_changes.dedup();
+    }
     files::write_atomically(&dst_db, "uuid", crate::check::render_uuid(&uuid).as_bytes())?;
     copy_locks(&src_db, &dst_db)?;
     let txns = dst_db.join("txns");
@@ -102,6 +120,7 @@ pub fn hotcopy_db(
         revisions: (first <= cur.youngest).then_some((first, cur.youngest)),
         youngest: cur.youngest,
         bytes,
+        revprop_changes,
     })
 }
 

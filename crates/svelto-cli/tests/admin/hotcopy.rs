@@ -245,6 +245,24 @@ fn hotcopy_prints_and_refuses_as_svnadmin() {
     pair.same(&["hotcopy", "--incremental", REPO, &format!("{REPO}-empty")]);
 }
 
+/// An incremental copy names the revisions whose properties it brings, as svnadmin
+/// (Subversion's fsfs_hotcopy_progress_with_revprop_changes).
+#[test]
+fn incremental_hotcopy_names_changed_revision_properties() {
+    let pair = Pair::with_dump(&scenario_dump("basic"));
+    let copy = format!("{REPO}-copy");
+    pair.same(&["hotcopy", REPO, &copy]);
+    let log = crate::common::write_file(pair.sv.dir(), "log", b"Modified log message.");
+    let log = log.to_str().expect("utf-8");
+    for rev in ["3", "1"] {
+        pair.same(&["setrevprop", REPO, "-r", rev, "svn:log", log]);
+    }
+    let seen = pair.same(&["hotcopy", "--incremental", REPO, &copy]);
+    assert_eq!(seen.stdout, "* Copied revision 1.\n* Copied revision 3.\n");
+    let seen = pair.same(&["hotcopy", "--incremental", REPO, &copy]);
+    assert_eq!(seen.stdout, "");
+}
+
 #[test]
 fn hotcopy_refuses_another_repository_and_a_newer_destination() {
     let a = SveltoRepo::create();
