@@ -17,10 +17,13 @@ pub mod budget;
 mod cmd;
 mod commit;
 mod conn;
+mod connection;
 mod editor;
 mod error;
+mod handshake;
 mod history;
 mod items;
+mod listener;
 mod locks;
 mod log;
 pub mod metrics;
@@ -34,11 +37,10 @@ mod url;
 pub use auth::cram_md5_digest;
 pub use conn::{Conn, ConnError};
 pub use error::{code, CmdError};
+pub use listener::{run_listener, serve_streams, serve_tcp, wake_listener};
 pub use log::{LogFormat, Logger};
 pub use metrics::Metrics;
 
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -206,181 +208,4 @@ impl Shared {
             ..base
         }
     }
-}
-
-/// Serves one connection over any pair of byte streams (a socket, or stdin/stdout in
-/// tunnel mode) until the client leaves or the connection fails. True when it ended by
-/// refusing what the client sent (a malformed or oversized request).
-///
-/// `loopback` says the peer is on this machine: deltas then go uncompressed (svndiff0),
-/// since compressing costs more CPU than the bytes it saves cost to copy. Remote peers
-/// (and tunnels, which usually cross a network) get svndiff2 (LZ4) when they accept it.
-pub fn serve_streams<R: Read, W: Write>(
-    shared: &Shared,
-    reader: R,
-    writer: W,
-    peer: &str,
-    loopback: bool,
-) -> bool {
-    let id = shared.next_id.fetch_add(1, Ordering::Relaxed);
-    let mut conn = Conn::new(reader, writer, shared.limits());
-    conn.set_max_response(shared.config.max_response);
-    conn.set_budget(shared.budget.clone());
-    shared.metrics.connection_opened();
-    let refused = session::run(shared, &mut conn, id, peer, loopback);
-    shared.metrics.connection_closed();
-    refused
-}
-
-/// What is read and dropped, at most, after a refused request.
-const DRAIN_BYTES: usize = 64 << 20;
-/// How long that may take.
-const DRAIN_TIME: Duration = Duration::from_secs(5);
-
-/// After a request was refused with an error, the client may still be sending the rest of
-/// it (the stock client writes a whole request before it reads): closing with its bytes
-/// unread would reset the connection and lose the error. The server's side is shut, then
-/// what still comes is read and dropped, bounded in bytes and time.
-fn drain_refused(stream: &TcpStream) {
-    let _ = stream.shutdown(std::net::Shutdown::Write);
-    let deadline = std::time::Instant::now() + DRAIN_TIME;
-    let mut sink = vec![0u8; 64 * 1024];
-    let mut drained = 0;
-    while drained < DRAIN_BYTES {
-        let left = deadline.saturating_duration_since(std::time::Instant::now());
-        if left.is_zero() || stream.set_read_timeout(Some(left)).is_err() {
-            return;
-        }
-        match (&*stream).read(&mut sink) {
-            Ok(0) | Err(_) => return,
-            Ok(n) => drained += n,
-        }
-    }
-}
-
-/// Serves one TCP connection (idle timeout applied).
-pub fn serve_tcp(shared: &Shared, stream: TcpStream) {
-    let addr = stream.peer_addr().ok();
-    let peer = addr.map_or_else(|| "?".to_string(), |a| a.to_string());
-    let loopback = addr.is_some_and(|a| a.ip().is_loopback());
-    let _ = stream.set_read_timeout(Some(shared.config.idle_timeout));
-    let _ = stream.set_write_timeout(Some(shared.config.idle_timeout));
-    let _ = stream.set_nodelay(true);
-    let reader = match stream.try_clone() {
-        Ok(r) => r,
-        Err(e) => {
-            shared
-                .log
-                .line(&format!("{peer}: cannot use the socket: {e}"));
-            return;
-        }
-    };
-    let drain = stream.try_clone().ok();
-    if serve_streams(shared, reader, stream, &peer, loopback) {
-        if let Some(s) = drain {
-            drain_refused(&s);
-        }
-    }
-}
-
-/// Wakes a listener blocked in `accept` (after [`Shared::begin_shutdown`]) by connecting
-/// to it.
-pub fn wake_listener(addr: std::net::SocketAddr) {
-    let mut addr = addr;
-    if addr.ip().is_unspecified() {
-        let ip: std::net::IpAddr = if addr.is_ipv6() {
-            std::net::Ipv6Addr::LOCALHOST.into()
-        } else {
-            std::net::Ipv4Addr::LOCALHOST.into()
-        };
-        addr.set_ip(ip);
-    }
-    let _ = TcpStream::connect_timeout(&addr, Duration::from_secs(1));
-}
-
-/// Refusals being sent at once, at most.
-const MAX_REFUSING: usize = 64;
-
-/// Tells a client over `--max-connections` that the server is busy, in place of the
-/// greeting (the client prints the message), and closes the connection.
-fn refuse_busy(shared: &Shared, mut stream: TcpStream) {
-    shared.metrics.error(metrics::ErrorKind::Busy);
-    let _ = stream.set_write_timeout(Some(Duration::from_secs(5)));
-    let msg = format!(
-        "Server busy: it already serves {} connections (--max-connections); try again later",
-        shared.config.max_connections
-    );
-    let item = svelto_wire::failure(&[svelto_wire::ErrorLink::new(RA_SVN_CONNECTION_CLOSED, msg)]);
-    let _ = stream.write_all(&item.to_bytes());
-    let _ = stream.flush();
-    let _ = stream.shutdown(std::net::Shutdown::Write);
-    // Let the client read the refusal before the socket goes away.
-    let _ = stream.set_read_timeout(Some(Duration::from_millis(200)));
-    let mut sink = [0u8; 256];
-    let _ = stream.read(&mut sink);
-}
-
-/// Accepts connections (or one, with `once`), a thread per connection, until
-/// [`Shared::begin_shutdown`] (then it returns once woken by [`wake_listener`]).
-pub fn run_listener(shared: Arc<Shared>, listener: TcpListener, once: bool) -> std::io::Result<()> {
-    for stream in listener.incoming() {
-        if shared.is_shutting_down() {
-            return Ok(());
-        }
-        let stream = match stream {
-            Ok(s) => s,
-            Err(e) => {
-                shared.log.line(&format!("accept failed: {e}"));
-                std::thread::sleep(Duration::from_millis(50));
-                continue;
-            }
-        };
-        if once {
-            serve_tcp(&shared, stream);
-            return Ok(());
-        }
-        if shared.active.load(Ordering::Acquire) >= shared.config.max_connections {
-            let peer = stream
-                .peer_addr()
-                .map_or_else(|_| "?".to_string(), |a| a.to_string());
-            shared.log.line(&format!(
-                "{peer}: refused, {} connections already served (--max-connections)",
-                shared.config.max_connections
-            ));
-            // Its own short-lived thread, so that a client that does not read cannot
-            // hold up the accept loop; beyond 64 of those, the connection is just closed.
-            if shared.refusing.fetch_add(1, Ordering::AcqRel) >= MAX_REFUSING {
-                shared.refusing.fetch_sub(1, Ordering::AcqRel);
-                shared.metrics.error(metrics::ErrorKind::Busy);
-                continue;
-            }
-            let sh = shared.clone();
-            let spawned = std::thread::Builder::new()
-                .name("svelto-busy".into())
-                .spawn(move || {
-                    refuse_busy(&sh, stream);
-                    sh.refusing.fetch_sub(1, Ordering::AcqRel);
-                });
-            if spawned.is_err() {
-                shared.refusing.fetch_sub(1, Ordering::AcqRel);
-            }
-            continue;
-        }
-        shared.active.fetch_add(1, Ordering::AcqRel);
-        let sh = shared.clone();
-        let spawned = std::thread::Builder::new()
-            .name("svelto-conn".into())
-            .stack_size(2 * 1024 * 1024)
-            .spawn(move || {
-                serve_tcp(&sh, stream);
-                sh.active.fetch_sub(1, Ordering::AcqRel);
-            });
-        if let Err(e) = spawned {
-            shared.active.fetch_sub(1, Ordering::AcqRel);
-            shared
-                .log
-                .line(&format!("cannot start a connection thread: {e}"));
-        }
-    }
-    Ok(())
 }

@@ -95,6 +95,15 @@ pub struct Metrics {
     errors: [AtomicU64; ErrorKind::ALL.len()],
 }
 
+/// An open connection in the gauge, until dropped.
+pub struct OpenConnection<'a>(&'a Metrics);
+
+impl Drop for OpenConnection<'_> {
+    fn drop(&mut self) {
+        self.0.open_connections.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
 impl Default for Metrics {
     fn default() -> Self {
         Metrics {
@@ -136,13 +145,21 @@ impl Metrics {
         self.bytes_out.fetch_add(bytes_out, Ordering::Relaxed);
     }
 
-    pub fn connection_opened(&self) {
+    /// Counts a connection: open until the guard is dropped (also by a panic's unwinding).
+    pub fn connection_opened(&self) -> OpenConnection<'_> {
         self.connections.fetch_add(1, Ordering::Relaxed);
         self.open_connections.fetch_add(1, Ordering::Relaxed);
+        OpenConnection(self)
     }
 
-    pub fn connection_closed(&self) {
-        self.open_connections.fetch_sub(1, Ordering::Relaxed);
+    /// Connections being served now.
+    pub fn open_connections(&self) -> i64 {
+        self.open_connections.load(Ordering::Relaxed)
+    }
+
+    /// Connections accepted so far.
+    pub fn connections_total(&self) -> u64 {
+        self.connections.load(Ordering::Relaxed)
     }
 
     pub fn commit(&self) {

@@ -1,0 +1,277 @@
+//! Accepting connections, as the small servers that are easy to read do it (mini-redis's
+//! listener): a thread per connection under a bounded number of permits, each given back
+//! by a guard when its connection ends for any reason (a panic included), and a shutdown
+//! flag ([`Shared::begin_shutdown`]) that the accept loop and every connection's command
+//! loop observe. The connection itself (handshake, then commands) is `connection.rs`.
+
+use crate::{connection, metrics, Conn, Shared, RA_SVN_CONNECTION_CLOSED};
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Serves one connection over any pair of byte streams (a socket, or stdin/stdout in
+/// tunnel mode) until the client leaves or the connection fails. True when it ended by
+/// refusing what the client sent (a malformed or oversized request).
+///
+/// `loopback` says the peer is on this machine: deltas then go uncompressed (svndiff0),
+/// since compressing costs more CPU than the bytes it saves cost to copy. Remote peers
+/// (and tunnels, which usually cross a network) get svndiff2 (LZ4) when they accept it.
+pub fn serve_streams<R: Read, W: Write>(
+    shared: &Shared,
+    reader: R,
+    writer: W,
+    peer: &str,
+    loopback: bool,
+) -> bool {
+    let id = shared.next_id.fetch_add(1, Ordering::Relaxed);
+    let mut conn = Conn::new(reader, writer, shared.limits());
+    conn.set_max_response(shared.config.max_response);
+    conn.set_budget(shared.budget.clone());
+    // Counted open until dropped, also when the connection's thread panics.
+    let _open = shared.metrics.connection_opened();
+    connection::run(shared, &mut conn, id, peer, loopback)
+}
+
+/// What is read and dropped, at most, after a refused request.
+const DRAIN_BYTES: usize = 64 << 20;
+/// How long that may take.
+const DRAIN_TIME: Duration = Duration::from_secs(5);
+
+/// After a request was refused with an error, the client may still be sending the rest of
+/// it (the stock client writes a whole request before it reads): closing with its bytes
+/// unread would reset the connection and lose the error. The server's side is shut, then
+/// what still comes is read and dropped, bounded in bytes and time.
+fn drain_refused(stream: &TcpStream) {
+    let _ = stream.shutdown(std::net::Shutdown::Write);
+    let deadline = std::time::Instant::now() + DRAIN_TIME;
+    let mut sink = vec![0u8; 64 * 1024];
+    let mut drained = 0;
+    while drained < DRAIN_BYTES {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() || stream.set_read_timeout(Some(left)).is_err() {
+            return;
+        }
+        match (&*stream).read(&mut sink) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => drained += n,
+        }
+    }
+}
+
+/// Serves one TCP connection (idle timeout applied).
+pub fn serve_tcp(shared: &Shared, stream: TcpStream) {
+    let addr = stream.peer_addr().ok();
+    let peer = addr.map_or_else(|| "?".to_string(), |a| a.to_string());
+    let loopback = addr.is_some_and(|a| a.ip().is_loopback());
+    let _ = stream.set_read_timeout(Some(shared.config.idle_timeout));
+    let _ = stream.set_write_timeout(Some(shared.config.idle_timeout));
+    let _ = stream.set_nodelay(true);
+    let reader = match stream.try_clone() {
+        Ok(r) => r,
+        Err(e) => {
+            shared
+                .log
+                .line(&format!("{peer}: cannot use the socket: {e}"));
+            return;
+        }
+    };
+    let drain = stream.try_clone().ok();
+    if serve_streams(shared, reader, stream, &peer, loopback) {
+        if let Some(s) = drain {
+            drain_refused(&s);
+        }
+    }
+}
+
+/// Wakes a listener blocked in `accept` (after [`Shared::begin_shutdown`]) by connecting
+/// to it.
+pub fn wake_listener(addr: std::net::SocketAddr) {
+    let mut addr = addr;
+    if addr.ip().is_unspecified() {
+        let ip: std::net::IpAddr = if addr.is_ipv6() {
+            std::net::Ipv6Addr::LOCALHOST.into()
+        } else {
+            std::net::Ipv4Addr::LOCALHOST.into()
+        };
+        addr.set_ip(ip);
+    }
+    let _ = TcpStream::connect_timeout(&addr, Duration::from_secs(1));
+}
+
+/// Refusals being sent at once, at most.
+const MAX_REFUSING: usize = 64;
+
+/// Tells a client over `--max-connections` that the server is busy, in place of the
+/// greeting (the client prints the message), and closes the connection.
+fn refuse_busy(shared: &Shared, mut stream: TcpStream) {
+    shared.metrics.error(metrics::ErrorKind::Busy);
+    let _ = stream.set_write_timeout(Some(Duration::from_secs(5)));
+    let msg = format!(
+        "Server busy: it already serves {} connections (--max-connections); try again later",
+        shared.config.max_connections
+    );
+    let item = svelto_wire::failure(&[svelto_wire::ErrorLink::new(RA_SVN_CONNECTION_CLOSED, msg)]);
+    let _ = stream.write_all(&item.to_bytes());
+    let _ = stream.flush();
+    let _ = stream.shutdown(std::net::Shutdown::Write);
+    // Let the client read the refusal before the socket goes away.
+    let _ = stream.set_read_timeout(Some(Duration::from_millis(200)));
+    let mut sink = [0u8; 256];
+    let _ = stream.read(&mut sink);
+}
+
+/// Accepts connections (or one, with `once`), a thread per connection, until
+/// [`Shared::begin_shutdown`] (then it returns once woken by [`wake_listener`]).
+pub fn run_listener(shared: Arc<Shared>, listener: TcpListener, once: bool) -> std::io::Result<()> {
+    for stream in listener.incoming() {
+        if shared.is_shutting_down() {
+            return Ok(());
+        }
+        let stream = match stream {
+            Ok(s) => s,
+            Err(e) => {
+                shared.log.line(&format!("accept failed: {e}"));
+                std::thread::sleep(Duration::from_millis(50));
+                continue;
+            }
+        };
+        if once {
+            serve_tcp(&shared, stream);
+            return Ok(());
+        }
+        let Some(permit) = Permit::take(&shared, Slot::Connection) else {
+            let peer = stream
+                .peer_addr()
+                .map_or_else(|_| "?".to_string(), |a| a.to_string());
+            shared.log.line(&format!(
+                "{peer}: refused, {} connections already served (--max-connections)",
+                shared.config.max_connections
+            ));
+            // Its own short-lived thread, so that a client that does not read cannot
+            // hold up the accept loop; beyond 64 of those, the connection is just closed.
+            let Some(refusal) = Permit::take(&shared, Slot::Refusal) else {
+                shared.metrics.error(metrics::ErrorKind::Busy);
+                continue;
+            };
+            let _ = std::thread::Builder::new()
+                .name("svelto-busy".into())
+                .spawn(move || refuse_busy(&refusal.shared, stream));
+            continue;
+        };
+        // The permit goes with the thread (and comes back when it ends, even by a panic, or
+        // when it cannot start).
+        let spawned = std::thread::Builder::new()
+            .name("svelto-conn".into())
+            .stack_size(2 * 1024 * 1024)
+            .spawn(move || serve_tcp(&permit.shared, stream));
+        if let Err(e) = spawned {
+            shared
+                .log
+                .line(&format!("cannot start a connection thread: {e}"));
+        }
+    }
+    Ok(())
+}
+
+/// Which bounded count a [`Permit`] holds a place in.
+#[derive(Debug, Clone, Copy)]
+enum Slot {
+    /// Connections served (`--max-connections`).
+    Connection,
+    /// Threads telling clients the server is busy ([`MAX_REFUSING`]).
+    Refusal,
+}
+
+/// A place in one of the server's bounded counts, given back when dropped: when its
+/// thread ends, when it panics, or when the thread could not be started.
+struct Permit {
+    shared: Arc<Shared>,
+    slot: Slot,
+}
+
+impl Permit {
+    /// A place, unless the count is at its bound.
+    fn take(shared: &Arc<Shared>, slot: Slot) -> Option<Permit> {
+        let max = match slot {
+            Slot::Connection => shared.config.max_connections,
+            Slot::Refusal => MAX_REFUSING,
+        };
+        Self::counter(shared, slot)
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < max).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| Permit {
+                shared: shared.clone(),
+                slot,
+            })
+    }
+
+    fn counter(shared: &Shared, slot: Slot) -> &AtomicUsize {
+        match slot {
+            Slot::Connection => &shared.active,
+            Slot::Refusal => &shared.refusing,
+        }
+    }
+}
+
+impl Drop for Permit {
+    fn drop(&mut self) {
+        Self::counter(&self.shared, self.slot).fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Config, Logger};
+
+    /// A client whose first read panics (as a bug in a command would).
+    struct PanickingReader;
+
+    impl Read for PanickingReader {
+        fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
+            panic!("a bug in the connection's code")
+        }
+    }
+
+    #[test]
+    fn a_panicking_connection_gives_back_its_slot_and_gauge() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let mut config = Config::new(dir.path().to_path_buf());
+        config.max_connections = 1;
+        let shared = Shared::new(config, Logger::disabled());
+        let permit = Permit::take(&shared, Slot::Connection).expect("a free slot");
+        assert!(
+            Permit::take(&shared, Slot::Connection).is_none(),
+            "one slot only"
+        );
+        // What a connection thread of `run_listener` does, with a client that panics it.
+        let joined = std::thread::spawn(move || {
+            serve_streams(&permit.shared, PanickingReader, Vec::new(), "test", true)
+        })
+        .join();
+        assert!(joined.is_err(), "the connection thread panicked");
+        assert_eq!(shared.active_connections(), 0);
+        assert_eq!(shared.metrics.open_connections(), 0);
+        assert_eq!(shared.metrics.connections_total(), 1);
+        assert!(
+            Permit::take(&shared, Slot::Connection).is_some(),
+            "the slot is free again"
+        );
+    }
+
+    #[test]
+    fn refusals_are_bounded() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let shared = Shared::new(Config::new(dir.path().to_path_buf()), Logger::disabled());
+        let held: Vec<Permit> = (0..MAX_REFUSING)
+            .map(|_| Permit::take(&shared, Slot::Refusal).expect("below the bound"))
+            .collect();
+        assert!(Permit::take(&shared, Slot::Refusal).is_none());
+        drop(held);
+        assert_eq!(shared.refusing.load(Ordering::Acquire), 0);
+    }
+}
