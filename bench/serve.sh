@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # bench/serve.sh SIZE [RUNS]: svelto serve vs svnserve, side by side.
 #
-# Serves the same history from a packed FSFS repository (svnserve, in the configurations
-# of the seed studies) and from a Svelto repository (svelto serve), all on 127.0.0.1, and
+# Serves the same history from a packed FSFS repository (svnserve, in its usual
+# configurations) and from a Svelto repository (svelto serve), all on 127.0.0.1, and
 # times the same svn 1.14 client commands against each: export, log -v, blame, list,
 # checkout, update, export to disk, concurrent exports. The script reads each server's
 # CPU time and memory from /proc around every operation. Hot: one untimed warm-up pass,

@@ -1,9 +1,10 @@
 //! Subversion's vocabulary, shared by every Svelto crate.
 //!
 //! Owns: revision numbers, repository paths and their ordering, node kinds,
-//! property lists, checksums. Must not: do I/O, depend on any other Svelto crate.
+//! property lists, checksums, Subversion's error codes (`code`). Must not: do I/O, depend on any other Svelto crate.
 
 mod checksum;
+pub mod code;
 mod date;
 mod path;
 mod props;

@@ -1,6 +1,7 @@
 //! The one error type of this crate.
 
 use std::error::Error as StdError;
+use svelto_core::code;
 
 /// Which of a window's two data sections an error is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -252,8 +253,8 @@ impl DeltaError {
         match self.root() {
             DeltaError::BadHeader { .. }
             | DeltaError::UnsupportedVersion(_)
-            | DeltaError::TruncatedHeader { .. } => 185000,
-            DeltaError::BackwardSourceView { .. } => 185002,
+            | DeltaError::TruncatedHeader { .. } => code::SVNDIFF_INVALID_HEADER,
+            DeltaError::BackwardSourceView { .. } => code::SVNDIFF_BACKWARD_VIEW,
             DeltaError::BadInstruction { .. }
             | DeltaError::TruncatedInstruction { .. }
             | DeltaError::ZeroLengthInstruction { .. }
@@ -262,12 +263,14 @@ impl DeltaError {
             | DeltaError::TargetCopyNotBehind { .. }
             | DeltaError::NewDataOutOfBounds { .. }
             | DeltaError::TargetNotFilled { .. }
-            | DeltaError::NewDataNotExhausted { .. } => 185003,
-            DeltaError::TruncatedWindow { .. } => 185004,
+            | DeltaError::NewDataNotExhausted { .. } => code::SVNDIFF_INVALID_OPS,
+            DeltaError::TruncatedWindow { .. } => code::SVNDIFF_UNEXPECTED_END,
             DeltaError::MissingOriginalLength { .. }
             | DeltaError::Decompress { .. }
-            | DeltaError::DecompressedLengthMismatch { .. } => 185005,
-            _ => 185001,
+            | DeltaError::DecompressedLengthMismatch { .. } => {
+                code::SVNDIFF_INVALID_COMPRESSED_DATA
+            }
+            _ => code::SVNDIFF_CORRUPT_WINDOW,
         }
     }
 }

@@ -114,7 +114,7 @@ impl Base {
             }
             Base::Stream(s) => s.view(offset, len).map_err(|e| {
                 ReposError::svn(
-                    SvnErrorKind::BadDelta(185001),
+                    SvnErrorKind::BadDelta(svelto_core::code::SVNDIFF_CORRUPT_WINDOW),
                     format!("Invalid text delta for '/{path}': {e}"),
                 )
             }),

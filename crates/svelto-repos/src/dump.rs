@@ -5,7 +5,8 @@
 
 use crate::error::{io, ReposError, Result};
 use crate::revprops::readable_revprops;
-use std::io::{Read, Write};
+use crate::stream::read_full;
+use std::io::Write;
 use std::sync::Arc;
 use svelto_core::{
     is_ancestor, join, parent_and_name, skip_ancestor, ChangeKind, NodeKind, PropList, Revnum,
@@ -602,18 +603,6 @@ impl DeltaText {
             }
         }
     }
-}
-
-fn read_full(r: &mut dyn Read, buf: &mut [u8]) -> Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        let k = r.read(&mut buf[n..]).map_err(io("reading file contents"))?;
-        if k == 0 {
-            break;
-        }
-        n += k;
-    }
-    Ok(n)
 }
 
 #[cfg(test)]

@@ -34,6 +34,7 @@ pub mod replay;
 pub mod report;
 pub mod revprops;
 pub mod service;
+mod stream;
 mod textdelta;
 pub mod verify;
 

@@ -13,8 +13,9 @@
 //! drive, and `abort-edit` when the drive fails.
 
 use crate::editor::{send_text, Editor, TextOptions, Token};
-use crate::error::{io, ReposError, Result};
+use crate::error::{ReposError, Result};
 use crate::log::Readable;
+use crate::stream::read_full;
 use std::collections::HashMap;
 use std::sync::Arc;
 use svelto_core::{
@@ -529,18 +530,6 @@ fn prop_diffs<'p>(old: &'p PropList, new: &'p PropList) -> Vec<(&'p [u8], Option
             .map(|k| (&k[..], None)),
     );
     out
-}
-
-fn read_full(r: &mut dyn std::io::Read, buf: &mut [u8]) -> Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        let k = r.read(&mut buf[n..]).map_err(io("reading file contents"))?;
-        if k == 0 {
-            break;
-        }
-        n += k;
-    }
-    Ok(n)
 }
 
 #[cfg(test)]

@@ -180,7 +180,7 @@ pub fn dispatch<R: Read, W: Write>(
 /// A command the table does not name.
 pub fn unknown(name: &str) -> CmdError {
     CmdError::new(
-        code::UNKNOWN_CMD,
+        code::RA_SVN_UNKNOWN_CMD,
         format!("Unknown editor command '{name}'"),
     )
 }

@@ -220,7 +220,7 @@ fn drive<R: Read, W: Write>(
         let mut p = TupleReader::new(params);
         if tok.dirs.len() + tok.files.len() > MAX_OPEN_TOKENS {
             return Err(CmdError::new(
-                code::MALFORMED_DATA,
+                code::RA_SVN_MALFORMED_DATA,
                 format!("More than {MAX_OPEN_TOKENS} directories and files open in one edit"),
             )
             .into());
@@ -371,7 +371,7 @@ fn drive<R: Read, W: Write>(
                 let f = tok.files.get_mut(token).ok_or_else(|| bad_token(token))?;
                 let td = f.delta.as_mut().ok_or_else(|| {
                     CmdError::new(
-                        code::MALFORMED_DATA,
+                        code::RA_SVN_MALFORMED_DATA,
                         "textdelta-chunk without apply-textdelta",
                     )
                 })?;
@@ -382,7 +382,7 @@ fn drive<R: Read, W: Write>(
                 let f = tok.files.get_mut(token).ok_or_else(|| bad_token(token))?;
                 let td = f.delta.take().ok_or_else(|| {
                     CmdError::new(
-                        code::MALFORMED_DATA,
+                        code::RA_SVN_MALFORMED_DATA,
                         "textdelta-end without apply-textdelta",
                     )
                 })?;
@@ -416,7 +416,7 @@ fn drive<R: Read, W: Write>(
             }
             other => {
                 return Err(CmdError::new(
-                    code::UNKNOWN_CMD,
+                    code::RA_SVN_UNKNOWN_CMD,
                     format!("Unknown editor command '{other}'"),
                 )
                 .into())

@@ -5,7 +5,7 @@
 use crate::actions::{self, RunNote};
 use crate::cmd;
 use crate::conn::{Conn, ConnError};
-use crate::error::Failure;
+use crate::error::{code, Failure};
 use crate::handshake;
 use crate::metrics::ErrorKind;
 use crate::session::Session;
@@ -45,7 +45,7 @@ pub fn run<R: Read, W: Write>(
             // Tell the client why, when it can still hear it.
             let why = match &e {
                 ConnError::Wire(w) => Some(w.svn_error_code()),
-                ConnError::Budget(_) => Some(svelto_wire::ERR_REQUEST_SIZE),
+                ConnError::Budget(_) => Some(u64::from(code::RA_SVN_REQUEST_SIZE)),
                 ConnError::Io(_) => None,
             };
             if let Some(code) = why {
@@ -186,16 +186,15 @@ fn command_loop<R: Read, W: Write>(
             // The connection ends: the log gets svnserve's kind of ERR line for why.
             let code = match e {
                 ConnError::Wire(w) => w.svn_error_code(),
-                ConnError::Budget(_) => svelto_wire::ERR_REQUEST_SIZE,
+                ConnError::Budget(_) => u64::from(code::RA_SVN_REQUEST_SIZE),
                 ConnError::Io(io)
                     if io
                         .get_ref()
                         .is_some_and(|i| i.is::<crate::conn::ResponseTooLarge>()) =>
                 {
-                    crate::RA_SVN_RESPONSE_SIZE
+                    u64::from(code::RA_SVN_RESPONSE_SIZE)
                 }
-                // SVN_ERR_RA_SVN_CONNECTION_CLOSED
-                ConnError::Io(_) => 210002,
+                ConnError::Io(_) => u64::from(code::RA_SVN_CONNECTION_CLOSED),
             };
             error = vec![(code, e.to_string())];
         }

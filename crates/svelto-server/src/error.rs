@@ -6,36 +6,8 @@ use svelto_repos::ReposError;
 use svelto_store::StoreError;
 use svelto_wire::{ErrorLink, WireError};
 
-/// Subversion error codes the server sends (protocol doc 3.3).
-pub mod code {
-    pub const BAD_FILENAME: u64 = 125001;
-    pub const BAD_URL: u64 = 125002;
-    pub const BAD_DATE: u64 = 125003;
-    pub const BAD_CONFIG_VALUE: u64 = 125009;
-    pub const ENTRY_MISSING_REVISION: u64 = 150003;
-    pub const FS_GENERAL: u64 = 160000;
-    pub const FS_CORRUPT: u64 = 160004;
-    pub const FS_PATH_SYNTAX: u64 = 160005;
-    pub const FS_NO_SUCH_REVISION: u64 = 160006;
-    pub const FS_NOT_FOUND: u64 = 160013;
-    pub const FS_NOT_DIRECTORY: u64 = 160016;
-    pub const FS_NOT_FILE: u64 = 160017;
-    pub const REPOS_BAD_ARGS: u64 = 165002;
-    pub const REPOS_BAD_REVISION_REPORT: u64 = 165004;
-    pub const RA_ILLEGAL_URL: u64 = 170000;
-    pub const RA_NOT_AUTHORIZED: u64 = 170001;
-    pub const MALFORMED_FILE: u64 = 200002;
-    pub const INCORRECT_PARAMS: u64 = 200004;
-    pub const UNSUPPORTED_FEATURE: u64 = 200007;
-    pub const UNKNOWN_CMD: u64 = 210001;
-    pub const MALFORMED_DATA: u64 = 210004;
-    /// `SVN_ERR_RA_SVN_REQUEST_SIZE`, also for a request over `--memory-budget`.
-    pub const REQUEST_SIZE: u64 = 210009;
-    pub const REPOS_NOT_FOUND: u64 = 210005;
-    pub const BAD_VERSION: u64 = 210006;
-    pub const AUTHN_FAILED: u64 = 215004;
-    pub const AUTHZ_INVALID_CONFIG: u64 = 220003;
-}
+/// Subversion's error codes (protocol doc 3.3), from their one home.
+pub use svelto_core::code;
 
 /// An error the client is told about; the connection continues.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,9 +17,9 @@ pub struct CmdError {
 }
 
 impl CmdError {
-    pub fn new(code: u64, message: impl Into<String>) -> Self {
+    pub fn new(code: u32, message: impl Into<String>) -> Self {
         CmdError {
-            chain: vec![ErrorLink::new(code, message.into())],
+            chain: vec![ErrorLink::new(u64::from(code), message.into())],
         }
     }
 
@@ -153,7 +125,7 @@ pub fn repos_error(e: &ReposError) -> CmdError {
         }
         ReposError::NotFile { .. } => CmdError::new(code::FS_NOT_FILE, e.to_string()),
         ReposError::Unsupported(m) => CmdError::new(code::UNSUPPORTED_FEATURE, *m),
-        ReposError::Svn { kind, message } => CmdError::new(u64::from(kind.code()), message.clone()),
+        ReposError::Svn { kind, message } => CmdError::new(kind.code(), message.clone()),
         ReposError::Wrapped {
             kind,
             message,

@@ -59,8 +59,8 @@ fn greeting() -> Item {
     ])
 }
 
-pub fn fail_item(code: u64, msg: &str) -> Item {
-    failure(&[svelto_wire::ErrorLink::new(code, msg)])
+pub fn fail_item(code: u32, msg: &str) -> Item {
+    failure(&[svelto_wire::ErrorLink::new(u64::from(code), msg)])
 }
 
 /// `--virtual-host`: the root for the URL's host part (`ROOT/HOST[:PORT]`), as svnserve
@@ -110,14 +110,14 @@ pub fn handshake<R: Read, W: Write>(
     let cap_log = caps.join(" ");
     if version != 2 {
         conn.write_item(&fail_item(
-            code::BAD_VERSION,
+            code::RA_SVN_BAD_VERSION,
             &format!("Client requested protocol version {version}; this server speaks version 2"),
         ))?;
         return Ok(None);
     }
     if !caps.contains(&"edit-pipeline") {
         conn.write_item(&fail_item(
-            code::BAD_VERSION,
+            code::RA_SVN_BAD_VERSION,
             "Client does not support editor pipelining (edit-pipeline); upgrade the client",
         ))?;
         return Ok(None);
@@ -312,10 +312,13 @@ fn conf_error(e: &ReposError) -> CmdError {
             ..
         } => CmdError::from_chain(vec![
             svelto_wire::ErrorLink::new(
-                code::MALFORMED_FILE,
+                u64::from(code::MALFORMED_FILE),
                 format!("Error while parsing config file: {}:", file.display()),
             ),
-            svelto_wire::ErrorLink::new(code::MALFORMED_FILE, format!("line {line}: {reason}")),
+            svelto_wire::ErrorLink::new(
+                u64::from(code::MALFORMED_FILE),
+                format!("line {line}: {reason}"),
+            ),
         ]),
         ReposError::Config { reason, .. } => CmdError::new(code::BAD_CONFIG_VALUE, reason.clone()),
         other => CmdError::new(code::FS_GENERAL, other.to_string()),

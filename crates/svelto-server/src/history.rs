@@ -69,7 +69,9 @@ fn strings(items: &[Item], what: &str) -> CmdResult<Vec<Vec<u8>>> {
         .iter()
         .map(|i| i.as_string().map(<[u8]>::to_vec))
         .collect::<Option<Vec<_>>>()
-        .ok_or_else(|| CmdError::new(code::MALFORMED_DATA, format!("{what} not a string")).into())
+        .ok_or_else(|| {
+            CmdError::new(code::RA_SVN_MALFORMED_DATA, format!("{what} not a string")).into()
+        })
 }
 
 /// Which revision properties a `log` asks for.
@@ -113,7 +115,7 @@ impl Command for Log {
             }
             Some(w) => {
                 return Err(CmdError::new(
-                    code::MALFORMED_DATA,
+                    code::RA_SVN_MALFORMED_DATA,
                     format!("Unknown revprop word '{w}' in log command"),
                 )
                 .into())
@@ -278,7 +280,7 @@ impl Command for GetLocations {
             .collect::<Option<_>>()
             .ok_or_else(|| {
                 CmdError::new(
-                    code::MALFORMED_DATA,
+                    code::RA_SVN_MALFORMED_DATA,
                     "Get-locations location revisions entry not a revision number",
                 )
             })?;

@@ -47,12 +47,6 @@ use std::sync::Arc;
 use std::time::Duration;
 use svelto_repos::service::Repos;
 
-/// `SVN_ERR_RA_SVN_CONNECTION_CLOSED`, for the busy refusal (the client skips
-/// `SVN_ERR_RA_SVN_CMD_ERR` links, so that code would print as a malformed error list).
-const RA_SVN_CONNECTION_CLOSED: u64 = 210002;
-/// `SVN_ERR_RA_SVN_RESPONSE_SIZE`: a response over `--max-response-size`.
-pub(crate) const RA_SVN_RESPONSE_SIZE: u64 = 210010;
-
 /// How the server behaves; svnserve's flags map onto these.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -78,7 +72,7 @@ pub struct Config {
     pub shutdown_grace: Duration,
     /// Memory for reconstructed file texts, shared by every connection to a repository.
     /// 1 GiB: a checkout of a 21,000-file trunk (440 MB of text) then comes from memory;
-    /// at 128 MiB the same export cost 2.3x the server CPU (issue 3's note). svnserve's
+    /// at 128 MiB the same export cost 2.3x the server CPU (bench/, medium history). svnserve's
     /// best configuration gives its cache the same gigabyte (`-M 1024`).
     pub text_cache_bytes: usize,
     /// `--config-file`: this svnserve.conf for every repository instead of each one's

@@ -4,7 +4,7 @@
 //! flag ([`Shared::begin_shutdown`]) that the accept loop and every connection's command
 //! loop observe. The connection itself (handshake, then commands) is `connection.rs`.
 
-use crate::{connection, metrics, Conn, Shared, RA_SVN_CONNECTION_CLOSED};
+use crate::{code, connection, metrics, Conn, Shared};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -104,7 +104,9 @@ pub fn wake_listener(addr: std::net::SocketAddr) {
 const MAX_REFUSING: usize = 64;
 
 /// Tells a client over `--max-connections` that the server is busy, in place of the
-/// greeting (the client prints the message), and closes the connection.
+/// greeting (the client prints the message), and closes the connection. The code is
+/// `RA_SVN_CONNECTION_CLOSED` (the client skips `RA_SVN_CMD_ERR` links, so that code would
+/// print as a malformed error list).
 fn refuse_busy(shared: &Shared, mut stream: TcpStream) {
     shared.metrics.error(metrics::ErrorKind::Busy);
     let _ = stream.set_write_timeout(Some(Duration::from_secs(5)));
@@ -112,7 +114,10 @@ fn refuse_busy(shared: &Shared, mut stream: TcpStream) {
         "Server busy: it already serves {} connections (--max-connections); try again later",
         shared.config.max_connections
     );
-    let item = svelto_wire::failure(&[svelto_wire::ErrorLink::new(RA_SVN_CONNECTION_CLOSED, msg)]);
+    let item = svelto_wire::failure(&[svelto_wire::ErrorLink::new(
+        u64::from(code::RA_SVN_CONNECTION_CLOSED),
+        msg,
+    )]);
     let _ = stream.write_all(&item.to_bytes());
     let _ = stream.flush();
     let _ = stream.shutdown(std::net::Shutdown::Write);

@@ -525,7 +525,10 @@ impl Command for List {
                     .map(|i| i.as_string().map(<[u8]>::to_vec))
                     .collect::<Option<Vec<_>>>()
                     .ok_or_else(|| {
-                        CmdError::new(code::MALFORMED_DATA, "list: patterns must be strings")
+                        CmdError::new(
+                            code::RA_SVN_MALFORMED_DATA,
+                            "list: patterns must be strings",
+                        )
                     })?,
             ),
         };

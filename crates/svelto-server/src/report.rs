@@ -346,7 +346,7 @@ fn read_report<R: Read, W: Write>(
             "abort-report" => return Ok(None),
             other => {
                 return Err(CmdError::new(
-                    code::UNKNOWN_CMD,
+                    code::RA_SVN_UNKNOWN_CMD,
                     format!("Unknown editor command '{other}'"),
                 )
                 .into())
@@ -363,7 +363,7 @@ fn read_report<R: Read, W: Write>(
         }
         if err.is_none() {
             if let Err(e) = charge.set(report.memory()) {
-                err = Some(CmdError::new(code::REQUEST_SIZE, e.to_string()).into());
+                err = Some(CmdError::new(code::RA_SVN_REQUEST_SIZE, e.to_string()).into());
             }
         }
         // A failed report is answered with its error after finish-report: what it holds is

@@ -101,7 +101,7 @@ pub fn locate(
         }
     }
     Err(CmdError::new(
-        code::REPOS_NOT_FOUND,
+        code::RA_SVN_REPOS_NOT_FOUND,
         format!("No repository found in '{url}'"),
     ))
 }
@@ -171,14 +171,14 @@ mod tests {
     fn locate_refuses_dotdot_and_bad_schemes() {
         let is_repo = |_: &Path| true;
         let e = locate(Path::new("/srv"), "svn://h/../etc", &is_repo).expect_err("..");
-        assert_eq!(e.chain[0].apr_err, code::BAD_FILENAME);
+        assert_eq!(e.chain[0].apr_err, u64::from(code::BAD_FILENAME));
         let e = locate(Path::new("/srv"), "svn://h/a/%2e%2e/b", &is_repo).expect_err("..");
-        assert_eq!(e.chain[0].apr_err, code::BAD_FILENAME);
+        assert_eq!(e.chain[0].apr_err, u64::from(code::BAD_FILENAME));
         let e = locate(Path::new("/srv"), "http://h/repo", &is_repo).expect_err("scheme");
-        assert_eq!(e.chain[0].apr_err, code::BAD_URL);
+        assert_eq!(e.chain[0].apr_err, u64::from(code::BAD_URL));
         let none = |_: &Path| false;
         let e = locate(Path::new("/srv"), "svn://h/x", &none).expect_err("none");
-        assert_eq!(e.chain[0].apr_err, code::REPOS_NOT_FOUND);
+        assert_eq!(e.chain[0].apr_err, u64::from(code::RA_SVN_REPOS_NOT_FOUND));
     }
 
     #[test]

@@ -1,4 +1,4 @@
-use crate::{ERR_CONNECTION_CLOSED, ERR_MALFORMED_DATA, ERR_REQUEST_SIZE};
+use svelto_core::code;
 
 /// Why a run of bytes is not a well-formed item (protocol doc 1.3, 1.5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -52,12 +52,15 @@ pub enum WireError {
 impl WireError {
     /// The Subversion error code a server sends for this error (protocol doc 1.5, 3.3).
     pub fn svn_error_code(&self) -> u64 {
-        match self {
-            WireError::Malformed { .. } | WireError::Tuple { .. } => ERR_MALFORMED_DATA,
+        u64::from(match self {
+            // Malformed items or parameters.
+            WireError::Malformed { .. } | WireError::Tuple { .. } => code::RA_SVN_MALFORMED_DATA,
+            // A request or its decoded tree larger than the configured limit.
             WireError::RequestTooLarge { .. } | WireError::DecodedTooLarge { .. } => {
-                ERR_REQUEST_SIZE
+                code::RA_SVN_REQUEST_SIZE
             }
-            WireError::ConnectionClosed { .. } => ERR_CONNECTION_CLOSED,
-        }
+            // The peer went away in the middle of an item.
+            WireError::ConnectionClosed { .. } => code::RA_SVN_CONNECTION_CLOSED,
+        })
     }
 }

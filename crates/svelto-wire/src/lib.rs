@@ -19,10 +19,3 @@ pub use error::{Malformed, WireError};
 pub use item::{is_valid_word, Item, ItemWriter, MAX_WRITTEN_WORD_LEN};
 pub use response::{command, failure, success, ErrorLink, Response};
 pub use tuple::TupleReader;
-
-/// `SVN_ERR_RA_SVN_CONNECTION_CLOSED`: the peer went away in the middle of an item.
-pub const ERR_CONNECTION_CLOSED: u64 = 210002;
-/// `SVN_ERR_RA_SVN_MALFORMED_DATA`: malformed items or parameters.
-pub const ERR_MALFORMED_DATA: u64 = 210004;
-/// `SVN_ERR_RA_SVN_REQUEST_SIZE`: a request larger than the configured limit.
-pub const ERR_REQUEST_SIZE: u64 = 210009;

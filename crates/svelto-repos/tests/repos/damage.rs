@@ -1,5 +1,5 @@
 //! Damaged repository files: every flipped bit of `db/current` is noticed before anything
-//! is served or written, and no committed revision is lost to it (issue 16).
+//! is served or written, and no committed revision is lost to it.
 
 use std::fs;
 use std::path::{Path, PathBuf};
