@@ -1,533 +1,34 @@
-//! The server side of update reports: what `svn update`, `switch`, `status` and `diff` receive
-//! (`docs/formats/svn-protocol.md` §5.3 "What a report means", §5.7 "What the server's drive
-//! contains"). The behaviour is svnserve's (Subversion's `libsvn_repos/reporter.c`), so that
-//! the stock client prints the same lines and stores the same working copy.
-//!
-//! A [`Report`] collects the client's `set-path`, `link-path` and `delete-path` entries under
-//! [`ReportLimits`]. [`prepare`] checks everything that can fail before the first editor call
-//! (a bad report, a revision that does not exist, a missing target); [`PreparedDrive::run`]
-//! then drives an [`Editor`] from `target_rev` to `close_edit`. An error from `run` leaves the
-//! edit open: the caller aborts it (svnserve sends `abort-edit`).
-//!
-//! The walk compares the working copy's tree (the source: each reported path at its reported
-//! revision) with the target tree, directory by directory. Subtrees whose node-revision is the
-//! same on both sides are skipped without being read, so an update costs what changed.
+//! The drive: the working copy's tree (each reported path at its reported revision)
+//! compared with the target tree, directory by directory, into an [`Editor`].
 
+use super::entries::{no_such_revision, Ent};
+use super::PreparedDrive;
 use crate::editor::{send_text, Editor, TextOptions, Token};
 use crate::error::{ReposError, Result, SvnErrorKind};
-use std::collections::{HashMap, HashSet};
-use std::io::Read;
-use svelto_core::{
-    join, parent_and_name, skip_ancestor, validate_path, Depth, NodeKind, PropList, Revnum,
-};
+use crate::stream::read_full;
+use std::collections::HashMap;
+use svelto_core::{join, parent_and_name, skip_ancestor, Depth, NodeKind, PropList, Revnum};
 use svelto_delta::{compute_window, stream_header, Window, WINDOW_SIZE};
-use svelto_store::{DirEntry, FileText, NodeRev, Offset, Repo};
-
-/// What the drive compares the report against, and how it sends the difference.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ReportOptions {
-    /// Repository relpath of the session URL, the drive's anchor ("" = the root).
-    pub anchor: String,
-    /// The update target: "" or one path component below `anchor`.
-    pub target: String,
-    /// The revision the working copy is brought to (HEAD already resolved by the caller).
-    pub target_rev: Revnum,
-    /// Switch and diff: the repository relpath `anchor/target` is compared against (the full
-    /// path of the other URL). None for update and status.
-    pub switch_path: Option<String>,
-    /// The requested depth; [`Depth::Unknown`] keeps each directory's ambient depth.
-    pub depth: Depth,
-    /// Add files copied in the repository with their copy source (and a delta against it).
-    pub send_copyfrom_args: bool,
-    /// Treat any two nodes of the same kind as related (open instead of delete and add).
-    pub ignore_ancestry: bool,
-    /// svndiff version, and whether texts are sent at all (false for `status`,
-    /// `diff --summarize`: each changed file gets only the 4-byte stream header).
-    pub text: TextOptions,
-}
-
-/// Bounds on what a client's report may hold in memory.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ReportLimits {
-    /// Most entries (`set-path`, `link-path`, `delete-path`) in one report.
-    pub max_entries: usize,
-    /// Most bytes of paths, link paths and lock tokens in one report (at most 4 GiB).
-    pub max_bytes: usize,
-}
-
-impl Default for ReportLimits {
-    fn default() -> Self {
-        ReportLimits {
-            max_entries: 2_000_000,
-            max_bytes: 256 << 20,
-        }
-    }
-}
-
-/// A byte range of [`Report::text`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Span {
-    start: u32,
-    len: u32,
-}
-
-/// One report entry; `rev` None is a `delete-path`.
-#[derive(Debug, Clone, Copy)]
-struct Entry {
-    path: Span,
-    link: Option<Span>,
-    rev: Option<Revnum>,
-    depth: Depth,
-    start_empty: bool,
-    lock: Option<Span>,
-}
-
-/// The working copy as the client describes it, built entry by entry as report commands
-/// arrive. Paths are as the client sends them: relative to the update target, "" being the
-/// target itself.
-#[derive(Debug, Clone)]
-pub struct Report {
-    entries: Vec<Entry>,
-    /// Every path, link path and lock token, back to back (one allocation, not one each).
-    text: String,
-    limits: ReportLimits,
-}
-
-impl Default for Report {
-    fn default() -> Self {
-        Report::new()
-    }
-}
-
-fn bad_args(message: impl Into<String>) -> ReposError {
-    ReposError::svn(SvnErrorKind::BadArgs, message)
-}
-
-fn bad_report(message: impl Into<String>) -> ReposError {
-    ReposError::svn(SvnErrorKind::BadRevisionReport, message)
-}
-
-fn no_such_revision(rev: Revnum) -> ReposError {
-    ReposError::svn(
-        SvnErrorKind::NoSuchRevision,
-        format!("No such revision {rev}"),
-    )
-}
-
-fn report_depth(depth: Depth) -> Result<Depth> {
-    if depth == Depth::Unknown {
-        return Err(bad_args("Unsupported report depth 'unknown'"));
-    }
-    Ok(depth)
-}
-
-impl Report {
-    pub fn new() -> Report {
-        Report::with_limits(ReportLimits::default())
-    }
-
-    pub fn with_limits(limits: ReportLimits) -> Report {
-        Report {
-            entries: Vec::new(),
-            text: String::new(),
-            limits,
-        }
-    }
-
-    /// Number of entries so far.
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-
-    /// Bytes the report holds in memory (its entries and their text, as allocated).
-    pub fn memory(&self) -> usize {
-        self.entries.capacity() * std::mem::size_of::<Entry>() + self.text.capacity()
-    }
-
-    /// `set-path`: the working copy has `path` at `rev`, with ambient `depth`; `start_empty`
-    /// when it is a directory without any of its entries yet (a checkout); `lock_token` when
-    /// it holds a lock on that file. Depth `unknown` is an error, as in svnserve.
-    pub fn set_path(
-        &mut self,
-        path: &str,
-        rev: Revnum,
-        depth: Depth,
-        start_empty: bool,
-        lock_token: Option<&str>,
-    ) -> Result<()> {
-        let depth = report_depth(depth)?;
-        self.add(path, None, Some(rev), depth, start_empty, lock_token)
-    }
-
-    /// `link-path`: like [`Report::set_path`], with `path` switched to `linked_relpath` (a
-    /// repository relpath, the client's URL already mapped by the caller).
-    pub fn link_path(
-        &mut self,
-        path: &str,
-        linked_relpath: &str,
-        rev: Revnum,
-        depth: Depth,
-        start_empty: bool,
-        lock_token: Option<&str>,
-    ) -> Result<()> {
-        if depth == Depth::Exclude {
-            return Err(bad_args("Depth 'exclude' not supported for link"));
-        }
-        let depth = report_depth(depth)?;
-        self.add(
-            path,
-            Some(linked_relpath),
-            Some(rev),
-            depth,
-            start_empty,
-            lock_token,
-        )
-    }
-
-    /// `delete-path`: `path` is missing from the working copy.
-    pub fn delete_path(&mut self, path: &str) -> Result<()> {
-        self.add(path, None, None, Depth::Infinity, false, None)
-    }
-
-    fn add(
-        &mut self,
-        path: &str,
-        link: Option<&str>,
-        rev: Option<Revnum>,
-        depth: Depth,
-        start_empty: bool,
-        lock: Option<&str>,
-    ) -> Result<()> {
-        if self.entries.len() >= self.limits.max_entries {
-            return Err(ReposError::svn(
-                SvnErrorKind::LimitExceeded,
-                format!(
-                    "The report has more than {} entries (Svelto's limit)",
-                    self.limits.max_entries
-                ),
-            ));
-        }
-        let path = validate_path(path).map_err(|e| bad_args(e.to_string()))?;
-        let link = link
-            .map(|l| validate_path(l).map_err(|e| bad_args(e.to_string())))
-            .transpose()?;
-        let more = path.len() + link.as_ref().map_or(0, String::len) + lock.map_or(0, str::len);
-        let max = self.limits.max_bytes.min(u32::MAX as usize);
-        if self.text.len() + more > max {
-            return Err(ReposError::svn(
-                SvnErrorKind::LimitExceeded,
-                format!("The report's paths exceed {max} bytes (Svelto's limit)"),
-            ));
-        }
-        let path = self.push_text(&path);
-        let link = link.map(|l| self.push_text(&l));
-        let lock = lock.map(|l| self.push_text(l));
-        self.entries.push(Entry {
-            path,
-            link,
-            rev,
-            depth,
-            start_empty,
-            lock,
-        });
-        Ok(())
-    }
-
-    fn push_text(&mut self, s: &str) -> Span {
-        // Both fit in u32: `add` keeps the text under `max_bytes`, itself at most u32::MAX.
-        let span = Span {
-            start: self.text.len() as u32,
-            len: s.len() as u32,
-        };
-        self.text.push_str(s);
-        span
-    }
-
-    fn str(&self, span: Span) -> &str {
-        let start = span.start as usize;
-        self.text
-            .get(start..start + span.len as usize)
-            .unwrap_or_default()
-    }
-
-    fn path(&self, index: u32) -> &str {
-        self.entries
-            .get(index as usize)
-            .map_or("", |e| self.str(e.path))
-    }
-}
-
-/// The order in which the entries after the top-level ones are walked, when it is not their
-/// arrival order: every directory's entries must be contiguous, each after the entry of the
-/// directory itself, as the stock client sends them (svnserve streams the report and relies on
-/// that). A report in another order, or naming a path twice, is put in that order here (the
-/// later of two entries for one path wins). Entries for "" beyond the top-level ones are
-/// dropped, as svnserve ignores them.
-fn walk_order(report: &Report, start: usize) -> Option<Vec<u32>> {
-    let rest = report.entries.get(start..).unwrap_or_default();
-    if in_walk_order(report, rest) {
-        return None;
-    }
-    // A tree of the reported paths, children in order of first mention.
-    struct TreeNode {
-        children: Vec<u32>,
-        entry: Option<u32>,
-    }
-    let mut nodes = vec![TreeNode {
-        children: Vec::new(),
-        entry: None,
-    }];
-    let mut index: HashMap<(u32, &str), u32> = HashMap::new();
-    for (i, e) in rest.iter().enumerate() {
-        let path = report.str(e.path);
-        if path.is_empty() {
-            continue;
-        }
-        let mut at = 0u32;
-        for comp in path.split('/') {
-            at = match index.get(&(at, comp)) {
-                Some(&child) => child,
-                None => {
-                    let child = nodes.len() as u32;
-                    nodes.push(TreeNode {
-                        children: Vec::new(),
-                        entry: None,
-                    });
-                    nodes[at as usize].children.push(child);
-                    index.insert((at, comp), child);
-                    child
-                }
-            };
-        }
-        nodes[at as usize].entry = Some((start + i) as u32);
-    }
-    drop(index);
-    let mut order = Vec::with_capacity(rest.len());
-    let mut stack: Vec<u32> = nodes[0].children.iter().rev().copied().collect();
-    while let Some(n) = stack.pop() {
-        let node = &nodes[n as usize];
-        if let Some(e) = node.entry {
-            order.push(e);
-        }
-        stack.extend(node.children.iter().rev().copied());
-    }
-    Some(order)
-}
-
-/// True when `entries` name distinct, non-empty paths and every directory's entries are
-/// contiguous and after the directory's own (depth-first order). Memory: the names seen in the
-/// directories on the current path only.
-fn in_walk_order(report: &Report, entries: &[Entry]) -> bool {
-    let mut open: Vec<&str> = Vec::new();
-    let mut seen: Vec<HashSet<&str>> = vec![HashSet::new()];
-    for e in entries {
-        let path = report.str(e.path);
-        if path.is_empty() {
-            return false;
-        }
-        let comps: Vec<&str> = path.split('/').collect();
-        let common = open.iter().zip(&comps).take_while(|(a, b)| a == b).count();
-        if common == comps.len() {
-            return false;
-        }
-        open.truncate(common);
-        seen.truncate(common + 1);
-        if !seen[common].insert(comps[common]) {
-            return false;
-        }
-        open.push(comps[common]);
-        for comp in &comps[common + 1..] {
-            seen.push(HashSet::from([*comp]));
-            open.push(comp);
-        }
-        seen.push(HashSet::new());
-    }
-    true
-}
-
-/// A node found in a tree: its kind and node-revision.
-#[derive(Debug, Clone, Copy)]
-struct Ent {
-    kind: NodeKind,
-    off: Offset,
-}
-
-impl Ent {
-    fn of(e: &DirEntry) -> Ent {
-        Ent {
-            kind: e.kind,
-            off: e.node,
-        }
-    }
-}
-
-/// Path-based authorization: whether a repository relpath may be read.
-pub type ReadCheck = Box<dyn Fn(&str) -> bool + Send>;
-
-/// A report checked against the repository, ready to drive an editor.
-pub struct PreparedDrive {
-    repo: Repo,
-    opts: ReportOptions,
-    report: Report,
-    /// Walk order of the entries below the target (None: arrival order from `first`).
-    order: Option<Vec<u32>>,
-    first: usize,
-    /// The entry describing the target (the first, or a second one for "").
-    top: u32,
-    /// The revision of the report's first entry: the anchor's, sent with `open_root`.
-    s_rev: Revnum,
-    t_root: Offset,
-    t_path: String,
-    uuid: Vec<u8>,
-    /// The repository's locks (path to token), read from `db/locks` when the first reported
-    /// lock token is checked: most reports carry none, and then the file is not read.
-    locks: std::sync::OnceLock<HashMap<String, String>>,
-    readable: Option<ReadCheck>,
-}
-
-impl std::fmt::Debug for PreparedDrive {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PreparedDrive")
-            .field("opts", &self.opts)
-            .field("entries", &self.report.len())
-            .field("s_rev", &self.s_rev)
-            .field("t_path", &self.t_path)
-            .finish_non_exhaustive()
-    }
-}
-
-fn relpath(what: &str, path: &str) -> Result<String> {
-    validate_path(path).map_err(|e| bad_args(format!("{what}: {e}")))
-}
-
-/// Checks what svnserve checks before it starts a drive, and answers with a plain failure:
-/// the depths, the target revision, and the shape of the report (it must start with
-/// `set-path ""`; a second entry for "" only when there is a target).
-///
-/// Other errors come from [`PreparedDrive::run`], some before its first editor call (the
-/// revision of the first entry does not exist, the target path does not exist, the anchor
-/// would be replaced); svnserve answers all of those with `abort-edit` and then the failure.
-pub fn prepare(repo: &Repo, opts: &ReportOptions, mut report: Report) -> Result<PreparedDrive> {
-    if opts.depth == Depth::Exclude {
-        return Err(bad_args("Request depth 'exclude' not supported"));
-    }
-    let anchor = relpath("anchor", &opts.anchor)?;
-    let target = relpath("update target", &opts.target)?;
-    if target.contains('/') {
-        return Err(bad_args(format!(
-            "The update target '{target}' is not a single path component"
-        )));
-    }
-    let switch_path = opts
-        .switch_path
-        .as_deref()
-        .map(|p| relpath("switch path", p))
-        .transpose()?;
-    let youngest = repo.youngest();
-    if opts.target_rev > youngest {
-        return Err(no_such_revision(opts.target_rev));
-    }
-    let first = match report.entries.first() {
-        Some(e) if report.str(e.path).is_empty() && e.link.is_none() && e.rev.is_some() => *e,
-        _ => return Err(bad_report("Invalid report for top level of working copy")),
-    };
-    let mut top = 0u32;
-    if report.entries.len() > 1 && report.path(1).is_empty() {
-        if target.is_empty() {
-            return Err(bad_report("Two top-level reports with no target"));
-        }
-        // A delete of the target keeps the depth its set-path gave.
-        if report.entries[1].rev.is_none() {
-            report.entries[1].depth = first.depth;
-        }
-        top = 1;
-    }
-    let start = top as usize + 1;
-    let order = walk_order(&report, start);
-    let s_rev = first.rev.unwrap_or_default();
-    let t_root = repo.root(opts.target_rev)?;
-    let t_path = switch_path.unwrap_or_else(|| join(&anchor, &target));
-    let uuid = repo.uuid()?.into_bytes();
-    let mut opts = opts.clone();
-    opts.anchor = anchor;
-    opts.target = target;
-    Ok(PreparedDrive {
-        repo: repo.clone(),
-        opts,
-        report,
-        order,
-        first: start,
-        top,
-        s_rev,
-        t_root,
-        t_path,
-        uuid,
-        locks: std::sync::OnceLock::new(),
-        readable: None,
-    })
-}
-
-/// Prepares and runs the drive of `report` (see [`prepare`] and [`PreparedDrive::run`]).
-pub fn drive(
-    repo: &Repo,
-    opts: &ReportOptions,
-    report: Report,
-    editor: &mut dyn Editor,
-) -> Result<()> {
-    prepare(repo, opts, report)?.run(editor)
-}
-
-impl PreparedDrive {
-    /// Path-based authorization (svnserve's authz read function): unreadable target
-    /// entries are sent as absent and not descended, unreadable copy sources are not named,
-    /// and an unreadable anchor fails the drive before it starts.
-    pub fn with_read_check(mut self, readable: ReadCheck) -> Self {
-        self.readable = Some(readable);
-        self
-    }
-
-    fn can_read(&self, path: &str) -> bool {
-        self.readable.as_ref().is_none_or(|f| f(path))
-    }
-
-    /// Drives `editor` from `target_rev` to `close_edit`. On error the edit is left open for
-    /// the caller to abort (svnserve sends `abort-edit`, also when the error came before the
-    /// first editor call).
-    pub fn run(self, editor: &mut dyn Editor) -> Result<()> {
-        let mut d = Driver {
-            p: &self,
-            editor,
-            pos: 0,
-            roots: HashMap::new(),
-            revinfo: HashMap::new(),
-        };
-        d.drive()
-    }
-}
-
-const COMMITTED_REV: &[u8] = b"svn:entry:committed-rev";
-const COMMITTED_DATE: &[u8] = b"svn:entry:committed-date";
-const LAST_AUTHOR: &[u8] = b"svn:entry:last-author";
-const UUID: &[u8] = b"svn:entry:uuid";
-const LOCK_TOKEN: &[u8] = b"svn:entry:lock-token";
+use svelto_store::{DirEntry, FileText, NodeRev, Offset};
+pub(super) const COMMITTED_REV: &[u8] = b"svn:entry:committed-rev";
+pub(super) const COMMITTED_DATE: &[u8] = b"svn:entry:committed-date";
+pub(super) const LAST_AUTHOR: &[u8] = b"svn:entry:last-author";
+pub(super) const UUID: &[u8] = b"svn:entry:uuid";
+pub(super) const LOCK_TOKEN: &[u8] = b"svn:entry:lock-token";
 
 /// Files larger than this are sent from streams, window by window, instead of from texts held
 /// in memory.
-const STREAM_ABOVE: u64 = 16 << 20;
+pub(super) const STREAM_ABOVE: u64 = 16 << 20;
 
 /// The node whose properties are being sent.
 #[derive(Clone, Copy)]
-enum PropTarget {
+pub(super) enum PropTarget {
     Dir(Token),
     File(Token),
 }
 
 /// The depth that applies one level further down.
-fn below(depth: Depth) -> Depth {
+pub(super) fn below(depth: Depth) -> Depth {
     if depth == Depth::Immediates {
         Depth::Empty
     } else {
@@ -537,7 +38,7 @@ fn below(depth: Depth) -> Depth {
 
 /// Whether a target entry must be sent whole because the requested depth makes the working
 /// copy deeper than its ambient `wc_depth` (the `U` cells of §5.3's depth rules).
-fn is_depth_upgrade(wc_depth: Depth, requested: Depth, kind: NodeKind) -> bool {
+pub(super) fn is_depth_upgrade(wc_depth: Depth, requested: Depth, kind: NodeKind) -> bool {
     if requested == Depth::Unknown || requested <= wc_depth || wc_depth == Depth::Immediates {
         return false;
     }
@@ -548,29 +49,29 @@ fn is_depth_upgrade(wc_depth: Depth, requested: Depth, kind: NodeKind) -> bool {
 }
 
 /// A directory listing with the names already handled marked off.
-struct Listing {
-    entries: std::sync::Arc<Vec<DirEntry>>,
-    gone: Vec<bool>,
+pub(super) struct Listing {
+    pub(super) entries: std::sync::Arc<Vec<DirEntry>>,
+    pub(super) gone: Vec<bool>,
 }
 
 impl Listing {
-    fn new(entries: std::sync::Arc<Vec<DirEntry>>) -> Listing {
+    pub(super) fn new(entries: std::sync::Arc<Vec<DirEntry>>) -> Listing {
         let gone = vec![false; entries.len()];
         Listing { entries, gone }
     }
 
-    fn index(&self, name: &str) -> Option<usize> {
+    pub(super) fn index(&self, name: &str) -> Option<usize> {
         self.entries
             .binary_search_by(|e| e.name.as_bytes().cmp(name.as_bytes()))
             .ok()
             .filter(|&i| !self.gone[i])
     }
 
-    fn get(&self, name: &str) -> Option<Ent> {
+    pub(super) fn get(&self, name: &str) -> Option<Ent> {
         self.index(name).map(|i| Ent::of(&self.entries[i]))
     }
 
-    fn remove(&mut self, name: &str) {
+    pub(super) fn remove(&mut self, name: &str) {
         if let Some(i) = self.index(name) {
             self.gone[i] = true;
         }
@@ -578,19 +79,19 @@ impl Listing {
 }
 
 /// svn:date and svn:author of a revision.
-type RevInfo = (Option<Vec<u8>>, Option<Vec<u8>>);
+pub(super) type RevInfo = (Option<Vec<u8>>, Option<Vec<u8>>);
 
-struct Driver<'a> {
-    p: &'a PreparedDrive,
-    editor: &'a mut dyn Editor,
+pub(super) struct Driver<'a> {
+    pub(super) p: &'a PreparedDrive,
+    pub(super) editor: &'a mut dyn Editor,
     /// Position in the walk order of the next entry not yet handled (the lookahead).
-    pos: usize,
-    roots: HashMap<Revnum, Offset>,
-    revinfo: HashMap<Revnum, RevInfo>,
+    pub(super) pos: usize,
+    pub(super) roots: HashMap<Revnum, Offset>,
+    pub(super) revinfo: HashMap<Revnum, RevInfo>,
 }
 
 impl Driver<'_> {
-    fn drive(&mut self) -> Result<()> {
+    pub(super) fn drive(&mut self) -> Result<()> {
         let p = self.p;
         let requested = p.opts.depth;
         let info = p.report.entries[p.top as usize];
@@ -662,7 +163,7 @@ impl Driver<'_> {
 
     // --- The report, walked like a stream with one entry of lookahead. ---
 
-    fn entry_at(&self, k: usize) -> Option<u32> {
+    pub(super) fn entry_at(&self, k: usize) -> Option<u32> {
         match &self.p.order {
             Some(order) => order.get(k).copied(),
             None => {
@@ -673,12 +174,12 @@ impl Driver<'_> {
     }
 
     /// `e_path` (relative to the anchor) as a report path (relative to the target).
-    fn report_prefix<'e>(&self, e_path: &'e str) -> &'e str {
+    pub(super) fn report_prefix<'e>(&self, e_path: &'e str) -> &'e str {
         skip_ancestor(&self.p.opts.target, e_path).unwrap_or(e_path)
     }
 
     /// The next entry's path if it lies below `e_path`.
-    fn relevant(&self, e_path: &str) -> Option<(u32, &str)> {
+    pub(super) fn relevant(&self, e_path: &str) -> Option<(u32, &str)> {
         let index = self.entry_at(self.pos)?;
         let path = self.p.report.path(index);
         let prefix = self.report_prefix(e_path);
@@ -691,7 +192,7 @@ impl Driver<'_> {
 
     /// The next child of `e_path` the report mentions: its name, and its entry when the entry
     /// is for the child itself (and not for something deeper below it).
-    fn fetch(&mut self, e_path: &str) -> Option<(String, Option<u32>)> {
+    pub(super) fn fetch(&mut self, e_path: &str) -> Option<(String, Option<u32>)> {
         let (index, rest) = self.relevant(e_path)?;
         match rest.split_once('/') {
             Some((name, _)) => Some((name.to_string(), None)),
@@ -704,19 +205,19 @@ impl Driver<'_> {
     }
 
     /// Passes over every entry below `e_path`.
-    fn skip(&mut self, e_path: &str) {
+    pub(super) fn skip(&mut self, e_path: &str) {
         while self.relevant(e_path).is_some() {
             self.pos += 1;
         }
     }
 
-    fn any_below(&self, e_path: &str) -> bool {
+    pub(super) fn any_below(&self, e_path: &str) -> bool {
         self.relevant(e_path).is_some()
     }
 
     // --- The repository. ---
 
-    fn root_of(&mut self, rev: Revnum) -> Result<Offset> {
+    pub(super) fn root_of(&mut self, rev: Revnum) -> Result<Offset> {
         if let Some(&off) = self.roots.get(&rev) {
             return Ok(off);
         }
@@ -731,7 +232,7 @@ impl Driver<'_> {
         Ok(off)
     }
 
-    fn lookup(&self, root: Offset, path: &str) -> Result<Option<Ent>> {
+    pub(super) fn lookup(&self, root: Offset, path: &str) -> Result<Option<Ent>> {
         Ok(self
             .p
             .repo
@@ -739,12 +240,16 @@ impl Driver<'_> {
             .map(|(off, n)| Ent { kind: n.kind, off }))
     }
 
-    fn lookup_node(&mut self, rev: Revnum, path: &str) -> Result<Option<std::sync::Arc<NodeRev>>> {
+    pub(super) fn lookup_node(
+        &mut self,
+        rev: Revnum,
+        path: &str,
+    ) -> Result<Option<std::sync::Arc<NodeRev>>> {
         let root = self.root_of(rev)?;
         Ok(self.p.repo.lookup_from(root, path)?.map(|(_, n)| n))
     }
 
-    fn revision_info(&mut self, rev: Revnum) -> Result<RevInfo> {
+    pub(super) fn revision_info(&mut self, rev: Revnum) -> Result<RevInfo> {
         if let Some(info) = self.revinfo.get(&rev) {
             return Ok(info.clone());
         }
@@ -762,7 +267,7 @@ impl Driver<'_> {
 
     /// Whether the repository holds the lock the working copy reported for `path` (a reported
     /// token that is not, or no longer, the path's lock is removed from the working copy).
-    fn lock_is_held(&self, path: &str, token: &str) -> Result<bool> {
+    pub(super) fn lock_is_held(&self, path: &str, token: &str) -> Result<bool> {
         let locks = match self.p.locks.get() {
             Some(l) => l,
             None => {
@@ -779,7 +284,11 @@ impl Driver<'_> {
     /// Subversion's closest copy: the revision and path of the copy that made the node at
     /// `path` in `rev` what it is (the youngest copy root on the way down, the node's own on a
     /// tie), unless the node was created there from scratch after that copy.
-    fn closest_copy(&mut self, rev: Revnum, path: &str) -> Result<Option<(Revnum, String)>> {
+    pub(super) fn closest_copy(
+        &mut self,
+        rev: Revnum,
+        path: &str,
+    ) -> Result<Option<(Revnum, String)>> {
         let p = self.p;
         let repo = &p.repo;
         let mut node = repo.node(self.root_of(rev)?)?;
@@ -816,7 +325,12 @@ impl Driver<'_> {
 
     /// Subversion's `svn_repos_deleted_rev`: the revision in which `path`, existing in the
     /// older of `a` and `b`, was first deleted (or replaced) before the younger one.
-    fn deleted_rev(&mut self, path: &str, a: Revnum, b: Revnum) -> Result<Option<Revnum>> {
+    pub(super) fn deleted_rev(
+        &mut self,
+        path: &str,
+        a: Revnum,
+        b: Revnum,
+    ) -> Result<Option<Revnum>> {
         let (mut start, mut end) = if a <= b { (a, b) } else { (b, a) };
         let Some(start_node) = self.lookup_node(start, path)? else {
             return Ok(None);
@@ -863,7 +377,7 @@ impl Driver<'_> {
     /// into the target entry (`t_path` in the target revision), as `e_path` inside the
     /// directory `dir`; `info` is the report entry for `e_path`, if any.
     #[allow(clippy::too_many_arguments)]
-    fn update_entry(
+    pub(super) fn update_entry(
         &mut self,
         mut s_rev: Revnum,
         mut s_path: Option<String>,
@@ -1014,7 +528,7 @@ impl Driver<'_> {
 
     /// The copy source of the file at `t_path` in the target revision when the file itself
     /// was copied there: (revision, path, node-revision).
-    fn copy_source(&mut self, t_path: &str) -> Result<Option<(Revnum, String, Offset)>> {
+    pub(super) fn copy_source(&mut self, t_path: &str) -> Result<Option<(Revnum, String, Offset)>> {
         let t_rev = self.p.opts.target_rev;
         let Some((copy_rev, copy_path)) = self.closest_copy(t_rev, t_path)? else {
             return Ok(None);
@@ -1044,7 +558,7 @@ impl Driver<'_> {
     /// Sends the changes inside the directory `dir` (`e_path`) that turn the source directory
     /// (None: absent) into the target directory.
     #[allow(clippy::too_many_arguments)]
-    fn delta_dirs(
+    pub(super) fn delta_dirs(
         &mut self,
         s_rev: Revnum,
         source: Option<(&str, Offset)>,
@@ -1182,7 +696,12 @@ impl Driver<'_> {
         Ok(())
     }
 
-    fn change_prop(&mut self, node: PropTarget, name: &[u8], value: Option<&[u8]>) -> Result<()> {
+    pub(super) fn change_prop(
+        &mut self,
+        node: PropTarget,
+        name: &[u8],
+        value: Option<&[u8]>,
+    ) -> Result<()> {
         match node {
             PropTarget::Dir(d) => self.editor.change_dir_prop(d, name, value),
             PropTarget::File(f) => self.editor.change_file_prop(f, name, value),
@@ -1191,7 +710,7 @@ impl Driver<'_> {
 
     /// Sends the entry props of the target node, then its properties: all of them when there
     /// is no source, else the difference (nothing when they are equal).
-    fn delta_proplists(
+    pub(super) fn delta_proplists(
         &mut self,
         source: Option<Offset>,
         t_node: &NodeRev,
@@ -1256,7 +775,7 @@ impl Driver<'_> {
     /// Sends the properties and the text change of an open or added file: the text as a
     /// delta against the source (absent: against nothing), nothing when the contents are the
     /// same.
-    fn delta_files(
+    pub(super) fn delta_files(
         &mut self,
         source: Option<Offset>,
         t_node: &NodeRev,
@@ -1279,7 +798,7 @@ impl Driver<'_> {
         self.send_file_text(file, base, target)
     }
 
-    fn send_file_text(
+    pub(super) fn send_file_text(
         &mut self,
         file: Token,
         base: Option<FileText>,
@@ -1314,7 +833,12 @@ impl Driver<'_> {
     /// Sends a text change read from streams: each window of the target is a delta against
     /// the source bytes at the same position, as Subversion's own delta streams are, so memory
     /// stays at two windows whatever the file size.
-    fn stream_text(&mut self, file: Token, base: Option<FileText>, target: FileText) -> Result<()> {
+    pub(super) fn stream_text(
+        &mut self,
+        file: Token,
+        base: Option<FileText>,
+        target: FileText,
+    ) -> Result<()> {
         let p = self.p;
         let repo = &p.repo;
         let opts: TextOptions = self.p.opts.text;
@@ -1354,27 +878,9 @@ impl Driver<'_> {
 }
 
 /// Subversion's strict "contents different" test, by checksums.
-fn same_contents(a: &FileText, b: &FileText) -> bool {
+pub(super) fn same_contents(a: &FileText, b: &FileText) -> bool {
     if a.size == 0 && b.size == 0 {
         return true;
     }
     a.size == b.size && a.md5 == b.md5 && a.sha1 == b.sha1
-}
-
-fn read_full(r: &mut dyn Read, buf: &mut [u8]) -> Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match r.read(&mut buf[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(err) => {
-                return Err(ReposError::Io {
-                    context: "reading file contents".into(),
-                    err,
-                })
-            }
-        }
-    }
-    Ok(n)
 }
