@@ -4,6 +4,7 @@
 mod admin;
 mod localtime;
 mod look;
+mod manual;
 mod serve;
 
 use clap::{CommandFactory, FromArgMatches, Subcommand};
@@ -44,6 +45,9 @@ enum Command {
         #[arg(allow_hyphen_values = true, trailing_var_arg = true)]
         args: Vec<std::ffi::OsString>,
     },
+    /// Write the manual pages and shell completions under DIR (for packagers).
+    #[command(hide = true)]
+    GenerateAssets { dir: std::path::PathBuf },
 }
 
 /// What `svelto --version` and `svelto serve --version` print after the program's name: the
@@ -78,6 +82,7 @@ fn main() -> ExitCode {
         Command::Admin { command } => admin::run(command),
         Command::Serve(args) => serve::run(*args),
         Command::Look { args } => return look::main(args),
+        Command::GenerateAssets { dir } => manual::generate(&dir).map_err(Into::into),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -19,7 +19,7 @@ mod setuuid;
 mod verify;
 
 use anyhow::Result;
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use std::error::Error as StdError;
 use std::ffi::OsString;
 use std::fmt;
@@ -125,6 +125,11 @@ pub fn run(cmd: AdminCommand) -> Result<()> {
         }
         AdminCommand::Crashtest(args) => maintenance::crashtest(args),
     }
+}
+
+/// The clap definition of `svelto admin`, for the manual pages and completions.
+pub fn command() -> clap::Command {
+    AdminCli::command()
 }
 
 #[derive(Parser)]

@@ -13,6 +13,7 @@
 mod commands;
 mod diff_run;
 mod error;
+mod help;
 mod options;
 mod xml;
 
@@ -22,6 +23,8 @@ use error::*;
 use options::Opt::*;
 use options::*;
 use xml::*;
+
+pub use help::command;
 
 use std::ffi::OsString;
 use std::io::{self, Write};
@@ -356,11 +359,17 @@ fn version(out: &mut dyn Write) -> Result<u8> {
     Ok(0)
 }
 
-fn help(out: &mut dyn Write, _topics: Vec<String>) -> Result<u8> {
+fn help(out: &mut dyn Write, topics: Vec<String>) -> Result<u8> {
+    if !topics.is_empty() {
+        help::topics(out, &topics)?;
+        return Ok(0);
+    }
     writeln!(
         out,
         "general usage: {PROG} SUBCOMMAND REPOS_PATH [ARGS & OPTIONS ...]\n\
          Subversion repository inspection tool (svnlook's subcommands and output).\n\
+         Type '{PROG} help <subcommand>' for help on a specific subcommand.\n\
+         Type '{PROG} --version' to see the program version.\n\
          Note: any subcommand which takes the '--revision' and '--transaction'\n      \
          options will, if invoked without one of those options, act on\n      \
          the repository's youngest revision.\n\nAvailable subcommands:"

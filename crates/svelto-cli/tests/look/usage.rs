@@ -1,6 +1,6 @@
 //! Argument errors, option checks, bad revisions: the same messages and exit codes.
 
-use crate::common::{look, Pair};
+use crate::common::{look, svnlook, Pair};
 use std::process::Command;
 use svelto_testkit::scenario_dump;
 
@@ -141,5 +141,50 @@ fn dates_in_local_time() {
             );
             assert_eq!(got.0, want.0);
         }
+    }
+}
+
+/// `help SUBCOMMAND` (by name and alias, several at once, an unknown one) and
+/// `SUBCOMMAND --help` print what svnlook prints, with svnlook's name read as ours.
+#[test]
+fn help_on_each_subcommand_matches() {
+    let dir = svelto_testkit::tempdir();
+    let ours = |s: &[u8]| String::from_utf8_lossy(s).replace("svnlook ", "svelto look ");
+    let mut asked: Vec<Vec<&str>> = [
+        "author",
+        "cat",
+        "changed",
+        "date",
+        "diff",
+        "dirs-changed",
+        "filesize",
+        "help",
+        "history",
+        "info",
+        "lock",
+        "log",
+        "propget",
+        "proplist",
+        "tree",
+        "uuid",
+        "youngest",
+        "pg",
+        "plist",
+        "?",
+    ]
+    .iter()
+    .map(|s| vec!["help", *s])
+    .collect();
+    asked.push(vec!["help", "author", "bogus", "tree"]);
+    asked.push(vec!["h", "youngest", "lock"]);
+    asked.push(vec!["changed", "--help"]);
+    asked.push(vec!["pl", "-h"]);
+    for args in asked {
+        let want = svnlook(dir.path(), &args);
+        let got = look(dir.path(), &args);
+        assert_eq!(got.code, want.code, "{args:?}: {got}");
+        assert_eq!(ours(&got.stdout), ours(&want.stdout), "{args:?}");
+        assert_eq!(ours(&got.stderr), ours(&want.stderr), "{args:?}");
+        assert!(!got.stdout.is_empty(), "{args:?}");
     }
 }

@@ -72,4 +72,3 @@ impl SvnClient {
         self.run("svn", args, cwd)
     }
 }
-

@@ -370,4 +370,3 @@ pub fn sorted_blocks(bytes: &[u8], starts: &[&str]) -> Vec<u8> {
     blocks.sort();
     blocks.concat()
 }
-

@@ -853,4 +853,3 @@ pub(super) fn shared_cell(
         .entry(fixture.to_owned())
         .or_insert_with(|| Box::leak(Box::new(OnceLock::new())))
 }
-

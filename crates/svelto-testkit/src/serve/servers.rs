@@ -3,7 +3,6 @@
 
 use super::*;
 
-
 /// How long a server may take to start listening.
 pub(super) const START_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -581,4 +580,3 @@ pub fn svelto_binary() -> PathBuf {
             panic!("no svelto binary among {candidates:?}: cargo build -p svelto-cli, or set SVELTO_BIN")
         })
 }
-
