@@ -516,6 +516,15 @@ impl<R: BufRead> DumpReader<R> {
             let (line, end) = self.read_line(self.limits.max_header_line)?;
             match end {
                 LineEnd::Newline => {}
+                // svnadmin load takes the end of input as the end of a header block. We do
+                // so only for a lone UUID record after its whole line (the dump that sets a
+                // repository's UUID, `SVN-fs-dump-format-version: 2`, a blank line and
+                // `UUID: ...`); anywhere else it means a truncated dump.
+                LineEnd::Eof
+                    if line.is_empty() && headers.len() == 1 && headers[0].0 == h::UUID =>
+                {
+                    return Ok(Headers(headers));
+                }
                 LineEnd::Eof => {
                     return Err(DumpError::Truncated {
                         what: "a header block",
@@ -1299,7 +1308,8 @@ mod tests {
 
     #[test]
     fn truncations() {
-        // Inside a header block: svnadmin load takes EOF as the end of the block; we don't.
+        // Inside a header block: svnadmin load takes EOF as the end of the block; we do only
+        // for a lone UUID record (below).
         let e = err(&dump(
             "Revision-number: 1\n\nNode-path: a\nNode-action: delete\n",
         ));
@@ -1310,6 +1320,18 @@ mod tests {
         assert!(e.is_truncation(), "{e}");
         let e = err(&dump("Revision-numb"));
         assert!(e.is_truncation(), "{e}");
+        // A lone UUID record may end at the end of input, as svnadmin takes it; not
+        // without its line's newline, and not after another header.
+        let input = dump("UUID: 01234567-89ab-cdef-89ab-cdef01234567\n");
+        let mut r = reader(&input);
+        assert_eq!(r.next_record().expect("format"), Some(Record::Format(2)));
+        assert_eq!(
+            r.next_record().expect("a UUID record"),
+            Some(Record::Uuid("01234567-89ab-cdef-89ab-cdef01234567".into()))
+        );
+        assert!(matches!(r.next_record(), Ok(None)));
+        assert!(err(&dump("UUID: 0123")).is_truncation());
+        assert!(err(&dump("UUID: 0123\nRevision-number: 1\n")).is_truncation());
         // Text read through text(): an io::Error wrapping the DumpError.
         let input = dump(
             "Revision-number: 1\n\nNode-path: a\nNode-action: add\nText-content-length: 9\n\nab",

@@ -105,6 +105,14 @@ fn a_dump_of_a_uuid_sets_the_uuid() {
         .arg(pair.fs.path())
         .success();
     assert_eq!(fs.stdout_text().trim(), uuid);
+    // Without the blank line after the UUID (Subversion's svnlook_tests sends it so),
+    // with --force-uuid on a repository that has revisions.
+    let uuid = "01234567-89ab-cdef-89ab-cdef01234567";
+    let dump = format!("SVN-fs-dump-format-version: 2\n\nUUID: {uuid}\n");
+    pair.same_with(&["load", "--force-uuid", REPO], |r| {
+        r.stdin_bytes(dump.clone().into_bytes())
+    });
+    assert_eq!(pair.sv.info().uuid, uuid);
 }
 
 #[test]
