@@ -78,10 +78,12 @@ pub fn run(args: DumpArgs) -> Result<()> {
         None => Box::new(io::stdout().lock()),
     };
     let mut out = BufWriter::with_capacity(1 << 20, sink);
+    let bar = super::progress::Progress::revisions("dump", start, end, quiet);
     let mut progress = |rev: Revnum| {
         if !quiet {
-            eprintln!("* Dumped revision {rev}.");
+            bar.above(|| eprintln!("* Dumped revision {rev}."));
         }
+        bar.revision(rev);
     };
     let opts = DumpOptions {
         start,
@@ -92,5 +94,6 @@ pub fn run(args: DumpArgs) -> Result<()> {
     };
     svelto_repos::dump(&r, &mut out, opts, &mut progress)?;
     out.flush().context("writing the dump")?;
+    bar.finish();
     Ok(())
 }

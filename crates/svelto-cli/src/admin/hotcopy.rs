@@ -27,6 +27,11 @@ pub struct HotcopyArgs {
 }
 
 pub fn run(args: HotcopyArgs) -> Result<()> {
+    let Some(new_repo) = &args.new_repo else {
+        return Err(arg_error(E_INSUFFICIENT_ARGS, "Not enough arguments"));
+    };
+    let youngest = super::open(&args.repo)?.youngest();
+    let bar = super::progress::Progress::revisions("hotcopy", 0, youngest, args.quiet);
     let mut stdout = std::io::stdout().lock();
     let mut progress = |first, last| {
         if args.quiet {
@@ -34,15 +39,15 @@ pub fn run(args: HotcopyArgs) -> Result<()> {
         }
         // svnadmin names each revision of a repository that is not packed.
         for rev in first..=last {
-            let _ = writeln!(stdout, "* Copied revision {rev}.");
+            bar.above(|| {
+                let _ = writeln!(stdout, "* Copied revision {rev}.");
+                let _ = stdout.flush();
+            });
+            bar.revision(rev);
         }
-        let _ = stdout.flush();
     };
-    let Some(new_repo) = &args.new_repo else {
-        return Err(arg_error(E_INSUFFICIENT_ARGS, "Not enough arguments"));
-    };
-    super::open(&args.repo)?;
     svelto_repos::hotcopy(&args.repo, new_repo, args.incremental, &mut progress)?;
+    bar.finish();
     Ok(())
 }
 

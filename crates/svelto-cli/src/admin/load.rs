@@ -2,7 +2,7 @@
 
 use anyhow::Result;
 use clap::Args;
-use std::io::{self, BufReader, IsTerminal, Write};
+use std::io::{self, BufReader, Write};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -104,31 +104,19 @@ pub fn run(args: LoadArgs) -> Result<()> {
         read: read.clone(),
     };
     let input = BufReader::with_capacity(1 << 20, input);
-    // A progress bar on stderr when it is a terminal and the lines are not shown there.
-    let bar = io::stderr().is_terminal() && (quiet || !io::stdout().is_terminal());
+    let bar = super::progress::Progress::bytes("load", total, quiet);
     let mut stdout = io::stdout().lock();
     let mut progress = |text: &str| {
         if !quiet {
-            let _ = stdout.write_all(text.as_bytes());
-            let _ = stdout.flush();
+            bar.above(|| {
+                let _ = stdout.write_all(text.as_bytes());
+                let _ = stdout.flush();
+            });
         }
-        if let (true, Some(rev)) = (bar, last_committed(text)) {
-            let done = read.load(Ordering::Relaxed);
-            let mb = done as f64 / 1e6;
-            match total.filter(|&t| t > 0) {
-                Some(t) => eprint!(
-                    "\r[{:<30}] {:5.1}%  {mb:.0} MB  revision {rev} ",
-                    "#".repeat((30 * done / t).min(30) as usize),
-                    100.0 * done as f64 / t as f64
-                ),
-                None => eprint!("\r{mb:.0} MB read, revision {rev} loaded "),
-            }
-        }
+        bar.bytes_at(read.load(Ordering::Relaxed), last_committed(text));
     };
     let youngest = svelto_repos::load(&repo, input, opts, &mut progress);
-    if bar {
-        eprintln!();
-    }
+    bar.finish();
     youngest.map(|_| ()).map_err(|e| prop_hint(e.into()))
 }
 

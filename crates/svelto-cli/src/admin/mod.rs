@@ -13,6 +13,7 @@ mod info;
 mod load;
 mod locks;
 mod maintenance;
+mod progress;
 mod revprop_dumps;
 mod revprops;
 mod setuuid;

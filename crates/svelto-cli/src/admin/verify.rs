@@ -115,6 +115,7 @@ pub fn run(args: VerifyArgs) -> Result<()> {
         fail(None, e.into())?;
     }
     if !args.metadata_only {
+        let bar = super::progress::Progress::revisions("verify", start, end, quiet);
         for rev in start..=end {
             let result = check::verify_revision(&r, rev).and_then(|()| {
                 if args.check_normalization {
@@ -126,15 +127,19 @@ pub fn run(args: VerifyArgs) -> Result<()> {
             match result {
                 Ok(issues) => {
                     if !quiet {
-                        for issue in issues {
-                            say(&warning(&issue));
-                        }
-                        say(&format!("* Verified revision {rev}.\n"));
+                        bar.above(|| {
+                            for issue in issues {
+                                say(&warning(&issue));
+                            }
+                            say(&format!("* Verified revision {rev}.\n"));
+                        });
                     }
                 }
-                Err(e) => fail(Some(rev), e.into())?,
+                Err(e) => bar.above(|| fail(Some(rev), e.into()))?,
             }
+            bar.revision(rev);
         }
+        bar.finish();
     }
     // Every record in file order, on whole-history runs; damage the revisions reached
     // was reported above by revision and path.

@@ -29,6 +29,7 @@ mod locks;
 mod maintenance;
 mod options;
 mod pair;
+mod progress;
 mod revprop_dumps;
 mod revprops;
 mod roundtrip;

@@ -88,11 +88,30 @@ fn check_every_truncation(name: &str, input: &[u8], read_text: bool) {
                 assert_eq!(got, want, "{name}: cut at {cut}");
             }
             (None, Err(e)) if e.is_truncation() => {}
+            // The one prefix svnadmin load takes as a whole dump without its final blank
+            // line: the format, then a UUID record ending at the end of input (the dump
+            // that sets a repository's UUID).
+            (None, Ok(())) if prefix.ends_with(b"\n") && ends_with_uuid_line(prefix) => {
+                let want: Vec<&Record> = full
+                    .iter()
+                    .map(|(rec, _)| rec)
+                    .take_while(|rec| !matches!(rec, Record::Revision { .. }))
+                    .collect();
+                let got: Vec<&Record> = got.iter().collect();
+                assert_eq!(got, want, "{name}: cut at {cut}");
+                assert!(matches!(got.last(), Some(Record::Uuid(_))));
+            }
             (clean, outcome) => {
                 panic!("{name}: cut at {cut} (record boundary: {clean:?}) gave {outcome:?}")
             }
         }
     }
+}
+
+fn ends_with_uuid_line(prefix: &[u8]) -> bool {
+    let body = &prefix[..prefix.len() - 1];
+    let line = body.rsplit(|&b| b == b'\n').next().unwrap_or(body);
+    line.starts_with(b"UUID: ")
 }
 
 #[test]
