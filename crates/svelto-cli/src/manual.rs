@@ -41,7 +41,9 @@ fn collect(name: &str, bin: &str, cmd: Command, pages: &mut Vec<(String, Command
         .name(name.to_string())
         .bin_name(bin.to_string())
         .version(env!("CARGO_PKG_VERSION"))
-        .disable_version_flag(true);
+        .disable_version_flag(true)
+        // clap's own `help` subcommand gets no page: the pages are the help.
+        .disable_help_subcommand(true);
     pages.push((name.to_string(), page));
     for sub in subs {
         let sub_name = sub.get_name().to_string();
@@ -98,6 +100,18 @@ mod tests {
             "{look}"
         );
         assert!(page("svelto").contains("svelto\\-admin(1)"));
+        // Every page a page names exists.
+        for (name, _) in pages() {
+            let text = page(&name);
+            let named = text.lines().filter_map(|l| l.strip_suffix("(1)"));
+            for named in named.filter(|n| n.starts_with("svelto")) {
+                let file = named.replace("\\-", "-");
+                assert!(
+                    dir.path().join("man").join(format!("{file}.1")).exists(),
+                    "{name}.1 names {file}(1)"
+                );
+            }
+        }
         let bash = fs::read_to_string(dir.path().join("completions/svelto.bash")).expect("bash");
         assert!(bash.contains("--listen-port") && bash.contains("hotcopy"));
         assert!(
