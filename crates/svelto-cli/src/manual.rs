@@ -34,7 +34,7 @@ fn pages() -> Vec<(String, Command)> {
 fn collect(name: &str, bin: &str, cmd: Command, pages: &mut Vec<(String, Command)>) {
     let subs: Vec<Command> = cmd
         .get_subcommands()
-        .filter(|s| !s.is_hide_set() && s.get_name() != "help")
+        .filter(|s| !s.is_hide_set())
         .cloned()
         .collect();
     let page = cmd
