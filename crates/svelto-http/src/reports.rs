@@ -10,6 +10,7 @@ use hyper::StatusCode;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use svelto_core::{join, ChangeKind, Depth, NodeKind, Revnum};
+use svelto_repos::list::DirentFields as Fields;
 use svelto_repos::log::{LogEntry, LogOptions};
 use svelto_store::{NodeRev, Repo};
 
@@ -165,7 +166,7 @@ fn list(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
                 "DAV:version-name" => fields.created_rev = true,
                 "DAV:creationdate" => fields.time = true,
                 "DAV:creator-displayname" => fields.author = true,
-                "DAV:allprop" => fields = Fields::all(),
+                "DAV:allprop" => fields = Fields::ALL,
                 _ => {}
             },
             "no-patterns" => patterns = Some(Vec::new()),
@@ -212,30 +213,6 @@ fn list(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
         w.write_all(b"</S:list-report>\n")?;
         Ok(())
     })))
-}
-
-/// Which dirent fields a list report asks for (its `S:prop` elements).
-#[derive(Debug, Default, Clone, Copy)]
-struct Fields {
-    kind: bool,
-    size: bool,
-    has_props: bool,
-    created_rev: bool,
-    time: bool,
-    author: bool,
-}
-
-impl Fields {
-    fn all() -> Fields {
-        Fields {
-            kind: true,
-            size: true,
-            has_props: true,
-            created_rev: true,
-            time: true,
-            author: true,
-        }
-    }
 }
 
 /// svn:date and svn:author by revision, for one response.

@@ -8,6 +8,36 @@ use crate::Result;
 use svelto_core::{join, parent_and_name, Depth, NodeKind, Revnum};
 use svelto_store::{NodeRev, Repo};
 
+/// Which fields of a directory entry a client asked for (Subversion's `SVN_DIRENT_*`
+/// flags): what `get-dir`, `list` and `stat` over svn:// and the list report over HTTP
+/// send; each front end reads its own spelling of the request into it.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct DirentFields {
+    pub kind: bool,
+    pub size: bool,
+    pub has_props: bool,
+    pub created_rev: bool,
+    pub time: bool,
+    pub author: bool,
+}
+
+impl DirentFields {
+    /// Every field (`SVN_DIRENT_ALL`).
+    pub const ALL: DirentFields = DirentFields {
+        kind: true,
+        size: true,
+        has_props: true,
+        created_rev: true,
+        time: true,
+        author: true,
+    };
+
+    /// Only the node kind: nothing that needs the node's properties or revision.
+    pub fn only_kind(&self) -> bool {
+        self.kind && !(self.size || self.has_props || self.created_rev || self.time || self.author)
+    }
+}
+
 /// Walks `path` in `rev` to `depth`, giving each listed entry (its relpath and node) to
 /// `receiver`. `patterns` None lists every name; an entry whose name matches none is not
 /// given, but a directory is still descended. A missing path is

@@ -10,6 +10,7 @@ use crate::session::Session;
 use crate::url::path_in_repo;
 use std::io::{Read, Write};
 use svelto_core::{join, parse_svn_date, Depth, NodeKind, PropList, Revnum};
+use svelto_repos::list::DirentFields as Fields;
 use svelto_store::NodeRev;
 use svelto_wire::{success, Item, TupleReader};
 
@@ -352,43 +353,18 @@ fn get_file<R: Read, W: Write>(
 
 /// Which dirent fields the client asked for (`kind size has-props created-rev time
 /// last-author`); all when the list is missing.
-#[derive(Debug, Clone, Copy)]
-struct Fields {
-    kind: bool,
-    size: bool,
-    has_props: bool,
-    created_rev: bool,
-    time: bool,
-    author: bool,
-}
-
-impl Fields {
-    fn parse(list: Option<&[Item]>) -> Fields {
-        match list {
-            None => Fields {
-                kind: true,
-                size: true,
-                has_props: true,
-                created_rev: true,
-                time: true,
-                author: true,
-            },
-            Some(items) => {
-                let has = |w: &str| items.iter().any(|i| i.as_word() == Some(w));
-                Fields {
-                    kind: has("kind"),
-                    size: has("size"),
-                    has_props: has("has-props"),
-                    created_rev: has("created-rev"),
-                    time: has("time"),
-                    author: has("last-author"),
-                }
-            }
-        }
-    }
-
-    fn only_kind(&self) -> bool {
-        self.kind && !(self.size || self.has_props || self.created_rev || self.time || self.author)
+fn parse_fields(list: Option<&[Item]>) -> Fields {
+    let Some(items) = list else {
+        return Fields::ALL;
+    };
+    let has = |w: &str| items.iter().any(|i| i.as_word() == Some(w));
+    Fields {
+        kind: has("kind"),
+        size: has("size"),
+        has_props: has("has-props"),
+        created_rev: has("created-rev"),
+        time: has("time"),
+        author: has("last-author"),
     }
 }
 
@@ -408,7 +384,7 @@ impl Command for GetDir {
             at: PathRev::parse(p)?,
             want_props: p.bool()?,
             want_contents: p.bool()?,
-            fields: Fields::parse(p.opt_list()?),
+            fields: parse_fields(p.opt_list()?),
             want_iprops: p.opt_bool()?.unwrap_or(false),
         })
     }
@@ -516,7 +492,7 @@ impl Command for List {
     fn parse(p: &mut TupleReader<'_>) -> CmdResult<Self> {
         let at = PathRev::parse(p)?;
         let depth = p.word()?.to_string();
-        let fields = Fields::parse(Some(p.list()?));
+        let fields = parse_fields(Some(p.list()?));
         let patterns = match p.opt_list()? {
             None => None,
             Some(items) => Some(
