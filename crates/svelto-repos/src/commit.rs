@@ -1,10 +1,12 @@
 //! Commits driven by a client: the editor calls of a commit are checked as they arrive
 //! (against the youngest revision when the edit began, with Subversion's out-of-date
-//! rules) and recorded; texts are rebuilt from their deltas into a spool file. Only at
-//! the end does the commit take the repository's writer, and then only for as long as it
-//! takes to apply the recorded edit to the youngest revision, run the pre-commit hook and
-//! publish. Commits therefore overlap while clients send them, and a slow client never
-//! holds up another.
+//! rules) and recorded; texts are rebuilt from their deltas into a spool file. For the
+//! pre-commit hook the recorded edit is staged as a transaction apart from the
+//! repository's files (`CommitTxn::stage`), without the writer. Only at the end does the
+//! commit take the repository's writer, and then only for as long as it takes to apply
+//! the recorded edit to the youngest revision and publish. Commits therefore overlap while
+//! clients send them and while their hooks run, and a slow client or hook never holds up
+//! another.
 //!
 //! When other commits landed between the edit's start and its end, the edit is applied to
 //! the newer youngest revision if it touches nothing they touched, as Subversion's merge of
@@ -818,15 +820,10 @@ impl CommitTxn {
         Ok(None)
     }
 
-    /// Takes the edit to the writer: applies it to the youngest revision (after checking
-    /// for conflicts with commits since it began) and commits it, unpublished, exposed to
-    /// hooks under the transaction's name. `date` becomes `svn:date`, or the youngest
-    /// revision's date when that is later: dates never go backwards as revisions go up
-    /// (`-r {DATE}` searches them in order), even when the clock does.
-    pub fn prepare<'w>(mut self, w: &'w mut Writer, date: &str) -> Result<Prepared<'w>> {
-        let youngest = w.youngest();
+    /// Fails with `Conflict at 'PATH'` when commits since the edit began, up to
+    /// `youngest`, touched what this edit touches.
+    fn check_conflicts(&self, youngest: Revnum) -> Result<()> {
         self.repo.refresh()?;
-        let date = not_before_youngest(&self.repo, youngest, date)?;
         if youngest > self.base {
             if let Some(at) = self.conflict(youngest)? {
                 return Err(ReposError::svn(
@@ -835,57 +832,88 @@ impl CommitTxn {
                 ));
             }
         }
-        let mut revprops = std::mem::take(&mut self.revprops);
+        Ok(())
+    }
+
+    /// The revision properties with `svn:date` set to `date`, or to the youngest
+    /// revision's date when that is later.
+    fn revprops_dated(&self, youngest: Revnum, date: &str) -> Result<(PropList, String)> {
+        let date = not_before_youngest(&self.repo, youngest, date)?;
+        let mut revprops = self.revprops.clone();
         revprops.insert(b"svn:date".to_vec(), date.clone().into_bytes());
-        let ephemeral: PropList = revprops
-            .iter()
-            .filter(|(k, _)| k.starts_with(EPHEMERAL_PREFIX))
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
-        let mut spool = self.spool.take();
+        Ok((revprops, date))
+    }
+
+    /// Applies the recorded edit to a new transaction of `w` on its youngest revision and
+    /// commits it there with `revprops`.
+    fn apply(&mut self, w: &mut Writer, revprops: PropList) -> Result<Revnum> {
+        let CommitTxn { ops, spool, .. } = self;
         let mut t = w.begin()?;
-        for op in std::mem::take(&mut self.ops) {
+        for op in ops.iter() {
             match op {
-                Op::Delete(p) => t.delete(&p)?,
+                Op::Delete(p) => t.delete(p)?,
                 Op::Add {
                     path,
                     kind,
                     copy: None,
-                } => t.make_node(&path, kind)?,
+                } => t.make_node(path, *kind)?,
                 Op::Add {
                     path,
                     copy: Some((rev, from)),
                     ..
-                } => t.copy(rev, &from, &path)?,
-                Op::Prop { path, name, value } => t.change_prop(&path, &name, value.as_deref())?,
+                } => t.copy(*rev, from, path)?,
+                Op::Prop { path, name, value } => t.change_prop(path, name, value.as_deref())?,
                 Op::Text { path, len: 0, .. } => {
-                    t.set_text(&path, &mut std::io::empty())?;
+                    t.set_text(path, &mut std::io::empty())?;
                 }
                 Op::Text { path, offset, len } => {
                     let f = spool.as_mut().ok_or_else(|| {
                         ReposError::Invalid("a text without a spool file".to_string())
                     })?;
-                    f.seek(SeekFrom::Start(offset))
+                    f.seek(SeekFrom::Start(*offset))
                         .map_err(io("reading the commit's spool file"))?;
-                    let mut r = f.take(len);
-                    t.set_text(&path, &mut r)?;
+                    let mut r = f.take(*len);
+                    t.set_text(path, &mut r)?;
                 }
             }
         }
-        t.revprops = revprops.clone();
-        let rev = t.commit()?;
-        w.expose_txn(&self.name)?;
+        t.revprops = revprops;
+        Ok(t.commit()?)
+    }
+
+    /// Stages the edit as transaction `NAME` apart from the repository's files
+    /// (`db/txns/NAME.txn/`, `Writer::stage`), without the writer, for the pre-commit hook
+    /// to read (`svelto look -t NAME`): the edit applied to the youngest revision (after
+    /// checking for conflicts with commits since the edit began), with every revision
+    /// property the client sent (the ephemeral `svn:txn-*` ones too) and `svn:date`
+    /// `date` (or the youngest revision's, when later), as FSFS's transaction holds its
+    /// creation date until the commit stamps its own. The transaction lasts as long as
+    /// the returned writer.
+    pub fn stage(&mut self, date: &str) -> Result<Writer> {
+        let mut w = Writer::stage(self.repo.path(), &self.name)?;
+        let youngest = w.youngest();
+        self.check_conflicts(youngest)?;
+        let (revprops, _) = self.revprops_dated(youngest, date)?;
+        self.apply(&mut w, revprops)?;
+        w.sync()?;
+        Ok(w)
+    }
+
+    /// Takes the edit to the writer: applies it to the youngest revision (after checking
+    /// for conflicts with commits since it began) and commits it, unpublished. `date`
+    /// becomes `svn:date`, or the youngest revision's date when that is later: dates never
+    /// go backwards as revisions go up (`-r {DATE}` searches them in order), even when the
+    /// clock does. The ephemeral revision properties (`svn:txn-*`) are not stored.
+    pub fn prepare<'w>(mut self, w: &'w mut Writer, date: &str) -> Result<Prepared<'w>> {
+        let youngest = w.youngest();
+        self.check_conflicts(youngest)?;
+        let (revprops, date) = self.revprops_dated(youngest, date)?;
         let stored: PropList = revprops
             .into_iter()
-            .filter(|(k, _)| !ephemeral.contains_key(k))
+            .filter(|(k, _)| !k.starts_with(EPHEMERAL_PREFIX))
             .collect();
-        Ok(Prepared {
-            w,
-            rev,
-            date,
-            name: self.name,
-            revprops: (!ephemeral.is_empty()).then_some(stored),
-        })
+        let rev = self.apply(w, stored)?;
+        Ok(Prepared { w, rev, date })
     }
 }
 
@@ -913,26 +941,18 @@ fn bad_delta(path: &str, e: svelto_delta::DeltaError) -> ReposError {
     )
 }
 
-/// A commit applied and visible to hooks, not yet published.
+/// A commit applied under the writer, not yet published.
 pub struct Prepared<'w> {
     w: &'w mut Writer,
     rev: Revnum,
     /// Its `svn:date`.
     date: String,
-    name: String,
-    /// The revision properties to store in place of the hooks' view (without the
-    /// ephemeral ones), when they differ.
-    revprops: Option<PropList>,
 }
 
 impl Prepared<'_> {
     /// The revision this commit becomes.
     pub fn rev(&self) -> Revnum {
         self.rev
-    }
-
-    pub fn name(&self) -> &str {
-        &self.name
     }
 
     /// The `svn:date` it was stamped with.
@@ -942,17 +962,12 @@ impl Prepared<'_> {
 
     /// Makes the revision durable and visible; returns it.
     pub fn publish(self) -> Result<Revnum> {
-        if let Some(props) = self.revprops {
-            self.w.amend_last_revprops(props)?;
-        }
         self.w.sync()?;
-        self.w.forget_txn(&self.name);
         Ok(self.rev)
     }
 
-    /// Drops the revision (a hook refused it).
+    /// Drops the revision.
     pub fn abort(self) -> Result<()> {
-        self.w.forget_txn(&self.name);
         self.w.discard_unpublished()?;
         Ok(())
     }

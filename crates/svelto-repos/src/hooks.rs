@@ -258,6 +258,12 @@ impl Hooks {
         }
     }
 
+    /// Whether the repository has hook `name`; an error where running it would fail to
+    /// start it (a broken symlink).
+    pub fn exists(&self, name: &str) -> Result<bool> {
+        Ok(self.program(name)?.is_some())
+    }
+
     /// Runs hook `name` if it exists: Ok(None) when there is none, else its standard output
     /// (when `want_stdout`) after a clean exit. `blocks` names what a failure blocks
     /// ("Commit", "Lock", ...), or None for post-hooks.

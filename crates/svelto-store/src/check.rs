@@ -52,14 +52,10 @@ impl Repo {
                 let what = format!("db/{} length {len} is shorter than its header", w.name());
                 return Err(mismatch(cur, what));
             }
-            let actual = self
-                .file(w)
-                .metadata()
-                .map_err(crate::error::io_err(format!(
-                    "reading the size of db/{}",
-                    w.name()
-                )))?
-                .len();
+            let actual = self.file(w).size().map_err(crate::error::io_err(format!(
+                "reading the size of db/{}",
+                w.name()
+            )))?;
             if actual < len {
                 let what = format!(
                     "db/{} is {actual} bytes but {len} are said to be committed",

@@ -193,7 +193,63 @@ pub fn open_read(db: &Path, w: Which) -> Result<File> {
     File::open(&p).map_err(io_err(format!("opening {}", p.display())))
 }
 
-pub fn read_exact_at(f: &File, which: Which, off: u64, len: usize) -> Result<Vec<u8>> {
+/// A file of `db/` as a reader sees it: the file itself and, for a staged transaction, the
+/// transaction's continuation of it (`db/txns/NAME.txn/FILE`, docs/formats/store.md),
+/// which holds the bytes from offset `at` on in place of the file's own.
+pub struct StoreFile {
+    file: File,
+    ext: Option<(u64, File)>,
+}
+
+impl StoreFile {
+    pub fn new(file: File) -> StoreFile {
+        StoreFile { file, ext: None }
+    }
+
+    /// `file` up to `at`, then `ext`.
+    pub fn continued(file: File, at: u64, ext: File) -> StoreFile {
+        StoreFile {
+            file,
+            ext: Some((at, ext)),
+        }
+    }
+
+    /// How many bytes can be read.
+    pub fn size(&self) -> std::io::Result<u64> {
+        match &self.ext {
+            None => Ok(self.file.metadata()?.len()),
+            Some((at, ext)) => {
+                let own = self.file.metadata()?.len().min(*at);
+                if own < *at {
+                    return Ok(own);
+                }
+                Ok(at + ext.metadata()?.len())
+            }
+        }
+    }
+
+    /// The metadata of the file itself.
+    pub fn metadata(&self) -> std::io::Result<fs::Metadata> {
+        self.file.metadata()
+    }
+
+    fn read_exact_at(&self, buf: &mut [u8], off: u64) -> std::io::Result<()> {
+        let Some((at, ext)) = &self.ext else {
+            return self.file.read_exact_at(buf, off);
+        };
+        let own = (at.saturating_sub(off) as usize).min(buf.len());
+        let (low, high) = buf.split_at_mut(own);
+        if !low.is_empty() {
+            self.file.read_exact_at(low, off)?;
+        }
+        if !high.is_empty() {
+            ext.read_exact_at(high, off + own as u64 - at)?;
+        }
+        Ok(())
+    }
+}
+
+pub fn read_exact_at(f: &StoreFile, which: Which, off: u64, len: usize) -> Result<Vec<u8>> {
     let mut buf = vec![0u8; len];
     f.read_exact_at(&mut buf, off).map_err(|e| match e.kind() {
         std::io::ErrorKind::UnexpectedEof => StoreError::Corrupt {
@@ -210,7 +266,7 @@ pub fn read_exact_at(f: &File, which: Which, off: u64, len: usize) -> Result<Vec
 }
 
 /// Reads one framed record at `off`, checking that it lies below `limit` and its CRC.
-pub fn read_record(f: &File, which: Which, off: u64, limit: u64) -> Result<(u8, Vec<u8>)> {
+pub fn read_record(f: &StoreFile, which: Which, off: u64, limit: u64) -> Result<(u8, Vec<u8>)> {
     let corrupt = |what: String| StoreError::Corrupt {
         file: which.name(),
         offset: off,
@@ -259,8 +315,11 @@ pub fn read_record(f: &File, which: Which, off: u64, limit: u64) -> Result<(u8, 
 pub struct Appender {
     file: Box<dyn IoFile>,
     path: PathBuf,
-    /// Bytes that reached the OS.
+    /// Bytes that reached the OS (counted from the start of the file this continues).
     written: u64,
+    /// Where the file starts: 0, or for a staged transaction's continuation of a file of
+    /// `db/`, that file's published length.
+    origin: u64,
     buf: Vec<u8>,
     failed: Failure,
 }
@@ -288,7 +347,24 @@ impl Appender {
             file,
             path,
             written: committed,
+            origin: 0,
             buf: Vec::with_capacity(1 << 20),
+            failed: None,
+        })
+    }
+
+    /// Creates `path` as the continuation of a file of `db/` whose published length is
+    /// `at`: what is appended at offset `at + n` goes to byte `n` of `path`.
+    pub fn continuation(io: &dyn StoreIo, path: &Path, at: u64) -> Result<Appender> {
+        let file = io
+            .create(path)
+            .map_err(io_err(format!("creating {}", path.display())))?;
+        Ok(Appender {
+            file,
+            path: path.to_path_buf(),
+            written: at,
+            origin: at,
+            buf: Vec::new(),
             failed: None,
         })
     }
@@ -331,7 +407,7 @@ impl Appender {
 
     pub fn flush(&mut self) -> Result<()> {
         if !self.buf.is_empty() {
-            let (buf, at) = (std::mem::take(&mut self.buf), self.written);
+            let (buf, at) = (std::mem::take(&mut self.buf), self.written - self.origin);
             let r = self.op("writing", |f| f.write_all_at(&buf, at));
             self.buf = buf;
             r?;
@@ -353,7 +429,13 @@ impl Appender {
             self.buf.truncate((len - self.written) as usize);
         } else {
             self.buf.clear();
-            self.op("truncating", |f| f.set_len(len))?;
+            let at = len.checked_sub(self.origin).ok_or_else(|| {
+                StoreError::Conflict(format!(
+                    "truncating {} below where it starts",
+                    self.path.display()
+                ))
+            })?;
+            self.op("truncating", |f| f.set_len(at))?;
             self.written = len;
         }
         Ok(())

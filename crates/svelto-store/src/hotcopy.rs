@@ -97,7 +97,7 @@ pub fn hotcopy_db(
     let mut revprop_changes = Vec::new();
     let (from, to) = (base.len(Which::Revprops), cur.len(Which::Revprops));
     if incremental && to > from {
-        let f = files::open_read(&dst_db, Which::Revprops)?;
+        let f = files::StoreFile::new(files::open_read(&dst_db, Which::Revprops)?);
         let added = files::read_exact_at(&f, Which::Revprops, from, (to - from) as usize)?;
         revprop_changes = added
             .chunks_exact(files::REVPROPS_RECORD as usize)
@@ -169,8 +169,18 @@ fn check_same_prefix(
     }
     let from = dst_len.saturating_sub(TAIL_CHECK);
     let len = (dst_len - from) as usize;
-    let a = files::read_exact_at(&files::open_read(src_db, w)?, w, from, len)?;
-    let b = files::read_exact_at(&files::open_read(dst_db, w)?, w, from, len)?;
+    let a = files::read_exact_at(
+        &files::StoreFile::new(files::open_read(src_db, w)?),
+        w,
+        from,
+        len,
+    )?;
+    let b = files::read_exact_at(
+        &files::StoreFile::new(files::open_read(dst_db, w)?),
+        w,
+        from,
+        len,
+    )?;
     if a != b {
         return Err(diverged);
     }

@@ -4,7 +4,8 @@
 use crate::enc::FRAME_OVERHEAD;
 use crate::error::{io_err, Corruption, Result, StoreError};
 use crate::files::{
-    self, le_u32, le_u64, read_exact_at, read_record, Current, Which, REVPROPS_RECORD, REV_RECORD,
+    self, le_u32, le_u64, read_exact_at, read_record, Current, StoreFile, Which, REVPROPS_RECORD,
+    REV_RECORD,
 };
 use crate::node::{
     apply_dir_delta, decode_dir, decode_dir_delta, decode_props, DirEntry, FileText, NodeRev,
@@ -13,7 +14,6 @@ use crate::node::{
 use crate::rep::{self, RepTrailer};
 use crate::{MAX_DIR_CHAIN, TAG_DIR, TAG_DIR_DELTA, TAG_NODE, TAG_PROPS, TAG_REVISION};
 use std::collections::{HashMap, VecDeque};
-use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -82,12 +82,6 @@ impl<V: Clone> Cache<V> {
         if let Ok(mut m) = self.map.lock() {
             m.0.clear();
             m.1 = 0;
-        }
-    }
-    /// Drops one entry (its weight stays counted until the next clear).
-    fn remove(&self, k: Offset) {
-        if let Ok(mut m) = self.map.lock() {
-            m.0.remove(&k);
         }
     }
     fn put(&self, k: Offset, v: V) {
@@ -165,7 +159,7 @@ const FULLTEXT_CACHE_BYTES: usize = 128 << 20;
 struct Inner {
     path: PathBuf,
     db: PathBuf,
-    files: [File; 5],
+    files: [StoreFile; 5],
     /// Device and inode of the `db/data` this handle opened (see [`Repo::replaced`]).
     data_id: (u64, u64),
     overlay: Mutex<Overlay>,
@@ -197,6 +191,15 @@ pub const FORMAT: &str = "svelto-store 1\n";
 impl Repo {
     /// Opens the repository at `path` (the directory holding `db/`).
     pub fn open(path: &Path) -> Result<Repo> {
+        let (repo, current) = Self::open_files(path, None)?;
+        repo.check_current(&current)?;
+        Ok(repo)
+    }
+
+    /// Opens the files of `path`'s `db/`, each continued by the file of the same name in
+    /// `ext`'s directory past `ext`'s lengths when given (a staged transaction). Returns the
+    /// handle, which reads up to `db/current`'s lengths, and those lengths, unchecked.
+    fn open_files(path: &Path, ext: Option<(&Path, &Current)>) -> Result<(Repo, Current)> {
         let db = path.join("db");
         let fmt = std::fs::read_to_string(db.join("format"));
         if fmt.as_deref().ok() != Some(FORMAT) {
@@ -217,12 +220,19 @@ impl Repo {
             });
         }
         let current = files::read_current(&db)?;
+        let open = |w: Which| -> Result<StoreFile> {
+            let f = files::open_read(&db, w)?;
+            Ok(match ext {
+                None => StoreFile::new(f),
+                Some((dir, at)) => StoreFile::continued(f, at.len(w), files::open_read(dir, w)?),
+            })
+        };
         let files = [
-            files::open_read(&db, Which::Data)?,
-            files::open_read(&db, Which::Revs)?,
-            files::open_read(&db, Which::Meta)?,
-            files::open_read(&db, Which::Dedup)?,
-            files::open_read(&db, Which::Revprops)?,
+            open(Which::Data)?,
+            open(Which::Revs)?,
+            open(Which::Meta)?,
+            open(Which::Dedup)?,
+            open(Which::Revprops)?,
         ];
         for (w, f) in Which::ALL.iter().zip(&files) {
             if read_exact_at(f, *w, 0, 16)? != w.header() {
@@ -251,35 +261,39 @@ impl Repo {
                 fulltexts: Mutex::new(FulltextCache::default()),
             }),
         };
-        repo.check_current(&current)?;
+        Ok((repo, current))
+    }
+
+    /// The repository as a staging writer reads it: its files continued past `base`'s
+    /// lengths by those in `dir`, up to `base` for now.
+    pub(crate) fn open_continued(path: &Path, dir: &Path, base: &Current) -> Result<Repo> {
+        let (repo, _) = Self::open_files(path, Some((dir, base)))?;
+        repo.set_current(*base);
         Ok(repo)
     }
 
-    /// Opens the repository with a transaction a writer exposed (`Writer::expose_txn`)
-    /// visible as its youngest revision, which is returned. For hook scripts.
+    /// Opens the repository with transaction `name` visible as its youngest revision,
+    /// which is returned. For hook scripts. The transaction is a staged one
+    /// (`db/txns/NAME.txn/`, see `Writer::stage`), or the unpublished revision a writer
+    /// exposed (`db/txns/NAME`, `Writer::expose_txn`).
     pub fn open_txn(path: &Path, name: &str) -> Result<(Repo, Revnum)> {
-        let repo = Repo::open(path)?;
-        let valid = !name.is_empty()
-            && name.len() <= 64
-            && name
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
-        if !valid {
+        if !valid_txn_name(name) {
+            Repo::open(path)?;
             return Err(StoreError::NoSuchTxn(name.to_string()));
         }
-        let p = repo.db_path().join("txns").join(name);
-        let text = match std::fs::read_to_string(&p) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(StoreError::NoSuchTxn(name.to_string()))
-            }
-            Err(e) => return Err(io_err(format!("reading {}", p.display()))(e)),
-        };
-        let cur = Current::parse(&text).map_err(|what| StoreError::Corrupt {
-            file: "txns",
-            offset: 0,
-            what,
-        })?;
+        let db = path.join("db");
+        let staged = db.join("txns").join(format!("{name}.txn"));
+        if let Some(cur) = read_txn_line(&staged.join("current"))? {
+            let base = read_txn_line(&staged.join("base"))?
+                .ok_or_else(|| StoreError::NoSuchTxn(name.to_string()))?;
+            let (repo, _) = Self::open_files(path, Some((&staged, &base)))?;
+            repo.check_current(&cur)?;
+            repo.set_current(cur);
+            return Ok((repo, cur.youngest));
+        }
+        let repo = Repo::open(path)?;
+        let cur = read_txn_line(&db.join("txns").join(name))?
+            .ok_or_else(|| StoreError::NoSuchTxn(name.to_string()))?;
         repo.set_current(cur);
         Ok((repo, cur.youngest))
     }
@@ -372,7 +386,7 @@ impl Repo {
         })
     }
 
-    pub(crate) fn file(&self, w: Which) -> &File {
+    pub(crate) fn file(&self, w: Which) -> &StoreFile {
         &self.inner.files[w as usize]
     }
 
@@ -455,9 +469,11 @@ impl Repo {
         Ok(data + u64::from(rec.meta_len) + REV_RECORD)
     }
 
-    /// The transactions a writer exposes to its hooks (`db/txns/NAME`, see
-    /// `Writer::expose_txn`), sorted by name, each with its base revision (the one before
-    /// the revision it would become).
+    /// The transactions there are, sorted by name, each with its base revision (the one
+    /// before the revision it would become): staged ones (`db/txns/NAME.txn/`, see
+    /// `Writer::stage`) and those a writer exposes to its hooks (`db/txns/NAME`, see
+    /// `Writer::expose_txn`). A staged transaction whose staging never finished (its
+    /// `current` is missing) is listed with the revision it was based on.
     pub fn txns(&self) -> Result<Vec<(String, Revnum)>> {
         let dir = self.db_path().join("txns");
         let entries = match std::fs::read_dir(&dir) {
@@ -468,16 +484,25 @@ impl Repo {
         let mut out = Vec::new();
         for e in entries {
             let e = e.map_err(io_err(format!("reading {}", dir.display())))?;
-            let Ok(name) = e.file_name().into_string() else {
+            let Ok(file) = e.file_name().into_string() else {
                 continue;
             };
+            if let Some(name) = file.strip_suffix(".txn").filter(|n| valid_txn_name(n)) {
+                // Unreadable lines (a staging cut short) still name a leftover to remove.
+                let base = read_txn_line(&e.path().join("base"))
+                    .ok()
+                    .flatten()
+                    .map_or(0, |c| c.youngest);
+                out.push((name.to_string(), base));
+                continue;
+            }
             // Spool files (NAME.PID.spool) are a commit's texts, not transactions.
-            if name.contains('.') {
+            if !valid_txn_name(&file) {
                 continue;
             }
             // A transaction its commit removed meanwhile is simply not listed.
-            if let Ok((_, youngest)) = Repo::open_txn(self.path(), &name) {
-                out.push((name, youngest.saturating_sub(1)));
+            if let Ok(Some(cur)) = read_txn_line(&e.path()) {
+                out.push((file, cur.youngest.saturating_sub(1)));
             }
         }
         out.sort();
@@ -773,13 +798,6 @@ impl Repo {
         self.fulltexts().put(rep, text);
     }
 
-    /// Forgets what is cached of an unpublished revision whose `db/revs` and META records a
-    /// writer is about to write again in place (`Writer::amend_last_revprops`).
-    pub(crate) fn forget_revision(&self, rev: Revnum, meta_offset: u64) {
-        self.inner.revs.remove(rev);
-        self.inner.metas.remove(meta_offset);
-    }
-
     /// Forgets everything cached by offset: a writer truncated records that those offsets
     /// may now name again.
     pub(crate) fn clear_caches(&self) {
@@ -862,6 +880,33 @@ impl Repo {
     pub fn related(&self, a: Offset, b: Offset) -> Result<bool> {
         Ok(self.node(a)?.node_id == self.node(b)?.node_id)
     }
+}
+
+/// Transaction names are made by the server: 1 to 64 of `[A-Za-z0-9_-]`, nothing that could
+/// leave `db/txns`.
+pub(crate) fn valid_txn_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// A line in `db/current`'s format from a file of `db/txns`, or None when the file does not
+/// exist.
+fn read_txn_line(p: &Path) -> Result<Option<Current>> {
+    let text = match std::fs::read_to_string(p) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io_err(format!("reading {}", p.display()))(e)),
+    };
+    Current::parse(&text)
+        .map(Some)
+        .map_err(|what| StoreError::Corrupt {
+            file: "txns",
+            offset: 0,
+            what,
+        })
 }
 
 /// A file's identity on this machine: its device and inode.

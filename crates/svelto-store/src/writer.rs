@@ -41,9 +41,15 @@ pub(crate) struct Mark {
 }
 
 /// Holds the repository's write lock. One per repository at a time, across processes.
+///
+/// Or, made by [`Writer::stage`], writes one transaction apart from the repository's files,
+/// without the lock, for hooks to read while other commits go on.
 pub struct Writer {
     repo: Repo,
-    lock_file: File,
+    /// `db/write.lock`, or None for a staging writer.
+    lock_file: Option<File>,
+    /// A staging writer's `db/txns/NAME.txn`, removed with the writer.
+    staged: Option<PathBuf>,
     apps: Vec<Appender>,
     youngest: Revnum,
     published: Revnum,
@@ -119,7 +125,8 @@ impl Writer {
         let last = repo.rev_record(cur.youngest)?;
         let mut writer = Writer {
             repo,
-            lock_file: lock,
+            lock_file: Some(lock),
+            staged: None,
             apps,
             youngest: cur.youngest,
             published: cur.youngest,
@@ -144,12 +151,73 @@ impl Writer {
             writer.set_uuid(&uuid)?;
         }
         // Transactions exposed by a writer that is gone (it held the lock we now hold).
+        // Staged transactions (directories) belong to commits that hold no lock.
         if let Ok(dir) = std::fs::read_dir(db.join("txns")) {
             for e in dir.flatten() {
-                let _ = std::fs::remove_file(e.path());
+                if e.file_type().is_ok_and(|t| t.is_file()) {
+                    let _ = std::fs::remove_file(e.path());
+                }
             }
         }
         Ok(writer)
+    }
+
+    /// A writer for transaction `name`, staged apart from the repository's files in
+    /// `db/txns/NAME.txn/` (docs/formats/store.md) without the write lock, based on the
+    /// youngest revision published now: what it appends continues each file of `db/` past
+    /// its published length in a file of that directory, and its `sync` writes the
+    /// directory's `current` instead of `db/current`, making the transaction readable with
+    /// `Repo::open_txn` (the repository's own files are never touched). Texts are
+    /// deduplicated only within the transaction. Dropping the writer removes the
+    /// directory; a process that dies first leaves it for `svelto admin rmtxns`.
+    pub fn stage(path: &Path, name: &str) -> Result<Writer> {
+        check_txn_name(name)?;
+        let base = Repo::open(path)?.current();
+        let txns = path.join("db").join("txns");
+        std::fs::create_dir_all(&txns).map_err(io_err(format!("creating {}", txns.display())))?;
+        let dir = txns.join(format!("{name}.txn"));
+        std::fs::create_dir(&dir).map_err(io_err(format!("creating {}", dir.display())))?;
+        let mut writer = Writer::staging(path, &dir, base);
+        if let Ok(w) = &mut writer {
+            w.staged = Some(dir);
+        } else {
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+        writer
+    }
+
+    fn staging(path: &Path, dir: &Path, base: Current) -> Result<Writer> {
+        let io: Arc<dyn StoreIo> = Arc::new(OsIo);
+        let p = dir.join("base");
+        std::fs::write(&p, base.render()).map_err(io_err(format!("writing {}", p.display())))?;
+        let mut apps = Vec::new();
+        for w in Which::ALL {
+            apps.push(Appender::continuation(
+                &*io,
+                &dir.join(w.name()),
+                base.len(w),
+            )?);
+        }
+        let repo = Repo::open_continued(path, dir, &base)?;
+        let last = repo.rev_record(base.youngest)?;
+        Ok(Writer {
+            repo,
+            lock_file: None,
+            staged: None,
+            apps,
+            youngest: base.youngest,
+            published: base.youngest,
+            published_at: base,
+            next_node_id: last.next_node_id,
+            next_copy_id: last.next_copy_id,
+            dedup_text: HashMap::new(),
+            dedup_props: HashMap::new(),
+            added_text: Vec::new(),
+            added_props: Vec::new(),
+            dir_depths: HashMap::new(),
+            io,
+            failed: None,
+        })
     }
 
     fn load_dedup(&mut self, len: u64) -> Result<()> {
@@ -226,6 +294,17 @@ impl Writer {
             a.sync()?;
         }
         let cur = self.lens_current();
+        if let Some(dir) = &self.staged {
+            // A transaction for hooks to read: not durable (a crash leaves a leftover for
+            // rmtxns), so written and renamed into place without fsync.
+            let (tmp, dst) = (dir.join("current.tmp"), dir.join("current"));
+            std::fs::write(&tmp, cur.render())
+                .and_then(|()| std::fs::rename(&tmp, &dst))
+                .map_err(io_err(format!("writing {}", dst.display())))?;
+            self.published = self.youngest;
+            self.published_at = cur;
+            return Ok(self.published);
+        }
         let written = files::write_atomically_with(
             &*self.io,
             self.repo.db_path(),
@@ -302,32 +381,6 @@ impl Writer {
         Ok(())
     }
 
-    /// Replaces the revision properties of the youngest revision while it is unpublished
-    /// (the ephemeral ones the pre-commit hook saw go): its META and revs records are
-    /// written again in place of the first ones.
-    pub fn amend_last_revprops(&mut self, revprops: PropList) -> Result<()> {
-        self.usable()?;
-        if self.youngest == self.published {
-            return Err(StoreError::Conflict(
-                "amending the revision properties of a published revision".to_string(),
-            ));
-        }
-        let rev = self.youngest;
-        let (rec, meta) = {
-            let repo = self.view()?;
-            (repo.rev_record(rev)?, repo.rev_meta(rev)?)
-        };
-        self.repo.forget_revision(rev, rec.meta_offset);
-        let mut meta = Arc::unwrap_or_clone(meta);
-        meta.revprops = revprops;
-        let revs_len = self.app(Which::Revs).len() - crate::files::REV_RECORD;
-        self.app(Which::Meta).truncate(rec.meta_offset)?;
-        self.app(Which::Revs).truncate(revs_len)?;
-        self.youngest = rev - 1;
-        self.finish_revision(rec.root, &meta)?;
-        Ok(())
-    }
-
     /// Lets other writers (other processes, or another `Writer` of this one) in until
     /// `relock`. Everything committed must be published first.
     pub fn unlock(&mut self) -> Result<()> {
@@ -336,9 +389,15 @@ impl Writer {
                 "unlocking a writer with unpublished revisions".to_string(),
             ));
         }
-        self.lock_file
+        self.held_lock()?
             .unlock()
             .map_err(io_err("unlocking db/write.lock".to_string()))
+    }
+
+    fn held_lock(&self) -> Result<&File> {
+        self.lock_file
+            .as_ref()
+            .ok_or_else(|| StoreError::Conflict("a staging writer holds no lock".to_string()))
     }
 
     /// Takes the write lock again after `unlock`. Returns false when another writer
@@ -348,14 +407,14 @@ impl Writer {
         if self.usable().is_err() {
             return Ok(false);
         }
-        self.lock_file
-            .lock()
+        let lock = self.held_lock()?;
+        lock.lock()
             .map_err(io_err("locking db/write.lock".to_string()))?;
         match files::read_current(self.repo.db_path()) {
             Ok(cur) => Ok(cur == self.lens_current()),
             Err(e) => {
                 // Not kept locked by a writer that will not be used.
-                let _ = self.lock_file.unlock();
+                let _ = lock.unlock();
                 Err(e)
             }
         }
@@ -710,14 +769,17 @@ impl Writer {
     }
 }
 
+impl Drop for Writer {
+    fn drop(&mut self) {
+        if let Some(dir) = self.staged.take() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
 /// Transaction names are made by the server; refuse anything that could leave `db/txns`.
 fn check_txn_name(name: &str) -> Result<()> {
-    let ok = !name.is_empty()
-        && name.len() <= 64
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
-    if ok {
+    if crate::repo::valid_txn_name(name) {
         Ok(())
     } else {
         Err(StoreError::NoSuchTxn(name.to_string()))

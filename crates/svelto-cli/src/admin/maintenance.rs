@@ -2,9 +2,12 @@
 //! `deltify`, `rev-size`: svnadmin's maintenance subcommands, each doing on a Svelto
 //! repository what corresponds, or saying in svnadmin's words that nothing is needed.
 //!
-//! - A Svelto transaction exists only while a commit's hooks run (`db/txns/NAME`, see
-//!   docs/formats/store.md): `lstxns` lists those; `rmtxns` removes the ones a writer
-//!   that is gone left behind, and cannot abort a commit in progress.
+//! - A Svelto transaction exists only while a commit's pre-commit hook runs, staged apart
+//!   from the revision files (`db/txns/NAME.txn/`, see docs/formats/store.md), or while
+//!   `load --use-pre-commit-hook` runs it (`db/txns/NAME`): `lstxns` lists those, with
+//!   what a process that died left behind; `rmtxns` removes staged ones as svnadmin
+//!   removes FSFS's (a commit whose hook is running then goes on without it), and the
+//!   others only once their writer is gone.
 //! - `recover` and `upgrade` take the write lock and do what the next writer does when it
 //!   opens: check `db/current` against the files, cut bytes past it that a crashed writer
 //!   left, drop stale transactions, bring `db/uuid` and `db/current` to their checked
@@ -126,8 +129,16 @@ pub fn rmtxns(args: RmtxnsArgs) -> Result<()> {
     let repo = open(&args.repo)?;
     for name in &args.names {
         let exists = repo.txns()?.iter().any(|(n, _)| n == name);
+        let staged = args
+            .repo
+            .join("db")
+            .join("txns")
+            .join(format!("{name}.txn"));
         let result = if !exists {
             Err(svn_error(160007, format!("No such transaction '{name}'")))
+        } else if staged.is_dir() {
+            std::fs::remove_dir_all(&staged)
+                .map_err(|e| anyhow::anyhow!("removing {}: {e}", staged.display()))
         } else {
             match Writer::try_open(&args.repo)? {
                 // Opening a writer removed what a writer that is gone left behind.

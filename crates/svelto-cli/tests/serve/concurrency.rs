@@ -508,3 +508,159 @@ fn a_hung_pre_commit_hook_holds_up_only_its_own_repository() {
     assert_eq!(youngest(&a), 1);
     assert_eq!(youngest(&b), 1);
 }
+
+/// A pre-commit hook runs without the repository's writer held, on a transaction staged
+/// apart from the revision files, as svnserve runs it before FSFS takes its write lock.
+/// Against svnserve and Svelto alike: while one commit's hook is held (it reads its
+/// transaction with `svnlook` / `svelto look` first), a commit to another path and a commit
+/// to the held commit's own path both land at once. Released, the held commit lands when
+/// nothing it changed changed meanwhile, and fails with the same `Conflict at 'PATH'` as
+/// svnserve's when its file did.
+#[test]
+fn a_held_pre_commit_hook_holds_up_no_other_commit() {
+    require_tool("svnmucc");
+    require_tool("svnlook");
+    let pair = writable_pair("basic");
+    let _scope = pair.scope("held-hook");
+    let looks = [
+        String::from_utf8_lossy(
+            &svelto_testkit::Run::new("sh")
+                .arg("-c")
+                .arg("command -v svnlook")
+                .output()
+                .stdout,
+        )
+        .trim()
+        .to_string(),
+        format!("{} look", env!("CARGO_BIN_EXE_svelto")),
+    ];
+    // What each side printed, by step.
+    let mut seen: Vec<Vec<String>> = Vec::new();
+    for (side, look) in looks.iter().enumerate() {
+        let (url, repo) = if side == 0 {
+            (pair.reference_url(), pair.reference_repo().to_path_buf())
+        } else {
+            (pair.subject_url(), pair.subject_repo().to_path_buf())
+        };
+        let work = pair.work(side).join("held-hook");
+        std::fs::create_dir_all(&work).expect("work dir");
+        let marks = work.join("marks");
+        std::fs::create_dir_all(&marks).expect("marks dir");
+        let m = |n: &str| marks.join(n).display().to_string();
+        write_hook(
+            &repo,
+            "pre-commit",
+            &format!(
+                "#!/bin/sh\nif [ -e {hold} ]; then\n  rm -f {hold}\n  {look} changed -t \"$2\" \"$1\" > {out} 2>&1\n  touch {started}\n  i=0\n  while [ ! -e {release} ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done\n  rm -f {release}\nfi\nexit 0\n",
+                hold = m("hold"),
+                look = look,
+                out = m("look"),
+                started = m("started"),
+                release = m("release"),
+            ),
+        );
+        let put = |name: &str, text: &str, target: &str| -> Outcome {
+            let f = work.join(name);
+            std::fs::write(&f, text).expect("text");
+            pair.client().run(
+                "svnmucc",
+                &[
+                    "-m",
+                    name,
+                    "put",
+                    &f.display().to_string(),
+                    &format!("{url}/{target}"),
+                ],
+                &work,
+            )
+        };
+        for (name, target) in [("g1", "held-g.txt"), ("f1", "held-f.txt")] {
+            let out = put(name, "1\n", target);
+            assert!(out.success(), "side {side}: {out}");
+        }
+        let mut steps = Vec::new();
+        for (round, (held_path, same)) in [("held-g.txt", false), ("held-f.txt", true)]
+            .into_iter()
+            .enumerate()
+        {
+            std::fs::write(marks.join("hold"), "").expect("hold");
+            let f = work.join(format!("held{round}"));
+            std::fs::write(&f, "held\n").expect("text");
+            let (f, target) = (f.display().to_string(), format!("{url}/{held_path}"));
+            std::thread::scope(|sc| {
+                let held = sc.spawn(|| {
+                    pair.client()
+                        .run("svnmucc", &["-m", "held", "put", &f, &target], &work)
+                });
+                let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+                while !marks.join("started").exists() {
+                    assert!(
+                        std::time::Instant::now() < deadline,
+                        "side {side}: the hook never started"
+                    );
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                std::fs::remove_file(marks.join("started")).expect("started");
+                steps.push(std::fs::read_to_string(marks.join("look")).unwrap_or_default());
+                // Commits while the hook is held: another path, then (second round) the
+                // held commit's own path.
+                let mut others = vec![format!("held-other{round}.txt")];
+                if same {
+                    others.push(held_path.to_string());
+                }
+                for other in others {
+                    let t = std::time::Instant::now();
+                    let out = put(&format!("o{round}"), "other\n", &other);
+                    assert!(out.success(), "side {side}: commit to {other}:\n{out}");
+                    assert!(
+                        t.elapsed() < std::time::Duration::from_secs(10),
+                        "side {side}: the commit to {other} took {:?} while a hook was held",
+                        t.elapsed()
+                    );
+                    assert!(
+                        !held.is_finished(),
+                        "side {side}: the held commit ended early"
+                    );
+                }
+                std::fs::write(marks.join("release"), "").expect("release");
+                let out = held.join().expect("the held commit");
+                steps.push(format!(
+                    "held commit {}: {}",
+                    if out.success() { "landed" } else { "failed" },
+                    String::from_utf8_lossy(&mask_dates(&mask_txn_names(&out.stderr)))
+                ));
+            });
+        }
+        let _ = std::fs::remove_file(repo.join("hooks").join("pre-commit"));
+        let cat = pair.client().svn(
+            &[
+                "cat",
+                &format!("{url}/held-g.txt"),
+                &format!("{url}/held-f.txt"),
+            ],
+            &work,
+        );
+        steps.push(cat.stdout_text());
+        seen.push(steps);
+    }
+    assert!(
+        seen[0][1].starts_with("held commit landed"),
+        "svnserve: {:?}",
+        seen[0]
+    );
+    assert!(
+        seen[0][3].contains("E160024") && seen[0][3].contains("Conflict at '/held-f.txt'"),
+        "svnserve: {:?}",
+        seen[0]
+    );
+    assert_eq!(seen[1], seen[0], "Svelto differs from svnserve");
+    let lstxns = svelto_testkit::Run::new(env!("CARGO_BIN_EXE_svelto"))
+        .args(["admin", "lstxns"])
+        .arg(pair.subject_repo())
+        .output();
+    assert_eq!(
+        String::from_utf8_lossy(&lstxns.stdout),
+        "",
+        "transactions left over"
+    );
+}

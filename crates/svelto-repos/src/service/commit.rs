@@ -202,38 +202,46 @@ impl CommitEdit<'_> {
         self.txn.close_file(path, md5)
     }
 
-    /// The edit is complete: under the writer (no lock can be taken or broken between the
-    /// check and the commit) the locks are checked, the transaction is prepared, pre-commit
-    /// runs and the revision is published. Its `svn:date` is stamped once the writer is
-    /// held, as FSFS stamps it inside its write lock: the latest of `date` (the earliest
-    /// date wanted), the clock then, and the youngest revision's date, so dates never go
-    /// backwards as revision numbers go up. Then post-commit runs and, unless the client
-    /// keeps them, the locks it handed over are released (errors there are not reported).
+    /// The edit is complete. The locks are checked; when the repository has a pre-commit
+    /// hook, the edit is staged as a transaction apart from the revision files
+    /// (`CommitTxn::stage`) and the hook runs on it without the writer held, as svnserve
+    /// runs pre-commit before FSFS takes its write lock: a slow or hung hook holds up only
+    /// its own commit. Then, under the writer (no lock can be taken or broken between the
+    /// check and the commit, no other revision lands), the locks are checked again, the
+    /// edit is checked against the revisions committed meanwhile (`Conflict at 'PATH'`
+    /// when they touched what it touches, as FSFS's merge of a transaction into a newer
+    /// HEAD) and applied to the youngest revision, and the revision is published. Its
+    /// `svn:date` is stamped once the writer is held, as FSFS stamps it inside its write
+    /// lock: the latest of `date` (the earliest date wanted), the clock then, and the
+    /// youngest revision's date, so dates never go backwards as revision numbers go up.
+    /// Then post-commit runs and, unless the client keeps them, the locks it handed over
+    /// are released (errors there are not reported).
     pub fn finish(self, date: &str) -> Result<Committed> {
         let CommitEdit {
             ctx,
-            txn,
+            mut txn,
             hooks,
             req,
         } = self;
         let name = txn.name().to_string();
         let changed = txn.changed_paths();
         let repo_path = ctx.repo.path().to_path_buf();
+        let check_locks = || {
+            crate::locks::check_commit(&repo_path, &changed, ctx.user.as_deref(), &req.lock_tokens)
+        };
+        check_locks()?;
+        if hooks.exists("pre-commit")? {
+            let staged = txn.stage(svn_date_now().as_str().max(date))?;
+            let verdict = hooks.pre_commit(&name, &req.hook_lock_tokens);
+            drop(staged);
+            verdict?;
+        }
         let (rev, date) = ctx
             .writer
             .with(|w| -> Result<(Revnum, String), ReposError> {
-                crate::locks::check_commit(
-                    &repo_path,
-                    &changed,
-                    ctx.user.as_deref(),
-                    &req.lock_tokens,
-                )?;
+                check_locks()?;
                 let now = svn_date_now();
                 let prepared = txn.prepare(w, now.as_str().max(date))?;
-                if let Err(e) = hooks.pre_commit(prepared.name(), &req.hook_lock_tokens) {
-                    prepared.abort()?;
-                    return Err(e);
-                }
                 let date = prepared.date().to_string();
                 Ok((prepared.publish()?, date))
             })?;

@@ -7,3 +7,4 @@ mod dirs;
 mod history;
 mod hotcopy;
 mod model;
+mod staged;
