@@ -8,6 +8,7 @@
 //! at a time (an OS file lock) appends; `Txn` builds a revision; `Writer::sync` makes
 //! committed revisions durable and visible in one atomic rename.
 
+mod cache;
 mod check;
 #[cfg(test)]
 mod damage;

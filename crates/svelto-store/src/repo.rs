@@ -1,6 +1,7 @@
 //! Reading a repository: revisions, node-revisions, directories, properties, contents.
 //! Readers take no locks: they read `db/current` and never look past the lengths it gives.
 
+use crate::cache::Bounded;
 use crate::enc::FRAME_OVERHEAD;
 use crate::error::{io_err, Corruption, Result, StoreError};
 use crate::files::{
@@ -13,7 +14,7 @@ use crate::node::{
 };
 use crate::rep::{self, RepTrailer};
 use crate::{MAX_DIR_CHAIN, TAG_DIR, TAG_DIR_DELTA, TAG_NODE, TAG_PROPS, TAG_REVISION};
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -61,100 +62,12 @@ impl RevRecord {
     }
 }
 
-/// A bounded cache: forgets everything when full (simple, and the hot set refills at once).
-/// `cap` bounds the sum of the weights put in (1 per item unless `put_weighted`).
-struct Cache<V> {
-    map: Mutex<(HashMap<Offset, V>, usize)>,
-    cap: usize,
-}
-
-impl<V: Clone> Cache<V> {
-    fn new(cap: usize) -> Self {
-        Cache {
-            map: Mutex::new((HashMap::new(), 0)),
-            cap,
-        }
-    }
-    fn get(&self, k: Offset) -> Option<V> {
-        self.map.lock().ok()?.0.get(&k).cloned()
-    }
-    fn clear(&self) {
-        if let Ok(mut m) = self.map.lock() {
-            m.0.clear();
-            m.1 = 0;
-        }
-    }
-    fn put(&self, k: Offset, v: V) {
-        self.put_weighted(k, v, 1);
-    }
-    fn put_weighted(&self, k: Offset, v: V, weight: usize) {
-        if let Ok(mut m) = self.map.lock() {
-            if m.1 + weight > self.cap {
-                m.0.clear();
-                m.1 = 0;
-            }
-            if m.0.insert(k, v).is_none() {
-                m.1 += weight;
-            }
-        }
-    }
-}
-
-/// Fulltexts of recent representations, the bases of the next deltas (first in, first
-/// out, bounded by `limit` bytes).
-struct FulltextCache {
-    map: HashMap<Offset, Arc<Vec<u8>>>,
-    order: VecDeque<Offset>,
-    bytes: usize,
-    limit: usize,
-}
-
-impl Default for FulltextCache {
-    fn default() -> Self {
-        FulltextCache {
-            map: HashMap::new(),
-            order: VecDeque::new(),
-            bytes: 0,
-            limit: FULLTEXT_CACHE_BYTES,
-        }
-    }
-}
-
-impl FulltextCache {
-    fn get(&self, rep: Offset) -> Option<Arc<Vec<u8>>> {
-        self.map.get(&rep).cloned()
-    }
-    fn put(&mut self, rep: Offset, text: Arc<Vec<u8>>) {
-        if text.len() > self.limit / 8 || self.map.contains_key(&rep) {
-            return;
-        }
-        self.bytes += text.len();
-        self.map.insert(rep, text);
-        self.order.push_back(rep);
-        while self.bytes > self.limit {
-            let Some(old) = self.order.pop_front() else {
-                break;
-            };
-            if let Some(t) = self.map.remove(&old) {
-                self.bytes -= t.len();
-            }
-        }
-    }
-    fn clear(&mut self) {
-        let limit = self.limit;
-        *self = FulltextCache {
-            limit,
-            ..FulltextCache::default()
-        };
-    }
-}
-
 /// Revision properties changed after their commit: how much of `db/revprops` has been
 /// read, and revision -> (META offset, length) of the newest record.
 type Overlay = (u64, HashMap<Revnum, (u64, u32)>);
 
 /// The default bound of reconstructed texts kept in memory (loads and dumps).
-const FULLTEXT_CACHE_BYTES: usize = 128 << 20;
+const FULLTEXT_CACHE_BYTES: u64 = 128 << 20;
 
 struct Inner {
     path: PathBuf,
@@ -164,13 +77,14 @@ struct Inner {
     data_id: (u64, u64),
     overlay: Mutex<Overlay>,
     current: Mutex<Current>,
-    nodes: Cache<Arc<NodeRev>>,
-    dirs: Cache<Arc<Vec<DirEntry>>>,
+    nodes: Bounded<Arc<NodeRev>>,
+    dirs: Bounded<Arc<Vec<DirEntry>>>,
     /// `db/revs` records by revision.
-    revs: Cache<RevRecord>,
-    /// Decoded META records by offset in `db/meta`, weighted by their encoded size.
-    metas: Cache<Arc<RevMeta>>,
-    fulltexts: Mutex<FulltextCache>,
+    revs: Bounded<RevRecord>,
+    /// Decoded META records by offset in `db/meta`.
+    metas: Bounded<Arc<RevMeta>>,
+    /// Reconstructed file texts by the offset of their representation.
+    fulltexts: Bounded<Arc<Vec<u8>>>,
 }
 
 /// A handle to read a repository; cheap to clone, safe to share between threads.
@@ -179,12 +93,14 @@ pub struct Repo {
     inner: Arc<Inner>,
 }
 
-/// Directory entries kept decoded (about 64 bytes each).
-const DIR_CACHE_ENTRIES: usize = 2 << 20;
-/// `db/revs` records kept (about 80 bytes each with the map's own).
-const REV_CACHE_ENTRIES: usize = 1 << 19;
-/// Encoded bytes of the META records kept decoded (decoded, about twice as much).
-const META_CACHE_BYTES: usize = 32 << 20;
+/// Bytes of decoded node-revisions kept (about 250 bytes each).
+const NODE_CACHE_BYTES: u64 = 64 << 20;
+/// Bytes of decoded directory listings kept (about 50 bytes an entry).
+const DIR_CACHE_BYTES: u64 = 128 << 20;
+/// Bytes of `db/revs` records kept (about 100 bytes each).
+const REV_CACHE_BYTES: u64 = 32 << 20;
+/// Bytes of decoded revision metadata kept.
+const META_CACHE_BYTES: u64 = 64 << 20;
 
 pub const FORMAT: &str = "svelto-store 1\n";
 
@@ -254,11 +170,11 @@ impl Repo {
                 data_id,
                 current: Mutex::new(current),
                 overlay: Mutex::new((16, HashMap::new())),
-                nodes: Cache::new(1 << 18),
-                dirs: Cache::new(DIR_CACHE_ENTRIES),
-                revs: Cache::new(REV_CACHE_ENTRIES),
-                metas: Cache::new(META_CACHE_BYTES),
-                fulltexts: Mutex::new(FulltextCache::default()),
+                nodes: Bounded::new(NODE_CACHE_BYTES, 256),
+                dirs: Bounded::new(DIR_CACHE_BYTES, 512),
+                revs: Bounded::new(REV_CACHE_BYTES, 100),
+                metas: Bounded::new(META_CACHE_BYTES, 1024),
+                fulltexts: Bounded::new(FULLTEXT_CACHE_BYTES, 16 << 10),
             }),
         };
         Ok((repo, current))
@@ -301,17 +217,8 @@ impl Repo {
     /// Bounds the memory kept for reconstructed file texts (default 128 MiB). A server
     /// that sends the same texts to many clients keeps more of them.
     pub fn set_text_cache_limit(&self, bytes: usize) {
-        let mut c = self.fulltexts();
-        c.limit = bytes.max(1 << 20);
-        let keep = c.limit;
-        while c.bytes > keep {
-            let Some(old) = c.order.pop_front() else {
-                break;
-            };
-            if let Some(t) = c.map.remove(&old) {
-                c.bytes -= t.len();
-            }
-        }
+        let bytes = u64::try_from(bytes).unwrap_or(u64::MAX).max(1 << 20);
+        self.inner.fulltexts.set_capacity(bytes);
     }
 
     pub fn path(&self) -> &Path {
@@ -594,11 +501,10 @@ impl Repo {
         Ok(d)
     }
 
-    /// Keeps a listing in the directory cache (bounded by entries, not listings: one
-    /// directory of 100,000 entries weighs as much as 100,000 small ones).
+    /// Keeps a listing in the directory cache (weighed by its bytes: one directory of
+    /// 100,000 entries weighs as much as 100,000 small ones).
     pub(crate) fn cache_dir(&self, off: Offset, d: Arc<Vec<DirEntry>>) {
-        let weight = d.len() + 1;
-        self.inner.dirs.put_weighted(off, d, weight);
+        self.inner.dirs.put(off, d);
     }
 
     /// How many DIRDELTA records lie between the listing at `off` and a whole DIR.
@@ -677,9 +583,7 @@ impl Repo {
         let payload = self.record(Which::Meta, off, TAG_REVISION)?;
         let meta =
             Arc::new(RevMeta::decode(&payload).map_err(|w| Self::corrupt(Which::Meta, off, w))?);
-        self.inner
-            .metas
-            .put_weighted(off, meta.clone(), payload.len());
+        self.inner.metas.put(off, meta.clone());
         Ok(meta)
     }
 
@@ -754,7 +658,7 @@ impl Repo {
         if rep == 0 {
             return Ok(Arc::new(Vec::new()));
         }
-        let cached = self.fulltexts().get(rep);
+        let cached = self.inner.fulltexts.get(rep);
         crate::stats::FULLTEXT_CACHE.count(cached.is_some());
         if let Some(t) = cached {
             return Ok(t);
@@ -775,33 +679,28 @@ impl Repo {
                 ));
                 return Err(Self::corrupt(Which::Data, rep, what));
             }
-            if let Some(base) = self.fulltexts().get(t.base) {
+            // A base found on the way is not counted as a use of its own: the versions a
+            // blame or a replay reads once must not earn a place through each other.
+            if let Some(base) = self.inner.fulltexts.peek(t.base) {
                 break base;
             }
             at = t.base;
         };
         for (off, t) in chain.iter().rev() {
             text = Arc::new(rep::apply_on(self, *off, t, &text)?);
-            self.fulltexts().put(*off, text.clone());
+            self.inner.fulltexts.put(*off, text.clone());
         }
         Ok(text)
     }
 
-    fn fulltexts(&self) -> std::sync::MutexGuard<'_, FulltextCache> {
-        self.inner
-            .fulltexts
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-    }
-
     pub(crate) fn cache_fulltext(&self, rep: Offset, text: Arc<Vec<u8>>) {
-        self.fulltexts().put(rep, text);
+        self.inner.fulltexts.put(rep, text);
     }
 
     /// Forgets everything cached by offset: a writer truncated records that those offsets
     /// may now name again.
     pub(crate) fn clear_caches(&self) {
-        self.fulltexts().clear();
+        self.inner.fulltexts.clear();
         self.inner.nodes.clear();
         self.inner.dirs.clear();
         self.inner.revs.clear();
