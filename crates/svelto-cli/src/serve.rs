@@ -302,8 +302,10 @@ pub fn run(args: ServeArgs) -> Result<()> {
             config.max_request = shared.config.max_request;
             config.idle_timeout = shared.config.idle_timeout;
             config.config_file = shared.config.config_file.clone();
+            // The same handles as svn:// connections: both protocols warm the same caches.
             let repos = shared.clone();
-            let open: svelto_http::OpenRepo = Arc::new(move |dir| repos.repo_handle(dir));
+            let open: svelto_http::OpenRepo =
+                Arc::new(move |dir| repos.repos.open(dir).map(|(r, _)| r));
             svelto_http::spawn(l, config, open).context("starting the HTTP server")?;
             Some(a)
         }

@@ -13,6 +13,7 @@ pub const BAD_CONFIG_VALUE: u32 = 125009;
 pub const BAD_PROPERTY_VALUE_EOL: u32 = 125017;
 
 // XML, I/O, streams, nodes, entries.
+pub const XML_MALFORMED: u32 = 130003;
 pub const XML_UNESCAPABLE_DATA: u32 = 130004;
 pub const IO_INCONSISTENT_EOL: u32 = 135000;
 pub const STREAM_MALFORMED_DATA: u32 = 140001;
@@ -41,6 +42,7 @@ pub const FS_PROP_BASEVALUE_MISMATCH: u32 = 160049;
 pub const FS_MALFORMED_TXN_ID: u32 = 160053;
 
 // The repository layer (165000).
+pub const REPOS_LOCKED: u32 = 165000;
 pub const REPOS_HOOK_FAILURE: u32 = 165001;
 pub const REPOS_BAD_ARGS: u32 = 165002;
 pub const REPOS_BAD_REVISION_REPORT: u32 = 165004;
@@ -55,6 +57,9 @@ pub const RA_ILLEGAL_URL: u32 = 170000;
 pub const RA_NOT_AUTHORIZED: u32 = 170001;
 pub const RA_UUID_MISMATCH: u32 = 170009;
 
+// Local repository access (180000).
+pub const RA_LOCAL_REPOS_OPEN_FAILED: u32 = 180001;
+
 // svndiff (185000).
 pub const SVNDIFF_INVALID_HEADER: u32 = 185000;
 pub const SVNDIFF_CORRUPT_WINDOW: u32 = 185001;
@@ -64,6 +69,8 @@ pub const SVNDIFF_UNEXPECTED_END: u32 = 185004;
 pub const SVNDIFF_INVALID_COMPRESSED_DATA: u32 = 185005;
 
 // Miscellaneous (200000).
+/// "A problem occurred; see other errors for details".
+pub const BASE: u32 = 200000;
 pub const MALFORMED_FILE: u32 = 200002;
 pub const INCORRECT_PARAMS: u32 = 200004;
 pub const UNSUPPORTED_FEATURE: u32 = 200007;
@@ -78,6 +85,7 @@ pub const PROPERTY_NOT_FOUND: u32 = 200017;
 pub const CL_ARG_PARSING_ERROR: u32 = 205000;
 pub const CL_INSUFFICIENT_ARGS: u32 = 205001;
 pub const CL_MUTUALLY_EXCLUSIVE_ARGS: u32 = 205002;
+pub const CL_REPOS_VERIFY_FAILED: u32 = 205012;
 
 // svn:// (210000).
 pub const RA_SVN_UNKNOWN_CMD: u32 = 210001;
@@ -89,8 +97,18 @@ pub const RA_SVN_REQUEST_SIZE: u32 = 210009;
 pub const RA_SVN_RESPONSE_SIZE: u32 = 210010;
 
 // Authentication and authorization (215000, 220000).
+pub const AUTHN_CATEGORY_START: u32 = 215000;
 pub const AUTHN_FAILED: u32 = 215004;
+pub const AUTHZ_CATEGORY_START: u32 = 220000;
 pub const AUTHZ_ROOT_UNREADABLE: u32 = 220000;
 pub const AUTHZ_UNREADABLE: u32 = 220001;
 pub const AUTHZ_INVALID_CONFIG: u32 = 220003;
 pub const AUTHZ_UNWRITABLE: u32 = 220004;
+
+/// Each category of codes spans this many (`SVN_ERR_CATEGORY_SIZE`).
+pub const CATEGORY_SIZE: u32 = 5000;
+
+/// Whether `code` is in the category that starts at `start` (a `*_CATEGORY_START`).
+pub fn in_category(code: u32, start: u32) -> bool {
+    (start..start + CATEGORY_SIZE).contains(&code)
+}

@@ -5,6 +5,7 @@
 use crate::xml::esc;
 use crate::Reply;
 use hyper::StatusCode;
+use svelto_core::code;
 use svelto_repos::ReposError;
 
 /// A request that cannot be answered as asked.
@@ -16,14 +17,9 @@ pub struct HttpError {
     pub message: String,
 }
 
-/// `SVN_ERR_FS_NOT_FOUND`.
-pub(crate) const FS_NOT_FOUND: u32 = 160013;
-/// `SVN_ERR_FS_NO_SUCH_REVISION`.
-pub(crate) const FS_NO_SUCH_REVISION: u32 = 160006;
-/// `SVN_ERR_UNSUPPORTED_FEATURE`.
-pub(crate) const UNSUPPORTED_FEATURE: u32 = 200007;
-/// `SVN_ERR_XML_MALFORMED`.
-pub(crate) const XML_MALFORMED: u32 = 130003;
+pub(crate) use svelto_core::code::{
+    FS_NOT_FOUND, FS_NO_SUCH_REVISION, UNSUPPORTED_FEATURE, XML_MALFORMED,
+};
 
 impl HttpError {
     pub fn new(status: StatusCode, message: impl Into<String>) -> HttpError {
@@ -99,12 +95,12 @@ pub(crate) fn repos_code(e: &ReposError) -> u32 {
     match e {
         ReposError::Svn { kind, .. } | ReposError::Wrapped { kind, .. } => kind.code(),
         ReposError::NotFound { .. } | ReposError::PathNotFound { .. } => FS_NOT_FOUND,
-        ReposError::NotDirectory { .. } => 160016,
+        ReposError::NotDirectory { .. } => code::FS_NOT_DIRECTORY,
         ReposError::NoSuchRevision(_) | ReposError::BadRevisionRange(_) => FS_NO_SUCH_REVISION,
-        ReposError::NotFile { .. } => 160017,
+        ReposError::NotFile { .. } => code::FS_NOT_FILE,
         ReposError::Unsupported(_) => UNSUPPORTED_FEATURE,
         ReposError::AtPath { err, .. } | ReposError::AtRev { err, .. } => repos_code(err),
-        _ => 160000,
+        _ => code::FS_GENERAL,
     }
 }
 
@@ -114,7 +110,9 @@ impl From<ReposError> for HttpError {
         let status = match code {
             FS_NOT_FOUND => StatusCode::NOT_FOUND,
             // Bad arguments and bad reports are the client's.
-            165002 | 165004 | 160005 => StatusCode::BAD_REQUEST,
+            code::REPOS_BAD_ARGS | code::REPOS_BAD_REVISION_REPORT | code::FS_PATH_SYNTAX => {
+                StatusCode::BAD_REQUEST
+            }
             _ => StatusCode::INTERNAL_SERVER_ERROR,
         };
         HttpError::svn(status, code, e.to_string())

@@ -12,7 +12,8 @@ use std::fmt::Write as _;
 use svelto_core::{join, ChangeKind, Depth, NodeKind, Revnum};
 use svelto_repos::list::DirentFields as Fields;
 use svelto_repos::log::{LogEntry, LogOptions};
-use svelto_store::{NodeRev, Repo};
+use svelto_repos::Node;
+use svelto_store::Repo;
 
 /// Answers a `REPORT`.
 pub(crate) fn report(ctx: &Ctx<'_>, req: &Req) -> Result<Reply, HttpError> {
@@ -247,31 +248,30 @@ fn list_item(
     revinfo: &mut RevInfo,
     fields: &Fields,
     path: &str,
-    n: &NodeRev,
+    n: &Node,
 ) -> svelto_repos::Result<String> {
     let mut s = String::from("<S:item node-kind=\"");
     s.push_str(if fields.kind {
-        kind_word(n.kind)
+        kind_word(n.kind())
     } else {
         "unknown"
     });
     s.push('"');
     if fields.size {
-        let size = match (&n.text, n.kind) {
-            (_, NodeKind::Dir) => -1,
-            (Some(t), _) => t.size as i64,
-            (None, _) => 0,
+        let size = match n.kind() {
+            NodeKind::Dir => -1,
+            NodeKind::File => n.size() as i64,
         };
         let _ = write!(s, " size=\"{size}\"");
     }
     if fields.has_props {
-        let _ = write!(s, " has-props=\"{}\"", n.props != 0);
+        let _ = write!(s, " has-props=\"{}\"", n.has_props());
     }
     if fields.created_rev {
-        let _ = write!(s, " created-rev=\"{}\"", n.created_rev);
+        let _ = write!(s, " created-rev=\"{}\"", n.created_rev());
     }
     let (date, author) = if fields.time || fields.author {
-        revinfo.get(repo, n.created_rev)?.clone()
+        revinfo.get(repo, n.created_rev())?.clone()
     } else {
         (None, None)
     };

@@ -141,7 +141,7 @@ pub fn locate(state: &State, path: &str) -> Result<Located, HttpError> {
     if !repo_dir.join("db").join("format").is_file() {
         return Err(HttpError::svn(
             StatusCode::NOT_FOUND,
-            180001,
+            svelto_core::code::RA_LOCAL_REPOS_OPEN_FAILED,
             format!("Could not open the requested SVN filesystem ('{name}' is not a repository)"),
         ));
     }

@@ -244,6 +244,74 @@ impl ReposError {
     }
 }
 
+impl ReposError {
+    /// What a client is told of this error: Subversion's error chain, outermost first, each
+    /// link an error code and the message the stock client prints (svnserve's wording).
+    pub fn chain(&self) -> Vec<(u32, String)> {
+        let mut chain = Vec::new();
+        self.push_chain(&mut chain);
+        chain
+    }
+
+    fn push_chain(&self, chain: &mut Vec<(u32, String)>) {
+        let link = match self {
+            ReposError::Store(s) => store_link(s),
+            ReposError::AtPath { err, .. } | ReposError::AtRev { err, .. } => {
+                return err.push_chain(chain)
+            }
+            ReposError::NotFound { rev, path } => (
+                code::FS_NOT_FOUND,
+                format!("File not found: revision {rev}, path '{path}'"),
+            ),
+            ReposError::NotDirectory { .. } => (code::FS_NOT_DIRECTORY, self.to_string()),
+            ReposError::NoSuchRevision(r) => {
+                (code::FS_NO_SUCH_REVISION, format!("No such revision {r}"))
+            }
+            ReposError::BadRevisionRange(m) => (code::FS_NO_SUCH_REVISION, m.clone()),
+            ReposError::PathNotFound { path } => {
+                (code::FS_NOT_FOUND, format!("'{path}' path not found"))
+            }
+            ReposError::NotFile { .. } => (code::FS_NOT_FILE, self.to_string()),
+            ReposError::Unsupported(m) => (code::UNSUPPORTED_FEATURE, m.to_string()),
+            ReposError::Svn { kind, message } => (kind.code(), message.clone()),
+            ReposError::Wrapped {
+                kind,
+                message,
+                source,
+            } => {
+                chain.push((kind.code(), message.clone()));
+                return source.push_chain(chain);
+            }
+            other => (code::FS_GENERAL, other.to_string()),
+        };
+        chain.push(link);
+    }
+}
+
+/// Subversion's code and message for a storage error, in the words the stock client prints
+/// for svnserve.
+fn store_link(e: &StoreError) -> (u32, String) {
+    match e {
+        StoreError::NoSuchRevision(r) => {
+            (code::FS_NO_SUCH_REVISION, format!("No such revision {r}"))
+        }
+        StoreError::PathNotFound { rev, path } => (
+            code::FS_NOT_FOUND,
+            format!("File not found: revision {rev}, path '/{path}'"),
+        ),
+        StoreError::NotADirectory(p) => (
+            code::FS_NOT_DIRECTORY,
+            format!("Path '/{p}' not a directory"),
+        ),
+        StoreError::NotAFile(p) => (
+            code::FS_NOT_FILE,
+            format!("Attempted to get textual contents of a *non*-file node '/{p}'"),
+        ),
+        StoreError::Corrupt { .. } => (code::FS_CORRUPT, e.to_string()),
+        _ => (code::FS_GENERAL, e.to_string()),
+    }
+}
+
 pub(crate) fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> ReposError {
     let context = context.into();
     move |err| ReposError::Io { context, err }

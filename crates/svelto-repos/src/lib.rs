@@ -29,6 +29,7 @@ pub mod log;
 pub mod look;
 pub mod maintenance;
 pub mod mergeinfo;
+mod node;
 mod query;
 pub mod replay;
 pub mod report;
@@ -54,6 +55,7 @@ pub use locations::{deleted_rev, get_locations, location_segments, Segment};
 pub use log::{
     log, log_authz, revision_access, ChangedPath, LogEntry, LogOptions, Readable, RevisionAccess,
 };
+pub use node::Node;
 pub use query::{get_mergeinfo, inherited_props, mergeinfo_for_path};
 pub use replay::{replay, ReplayOptions};
 pub use report::{drive, prepare, PreparedDrive, Report, ReportLimits, ReportOptions};

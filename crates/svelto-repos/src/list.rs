@@ -4,9 +4,10 @@
 //! patterns (case-folded), unreadable entries skipped and not descended.
 
 use crate::authz::fnmatch;
+use crate::node::Node;
 use crate::Result;
 use svelto_core::{join, parent_and_name, Depth, NodeKind, Revnum};
-use svelto_store::{NodeRev, Repo};
+use svelto_store::Repo;
 
 /// Which fields of a directory entry a client asked for (Subversion's `SVN_DIRENT_*`
 /// flags): what `get-dir`, `list` and `stat` over svn:// and the list report over HTTP
@@ -49,7 +50,7 @@ pub fn list(
     depth: Depth,
     patterns: Option<&[Vec<u8>]>,
     readable: Option<&dyn Fn(&str) -> bool>,
-    receiver: &mut dyn FnMut(&str, &NodeRev) -> Result<()>,
+    receiver: &mut dyn FnMut(&str, &Node) -> Result<()>,
 ) -> Result<()> {
     let Some((_, node)) = repo.lookup(rev, path)? else {
         return Err(crate::ReposError::svn(
@@ -66,13 +67,14 @@ pub fn list(
             ps.iter().any(|p| fnmatch(p, folded.as_bytes()))
         }
     };
+    let node = Node(node);
     if matches(parent_and_name(path).1) {
         receiver(path, &node)?;
     }
-    if node.kind != NodeKind::Dir || depth == Depth::Empty {
+    if node.kind() != NodeKind::Dir || depth == Depth::Empty {
         return Ok(());
     }
-    let mut stack = vec![(path.to_string(), repo.dir(&node)?, 0usize)];
+    let mut stack = vec![(path.to_string(), repo.dir(&node.0)?, 0usize)];
     while let Some(top) = stack.last_mut() {
         let Some(e) = top.1.get(top.2).cloned() else {
             stack.pop();
@@ -86,12 +88,12 @@ pub fn list(
         if readable.is_some_and(|f| !f(&child_path)) {
             continue;
         }
-        let child = repo.node(e.node)?;
+        let child = Node(repo.node(e.node)?);
         if matches(&e.name) {
             receiver(&child_path, &child)?;
         }
         if e.kind == NodeKind::Dir && depth == Depth::Infinity {
-            let entries = repo.dir(&child)?;
+            let entries = repo.dir(&child.0)?;
             stack.push((child_path, entries, 0));
         }
     }

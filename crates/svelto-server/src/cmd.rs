@@ -2,7 +2,7 @@
 //! needs, and the one path every command takes through it.
 //!
 //! Each command's parameters are decoded once, into a typed request (a type implementing
-//! [`Command`], beside its handler: `node.rs`, `history.rs`, `report.rs`, `replay.rs`,
+//! [`Command`] (`command.rs`), beside its handler: `node.rs`, `history.rs`, `report.rs`, `replay.rs`,
 //! `revprops.rs`, `locks.rs`, `commit.rs`). The table below gives, for each wire name, that
 //! type, the access its auth slot asks for and what the authz rules are checked against;
 //! the type gives its decoding, its run and its log action. Dispatch, the auth slot, the
@@ -11,54 +11,13 @@
 //! A new command is one row here plus its type (parse, run, action).
 
 use crate::actions::{Ctx, Pending};
+use crate::command::Command;
 use crate::conn::Conn;
 use crate::error::{code, CmdError, CmdResult};
-use crate::session::Session;
+use crate::session::{Needs, Session};
 use std::io::{Read, Write};
 use svelto_repos::service::Where;
 use svelto_wire::{success, Item, TupleReader};
-
-/// What a command's run answers: `Some(items)` is sent as `( success ( items ) )`; `None`
-/// when the handler sent its own response.
-pub type Reply = Option<Vec<Item>>;
-
-/// A command's typed request: decoded once from the parameter tuple, then checked, run and
-/// logged from the same value.
-pub trait Command: Sized {
-    /// Decodes the parameter tuple. A malformed tuple ends the connection (a wire error);
-    /// a well-formed one with values svnserve refuses fails in the auth slot's place.
-    fn parse(p: &mut TupleReader<'_>) -> CmdResult<Self>;
-
-    /// An error svnserve sends before it checks access, in the auth slot's place.
-    fn refuse_before_slot(&self) -> Option<CmdError> {
-        None
-    }
-
-    /// The client path the authz rules are checked against, for rows with [`At::Path`].
-    fn authz_path(&self) -> Option<&[u8]> {
-        None
-    }
-
-    /// The access needed, given the table's (breaking a lock needs no user name).
-    fn needs(&self, row: Needs) -> Needs {
-        row
-    }
-
-    /// Does the work and writes what the command streams; returns the response.
-    fn run<R: Read, W: Write>(&self, s: &mut Session, conn: &mut Conn<R, W>) -> CmdResult<Reply>;
-
-    /// svnserve's log action for it (`docs/formats/server-log.md`).
-    fn action(&self, ctx: &Ctx<'_>) -> Pending;
-}
-
-/// What a command needs from the session's user before it runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Needs {
-    Read,
-    Write,
-    /// Write, by a named user (locks belong to someone).
-    WriteAsUser,
-}
 
 /// What a command's auth slot checks the authz rules against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -268,6 +227,82 @@ mod tests {
                 "unlock",
                 "unlock-many"
             ]
+        );
+    }
+}
+
+/// Each command's log action, from its typed request (`actions.rs` holds the words).
+#[cfg(test)]
+mod action_tests {
+    use super::*;
+    use crate::actions::RunNote;
+
+    fn ctx_at(path: &str) -> Ctx<'static> {
+        Ctx {
+            fs_path: path.into(),
+            root_url: "svn://h/repo",
+            head: &|| 7,
+        }
+    }
+
+    fn items(text: &[u8]) -> Vec<Item> {
+        let (item, _) = svelto_wire::decode(text, &svelto_wire::Limits::default())
+            .expect("decodes")
+            .expect("whole");
+        item.as_list().expect("list").to_vec()
+    }
+
+    fn done(name: &str, params: &[u8], path: &str) -> Vec<String> {
+        describe(name, &items(params), &ctx_at(path)).finish(&RunNote::default())
+    }
+
+    #[test]
+    fn actions_read_like_svnserves() {
+        assert_eq!(
+            done("get-file", b"( 1:a ( ) false true ) ", "/trunk"),
+            ["get-file /trunk/a r7 text"]
+        );
+        assert_eq!(
+            done("check-path", b"( 0: ( 2 ) ) ", "/"),
+            ["check-path /@2"]
+        );
+        assert_eq!(
+            done("stat", b"( 5:a b%c ( ) ) ", "/t"),
+            ["stat /t/a%20b%25c@7"]
+        );
+        assert_eq!(
+            done(
+                "log",
+                b"( ( 0: ) ( 2 ) ( 0 ) false false 0 false revprops ( 10:svn:author 8:svn:date ) ) ",
+                "/trunk"
+            ),
+            ["log (/trunk) r2:0 revprops=(svn:author svn:date)"]
+        );
+        assert_eq!(
+            done("list", b"( 0: ( 2 ) immediates ( kind ) ) ", "/"),
+            ["list / r2 depth=immediates <ANY>"]
+        );
+        assert_eq!(
+            done("reparent", b"( 12:svn://h/repo ) ", "/trunk"),
+            ["reparent /"]
+        );
+        assert_eq!(done("commit", b"( 1:m ) ", "/"), Vec::<String>::new());
+    }
+
+    #[test]
+    fn update_is_a_checkout_when_the_report_starts_empty() {
+        let p = items(b"( ( 2 ) 0: true infinity false ) ");
+        let mut note = RunNote::default();
+        note.report_entry("", Some(2), true, true);
+        assert_eq!(
+            describe("update", &p, &ctx_at("/trunk")).finish(&note),
+            ["checkout-or-export /trunk r2 depth=infinity"]
+        );
+        let mut note = RunNote::default();
+        note.report_entry("", Some(1), false, true);
+        assert_eq!(
+            describe("update", &p, &ctx_at("/trunk")).finish(&note),
+            ["update /trunk r2 depth=infinity"]
         );
     }
 }

@@ -3,7 +3,7 @@
 //! repository's writer and answers once the revision is durable.
 
 use crate::actions::{Ctx, Pending};
-use crate::cmd::{Command, Reply};
+use crate::command::{Command, Reply};
 use crate::conn::Conn;
 use crate::error::{code, repos_error, CmdError, CmdResult, Failure};
 use crate::session::{empty_slot, Session};

@@ -145,8 +145,7 @@ fn command_loop<R: Read, W: Write>(
         let mut fatal = None;
         // What the log says, from the request: a revision the client left out is the HEAD
         // the command just read (no file read here; `youngest` is in memory).
-        let repo = s.ctx.repo.clone();
-        let head = move || repo.youngest();
+        let head = s.ctx.youngest_fn();
         let root_url = s.root_url.clone();
         let ctx = actions::Ctx {
             fs_path,

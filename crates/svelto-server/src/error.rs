@@ -3,7 +3,6 @@
 
 use crate::conn::ConnError;
 use svelto_repos::ReposError;
-use svelto_store::StoreError;
 use svelto_wire::{ErrorLink, WireError};
 
 /// Subversion's error codes (protocol doc 3.3), from their one home.
@@ -71,73 +70,18 @@ impl From<std::io::Error> for Failure {
     }
 }
 
-impl From<StoreError> for Failure {
-    fn from(e: StoreError) -> Self {
-        Failure::Cmd(store_error(&e))
-    }
-}
-
 impl From<ReposError> for Failure {
     fn from(e: ReposError) -> Self {
         Failure::Cmd(repos_error(&e))
     }
 }
 
-/// Subversion's code and message for a storage error, with the wording the stock client
-/// prints for svnserve.
-pub fn store_error(e: &StoreError) -> CmdError {
-    match e {
-        StoreError::NoSuchRevision(r) => {
-            CmdError::new(code::FS_NO_SUCH_REVISION, format!("No such revision {r}"))
-        }
-        StoreError::PathNotFound { rev, path } => CmdError::new(
-            code::FS_NOT_FOUND,
-            format!("File not found: revision {rev}, path '/{path}'"),
-        ),
-        StoreError::NotADirectory(p) => CmdError::new(
-            code::FS_NOT_DIRECTORY,
-            format!("Path '/{p}' not a directory"),
-        ),
-        StoreError::NotAFile(p) => CmdError::new(
-            code::FS_NOT_FILE,
-            format!("Attempted to get textual contents of a *non*-file node '/{p}'"),
-        ),
-        StoreError::Corrupt { .. } => CmdError::new(code::FS_CORRUPT, e.to_string()),
-        _ => CmdError::new(code::FS_GENERAL, e.to_string()),
-    }
-}
-
+/// What the client is told of a repository error: its Subversion error chain.
 pub fn repos_error(e: &ReposError) -> CmdError {
-    match e {
-        ReposError::Store(s) => store_error(s),
-        ReposError::AtPath { err, .. } | ReposError::AtRev { err, .. } => repos_error(err),
-        ReposError::NotFound { rev, path } => CmdError::new(
-            code::FS_NOT_FOUND,
-            format!("File not found: revision {rev}, path '{path}'"),
-        ),
-        ReposError::NotDirectory { .. } => CmdError::new(code::FS_NOT_DIRECTORY, e.to_string()),
-        ReposError::NoSuchRevision(r) => {
-            CmdError::new(code::FS_NO_SUCH_REVISION, format!("No such revision {r}"))
-        }
-        ReposError::BadRevisionRange(m) => CmdError::new(code::FS_NO_SUCH_REVISION, m.clone()),
-        ReposError::PathNotFound { path } => {
-            CmdError::new(code::FS_NOT_FOUND, format!("'{path}' path not found"))
-        }
-        ReposError::NotFile { .. } => CmdError::new(code::FS_NOT_FILE, e.to_string()),
-        ReposError::Unsupported(m) => CmdError::new(code::UNSUPPORTED_FEATURE, *m),
-        ReposError::Svn { kind, message } => CmdError::new(kind.code(), message.clone()),
-        ReposError::Wrapped {
-            kind,
-            message,
-            source,
-        } => {
-            let mut chain = vec![svelto_wire::ErrorLink::new(
-                u64::from(kind.code()),
-                message.clone(),
-            )];
-            chain.extend(repos_error(source).chain);
-            CmdError::from_chain(chain)
-        }
-        other => CmdError::new(code::FS_GENERAL, other.to_string()),
-    }
+    CmdError::from_chain(
+        e.chain()
+            .into_iter()
+            .map(|(code, message)| ErrorLink::new(u64::from(code), message))
+            .collect(),
+    )
 }

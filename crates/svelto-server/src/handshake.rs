@@ -6,7 +6,7 @@ use crate::auth::Auth;
 use crate::conn::{Conn, ConnError};
 use crate::error::{code, CmdError};
 use crate::metrics::ErrorKind;
-use crate::session::Session;
+use crate::session::{ClientCaps, Session};
 use crate::url;
 use crate::Shared;
 use std::cell::Cell;
@@ -15,7 +15,6 @@ use std::path::{Path, PathBuf};
 use svelto_repos::conf::{Access, PasswdDb, SvnserveConf};
 use svelto_repos::service::{self, Ctx};
 use svelto_repos::ReposError;
-use svelto_store::Repo;
 use svelto_wire::{failure, success, Item, TupleReader, WireError};
 
 /// What the server announces in the greeting; each word only once it really works.
@@ -34,16 +33,6 @@ pub const CAPABILITIES: &[&str] = &[
     "atomic-revprops",
     "ephemeral-txnprops",
 ];
-
-/// What the client announced.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct ClientCaps {
-    pub svndiff1: bool,
-    pub svndiff2: bool,
-    pub absent_entries: bool,
-    /// `mergeinfo`: the one client capability svnserve passes to the start-commit hook.
-    pub mergeinfo: bool,
-}
 
 fn greeting() -> Item {
     success(vec![
@@ -159,14 +148,19 @@ pub fn handshake<R: Read, W: Write>(
             shared
                 .log
                 .line(&format!("{}: {e}", located.repo_dir.display()));
-            let e = crate::error::store_error(&e);
+            let e = crate::error::repos_error(&ReposError::from(e));
             conn.write_item(&failure(&e.chain))?;
             return Ok(None);
         }
     };
     // svnserve.conf, reread for every connection (changes apply without a restart).
     let loaded = load_auth(shared, &located.repo_dir, &uuid).and_then(|(auth, conf)| {
-        let authz = load_authz(shared, &conf, &repo, &located.repo_dir)?;
+        let authz = authz_source(shared, &conf, &located.repo_dir)
+            .map(|src| {
+                service::authz::load(src, &repo, &located.repo_dir)
+                    .map_err(|why| authz_refused(shared, &located.repo_dir, &why))
+            })
+            .transpose()?;
         Ok((auth, conf, authz))
     });
     let (auth, conf, authz) = match loaded {
@@ -325,19 +319,15 @@ fn conf_error(e: &ReposError) -> CmdError {
     }
 }
 
-/// The authz rules svnserve.conf names for a connection to the repository in `repo_dir`
-/// (None without `authz-db`). A file that cannot be read or parsed refuses the connection
-/// with svnserve's generic answer; the details go to the log.
-fn load_authz(
+/// Where the authz rules svnserve.conf names for a connection to the repository in
+/// `repo_dir` are (None without `authz-db`).
+fn authz_source<'a>(
     shared: &Shared,
-    conf: &SvnserveConf,
-    repo: &Repo,
+    conf: &'a SvnserveConf,
     repo_dir: &Path,
-) -> Result<Option<service::AuthzCtx>, CmdError> {
-    let Some(rules) = &conf.authz_db else {
-        return Ok(None);
-    };
-    let src = service::AuthzSource {
+) -> Option<service::AuthzSource<'a>> {
+    let rules = conf.authz_db.as_ref()?;
+    Some(service::AuthzSource {
         rules,
         groups: conf.groups_db.as_ref(),
         case: conf.force_username_case,
@@ -346,14 +336,15 @@ fn load_authz(
             .ok()
             .map(|p| p.to_string_lossy().into_owned())
             .filter(|p| !p.is_empty()),
-    };
-    service::authz::load(src, repo, repo_dir)
-        .map(Some)
-        .map_err(|why| {
-            shared.log.line(&format!(
-                "{}: refusing the connection: invalid authz configuration: {why}",
-                repo_dir.display()
-            ));
-            CmdError::new(code::AUTHZ_INVALID_CONFIG, "")
-        })
+    })
+}
+
+/// An authz file that cannot be read or parsed refuses the connection with svnserve's
+/// generic answer; the details go to the log.
+fn authz_refused(shared: &Shared, repo_dir: &Path, why: &str) -> CmdError {
+    shared.log.line(&format!(
+        "{}: refusing the connection: invalid authz configuration: {why}",
+        repo_dir.display()
+    ));
+    CmdError::new(code::AUTHZ_INVALID_CONFIG, "")
 }

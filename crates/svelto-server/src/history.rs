@@ -2,7 +2,7 @@
 //! get-deleted-rev, get-file-revs, get-mergeinfo.
 
 use crate::actions::{joined_paths, one, rev_text, uri_encode, Ctx, Pending};
-use crate::cmd::{Command, Reply};
+use crate::command::{Command, Reply};
 use crate::conn::Conn;
 use crate::error::{code, CmdError, CmdResult, Failure};
 use crate::items::proplist_item;

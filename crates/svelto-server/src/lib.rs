@@ -8,13 +8,14 @@
 //! Must not: know the store's on-disk format, or parse configuration files (svelto-repos'
 //! `conf` reads svnserve.conf and passwd; the server asks it, per connection).
 //!
-//! Repositories are opened once and shared by every connection (`Repo` is a cheap handle
+//! Repositories are opened once and shared by every connection (a cheap handle
 //! onto shared caches), so the first checkout warms what the next one reads.
 
 mod actions;
 mod auth;
 pub mod budget;
 mod cmd;
+mod command;
 mod commit;
 mod conn;
 mod connection;
@@ -177,14 +178,6 @@ impl Shared {
     /// Connections being served now.
     pub fn active_connections(&self) -> usize {
         self.active.load(Ordering::Acquire)
-    }
-
-    /// The shared handle of the repository in `dir` (opened on first use, as for svn://
-    /// connections), for the other protocols served by the same process (`svelto-http`):
-    /// one `Repo` per repository, so both protocols warm the same caches. (`Shared::repos`
-    /// gives its writer slot too.)
-    pub fn repo_handle(&self, dir: &std::path::Path) -> svelto_store::Result<svelto_store::Repo> {
-        self.repos.open(dir).map(|(r, _)| r)
     }
 
     /// The decoder's bounds: `--max-request-size`, and a decoded tree of at most twice that

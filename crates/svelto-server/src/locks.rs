@@ -2,9 +2,10 @@
 //! access and a user name), `get-lock`, `get-locks` (reads).
 
 use crate::actions::{one, Ctx, Pending};
-use crate::cmd::{Command, Needs, Reply};
+use crate::command::{Command, Reply};
 use crate::conn::Conn;
 use crate::error::{code, repos_error, CmdError, CmdResult};
+use crate::session::Needs;
 use crate::session::Session;
 use std::io::{Read, Write};
 use svelto_core::{svn_date_now, Revnum};

@@ -8,6 +8,7 @@ use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+use svelto_core::code;
 
 /// The commands counted by name (the command table's), then `other` for anything else.
 fn command_names() -> impl Iterator<Item = &'static str> {
@@ -66,10 +67,15 @@ impl ErrorKind {
 
     /// The kind of a Subversion error code sent to a client.
     pub fn of_code(code: u64) -> ErrorKind {
-        match code {
-            // SVN_ERR_RA_NOT_AUTHORIZED, SVN_ERR_AUTHN_*, SVN_ERR_AUTHZ_*
-            170001 | 215000..=215999 | 220000..=220999 => ErrorKind::Auth,
-            _ => ErrorKind::Command,
+        let auth = u32::try_from(code).is_ok_and(|c| {
+            c == code::RA_NOT_AUTHORIZED
+                || code::in_category(c, code::AUTHN_CATEGORY_START)
+                || code::in_category(c, code::AUTHZ_CATEGORY_START)
+        });
+        if auth {
+            ErrorKind::Auth
+        } else {
+            ErrorKind::Command
         }
     }
 }
@@ -269,24 +275,17 @@ impl Metrics {
             "# HELP svelto_cache_hits_total Storage cache hits, by cache.\n\
              # TYPE svelto_cache_hits_total counter"
         );
-        for (name, c) in svelto_store::stats::caches() {
-            let _ = writeln!(
-                o,
-                "svelto_cache_hits_total{{cache=\"{name}\"}} {}",
-                c.hits()
-            );
+        let caches = svelto_repos::service::cache_stats();
+        for (name, hits, _) in &caches {
+            let _ = writeln!(o, "svelto_cache_hits_total{{cache=\"{name}\"}} {hits}");
         }
         let _ = writeln!(
             o,
             "# HELP svelto_cache_misses_total Storage cache misses, by cache.\n\
              # TYPE svelto_cache_misses_total counter"
         );
-        for (name, c) in svelto_store::stats::caches() {
-            let _ = writeln!(
-                o,
-                "svelto_cache_misses_total{{cache=\"{name}\"}} {}",
-                c.misses()
-            );
+        for (name, _, misses) in &caches {
+            let _ = writeln!(o, "svelto_cache_misses_total{{cache=\"{name}\"}} {misses}");
         }
         o
     }

@@ -2,16 +2,16 @@
 //! check-path, stat, get-file, get-dir, list, get-iprops.
 
 use crate::actions::{depth_text, one, Ctx, Pending};
-use crate::cmd::{Command, Reply};
+use crate::command::{Command, Reply};
 use crate::conn::{Conn, StringChunks};
 use crate::error::{code, CmdError, CmdResult, Failure};
 use crate::items::{proplist_item, EPOCH};
 use crate::session::Session;
 use crate::url::path_in_repo;
 use std::io::{Read, Write};
-use svelto_core::{join, parse_svn_date, Depth, NodeKind, PropList, Revnum};
+use svelto_core::{parse_svn_date, Depth, NodeKind, PropList, Revnum};
 use svelto_repos::list::DirentFields as Fields;
-use svelto_store::NodeRev;
+use svelto_repos::Node;
 use svelto_wire::{success, Item, TupleReader};
 
 /// The size svnserve sends for a directory in `stat` and `list` (the client's "invalid").
@@ -50,7 +50,7 @@ impl Command for GetLatestRev {
     }
 
     fn run<R: Read, W: Write>(&self, s: &mut Session, _: &mut Conn<R, W>) -> CmdResult<Reply> {
-        Ok(Some(vec![Item::Number(s.ctx.repo.refresh()?)]))
+        Ok(Some(vec![Item::Number(s.ctx.head()?)]))
     }
 
     fn action(&self, _: &Ctx<'_>) -> Pending {
@@ -81,16 +81,7 @@ impl Command for GetDatedRev {
 fn get_dated_rev(s: &mut Session, text: &str) -> CmdResult<Reply> {
     let want = parse_svn_date(text)
         .ok_or_else(|| CmdError::new(code::BAD_DATE, format!("Can't parse date '{text}'")))?;
-    s.ctx.repo.refresh()?;
-    Ok(Some(vec![Item::Number(svelto_repos::revprops::dated_rev(
-        &s.ctx.repo,
-        want,
-    )?)]))
-}
-
-/// The node at a client path and revision (HEAD if none), or None when it does not exist.
-fn node_at(s: &Session, path: &str, rev: Revnum) -> CmdResult<Option<std::sync::Arc<NodeRev>>> {
-    Ok(s.ctx.repo.lookup(rev, path)?.map(|(_, n)| n))
+    Ok(Some(vec![Item::Number(s.ctx.dated_rev(want)?)]))
 }
 
 fn kind_word(k: NodeKind) -> Item {
@@ -149,8 +140,8 @@ fn check_path(s: &mut Session, req: &PathRev) -> CmdResult<Reply> {
         return Ok(Some(vec![Item::word("none")]));
     }
     let path = s.full_path(&req.path)?;
-    let kind = match node_at(s, &path, rev)? {
-        Some(n) => kind_word(n.kind),
+    let kind = match s.ctx.node(&path, rev)? {
+        Some(n) => kind_word(n.kind()),
         None => Item::word("none"),
     };
     Ok(Some(vec![kind]))
@@ -161,12 +152,6 @@ fn check_path(s: &mut Session, req: &PathRev) -> CmdResult<Reply> {
 /// refuses the path with E160005, instead of failing at the client's existence check.
 fn names_nothing(raw: &[u8]) -> bool {
     raw.iter().any(u8::is_ascii_control)
-}
-
-/// Whether a node has any properties: the store never writes an empty property list, so
-/// a node has properties exactly when it points at one (no read needed).
-fn has_props(node: &NodeRev) -> bool {
-    node.props != 0
 }
 
 fn opt_string(v: Option<Vec<u8>>) -> Item {
@@ -200,19 +185,19 @@ fn stat(s: &mut Session, req: &PathRev) -> CmdResult<Reply> {
         return Ok(Some(vec![Item::empty_list()]));
     }
     let path = s.full_path(&req.path)?;
-    let Some(node) = node_at(s, &path, rev)? else {
+    let Some(node) = s.ctx.node(&path, rev)? else {
         return Ok(Some(vec![Item::empty_list()]));
     };
-    let (date, author) = s.ctx.rev_info(node.created_rev)?;
-    let size = match node.kind {
-        NodeKind::File => node.file_text().size,
+    let (date, author) = s.ctx.rev_info(node.created_rev())?;
+    let size = match node.kind() {
+        NodeKind::File => node.size(),
         NodeKind::Dir => DIR_SIZE,
     };
     let dirent = Item::list(vec![
-        kind_word(node.kind),
+        kind_word(node.kind()),
         Item::Number(size),
-        Item::bool(has_props(&node)),
-        Item::Number(node.created_rev),
+        Item::bool(node.has_props()),
+        Item::Number(node.created_rev()),
         Item::opt(Some(Item::string(date.unwrap_or_else(|| EPOCH.into())))),
         opt_string(author),
     ]);
@@ -220,12 +205,12 @@ fn stat(s: &mut Session, req: &PathRev) -> CmdResult<Reply> {
 }
 
 /// A node's properties followed by the entry props the client keeps in its working copy.
-fn props_with_entry_props(s: &mut Session, node: &NodeRev) -> CmdResult<PropList> {
-    let mut props = s.ctx.repo.props(node)?;
-    let (date, author) = s.ctx.rev_info(node.created_rev)?;
+fn props_with_entry_props(s: &Session, node: &Node) -> CmdResult<PropList> {
+    let mut props = s.ctx.node_props(node)?;
+    let (date, author) = s.ctx.rev_info(node.created_rev())?;
     props.insert(
         b"svn:entry:committed-rev".to_vec(),
-        node.created_rev.to_string().into_bytes(),
+        node.created_rev().to_string().into_bytes(),
     );
     if let Some(d) = date {
         props.insert(b"svn:entry:committed-date".to_vec(), d);
@@ -308,22 +293,21 @@ fn get_file<R: Read, W: Write>(
     let (path, rev) = req.at.resolve(s)?;
     let (want_props, want_contents, want_iprops) =
         (req.want_props, req.want_contents, req.want_iprops);
-    let (_, node) = s.ctx.repo.node_at(rev, &path)?;
-    if node.kind != NodeKind::File {
+    let node = s.ctx.node_at(&path, rev)?;
+    if node.kind() != NodeKind::File {
         return Err(CmdError::new(
             code::FS_NOT_FILE,
             "Attempted to get checksum of a *non*-file node",
         )
         .into());
     }
-    let text = node.file_text();
     let props = if want_props {
         props_with_entry_props(s, &node)?
     } else {
         PropList::new()
     };
     let mut results = vec![
-        Item::opt(Some(Item::string(text.md5.to_hex()))),
+        Item::opt(Some(Item::string(node.md5().to_hex()))),
         Item::Number(rev),
         proplist_item(&props),
     ];
@@ -335,7 +319,7 @@ fn get_file<R: Read, W: Write>(
     }
     conn.write_item(&success(results))?;
     let mut chunks = StringChunks::new(conn);
-    let streamed = s.ctx.repo.write_text(&text, &mut chunks);
+    let streamed = s.ctx.write_text(&node, &mut chunks);
     match streamed {
         Ok(()) => {
             chunks.finish()?;
@@ -416,8 +400,8 @@ fn get_dir(s: &mut Session, req: &GetDir) -> CmdResult<Reply> {
         req.fields,
         req.want_iprops,
     );
-    let (_, node) = s.ctx.repo.node_at(rev, &path)?;
-    if node.kind != NodeKind::Dir {
+    let node = s.ctx.node_at(&path, rev)?;
+    if node.kind() != NodeKind::Dir {
         return Err(CmdError::new(
             code::FS_NOT_DIRECTORY,
             format!("Path '/{path}' not a directory"),
@@ -431,32 +415,27 @@ fn get_dir(s: &mut Session, req: &GetDir) -> CmdResult<Reply> {
     };
     let mut entries = Vec::new();
     if want_contents {
-        let dir = s.ctx.repo.dir(&node)?;
-        for e in dir.iter() {
-            if !s.ctx.allowed(&join(&path, &e.name), false) {
-                continue;
-            }
-            let child = s.ctx.repo.node(e.node)?;
+        s.ctx.dir_entries(&path, &node, &mut |name, child| {
             let (date, author) = if fields.time || fields.author {
-                s.ctx.rev_info(child.created_rev)?
+                s.ctx.rev_info(child.created_rev())?
             } else {
                 (None, None)
             };
-            let size = match (fields.size, child.kind) {
-                (true, NodeKind::File) => child.file_text().size,
+            let size = match (fields.size, child.kind()) {
+                (true, NodeKind::File) => child.size(),
                 _ => 0,
             };
             entries.push(Item::list(vec![
-                Item::string(e.name.clone()),
+                Item::string(name),
                 if fields.kind {
-                    kind_word(child.kind)
+                    kind_word(child.kind())
                 } else {
                     Item::word("none")
                 },
                 Item::Number(size),
-                Item::bool(fields.has_props && has_props(&child)),
+                Item::bool(fields.has_props && child.has_props()),
                 Item::Number(if fields.created_rev {
-                    child.created_rev
+                    child.created_rev()
                 } else {
                     0
                 }),
@@ -466,7 +445,8 @@ fn get_dir(s: &mut Session, req: &GetDir) -> CmdResult<Reply> {
                 }))),
                 opt_string(if fields.author { author } else { None }),
             ]));
-        }
+            Ok(())
+        })?;
     }
     let mut results = vec![
         Item::Number(rev),
@@ -562,7 +542,7 @@ fn list<R: Read, W: Write>(s: &mut Session, conn: &mut Conn<R, W>, req: &List) -
 }
 
 fn list_walk<R: Read, W: Write>(
-    s: &mut Session,
+    s: &Session,
     conn: &mut Conn<R, W>,
     path: &str,
     rev: Revnum,
@@ -570,27 +550,14 @@ fn list_walk<R: Read, W: Write>(
     fields: Fields,
     patterns: Option<&[Vec<u8>]>,
 ) -> CmdResult<()> {
-    let repo = s.ctx.repo.clone();
-    // The walk is svelto-repos' (svn_repos_list); authz and the wire are the session's. The
-    // walk asks `readable` and gives entries at different times, so one RefCell serves both.
-    let session = std::cell::RefCell::new(s);
+    // The walk and its authz filtering are the service's (svn_repos_list); the wire is ours.
     let mut failure: Option<Failure> = None;
-    let allowed = |p: &str| session.borrow().ctx.allowed(p, false);
-    let result = svelto_repos::list::list(
-        &repo,
-        path,
-        rev,
-        depth,
-        patterns,
-        Some(&allowed),
-        &mut |p, n| {
-            let mut s = session.borrow_mut();
-            send_list_entry(&mut s, conn, p, n, fields).map_err(|f| {
-                failure = Some(f);
-                svelto_repos::ReposError::Invalid("the list entry could not be sent".into())
-            })
-        },
-    );
+    let result = s.ctx.list(path, rev, depth, patterns, &mut |p, n| {
+        send_list_entry(s, conn, p, n, fields).map_err(|f| {
+            failure = Some(f);
+            svelto_repos::ReposError::Invalid("the list entry could not be sent".into())
+        })
+    });
     match (failure, result) {
         (Some(f), _) => Err(f),
         (None, r) => Ok(r?),
@@ -598,15 +565,15 @@ fn list_walk<R: Read, W: Write>(
 }
 
 fn send_list_entry<R: Read, W: Write>(
-    s: &mut Session,
+    s: &Session,
     conn: &mut Conn<R, W>,
     path: &str,
-    node: &NodeRev,
+    node: &Node,
     fields: Fields,
 ) -> CmdResult<()> {
     let fspath = format!("/{path}");
     let kind = if fields.kind {
-        kind_word(node.kind)
+        kind_word(node.kind())
     } else {
         Item::word("unknown")
     };
@@ -615,20 +582,24 @@ fn send_list_entry<R: Read, W: Write>(
         return Ok(());
     }
     let (date, author) = if fields.time || fields.author {
-        s.ctx.rev_info(node.created_rev)?
+        s.ctx.rev_info(node.created_rev())?
     } else {
         (None, None)
     };
-    let size = match node.kind {
-        NodeKind::File => node.file_text().size,
+    let size = match node.kind() {
+        NodeKind::File => node.size(),
         NodeKind::Dir => DIR_SIZE,
     };
     let item = Item::list(vec![
         Item::string(fspath),
         kind,
         Item::opt(fields.size.then_some(Item::Number(size))),
-        Item::opt(fields.has_props.then(|| Item::bool(has_props(node)))),
-        Item::opt(fields.created_rev.then_some(Item::Number(node.created_rev))),
+        Item::opt(fields.has_props.then(|| Item::bool(node.has_props()))),
+        Item::opt(
+            fields
+                .created_rev
+                .then_some(Item::Number(node.created_rev())),
+        ),
         opt_string(if fields.time { date } else { None }),
         opt_string(if fields.author { author } else { None }),
     ]);
@@ -663,7 +634,7 @@ impl Command for GetIprops {
 
 fn get_iprops(s: &mut Session, req: &PathRev) -> CmdResult<Reply> {
     let (path, rev) = req.resolve(s)?;
-    if s.ctx.repo.lookup(rev, &path)?.is_none() {
+    if s.ctx.node(&path, rev)?.is_none() {
         return Err(CmdError::new(code::FS_NOT_FOUND, format!("'/{path}' path not found")).into());
     }
     Ok(Some(vec![iprops_item(&inherited_props(s, &path, rev)?)]))

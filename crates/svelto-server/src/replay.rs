@@ -1,7 +1,7 @@
 //! replay and replay-range (protocol doc 4.6): what svnsync and svnrdump read.
 
 use crate::actions::{one, uri_encode, Ctx, Pending};
-use crate::cmd::{Command, Reply};
+use crate::command::{Command, Reply};
 use crate::conn::{Conn, ConnError};
 use crate::editor::WireEditor;
 use crate::error::{code, CmdError, CmdResult, Failure};

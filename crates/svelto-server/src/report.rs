@@ -3,7 +3,7 @@
 
 use crate::actions::{self, depth_text, one, Ctx, Pending};
 use crate::budget::Charge;
-use crate::cmd::{Command, Reply};
+use crate::command::{Command, Reply};
 use crate::conn::Conn;
 use crate::editor::WireEditor;
 use crate::error::{code, CmdError, CmdResult, Failure};

@@ -3,7 +3,7 @@
 //! pre-revprop-change hook).
 
 use crate::actions::{one, uri_encode, Ctx, Pending};
-use crate::cmd::{Command, Reply};
+use crate::command::{Command, Reply};
 use crate::conn::Conn;
 use crate::error::{code, CmdError, CmdResult};
 use crate::items::proplist_item;

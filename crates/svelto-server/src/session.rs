@@ -4,16 +4,24 @@
 
 use crate::actions::RunNote;
 use crate::auth::Auth;
-use crate::cmd::Needs;
 use crate::conn::Conn;
 use crate::error::{code, CmdError, Failure};
-use crate::handshake::ClientCaps;
 use std::cell::Cell;
 use std::io::{Read, Write};
 use svelto_core::{join, validate_path, Revnum};
 use svelto_repos::conf::Access;
 use svelto_repos::service::{Ctx, Where};
 use svelto_wire::{success, Item};
+
+/// What the client announced.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ClientCaps {
+    pub svndiff1: bool,
+    pub svndiff2: bool,
+    pub absent_entries: bool,
+    /// `mergeinfo`: the one client capability svnserve passes to the start-commit hook.
+    pub mergeinfo: bool,
+}
 
 pub struct Session {
     /// The client's view of the repository: handle, writer, user, authz rules.
@@ -111,6 +119,15 @@ impl Session {
             Err(crate::auth::not_authorized().into())
         }
     }
+}
+
+/// What a command needs from the session's user before it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Needs {
+    Read,
+    Write,
+    /// Write, by a named user (locks belong to someone).
+    WriteAsUser,
 }
 
 /// The auth slot before a command's response when nothing more is needed.

@@ -5,16 +5,12 @@ use clap::Args;
 use std::path::{Path, PathBuf};
 
 use super::{svn_error, SvnError};
+use svelto_core::code;
 
 #[derive(Args)]
 pub struct CreateArgs {
     pub repo: PathBuf,
 }
-
-/// `SVN_ERR_REPOS_BAD_ARGS`: a repository where one is not allowed.
-const E_REPOS_BAD_ARGS: u32 = 165002;
-/// `SVN_ERR_DIR_NOT_EMPTY`.
-const E_DIR_NOT_EMPTY: u32 = 200011;
 
 pub fn run(args: CreateArgs) -> Result<()> {
     let CreateArgs { repo } = args;
@@ -36,13 +32,13 @@ fn refuse_existing(repo: &Path) -> Result<()> {
     let abs = std::path::absolute(repo).unwrap_or_else(|_| repo.to_path_buf());
     if is_repository(&abs) {
         return Err(svn_error(
-            E_REPOS_BAD_ARGS,
+            code::REPOS_BAD_ARGS,
             format!("'{}' is an existing repository", abs.display()),
         ));
     }
     if let Some(root) = abs.ancestors().skip(1).find(|a| is_repository(a)) {
         return Err(svn_error(
-            E_REPOS_BAD_ARGS,
+            code::REPOS_BAD_ARGS,
             format!(
                 "'{}' is a subdirectory of an existing repository rooted at '{}'",
                 abs.display(),
@@ -53,16 +49,16 @@ fn refuse_existing(repo: &Path) -> Result<()> {
     let non_empty = std::fs::read_dir(repo).is_ok_and(|mut d| d.next().is_some());
     if non_empty {
         let err = svn_error(
-            E_DIR_NOT_EMPTY,
+            code::DIR_NOT_EMPTY,
             format!("'{}' exists and is non-empty", repo.display()),
         );
         return Err(err
             .context(SvnError {
-                code: E_DIR_NOT_EMPTY,
+                code: code::DIR_NOT_EMPTY,
                 message: "Could not create top-level directory".into(),
             })
             .context(SvnError {
-                code: E_DIR_NOT_EMPTY,
+                code: code::DIR_NOT_EMPTY,
                 message: "Repository creation failed".into(),
             }));
     }

@@ -4,10 +4,10 @@ use anyhow::{Context, Result};
 use clap::Args;
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
-use svelto_core::Revnum;
+use svelto_core::{code, Revnum};
 use svelto_repos::{DumpOptions, PathFilter};
 
-use super::{arg_error, create_file, dump_range, open, E_ARG_PARSING};
+use super::{arg_error, create_file, dump_range, open};
 
 #[derive(Args)]
 pub struct DumpArgs {
@@ -56,7 +56,7 @@ pub fn run(args: DumpArgs) -> Result<()> {
         (true, true) => None,
         (false, false) => {
             return Err(arg_error(
-                E_ARG_PARSING,
+                code::CL_ARG_PARSING_ERROR,
                 "'--exclude' and '--include' options cannot be used simultaneously",
             ))
         }

@@ -8,7 +8,8 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::process::Command;
 
-use super::{arg_error, svn_error, E_INSUFFICIENT_ARGS};
+use super::{arg_error, svn_error};
+use svelto_core::code;
 
 #[derive(Args)]
 pub struct HotcopyArgs {
@@ -28,7 +29,10 @@ pub struct HotcopyArgs {
 
 pub fn run(args: HotcopyArgs) -> Result<()> {
     let Some(new_repo) = &args.new_repo else {
-        return Err(arg_error(E_INSUFFICIENT_ARGS, "Not enough arguments"));
+        return Err(arg_error(
+            code::CL_INSUFFICIENT_ARGS,
+            "Not enough arguments",
+        ));
     };
     let youngest = super::open(&args.repo)?.youngest();
     let bar = super::progress::Progress::revisions("hotcopy", 0, youngest, args.quiet);
@@ -92,7 +96,10 @@ pub fn freeze(args: FreezeArgs) -> Result<()> {
         }
         None => {
             let Some(first) = repos.first() else {
-                return Err(svn_error(205000, "Repository argument required"));
+                return Err(svn_error(
+                    code::CL_ARG_PARSING_ERROR,
+                    "Repository argument required",
+                ));
             };
             if !program.is_empty()
                 && repos.len() > 1
@@ -105,7 +112,7 @@ pub fn freeze(args: FreezeArgs) -> Result<()> {
         }
     };
     let Some((name, rest)) = program.split_first() else {
-        return Err(arg_error(205000, "No program provided"));
+        return Err(arg_error(code::CL_ARG_PARSING_ERROR, "No program provided"));
     };
     let status = svelto_repos::freeze(&paths, || Command::new(name).args(rest).status())?;
     let code = match status {
@@ -113,7 +120,7 @@ pub fn freeze(args: FreezeArgs) -> Result<()> {
             (Some(code), _) => code,
             (None, sig) => {
                 return Err(svn_error(
-                    200012,
+                    code::EXTERNAL_PROGRAM,
                     format!(
                         "Process '{}' failed (signal {})",
                         name.to_string_lossy(),

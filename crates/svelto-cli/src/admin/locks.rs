@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 use svelto_repos::locks::{self, LockTarget, UnlockTarget};
 use svelto_repos::Hooks;
 
-use super::{arg_error, open, read_file, svn_error, with_writer, E_ARG_PARSING};
+use super::{arg_error, open, read_file, svn_error, with_writer};
+use svelto_core::code;
 
 #[derive(Args)]
 pub struct LockArgs {
@@ -93,8 +94,12 @@ fn hooks(path: &Path, bypass: bool) -> Result<Option<Hooks>> {
 
 pub fn lock(args: LockArgs) -> Result<()> {
     let repo = open(&args.repo)?;
-    let comment = String::from_utf8(read_file(&args.comment_file)?)
-        .map_err(|_| svn_error(130004, "Lock comment contains illegal characters"))?;
+    let comment = String::from_utf8(read_file(&args.comment_file)?).map_err(|_| {
+        svn_error(
+            code::XML_UNESCAPABLE_DATA,
+            "Lock comment contains illegal characters",
+        )
+    })?;
     let path = relpath(&args.path);
     let hooks = hooks(&args.repo, args.bypass_hooks)?;
     let targets = [LockTarget {
@@ -145,7 +150,10 @@ pub fn unlock(args: UnlockArgs) -> Result<()> {
 
 pub fn lslocks(args: LslocksArgs) -> Result<()> {
     if args.paths.len() > 1 {
-        return Err(arg_error(E_ARG_PARSING, "Too many arguments given"));
+        return Err(arg_error(
+            code::CL_ARG_PARSING_ERROR,
+            "Too many arguments given",
+        ));
     }
     let path = relpath(args.paths.first().map(String::as_str).unwrap_or("/"));
     open(&args.repo)?;
@@ -173,7 +181,10 @@ pub fn lslocks(args: LslocksArgs) -> Result<()> {
 pub fn rmlocks(args: RmlocksArgs) -> Result<()> {
     let repo = open(&args.repo)?;
     if args.paths.is_empty() {
-        return Err(arg_error(E_ARG_PARSING, "No paths to unlock provided"));
+        return Err(arg_error(
+            code::CL_ARG_PARSING_ERROR,
+            "No paths to unlock provided",
+        ));
     }
     // svnadmin removes the locks as the user running it.
     let user = std::env::var("USER")

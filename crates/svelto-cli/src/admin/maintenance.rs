@@ -21,12 +21,10 @@ use anyhow::Result;
 use clap::Args;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use svelto_core::Revnum;
+use svelto_core::{code, Revnum};
 use svelto_store::Writer;
 
-use super::{
-    arg_error, open, parse_rev_option, revision_range, revnum, svn_error, RevArg, E_ARG_PARSING,
-};
+use super::{arg_error, open, parse_rev_option, revision_range, revnum, svn_error, RevArg};
 
 #[derive(Args)]
 pub struct LstxnsArgs {
@@ -94,9 +92,6 @@ pub struct RangeArgs {
     pub opts: QuietCache,
 }
 
-/// svnadmin's error when another process holds the repository (`SVN_ERR_REPOS_LOCKED`).
-const E_REPOS_LOCKED: u32 = 165000;
-
 fn out(text: &str) -> Result<()> {
     let mut o = io::stdout().lock();
     o.write_all(text.as_bytes())?;
@@ -110,7 +105,10 @@ pub fn lstxns(args: LstxnsArgs) -> Result<()> {
         None => (None, false),
     };
     if range {
-        return Err(arg_error(E_ARG_PARSING, "Revision range is not allowed"));
+        return Err(arg_error(
+            code::CL_ARG_PARSING_ERROR,
+            "Revision range is not allowed",
+        ));
     }
     let repo = open(&args.repo)?;
     let txns = repo.txns()?;
@@ -135,7 +133,10 @@ pub fn rmtxns(args: RmtxnsArgs) -> Result<()> {
             .join("txns")
             .join(format!("{name}.txn"));
         let result = if !exists {
-            Err(svn_error(160007, format!("No such transaction '{name}'")))
+            Err(svn_error(
+                code::FS_NO_SUCH_TRANSACTION,
+                format!("No such transaction '{name}'"),
+            ))
         } else if staged.is_dir() {
             std::fs::remove_dir_all(&staged)
                 .map_err(|e| anyhow::anyhow!("removing {}: {e}", staged.display()))
@@ -144,7 +145,7 @@ pub fn rmtxns(args: RmtxnsArgs) -> Result<()> {
                 // Opening a writer removed what a writer that is gone left behind.
                 Some(_) => Ok(()),
                 None => Err(svn_error(
-                    160000,
+                    code::FS_GENERAL,
                     format!(
                         "Transaction '{name}' is a commit in progress (its hooks are \
                          running); it goes away when the commit ends"
@@ -171,7 +172,7 @@ fn exclusive(path: &Path, wait: bool) -> Result<Writer> {
     }
     if !wait {
         return Err(svn_error(
-            E_REPOS_LOCKED,
+            code::REPOS_LOCKED,
             "Failed to get exclusive repository access; perhaps another process\n\
              such as httpd, svnserve or svn has it open?",
         ));
@@ -252,7 +253,12 @@ fn progress(
 pub fn rev_size(args: RangeArgs) -> Result<()> {
     let rev = match args.revision.as_deref().map(parse_rev_option).transpose()? {
         Some((RevArg::Number(n), None)) => n,
-        _ => return Err(arg_error(E_ARG_PARSING, "Invalid revision specifier")),
+        _ => {
+            return Err(arg_error(
+                code::CL_ARG_PARSING_ERROR,
+                "Invalid revision specifier",
+            ))
+        }
     };
     let repo = open(&args.repo)?;
     let size = repo.rev_size(rev)?;

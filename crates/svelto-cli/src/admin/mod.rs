@@ -27,7 +27,7 @@ use std::fmt;
 use std::io::{self, Write};
 use std::path::Path;
 use std::process::ExitCode;
-use svelto_core::Revnum;
+use svelto_core::{code, Revnum};
 use svelto_repos::ReposError;
 use svelto_store::{Repo, StoreError};
 
@@ -145,13 +145,6 @@ struct AdminCli {
 
 /// The name errors carry, as svnadmin's (scripts and Subversion's tests match it).
 const PROG: &str = "svnadmin";
-
-/// `SVN_ERR_CL_ARG_PARSING_ERROR`.
-pub const E_ARG_PARSING: u32 = 205000;
-/// `SVN_ERR_CL_INSUFFICIENT_ARGS`.
-pub const E_INSUFFICIENT_ARGS: u32 = 205001;
-/// `SVN_ERR_BASE`: no more specific code.
-const E_BASE: u32 = 200000;
 
 /// Runs `svelto admin ARGS...` (the words after `admin`).
 pub fn main(args: Vec<OsString>) -> ExitCode {
@@ -325,7 +318,10 @@ pub fn error_lines(e: &anyhow::Error) -> Vec<(u32, String)> {
         {
             continue;
         }
-        let code = links[i..].iter().find_map(|(c, _)| *c).unwrap_or(E_BASE);
+        let code = links[i..]
+            .iter()
+            .find_map(|(c, _)| *c)
+            .unwrap_or(code::BASE);
         let message = if message.is_empty() {
             default_message(code).to_string()
         } else {
@@ -339,9 +335,9 @@ pub fn error_lines(e: &anyhow::Error) -> Vec<(u32, String)> {
 /// Subversion's text for an error created without one (`svn_strerror`).
 fn default_message(code: u32) -> &'static str {
     match code {
-        125003 => "Bogus date",
-        125005 => "Wrong or unexpected property value",
-        125017 => "Invalid property value",
+        code::BAD_DATE => "Bogus date",
+        code::BAD_PROPERTY_VALUE => "Wrong or unexpected property value",
+        code::BAD_PROPERTY_VALUE_EOL => "Invalid property value",
         _ => "",
     }
 }
@@ -367,21 +363,23 @@ fn code_of(e: &(dyn StdError + 'static)) -> Option<u32> {
 fn io_code(e: &io::Error) -> u32 {
     e.raw_os_error()
         .and_then(|c| u32::try_from(c).ok())
-        .unwrap_or(E_BASE)
+        .unwrap_or(code::BASE)
 }
 
 pub fn repos_code(e: &ReposError) -> u32 {
     match e {
         ReposError::Store(s) => store_code(s),
-        ReposError::Dump(_) => 140001,
+        ReposError::Dump(_) => code::STREAM_MALFORMED_DATA,
         ReposError::AtPath { err, .. } | ReposError::AtRev { err, .. } => repos_code(err),
-        ReposError::Invalid(_) => E_BASE,
-        ReposError::Config { .. } => 200002,
-        ReposError::NotFound { .. } | ReposError::PathNotFound { .. } => 160013,
-        ReposError::NotDirectory { .. } => 160016,
-        ReposError::NoSuchRevision(_) | ReposError::BadRevisionRange(_) => 160006,
-        ReposError::NotFile { .. } => 160017,
-        ReposError::Unsupported(_) => 200007,
+        ReposError::Invalid(_) => code::BASE,
+        ReposError::Config { .. } => code::MALFORMED_FILE,
+        ReposError::NotFound { .. } | ReposError::PathNotFound { .. } => code::FS_NOT_FOUND,
+        ReposError::NotDirectory { .. } => code::FS_NOT_DIRECTORY,
+        ReposError::NoSuchRevision(_) | ReposError::BadRevisionRange(_) => {
+            code::FS_NO_SUCH_REVISION
+        }
+        ReposError::NotFile { .. } => code::FS_NOT_FILE,
+        ReposError::Unsupported(_) => code::UNSUPPORTED_FEATURE,
         ReposError::Io { err, .. } => io_code(err),
         ReposError::Svn { kind, .. } | ReposError::Wrapped { kind, .. } => kind.code(),
     }
@@ -389,20 +387,24 @@ pub fn repos_code(e: &ReposError) -> u32 {
 
 pub fn store_code(e: &StoreError) -> u32 {
     match e {
-        StoreError::Corrupt { .. } => 160004,
+        StoreError::Corrupt { .. } => code::FS_CORRUPT,
         StoreError::Io { err, .. } => io_code(err),
         StoreError::NotARepository(_) => 2,
-        StoreError::UnsupportedFormat { .. } | StoreError::ForeignRepository { .. } => 165005,
-        StoreError::NoSuchRevision(_) => 160006,
-        StoreError::PathNotFound { .. } | StoreError::TxnPathNotFound { .. } => 160013,
-        StoreError::AlreadyExists(_) => 160020,
-        StoreError::NotADirectory(_) => 160016,
-        StoreError::NotAFile(_) => 160017,
-        StoreError::ChecksumMismatch { .. } => 200014,
-        StoreError::BadDelta { .. } => 185001,
-        StoreError::NoSuchTxn(_) => 160007,
-        StoreError::BadUuid(_) => 125008,
-        StoreError::RootOperation(_) | StoreError::Conflict(_) | StoreError::TooLarge(_) => 160000,
+        StoreError::UnsupportedFormat { .. } | StoreError::ForeignRepository { .. } => {
+            code::REPOS_UNSUPPORTED_VERSION
+        }
+        StoreError::NoSuchRevision(_) => code::FS_NO_SUCH_REVISION,
+        StoreError::PathNotFound { .. } | StoreError::TxnPathNotFound { .. } => code::FS_NOT_FOUND,
+        StoreError::AlreadyExists(_) => code::FS_ALREADY_EXISTS,
+        StoreError::NotADirectory(_) => code::FS_NOT_DIRECTORY,
+        StoreError::NotAFile(_) => code::FS_NOT_FILE,
+        StoreError::ChecksumMismatch { .. } => code::CHECKSUM_MISMATCH,
+        StoreError::BadDelta { .. } => code::SVNDIFF_CORRUPT_WINDOW,
+        StoreError::NoSuchTxn(_) => code::FS_NO_SUCH_TRANSACTION,
+        StoreError::BadUuid(_) => code::BAD_UUID,
+        StoreError::RootOperation(_) | StoreError::Conflict(_) | StoreError::TooLarge(_) => {
+            code::FS_GENERAL
+        }
     }
 }
 
@@ -449,7 +451,7 @@ fn usage_error(e: clap::Error, args: &[OsString]) -> ExitCode {
                 let _ = writeln!(err, "Type '{PROG} help {subcommand}' for usage.");
             } else {
                 drop(err);
-                report(&arg_error(E_ARG_PARSING, "Too many arguments"));
+                report(&arg_error(code::CL_ARG_PARSING_ERROR, "Too many arguments"));
             }
         }
         ErrorKind::MissingRequiredArgument
@@ -458,18 +460,24 @@ fn usage_error(e: clap::Error, args: &[OsString]) -> ExitCode {
                 .any(|a| a.contains("REPO")) =>
         {
             drop(err);
-            report(&svn_error(E_ARG_PARSING, "Repository argument required"));
+            report(&svn_error(
+                code::CL_ARG_PARSING_ERROR,
+                "Repository argument required",
+            ));
         }
         ErrorKind::MissingRequiredArgument => {
             drop(err);
-            report(&arg_error(E_INSUFFICIENT_ARGS, "Not enough arguments"));
+            report(&arg_error(
+                code::CL_INSUFFICIENT_ARGS,
+                "Not enough arguments",
+            ));
         }
         _ => {
             let text = e.render().to_string();
             let first = text.lines().next().unwrap_or("");
             let first = first.strip_prefix("error: ").unwrap_or(first).to_string();
             drop(err);
-            report(&arg_error(E_ARG_PARSING, first));
+            report(&arg_error(code::CL_ARG_PARSING_ERROR, first));
         }
     }
     ExitCode::FAILURE
@@ -504,7 +512,7 @@ fn open(path: &Path) -> Result<Repo> {
     let text = path.to_string_lossy();
     if text.contains("://") {
         return Err(svn_error(
-            E_ARG_PARSING,
+            code::CL_ARG_PARSING_ERROR,
             format!("'{text}' is a URL when it should be a local path"),
         ));
     }
@@ -549,7 +557,7 @@ fn rev_arg(s: &str) -> Option<RevArg> {
 pub fn parse_rev_option(s: &str) -> Result<(RevArg, Option<RevArg>)> {
     let syntax = || {
         svn_error(
-            E_ARG_PARSING,
+            code::CL_ARG_PARSING_ERROR,
             format!("Syntax error in revision argument '{s}'"),
         )
     };
@@ -568,10 +576,11 @@ pub fn single_revision(arg: Option<&str>) -> Result<Revnum> {
     let parsed = arg.map(parse_rev_option).transpose()?;
     match parsed {
         Some((RevArg::Number(n), None)) => Ok(n),
-        Some((RevArg::Number(_), Some(_))) => {
-            Err(arg_error(E_ARG_PARSING, "Only one revision allowed"))
-        }
-        _ => Err(arg_error(E_ARG_PARSING, "Missing revision")),
+        Some((RevArg::Number(_), Some(_))) => Err(arg_error(
+            code::CL_ARG_PARSING_ERROR,
+            "Only one revision allowed",
+        )),
+        _ => Err(arg_error(code::CL_ARG_PARSING_ERROR, "Missing revision")),
     }
 }
 
@@ -629,12 +638,15 @@ pub fn revision_range(
 pub fn revnum(r: RevArg, youngest: Revnum) -> Result<Revnum> {
     match r {
         RevArg::Number(n) if n > youngest => Err(arg_error(
-            E_ARG_PARSING,
+            code::CL_ARG_PARSING_ERROR,
             format!("Revisions must not be greater than the youngest revision ({youngest})"),
         )),
         RevArg::Number(n) => Ok(n),
         RevArg::Head => Ok(youngest),
-        RevArg::Other => Err(arg_error(E_ARG_PARSING, "Invalid revision specifier")),
+        RevArg::Other => Err(arg_error(
+            code::CL_ARG_PARSING_ERROR,
+            "Invalid revision specifier",
+        )),
     }
 }
 
@@ -643,7 +655,7 @@ fn ordered(lo: Revnum, hi: Option<Revnum>) -> Result<(Revnum, Revnum)> {
     let hi = hi.unwrap_or(lo);
     if lo > hi {
         return Err(arg_error(
-            E_ARG_PARSING,
+            code::CL_ARG_PARSING_ERROR,
             "First revision cannot be higher than second",
         ));
     }
@@ -659,7 +671,10 @@ pub fn load_range(arg: Option<&str>) -> Result<Option<(Revnum, Revnum)>> {
     let (lo, hi) = parse_rev_option(arg)?;
     let num = |r: RevArg| match r {
         RevArg::Number(n) => Ok(n),
-        _ => Err(arg_error(E_ARG_PARSING, "Non-numeric revision specified")),
+        _ => Err(arg_error(
+            code::CL_ARG_PARSING_ERROR,
+            "Non-numeric revision specified",
+        )),
     };
     ordered(num(lo)?, hi.map(num).transpose()?).map(Some)
 }
@@ -669,17 +684,23 @@ pub fn load_range(arg: Option<&str>) -> Result<Option<(Revnum, Revnum)>> {
 /// for other invalid values.
 pub fn prop_hint(e: anyhow::Error) -> anyhow::Error {
     let lines = error_lines(&e);
-    let advice = if lines.iter().any(|(c, _)| *c == 125017) {
+    let advice = if lines
+        .iter()
+        .any(|(c, _)| *c == code::BAD_PROPERTY_VALUE_EOL)
+    {
         "A property with invalid line ending found in dumpstream; consider using \
          --normalize-props while loading."
-    } else if lines.first().is_some_and(|(c, _)| *c == 125005) {
+    } else if lines
+        .first()
+        .is_some_and(|(c, _)| *c == code::BAD_PROPERTY_VALUE)
+    {
         "Invalid property value found in dumpstream; consider repairing the source or \
          using --bypass-prop-validation while loading."
     } else {
         return e;
     };
     e.context(SvnError {
-        code: 125005,
+        code: code::BAD_PROPERTY_VALUE,
         message: advice.to_string(),
     })
 }

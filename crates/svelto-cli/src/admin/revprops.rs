@@ -10,7 +10,8 @@ use svelto_repos::revprops::{change_rev_prop_with, value_from_file, HookUse, Rev
 use svelto_repos::Hooks;
 use svelto_store::Repo;
 
-use super::{arg_error, open, read_file, single_revision, svn_error, with_writer, E_ARG_PARSING};
+use super::{arg_error, open, read_file, single_revision, svn_error, with_writer};
+use svelto_core::code;
 
 #[derive(Args)]
 pub struct SetlogArgs {
@@ -104,13 +105,13 @@ fn target(opts: &RevpropOptions) -> Result<Target> {
     if let Some(txn) = &opts.txn {
         if opts.revision.is_some() {
             return Err(arg_error(
-                E_ARG_PARSING,
+                code::CL_ARG_PARSING_ERROR,
                 "--revision (-r) and --transaction (-t) are mutually exclusive",
             ));
         }
         if hooks != HookUse::NONE {
             return Err(arg_error(
-                E_ARG_PARSING,
+                code::CL_ARG_PARSING_ERROR,
                 "Calling hooks is incompatible with --transaction (-t)",
             ));
         }
@@ -150,7 +151,7 @@ fn txn_prop(path: &Path, txn: &str) -> Result<()> {
     match Repo::open_txn(path, txn) {
         Err(e) => Err(e.into()),
         Ok(_) => Err(svn_error(
-            200007,
+            code::UNSUPPORTED_FEATURE,
             format!(
                 "Svelto cannot change the properties of transaction '{txn}' while its \
                  commit runs; change them in the revision after the commit"

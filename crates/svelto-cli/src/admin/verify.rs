@@ -6,13 +6,11 @@ use anyhow::Result;
 use clap::Args;
 use std::io::{self, Write};
 use std::path::PathBuf;
-use svelto_core::Revnum;
+use svelto_core::{code, Revnum};
 use svelto_repos::verify::{self as check, NormalizationIssue};
 use svelto_store::Repo;
 
-use super::{
-    arg_error, error_lines, open, parse_rev_option, report, revnum, svn_error, E_ARG_PARSING,
-};
+use super::{arg_error, error_lines, open, parse_rev_option, report, revnum, svn_error};
 
 #[derive(Args)]
 pub struct VerifyArgs {
@@ -40,11 +38,6 @@ pub struct VerifyArgs {
     pub memory_cache_size: Option<u64>,
 }
 
-/// `SVN_ERR_REPOS_BAD_ARGS`.
-const E_REPOS_BAD_ARGS: u32 = 165002;
-/// `SVN_ERR_CL_REPOS_VERIFY_FAILED`.
-const E_VERIFY_FAILED: u32 = 205012;
-
 /// FSFS verifies its index of each shard of 1,000 revisions and says so at the first
 /// revision of each; Svelto reads each revision's records in the same pass and says it at
 /// the same revisions, so that the output is svnadmin's.
@@ -59,7 +52,7 @@ fn say(text: &str) {
 pub fn run(args: VerifyArgs) -> Result<()> {
     if args.txn.is_some() && args.revision.is_some() {
         return Err(arg_error(
-            E_ARG_PARSING,
+            code::CL_ARG_PARSING_ERROR,
             "--revision (-r) and --transaction (-t) are mutually exclusive",
         ));
     }
@@ -81,7 +74,7 @@ pub fn run(args: VerifyArgs) -> Result<()> {
     };
     if start > end {
         return Err(svn_error(
-            E_REPOS_BAD_ARGS,
+            code::REPOS_BAD_ARGS,
             format!("Start revision {start} is greater than end revision {end}"),
         ));
     }
@@ -165,7 +158,7 @@ pub fn run(args: VerifyArgs) -> Result<()> {
         say(&text);
     }
     Err(svn_error(
-        E_VERIFY_FAILED,
+        code::CL_REPOS_VERIFY_FAILED,
         format!("Failed to verify repository '{}'", args.repo.display()),
     ))
 }

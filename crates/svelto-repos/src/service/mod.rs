@@ -24,9 +24,10 @@ mod registry;
 
 pub use authz::{AuthzCtx, AuthzSource, Where};
 pub use commit::{check_new_name, CommitEdit, CommitRequest, Committed};
-pub use registry::{Repos, WriterSlot};
+pub use registry::{cache_stats, Repos, WriterSlot};
 
 use crate::locks::{Lock, LockTarget, Many, UnlockTarget};
+use crate::node::Node;
 use crate::report::ReadCheck;
 use crate::revprops::RevpropChange;
 use crate::{
@@ -35,8 +36,8 @@ use crate::{
 };
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
-use std::sync::Arc;
-use svelto_core::{PropList, Revnum};
+use std::sync::{Arc, Mutex};
+use svelto_core::{join, Depth, PropList, Revnum};
 use svelto_store::Repo;
 
 /// A revision's `svn:date` and `svn:author`, when it has them.
@@ -54,8 +55,9 @@ pub struct Ctx {
     pub authz: Option<AuthzCtx>,
     /// The hook environment file for this repository (it need not exist).
     pub hooks_env: PathBuf,
-    /// (svn:date, svn:author) of revisions, for entry props and dirents.
-    rev_info: HashMap<Revnum, DateAuthor>,
+    /// (svn:date, svn:author) of revisions, for entry props and dirents (behind a lock so
+    /// that a walk's receiver may ask while the walk holds the context; shared by clones).
+    rev_info: Arc<Mutex<HashMap<Revnum, DateAuthor>>>,
 }
 
 /// Subversion's error for a request on a path the user cannot read.
@@ -85,7 +87,7 @@ impl Ctx {
             user,
             authz,
             hooks_env,
-            rev_info: HashMap::new(),
+            rev_info: Arc::new(Mutex::new(HashMap::new())),
         }
     }
 
@@ -151,9 +153,21 @@ impl Ctx {
         }
     }
 
+    /// The youngest revision as last read (no file read: for the request log).
+    pub fn youngest(&self) -> Revnum {
+        self.repo.youngest()
+    }
+
+    /// [`Ctx::youngest`] as a function that outlives a borrow of the context.
+    pub fn youngest_fn(&self) -> impl Fn() -> Revnum + Send + 'static {
+        let repo = self.repo.clone();
+        move || repo.youngest()
+    }
+
     /// svn:date and svn:author of a revision, cached for the client's life (bounded).
-    pub fn rev_info(&mut self, rev: Revnum) -> Result<DateAuthor> {
-        if let Some(v) = self.rev_info.get(&rev) {
+    pub fn rev_info(&self, rev: Revnum) -> Result<DateAuthor> {
+        let cache = || self.rev_info.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(v) = cache().get(&rev) {
             return Ok(v.clone());
         }
         let props = self.repo.revprops(rev)?;
@@ -161,11 +175,78 @@ impl Ctx {
             props.get(&b"svn:date"[..]).cloned(),
             props.get(&b"svn:author"[..]).cloned(),
         );
-        if self.rev_info.len() > 100_000 {
-            self.rev_info.clear();
+        let mut cache = cache();
+        if cache.len() > 100_000 {
+            cache.clear();
         }
-        self.rev_info.insert(rev, v.clone());
+        cache.insert(rev, v.clone());
         Ok(v)
+    }
+
+    /// The youngest revision whose `svn:date` is not after `micros` (svn_repos_dated_revision),
+    /// HEAD read again first.
+    pub fn dated_rev(&self, micros: i64) -> Result<Revnum> {
+        self.head()?;
+        crate::revprops::dated_rev(&self.repo, micros)
+    }
+
+    /// The node at `path` in `rev`, or None when there is none.
+    pub fn node(&self, path: &str, rev: Revnum) -> Result<Option<Node>> {
+        Ok(self.repo.lookup(rev, path)?.map(|(_, n)| Node(n)))
+    }
+
+    /// The node at `path` in `rev`; "File not found" when there is none.
+    pub fn node_at(&self, path: &str, rev: Revnum) -> Result<Node> {
+        Ok(Node(self.repo.node_at(rev, path)?.1))
+    }
+
+    /// A node's own properties.
+    pub fn node_props(&self, node: &Node) -> Result<PropList> {
+        Ok(self.repo.props(&node.0)?)
+    }
+
+    /// A file's contents to `out`.
+    pub fn write_text(&self, file: &Node, out: &mut dyn std::io::Write) -> Result<()> {
+        Ok(self.repo.write_text(&file.0.file_text(), out)?)
+    }
+
+    /// The entries of directory `dir` (at `path`) the user may read, in order, each with its
+    /// name and node, to `receiver`.
+    pub fn dir_entries(
+        &self,
+        path: &str,
+        dir: &Node,
+        receiver: &mut dyn FnMut(&str, &Node) -> Result<()>,
+    ) -> Result<()> {
+        for e in self.repo.dir(&dir.0)?.iter() {
+            if !self.allowed(&join(path, &e.name), false) {
+                continue;
+            }
+            receiver(&e.name, &Node(self.repo.node(e.node)?))?;
+        }
+        Ok(())
+    }
+
+    /// `svn ls`'s walk of `path` in `rev` (svn_repos_list): each entry the user may read, to
+    /// `depth`, whose name matches one of `patterns` (all without), to `receiver`.
+    pub fn list(
+        &self,
+        path: &str,
+        rev: Revnum,
+        depth: Depth,
+        patterns: Option<&[Vec<u8>]>,
+        receiver: &mut dyn FnMut(&str, &Node) -> Result<()>,
+    ) -> Result<()> {
+        let allowed = |p: &str| self.allowed(p, false);
+        crate::list::list(
+            &self.repo,
+            path,
+            rev,
+            depth,
+            patterns,
+            Some(&allowed),
+            receiver,
+        )
     }
 
     /// Runs `f` with the read check as the history functions take it.
@@ -320,7 +401,10 @@ impl Ctx {
             };
             crate::revprops::change_rev_prop(&self.repo, &hooks, &req, |f| writer.run(f))
         })?;
-        self.rev_info.remove(&rev);
+        self.rev_info
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&rev);
         Ok(())
     }
 

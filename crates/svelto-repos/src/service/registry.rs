@@ -7,6 +7,15 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use svelto_store::{Repo, Writer};
 
+/// The storage caches' counters, shared by every repository: (the name a metric labels the
+/// cache with, hits, misses).
+pub fn cache_stats() -> Vec<(&'static str, u64, u64)> {
+    svelto_store::stats::caches()
+        .iter()
+        .map(|(name, c)| (*name, c.hits(), c.misses()))
+        .collect()
+}
+
 /// Every repository opened so far, by directory. `Repo` is a cheap handle onto shared
 /// caches, so the first checkout warms what the next one reads.
 #[derive(Default)]

@@ -1,4 +1,4 @@
-//! Simulated crashes and failing disks during commits (issue 16): the writer's file
+//! Simulated crashes and failing disks during commits: the writer's file
 //! operations go through svelto-testkit's `SimIo`, which fails or tears the Nth write,
 //! truncation, fsync, rename or directory fsync, forgets the pending writes of a failed
 //! fsync, and gives what a crash at any operation leaves on disk (each unsynced write kept,

@@ -1,0 +1,40 @@
+//! A node of a revision's tree as the front ends read it (`stat`, `get-file`, `get-dir`,
+//! `check-path`, `list` over svn://; `svn ls` over HTTP): its kind, the revision that last
+//! changed it, its size and checksum, whether it has properties. The store's node-revision
+//! stays inside svelto-repos; reading a node's properties, text or entries goes through
+//! [`crate::service::Ctx`].
+
+use std::sync::Arc;
+use svelto_core::{Md5, NodeKind, Revnum};
+use svelto_store::NodeRev;
+
+/// One node-revision (a cheap handle: cloning it copies a pointer).
+#[derive(Debug, Clone)]
+pub struct Node(pub(crate) Arc<NodeRev>);
+
+impl Node {
+    pub fn kind(&self) -> NodeKind {
+        self.0.kind
+    }
+
+    /// The revision that last changed the node (Subversion's `created-rev`).
+    pub fn created_rev(&self) -> Revnum {
+        self.0.created_rev
+    }
+
+    /// Whether the node has any properties: the store never writes an empty property
+    /// list, so a node has properties exactly when it points at one (no read needed).
+    pub fn has_props(&self) -> bool {
+        self.0.props != 0
+    }
+
+    /// A file's size in bytes (0 for a directory).
+    pub fn size(&self) -> u64 {
+        self.0.file_text().size
+    }
+
+    /// A file's MD5 checksum (that of empty contents for a directory).
+    pub fn md5(&self) -> Md5 {
+        self.0.file_text().md5
+    }
+}
