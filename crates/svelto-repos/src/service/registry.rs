@@ -4,7 +4,7 @@
 use crate::{ReposError, Result};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use svelto_store::{Repo, Writer};
 
 /// The storage caches' counters, shared by every repository: (the name a metric labels the
@@ -72,10 +72,7 @@ impl Repos {
                 return Ok((other.clone(), w.clone()));
             }
         }
-        let w = Arc::new(WriterSlot {
-            path: dir.to_path_buf(),
-            writer: Mutex::new(None),
-        });
+        let w = Arc::new(WriterSlot::new(dir));
         map.insert(dir.to_path_buf(), (r.clone(), w.clone()));
         Ok((r, w))
     }
@@ -83,19 +80,70 @@ impl Repos {
 
 /// The repository's writer, kept open between commits (opening one reads the dedup index)
 /// but holding the repository's write lock only while a commit runs, so that `svelto
-/// admin` and other servers can write between commits.
+/// admin` and other servers can write between commits. Handed out in arrival order: each
+/// caller takes a ticket and waits for its turn (a thread that just had the writer and
+/// asks again goes to the back, never ahead of those waiting).
 pub struct WriterSlot {
     path: PathBuf,
     writer: Mutex<Option<Writer>>,
+    queue: Mutex<Tickets>,
+    turn: Condvar,
+}
+
+/// The next ticket to hand out and the one being served.
+#[derive(Default)]
+struct Tickets {
+    next: u64,
+    serving: u64,
+}
+
+/// A caller's turn with the writer; the next ticket is served when it ends, however it
+/// ends (a panic included).
+struct Turn<'a>(&'a WriterSlot);
+
+impl Drop for Turn<'_> {
+    fn drop(&mut self) {
+        let mut q = self.0.queue.lock().unwrap_or_else(|e| e.into_inner());
+        q.serving += 1;
+        drop(q);
+        self.0.turn.notify_all();
+    }
 }
 
 impl WriterSlot {
+    pub fn new(dir: &Path) -> WriterSlot {
+        WriterSlot {
+            path: dir.to_path_buf(),
+            writer: Mutex::new(None),
+            queue: Mutex::new(Tickets::default()),
+            turn: Condvar::new(),
+        }
+    }
+
+    /// How many callers hold or wait for the writer.
+    pub fn queued(&self) -> u64 {
+        let q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+        q.next - q.serving
+    }
+
+    /// Waits for this caller's turn, in arrival order.
+    fn wait_turn(&self) -> Turn<'_> {
+        let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+        let ticket = q.next;
+        q.next += 1;
+        while q.serving != ticket {
+            q = self.turn.wait(q).unwrap_or_else(|e| e.into_inner());
+        }
+        Turn(self)
+    }
+
     /// Runs `f` with the writer, holding the write lock: commits of one repository are
-    /// applied one at a time.
+    /// applied one at a time, in the order they asked.
     pub fn with<T, E: From<svelto_store::StoreError>>(
         &self,
         f: impl FnOnce(&mut Writer) -> std::result::Result<T, E>,
     ) -> std::result::Result<T, E> {
+        let _turn = self.wait_turn();
         let mut slot = self.writer.lock().unwrap_or_else(|e| e.into_inner());
         let fresh = match slot.as_mut() {
             Some(w) => w.relock()?,
@@ -120,5 +168,73 @@ impl WriterSlot {
     /// [`WriterSlot::with`] in the shape the repository's write operations take it.
     pub fn run(&self, f: &mut dyn FnMut(&mut Writer) -> Result<()>) -> Result<()> {
         self.with(|w| -> Result<(), ReposError> { f(w) })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+    use std::time::Duration;
+    use svelto_core::NodeKind;
+    use svelto_store::StoreError;
+
+    /// Commits get the writer in the order they asked for it: eight committers queue
+    /// one after the other behind a held writer, then commit in that order (revisions 1 to
+    /// 8), and the first, asking again at once, comes after all of them (with a plain
+    /// mutex it could take the writer again ahead of those waiting).
+    #[test]
+    fn the_writer_is_handed_out_in_arrival_order() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        crate::create::create(
+            dir.path(),
+            "00000000-0000-4000-8000-000000000000",
+            "2026-01-01T00:00:00.000000Z",
+        )
+        .expect("create");
+        let slot = Arc::new(WriterSlot::new(dir.path()));
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let (held_tx, held_rx) = mpsc::channel::<()>();
+        let (release_tx, release_rx) = mpsc::channel::<()>();
+        let holder = {
+            let slot = Arc::clone(&slot);
+            std::thread::spawn(move || {
+                slot.with(|_| -> Result<(), StoreError> {
+                    held_tx.send(()).expect("held");
+                    release_rx.recv().expect("release");
+                    Ok(())
+                })
+            })
+        };
+        held_rx.recv().expect("the writer is held");
+        let mut committers = Vec::new();
+        for i in 0..8u64 {
+            let (mine, order) = (Arc::clone(&slot), Arc::clone(&order));
+            committers.push(std::thread::spawn(move || {
+                for round in 0..if i == 0 { 2 } else { 1 } {
+                    mine.with(|w| -> Result<(), StoreError> {
+                        let mut t = w.begin()?;
+                        t.make_node(&format!("f{i}-{round}"), NodeKind::File)?;
+                        let rev = t.commit()?;
+                        w.sync()?;
+                        order.lock().expect("order").push((i, rev));
+                        Ok(())
+                    })
+                    .expect("commit");
+                }
+            }));
+            while slot.queued() < i + 2 {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
+        release_tx.send(()).expect("release");
+        holder.join().expect("holder").expect("held");
+        for c in committers {
+            c.join().expect("committer");
+        }
+        let order = order.lock().expect("order").clone();
+        let want: Vec<(u64, u64)> = [0, 1, 2, 3, 4, 5, 6, 7, 0].into_iter().zip(1..).collect();
+        assert_eq!(order, want);
+        assert_eq!(slot.queued(), 0);
     }
 }
