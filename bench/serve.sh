@@ -19,6 +19,14 @@
 #                     Default: "svnserve-T svelto"; bench/run passes all four.
 #   OPS="..."         which operations (default: all; see op_cmd below)
 #   COLD=N            cold passes (default 1; 0: none). Needs root (drop_caches)
+#   FIRST=N           first-request passes (default 1; 0: none): before each operation the
+#                     server is restarted, the page cache left warm
+#   FLOOR=no          leave out the client's floor (default: measured with svelto): each
+#                     operation replayed from memory with the bytes svelto sent
+#                     (bench/src/floor.rs), so the client's own time shows
+#   UNDISTURBED=1     repeat only export, log, log of one file, blame and list (unless OPS
+#                     says otherwise), so that no other workload churns the servers'
+#                     caches between them; results go to serve-SIZE-undisturbed.*
 #   SEED=N            generator seed (default 1)
 #   SVELTO=none       leave svelto out of SERVERS
 #   SVELTO_BIN=PATH   use this svelto binary instead of building target/release/svelto
@@ -44,10 +52,19 @@ BENCH=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 NAME=serve.sh
 # shellcheck source=bench/common.sh
 source "$BENCH/common.sh"
+# shellcheck source=bench/serve-floor.sh
+source "$BENCH/serve-floor.sh"
 
 usage() {
     echo "usage: bench/serve.sh small|medium|large|rN [RUNS]" >&2
     exit 2
+}
+# The undisturbed batch: only the operations whose caches another workload would churn.
+undisturbed_defaults() {
+    SUFFIX=""
+    [[ "${UNDISTURBED:-}" == 1 ]] || return 0
+    SUFFIX=-undisturbed
+    OPS=${OPS:-export log log-file blame-hot list}
 }
 SIZE=${1:-}
 RUNS=${2:-3}
@@ -58,6 +75,8 @@ SVELTO=${SVELTO:-yes}
 CONCURRENT=${CONCURRENT:-20 100}
 TIMEOUT=${TIMEOUT:-1800}
 COLD=${COLD:-1}
+FIRST=${FIRST:-1}
+[[ "$FIRST" =~ ^[0-9]+$ ]] || usage
 FORK_MAX=${FORK_MAX:-20}
 [[ "$FORK_MAX" =~ ^[0-9]+$ ]] || usage
 read -r -a CONC <<<"$CONCURRENT"
@@ -66,6 +85,7 @@ for n in "${CONC[@]}"; do [[ "$n" =~ ^[1-9][0-9]*$ ]] || usage; done
 [[ "$COLD" =~ ^[0-9]+$ ]] || usage
 ALL_OPS="export log log-file blame-hot blame-avg list checkout update-null update-span svn-export"
 for n in "${CONC[@]}"; do ALL_OPS="$ALL_OPS export-x$n"; done
+undisturbed_defaults
 read -r -a OPS <<<"${OPS:-$ALL_OPS}"
 for op in "${OPS[@]}"; do [[ " $ALL_OPS " == *" $op "* ]] || die "unknown operation '$op' (of: $ALL_OPS)"; done
 read -r -a SERVERS <<<"${SERVERS:-svnserve-T svelto}"
@@ -78,11 +98,15 @@ HAS_SVELTO=no
 for s in "${SERVERS[@]}"; do
     case "$s" in
     svelto) HAS_SVELTO=yes ;;
+    floor) die "the floor is measured with svelto (FLOOR=no leaves it out), not named in SERVERS" ;;
     svnserve-slow | svnserve-fast | svnserve-T) ;;
     *) die "unknown server '$s' (of: svnserve-slow svnserve-fast svnserve-T svelto)" ;;
     esac
 done
 ((${#SERVERS[@]} > 0)) || usage
+FLOOR=${FLOOR:-yes}
+[[ $HAS_SVELTO == yes ]] || FLOOR=no
+[[ $FLOOR == no ]] || SERVERS+=(floor)
 
 ROOT=$(dirname "$BENCH")
 TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
@@ -98,9 +122,9 @@ SCRATCH=$(cd "$SCRATCH" && pwd)
 T_START=$(date +%s)
 LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
 STAMP=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-OUT_MD=$OUT_DIR/serve-$SIZE.md
-OUT_JSON=$OUT_DIR/serve-$SIZE.jsonl
-OUT_TSV=$OUT_DIR/serve-$SIZE.tsv
+OUT_MD=$OUT_DIR/serve-$SIZE$SUFFIX.md
+OUT_JSON=$OUT_DIR/serve-$SIZE$SUFFIX.jsonl
+OUT_TSV=$OUT_DIR/serve-$SIZE$SUFFIX.tsv
 # Raw records collect in the scratch directory; the results replace earlier ones of the
 # same day only once the run has finished.
 RAW=$SCRATCH/serve.tsv
@@ -129,6 +153,7 @@ if [[ $HAS_SVELTO == yes ]]; then
         SV=$TARGET/release/svelto
     fi
     [[ -x "$SV" ]] || die "$SV is missing; run with SVELTO=none to measure svnserve only"
+    floor_build
     SV=$(cd "$(dirname "$SV")" && pwd)/$(basename "$SV")
     "$SV" serve --help >/dev/null 2>&1 ||
         die "'$SV serve' does not exist yet; run with SVELTO=none to measure svnserve only"
@@ -303,11 +328,14 @@ sample_children() {
 }
 
 for s in "${SERVERS[@]}"; do
+    [[ $s == floor ]] && continue
     start_server "$s"
     say "$s: pid ${PID[$s]}, ${URL[$s]}"
 done
 declare -A RSS0 TICKS0 PEAK
+PEAK[floor]=0
 for s in "${SERVERS[@]}"; do
+    [[ $s == floor ]] && continue
     PEAK[$s]=0
     RSS0[$s]=$(status_kb "${PID[$s]}" VmRSS)
     TICKS0[$s]=$(ticks "${PID[$s]}")
@@ -341,12 +369,14 @@ SVNOPT=(--non-interactive --config-dir "$CFG")
 say "checking the servers' answers (untimed): svn log -q -l 5, svn ls -R trunk | md5sum"
 declare -A LOGQ LSMD5
 for s in "${SERVERS[@]}"; do
+    [[ $s == floor ]] && continue
     LOGQ[$s]=$(client "$s" svn log "${SVNOPT[@]}" -q -l 5 "${URL[$s]}")
     LSMD5[$s]=$(client "$s" svn ls "${SVNOPT[@]}" -R "${URL[$s]}/trunk" | md5sum | cut -d' ' -f1)
 done
 REF_LOGQ=$(svn log "${SVNOPT[@]}" -q -l 5 "file://$FSFS")
 REF_LSMD5=$(svn ls "${SVNOPT[@]}" -R "file://$FSFS/trunk" | md5sum | cut -d' ' -f1)
 for s in "${SERVERS[@]}"; do
+    [[ $s == floor ]] && continue
     if [[ "${LOGQ[$s]}" != "$REF_LOGQ" ]]; then
         say "svn log -q -l 5 ${URL[$s]} differs from file://$FSFS:"
         diff <(echo "$REF_LOGQ") <(echo "${LOGQ[$s]}") >&2 || true
@@ -451,10 +481,11 @@ skipped() { [[ $2 == export-x* ]] && forks "$1" && ((${2#export-x} > FORK_MAX));
 measure() {
     local mode=$1 run=$2 s=$3 op=$4 tf out pid failed=0
     skipped "$s" "$op" && return 0
+    if [[ $s == floor ]]; then floor_prepare "$mode" "$run" "$op" || return 0; fi
     op_before "$s" "$op"
-    if [[ $mode == cold ]]; then
+    if [[ $mode == cold || $mode == first ]]; then
         local wc
-        cold_restart "$s"
+        if [[ $mode == cold ]]; then cold_restart "$s"; else restart_server "$s"; fi
         # The server listens on a new port: working copies made before follow it.
         for wc in "$SCRATCH/wc-$s" "$SCRATCH/wc-span-$s"; do
             if [[ -d $wc ]]; then client "$s" svn relocate "${SVNOPT[@]}" "${URL[$s]}/trunk" "$wc"; fi
@@ -507,6 +538,7 @@ measure() {
         "$STAMP" "$SIZE" "$SEED" "$mode" "$run" "$([[ $mode == hot && $run == 0 ]] && echo true || echo false)" "$s" "$op" \
         "$wall" "$user" "$sys" "$rss" "$cpu" "$r0" "$r1" "$hwm" "$failed" >>"$JSON"
     say "$mode run $run: $s $op: ${wall}s wall, client ${user}s user ${sys}s sys; server ${cpu}s CPU, RSS ${r0}->${r1} KB, peak ${hwm} KB"
+    if [[ $s == floor ]]; then floor_stop; fi
 }
 
 # rotated RUN: the servers, rotated by RUN places, into ORDER: each server goes first
@@ -535,6 +567,7 @@ if ((${#SERVERS[@]} > 1)); then
     for op in export log log-file blame-hot blame-avg list; do
         [[ " ${OPS[*]} " == *" $op "* ]] || continue
         for s in "${SERVERS[@]:1}"; do
+            [[ $s == floor ]] && continue
             if ! diff <(strip "$SCRATCH/out-$first-$op.txt") <(strip "$SCRATCH/out-$s-$op.txt") >&2; then
                 diffs+=("$op ($first vs $s)")
                 say "WARNING: svnbench $op reports different counts for $first and $s (above)"
@@ -551,6 +584,7 @@ fi
 # Whole-session figures cover the warm-up and the hot passes (cold passes restart).
 declare -A HWM CPU_ALL RSS_END
 for s in "${SERVERS[@]}"; do
+    [[ $s == floor ]] && continue
     HWM[$s]=$(status_kb "${PID[$s]}" VmHWM)
     ((HWM[$s] > PEAK[$s])) || HWM[$s]=${PEAK[$s]}
     RSS_END[$s]=$(status_kb "${PID[$s]}" VmRSS)
@@ -561,6 +595,7 @@ done
 
 COLD_OPS=()
 for op in "${OPS[@]}"; do [[ $op == export-x* ]] || COLD_OPS+=("$op"); done
+first_passes
 for run in $(seq 1 "$COLD"); do
     say "cold pass $run: each operation against a freshly started server, page cache dropped"
     rotated "$run"
@@ -622,7 +657,7 @@ describe() {
 }
 
 declare -A ST
-for mode in hot cold; do
+for mode in hot cold first; do
     for op in "${OPS[@]}"; do
         for s in "${SERVERS[@]}"; do ST[$mode.$s.$op]=$(stats "$mode" "$s" "$op"); done
     done
@@ -630,7 +665,7 @@ done
 field() { echo "${ST[$1.$2.$3]}" | cut -d' ' -f"$4"; }
 
 : >"$OUT_TSV.tmp"
-for mode in hot cold; do
+for mode in hot cold first; do
     for op in "${OPS[@]}"; do
         for s in "${SERVERS[@]}"; do
             read -r med mn mx cc sc pk _ _ <<<"${ST[$mode.$s.$op]}"
@@ -645,18 +680,19 @@ done
 summary() {
     local mode=$1 op s line best bs med
     printf '| operation |'
-    for s in "${SERVERS[@]}"; do printf ' %s |' "$s"; done
+    for s in "${SERVERS[@]}"; do [[ $mode != hot && $s == floor ]] || printf ' %s |' "$s"; done
     if [[ $HAS_SVELTO == yes && ${#SERVERS[@]} -gt 1 ]]; then printf ' svelto ÷ best svnserve (wall) |'; fi
     echo
     printf '|---|'
-    for s in "${SERVERS[@]}"; do printf -- '---|'; done
+    for s in "${SERVERS[@]}"; do [[ $mode != hot && $s == floor ]] || printf -- '---|'; done
     if [[ $HAS_SVELTO == yes && ${#SERVERS[@]} -gt 1 ]]; then printf -- '---|'; fi
     echo
     for op in "${OPS[@]}"; do
-        [[ $mode == cold && $op == export-x* ]] && continue
+        [[ $mode != hot && $op == export-x* ]] && continue
         line="| $(describe "$op") |"
         best="" bs=""
         for s in "${SERVERS[@]}"; do
+            if [[ $mode != hot && $s == floor ]]; then continue; fi
             med=$(field "$mode" "$s" "$op" 1)
             nf=$(field "$mode" "$s" "$op" 9)
             if [[ $med == - ]] && skipped "$s" "$op"; then
@@ -670,7 +706,7 @@ summary() {
             else
                 line="$line $med |"
             fi
-            if [[ $s != svelto && $med != - && $nf == 0 ]] && { [[ -z "$best" ]] || awk -v a="$med" -v b="$best" 'BEGIN { exit !(a < b) }'; }; then
+            if [[ $s != svelto && $s != floor && $med != - && $nf == 0 ]] && { [[ -z "$best" ]] || awk -v a="$med" -v b="$best" 'BEGIN { exit !(a < b) }'; }; then
                 best=$med bs=$s
             fi
         done
@@ -698,6 +734,7 @@ row() {
 
 CMDS=""
 for s in "${SERVERS[@]}"; do
+    [[ $s == floor ]] && continue
     server_args "$s"
     if [[ $s == svelto ]]; then repo=$SVR; else repo=$FSFS; fi
     CMDS="$CMDS${ARGS[*]} -r $SCRATCH/root-$s --listen-host 127.0.0.1 --listen-port 0 --log-file $SCRATCH/$s.log
@@ -739,6 +776,8 @@ done
     echo "- svnserve and client: $(svnserve --version --quiet) (svn, svnbench); svelto: $SVELTO_DESC"
     echo "- Hot runs: $RUNS, each operation against every server in a row, the order rotating by one server per pass, after one untimed warm-up pass of every operation: hot caches (page cache and the servers' own)"
     echo "- Cold runs: $COLD_LINE"
+    echo "- First request after a start: $FIRST_LINE"
+    echo "- Floor: $FLOOR_LINE"
     echo "- Blamed files (files under trunk at r$HEAD with plain names, by dump records that touched the path): the most touched, $HOT_FILE ($HOT_COUNT records, $HOT_HIST revisions in its \`svn log\`; also the file of \`log -v FILE\`); an average one, $AVG_FILE ($AVG_COUNT records, $AVG_HIST in its log; the mean over $N_FILES files is $MEAN)"
     echo "- Checks (untimed): $CHECK_LINE; $OUTPUT_LINE"
     echo
@@ -752,6 +791,8 @@ done
         summary cold
         echo
     fi
+    first_tables
+    floor_tables
     echo "## Commands"
     echo
     echo '```'
@@ -777,6 +818,7 @@ done
     echo "| server, whole session (warm-up and hot runs) | RSS at start MB | RSS at end MB | peak RSS (VmHWM) over the session MB | CPU s, all passes and checks |"
     echo "|---|---|---|---|---|"
     for s in "${SERVERS[@]}"; do
+        [[ $s == floor ]] && continue
         echo "| $s | $(mb "${RSS0[$s]}") | $(mb "${RSS_END[$s]}") | $(mb "${HWM[$s]}") | ${CPU_ALL[$s]} |"
     done
     echo

@@ -8,6 +8,7 @@
 
 pub mod date;
 pub mod dump;
+pub mod floor;
 pub mod gen;
 pub mod model;
 pub mod text;
