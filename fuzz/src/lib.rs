@@ -65,6 +65,41 @@ fn walk(item: &svelto_wire::Item) {
     }
 }
 
+/// svn:// command parsing as a connection does it before running anything: each item
+/// decoded from the input read as a command (name, parameter tuple, the command's typed
+/// request: `svelto_server::parse_command`); and the input after its first byte given as
+/// the parameter tuple of the command that byte picks, so that every command's parser is
+/// reached without the fuzzer having to find its name.
+pub fn command(data: &[u8]) {
+    use svelto_wire::{decode, Limits};
+    let limits = Limits {
+        max_request: 1 << 20,
+        ..Limits::default()
+    };
+    let mut rest = data;
+    while let Ok(Some((item, used))) = decode(rest, &limits) {
+        if let Ok(name) = svelto_server::parse_command(&item) {
+            assert!(svelto_server::command_names().any(|n| n == name));
+        }
+        if used == 0 || used > rest.len() {
+            break;
+        }
+        rest = &rest[used..];
+    }
+    let names: Vec<&str> = svelto_server::command_names().collect();
+    if let Some((&pick, params)) = data.split_first() {
+        let name = names[usize::from(pick) % names.len()];
+        let mut framed = format!("( {name} ( ").into_bytes();
+        framed.extend_from_slice(params);
+        framed.extend_from_slice(b" ) ) ");
+        if let Ok(Some((item, _))) = decode(&framed, &limits) {
+            if let Ok(parsed) = svelto_server::parse_command(&item) {
+                assert_eq!(parsed, name);
+            }
+        }
+    }
+}
+
 /// An svndiff stream (versions 0, 1 and 2, by its header), decoded window by window and
 /// applied to a source made from the input.
 pub fn svndiff(data: &[u8]) {

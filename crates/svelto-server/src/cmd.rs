@@ -71,6 +71,11 @@ macro_rules! command_table {
             [ $( serve::<$ty, R, W>, )* ]
         }
 
+        /// The parameter decoder of each row of [`COMMANDS`], in the same order.
+        fn parsers() -> [fn(&[Item]) -> CmdResult<()>; COMMANDS.len()] {
+            [ $( parse_as::<$ty>, )* ]
+        }
+
         /// The log action of command `name` with `params`, without running it.
         #[cfg(test)]
         pub fn describe(name: &str, params: &[Item], ctx: &Ctx<'_>) -> Pending {
@@ -134,6 +139,17 @@ pub fn dispatch<R: Read, W: Write>(
     log: Option<&Ctx<'_>>,
 ) -> Served {
     handlers::<R, W>()[index](&COMMANDS[index], s, conn, params, log)
+}
+
+/// Decodes the parameter tuple of command `name` into its typed request as [`dispatch`]
+/// does before it checks or runs anything, and drops it: None for a command the table does
+/// not name. For fuzzing (`svelto_server::parse_command`).
+pub fn parse_only(name: &str, params: &[Item]) -> Option<CmdResult<()>> {
+    lookup(name).map(|(i, _)| parsers()[i](params))
+}
+
+fn parse_as<C: Command>(params: &[Item]) -> CmdResult<()> {
+    C::parse(&mut TupleReader::new(params)).map(drop)
 }
 
 /// A command the table does not name.

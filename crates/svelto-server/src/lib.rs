@@ -36,6 +36,31 @@ mod session;
 mod url;
 
 pub use auth::cram_md5_digest;
+
+/// Reads one svn:// command item (`( NAME ( PARAMS ... ) )`) as a connection reads it
+/// before running it: the command's name and parameter tuple, then the parameters decoded
+/// into the command's typed request, which is dropped. Nothing is run, no repository is
+/// needed. Err says why the item is no command the server would run (not a command tuple,
+/// an unknown name, parameters the command refuses). For fuzzing the command parsers
+/// (`fuzz/`: target `command`).
+pub fn parse_command(item: &svelto_wire::Item) -> Result<&'static str, String> {
+    let mut t = svelto_wire::TupleReader::from_item(item).map_err(|e| e.to_string())?;
+    let name = t.word().map_err(|e| e.to_string())?;
+    let params = t.list().map_err(|e| e.to_string())?;
+    let unknown = || format!("{:?}", cmd::unknown(name));
+    let (_, spec) = cmd::lookup(name).ok_or_else(unknown)?;
+    match cmd::parse_only(name, params) {
+        Some(Ok(())) => Ok(spec.name),
+        Some(Err(e)) => Err(format!("{e:?}")),
+        None => Err(unknown()),
+    }
+}
+
+/// The names of the svn:// commands the server runs (outside a commit's or report's own
+/// command set), in its table's order.
+pub fn command_names() -> impl Iterator<Item = &'static str> {
+    cmd::COMMANDS.iter().map(|c| c.name)
+}
 pub use conn::{Conn, ConnError};
 pub use error::{code, CmdError};
 pub use listener::{run_listener, serve_streams, serve_tcp, wake_listener};

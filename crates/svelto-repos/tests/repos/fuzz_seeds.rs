@@ -18,8 +18,9 @@ use svelto_dump::{DumpReader, Record};
 
 type Target = (&'static str, fn(&[u8]));
 
-const TARGETS: [Target; 5] = [
+const TARGETS: [Target; 6] = [
     ("wire", bodies::wire),
+    ("command", bodies::command),
     ("svndiff", bodies::svndiff),
     ("dumpfile", bodies::dumpfile),
     ("store_record", bodies::store_record),
@@ -105,6 +106,109 @@ fn wire_seeds() -> Vec<Vec<u8>> {
     .collect()
 }
 
+/// `text` with each `'string'` written as an svn:// string (`LEN:string`).
+fn quoted(text: &str) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (i, part) in text.split('\'').enumerate() {
+        if i % 2 == 1 {
+            out.extend_from_slice(format!("{}:", part.len()).as_bytes());
+        }
+        out.extend_from_slice(part.as_bytes());
+    }
+    out
+}
+
+/// For `command`: typical requests of every command the server runs (what `wire` gets),
+/// and each command's typical parameters after the byte that picks it.
+fn command_seeds() -> Vec<Vec<u8>> {
+    let params: &[(&str, &str)] = &[
+        ("reparent", "'svn://127.0.0.1/repo/trunk' "),
+        ("get-latest-rev", ""),
+        ("get-dated-rev", "'2026-11-25T12:00:00.000000Z' "),
+        ("change-rev-prop", "3 'svn:log' 'new' "),
+        ("change-rev-prop2", "3 'svn:log' ( 'new' ) ( false 'old' ) "),
+        ("rev-proplist", "3 "),
+        ("rev-prop", "3 'svn:author' "),
+        (
+            "commit",
+            "'msg' ( ( 'a.c' 'opaquelocktoken:abc' ) ) false ( ( 'svn:log' 'msg' ) ) ",
+        ),
+        ("get-file", "'a.txt' ( 3 ) true true false "),
+        (
+            "get-dir",
+            "'trunk' ( 3 ) true true ( kind size has-props created-rev ) false ",
+        ),
+        ("list", "'' ( 2 ) immediates ( kind size ) ( '*c' ) "),
+        ("check-path", "'trunk' ( 3 ) "),
+        ("stat", "'trunk' ( ) "),
+        ("get-iprops", "'trunk' ( 3 ) "),
+        ("update", "( 7 ) '' true infinity false false "),
+        (
+            "switch",
+            "( 7 ) '' true 'svn://127.0.0.1/repo/branch' infinity false false ",
+        ),
+        ("status", "'' true ( 7 ) infinity "),
+        (
+            "diff",
+            "( 7 ) '' true false 'svn://127.0.0.1/repo/tags' true infinity ",
+        ),
+        (
+            "log",
+            "( '' ) ( 1 ) ( 9 ) true false 0 false revprops ( 'svn:author' ) ",
+        ),
+        ("get-locations", "'trunk' 9 ( 1 5 8 ) "),
+        ("get-location-segments", "'trunk' ( 9 ) ( 9 ) ( 0 ) "),
+        ("get-file-revs", "'a.txt' ( 1 ) ( 9 ) true "),
+        ("get-deleted-rev", "'a.txt' 1 9 "),
+        ("get-mergeinfo", "( 'trunk' ) ( 9 ) inherited true "),
+        ("lock", "'a.txt' ( 'note' ) false ( 3 ) "),
+        (
+            "lock-many",
+            "( 'note' ) false ( ( 'a.txt' ( 3 ) ) ( 'b.txt' ( ) ) ) ",
+        ),
+        ("unlock", "'a.txt' ( 'opaquelocktoken:abc' ) false "),
+        (
+            "unlock-many",
+            "false ( ( 'a.txt' ( 'opaquelocktoken:abc' ) ) ) ",
+        ),
+        ("get-lock", "'a.txt' "),
+        ("get-locks", "'' ( infinity ) "),
+        ("replay", "3 0 true "),
+        ("replay-range", "0 2147483648 0 true "),
+    ];
+    let names: Vec<&str> = svelto_server::command_names().collect();
+    let mut out = wire_seeds();
+    let params: Vec<(&str, Vec<u8>)> = params.iter().map(|(n, p)| (*n, quoted(p))).collect();
+    for (name, p) in &params {
+        let Some(pick) = names.iter().position(|n| n == name) else {
+            panic!("{name} is no command of the server");
+        };
+        let mut seed = vec![u8::try_from(pick).expect("fewer than 256 commands")];
+        seed.extend_from_slice(p);
+        out.push(seed);
+        let mut whole = format!("( {name} ( ").into_bytes();
+        whole.extend_from_slice(p);
+        whole.extend_from_slice(b") ) ");
+        out.push(whole);
+    }
+    // Every command has a seed, and each seed's request parses.
+    assert_eq!(params.len(), names.len(), "a command without a seed");
+    let mut refused = Vec::new();
+    for (name, p) in &params {
+        let mut whole = format!("( {name} ( ").into_bytes();
+        whole.extend_from_slice(p);
+        whole.extend_from_slice(b") ) ");
+        let (item, _) = svelto_wire::decode(&whole, &svelto_wire::Limits::default())
+            .expect("decodes")
+            .expect("whole");
+        if let Err(e) = svelto_server::parse_command(&item) {
+            refused.push(format!("{name}: {e}"));
+        }
+    }
+    assert!(refused.is_empty(), "seeds refused:\n{}", refused.join("\n"));
+    out
+}
+
 /// Every framed record of `db/data` and `db/meta` as (tag, payload), `db/current`,
 /// each `db/revs` record and `db/uuid` of the `mixed` scenario loaded, each prefixed as
 /// `store_record` expects.
@@ -166,8 +270,9 @@ fn regressions(target: &str) -> Vec<Vec<u8>> {
 #[test]
 fn fuzz_bodies_run_over_the_seed_corpus() {
     let dumps = dump_seeds();
-    let seeds: [Vec<Vec<u8>>; 5] = [
+    let seeds: [Vec<Vec<u8>>; 6] = [
         wire_seeds(),
+        command_seeds(),
         svndiff_seeds(&dumps),
         dumps.clone(),
         store_seeds(),
