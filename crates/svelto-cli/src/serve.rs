@@ -69,6 +69,12 @@ pub struct ServeArgs {
     /// The URL path the repositories are under over HTTP, as Apache's `<Location /svn>`.
     #[arg(long, value_name = "PATH", default_value = "")]
     http_prefix: String,
+    /// The password file for HTTP Basic logins to every repository (Apache's
+    /// `AuthUserFile`: what `htpasswd` writes, bcrypt, `$apr1$` MD5, `{SHA}`, SHA-256/512
+    /// crypt). Without it each repository's svnserve.conf `[http] password-db` is used;
+    /// without either, nobody logs in over HTTP.
+    #[arg(long, value_name = "FILE")]
+    http_auth_file: Option<PathBuf>,
     /// Connections served at once; the next client is told the server is busy.
     #[arg(long, value_name = "N", default_value_t = 1000)]
     max_connections: usize,
@@ -302,11 +308,24 @@ pub fn run(args: ServeArgs) -> Result<()> {
             config.max_request = shared.config.max_request;
             config.idle_timeout = shared.config.idle_timeout;
             config.config_file = shared.config.config_file.clone();
+            config.read_only = shared.config.read_only;
+            config.auth_file = args
+                .http_auth_file
+                .as_ref()
+                .map(|f| std::path::absolute(f).unwrap_or_else(|_| f.clone()));
+            if let Some(f) = config.auth_file.as_ref().filter(|f| !f.is_file()) {
+                // Read for each login (as Apache reads AuthUserFile), so it may come later.
+                shared.log.line(&format!(
+                    "warning: the HTTP password file '{}' does not exist (yet): logins fail until it does",
+                    f.display()
+                ));
+            }
             // The same handles as svn:// connections: both protocols warm the same caches.
             let repos = shared.clone();
-            let open: svelto_http::OpenRepo =
-                Arc::new(move |dir| repos.repos.open(dir).map(|(r, _)| r));
-            svelto_http::spawn(l, config, open).context("starting the HTTP server")?;
+            let open: svelto_http::OpenRepo = Arc::new(move |dir| repos.repos.open(dir));
+            let logger = shared.clone();
+            let log: svelto_http::LogLine = Arc::new(move |line| logger.log.line(line));
+            svelto_http::spawn(l, config, open, log).context("starting the HTTP server")?;
             Some(a)
         }
         None => None,

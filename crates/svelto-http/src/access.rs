@@ -1,102 +1,242 @@
-//! Who may read what over HTTP, from the same configuration the svn:// side reads: the
-//! repository's `conf/svnserve.conf` (or `--config-file`), its `anon-access` and its
-//! `authz-db` (and `groups-db`). Authentication over HTTP comes with the write path, so every
-//! HTTP request is anonymous for now: a repository with `anon-access = none` answers 401
-//! to everything, and with `authz-db` the anonymous user's rules decide, as
-//! mod_authz_svn decides for an unauthenticated request (401 for a URL that cannot be read;
-//! unreadable entries left out of listings and reports, as svnserve filters them).
+//! Who a request is and what it may do, from the same configuration the svn:// side reads:
+//! the repository's `conf/svnserve.conf` (or `--config-file`) with its `anon-access`,
+//! `auth-access`, `realm`, `authz-db` and `groups-db`, and the password file for HTTP
+//! Basic logins (`--http-auth-file`, else svnserve.conf's `[http] password-db`).
+//!
+//! The answers are Apache's with mod_authz_svn under `AuthType Basic`, `AuthUserFile`,
+//! `AuthzSVNAccessFile`, `Satisfy Any` and `Require valid-user`:
+//! - a request without credentials is anonymous; it gets what `anon-access` and the authz
+//!   rules give anonymous users, and `401` with `WWW-Authenticate: Basic realm="REALM"`
+//!   where a login could give more (so ra_serf asks for a password and caches it);
+//! - a request with credentials has them checked, wherever it goes: a wrong password, an
+//!   unknown user or a malformed header is a `401` (ra_serf asks again);
+//! - a logged-in user refused by `auth-access` or the rules gets `403`;
+//! - without a password file nobody can log in: what anonymous users may not do is `403`
+//!   (mod_authz_svn without `AuthType`).
+//!
+//! The authz rules themselves, and the filtering of what a request reads, are
+//! `svelto_repos::service`'s, as for svn:// clients: this module builds the request's
+//! [`service::Ctx`] (the user, the rules) and refuses what the URL alone rules out.
 
+use crate::auth::{LoginError, Presented};
 use crate::error::HttpError;
-use crate::uri::Target;
+use crate::uri::{Kind, Target};
 use crate::State;
-use hyper::StatusCode;
+use hyper::{Method, StatusCode};
+use std::path::PathBuf;
 use std::sync::Arc;
 use svelto_repos::conf::{Access, SvnserveConf};
-use svelto_repos::service::{AuthzCtx, AuthzSource, Where};
+use svelto_repos::service::{self, AuthzSource, Where, WriterSlot};
 use svelto_store::Repo;
 
-/// What anonymous HTTP requests may read in one repository.
-#[derive(Clone)]
-pub(crate) enum Gate {
-    /// Everything (`anon-access = read` or `write`, no `authz-db`).
-    Open,
-    /// The authz rules (read by svelto-repos' service layer, as for svn:// clients: files on
-    /// disk, or `^/` and `file://` URLs into the repository), applied to the anonymous user.
-    Rules(Arc<AuthzCtx>),
+/// What the configuration lets the request's user do, beyond the authz rules.
+pub(crate) struct Gate {
+    /// The realm of the challenge (svnserve.conf's `realm`, else the repository's UUID, as
+    /// svnserve's).
+    pub realm: String,
+    /// What the user may do anywhere: `anon-access` or `auth-access` (capped at read by
+    /// `-R`).
+    pub level: Access,
+    /// What a login would give (`auth-access`); None when nobody can log in (no password
+    /// file).
+    pub login: Option<Access>,
+    /// Whether the request is anonymous.
+    pub anonymous: bool,
 }
 
-/// The 401 an unauthenticated request for something protected gets.
-pub(crate) fn unauthorized(what: &str) -> HttpError {
-    HttpError::svn(
-        StatusCode::UNAUTHORIZED,
-        220001,
-        format!("Authorization failed: anonymous access to '{what}' is not allowed"),
+/// Whether a method only reads (mod_authz_svn: `OPTIONS`, `GET`, `PROPFIND`, `REPORT`;
+/// `HEAD` is a `GET`).
+pub(crate) fn reads_only(method: &Method) -> bool {
+    matches!(
+        method.as_str(),
+        "OPTIONS" | "GET" | "HEAD" | "PROPFIND" | "REPORT"
     )
 }
 
+fn level_of(a: Access, read_only: bool) -> Access {
+    if read_only && a == Access::Write {
+        Access::Read
+    } else {
+        a
+    }
+}
+
 impl Gate {
-    /// The gate of the repository a request names, read for each request (so edits apply
-    /// at once, as on svn:// for each connection). `anon-access = none` refuses here; an
-    /// authz file that cannot be read or parsed is a 500 naming it (svnserve refuses the
-    /// connection and logs the same words).
-    pub fn load(state: &State, target: &Target, repo: &Repo) -> Result<Gate, HttpError> {
-        let conf_dir = target.repo_dir.join("conf");
-        let conf = match &state.config.config_file {
-            Some(f) => {
-                let base = f.parent().unwrap_or(std::path::Path::new("/"));
-                SvnserveConf::load(f, true, base, &conf_dir)
-            }
-            None => SvnserveConf::for_repository(&target.repo_dir),
-        }
-        .map_err(|e| HttpError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
-        if conf.anon_access == Access::None {
-            return Err(unauthorized(&target.repo_name));
-        }
-        let Some(rules) = &conf.authz_db else {
-            return Ok(Gate::Open);
+    /// The refusal of something the request's user may not do (`write`: a write).
+    pub fn refuse(&self, write: bool) -> HttpError {
+        let required = if write { Access::Write } else { Access::Read };
+        let status = if self.anonymous && self.login.is_some_and(|l| l >= required) {
+            StatusCode::UNAUTHORIZED
+        } else {
+            StatusCode::FORBIDDEN
         };
-        let src = AuthzSource {
-            rules,
-            groups: conf.groups_db.as_ref(),
-            case: conf.force_username_case,
-            repos: Some(target.repo_name.clone()),
+        HttpError::refused(status, self.login.map(|_| self.realm.clone()))
+    }
+
+    /// Refuses unless the blanket level allows the access.
+    pub fn require_level(&self, write: bool) -> Result<(), HttpError> {
+        let required = if write { Access::Write } else { Access::Read };
+        if self.level >= required {
+            Ok(())
+        } else {
+            Err(self.refuse(write))
+        }
+    }
+}
+
+/// Reads the configuration of the repository a request names, authenticates the request
+/// and returns its service context (the user, the authz rules) and gate. Configuration
+/// files are read for each request, so edits apply at once (as on svn:// for each
+/// connection). An `svnserve.conf`, password file or authz file that cannot be read or
+/// parsed is a `500` naming it (svnserve refuses the connection and logs the same words).
+pub(crate) fn admit(
+    state: &State,
+    target: &Target,
+    repo: Repo,
+    writer: Arc<WriterSlot>,
+    headers: &hyper::HeaderMap,
+) -> Result<(service::Ctx, Gate), HttpError> {
+    let conf_dir = target.repo_dir.join("conf");
+    let conf = match &state.config.config_file {
+        Some(f) => {
+            let base = f.parent().unwrap_or(std::path::Path::new("/"));
+            SvnserveConf::load(f, true, base, &conf_dir)
+        }
+        None => SvnserveConf::for_repository(&target.repo_dir),
+    }
+    .map_err(|e| HttpError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+    let realm = match &conf.realm {
+        Some(r) => r.clone(),
+        None => repo.uuid()?,
+    };
+    let password_file: Option<PathBuf> = state
+        .config
+        .auth_file
+        .clone()
+        .or_else(|| conf.http_password_db.clone());
+    let read_only = state.config.read_only;
+    let mut gate = Gate {
+        realm,
+        level: level_of(conf.anon_access, read_only),
+        login: password_file
+            .as_ref()
+            .map(|_| level_of(conf.auth_access, read_only)),
+        anonymous: true,
+    };
+    let presented = crate::auth::presented(headers);
+    if presented == Presented::TooLong {
+        return Err(HttpError::bad_request(
+            "Size of a request header field exceeds server limit (Authorization)",
+        ));
+    }
+    let mut user = None;
+    if let Some(file) = &password_file {
+        let refused = |why: String| {
+            state.log(&format!("{}: {why}", target.repo_name));
+            HttpError::refused(StatusCode::UNAUTHORIZED, Some(gate.realm.clone()))
         };
-        let ctx =
-            svelto_repos::service::authz::load(src, repo, &target.repo_dir).map_err(|why| {
+        match presented {
+            Presented::Nothing | Presented::TooLong => {}
+            Presented::Malformed(why) => return Err(refused(why.to_string())),
+            Presented::Basic {
+                user: name,
+                password,
+            } => match state.logins.check(file, &name, &password) {
+                Ok(()) => user = Some(name),
+                Err(LoginError::Refused(why)) => return Err(refused(why)),
+                Err(LoginError::File(e)) => {
+                    state.log(&format!(
+                        "{}: cannot read the password file '{}': {e}",
+                        target.repo_name,
+                        file.display()
+                    ));
+                    return Err(HttpError::new(
+                        StatusCode::INTERNAL_SERVER_ERROR,
+                        "The server's password file cannot be read",
+                    ));
+                }
+            },
+        }
+    }
+    if user.is_some() {
+        gate.anonymous = false;
+        gate.level = level_of(conf.auth_access, read_only);
+    }
+    let authz = match &conf.authz_db {
+        None => None,
+        Some(rules) => {
+            let src = AuthzSource {
+                rules,
+                groups: conf.groups_db.as_ref(),
+                case: conf.force_username_case,
+                repos: Some(target.repo_name.clone()),
+            };
+            let ctx = service::authz::load(src, &repo, &target.repo_dir).map_err(|why| {
                 HttpError::new(
                     StatusCode::INTERNAL_SERVER_ERROR,
                     format!("Invalid authz configuration: {why}"),
                 )
             })?;
-        Ok(Gate::Rules(Arc::new(ctx)))
-    }
-
-    /// Whether anonymous requests may read the repository relpath `path`.
-    pub fn can_read(&self, path: &str) -> bool {
-        match self {
-            Gate::Open => true,
-            Gate::Rules(ctx) => ctx.allows(None, &Where::Path(path.to_string()), false),
+            Some(ctx)
         }
-    }
+    };
+    let svc = service::Ctx::new(repo, writer, user, authz, conf.hooks_env.clone());
+    Ok((svc, gate))
+}
 
-    /// Refuses with 401 unless `path` may be read.
-    pub fn require(&self, path: &str) -> Result<(), HttpError> {
-        if self.can_read(path) {
-            Ok(())
-        } else {
-            Err(unauthorized(&format!("/{path}")))
-        }
+/// The repository path mod_authz_svn checks for a request's URL (None for the `!svn/`
+/// resources that name no path: `me`, `rev`, `vcc`, `bln`, as `dav_svn_split_uri` leaves
+/// them; a write to one of those is checked as a write anywhere in the repository).
+fn url_path(target: &Target) -> Option<&str> {
+    match target.kind {
+        Kind::Public | Kind::RevRoot(_) | Kind::Version(_) => Some(&target.path),
+        Kind::Me | Kind::Rev(_) | Kind::Vcc | Kind::Baseline(_) => None,
     }
+}
 
-    /// The check handed to svelto-repos' drives and queries (None when everything is
-    /// readable, so they skip the checks).
-    pub fn read_check(&self) -> Option<svelto_repos::report::ReadCheck> {
-        match self {
-            Gate::Open => None,
-            g => {
-                let g = g.clone();
-                Some(Box::new(move |p: &str| g.can_read(p)))
-            }
-        }
+/// The checks mod_authz_svn makes on the request's URL before anything is read or
+/// written: the blanket level, then the authz rules on the URL's path for the method
+/// (read for `OPTIONS`, `GET`, `PROPFIND`, `REPORT`; read of the whole subtree for `COPY`;
+/// write for `MKCOL`, `PUT`, `PROPPATCH`, `CHECKOUT`, `MERGE`, `LOCK`, `UNLOCK`, ...; write
+/// of the whole subtree for `DELETE`, `MOVE` and unknown methods; `MERGE` and path-less
+/// writes as a write anywhere). What a request reads below its URL is filtered later by
+/// the service layer.
+pub(crate) fn check_url(
+    svc: &service::Ctx,
+    gate: &Gate,
+    method: &Method,
+    target: &Target,
+) -> Result<(), HttpError> {
+    let write = !reads_only(method);
+    gate.require_level(write)?;
+    let recursive = matches!(method.as_str(), "COPY" | "MOVE" | "DELETE")
+        || !(reads_only(method)
+            || matches!(
+                method.as_str(),
+                "MKCOL"
+                    | "PUT"
+                    | "PROPPATCH"
+                    | "CHECKOUT"
+                    | "MERGE"
+                    | "MKACTIVITY"
+                    | "LOCK"
+                    | "UNLOCK"
+            ));
+    let path = if method.as_str() == "MERGE" {
+        None
+    } else {
+        url_path(target)
+    };
+    let allowed = match (path, &svc.authz) {
+        (_, None) => true,
+        (Some(p), Some(a)) if recursive => a.allows_recursive(svc.user.as_deref(), p, write),
+        (Some(p), Some(_)) => svc.allowed(p, write),
+        (None, Some(_)) if write => svc.allows(&Where::Anywhere, true),
+        (None, Some(_)) => true,
+    };
+    if allowed {
+        Ok(())
+    } else {
+        Err(gate.refuse(write))
     }
 }

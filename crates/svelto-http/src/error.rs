@@ -15,6 +15,17 @@ pub struct HttpError {
     /// Subversion's error code, when there is one (0 otherwise, as mod_dav_svn writes).
     pub code: u32,
     pub message: String,
+    /// An access refusal (401 or 403) answered as Apache answers it: its HTML page rather
+    /// than an error document, so ra_serf prompts for credentials (401) or prints its own
+    /// "Access to '...' forbidden" (403); with the realm of the `WWW-Authenticate: Basic`
+    /// challenge when logins are possible.
+    pub refusal: Option<Refusal>,
+}
+
+/// See [`HttpError::refusal`].
+#[derive(Debug, Clone)]
+pub struct Refusal {
+    pub realm: Option<String>,
 }
 
 pub(crate) use svelto_core::code::{
@@ -27,6 +38,7 @@ impl HttpError {
             status,
             code: 0,
             message: message.into(),
+            refusal: None,
         }
     }
 
@@ -35,6 +47,22 @@ impl HttpError {
             status,
             code,
             message: message.into(),
+            refusal: None,
+        }
+    }
+
+    /// A 401 or 403 of the access checks (see [`HttpError::refusal`]).
+    pub fn refused(status: StatusCode, realm: Option<String>) -> HttpError {
+        let message = if status == StatusCode::UNAUTHORIZED {
+            "This server could not verify that you are authorized to access the document requested."
+        } else {
+            "You don't have permission to access this resource."
+        };
+        HttpError {
+            status,
+            code: 0,
+            message: message.into(),
+            refusal: Some(Refusal { realm }),
         }
     }
 
@@ -50,8 +78,33 @@ impl HttpError {
         HttpError::svn(StatusCode::BAD_REQUEST, XML_MALFORMED, message)
     }
 
-    /// The response: mod_dav_svn's error document.
+    /// The response: mod_dav_svn's error document, or Apache's page for a refusal.
     pub(crate) fn reply(&self) -> Reply {
+        if let Some(r) = &self.refusal {
+            let title = format!(
+                "{} {}",
+                self.status.as_u16(),
+                self.status.canonical_reason().unwrap_or("")
+            );
+            let body = format!(
+                "<!DOCTYPE HTML PUBLIC \"-//W3C//DTD HTML 4.01//EN\" \"http://www.w3.org/TR/html4/strict.dtd\">\n\
+                 <html><head>\n<title>{title}</title>\n</head><body>\n<h1>{}</h1>\n<p>{}</p>\n</body></html>\n",
+                self.status.canonical_reason().unwrap_or(""),
+                esc(&self.message)
+            );
+            let reply = Reply::new(
+                self.status,
+                "text/html; charset=iso-8859-1",
+                body.into_bytes(),
+            );
+            return match &r.realm {
+                Some(realm) => reply.header(
+                    "www-authenticate",
+                    format!("Basic realm=\"{}\"", realm.replace(['"', '\\'], "")),
+                ),
+                None => reply,
+            };
+        }
         let body = format!(
             "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n\
              <D:error xmlns:D=\"DAV:\" xmlns:m=\"http://apache.org/dav/xmlns\" xmlns:C=\"svn:\">\n\
@@ -61,12 +114,7 @@ impl HttpError {
             self.code,
             esc(&self.message)
         );
-        let reply = Reply::xml(self.status, body.into_bytes());
-        if self.status == StatusCode::UNAUTHORIZED {
-            // What mod_authz_svn's Basic setup asks; credentials are not checked over HTTP yet.
-            return reply.header("www-authenticate", "Basic realm=\"Subversion repository\"");
-        }
-        reply
+        Reply::xml(self.status, body.into_bytes())
     }
 }
 

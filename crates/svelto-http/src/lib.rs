@@ -16,7 +16,9 @@
 //! channel, so memory stays bounded whatever the response's size.
 
 mod access;
+mod auth;
 mod error;
+mod htpasswd;
 mod replay;
 mod reports;
 mod resource;
@@ -38,12 +40,17 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
+use svelto_repos::service::WriterSlot;
 use svelto_store::Repo;
 use tokio::sync::mpsc;
 
 /// Opens (or finds already open) the repository in a directory: the svn:// server's
-/// shared handle map, so both protocols share one `Repo` per repository.
-pub type OpenRepo = Arc<dyn Fn(&Path) -> svelto_store::Result<Repo> + Send + Sync>;
+/// shared handle map, so both protocols share one `Repo` (and one writer) per repository.
+pub type OpenRepo =
+    Arc<dyn Fn(&Path) -> svelto_store::Result<(Repo, Arc<WriterSlot>)> + Send + Sync>;
+
+/// Writes a line to the server's log (refused logins, unreadable password files).
+pub type LogLine = Arc<dyn Fn(&str) + Send + Sync>;
 
 /// How the HTTP side behaves.
 #[derive(Debug, Clone)]
@@ -59,6 +66,11 @@ pub struct HttpConfig {
     /// svnserve's `--config-file`: this svnserve.conf (`anon-access`, `authz-db`) for
     /// every repository instead of each one's `conf/svnserve.conf`.
     pub config_file: Option<PathBuf>,
+    /// `--http-auth-file`: the htpasswd file for Basic logins to every repository (else
+    /// each svnserve.conf's `[http] password-db`).
+    pub auth_file: Option<PathBuf>,
+    /// `-R`: nobody writes, whatever svnserve.conf says.
+    pub read_only: bool,
 }
 
 impl HttpConfig {
@@ -69,6 +81,8 @@ impl HttpConfig {
             max_request: 16 << 20,
             idle_timeout: Duration::from_secs(900),
             config_file: None,
+            auth_file: None,
+            read_only: false,
         }
     }
 }
@@ -77,6 +91,14 @@ impl HttpConfig {
 pub(crate) struct State {
     pub config: HttpConfig,
     pub open: OpenRepo,
+    pub logins: auth::Logins,
+    log: LogLine,
+}
+
+impl State {
+    pub fn log(&self, line: &str) {
+        (self.log)(line)
+    }
 }
 
 /// Serves HTTP on `listener` in a thread of its own (a tokio runtime with two workers; the
@@ -86,6 +108,7 @@ pub fn spawn(
     listener: std::net::TcpListener,
     mut config: HttpConfig,
     open: OpenRepo,
+    log: LogLine,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
     config.prefix = normalize_prefix(&config.prefix);
     listener.set_nonblocking(true)?;
@@ -95,7 +118,12 @@ pub fn spawn(
         .thread_name("svelto-http")
         .enable_all()
         .build()?;
-    let state = Arc::new(State { config, open });
+    let state = Arc::new(State {
+        config,
+        open,
+        logins: auth::Logins::default(),
+        log,
+    });
     std::thread::Builder::new()
         .name("svelto-http-listener".into())
         .spawn(move || {

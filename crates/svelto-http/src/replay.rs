@@ -52,7 +52,7 @@ pub(crate) fn replay_report(ctx: &Ctx<'_>, req: &Req, doc: &Elem) -> Result<Repl
     let low_water_mark = low_water_mark
         .ok_or_else(|| HttpError::bad_request("Request was missing the low-water-mark argument"))?;
     let rev = ctx.check_rev(rev)?;
-    ctx.gate.require(&base_dir)?;
+    ctx.require_read(&base_dir)?;
     let opts = ReplayOptions {
         base_dir,
         low_water_mark,
@@ -62,8 +62,7 @@ pub(crate) fn replay_report(ctx: &Ctx<'_>, req: &Req, doc: &Elem) -> Result<Repl
             send_deltas,
         },
     };
-    let repo = ctx.repo.clone();
-    let gate = ctx.gate.clone();
+    let svc = ctx.svc.clone();
     Ok(Reply::xml_stream(Box::new(move |w| {
         let mut editor = ReplayXml {
             w,
@@ -71,12 +70,7 @@ pub(crate) fn replay_report(ctx: &Ctx<'_>, req: &Req, doc: &Elem) -> Result<Repl
             b64: Base64Lines::default(),
         };
         editor.put(&format!("{XML_HEADER}<S:editor-report xmlns:S=\"svn:\">\n"))?;
-        let readable = |p: &str| gate.can_read(p);
-        let readable: Option<svelto_repos::log::Readable<'_>> = match gate {
-            crate::access::Gate::Open => None,
-            _ => Some(&readable),
-        };
-        svelto_repos::replay::replay_authz(&repo, rev, &opts, readable, &mut editor)?;
+        svc.replay(rev, &opts, &mut editor)?;
         editor.end_delta()?;
         editor.put("</S:editor-report>\n")?;
         Ok(())

@@ -88,8 +88,8 @@ fn inherited_props(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
         Some(p) => rel_path(ctx, &p.text)?,
         None => ctx.target.path.clone(),
     };
-    ctx.gate.require(&path)?;
-    let iprops = svelto_repos::inherited_props(&ctx.repo, &path, rev)?;
+    ctx.require_read(&path)?;
+    let iprops = ctx.svc.inherited_props(&path, rev)?;
     let mut out =
         format!("{XML_HEADER}<S:inherited-props-report xmlns:S=\"svn:\" xmlns:D=\"DAV:\">\n");
     for (p, props) in iprops {
@@ -119,9 +119,9 @@ fn get_locks(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
         Some("empty") => Some(0),
         Some(d) => return Err(HttpError::bad_request(format!("Invalid depth '{d}'"))),
     };
-    let locks = svelto_repos::locks::get_locks(&ctx.target.repo_dir, &ctx.target.path, depth)?;
+    let locks = ctx.svc.get_locks(&ctx.target.path, depth)?;
     let mut out = format!("{XML_HEADER}<S:get-locks-report xmlns:S=\"svn:\" xmlns:D=\"DAV:\">\n");
-    for l in locks.into_iter().filter(|l| ctx.gate.can_read(&l.path)) {
+    for l in locks {
         let _ = write!(
             out,
             "<S:lock>\n<S:path>/{}</S:path>\n<S:token>{}</S:token>\n<S:creationdate>{}</S:creationdate>\n",
@@ -177,9 +177,9 @@ fn list(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
             _ => {}
         }
     }
-    ctx.gate.require(&path)?;
-    let repo = ctx.repo.clone();
-    let gate = ctx.gate.clone();
+    ctx.require_read(&path)?;
+    let repo = ctx.repo().clone();
+    let readable = ctx.svc.read_check();
     Ok(Reply::xml_stream(Box::new(move |w| {
         let mut header = false;
         let mut revinfo = RevInfo::default();
@@ -189,7 +189,9 @@ fn list(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
             rev,
             depth,
             patterns.as_deref(),
-            Some(&|p: &str| gate.can_read(p)),
+            readable
+                .as_ref()
+                .map(|r| r.as_ref() as &dyn Fn(&str) -> bool),
             &mut |p, n| {
                 if !header {
                     header = true;
@@ -351,22 +353,16 @@ fn log(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
     if opts.paths.is_empty() {
         opts.paths.push(ctx.target.path.clone());
     }
-    let repo = ctx.repo.clone();
-    let gate = ctx.gate.clone();
     for p in &opts.paths {
-        gate.require(p)?;
+        ctx.require_read(p)?;
     }
+    let svc = ctx.svc.clone();
     Ok(Reply::xml_stream(Box::new(move |w| {
         w.write_all(
             format!("{XML_HEADER}<S:log-report xmlns:S=\"svn:\" xmlns:D=\"DAV:\">\n").as_bytes(),
         )?;
         let mut depth = 0usize;
-        let readable = |p: &str| gate.can_read(p);
-        let readable: Option<svelto_repos::log::Readable<'_>> = match gate {
-            crate::access::Gate::Open => None,
-            _ => Some(&readable),
-        };
-        svelto_repos::log::log_authz(&repo, &opts, readable, &mut |e: LogEntry| {
+        svc.log(&opts, &mut |e: LogEntry| {
             let s = log_item(&e, encode_binary, &mut depth);
             w.write_all(s.as_bytes()).map_err(crate::error::write_err)
         })
@@ -475,21 +471,16 @@ fn file_revs(ctx: &Ctx<'_>, req: &Req, doc: &Elem) -> Result<Reply, HttpError> {
         svndiff_version: crate::resource::svndiff_version(req.header("accept-encoding"))
             .unwrap_or(0),
     };
-    ctx.gate.require(&path)?;
-    let repo = ctx.repo.clone();
-    let gate = ctx.gate.clone();
+    ctx.require_read(&path)?;
+    let svc = ctx.svc.clone();
     Ok(Reply::xml_stream(Box::new(move |w| {
-        let readable = |p: &str| gate.can_read(p);
-        let readable: Option<svelto_repos::log::Readable<'_>> = match gate {
-            crate::access::Gate::Open => None,
-            _ => Some(&readable),
-        };
         let mut h = FileRevsXml {
             w,
             header: false,
             b64: crate::xml::Base64Lines::default(),
+            in_delta: false,
         };
-        svelto_repos::get_file_revs_authz(&repo, &path, &opts, readable, &mut h)
+        svc.file_revs(&path, &opts, &mut h)
             .map_err(HttpError::from)?;
         h.header()?;
         h.w.write_all(b"</S:file-revs-report>\n")?;
@@ -502,6 +493,9 @@ struct FileRevsXml<'w> {
     w: &'w mut dyn std::io::Write,
     header: bool,
     b64: crate::xml::Base64Lines,
+    /// Inside an `S:txdelta` (the version changed the text); `file_rev_end` comes for
+    /// every version, with or without one.
+    in_delta: bool,
 }
 
 impl FileRevsXml<'_> {
@@ -548,6 +542,7 @@ impl svelto_repos::FileRevsHandler for FileRevsXml<'_> {
         if rev.merged {
             s.push_str("<S:merged-revision/>");
         }
+        self.in_delta = rev.text_delta;
         if rev.text_delta {
             s.push_str("<S:txdelta>");
             self.b64 = crate::xml::Base64Lines::default();
@@ -566,6 +561,9 @@ impl svelto_repos::FileRevsHandler for FileRevsXml<'_> {
     }
 
     fn file_rev_end(&mut self) -> svelto_repos::Result<()> {
+        if !std::mem::take(&mut self.in_delta) {
+            return Ok(());
+        }
         self.b64.finish(self.w).map_err(crate::error::write_err)?;
         self.w
             .write_all(b"</S:txdelta></S:file-rev>\n")
@@ -587,8 +585,8 @@ fn get_locations(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
             revs.push(r);
         }
     }
-    ctx.gate.require(&path)?;
-    let locations = svelto_repos::get_locations(&ctx.repo, &path, peg, &revs)?;
+    ctx.require_read(&path)?;
+    let locations = ctx.svc.locations(&path, peg, &revs)?;
     let mut out =
         format!("{XML_HEADER}<S:get-locations-report xmlns:S=\"svn:\" xmlns:D=\"DAV:\">\n");
     for (rev, p) in locations {
@@ -620,29 +618,30 @@ fn location_segments(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
     }
     let mut out =
         format!("{XML_HEADER}<S:get-location-segments-report xmlns:S=\"svn:\" xmlns:D=\"DAV:\">\n");
-    ctx.gate.require(&path)?;
-    svelto_repos::location_segments(&ctx.repo, &path, peg, start, end, &mut |seg| {
-        match &seg.path {
-            Some(p) => {
-                let p = p.trim_start_matches('/');
-                let _ = writeln!(
-                    out,
-                    "<S:location-segment path=\"{}\" range-start=\"{}\" range-end=\"{}\"/>",
-                    esc(p),
-                    seg.start,
-                    seg.end
-                );
+    ctx.require_read(&path)?;
+    ctx.svc
+        .location_segments(&path, peg, start, end, &mut |seg| {
+            match &seg.path {
+                Some(p) => {
+                    let p = p.trim_start_matches('/');
+                    let _ = writeln!(
+                        out,
+                        "<S:location-segment path=\"{}\" range-start=\"{}\" range-end=\"{}\"/>",
+                        esc(p),
+                        seg.start,
+                        seg.end
+                    );
+                }
+                None => {
+                    let _ = writeln!(
+                        out,
+                        "<S:location-segment range-start=\"{}\" range-end=\"{}\"/>",
+                        seg.start, seg.end
+                    );
+                }
             }
-            None => {
-                let _ = writeln!(
-                    out,
-                    "<S:location-segment range-start=\"{}\" range-end=\"{}\"/>",
-                    seg.start, seg.end
-                );
-            }
-        }
-        Ok(())
-    })?;
+            Ok(())
+        })?;
     out.push_str("</S:get-location-segments-report>\n");
     Ok(xml_reply(out))
 }
@@ -658,10 +657,10 @@ fn mergeinfo(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
         paths.push(rel_path(ctx, &c.text)?);
     }
     let include_descendants = doc.child_text(SVN, "include-descendants") == Some("yes");
-    for p in &paths {
-        ctx.gate.require(p)?;
-    }
-    let found = svelto_repos::get_mergeinfo(&ctx.repo, &paths, rev, inherit, include_descendants)?;
+    let rev = rev.unwrap_or(ctx.youngest);
+    let found = ctx
+        .svc
+        .mergeinfo(&paths, rev, inherit, include_descendants)?;
     let mut out = format!("{XML_HEADER}<S:mergeinfo-report xmlns:S=\"svn:\" xmlns:D=\"DAV:\">\n");
     for (path, info) in found {
         let rel = svelto_core::skip_ancestor(&ctx.target.path, &path).unwrap_or(&path);
@@ -686,8 +685,8 @@ fn deleted_rev(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
             "Not all parameters passed (peg and end revisions are needed)",
         ));
     };
-    ctx.gate.require(&path)?;
-    let rev = svelto_repos::deleted_rev(&ctx.repo, &path, peg, end)?;
+    ctx.require_read(&path)?;
+    let rev = ctx.svc.deleted_rev(&path, peg, end)?;
     let rev = rev.map_or(-1, |r| r as i64);
     Ok(xml_reply(format!(
         "{XML_HEADER}<S:get-deleted-rev-report xmlns:S=\"svn:\" xmlns:D=\"DAV:\">\n<D:version-name>{rev}</D:version-name></S:get-deleted-rev-report>"
@@ -703,7 +702,7 @@ fn dated_rev(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
                 "The request does not contain a valid 'DAV:creationdate' element.",
             )
         })?;
-    let rev = svelto_repos::revprops::dated_rev(&ctx.repo, when)?;
+    let rev = svelto_repos::revprops::dated_rev(ctx.repo(), when)?;
     Ok(xml_reply(format!(
         "{XML_HEADER}<S:dated-rev-report xmlns:S=\"svn:\" xmlns:D=\"DAV:\">\n<D:version-name>{rev}</D:version-name></S:dated-rev-report>"
     )))

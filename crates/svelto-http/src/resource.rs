@@ -42,24 +42,17 @@ pub(crate) fn handle(state: &State, req: &Req) -> Result<Reply, HttpError> {
             ))
         }
     };
-    let repo = (state.open)(&target.repo_dir)?;
+    let (repo, writer) = (state.open)(&target.repo_dir)?;
     let youngest = repo.refresh()?;
-    let gate = crate::access::Gate::load(state, &target, &repo)?;
-    match target.kind {
-        Kind::Public | Kind::RevRoot(_) | Kind::Version(_) => gate.require(&target.path)?,
-        // Revision properties and baselines: only for who may read the whole tree's root.
-        Kind::Rev(_) | Kind::Vcc | Kind::Baseline(_) => gate.require("")?,
-        // Reports on the me resource check the paths they name.
-        Kind::Me => {}
-    }
-
+    let (svc, gate) = crate::access::admit(state, &target, repo, writer, &req.headers)?;
+    crate::access::check_url(&svc, &gate, &req.method, &target)?;
     let ctx = Ctx {
         state,
-        repo,
+        svc,
+        gate,
         youngest,
         target,
         uri: req.path.clone(),
-        gate,
     };
     match req.method {
         Method::OPTIONS => ctx.options(req),
@@ -79,13 +72,16 @@ pub(crate) fn handle(state: &State, req: &Req) -> Result<Reply, HttpError> {
 /// One request's view of its repository.
 pub(crate) struct Ctx<'a> {
     pub state: &'a State,
-    pub repo: Repo,
+    /// The repository as the service layer offers it to this request's user: the handle,
+    /// the writer, the user (`svc.user`: the authenticated name, None for an anonymous
+    /// request; the commit author and the authz user) and the authz rules.
+    pub svc: svelto_repos::service::Ctx,
+    /// What the configuration lets the user do beyond the rules, and the realm.
+    pub gate: crate::access::Gate,
     pub youngest: Revnum,
     pub target: Target,
     /// The request's path, as sent (what mod_dav_svn's 404 messages name).
     pub uri: String,
-    /// What the (anonymous) request may read.
-    pub gate: crate::access::Gate,
 }
 
 /// A node found at a path in a revision.
@@ -96,6 +92,25 @@ pub(crate) struct Node {
 }
 
 impl Ctx<'_> {
+    /// The repository handle.
+    pub fn repo(&self) -> &Repo {
+        &self.svc.repo
+    }
+
+    /// Whether the user may read the repository relpath `path`.
+    pub fn can_read(&self, path: &str) -> bool {
+        self.svc.allowed(path, false)
+    }
+
+    /// Refuses (401 or 403, as Apache) unless the user may read `path`.
+    pub fn require_read(&self, path: &str) -> Result<(), HttpError> {
+        if self.can_read(path) {
+            Ok(())
+        } else {
+            Err(self.gate.refuse(false))
+        }
+    }
+
     /// `PREFIX/REPO`.
     pub fn root_href(&self) -> &str {
         &self.target.root_href
@@ -126,7 +141,7 @@ impl Ctx<'_> {
     /// The node at `path` in `rev`, or a 404 in mod_dav_svn's words.
     pub fn node(&self, rev: Revnum, path: &str) -> Result<Node, HttpError> {
         let rev = self.check_rev(rev)?;
-        match self.repo.lookup(rev, path)? {
+        match self.repo().lookup(rev, path)? {
             Some((_, node)) => Ok(Node {
                 rev,
                 path: path.to_string(),
@@ -178,7 +193,7 @@ impl Ctx<'_> {
             let root = self.root_href();
             reply = reply
                 .header("svn-youngest-rev", self.youngest.to_string())
-                .header("svn-repository-uuid", self.repo.uuid()?)
+                .header("svn-repository-uuid", self.repo().uuid()?)
                 .header("svn-repository-mergeinfo", "yes")
                 .header(
                     "dav",
@@ -250,14 +265,14 @@ impl Ctx<'_> {
                 let href = self.node_href(&node);
                 self.node_response(&mut out, &href, &node, &wanted)?;
                 if depth == 1 && node.node.kind == NodeKind::Dir {
-                    for e in self.repo.dir(&node.node)?.iter() {
-                        if !self.gate.can_read(&svelto_core::join(&node.path, &e.name)) {
+                    for e in self.repo().dir(&node.node)?.iter() {
+                        if !self.can_read(&svelto_core::join(&node.path, &e.name)) {
                             continue;
                         }
                         let child = Node {
                             rev: node.rev,
                             path: svelto_core::join(&node.path, &e.name),
-                            node: self.repo.node(e.node)?,
+                            node: self.repo().node(e.node)?,
                         };
                         let mut href =
                             format!("{}/{}", href.trim_end_matches('/'), encode(&e.name));
@@ -278,7 +293,7 @@ impl Ctx<'_> {
                         Some(format!("<D:href>{}</D:href>", esc(&bln))),
                     ),
                     (DAV, "resourcetype", Some(String::new())),
-                    (SVN_DAV, "repository-uuid", Some(self.repo.uuid()?)),
+                    (SVN_DAV, "repository-uuid", Some(self.repo().uuid()?)),
                 ];
                 response(&mut out, &href, &live, &PropList::new(), &wanted);
             }
@@ -294,14 +309,14 @@ impl Ctx<'_> {
                     ),
                     (DAV, "version-name", Some(rev.to_string())),
                     (DAV, "resourcetype", Some("<D:baseline/>".into())),
-                    (SVN_DAV, "repository-uuid", Some(self.repo.uuid()?)),
+                    (SVN_DAV, "repository-uuid", Some(self.repo().uuid()?)),
                 ];
                 response(&mut out, &href, &live, &PropList::new(), &wanted);
             }
             Kind::Rev(rev) => {
                 let rev = self.check_rev(rev)?;
                 let href = self.special_href("rev", rev, "");
-                let props = self.repo.revprops(rev)?;
+                let props = self.svc.readable_revprops(rev)?;
                 let live = vec![(DAV, "version-name", Some(rev.to_string()))];
                 response(&mut out, &href, &live, &props, &wanted);
             }
@@ -336,7 +351,7 @@ impl Ctx<'_> {
 
     /// svn:date and svn:author of a revision.
     pub fn date_author(&self, rev: Revnum) -> Result<(Option<String>, Option<String>), HttpError> {
-        let props = self.repo.revprops(rev)?;
+        let props = self.repo().revprops(rev)?;
         let get = |n: &[u8]| {
             props
                 .get(n)
@@ -355,7 +370,7 @@ impl Ctx<'_> {
         let n = &node.node;
         let cr = n.created_rev;
         let (date, author) = self.date_author(cr)?;
-        let props = self.repo.props(n)?;
+        let props = self.repo().props(n)?;
         let is_dir = n.kind == NodeKind::Dir;
         let fspath = format!("/{}", node.path);
         let mime = props
@@ -405,7 +420,7 @@ impl Ctx<'_> {
             (DAV, "creator-displayname", author.map(|a| esc(&a).into_owned())),
             (SVN_DAV, "baseline-relative-path", Some(esc(&node.path).into_owned())),
             (SVN_DAV, "md5-checksum", text.map(|t| t.md5.to_hex()).or_else(|| (!is_dir).then(|| EMPTY_MD5.into()))),
-            (SVN_DAV, "repository-uuid", Some(self.repo.uuid()?)),
+            (SVN_DAV, "repository-uuid", Some(self.repo().uuid()?)),
             (SVN_DAV, "deadprop-count", Some(props.len().to_string())),
             (SVN_DAV, "sha1-checksum", text.map(|t| t.sha1.to_hex()).or_else(|| (!is_dir).then(|| EMPTY_SHA1.into()))),
             (
@@ -444,7 +459,7 @@ impl Ctx<'_> {
                 .listing(&node)?
                 .header("etag", format!("W/\"{cr}//{}\"", node.path)));
         }
-        let props = self.repo.props(&node.node)?;
+        let props = self.repo().props(&node.node)?;
         let mime = props
             .get(&b"svn:mime-type"[..])
             .map(|v| String::from_utf8_lossy(v).into_owned())
@@ -461,11 +476,11 @@ impl Ctx<'_> {
         let mut reply = match text {
             None => Reply::new(StatusCode::OK, &mime, Vec::new()),
             Some(t) if t.size <= 1 << 20 => {
-                let bytes = self.repo.read_text(&t)?;
+                let bytes = self.repo().read_text(&t)?;
                 Reply::new(StatusCode::OK, &mime, bytes.to_vec())
             }
             Some(t) => {
-                let repo = self.repo.clone();
+                let repo = self.repo().clone();
                 Reply::stream(
                     StatusCode::OK,
                     &mime,
@@ -490,7 +505,7 @@ impl Ctx<'_> {
             return Ok(None);
         }
         let Some(rev) = bt.rev() else { return Ok(None) };
-        if !self.gate.can_read(&bt.path) {
+        if !self.can_read(&bt.path) {
             return Ok(None);
         }
         let Ok(base_node) = self.node(rev, &bt.path) else {
@@ -499,9 +514,9 @@ impl Ctx<'_> {
         let (Some(bt_text), target_text) = (base_node.node.text, node.node.text) else {
             return Ok(None);
         };
-        let source = self.repo.read_text(&bt_text)?;
+        let source = self.repo().read_text(&bt_text)?;
         let target = match &target_text {
-            Some(t) => self.repo.read_text(t)?,
+            Some(t) => self.repo().read_text(t)?,
             None => Arc::new(Vec::new()),
         };
         let mut out = svelto_delta::stream_header(version).to_vec();
@@ -534,8 +549,8 @@ impl Ctx<'_> {
         if !node.path.is_empty() {
             out.push_str("  <li><a href=\"../\">..</a></li>\n");
         }
-        for e in self.repo.dir(&node.node)?.iter() {
-            if !self.gate.can_read(&svelto_core::join(&node.path, &e.name)) {
+        for e in self.repo().dir(&node.node)?.iter() {
+            if !self.can_read(&svelto_core::join(&node.path, &e.name)) {
                 continue;
             }
             let slash = if e.kind == NodeKind::Dir { "/" } else { "" };

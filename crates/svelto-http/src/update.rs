@@ -169,16 +169,13 @@ pub(crate) fn update_report(ctx: &Ctx<'_>, req: &Req, doc: &Elem) -> Result<Repl
             send_deltas: send_all && text_deltas,
         },
     };
-    ctx.gate.require(&join(&anchor, &target))?;
+    ctx.require_read(&join(&anchor, &target))?;
     if let Some(d) = &dst {
-        ctx.gate.require(d)?;
+        ctx.require_read(d)?;
     }
-    let mut prepared = svelto_repos::prepare(&ctx.repo, &opts, report)?;
-    if let Some(check) = ctx.gate.read_check() {
-        prepared = prepared.with_read_check(check);
-    }
+    let prepared = ctx.svc.prepare_report(&opts, report)?;
     let editor_state = XmlState {
-        repo: ctx.repo.clone(),
+        repo: ctx.repo().clone(),
         root_href: ctx.root_href().to_string(),
         target_rev,
         anchor,

@@ -408,6 +408,10 @@ pub struct SvnserveConf {
     pub password_db: Option<PathBuf>,
     /// `[general] realm`; the repository UUID when unset.
     pub realm: Option<String>,
+    /// `[http] password-db`: Svelto's own option, an Apache password file (`htpasswd`'s
+    /// format, as `AuthUserFile`) for HTTP Basic logins, resolved against the base
+    /// directory. svnserve ignores the section.
+    pub http_password_db: Option<PathBuf>,
     /// `[general] force-username-case`. svnserve reads it only when `authz-db` is set (it
     /// changes only the name authz rules see); it is `AsIs` otherwise.
     pub force_username_case: UsernameCase,
@@ -481,6 +485,7 @@ impl SvnserveConf {
             auth_access: access("auth-access", Access::Write),
             password_db: general("password-db").map(|p| base.join(p)),
             realm: general("realm"),
+            http_password_db: ini.get("http", "password-db").map(|p| base.join(p)),
             force_username_case,
             authz_db,
             groups_db,

@@ -37,6 +37,16 @@ pub fn require_apache() {
     }
 }
 
+/// The modules of HTTP Basic authentication and mod_authz_svn (and `Satisfy`).
+const AUTH_MODULES: &[(&str, &str)] = &[
+    ("authn_core_module", "mod_authn_core.so"),
+    ("authn_file_module", "mod_authn_file.so"),
+    ("auth_basic_module", "mod_auth_basic.so"),
+    ("authz_user_module", "mod_authz_user.so"),
+    ("access_compat_module", "mod_access_compat.so"),
+    ("authz_svn_module", "mod_authz_svn.so"),
+];
+
 /// A running Apache, as a [`Server`] whose base URL is `http://127.0.0.1:PORT/PREFIX`.
 pub struct Apache(Server);
 
@@ -75,7 +85,30 @@ impl Apache {
     /// Serves the repositories under `parent` (`SVNParentPath`) at `PREFIX/NAME`, with its
     /// configuration, pid file and logs in `dir`.
     pub fn start(parent: &Path, dir: &Path, prefix: &str) -> Apache {
+        Apache::start_with(parent, dir, prefix, "")
+    }
+
+    /// [`Apache::start`] with more directives in the `<Location>` block (e.g. `AuthType
+    /// Basic`, `AuthUserFile`, `AuthzSVNAccessFile`, `Satisfy Any`, `Require valid-user`:
+    /// the modules they need are loaded when there are any).
+    pub fn start_with(parent: &Path, dir: &Path, prefix: &str, location: &str) -> Apache {
         require_apache();
+        let auth_modules = if location.is_empty() {
+            String::new()
+        } else {
+            let mut lines = String::new();
+            for (name, file) in AUTH_MODULES {
+                let path = Path::new(MODULE_DIR).join(file);
+                if !path.is_file() {
+                    panic!(
+                        "\n\n*** Apache's {file} ({}) is required: {INSTALL} ***\n",
+                        path.display()
+                    );
+                }
+                lines.push_str(&format!("LoadModule {name} {}\n", path.display()));
+            }
+            lines
+        };
         let port = free_port();
         let conf = dir.join("httpd.conf");
         let run = dir.join("httpd-run");
@@ -101,7 +134,8 @@ impl Apache {
              LoadModule authz_core_module {MODULE_DIR}/mod_authz_core.so\n\
              LoadModule dav_module {MODULE_DIR}/mod_dav.so\n\
              LoadModule dav_svn_module {MODULE_DIR}/mod_dav_svn.so\n\
-             <Location {prefix}>\n  DAV svn\n  SVNParentPath {parent}\n</Location>\n",
+             {auth_modules}\
+             <Location {prefix}>\n  DAV svn\n  SVNParentPath {parent}\n{location}</Location>\n",
             run = run.display(),
             dir = dir.display(),
             parent = parent.display(),

@@ -15,6 +15,7 @@
 //! to produce the expected side of a comparison.
 
 pub mod apache;
+pub mod authz_matrix;
 pub mod dumpfile;
 mod fixtures;
 pub mod generate;

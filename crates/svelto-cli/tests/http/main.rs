@@ -4,6 +4,7 @@
 //! against both, outputs and working copies compared. Fails, saying what to install,
 //! when Apache or mod_dav_svn is missing.
 
+mod auth;
 mod bad;
 mod read;
 mod tools;
@@ -31,4 +32,44 @@ pub fn head(pair: &Pair) -> u64 {
         .trim()
         .parse()
         .unwrap_or_else(|e| panic!("svnlook youngest printed {:?}: {e}", out.stdout_text()))
+}
+
+/// Sends one request (header lines as raw bytes) on a new connection and returns the
+/// status and the whole response.
+pub fn raw_request(
+    addr: &str,
+    method: &str,
+    path: &str,
+    headers: &[&[u8]],
+    body: &[u8],
+) -> (u16, String) {
+    use std::io::{Read, Write};
+    let mut stream =
+        std::net::TcpStream::connect(addr).unwrap_or_else(|e| panic!("connect {addr}: {e}"));
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(30)))
+        .expect("read timeout");
+    let mut head =
+        format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n").into_bytes();
+    let mut has_length = false;
+    for h in headers {
+        has_length |= h.to_ascii_lowercase().starts_with(b"content-length");
+        head.extend_from_slice(h);
+        head.extend_from_slice(b"\r\n");
+    }
+    if !has_length {
+        head.extend_from_slice(format!("Content-Length: {}\r\n", body.len()).as_bytes());
+    }
+    head.extend_from_slice(b"\r\n");
+    stream.write_all(&head).expect("write head");
+    let _ = stream.write_all(body);
+    let mut out = Vec::new();
+    let _ = stream.read_to_end(&mut out);
+    let text = String::from_utf8_lossy(&out).into_owned();
+    let status = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no status line in {text:?}"));
+    (status, text)
 }

@@ -8,126 +8,17 @@ use std::path::{Path, PathBuf};
 use svelto_testkit::dumpfile::{assert_dumps_eq, with_uuid};
 use svelto_testkit::{svnadmin_create, Pair, Run};
 
+use svelto_testkit::authz_matrix::{authz, both_any, install, repo_name, with, CONF, USERS};
+
 fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_svelto"))
-}
-
-const CONF: &str = "[general]\nanon-access = read\nauth-access = write\npassword-db = passwd\n\
-                    authz-db = authz\n";
-
-const PASSWD: &str = "[users]\nharry = harryssecret\nsally = sallyssecret\njoe = joessecret\n";
-
-/// `@devs` (harry, and sally through `@leads`) own trunk/lib; docs are hidden from
-/// anonymous users in this repository only; main.c anywhere is hidden from harry; sally
-/// alone writes branches; nobody writes elsewhere.
-fn authz(repo: &str) -> String {
-    format!(
-        "[groups]\ndevs = &h, @leads\nleads = sally\n\
-         [aliases]\nh = harry\n\
-         [/]\n* = r\n\
-         [/trunk/lib]\n* =\n@devs = rw\n\
-         [{repo}:/trunk/docs]\n$anonymous =\n$authenticated = r\n&h = rw\n\
-         [/branches]\n~sally = r\nsally = rw\n\
-         [:glob:/**/main.c]\nharry =\nsally = rw\n$anonymous = r\n"
-    )
-}
-
-fn install(pair: &Pair, conf: &str, authz_text: &str) {
-    for repo in [pair.reference_repo(), pair.subject_repo()] {
-        let dir = repo.join("conf");
-        std::fs::write(dir.join("svnserve.conf"), conf).expect("write svnserve.conf");
-        std::fs::write(dir.join("passwd"), PASSWD).expect("write passwd");
-        std::fs::write(dir.join("authz"), authz_text).expect("write authz");
-    }
-}
-
-fn repo_name(pair: &Pair) -> String {
-    pair.reference_repo()
-        .file_name()
-        .expect("repository name")
-        .to_string_lossy()
-        .into_owned()
-}
-
-/// (label, credentials) of the users in the matrix.
-const USERS: &[(&str, &[&str])] = &[
-    ("anon", &[]),
-    (
-        "harry",
-        &["--username", "harry", "--password", "harryssecret"],
-    ),
-    (
-        "sally",
-        &["--username", "sally", "--password", "sallyssecret"],
-    ),
-    ("joe", &["--username", "joe", "--password", "joessecret"]),
-];
-
-fn with(user: &[&str], args: &[&str]) -> Vec<String> {
-    let mut v: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-    // Credentials go after the subcommand.
-    let at = 1.min(v.len());
-    for (i, a) in user.iter().enumerate() {
-        v.insert(at + i, a.to_string());
-    }
-    v
-}
-
-fn both_any(pair: &Pair, user: &[&str], args: &[&str]) {
-    let v = with(user, args);
-    let argv: Vec<&str> = v.iter().map(String::as_str).collect();
-    pair.both_any(&argv);
 }
 
 #[test]
 fn reads_match_svnserve_for_every_user() {
     let pair = Pair::new("copies", &bin());
     install(&pair, CONF, &authz(&repo_name(&pair)));
-    for (label, user) in USERS {
-        for args in [
-            &["ls", "-R", "-v", "{URL}"][..],
-            &["ls", "{URL}/trunk/lib"],
-            &["ls", "{URL}/trunk/docs"],
-            &["cat", "{URL}/trunk/main.c"],
-            &["cat", "{URL}/trunk/lib/a.c"],
-            &["cat", "{URL}/branches/feature/main.c"],
-            &["info", "{URL}/trunk/docs"],
-            &["info", "{URL}/trunk/lib/a.c"],
-            &[
-                "proplist",
-                "-v",
-                "--show-inherited-props",
-                "{URL}/trunk/lib/a.c",
-            ],
-            &["log", "-v", "{URL}"],
-            &["log", "-v", "-r", "1:HEAD", "{URL}/trunk"],
-            &["log", "-v", "{URL}/trunk/lib"],
-            &["log", "-q", "{URL}/branches/feature"],
-            &["log", "--xml", "--with-all-revprops", "-v", "{URL}/tags"],
-        ] {
-            both_any(&pair, user, args);
-        }
-        let scope = pair.scope(&format!("read-{label}"));
-        let run = |args: &[&str]| {
-            let v = with(user, args);
-            let argv: Vec<&str> = v.iter().map(String::as_str).collect();
-            scope.both_any(&argv);
-        };
-        run(&["checkout", "{URL}", "wc"]);
-        scope.compare_wc("wc");
-        run(&["checkout", "-r", "3", "{URL}/trunk", "trunk"]);
-        scope.compare_wc("trunk");
-        for args in [
-            &["update", "trunk"][..],
-            &["update", "-r", "5", "trunk"],
-            &["status", "-u", "trunk"],
-            &["switch", "{URL}/branches/feature", "trunk"],
-            &["diff", "-r", "2:HEAD", "{URL}"],
-        ] {
-            run(args);
-        }
-        scope.compare_wc("trunk");
-    }
+    svelto_testkit::authz_matrix::reads(&pair);
 }
 
 #[test]
@@ -274,35 +165,7 @@ fn blame_and_revprops_match_svnserve_for_every_user() {
         allow_revprop_changes(repo);
     }
     for (label, user) in USERS {
-        for args in [
-            // Copied from trunk/lib (hidden from anonymous and joe) in r8.
-            &["blame", "{URL}/trunk/a-orig.c"][..],
-            &["blame", "-v", "{URL}/trunk/lib2/a.c"],
-            &["blame", "{URL}/trunk/lib/a.c"],
-            &["blame", "{URL}/tags/mixed/a.c"],
-            // main.c is hidden from harry everywhere; main-copy.c is not.
-            &["blame", "{URL}/branches/feature/main.c"],
-            &["blame", "{URL}/trunk/main-copy.c"],
-            &["blame", "-r", "9:1", "{URL}/trunk/lib2/a.c"],
-            &[
-                "log",
-                "-q",
-                "--with-all-revprops",
-                "-r",
-                "1:HEAD",
-                "{URL}/trunk/lib2",
-            ],
-        ] {
-            both_any(&pair, user, args);
-        }
-        for rev in 0..=12 {
-            let rev = rev.to_string();
-            both_any(
-                &pair,
-                user,
-                &["proplist", "--revprop", "-v", "-r", &rev, "{URL}"],
-            );
-        }
+        svelto_testkit::authz_matrix::history_reads(&pair, user);
         let r9 = format!("r9 by {label}");
         let r6 = format!("r6 by {label}");
         for args in [
@@ -417,7 +280,11 @@ fn authz_file_stored_in_the_repository() {
     for i in 0..2 {
         put(i, "[/]\n* = r\n[/trunk]\n* =\nharry = rw\n", "closed");
         let repo = [pair.reference_repo(), pair.subject_repo()][i];
-        std::fs::write(repo.join("conf/passwd"), PASSWD).expect("write passwd");
+        std::fs::write(
+            repo.join("conf/passwd"),
+            svelto_testkit::authz_matrix::passwd(),
+        )
+        .expect("write passwd");
     }
     let harry = with(
         &["--username", "harry", "--password", "harryssecret"],

@@ -44,7 +44,9 @@ use svelto_store::Repo;
 pub type DateAuthor = (Option<Vec<u8>>, Option<Vec<u8>>);
 
 /// One client's view of one repository: the shared handle, its writer, who the client is
-/// and what the authz rules let them see.
+/// and what the authz rules let them see. Cloning is cheap (handles and an `Arc`'d rule
+/// set): a front end that streams an answer from another thread takes a clone along.
+#[derive(Clone)]
 pub struct Ctx {
     pub repo: Repo,
     /// The repository's writer, for commits and other changes.

@@ -98,6 +98,9 @@ pub struct Pair {
     selftest: bool,
 }
 
+/// Stands for the pair's directory in [`Pair::http_with`]'s arguments.
+const PAIR_DIR_MARK: &str = "{PAIR_DIR}";
+
 /// The placeholder for the server's `svn://127.0.0.1:PORT` in normalized
 /// output.
 pub const SERVER_PLACEHOLDER: &str = "svn://SERVER";
@@ -200,16 +203,63 @@ impl Pair {
     /// `svelto serve --http-listen ... --http-prefix /svn`. Panics, saying what to install,
     /// when Apache or mod_dav_svn is missing.
     pub fn http(fixture: &str, svelto_binary: &Path) -> Pair {
+        Pair::http_with(fixture, svelto_binary, "", &[])
+    }
+
+    /// The HTTP pair with logins, as an Apache administrator sets them up: Apache with
+    /// `AuthType Basic`, `AuthName "Svelto test realm"`, `AuthUserFile DIR/htpasswd`,
+    /// `AuthzSVNAccessFile` of the reference repository's `conf/authz`, `Satisfy Any` when
+    /// `anonymous`, and `Require valid-user`; Svelto with `--http-auth-file DIR/htpasswd`
+    /// (the same file: see [`Pair::htpasswd`]). The test writes the password file, the
+    /// authz file of each side and the Svelto side's svnserve.conf (`anon-access = read`
+    /// for `Satisfy Any`, `none` for `Require valid-user` alone; `authz-db = authz`).
+    pub fn http_auth(fixture: &str, svelto_binary: &Path, anonymous: bool) -> Pair {
+        let location = format!(
+            "  AuthType Basic\n  AuthName \"Svelto test realm\"\n  \
+             AuthUserFile {PAIR_DIR_MARK}/htpasswd\n  \
+             AuthzSVNAccessFile {{REFERENCE_REPO}}/conf/authz\n{}  Require valid-user\n",
+            if anonymous { "  Satisfy Any\n" } else { "" }
+        );
+        let file = format!("{PAIR_DIR_MARK}/htpasswd");
+        Pair::http_with(
+            fixture,
+            svelto_binary,
+            &location,
+            &["--http-auth-file", &file],
+        )
+    }
+
+    /// The password file of an [`Pair::http_auth`] pair (absent until the test writes it).
+    pub fn htpasswd(&self) -> PathBuf {
+        self.dir().join("htpasswd")
+    }
+
+    /// The HTTP pair with more directives in Apache's `<Location>` (`{REFERENCE_REPO}` in
+    /// them names the reference repository) and more flags of `svelto serve`; a
+    /// `{PAIR_DIR}` at the start of a path is the pair's directory.
+    fn http_with(fixture: &str, svelto_binary: &Path, location: &str, flags: &[&str]) -> Pair {
         let name = fixture;
         let dump = crate::scenario_dump(fixture);
         let (dir, roots, repos) = pair_dirs(name);
         load_sides(&repos, &dump, &Subject::Svelto(svelto_binary.to_owned()));
-        let apache = crate::apache::Apache::start(&roots[0].join("repos"), &roots[0], "/svn");
+        let fix = |s: &str| {
+            s.replace(PAIR_DIR_MARK, &dir.path().to_string_lossy())
+                .replace("{REFERENCE_REPO}", &repos[0].to_string_lossy())
+        };
+        let apache = crate::apache::Apache::start_with(
+            &roots[0].join("repos"),
+            &roots[0],
+            "/svn",
+            &fix(location),
+        );
+        let flags: Vec<String> = flags.iter().map(|f| fix(f)).collect();
+        let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
         let svelto = Svelto::start_http(
             svelto_binary,
             &roots[1].join("repos"),
             &roots[1].join("serve.log"),
             "/svn",
+            &flags,
         )
         .into_server();
         Pair::assemble(

@@ -440,8 +440,16 @@ impl Svelto {
 
     /// `svelto serve` serving HTTP too (`--http-listen 127.0.0.1:0 --http-prefix PREFIX`):
     /// the server's port and base URL are the HTTP side's, `http://127.0.0.1:PORT/PREFIX`.
-    pub fn start_http(binary: &Path, root: &Path, log_file: &Path, prefix: &str) -> Svelto {
-        let extra = ["--http-listen", "127.0.0.1:0", "--http-prefix", prefix];
+    /// `more` are further flags of `svelto serve`.
+    pub fn start_http(
+        binary: &Path,
+        root: &Path,
+        log_file: &Path,
+        prefix: &str,
+        more: &[&str],
+    ) -> Svelto {
+        let mut extra = vec!["--http-listen", "127.0.0.1:0", "--http-prefix", prefix];
+        extra.extend_from_slice(more);
         let mut s = Svelto::start_marked(
             binary,
             root,

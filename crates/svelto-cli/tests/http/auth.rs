@@ -1,0 +1,321 @@
+//! Logins over HTTP against Apache with mod_authz_svn: the same htpasswd file (written by
+//! Debian's `htpasswd`: bcrypt, `$apr1$` MD5, `{SHA}`, SHA-512 crypt) and the same authz
+//! file for Apache (`AuthType Basic`, `AuthUserFile`, `AuthzSVNAccessFile`, with and
+//! without `Satisfy Any`, `Require valid-user`) and for Svelto (`--http-auth-file`,
+//! svnserve.conf's `anon-access` and `authz-db`); the stock client's commands as anonymous,
+//! good, wrong and unknown users, and raw requests with malformed `Authorization` headers,
+//! give the same output and statuses on both. Then the authz matrix of the svn:// suite
+//! over HTTP.
+
+use std::path::{Path, PathBuf};
+
+use svelto_testkit::authz_matrix::{self, both_any, install, repo_name, USERS};
+use svelto_testkit::{Pair, Run};
+
+fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_svelto"))
+}
+
+/// Writes `file` with Debian's `htpasswd`: each (user, password, hash flag).
+fn htpasswd(file: &Path, users: &[(&str, &str, &str)]) {
+    svelto_testkit::require_tool("htpasswd");
+    let _ = std::fs::remove_file(file);
+    for (i, (user, password, flag)) in users.iter().enumerate() {
+        let mut run = Run::new("htpasswd");
+        if i == 0 {
+            run = run.arg("-c");
+        }
+        run.args(["-b", flag])
+            .arg(file)
+            .args([*user, *password])
+            .success();
+    }
+}
+
+/// The users of the login tests, one per hash form.
+const LOGINS: &[(&str, &str, &str)] = &[
+    ("harry", "harryssecret", "-B"),
+    ("sally", "sallyssecret", "-m"),
+    ("joe", "joessecret", "-s"),
+    ("kim", "kimssecret", "-5"),
+];
+
+/// `ADDR` and `/svn/REPO` of side `i`'s URL.
+fn addr_and_path(pair: &Pair, i: usize) -> (String, String) {
+    let url = if i == 0 {
+        pair.reference_url()
+    } else {
+        pair.subject_url()
+    };
+    let rest = url.strip_prefix("http://").expect("an http URL");
+    let (addr, path) = rest.split_at(rest.find('/').expect("a path"));
+    (addr.to_string(), path.to_string())
+}
+
+/// Sends one request with `headers` (raw lines) and returns the status and the value of
+/// `WWW-Authenticate`, if any.
+fn request(addr: &str, method: &str, path: &str, headers: &[Vec<u8>]) -> (u16, Option<String>) {
+    let headers: Vec<&[u8]> = headers.iter().map(Vec::as_slice).collect();
+    let (status, text) = crate::raw_request(addr, method, path, &headers, b"");
+    let challenge = text.lines().take_while(|l| !l.is_empty()).find_map(|l| {
+        let (name, value) = l.split_once(':')?;
+        name.eq_ignore_ascii_case("www-authenticate")
+            .then(|| value.trim().to_string())
+    });
+    (status, challenge)
+}
+
+fn basic(credentials: &[u8]) -> Vec<u8> {
+    use base64::Engine as _;
+    let mut h = b"Authorization: Basic ".to_vec();
+    h.extend_from_slice(
+        base64::engine::general_purpose::STANDARD
+            .encode(credentials)
+            .as_bytes(),
+    );
+    h
+}
+
+const REALM: &str = "Svelto test realm";
+
+/// svnserve.conf of the Svelto side for `Satisfy Any` (`anonymous`) or `Require
+/// valid-user` alone.
+fn conf(anonymous: bool) -> String {
+    format!(
+        "[general]\nanon-access = {}\nauth-access = write\nauthz-db = authz\nrealm = {REALM}\n",
+        if anonymous { "read" } else { "none" }
+    )
+}
+
+fn creds(user: &str, password: &str) -> Vec<String> {
+    vec![
+        "--username".into(),
+        user.into(),
+        "--password".into(),
+        password.into(),
+    ]
+}
+
+/// `svn ARGS` (credentials first) on both sides, whatever the outcome.
+fn both_as(pair: &Pair, who: &[String], args: &[&str]) -> svelto_testkit::Same {
+    let mut v: Vec<&str> = vec![args[0]];
+    v.extend(who.iter().map(String::as_str));
+    v.extend_from_slice(&args[1..]);
+    pair.both_any(&v)
+}
+
+#[test]
+fn logins_and_refusals_match_apache() {
+    let pair = Pair::http_auth("basic", &bin(), true);
+    htpasswd(&pair.htpasswd(), LOGINS);
+    let rules = "[/]\n* = r\n[basic:/trunk/a]\n* =\nharry = rw\nkim = r\n[basic:/trunk/doc]\n\
+                 $anonymous =\n$authenticated = r\n";
+    install(&pair, &conf(true), rules);
+
+    let anon: Vec<String> = Vec::new();
+    for who in [
+        anon.clone(),
+        creds("harry", "harryssecret"),
+        creds("harry", "wrong"),
+        creds("sally", "sallyssecret"),
+        creds("joe", "joessecret"),
+        creds("kim", "kimssecret"),
+        creds("kim", "sallyssecret"),
+        creds("nobody", "x"),
+    ] {
+        for args in [
+            &["ls", "{URL}/trunk"][..],
+            &["ls", "-R", "{URL}/trunk/a"],
+            &["ls", "{URL}/trunk/doc"],
+            &["cat", "{URL}/trunk/a/b/c/d/e/leaf.txt"],
+            &["info", "{URL}/trunk/a"],
+            &["log", "-v", "-q", "{URL}"],
+        ] {
+            both_as(&pair, &who, args);
+        }
+    }
+    // A checkout as each: protected directories absent or present, the same on both.
+    for (label, who) in [
+        ("anon", anon.clone()),
+        ("harry", creds("harry", "harryssecret")),
+        ("sally", creds("sally", "sallyssecret")),
+    ] {
+        let scope = pair.scope(&format!("co-{label}"));
+        let mut args: Vec<&str> = vec!["checkout"];
+        args.extend(who.iter().map(String::as_str));
+        args.extend(["{URL}/trunk", "wc"]);
+        scope.both_any(&args);
+        scope.compare_wc("wc");
+        let mut up: Vec<&str> = vec!["update"];
+        up.extend(who.iter().map(String::as_str));
+        up.extend(["-r", "1", "wc"]);
+        scope.both_any(&up);
+        scope.compare_wc("wc");
+    }
+
+    // Raw requests: the status and whether a challenge comes, header by header.
+    let long = {
+        let mut h = b"Authorization: Basic ".to_vec();
+        h.extend(std::iter::repeat_n(b'A', 9000));
+        h
+    };
+    let cases: Vec<(&str, Vec<Vec<u8>>)> = vec![
+        ("no credentials", vec![]),
+        ("good", vec![basic(b"harry:harryssecret")]),
+        ("wrong password", vec![basic(b"harry:nope")]),
+        ("unknown user", vec![basic(b"nobody:nope")]),
+        ("authenticated but refused", vec![basic(b"joe:joessecret")]),
+        ("no colon", vec![basic(b"harry")]),
+        ("empty", vec![b"Authorization: ".to_vec()]),
+        (
+            "bad base64",
+            vec![b"Authorization: Basic !!!notbase64".to_vec()],
+        ),
+        (
+            "other scheme",
+            vec![b"Authorization: Bearer abc.def".to_vec()],
+        ),
+        ("non-UTF-8 name", vec![basic(b"\xffharry\xfe:harryssecret")]),
+        ("too long", vec![long]),
+    ];
+    let (a_addr, a_path) = addr_and_path(&pair, 0);
+    let (s_addr, s_path) = addr_and_path(&pair, 1);
+    for (what, headers) in &cases {
+        for (method, rel) in [
+            ("GET", "/trunk/a/"),
+            ("PROPFIND", "/trunk/a"),
+            ("GET", "/trunk/"),
+        ] {
+            let mut headers = headers.clone();
+            if method == "PROPFIND" {
+                headers.push(b"Depth: 0".to_vec());
+            }
+            let a = request(&a_addr, method, &format!("{a_path}{rel}"), &headers);
+            let s = request(&s_addr, method, &format!("{s_path}{rel}"), &headers);
+            let too_long = *what == "too long";
+            assert_eq!(
+                a.0, s.0,
+                "{what}: {method} {rel}: Apache answered {}, Svelto {}",
+                a.0, s.0
+            );
+            if !too_long {
+                assert_eq!(a.1, s.1, "{what}: {method} {rel}: the challenges differ");
+            }
+        }
+    }
+    let (status, challenge) = request(&s_addr, "GET", &format!("{s_path}/trunk/a/"), &[]);
+    assert_eq!(status, 401);
+    assert_eq!(
+        challenge.as_deref(),
+        Some("Basic realm=\"Svelto test realm\"")
+    );
+}
+
+/// `Require valid-user` without `Satisfy Any` (svnserve.conf: `anon-access = none`):
+/// nothing without a login, everything the rules give with one.
+#[test]
+fn require_valid_user_matches_apache() {
+    let pair = Pair::http_auth("basic", &bin(), false);
+    htpasswd(&pair.htpasswd(), LOGINS);
+    install(
+        &pair,
+        &conf(false),
+        "[/]\n* = r\n[basic:/trunk/a]\n* =\nharry = rw\n",
+    );
+    let anon: Vec<String> = Vec::new();
+    for who in [
+        anon,
+        creds("harry", "harryssecret"),
+        creds("sally", "sallyssecret"),
+        creds("sally", "harryssecret"),
+    ] {
+        for args in [
+            &["ls", "{URL}"][..],
+            &["ls", "{URL}/trunk/a"],
+            &["info", "{URL}/trunk"],
+            &["log", "-q", "{URL}/trunk"],
+        ] {
+            both_as(&pair, &who, args);
+        }
+    }
+    let (s_addr, s_path) = addr_and_path(&pair, 1);
+    let (a_addr, a_path) = addr_and_path(&pair, 0);
+    for method in ["OPTIONS", "GET"] {
+        let a = request(&a_addr, method, &format!("{a_path}/trunk/"), &[]);
+        let s = request(&s_addr, method, &format!("{s_path}/trunk/"), &[]);
+        assert_eq!(a, s, "{method}");
+        assert_eq!(s.0, 401, "{method}");
+    }
+}
+
+/// The authz matrix of the svn:// suite (`tests/serve/authz.rs`) over HTTP: the same rules,
+/// users and read commands, Apache with mod_authz_svn against Svelto.
+#[test]
+fn authz_matrix_reads_match_apache() {
+    let pair = Pair::http_auth("copies", &bin(), true);
+    let users: Vec<(&str, &str, &str)> = authz_matrix::PASSWORDS
+        .iter()
+        .zip(["-B", "-m", "-s"])
+        .map(|((u, p), flag)| (*u, *p, flag))
+        .collect();
+    htpasswd(&pair.htpasswd(), &users);
+    install(
+        &pair,
+        &format!("{}realm = {REALM}\n", authz_matrix::CONF),
+        &authz_matrix::authz(&repo_name(&pair)),
+    );
+    authz_matrix::reads(&pair);
+    for (_, user) in USERS {
+        authz_matrix::history_reads(&pair, user);
+        both_any(
+            &pair,
+            user,
+            &["propget", "--revprop", "-r", "6", "svn:author", "{URL}"],
+        );
+    }
+}
+
+/// svnserve.conf's `[http] password-db` names the password file when `--http-auth-file`
+/// is not given. A stored hash Svelto cannot check (crypt's
+/// DES, `htpasswd -d`) refuses that user's login and says why in the log.
+#[test]
+fn password_db_in_svnserve_conf() {
+    let pair = Pair::http("basic", &bin());
+    let conf_dir = pair.subject_repo().join("conf");
+    htpasswd(
+        &conf_dir.join("htpasswd"),
+        &[("harry", "harryssecret", "-B"), ("old", "oldsecret", "-d")],
+    );
+    std::fs::write(
+        conf_dir.join("svnserve.conf"),
+        "[general]\nanon-access = none\n[http]\npassword-db = htpasswd\n",
+    )
+    .expect("svnserve.conf");
+    let client = pair.client();
+    let s = pair.scope("pwdb");
+    let url = format!("{}/trunk", pair.subject_url());
+    let ls = |who: &[&str]| {
+        let mut args = vec!["ls"];
+        args.extend_from_slice(who);
+        args.push(&url);
+        client.svn(&args, &s.path(1))
+    };
+    let out = ls(&["--username", "harry", "--password", "harryssecret"]);
+    assert!(out.success(), "{}", out.stderr_text());
+    assert!(out.stdout_text().contains("README.txt"));
+    let out = ls(&[]);
+    assert!(!out.success());
+    assert!(
+        out.stderr_text().contains("E215004"),
+        "{}",
+        out.stderr_text()
+    );
+    let out = ls(&["--username", "old", "--password", "oldsecret"]);
+    assert!(!out.success());
+    let log = std::fs::read_to_string(pair.subject_repo().join("../../serve.log"))
+        .expect("read serve.log");
+    assert!(
+        log.contains("user old: the password file") && log.contains("crypt(3) DES"),
+        "{log}"
+    );
+}
