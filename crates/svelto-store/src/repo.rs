@@ -66,8 +66,13 @@ impl RevRecord {
 /// read, and revision -> (META offset, length) of the newest record.
 type Overlay = (u64, HashMap<Revnum, (u64, u32)>);
 
-/// The default bound of reconstructed texts kept in memory (loads and dumps).
-const FULLTEXT_CACHE_BYTES: u64 = 128 << 20;
+/// The default memory of a handle's caches (admin tools: loads, dumps, verify); a server
+/// sets its own with [`Repo::set_cache_limit`].
+const CACHE_BYTES: u64 = 64 << 20;
+
+/// How a handle's cache memory is shared, in parts of 100: reconstructed texts, directory
+/// listings, node-revisions, revision metadata, `db/revs` records.
+const CACHE_SHARES: [u64; 5] = [72, 12, 8, 5, 3];
 
 struct Inner {
     path: PathBuf,
@@ -93,14 +98,10 @@ pub struct Repo {
     inner: Arc<Inner>,
 }
 
-/// Bytes of decoded node-revisions kept (about 250 bytes each).
-const NODE_CACHE_BYTES: u64 = 64 << 20;
-/// Bytes of decoded directory listings kept (about 50 bytes an entry).
-const DIR_CACHE_BYTES: u64 = 128 << 20;
-/// Bytes of `db/revs` records kept (about 100 bytes each).
-const REV_CACHE_BYTES: u64 = 32 << 20;
-/// Bytes of decoded revision metadata kept.
-const META_CACHE_BYTES: u64 = 64 << 20;
+/// `bytes` shared as [`CACHE_SHARES`] says.
+fn cache_share(bytes: u64, i: usize) -> u64 {
+    bytes / 100 * CACHE_SHARES[i]
+}
 
 pub const FORMAT: &str = "svelto-store 1\n";
 
@@ -170,11 +171,11 @@ impl Repo {
                 data_id,
                 current: Mutex::new(current),
                 overlay: Mutex::new((16, HashMap::new())),
-                nodes: Bounded::new(NODE_CACHE_BYTES, 256),
-                dirs: Bounded::new(DIR_CACHE_BYTES, 512),
-                revs: Bounded::new(REV_CACHE_BYTES, 100),
-                metas: Bounded::new(META_CACHE_BYTES, 1024),
-                fulltexts: Bounded::new(FULLTEXT_CACHE_BYTES, 16 << 10),
+                fulltexts: Bounded::new(cache_share(CACHE_BYTES, 0), 16 << 10),
+                dirs: Bounded::new(cache_share(CACHE_BYTES, 1), 512),
+                nodes: Bounded::new(cache_share(CACHE_BYTES, 2), 256),
+                metas: Bounded::new(cache_share(CACHE_BYTES, 3), 1024),
+                revs: Bounded::new(cache_share(CACHE_BYTES, 4), 100),
             }),
         };
         Ok((repo, current))
@@ -214,11 +215,17 @@ impl Repo {
         Ok((repo, cur.youngest))
     }
 
-    /// Bounds the memory kept for reconstructed file texts (default 128 MiB). A server
-    /// that sends the same texts to many clients keeps more of them.
-    pub fn set_text_cache_limit(&self, bytes: usize) {
-        let bytes = u64::try_from(bytes).unwrap_or(u64::MAX).max(1 << 20);
-        self.inner.fulltexts.set_capacity(bytes);
+    /// Bounds the memory of this handle's caches together (default 64 MiB): a server
+    /// that sends the same texts and trees to many clients keeps more of them. Most of it
+    /// goes to reconstructed texts (`CACHE_SHARES`).
+    pub fn set_cache_limit(&self, bytes: usize) {
+        let bytes = u64::try_from(bytes).unwrap_or(u64::MAX).max(4 << 20);
+        let inner = &self.inner;
+        inner.fulltexts.set_capacity(cache_share(bytes, 0));
+        inner.dirs.set_capacity(cache_share(bytes, 1));
+        inner.nodes.set_capacity(cache_share(bytes, 2));
+        inner.metas.set_capacity(cache_share(bytes, 3));
+        inner.revs.set_capacity(cache_share(bytes, 4));
     }
 
     pub fn path(&self) -> &Path {

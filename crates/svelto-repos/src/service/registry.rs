@@ -21,15 +21,15 @@ pub fn cache_stats() -> Vec<(&'static str, u64, u64)> {
 #[derive(Default)]
 pub struct Repos {
     map: Mutex<HashMap<PathBuf, (Repo, Arc<WriterSlot>)>>,
-    /// Memory for reconstructed file texts, per repository.
-    text_cache_bytes: usize,
+    /// Memory for the caches of each repository's handle.
+    cache_bytes: usize,
 }
 
 impl Repos {
-    pub fn new(text_cache_bytes: usize) -> Repos {
+    pub fn new(cache_bytes: usize) -> Repos {
         Repos {
             map: Mutex::new(HashMap::new()),
-            text_cache_bytes,
+            cache_bytes,
         }
     }
 
@@ -52,7 +52,7 @@ impl Repos {
             }
         }
         let r = Repo::open(dir)?;
-        r.set_text_cache_limit(self.text_cache_bytes);
+        r.set_cache_limit(self.cache_bytes);
         // Forget the handles of other repositories deleted or replaced since (their open files
         // would keep the deleted data on disk, and their caches in memory).
         let known: Vec<(PathBuf, Repo)> = lock()
