@@ -189,8 +189,8 @@ pub(crate) fn admit(
 /// them; a write to one of those is checked as a write anywhere in the repository).
 fn url_path(target: &Target) -> Option<&str> {
     match target.kind {
-        Kind::Public | Kind::RevRoot(_) | Kind::Version(_) => Some(&target.path),
-        Kind::Me | Kind::Rev(_) | Kind::Vcc | Kind::Baseline(_) => None,
+        Kind::Public | Kind::RevRoot(_) | Kind::Version(_) | Kind::TxnRoot => Some(&target.path),
+        Kind::Me | Kind::Rev(_) | Kind::Vcc | Kind::Baseline(_) | Kind::Txn => None,
     }
 }
 

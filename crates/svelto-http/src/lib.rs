@@ -22,8 +22,10 @@ mod htpasswd;
 mod replay;
 mod reports;
 mod resource;
+mod skel;
 mod update;
 mod uri;
+mod write;
 mod xml;
 
 pub use error::HttpError;
@@ -93,6 +95,8 @@ pub(crate) struct State {
     pub open: OpenRepo,
     pub logins: auth::Logins,
     log: LogLine,
+    /// The commit transactions clients have open (they live across requests).
+    pub txns: write::Txns,
 }
 
 impl State {
@@ -123,6 +127,7 @@ pub fn spawn(
         open,
         logins: auth::Logins::default(),
         log,
+        txns: write::Txns::default(),
     });
     std::thread::Builder::new()
         .name("svelto-http-listener".into())

@@ -54,6 +54,15 @@ pub(crate) fn handle(state: &State, req: &Req) -> Result<Reply, HttpError> {
         target,
         uri: req.path.clone(),
     };
+    if crate::write::is_write(&req.method) {
+        return crate::write::handle(ctx, req);
+    }
+    if matches!(ctx.target.kind, Kind::Txn | Kind::TxnRoot) && req.method != Method::OPTIONS {
+        return Err(HttpError::new(
+            StatusCode::METHOD_NOT_ALLOWED,
+            format!("{} is not served on a transaction's resources", req.method),
+        ));
+    }
     match req.method {
         Method::OPTIONS => ctx.options(req),
         Method::GET | Method::HEAD => ctx.get(req),
@@ -61,10 +70,7 @@ pub(crate) fn handle(state: &State, req: &Req) -> Result<Reply, HttpError> {
         ref m if m.as_str() == "REPORT" => crate::reports::report(&ctx, req),
         _ => Err(HttpError::new(
             StatusCode::METHOD_NOT_ALLOWED,
-            format!(
-                "{} is not served: Svelto's HTTP side is read-only for now",
-                req.method
-            ),
+            format!("{} is not served by Svelto", req.method),
         )),
     }
 }
@@ -186,9 +192,10 @@ impl Ctx<'_> {
         for d in DAV_HEADERS {
             reply = reply.header("dav", *d);
         }
-        reply = reply
-            .header("ms-author-via", "DAV")
-            .header("allow", "OPTIONS,GET,HEAD,PROPFIND,REPORT");
+        reply = reply.header("ms-author-via", "DAV").header(
+            "allow",
+            "OPTIONS,GET,HEAD,POST,DELETE,PROPFIND,PROPPATCH,COPY,MKCOL,PUT,MERGE,REPORT",
+        );
         if wants_activity {
             let root = self.root_href();
             reply = reply
@@ -208,6 +215,16 @@ impl Ctx<'_> {
                 .header("svn-vtxn-root-stub", format!("{root}/!svn/vtxr"))
                 .header("svn-vtxn-stub", format!("{root}/!svn/vtxn"))
                 .header("svn-allow-bulk-updates", "On")
+                .header("svn-supported-posts", "create-txn")
+                .header("svn-supported-posts", "create-txn-with-props")
+                .header(
+                    "dav",
+                    "http://subversion.tigris.org/xmlns/dav/svn/ephemeral-txnprops",
+                )
+                .header(
+                    "dav",
+                    "http://subversion.tigris.org/xmlns/dav/svn/put-result-checksum",
+                )
                 .header("dav", "http://subversion.tigris.org/xmlns/dav/svn/svndiff1")
                 .header("dav", "http://subversion.tigris.org/xmlns/dav/svn/svndiff2");
         }
@@ -324,6 +341,8 @@ impl Ctx<'_> {
                 let href = format!("{}/!svn/me", self.root_href());
                 response(&mut out, &href, &[], &PropList::new(), &wanted);
             }
+            // Refused in `handle`.
+            Kind::Txn | Kind::TxnRoot => {}
         }
         out.push_str("</D:multistatus>\n");
         Ok(Reply::xml(StatusCode::MULTI_STATUS, out.into_bytes()))

@@ -50,6 +50,11 @@ pub enum Kind {
     Vcc,
     /// `!svn/bln/N`: revision N's baseline.
     Baseline(Revnum),
+    /// `!svn/txn/NAME` (and `!svn/vtxn/NAME`): an open commit transaction (its properties
+    /// are the new revision's; DELETE aborts it; MERGE names it as the source).
+    Txn,
+    /// `!svn/txr/NAME/path` (and `!svn/vtxr/...`): `path` in an open transaction.
+    TxnRoot,
 }
 
 /// A resource in a repository.
@@ -63,6 +68,8 @@ pub struct Target {
     pub kind: Kind,
     /// The repository relpath ("" for the root).
     pub path: String,
+    /// The transaction a `Txn` or `TxnRoot` resource names.
+    pub txn: String,
 }
 
 impl Target {
@@ -90,8 +97,10 @@ fn bad_path(what: &str) -> HttpError {
     )
 }
 
-/// The decoded segments of a request path, refusing `..`, NUL and control characters,
-/// and escapes that do not decode to UTF-8.
+/// The decoded segments of a request path, refusing `..`, NUL, and escapes that do not
+/// decode to UTF-8. Other control characters pass, as through mod_dav_svn: no stored path
+/// has them (a read finds nothing), and a commit's own rules refuse new names with them in
+/// Subversion's words (E160005).
 pub fn segments(path: &str) -> Result<Vec<String>, HttpError> {
     let decoded = percent_decode_str(path)
         .decode_utf8()
@@ -101,9 +110,7 @@ pub fn segments(path: &str) -> Result<Vec<String>, HttpError> {
         match seg {
             "" | "." => {}
             ".." => return Err(bad_path("'..' is not allowed")),
-            s if s.chars().any(char::is_control) => {
-                return Err(bad_path("control characters are not allowed"))
-            }
+            s if s.contains('\0') => return Err(bad_path("NUL is not allowed")),
             s => out.push(s.to_string()),
         }
     }
@@ -146,6 +153,7 @@ pub fn locate(state: &State, path: &str) -> Result<Located, HttpError> {
         ));
     }
     let root_href = format!("{prefix}/{}", encode(name));
+    let mut txn = String::new();
     let (kind, path) = if rest.first().map(String::as_str) == Some("!svn") {
         let kind = rest.get(1).map(String::as_str).unwrap_or("");
         let after = rest.get(3..).unwrap_or_default().join("/");
@@ -156,11 +164,19 @@ pub fn locate(state: &State, path: &str) -> Result<Located, HttpError> {
             "ver" => (Kind::Version(revnum(rest.get(2), "version")?), after),
             "vcc" if rest.len() == 3 && rest[2] == "default" => (Kind::Vcc, String::new()),
             "bln" if rest.len() == 3 => (Kind::Baseline(revnum(rest.get(2), "baseline")?), String::new()),
-            "txn" | "txr" | "vtxn" | "vtxr" | "act" | "wrk" | "wbl" => {
+            "txn" | "vtxn" if rest.len() == 3 => {
+                txn = rest[2].clone();
+                (Kind::Txn, String::new())
+            }
+            "txr" | "vtxr" if rest.len() >= 3 => {
+                txn = rest[2].clone();
+                (Kind::TxnRoot, after)
+            }
+            "act" | "wrk" | "wbl" => {
                 return Err(HttpError::svn(
                     StatusCode::NOT_FOUND,
                     crate::error::UNSUPPORTED_FEATURE,
-                    format!("'!svn/{kind}' resources belong to commits, which Svelto does not take over HTTP yet"),
+                    format!("'!svn/{kind}' resources belong to HTTP protocol v1's commits; Svelto takes v2's (POST to '!svn/me')"),
                 ))
             }
             _ => {
@@ -179,18 +195,23 @@ pub fn locate(state: &State, path: &str) -> Result<Located, HttpError> {
         root_href,
         kind,
         path,
+        txn,
     }))
+}
+
+/// The path of an absolute URL (`Destination:`, a MERGE source) or of a path as it is.
+pub fn url_path(value: &str) -> &str {
+    let v = value.trim();
+    match v.split_once("://") {
+        Some((_, rest)) => rest.find('/').map_or("/", |i| &rest[i..]),
+        None => v,
+    }
 }
 
 /// The repository relpath a report's `src-path`/`dst-path` names: a URL or an absolute
 /// path of the same repository.
 pub fn report_path(state: &State, target: &Target, value: &str) -> Result<String, HttpError> {
-    let v = value.trim();
-    let path = match v.split_once("://") {
-        Some((_, rest)) => rest.find('/').map_or("/", |i| &rest[i..]),
-        None => v,
-    };
-    match locate(state, path)? {
+    match locate(state, url_path(value))? {
         Located::Repo(t) if t.repo_name == target.repo_name && t.kind == Kind::Public => Ok(t.path),
         _ => Err(HttpError::bad_request(format!(
             "'{value}' is not a path in repository '{}'",
@@ -213,6 +234,7 @@ mod tests {
         assert!(segments("/a/../b").is_err());
         assert!(segments("/a/%2e%2e/b").is_err());
         assert!(segments("/a/%00").is_err());
+        assert_eq!(segments("/a/tab%09dir").expect("tab"), ["a", "tab\tdir"]);
         assert!(segments("/a/%ff").is_err());
     }
 

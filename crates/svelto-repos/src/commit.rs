@@ -700,21 +700,26 @@ impl CommitTxn {
         Ok(())
     }
 
+    /// The MD5 (hex) of file `path`'s text in the edit so far.
+    pub fn text_md5(&self, path: &str) -> Result<String> {
+        Ok(match self.texts.get(path) {
+            Some(m) => m.to_hex(),
+            None => match self.text_source(path) {
+                None => EMPTY_MD5.to_hex(),
+                Some((rev, p)) => match self.repo.lookup(rev, &p)? {
+                    Some((_, n)) => n.file_text().md5.to_hex(),
+                    None => EMPTY_MD5.to_hex(),
+                },
+            },
+        })
+    }
+
     /// `close-file`: the client's checksum of the file's text must match ours.
     pub fn close_file(&self, path: &str, text_md5: Option<&str>) -> Result<()> {
         let Some(expected) = text_md5.filter(|m| !no_checksum(m)) else {
             return Ok(());
         };
-        let actual = match self.texts.get(path) {
-            Some(m) => m.to_hex(),
-            None => match self.text_source(path) {
-                None => Md5(Md5Hasher::digest(b"").into()).to_hex(),
-                Some((rev, p)) => match self.repo.lookup(rev, &p)? {
-                    Some((_, n)) => n.file_text().md5.to_hex(),
-                    None => Md5(Md5Hasher::digest(b"").into()).to_hex(),
-                },
-            },
-        };
+        let actual = self.text_md5(path)?;
         if expected != actual {
             return Err(checksum_mismatch(
                 &format!("Checksum mismatch for resulting fulltext\n(/{path})"),

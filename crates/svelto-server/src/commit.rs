@@ -207,7 +207,7 @@ fn rev_in(t: &mut TupleReader<'_>) -> Result<Option<Revnum>, Failure> {
 fn drive<R: Read, W: Write>(
     s: &Session,
     conn: &mut Conn<R, W>,
-    txn: &mut CommitEdit<'_>,
+    txn: &mut CommitEdit<&svelto_repos::service::Ctx>,
     tok: &mut Tokens,
 ) -> Result<End, Failure> {
     loop {

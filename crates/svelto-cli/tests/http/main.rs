@@ -9,6 +9,10 @@ mod bad;
 mod read;
 mod tools;
 mod update;
+mod write;
+
+#[path = "../serve/sessions.rs"]
+mod sessions;
 
 use std::path::Path;
 

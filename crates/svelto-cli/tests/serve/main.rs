@@ -55,6 +55,7 @@ mod raw;
 mod read;
 mod replaced;
 mod robust;
+mod sessions;
 mod ssh;
 mod tools;
 mod update;

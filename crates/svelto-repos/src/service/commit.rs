@@ -7,6 +7,7 @@ use super::Ctx;
 use crate::commit::TextDelta;
 use crate::locks::UnlockTarget;
 use crate::{CommitTxn, Hooks, ReposError, Result, SvnErrorKind};
+use std::ops::Deref;
 use std::sync::atomic::{AtomicU64, Ordering};
 use svelto_core::{svn_date_now, NodeKind, PropList, Revnum};
 
@@ -57,9 +58,11 @@ pub struct Committed {
 }
 
 /// An edit being driven by a client (see the module comment). Each call checks the authz
-/// rules, then the recorded edit's own rules (`CommitTxn`).
-pub struct CommitEdit<'c> {
-    ctx: &'c Ctx,
+/// rules, then the recorded edit's own rules (`CommitTxn`). `C` holds the client's [`Ctx`]:
+/// a borrow for svn://, where the edit lives inside one command, or an `Arc<Ctx>` for
+/// HTTP, where the transaction outlives the request that began it.
+pub struct CommitEdit<C: Deref<Target = Ctx>> {
+    ctx: C,
     txn: CommitTxn,
     hooks: Hooks,
     req: CommitRequest,
@@ -69,36 +72,89 @@ impl Ctx {
     /// Begins a commit on the youngest revision. svnserve checks write access on each path
     /// whose lock token the client hands over before the commit starts
     /// (`SVN_ERR_RA_NOT_AUTHORIZED`, no message).
-    pub fn begin_commit(&self, mut req: CommitRequest) -> Result<CommitEdit<'_>> {
+    pub fn begin_commit(&self, req: CommitRequest) -> Result<CommitEdit<&Ctx>> {
+        CommitEdit::begin(self, req)
+    }
+}
+
+impl<C: Deref<Target = Ctx>> CommitEdit<C> {
+    /// [`Ctx::begin_commit`] for any holder of the client's [`Ctx`].
+    pub fn begin(ctx: C, mut req: CommitRequest) -> Result<CommitEdit<C>> {
+        let this: &Ctx = &ctx;
         if req
             .lock_tokens
             .iter()
-            .any(|(path, _)| !self.allowed(path, true))
+            .any(|(path, _)| !this.allowed(path, true))
         {
             return Err(ReposError::svn(SvnErrorKind::NotAuthorized, ""));
         }
         // The author is who authenticated; a client cannot claim another name.
         req.revprops.remove(&b"svn:author"[..]);
-        if let Some(u) = &self.user {
+        if let Some(u) = &this.user {
             req.revprops
                 .insert(b"svn:author".to_vec(), u.as_bytes().to_vec());
         }
-        let base = self.head()?;
-        let txn = CommitTxn::begin(&self.repo, &txn_name(base), req.revprops.clone())?;
-        let hooks = self.hooks()?;
+        let base = this.head()?;
+        let txn = CommitTxn::begin(&this.repo, &txn_name(base), req.revprops.clone())?;
+        let hooks = this.hooks()?;
         Ok(CommitEdit {
-            ctx: self,
+            ctx,
             txn,
             hooks,
             req,
         })
     }
-}
 
-impl CommitEdit<'_> {
     /// The transaction's name (what hooks see).
     pub fn name(&self) -> &str {
         self.txn.name()
+    }
+
+    /// The client's view of the repository the edit is on.
+    pub fn ctx(&self) -> &Ctx {
+        &self.ctx
+    }
+
+    /// What is at `path` in the edit so far (None: nothing).
+    pub fn lookup(&self, path: &str) -> Result<Option<crate::commit::Seen>> {
+        self.txn.lookup(path)
+    }
+
+    /// The lock tokens the client hands over when it ends the edit (HTTP's MERGE carries
+    /// them), with the paths as the pre-commit hook is to see them, and whether the locks
+    /// are kept afterwards: checked as [`Ctx::begin_commit`] checks those given at the start.
+    pub fn hand_over_locks(
+        &mut self,
+        tokens: Vec<(String, String)>,
+        hook_tokens: Vec<(String, String)>,
+        keep_locks: bool,
+    ) -> Result<()> {
+        if tokens.iter().any(|(path, _)| !self.ctx.allowed(path, true)) {
+            return Err(ReposError::svn(SvnErrorKind::NotAuthorized, ""));
+        }
+        self.req.lock_tokens = tokens;
+        self.req.hook_lock_tokens = hook_tokens;
+        self.req.keep_locks = keep_locks;
+        Ok(())
+    }
+
+    /// Sets (None: deletes) the revision property `name` the commit will have, as a
+    /// client changes a transaction's properties before committing it. `svn:author` is
+    /// who the client is and stays so.
+    pub fn set_revprop(&mut self, name: &[u8], value: Option<&[u8]>) -> Result<()> {
+        if name == b"svn:author" {
+            return Ok(());
+        }
+        crate::commit::validate_prop(name, value)?;
+        match value {
+            Some(v) => {
+                self.txn.revprops.insert(name.to_vec(), v.to_vec());
+            }
+            None => {
+                self.txn.revprops.remove(name);
+            }
+        }
+        Ok(())
     }
 
     /// Opens the edit's root at base revision `rev`; the start-commit hook runs.
@@ -195,6 +251,11 @@ impl CommitEdit<'_> {
     /// Ends a text.
     pub fn end_text(&mut self, td: TextDelta) -> Result<()> {
         self.txn.end_text(td)
+    }
+
+    /// The MD5 (hex) of file `path`'s text in the edit so far.
+    pub fn text_md5(&self, path: &str) -> Result<String> {
+        self.txn.text_md5(path)
     }
 
     /// Closes file `path`, checking its text against `md5` when given.

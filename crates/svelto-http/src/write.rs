@@ -1,0 +1,680 @@
+//! The write side of protocol v2 (`docs/formats/http.md`, "Commits"), as ra_serf 1.14
+//! drives it: `POST` of `( create-txn )` to `!svn/me` opens a transaction, `PUT` (svndiff),
+//! `MKCOL`, `DELETE`, `COPY` and `PROPPATCH` on `!svn/txr/NAME/path` edit it, `PROPPATCH` on
+//! `!svn/txn/NAME` sets its revision properties, `MERGE` commits it and `DELETE` of
+//! `!svn/txn/NAME` aborts it.
+//!
+//! Every edit goes through the service layer's [`CommitEdit`] (authz of each call, the
+//! commit's own rules, hooks, locks, the commit point): this module only maps requests onto
+//! its calls and its errors onto mod_dav_svn's answers. Transactions live across requests
+//! in [`Txns`], a bounded table; one idle past the idle timeout is dropped.
+
+use crate::error::HttpError;
+use crate::resource::{Ctx, XML_HEADER};
+use crate::skel::Skel;
+use crate::uri::{Kind, Located};
+use crate::xml::{self, esc, Elem, CUSTOM_PROP, DAV, SVN, SVN_PROP};
+use crate::{Reply, Req};
+use hyper::{Method, StatusCode};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+use svelto_core::{parent_and_name, svn_date_now, NodeKind, Revnum};
+use svelto_repos::service::{CommitEdit, CommitRequest, Committed};
+use svelto_repos::{ReposError, SvnErrorKind};
+
+/// The most transactions open at once (over all repositories).
+const MAX_TXNS: usize = 1024;
+
+use svelto_core::code::{
+    FS_NO_SUCH_TRANSACTION as NO_SUCH_TRANSACTION, INCORRECT_PARAMS, RA_DAV_MALFORMED_DATA,
+    RA_OUT_OF_DATE,
+};
+
+type Edit = CommitEdit<Arc<svelto_repos::service::Ctx>>;
+
+/// One open transaction.
+struct Open {
+    /// The repository it belongs to.
+    repo_dir: std::path::PathBuf,
+    edit: Edit,
+    used: Instant,
+}
+
+/// The open transactions, by name.
+#[derive(Default)]
+pub(crate) struct Txns {
+    map: Mutex<HashMap<String, Arc<Mutex<Option<Open>>>>>,
+}
+
+impl Txns {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Mutex<Option<Open>>>>> {
+        self.map.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Adds a transaction, first dropping those idle longer than `idle`; refuses when the
+    /// table is full.
+    fn insert(&self, open: Open, idle: std::time::Duration) -> Result<String, HttpError> {
+        let name = open.edit.name().to_string();
+        let mut map = self.lock();
+        if map.len() >= MAX_TXNS {
+            map.retain(|_, slot| match slot.try_lock() {
+                Ok(g) => g.as_ref().is_some_and(|o| o.used.elapsed() < idle),
+                Err(_) => true,
+            });
+        }
+        if map.len() >= MAX_TXNS {
+            return Err(HttpError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!("Too many open transactions ({MAX_TXNS}); try again later"),
+            ));
+        }
+        map.insert(name.clone(), Arc::new(Mutex::new(Some(open))));
+        Ok(name)
+    }
+
+    fn get(&self, name: &str) -> Option<Arc<Mutex<Option<Open>>>> {
+        self.lock().get(name).cloned()
+    }
+
+    fn remove(&self, name: &str) -> Option<Arc<Mutex<Option<Open>>>> {
+        self.lock().remove(name)
+    }
+}
+
+fn no_such_txn(name: &str) -> HttpError {
+    HttpError::svn(
+        StatusCode::NOT_FOUND,
+        NO_SUCH_TRANSACTION,
+        format!("No such transaction '{name}'"),
+    )
+}
+
+/// Whether `method` is one of the write path's.
+pub(crate) fn is_write(method: &Method) -> bool {
+    matches!(
+        method.as_str(),
+        "POST" | "PUT" | "MKCOL" | "DELETE" | "COPY" | "PROPPATCH" | "MERGE"
+    )
+}
+
+/// Answers a write request (the URL's access is checked already, as mod_authz_svn
+/// checks it; each edit is checked again by the commit editor).
+pub(crate) fn handle(ctx: Ctx<'_>, req: &Req) -> Result<Reply, HttpError> {
+    match (req.method.as_str(), ctx.target.kind) {
+        ("POST", Kind::Me) => post(ctx, req),
+        ("POST", _) => Err(HttpError::svn(
+            StatusCode::BAD_REQUEST,
+            INCORRECT_PARAMS,
+            "POST requests are accepted only on the 'me' resource",
+        )),
+        ("DELETE", Kind::Txn) => abort(&ctx),
+        ("MERGE", Kind::Public) => merge(&ctx, req),
+        ("COPY", Kind::RevRoot(rev) | Kind::Version(rev)) => copy(&ctx, req, rev),
+        ("PUT" | "MKCOL" | "DELETE" | "PROPPATCH", Kind::TxnRoot) => {
+            with_txn(&ctx, &ctx.target, |edit| match req.method.as_str() {
+                "PUT" => put(&ctx, req, edit),
+                "MKCOL" => mkcol(&ctx, req, edit),
+                "DELETE" => delete(&ctx, req, edit),
+                _ => proppatch_node(&ctx, req, edit),
+            })
+        }
+        ("PROPPATCH", Kind::Txn) => {
+            with_txn(&ctx, &ctx.target, |edit| proppatch_txn(&ctx, req, edit))
+        }
+        (m, _) => Err(HttpError::new(
+            StatusCode::METHOD_NOT_ALLOWED,
+            format!("{m} is not allowed on '{}'", ctx.uri),
+        )),
+    }
+}
+
+/// Runs `f` on the open transaction `target` names.
+fn with_txn(
+    ctx: &Ctx<'_>,
+    target: &crate::uri::Target,
+    f: impl FnOnce(&mut Edit) -> Result<Reply, HttpError>,
+) -> Result<Reply, HttpError> {
+    let name = &target.txn;
+    let slot = ctx.state.txns.get(name).ok_or_else(|| no_such_txn(name))?;
+    let mut guard = slot.lock().unwrap_or_else(|e| e.into_inner());
+    let open = guard.as_mut().ok_or_else(|| no_such_txn(name))?;
+    if open.repo_dir != target.repo_dir {
+        return Err(no_such_txn(name));
+    }
+    open.used = Instant::now();
+    f(&mut open.edit)
+}
+
+/// The client's capabilities as the start-commit hook sees them, from the `DAV:` headers of
+/// its request (what mod_dav_svn reads).
+fn capabilities(req: &Req) -> String {
+    let dav: Vec<&str> = req
+        .headers
+        .get_all("dav")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(str::trim)
+        .collect();
+    let mut caps = Vec::new();
+    for (uri, name) in [
+        ("http://subversion.tigris.org/xmlns/dav/svn/depth", "depth"),
+        (
+            "http://subversion.tigris.org/xmlns/dav/svn/mergeinfo",
+            "mergeinfo",
+        ),
+        (
+            "http://subversion.tigris.org/xmlns/dav/svn/log-revprops",
+            "log-revprops",
+        ),
+    ] {
+        if dav.contains(&uri) {
+            caps.push(name);
+        }
+    }
+    caps.join(":")
+}
+
+/// `POST` to `!svn/me`: `( create-txn )` or `( create-txn-with-props (NAME VALUE ...) )`.
+/// The transaction begins on HEAD, start-commit runs, and the answer is 201 with its name
+/// in `SVN-Txn-Name`.
+fn post(ctx: Ctx<'_>, req: &Req) -> Result<Reply, HttpError> {
+    let malformed = |why: String| {
+        HttpError::svn(
+            StatusCode::BAD_REQUEST,
+            RA_DAV_MALFORMED_DATA,
+            format!("Malformatted request skel: {why}"),
+        )
+    };
+    let skel = crate::skel::parse(&req.body).map_err(malformed)?;
+    let Skel::List(items) = skel else {
+        return Err(malformed("not a list".into()));
+    };
+    let mut revprops = svelto_core::PropList::new();
+    match items.as_slice() {
+        [Skel::Atom(w)] if w == b"create-txn" => {}
+        [Skel::Atom(w), Skel::List(props)] if w == b"create-txn-with-props" => {
+            if props.len() % 2 != 0 {
+                return Err(malformed("a property without a value".into()));
+            }
+            for pair in props.chunks(2) {
+                match pair {
+                    [Skel::Atom(n), Skel::Atom(v)] => {
+                        revprops.insert(n.clone(), v.clone());
+                    }
+                    _ => return Err(malformed("a property that is not two atoms".into())),
+                }
+            }
+        }
+        [Skel::Atom(w), ..] => {
+            return Err(HttpError::svn(
+                StatusCode::BAD_REQUEST,
+                crate::error::UNSUPPORTED_FEATURE,
+                format!(
+                    "Unsupported POST request type '{}'",
+                    String::from_utf8_lossy(w)
+                ),
+            ))
+        }
+        _ => return Err(malformed("no request type".into())),
+    }
+    let request = CommitRequest {
+        revprops,
+        capabilities: capabilities(req),
+        ..CommitRequest::default()
+    };
+    let (state, repo_dir) = (ctx.state, ctx.target.repo_dir.clone());
+    let mut edit = CommitEdit::begin(Arc::new(ctx.svc), request).map_err(commit_error)?;
+    edit.open_root(None).map_err(commit_error)?;
+    let open = Open {
+        repo_dir,
+        edit,
+        used: Instant::now(),
+    };
+    let name = state.txns.insert(open, state.config.idle_timeout)?;
+    Ok(Reply::new(StatusCode::CREATED, "text/plain", Vec::new()).header("svn-txn-name", name))
+}
+
+/// `DELETE` of `!svn/txn/NAME`: the client aborts its commit.
+fn abort(ctx: &Ctx<'_>) -> Result<Reply, HttpError> {
+    let name = &ctx.target.txn;
+    let slot = ctx.state.txns.get(name).ok_or_else(|| no_such_txn(name))?;
+    {
+        let guard = slot.lock().unwrap_or_else(|e| e.into_inner());
+        if guard
+            .as_ref()
+            .is_none_or(|o| o.repo_dir != ctx.target.repo_dir)
+        {
+            return Err(no_such_txn(name));
+        }
+    }
+    if let Some(slot) = ctx.state.txns.remove(name) {
+        // Dropping the edit drops its spool file.
+        slot.lock().unwrap_or_else(|e| e.into_inner()).take();
+    }
+    Ok(no_content())
+}
+
+fn no_content() -> Reply {
+    Reply::new(StatusCode::NO_CONTENT, "text/plain", Vec::new())
+}
+
+fn created() -> Reply {
+    Reply::new(StatusCode::CREATED, "text/plain", Vec::new())
+}
+
+/// The `X-SVN-Version-Name` header: the client's base revision of what it changes.
+fn version_name(req: &Req) -> Result<Option<Revnum>, HttpError> {
+    match req.header("x-svn-version-name").map(str::trim) {
+        None | Some("") => Ok(None),
+        // SVN_INVALID_REVNUM: no base revision.
+        Some("-1") => Ok(None),
+        Some(v) => v.parse::<Revnum>().map(Some).map_err(|_| {
+            HttpError::bad_request(format!("Invalid X-SVN-Version-Name header '{v}'"))
+        }),
+    }
+}
+
+/// A commit error as mod_dav_svn answers it: out-of-date refusals are 409 with
+/// `SVN_ERR_RA_OUT_OF_DATE`, the rest as the error's own code says.
+fn commit_error(e: ReposError) -> HttpError {
+    let kind = match &e {
+        ReposError::Svn { kind, .. } | ReposError::Wrapped { kind, .. } => Some(*kind),
+        _ => None,
+    };
+    let status = match kind {
+        Some(SvnErrorKind::TxnOutOfDate) => {
+            return HttpError::svn(StatusCode::CONFLICT, RA_OUT_OF_DATE, e.to_string())
+        }
+        Some(SvnErrorKind::AlreadyExists) => Some(StatusCode::METHOD_NOT_ALLOWED),
+        Some(SvnErrorKind::Conflict) => Some(StatusCode::CONFLICT),
+        Some(
+            SvnErrorKind::AuthzUnwritable
+            | SvnErrorKind::AuthzUnreadable
+            | SvnErrorKind::NotAuthorized,
+        ) => Some(StatusCode::FORBIDDEN),
+        Some(SvnErrorKind::ChecksumMismatch | SvnErrorKind::BadDelta(_)) => {
+            Some(StatusCode::BAD_REQUEST)
+        }
+        _ => None,
+    };
+    let mut err = HttpError::from(e);
+    if let Some(s) = status {
+        err.status = s;
+    }
+    err
+}
+
+/// `PUT` of a file's new text into the transaction: an svndiff against its text there
+/// (`Content-Type: application/vnd.svn-svndiff`), or the whole text. A path the
+/// transaction does not have is added (201), else the file is changed (204).
+fn put(ctx: &Ctx<'_>, req: &Req, edit: &mut Edit) -> Result<Reply, HttpError> {
+    let path = node_path(ctx)?;
+    let version = version_name(req)?;
+    let added = match edit.lookup(path).map_err(commit_error)? {
+        None => {
+            let (parent, _) = parent_and_name(path);
+            edit.add(path, NodeKind::File, None, parent, false)
+                .map_err(commit_error)?;
+            true
+        }
+        Some(seen) if seen.kind == NodeKind::Dir => {
+            return Err(HttpError::new(
+                StatusCode::METHOD_NOT_ALLOWED,
+                format!("Cannot PUT to a directory: '/{path}'"),
+            ))
+        }
+        Some(_) => {
+            edit.open_file(path, version).map_err(commit_error)?;
+            false
+        }
+    };
+    let svndiff = req
+        .header("content-type")
+        .is_some_and(|t| t.trim().starts_with("application/vnd.svn-svndiff"));
+    let base = req.header("x-svn-base-fulltext-md5").map(str::trim);
+    if svndiff || !req.body.is_empty() {
+        let delta;
+        let bytes: &[u8] = if svndiff {
+            &req.body
+        } else {
+            // A whole text: as a delta from nothing.
+            delta = fulltext_delta(&req.body)?;
+            &delta
+        };
+        let mut td = edit.start_text(path, base).map_err(commit_error)?;
+        edit.text_chunk(&mut td, bytes).map_err(commit_error)?;
+        edit.end_text(td).map_err(commit_error)?;
+    }
+    edit.close_file(path, req.header("x-svn-result-fulltext-md5").map(str::trim))
+        .map_err(commit_error)?;
+    // What mod_dav_svn's `put-result-checksum` capability promises: the client checks it.
+    let md5 = edit.text_md5(path).map_err(commit_error)?;
+    let reply = if added { created() } else { no_content() };
+    Ok(reply.header("x-svn-result-fulltext-md5", md5))
+}
+
+/// An svndiff that builds `text` from nothing.
+fn fulltext_delta(text: &[u8]) -> Result<Vec<u8>, HttpError> {
+    let mut out = svelto_delta::stream_header(0).to_vec();
+    for w in svelto_delta::delta_windows(&[], text) {
+        w.encode(0, 0, &mut out).map_err(|e| {
+            HttpError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("encoding a text: {e}"),
+            )
+        })?;
+    }
+    Ok(out)
+}
+
+/// The transaction path a `!svn/txr` request names; its root cannot be replaced.
+fn node_path<'c>(ctx: &'c Ctx<'_>) -> Result<&'c str, HttpError> {
+    let path = ctx.target.path.as_str();
+    if path.is_empty() {
+        return Err(HttpError::new(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "The root directory of a transaction cannot be replaced",
+        ));
+    }
+    Ok(path)
+}
+
+/// `MKCOL`: a new directory in the transaction.
+fn mkcol(ctx: &Ctx<'_>, req: &Req, edit: &mut Edit) -> Result<Reply, HttpError> {
+    if !req.body.is_empty() {
+        return Err(HttpError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "MKCOL with a request body is not supported",
+        ));
+    }
+    let path = node_path(ctx)?;
+    if edit.lookup(path).map_err(commit_error)?.is_some() {
+        // mod_dav_svn's own refusal (mod_dav would say only "405 Method Not Allowed").
+        return Err(HttpError::svn(
+            StatusCode::METHOD_NOT_ALLOWED,
+            svelto_core::code::FS_ALREADY_EXISTS,
+            format!("Path already exists, path '/{path}'"),
+        ));
+    }
+    let (parent, _) = parent_and_name(path);
+    edit.add(path, NodeKind::Dir, None, parent, false)
+        .map_err(commit_error)?;
+    Ok(created())
+}
+
+/// `DELETE` of a path in the transaction, as of the client's `X-SVN-Version-Name`.
+fn delete(ctx: &Ctx<'_>, req: &Req, edit: &mut Edit) -> Result<Reply, HttpError> {
+    let path = node_path(ctx)?;
+    let version = version_name(req)?;
+    let (parent, _) = parent_and_name(path);
+    edit.delete(path, version, parent).map_err(commit_error)?;
+    Ok(no_content())
+}
+
+/// `COPY` of `!svn/rvr/REV/path` to the `Destination:` in a transaction.
+fn copy(ctx: &Ctx<'_>, req: &Req, rev: Revnum) -> Result<Reply, HttpError> {
+    let dest = req
+        .header("destination")
+        .ok_or_else(|| HttpError::bad_request("COPY needs a Destination header"))?;
+    let dst = match crate::uri::locate(ctx.state, crate::uri::url_path(dest))? {
+        Located::Repo(t) if t.kind == Kind::TxnRoot && t.repo_dir == ctx.target.repo_dir => t,
+        _ => {
+            return Err(HttpError::new(
+                StatusCode::BAD_REQUEST,
+                format!("The COPY destination '{dest}' is not in a transaction of this repository"),
+            ))
+        }
+    };
+    if dst.path.is_empty() {
+        return Err(HttpError::new(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "The root directory of a transaction cannot be replaced",
+        ));
+    }
+    let src = ctx.target.path.clone();
+    let kind = ctx.node(rev, &src)?.node.kind;
+    with_txn(ctx, &dst, |edit| {
+        let (parent, _) = parent_and_name(&dst.path);
+        edit.add(&dst.path, kind, Some((src, Some(rev))), parent, false)
+            .map_err(commit_error)?;
+        Ok(created())
+    })
+}
+
+/// The property changes of a `PROPPATCH` body: (name, new value or None to delete), in
+/// document order.
+type PropChanges = Vec<(Vec<u8>, Option<Vec<u8>>)>;
+
+fn prop_changes(req: &Req) -> Result<PropChanges, HttpError> {
+    let doc = xml::parse(&req.body)?;
+    if !doc.is(DAV, "propertyupdate") {
+        return Err(HttpError::malformed_xml(
+            "The PROPPATCH request's body is not a DAV:propertyupdate element",
+        ));
+    }
+    let mut out = Vec::new();
+    for op in &doc.children {
+        let set = if op.is(DAV, "set") {
+            true
+        } else if op.is(DAV, "remove") {
+            false
+        } else {
+            continue;
+        };
+        for prop in op.children.iter().filter(|c| c.is(DAV, "prop")) {
+            for p in &prop.children {
+                let name = prop_name(p)?;
+                let value = if set && p.attr("absent").is_none() {
+                    Some(prop_value(p)?)
+                } else {
+                    None
+                };
+                out.push((name, value));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A property's name from its element: `svn:NAME` in Subversion's namespace, the whole
+/// name in the custom one.
+fn prop_name(e: &Elem) -> Result<Vec<u8>, HttpError> {
+    match e.ns.as_str() {
+        SVN_PROP => Ok(format!("svn:{}", e.name).into_bytes()),
+        CUSTOM_PROP => Ok(e.name.clone().into_bytes()),
+        ns => Err(HttpError::new(
+            StatusCode::FORBIDDEN,
+            format!(
+                "Properties may only be set in Subversion's namespaces, not '{ns}' ('{}')",
+                e.name
+            ),
+        )),
+    }
+}
+
+/// A property value from its element (`V:encoding="base64"` decoded).
+fn prop_value(e: &Elem) -> Result<Vec<u8>, HttpError> {
+    match e.attr("encoding") {
+        None => Ok(e.text.clone().into_bytes()),
+        Some("base64") => {
+            use base64::Engine as _;
+            let clean: Vec<u8> = e
+                .text
+                .bytes()
+                .filter(|b| !b.is_ascii_whitespace())
+                .collect();
+            base64::engine::general_purpose::STANDARD
+                .decode(clean)
+                .map_err(|err| {
+                    HttpError::malformed_xml(format!(
+                        "The value of property '{}' is not valid base64: {err}",
+                        e.name
+                    ))
+                })
+        }
+        Some(other) => Err(HttpError::malformed_xml(format!(
+            "Unknown encoding '{other}' of property '{}'",
+            e.name
+        ))),
+    }
+}
+
+/// The 207 answer to a PROPPATCH that changed everything it asked for.
+fn proppatch_ok(href: &str, changes: &PropChanges) -> Reply {
+    let mut out = String::from(XML_HEADER);
+    out.push_str("<D:multistatus xmlns:D=\"DAV:\">\n<D:response>\n");
+    out.push_str(&format!("<D:href>{}</D:href>\n", esc(href)));
+    out.push_str("<D:propstat>\n<D:prop>\n");
+    for (name, _) in changes {
+        let name = String::from_utf8_lossy(name);
+        let (ns, local) = match name.strip_prefix("svn:") {
+            Some(rest) => (SVN_PROP, rest),
+            None => (CUSTOM_PROP, name.as_ref()),
+        };
+        out.push_str(&format!("<g:{} xmlns:g=\"{ns}\"/>\n", esc(local)));
+    }
+    out.push_str("</D:prop>\n<D:status>HTTP/1.1 200 OK</D:status>\n</D:propstat>\n");
+    out.push_str("</D:response>\n</D:multistatus>\n");
+    Reply::xml(StatusCode::MULTI_STATUS, out.into_bytes())
+}
+
+/// `PROPPATCH` of a node in the transaction (checked against the client's
+/// `X-SVN-Version-Name` first, as mod_dav_svn checks it).
+fn proppatch_node(ctx: &Ctx<'_>, req: &Req, edit: &mut Edit) -> Result<Reply, HttpError> {
+    let path = ctx.target.path.as_str();
+    let changes = prop_changes(req)?;
+    if let Some(version) = version_name(req)? {
+        match edit.lookup(path).map_err(commit_error)? {
+            Some(seen) if seen.kind == NodeKind::Dir => edit
+                .check_dir_current(path, version)
+                .map_err(commit_error)?,
+            Some(_) => edit.open_file(path, Some(version)).map_err(commit_error)?,
+            None => {}
+        }
+    }
+    for (name, value) in &changes {
+        edit.change_prop(path, name, value.as_deref())
+            .map_err(commit_error)?;
+    }
+    Ok(proppatch_ok(&ctx.uri, &changes))
+}
+
+/// `PROPPATCH` of `!svn/txn/NAME`: the revision properties the commit will have.
+fn proppatch_txn(ctx: &Ctx<'_>, req: &Req, edit: &mut Edit) -> Result<Reply, HttpError> {
+    let changes = prop_changes(req)?;
+    for (name, value) in &changes {
+        edit.set_revprop(name, value.as_deref())
+            .map_err(commit_error)?;
+    }
+    Ok(proppatch_ok(&ctx.uri, &changes))
+}
+
+/// `MERGE` on the commit's anchor: the transaction named by `D:source` is committed, with
+/// the lock tokens of `S:lock-token-list` (paths relative to the anchor), releasing them
+/// unless `X-SVN-Options` lacks `release-locks`.
+fn merge(ctx: &Ctx<'_>, req: &Req) -> Result<Reply, HttpError> {
+    let doc = xml::parse(&req.body)?;
+    if !doc.is(DAV, "merge") {
+        return Err(HttpError::malformed_xml(
+            "The MERGE request's body is not a DAV:merge element",
+        ));
+    }
+    let source = doc
+        .child(DAV, "source")
+        .and_then(|s| s.child_text(DAV, "href"))
+        .ok_or_else(|| HttpError::malformed_xml("The MERGE request names no DAV:source"))?;
+    let txn = match crate::uri::locate(ctx.state, crate::uri::url_path(source))? {
+        Located::Repo(t) if t.kind == Kind::Txn && t.repo_dir == ctx.target.repo_dir => t.txn,
+        _ => return Err(HttpError::svn(
+            StatusCode::METHOD_NOT_ALLOWED,
+            INCORRECT_PARAMS,
+            "MERGE can only be performed using an activity or transaction resource as the source",
+        )),
+    };
+    let mut tokens = Vec::new();
+    if let Some(list) = doc.child(SVN, "lock-token-list") {
+        for lock in list.children.iter().filter(|c| c.is(SVN, "lock")) {
+            let (Some(path), Some(token)) = (
+                lock.child_text("", "lock-path"),
+                lock.child_text("", "lock-token"),
+            ) else {
+                return Err(HttpError::malformed_xml(
+                    "A lock in the MERGE request lacks its lock-path or lock-token",
+                ));
+            };
+            let rel = crate::uri::segments(path)?.join("/");
+            tokens.push((svelto_core::join(&ctx.target.path, &rel), token.to_string()));
+        }
+    }
+    let options = req.header("x-svn-options").unwrap_or("");
+    let keep = !options.split_whitespace().any(|o| o == "release-locks");
+    let slot = ctx.state.txns.remove(&txn).ok_or_else(|| {
+        HttpError::svn(
+            StatusCode::METHOD_NOT_ALLOWED,
+            INCORRECT_PARAMS,
+            "MERGE activity or transaction resource does not exist",
+        )
+    })?;
+    let open = slot
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .take()
+        .ok_or_else(|| no_such_txn(&txn))?;
+    let mut edit = open.edit;
+    let hook_tokens = tokens
+        .iter()
+        .map(|(p, t)| (format!("/{p}"), t.clone()))
+        .collect();
+    edit.hand_over_locks(tokens, hook_tokens, keep)
+        .map_err(commit_error)?;
+    let done = edit.finish(&svn_date_now()).map_err(merge_error)?;
+    Ok(Reply::xml(
+        StatusCode::OK,
+        merge_response(ctx, &done).into_bytes(),
+    ))
+}
+
+/// A failed commit, as mod_dav_svn answers MERGE: a conflict is 409, anything else 500.
+fn merge_error(e: ReposError) -> HttpError {
+    let mut err = commit_error(e);
+    if err.code != RA_OUT_OF_DATE && err.status != StatusCode::CONFLICT {
+        err.status = StatusCode::INTERNAL_SERVER_ERROR;
+    }
+    err
+}
+
+/// mod_dav_svn's MERGE answer when the client asks for no list of changed resources (the
+/// v2 client always does): the new revision, its date and author, and a failing
+/// post-commit hook's message.
+fn merge_response(ctx: &Ctx<'_>, done: &Committed) -> String {
+    let mut out = String::from(XML_HEADER);
+    let (ns, err) = match &done.post_commit_warning {
+        Some(w) => (
+            " xmlns:S=\"svn:\"",
+            format!("<S:post-commit-err>{}</S:post-commit-err>", esc(w)),
+        ),
+        None => ("", String::new()),
+    };
+    out.push_str(&format!(
+        "<D:merge-response xmlns:D=\"DAV:\"{ns}>\n<D:updated-set>\n<D:response>\n\
+         <D:href>{}/!svn/vcc/default</D:href>\n<D:propstat><D:prop>\n\
+         <D:resourcetype><D:baseline/></D:resourcetype>\n{err}\n\
+         <D:version-name>{}</D:version-name>\n<D:creationdate>{}</D:creationdate>\n",
+        esc(ctx.root_href()),
+        done.rev,
+        esc(&done.date)
+    ));
+    if let Some(a) = &done.author {
+        out.push_str(&format!(
+            "<D:creator-displayname>{}</D:creator-displayname>\n",
+            esc(a)
+        ));
+    }
+    out.push_str(
+        "</D:prop>\n<D:status>HTTP/1.1 200 OK</D:status>\n</D:propstat>\n</D:response>\n\
+         </D:updated-set>\n</D:merge-response>\n",
+    );
+    out
+}
