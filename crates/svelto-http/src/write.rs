@@ -13,7 +13,7 @@ use crate::error::HttpError;
 use crate::resource::{Ctx, XML_HEADER};
 use crate::skel::Skel;
 use crate::uri::{Kind, Located};
-use crate::xml::{self, esc, Elem, CUSTOM_PROP, DAV, SVN, SVN_PROP};
+use crate::xml::{self, esc, Elem, CUSTOM_PROP, DAV, SVN, SVN_DAV, SVN_PROP};
 use crate::{Reply, Req};
 use hyper::{Method, StatusCode};
 use std::collections::HashMap;
@@ -119,6 +119,7 @@ pub(crate) fn handle(ctx: Ctx<'_>, req: &Req) -> Result<Reply, HttpError> {
                 _ => proppatch_node(&ctx, req, edit),
             })
         }
+        ("PROPPATCH", Kind::Rev(rev) | Kind::Baseline(rev)) => proppatch_rev(ctx, req, rev),
         ("PROPPATCH", Kind::Txn) => {
             with_txn(&ctx, &ctx.target, |edit| proppatch_txn(&ctx, req, edit))
         }
@@ -443,9 +444,18 @@ fn copy(ctx: &Ctx<'_>, req: &Req, rev: Revnum) -> Result<Reply, HttpError> {
     })
 }
 
-/// The property changes of a `PROPPATCH` body: (name, new value or None to delete), in
-/// document order.
-type PropChanges = Vec<(Vec<u8>, Option<Vec<u8>>)>;
+/// One property change of a `PROPPATCH` body.
+struct PropChange {
+    name: Vec<u8>,
+    /// The new value (None: delete).
+    value: Option<Vec<u8>>,
+    /// The value the client expects the property to have now (`V:old-value`, for atomic
+    /// revision property changes): `Some(None)` when it expects none.
+    expected: Option<Option<Vec<u8>>>,
+}
+
+/// The property changes of a `PROPPATCH` body, in document order.
+type PropChanges = Vec<PropChange>;
 
 fn prop_changes(req: &Req) -> Result<PropChanges, HttpError> {
     let doc = xml::parse(&req.body)?;
@@ -471,7 +481,16 @@ fn prop_changes(req: &Req) -> Result<PropChanges, HttpError> {
                 } else {
                     None
                 };
-                out.push((name, value));
+                let expected = match p.child(SVN_DAV, "old-value") {
+                    None => None,
+                    Some(old) if old.attr("absent").is_some() => Some(None),
+                    Some(old) => Some(Some(prop_value(old)?)),
+                };
+                out.push(PropChange {
+                    name,
+                    value,
+                    expected,
+                });
             }
         }
     }
@@ -521,21 +540,35 @@ fn prop_value(e: &Elem) -> Result<Vec<u8>, HttpError> {
     }
 }
 
-/// The 207 answer to a PROPPATCH that changed everything it asked for.
-fn proppatch_ok(href: &str, changes: &PropChanges) -> Reply {
-    let mut out = String::from(XML_HEADER);
-    out.push_str("<D:multistatus xmlns:D=\"DAV:\">\n<D:response>\n");
-    out.push_str(&format!("<D:href>{}</D:href>\n", esc(href)));
+/// One `D:propstat` naming `changes` with `status` (and a description).
+fn propstat(out: &mut String, changes: &[PropChange], status: &str, description: Option<&str>) {
     out.push_str("<D:propstat>\n<D:prop>\n");
-    for (name, _) in changes {
-        let name = String::from_utf8_lossy(name);
+    for c in changes {
+        let name = String::from_utf8_lossy(&c.name);
         let (ns, local) = match name.strip_prefix("svn:") {
             Some(rest) => (SVN_PROP, rest),
             None => (CUSTOM_PROP, name.as_ref()),
         };
         out.push_str(&format!("<g:{} xmlns:g=\"{ns}\"/>\n", esc(local)));
     }
-    out.push_str("</D:prop>\n<D:status>HTTP/1.1 200 OK</D:status>\n</D:propstat>\n");
+    out.push_str(&format!(
+        "</D:prop>\n<D:status>HTTP/1.1 {status}</D:status>\n"
+    ));
+    if let Some(d) = description {
+        out.push_str(&format!(
+            "<D:responsedescription>{}</D:responsedescription>\n",
+            esc(d)
+        ));
+    }
+    out.push_str("</D:propstat>\n");
+}
+
+/// The 207 answer to a PROPPATCH that changed everything it asked for.
+fn proppatch_ok(href: &str, changes: &PropChanges) -> Reply {
+    let mut out = String::from(XML_HEADER);
+    out.push_str("<D:multistatus xmlns:D=\"DAV:\">\n<D:response>\n");
+    out.push_str(&format!("<D:href>{}</D:href>\n", esc(href)));
+    propstat(&mut out, changes, "200 OK", None);
     out.push_str("</D:response>\n</D:multistatus>\n");
     Reply::xml(StatusCode::MULTI_STATUS, out.into_bytes())
 }
@@ -554,8 +587,8 @@ fn proppatch_node(ctx: &Ctx<'_>, req: &Req, edit: &mut Edit) -> Result<Reply, Ht
             None => {}
         }
     }
-    for (name, value) in &changes {
-        edit.change_prop(path, name, value.as_deref())
+    for c in &changes {
+        edit.change_prop(path, &c.name, c.value.as_deref())
             .map_err(commit_error)?;
     }
     Ok(proppatch_ok(&ctx.uri, &changes))
@@ -564,11 +597,51 @@ fn proppatch_node(ctx: &Ctx<'_>, req: &Req, edit: &mut Edit) -> Result<Reply, Ht
 /// `PROPPATCH` of `!svn/txn/NAME`: the revision properties the commit will have.
 fn proppatch_txn(ctx: &Ctx<'_>, req: &Req, edit: &mut Edit) -> Result<Reply, HttpError> {
     let changes = prop_changes(req)?;
-    for (name, value) in &changes {
-        edit.set_revprop(name, value.as_deref())
+    for c in &changes {
+        edit.set_revprop(&c.name, c.value.as_deref())
             .map_err(commit_error)?;
     }
     Ok(proppatch_ok(&ctx.uri, &changes))
+}
+
+/// `PROPPATCH` of `!svn/rev/N` (or v1's `!svn/bln/N`, which `svn propset --revprop`
+/// uses): revision property changes (`svn propset --revprop`, svnsync, `svnrdump load`),
+/// each through the service layer's rules and the pre- and post-revprop-change hooks,
+/// atomic when the client sends the old value. A refused change is answered as mod_dav
+/// answers a failed PROPPATCH: 207, the property's `D:propstat` with the failure's status
+/// (412 for an old value that does not match, else 500) and the message as its
+/// `D:responsedescription`, the properties not yet changed `424 Failed Dependency`.
+fn proppatch_rev(ctx: Ctx<'_>, req: &Req, rev: Revnum) -> Result<Reply, HttpError> {
+    let changes = prop_changes(req)?;
+    ctx.check_rev(rev)?;
+    // mod_dav_svn names the revision's baseline in its answer, whichever URL was used.
+    let uri = ctx.special_href("bln", rev, "");
+    let mut svc = ctx.svc;
+    for (i, c) in changes.iter().enumerate() {
+        let name = std::str::from_utf8(&c.name)
+            .map_err(|_| HttpError::malformed_xml("A revision property name is not UTF-8"))?;
+        let expected = c.expected.as_ref().map(|e| e.as_deref());
+        if let Err(e) = svc.change_rev_prop(rev, name, c.value.as_deref(), expected) {
+            let err = HttpError::from(e);
+            let status = if err.code == svelto_core::code::FS_PROP_BASEVALUE_MISMATCH {
+                "412 Precondition Failed"
+            } else if err.status == StatusCode::NOT_FOUND {
+                return Err(err);
+            } else {
+                "500 Internal Server Error"
+            };
+            let mut out = String::from(XML_HEADER);
+            out.push_str("<D:multistatus xmlns:D=\"DAV:\">\n<D:response>\n");
+            out.push_str(&format!("<D:href>{}</D:href>\n", esc(&uri)));
+            propstat(&mut out, &changes[i..=i], status, Some(&err.message));
+            if changes.len() > i + 1 {
+                propstat(&mut out, &changes[i + 1..], "424 Failed Dependency", None);
+            }
+            out.push_str("</D:response>\n</D:multistatus>\n");
+            return Ok(Reply::xml(StatusCode::MULTI_STATUS, out.into_bytes()));
+        }
+    }
+    Ok(proppatch_ok(&uri, &changes))
 }
 
 /// `MERGE` on the commit's anchor: the transaction named by `D:source` is committed, with

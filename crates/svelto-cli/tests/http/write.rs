@@ -4,8 +4,8 @@
 
 use std::path::Path;
 
-use crate::sessions;
-use svelto_testkit::Pair;
+use crate::sessions::{self, Script};
+use svelto_testkit::{Pair, Run};
 
 /// A fresh HTTP pair (Apache, Svelto) loaded from `fixture`, which anonymous clients may
 /// write (Apache's test configuration has no authentication; Svelto's svnserve.conf says
@@ -44,4 +44,132 @@ fn large_files_are_committed_and_changed() {
 #[test]
 fn bad_destinations_are_refused() {
     sessions::bad_destinations_are_refused_as_svnserve_refuses_them(&writable_http_pair("basic"));
+}
+
+/// Two empty repositories over HTTP that anonymous clients may write, with a
+/// pre-revprop-change hook that allows every change.
+fn empty_writable_http_pair(name: &str) -> Pair {
+    let dir = svelto_testkit::tempdir();
+    let dump = dir.path().join("empty.dump");
+    std::fs::write(&dump, "SVN-fs-dump-format-version: 2\n\n").expect("write the empty dump");
+    let pair = Pair::http_from_dump(name, &dump, Path::new(env!("CARGO_BIN_EXE_svelto")));
+    pair.set_svnserve_conf("[general]\nanon-access = write\n");
+    sessions::allow_revprop_changes(&pair);
+    pair
+}
+
+#[test]
+fn svnsync_from_fsfs_into_the_server_over_http() {
+    for name in ["copies", "mixed", "props"] {
+        sessions::svnsync_into(&empty_writable_http_pair(name), name);
+    }
+}
+
+#[test]
+fn svnrdump_load_into_the_server_over_http() {
+    for name in ["copies", "eol-keywords"] {
+        sessions::svnrdump_load_into(&empty_writable_http_pair(name), name);
+    }
+}
+
+/// Installs hook `name` (a shell script) in both repositories, readable and runnable by
+/// whoever Apache's children run as.
+fn install(pair: &Pair, name: &str, script: &str) {
+    for repo in [pair.reference_repo(), pair.subject_repo()] {
+        let p = repo.join("hooks").join(name);
+        std::fs::write(&p, script).expect("write hook");
+        Run::new("chmod").arg("a+rx").arg(&p).success();
+    }
+}
+
+fn remove(pair: &Pair, name: &str) {
+    for repo in [pair.reference_repo(), pair.subject_repo()] {
+        let _ = std::fs::remove_file(repo.join("hooks").join(name));
+    }
+}
+
+/// Hooks over HTTP as through Apache: revision property changes refused without a
+/// pre-revprop-change hook, allowed with one, refused by one with its message; atomic
+/// changes; start-commit and pre-commit refusals reaching the client; a failing
+/// post-commit hook reported as a warning after the commit.
+#[test]
+fn hooks_and_revision_property_changes() {
+    let pair = writable_http_pair("basic");
+    let mut s = Script::new(&pair);
+    let _scope = pair.scope("hooks");
+    let w = "hooks";
+    s.svn_fails(
+        w,
+        &[
+            "propset",
+            "--revprop",
+            "-r",
+            "1",
+            "svn:log",
+            "new log",
+            "{URL}",
+        ],
+    );
+    install(&pair, "pre-revprop-change", "#!/bin/sh\nexit 0\n");
+    s.svn(
+        w,
+        &[
+            "propset",
+            "--revprop",
+            "-r",
+            "1",
+            "svn:log",
+            "new log",
+            "{URL}",
+        ],
+    );
+    s.svn(
+        w,
+        &["propset", "--revprop", "-r", "2", "team", "blue", "{URL}"],
+    );
+    s.svn(w, &["propdel", "--revprop", "-r", "2", "team", "{URL}"]);
+    s.svn_fails(
+        w,
+        &["propset", "--revprop", "-r", "99", "team", "x", "{URL}"],
+    );
+    install(
+        &pair,
+        "pre-revprop-change",
+        "#!/bin/sh\necho \"no changes to $5 of r$2 by ${3:-nobody}\" >&2\nexit 1\n",
+    );
+    s.svn_fails(
+        w,
+        &[
+            "propset",
+            "--revprop",
+            "-r",
+            "1",
+            "svn:log",
+            "again",
+            "{URL}",
+        ],
+    );
+    s.svn(w, &["log", "-r", "1:2", "{URL}"]);
+    install(
+        &pair,
+        "start-commit",
+        "#!/bin/sh\necho 'the repository is frozen' >&2\nexit 1\n",
+    );
+    s.svn_fails(w, &["mkdir", "-m", "frozen", "{URL}/frozen"]);
+    remove(&pair, "start-commit");
+    install(
+        &pair,
+        "pre-commit",
+        "#!/bin/sh\necho 'commits need a ticket' >&2\nexit 1\n",
+    );
+    s.svn_fails(w, &["mkdir", "-m", "no ticket", "{URL}/refused"]);
+    remove(&pair, "pre-commit");
+    install(
+        &pair,
+        "post-commit",
+        "#!/bin/sh\necho 'the mailer broke' >&2\nexit 3\n",
+    );
+    s.svn(w, &["mkdir", "-m", "post fails", "{URL}/post"]);
+    s.svn(w, &["log", "-v", "-l", "1", "{URL}"]);
+    s.assert_same_repositories();
 }

@@ -238,8 +238,23 @@ impl Pair {
     /// them names the reference repository) and more flags of `svelto serve`; a
     /// `{PAIR_DIR}` at the start of a path is the pair's directory.
     fn http_with(fixture: &str, svelto_binary: &Path, location: &str, flags: &[&str]) -> Pair {
-        let name = fixture;
         let dump = crate::scenario_dump(fixture);
+        Pair::http_with_dump(fixture, &dump, svelto_binary, location, flags)
+    }
+
+    /// Any dump over HTTP, served as repository `name` by Apache and by Svelto.
+    pub fn http_from_dump(name: &str, dump: &Path, svelto_binary: &Path) -> Pair {
+        Pair::http_with_dump(name, dump, svelto_binary, "", &[])
+    }
+
+    fn http_with_dump(
+        name: &str,
+        dump: &Path,
+        svelto_binary: &Path,
+        location: &str,
+        flags: &[&str],
+    ) -> Pair {
+        let dump = dump.to_path_buf();
         let (dir, roots, repos) = pair_dirs(name);
         load_sides(&repos, &dump, &Subject::Svelto(svelto_binary.to_owned()));
         let fix = |s: &str| {
