@@ -137,6 +137,26 @@ struct Landed {
 
 #[test]
 fn kill_9_during_commits_loses_nothing_acknowledged() {
+    kill_9_during_commits(false);
+}
+
+/// The same over HTTP: concurrent svnmucc commits over `http://` (POST, MKCOL, PUT,
+/// MERGE), the server killed at a random moment, every acknowledged commit there.
+#[test]
+fn kill_9_during_http_commits_loses_nothing_acknowledged() {
+    kill_9_during_commits(true);
+}
+
+/// `svelto serve` on `root`, over HTTP (under `/svn`) when `http`.
+fn start_on(root: &Path, log: &Path, http: bool) -> Svelto {
+    if http {
+        Svelto::start_http(binary(), root, log, "/svn", &[])
+    } else {
+        start(root, log)
+    }
+}
+
+fn kill_9_during_commits(http: bool) {
     require_tool("svn");
     require_tool("svnmucc");
     let dir = tempdir();
@@ -146,13 +166,17 @@ fn kill_9_during_commits_loses_nothing_acknowledged() {
     let work = dir.path().join("work");
     std::fs::create_dir_all(&work).expect("work dir");
     let client = Arc::new(SvnClient::new());
-    let mut rng = Rng::from_env_or_clock("kill_9_during_commits");
+    let mut rng = Rng::from_env_or_clock(if http {
+        "kill_9_during_http_commits"
+    } else {
+        "kill_9_during_commits"
+    });
     let landed: Arc<Mutex<Vec<Landed>>> = Arc::new(Mutex::new(Vec::new()));
     let mut last_youngest = 0;
     let rounds = 15;
     let started = Instant::now();
     for round in 0..rounds {
-        let server = start(&root, &log);
+        let server = start_on(&root, &log, http);
         let url = server.url("crash");
         let stop = Arc::new(AtomicBool::new(false));
         let threads: Vec<_> = (0..3)
@@ -231,7 +255,7 @@ fn kill_9_during_commits_loses_nothing_acknowledged() {
     }
     // Every acknowledged commit is there, in the revision the client was told, with its
     // content; and no revision was given out twice.
-    let server = start(&root, &log);
+    let server = start_on(&root, &log, http);
     let url = server.url("crash");
     let landed = landed.lock().expect("lock").clone();
     assert!(
