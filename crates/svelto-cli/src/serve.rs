@@ -75,6 +75,27 @@ pub struct ServeArgs {
     /// without either, nobody logs in over HTTP.
     #[arg(long, value_name = "FILE")]
     http_auth_file: Option<PathBuf>,
+    /// Serve https:// on --http-listen with this certificate chain (PEM, the server's
+    /// certificate first); needs --http-tls-key. Both are read again on SIGHUP.
+    #[arg(long, value_name = "FILE", requires = "http_tls_key")]
+    http_tls_cert: Option<PathBuf>,
+    /// The private key of --http-tls-cert (PEM: PKCS#8, RSA or EC).
+    #[arg(long, value_name = "FILE", requires = "http_tls_cert")]
+    http_tls_key: Option<PathBuf>,
+    /// A request header naming the user a reverse proxy in front of --http-listen
+    /// authenticated (e.g. X-Remote-User); believed only from --http-trusted-proxy
+    /// addresses, ignored from any other.
+    #[arg(long, value_name = "NAME", requires = "http_trusted_proxy")]
+    http_user_header: Option<String>,
+    /// An address (e.g. 127.0.0.1) whose --http-user-header is believed; repeat or separate
+    /// with commas for several.
+    #[arg(
+        long,
+        value_name = "ADDR",
+        value_delimiter = ',',
+        requires = "http_user_header"
+    )]
+    http_trusted_proxy: Vec<std::net::IpAddr>,
     /// Connections served at once; the next client is told the server is busy.
     #[arg(long, value_name = "N", default_value_t = 1000)]
     max_connections: usize,
@@ -298,6 +319,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
         }
         None => None,
     };
+    let mut http_server = None;
     let http_addr = match &args.http_listen {
         Some(addr) => {
             let l = TcpListener::bind(addr.as_str())
@@ -321,11 +343,26 @@ pub fn run(args: ServeArgs) -> Result<()> {
                 ));
             }
             // The same handles as svn:// connections: both protocols warm the same caches.
+            if let (Some(cert), Some(key)) = (&args.http_tls_cert, &args.http_tls_key) {
+                let abs = |f: &PathBuf| std::path::absolute(f).unwrap_or_else(|_| f.clone());
+                config.tls = Some(svelto_http::TlsFiles {
+                    cert: abs(cert),
+                    key: abs(key),
+                });
+            }
+            config.user_header = args.http_user_header.clone();
+            config.trusted_proxies = args.http_trusted_proxy.clone();
             let repos = shared.clone();
             let open: svelto_http::OpenRepo = Arc::new(move |dir| repos.repos.open(dir));
             let logger = shared.clone();
             let log: svelto_http::LogLine = Arc::new(move |line| logger.log.line(line));
-            svelto_http::spawn(l, config, open, log).context("starting the HTTP server")?;
+            let tls = config.tls.is_some();
+            let server =
+                svelto_http::spawn(l, config, open, log).context("starting the HTTP server")?;
+            if tls {
+                shared.log.line("http: serving https:// (TLS)");
+            }
+            http_server = Some(server);
             Some(a)
         }
         None => None,
@@ -341,7 +378,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
     if let Some(a) = http_addr {
         shared.log.line(&format!("http listening on {a}"));
     }
-    handle_signals(&shared, local, args.config_file.clone())?;
+    handle_signals(&shared, local, args.config_file.clone(), http_server)?;
     if args.log_file.is_some() || args.daemon_child {
         // Tell whoever started us (the -d parent, a test harness) where we listen.
         let mut err = std::io::stderr();
@@ -371,11 +408,13 @@ pub fn run(args: ServeArgs) -> Result<()> {
 /// SIGTERM and SIGINT: stop taking connections, let running commits finish (bounded by
 /// `--shutdown-grace`), exit 0. SIGHUP: reopen the log file (after rotation) and check
 /// `--config-file` again (it, like each repository's svnserve.conf, is read afresh for every
-/// connection; a broken one is reported in the log).
+/// connection; a broken one is reported in the log), and read the HTTPS certificate and key
+/// again (a failure keeps the old ones, and says why in the log).
 fn handle_signals(
     shared: &Arc<Shared>,
     local: std::net::SocketAddr,
     config_file: Option<PathBuf>,
+    http: Option<svelto_http::HttpServer>,
 ) -> Result<()> {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     let mut signals = signal_hook::iterator::Signals::new([SIGTERM, SIGINT, SIGHUP])
@@ -406,7 +445,12 @@ fn handle_signals(
                             Err(e) => format!("; '{}': {e}", f.display()),
                         },
                     };
-                    shared.log.line(&format!("SIGHUP: {reopened}{conf}"));
+                    let tls = match http.as_ref().map(|h| h.reload_tls()) {
+                        None | Some(Ok(false)) => String::new(),
+                        Some(Ok(true)) => "; TLS certificate reloaded".to_string(),
+                        Some(Err(e)) => format!("; TLS certificate kept: {e}"),
+                    };
+                    shared.log.line(&format!("SIGHUP: {reopened}{conf}{tls}"));
                     continue;
                 }
                 shared.log.line(&format!(

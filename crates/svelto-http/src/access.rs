@@ -94,8 +94,9 @@ pub(crate) fn admit(
     target: &Target,
     repo: Repo,
     writer: Arc<WriterSlot>,
-    headers: &hyper::HeaderMap,
+    req: &crate::Req,
 ) -> Result<(service::Ctx, Gate), HttpError> {
+    let headers = &req.headers;
     let conf_dir = target.repo_dir.join("conf");
     let conf = match &state.config.config_file {
         Some(f) => {
@@ -129,8 +130,10 @@ pub(crate) fn admit(
             "Size of a request header field exceeds server limit (Authorization)",
         ));
     }
-    let mut user = None;
-    if let Some(file) = &password_file {
+    let mut user = proxied_user(state, req)?;
+    if user.is_some() {
+        // The proxy logged the user in.
+    } else if let Some(file) = &password_file {
         let refused = |why: String| {
             state.log(&format!("{}: {why}", target.repo_name));
             HttpError::refused(StatusCode::UNAUTHORIZED, Some(gate.realm.clone()))
@@ -182,6 +185,31 @@ pub(crate) fn admit(
     };
     let svc = service::Ctx::new(repo, writer, user, authz, conf.hooks_env.clone());
     Ok((svc, gate))
+}
+
+/// The user a trusted reverse proxy names in `--http-user-header` (None: no such header,
+/// or not from a `--http-trusted-proxy` address, whose headers are not believed).
+fn proxied_user(state: &State, req: &crate::Req) -> Result<Option<String>, HttpError> {
+    let Some(name) = &state.config.user_header else {
+        return Ok(None);
+    };
+    if !state.config.trusted_proxies.contains(&req.peer) {
+        return Ok(None);
+    }
+    let mut values = req.headers.get_all(name.as_str()).iter();
+    let Some(value) = values.next() else {
+        return Ok(None);
+    };
+    let user = std::str::from_utf8(value.as_bytes())
+        .ok()
+        .map(str::trim)
+        .filter(|u| !u.is_empty() && !u.chars().any(char::is_control));
+    match (user, values.next()) {
+        (Some(u), None) => Ok(Some(u.to_string())),
+        _ => Err(HttpError::bad_request(format!(
+            "The proxy's {name} header is not one UTF-8 user name"
+        ))),
+    }
 }
 
 /// The repository path mod_authz_svn checks for a request's URL (None for the `!svn/`

@@ -23,12 +23,14 @@ mod replay;
 mod reports;
 mod resource;
 mod skel;
+mod tls;
 mod update;
 mod uri;
 mod write;
 mod xml;
 
 pub use error::HttpError;
+pub use tls::TlsFiles;
 
 use bytes::Bytes;
 use http_body::{Body, Frame};
@@ -73,6 +75,13 @@ pub struct HttpConfig {
     pub auth_file: Option<PathBuf>,
     /// `-R`: nobody writes, whatever svnserve.conf says.
     pub read_only: bool,
+    /// `--http-tls-cert`/`--http-tls-key`: serve `https://` instead of `http://`.
+    pub tls: Option<TlsFiles>,
+    /// `--http-user-header`: a request header carrying the user name a reverse proxy
+    /// authenticated (e.g. `X-Remote-User`), believed only from [`HttpConfig::trusted_proxies`].
+    pub user_header: Option<String>,
+    /// `--http-trusted-proxy`: the addresses whose [`HttpConfig::user_header`] is believed.
+    pub trusted_proxies: Vec<std::net::IpAddr>,
 }
 
 impl HttpConfig {
@@ -85,6 +94,9 @@ impl HttpConfig {
             config_file: None,
             auth_file: None,
             read_only: false,
+            tls: None,
+            user_header: None,
+            trusted_proxies: Vec::new(),
         }
     }
 }
@@ -97,6 +109,25 @@ pub(crate) struct State {
     log: LogLine,
     /// The commit transactions clients have open (they live across requests).
     pub txns: write::Txns,
+    tls: Option<Arc<tls::Tls>>,
+}
+
+/// The running HTTP side.
+pub struct HttpServer {
+    tls: Option<Arc<tls::Tls>>,
+    _thread: std::thread::JoinHandle<()>,
+}
+
+impl HttpServer {
+    /// Reads the TLS certificate and key again (SIGHUP): new connections get them, open
+    /// ones keep theirs. Ok(false) when the server does not serve TLS; an error (the files
+    /// unreadable, or not a matching certificate and key) keeps the certificate in use.
+    pub fn reload_tls(&self) -> Result<bool, String> {
+        match &self.tls {
+            None => Ok(false),
+            Some(t) => t.reload().map(|()| true),
+        }
+    }
 }
 
 impl State {
@@ -105,16 +136,22 @@ impl State {
     }
 }
 
-/// Serves HTTP on `listener` in a thread of its own (a tokio runtime with two workers; the
-/// requests themselves run on its blocking pool). Returns the thread's handle; it runs
-/// until the process ends.
+/// Serves HTTP (HTTPS with [`HttpConfig::tls`]) on `listener` in a thread of its own (a
+/// tokio runtime with two workers; the requests themselves run on its blocking pool). It
+/// runs until the process ends. Fails when the TLS certificate or key cannot be used.
 pub fn spawn(
     listener: std::net::TcpListener,
     mut config: HttpConfig,
     open: OpenRepo,
     log: LogLine,
-) -> std::io::Result<std::thread::JoinHandle<()>> {
+) -> std::io::Result<HttpServer> {
     config.prefix = normalize_prefix(&config.prefix);
+    let tls = match &config.tls {
+        Some(files) => Some(Arc::new(
+            tls::Tls::load(files.clone()).map_err(std::io::Error::other)?,
+        )),
+        None => None,
+    };
     listener.set_nonblocking(true)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -128,8 +165,9 @@ pub fn spawn(
         logins: auth::Logins::default(),
         log,
         txns: write::Txns::default(),
+        tls: tls.clone(),
     });
-    std::thread::Builder::new()
+    let thread = std::thread::Builder::new()
         .name("svelto-http-listener".into())
         .spawn(move || {
             runtime.block_on(async move {
@@ -142,7 +180,11 @@ pub fn spawn(
                 };
                 accept_loop(listener, state).await;
             })
-        })
+        })?;
+    Ok(HttpServer {
+        tls,
+        _thread: thread,
+    })
 }
 
 /// "/svn/" and "svn" become "/svn"; "/" and "" become "".
@@ -157,7 +199,7 @@ fn normalize_prefix(p: &str) -> String {
 
 async fn accept_loop(listener: tokio::net::TcpListener, state: Arc<State>) {
     loop {
-        let (stream, _) = match listener.accept().await {
+        let (stream, peer) = match listener.accept().await {
             Ok(s) => s,
             Err(_) => {
                 // Out of descriptors and the like: wait a little rather than spin.
@@ -168,26 +210,45 @@ async fn accept_loop(listener: tokio::net::TcpListener, state: Arc<State>) {
         let _ = stream.set_nodelay(true);
         let state = state.clone();
         tokio::spawn(async move {
-            let idle = state.config.idle_timeout;
-            let service = hyper::service::service_fn(move |req| {
-                let state = state.clone();
-                async move { Ok::<_, Infallible>(respond(state, req).await) }
-            });
-            let conn = hyper::server::conn::http1::Builder::new()
-                .keep_alive(true)
-                .pipeline_flush(true)
-                .timer(hyper_util::rt::TokioTimer::new())
-                .header_read_timeout(idle)
-                .serve_connection(hyper_util::rt::TokioIo::new(stream), service);
-            let _ = conn.await;
+            match state.tls.as_ref().map(|t| t.acceptor()) {
+                None => serve_connection(state, peer.ip(), stream).await,
+                Some(acceptor) => {
+                    // A client that does not finish its handshake is dropped like an idle one.
+                    let idle = state.config.idle_timeout;
+                    if let Ok(Ok(tls)) = tokio::time::timeout(idle, acceptor.accept(stream)).await {
+                        serve_connection(state, peer.ip(), tls).await;
+                    }
+                }
+            }
         });
     }
+}
+
+/// HTTP/1.1 on one connection (plain or TLS) until it closes or idles out.
+async fn serve_connection<S>(state: Arc<State>, peer: std::net::IpAddr, stream: S)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let idle = state.config.idle_timeout;
+    let service = hyper::service::service_fn(move |req| {
+        let state = state.clone();
+        async move { Ok::<_, Infallible>(respond(state, peer, req).await) }
+    });
+    let conn = hyper::server::conn::http1::Builder::new()
+        .keep_alive(true)
+        .pipeline_flush(true)
+        .timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(idle)
+        .serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+    let _ = conn.await;
 }
 
 /// A request as the handlers see it: its head and its whole (bounded) body.
 pub(crate) struct Req {
     pub method: hyper::Method,
     pub path: String,
+    /// The client's address (a reverse proxy's, behind one).
+    pub peer: std::net::IpAddr,
     pub headers: hyper::HeaderMap,
     pub body: Bytes,
 }
@@ -245,7 +306,11 @@ impl Reply {
     }
 }
 
-async fn respond(state: Arc<State>, req: Request<Incoming>) -> Response<RespBody> {
+async fn respond(
+    state: Arc<State>,
+    peer: std::net::IpAddr,
+    req: Request<Incoming>,
+) -> Response<RespBody> {
     let (parts, body) = req.into_parts();
     let max = state.config.max_request;
     let declared = parts
@@ -286,6 +351,7 @@ async fn respond(state: Arc<State>, req: Request<Incoming>) -> Response<RespBody
     let req = Req {
         method: parts.method,
         path: parts.uri.path().to_string(),
+        peer,
         headers: parts.headers,
         body,
     };

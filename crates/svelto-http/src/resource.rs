@@ -44,7 +44,7 @@ pub(crate) fn handle(state: &State, req: &Req) -> Result<Reply, HttpError> {
     };
     let (repo, writer) = (state.open)(&target.repo_dir)?;
     let youngest = repo.refresh()?;
-    let (svc, gate) = crate::access::admit(state, &target, repo, writer, &req.headers)?;
+    let (svc, gate) = crate::access::admit(state, &target, repo, writer, req)?;
     crate::access::check_url(&svc, &gate, &req.method, &target)?;
     let ctx = Ctx {
         state,

@@ -5,9 +5,8 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
 
-use crate::serve::{can_connect, free_port, spawn_watched, Server, ServerKind};
+use crate::serve::{free_port, spawn_watched, Server, ServerKind};
 
 /// Debian's httpd binary.
 pub const APACHE_BINARY: &str = "/usr/sbin/apache2";
@@ -92,6 +91,18 @@ impl Apache {
     /// Basic`, `AuthUserFile`, `AuthzSVNAccessFile`, `Satisfy Any`, `Require valid-user`:
     /// the modules they need are loaded when there are any).
     pub fn start_with(parent: &Path, dir: &Path, prefix: &str, location: &str) -> Apache {
+        Apache::start_full(parent, dir, prefix, location, None)
+    }
+
+    /// [`Apache::start_with`], serving `https://` with `tls` = (certificate, key) in PEM
+    /// when given (mod_ssl).
+    pub fn start_full(
+        parent: &Path,
+        dir: &Path,
+        prefix: &str,
+        location: &str,
+        tls: Option<(&Path, &Path)>,
+    ) -> Apache {
         require_apache();
         let auth_modules = if location.is_empty() {
             String::new()
@@ -122,6 +133,27 @@ impl Apache {
         } else {
             ""
         };
+        let ssl = match tls {
+            None => String::new(),
+            Some((cert, key)) => {
+                for file in ["mod_ssl.so", "mod_socache_shmcb.so"] {
+                    let path = Path::new(MODULE_DIR).join(file);
+                    if !path.is_file() {
+                        panic!(
+                            "\n\n*** Apache's {file} ({}) is required: {INSTALL} ***\n",
+                            path.display()
+                        );
+                    }
+                }
+                format!(
+                    "LoadModule socache_shmcb_module {MODULE_DIR}/mod_socache_shmcb.so\n\
+                     LoadModule ssl_module {MODULE_DIR}/mod_ssl.so\n\
+                     SSLEngine on\nSSLCertificateFile {}\nSSLCertificateKeyFile {}\n",
+                    cert.display(),
+                    key.display()
+                )
+            }
+        };
         let text = format!(
             "ServerName 127.0.0.1\n\
              Listen 127.0.0.1:{port}\n\
@@ -135,6 +167,7 @@ impl Apache {
              LoadModule dav_module {MODULE_DIR}/mod_dav.so\n\
              LoadModule dav_svn_module {MODULE_DIR}/mod_dav_svn.so\n\
              {auth_modules}\
+             {ssl}\
              <Location {prefix}>\n  DAV svn\n  SVNParentPath {parent}\n{location}</Location>\n",
             run = run.display(),
             dir = dir.display(),
@@ -149,22 +182,15 @@ impl Apache {
             stdin: Some(watched.stdin),
             pid: watched.pid,
             port,
-            base_url: format!("http://127.0.0.1:{port}{prefix}"),
+            base_url: format!(
+                "{}://127.0.0.1:{port}{prefix}",
+                if tls.is_some() { "https" } else { "http" }
+            ),
             root: parent.to_owned(),
             log: watched.log,
             log_file: Some(dir.join("error.log")),
         };
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while !can_connect(port) {
-            if !server.is_alive() || Instant::now() > deadline {
-                let log = std::fs::read_to_string(dir.join("error.log")).unwrap_or_default();
-                panic!(
-                    "Apache did not listen on 127.0.0.1:{port}:\n{}\n{log}",
-                    server.diagnostics()
-                );
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        server.wait_listening("Apache");
         Apache(server)
     }
 

@@ -7,30 +7,16 @@
 //! give the same output and statuses on both. Then the authz matrix of the svn:// suite
 //! over HTTP.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use svelto_testkit::authz_matrix::{self, both_any, install, repo_name, USERS};
-use svelto_testkit::{Pair, Run};
+use svelto_testkit::Pair;
 
 fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_svelto"))
 }
 
-/// Writes `file` with Debian's `htpasswd`: each (user, password, hash flag).
-fn htpasswd(file: &Path, users: &[(&str, &str, &str)]) {
-    svelto_testkit::require_tool("htpasswd");
-    let _ = std::fs::remove_file(file);
-    for (i, (user, password, flag)) in users.iter().enumerate() {
-        let mut run = Run::new("htpasswd");
-        if i == 0 {
-            run = run.arg("-c");
-        }
-        run.args(["-b", flag])
-            .arg(file)
-            .args([*user, *password])
-            .success();
-    }
-}
+use crate::htpasswd;
 
 /// The users of the login tests, one per hash form.
 const LOGINS: &[(&str, &str, &str)] = &[

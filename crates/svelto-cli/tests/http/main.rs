@@ -6,7 +6,9 @@
 
 mod auth;
 mod bad;
+mod proxy;
 mod read;
+mod tls;
 mod tools;
 mod update;
 mod write;
@@ -76,4 +78,39 @@ pub fn raw_request(
         .and_then(|s| s.parse().ok())
         .unwrap_or_else(|| panic!("no status line in {text:?}"));
     (status, text)
+}
+
+/// A self-signed certificate for `cn` and its key, `DIR/cert.pem` and `DIR/key.pem`, made
+/// by openssl.
+pub fn self_signed(dir: &Path, cn: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    svelto_testkit::require_tool("openssl");
+    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+    Run::new("openssl")
+        .args([
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+        ])
+        .arg("-keyout")
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .arg("-subj")
+        .arg(format!("/CN={cn}"))
+        .success();
+    (cert, key)
+}
+
+/// Writes `file` with Debian's `htpasswd`: each (user, password, hash flag: -B, -m, -s...).
+pub fn htpasswd(file: &Path, users: &[(&str, &str, &str)]) {
+    svelto_testkit::require_tool("htpasswd");
+    let _ = std::fs::remove_file(file);
+    for (i, (user, password, flag)) in users.iter().enumerate() {
+        let mut run = Run::new("htpasswd");
+        if i == 0 {
+            run = run.arg("-c");
+        }
+        run.args(["-b", flag])
+            .arg(file)
+            .args([*user, *password])
+            .success();
+    }
 }

@@ -98,6 +98,9 @@ pub struct Pair {
     selftest: bool,
 }
 
+/// Writes a certificate and its key (PEM) into a directory and returns their paths.
+pub type MakeCert = dyn Fn(&Path) -> (PathBuf, PathBuf);
+
 /// Stands for the pair's directory in [`Pair::http_with`]'s arguments.
 const PAIR_DIR_MARK: &str = "{PAIR_DIR}";
 
@@ -203,7 +206,15 @@ impl Pair {
     /// `svelto serve --http-listen ... --http-prefix /svn`. Panics, saying what to install,
     /// when Apache or mod_dav_svn is missing.
     pub fn http(fixture: &str, svelto_binary: &Path) -> Pair {
-        Pair::http_with(fixture, svelto_binary, "", &[])
+        Pair::http_with(fixture, svelto_binary, "", &[], None)
+    }
+
+    /// The HTTP pair over `https://`: Apache with mod_ssl and Svelto with
+    /// `--http-tls-cert`/`--http-tls-key`, both with the certificate and key (PEM) that
+    /// `make_cert(DIR)` writes into the pair's directory and returns. Clients must be told
+    /// to trust it (`--trust-server-cert-failures=unknown-ca,cn-mismatch`).
+    pub fn https(fixture: &str, svelto_binary: &Path, make_cert: &MakeCert) -> Pair {
+        Pair::http_with(fixture, svelto_binary, "", &[], Some(make_cert))
     }
 
     /// The HTTP pair with logins, as an Apache administrator sets them up: Apache with
@@ -226,6 +237,7 @@ impl Pair {
             svelto_binary,
             &location,
             &["--http-auth-file", &file],
+            None,
         )
     }
 
@@ -237,14 +249,20 @@ impl Pair {
     /// The HTTP pair with more directives in Apache's `<Location>` (`{REFERENCE_REPO}` in
     /// them names the reference repository) and more flags of `svelto serve`; a
     /// `{PAIR_DIR}` at the start of a path is the pair's directory.
-    fn http_with(fixture: &str, svelto_binary: &Path, location: &str, flags: &[&str]) -> Pair {
+    pub fn http_with(
+        fixture: &str,
+        svelto_binary: &Path,
+        location: &str,
+        flags: &[&str],
+        make_cert: Option<&MakeCert>,
+    ) -> Pair {
         let dump = crate::scenario_dump(fixture);
-        Pair::http_with_dump(fixture, &dump, svelto_binary, location, flags)
+        Pair::http_with_dump(fixture, &dump, svelto_binary, location, flags, make_cert)
     }
 
     /// Any dump over HTTP, served as repository `name` by Apache and by Svelto.
     pub fn http_from_dump(name: &str, dump: &Path, svelto_binary: &Path) -> Pair {
-        Pair::http_with_dump(name, dump, svelto_binary, "", &[])
+        Pair::http_with_dump(name, dump, svelto_binary, "", &[], None)
     }
 
     fn http_with_dump(
@@ -253,21 +271,30 @@ impl Pair {
         svelto_binary: &Path,
         location: &str,
         flags: &[&str],
+        make_cert: Option<&MakeCert>,
     ) -> Pair {
         let dump = dump.to_path_buf();
         let (dir, roots, repos) = pair_dirs(name);
+        let tls = make_cert.map(|make| make(dir.path()));
         load_sides(&repos, &dump, &Subject::Svelto(svelto_binary.to_owned()));
         let fix = |s: &str| {
             s.replace(PAIR_DIR_MARK, &dir.path().to_string_lossy())
                 .replace("{REFERENCE_REPO}", &repos[0].to_string_lossy())
         };
-        let apache = crate::apache::Apache::start_with(
+        let apache = crate::apache::Apache::start_full(
             &roots[0].join("repos"),
             &roots[0],
             "/svn",
             &fix(location),
+            tls.as_ref().map(|(c, k)| (c.as_path(), k.as_path())),
         );
-        let flags: Vec<String> = flags.iter().map(|f| fix(f)).collect();
+        let mut flags: Vec<String> = flags.iter().map(|f| fix(f)).collect();
+        if let Some((cert, key)) = &tls {
+            for (flag, file) in [("--http-tls-cert", cert), ("--http-tls-key", key)] {
+                flags.push(flag.to_string());
+                flags.push(file.to_string_lossy().into_owned());
+            }
+        }
         let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
         let svelto = Svelto::start_http(
             svelto_binary,

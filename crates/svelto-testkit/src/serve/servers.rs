@@ -50,6 +50,8 @@ pub enum ServerKind {
     Svelto,
     /// Apache httpd with mod_dav_svn (`http://`).
     Apache,
+    /// nginx as a reverse proxy.
+    Nginx,
 }
 
 impl ServerKind {
@@ -58,6 +60,7 @@ impl ServerKind {
             ServerKind::Svnserve => "svnserve",
             ServerKind::Svelto => "svelto",
             ServerKind::Apache => "apache",
+            ServerKind::Nginx => "nginx",
         }
     }
 }
@@ -274,6 +277,30 @@ pub(super) fn shell_words(program: &Path, args: &[OsString]) -> String {
         .join(" ")
 }
 
+impl Server {
+    /// Waits (up to a minute) until the server accepts connections on its port; panics with
+    /// its diagnostics and its log file (`log_file`, when it has one) if it dies or never
+    /// does. `what` names it in the message.
+    pub(crate) fn wait_listening(&mut self, what: &str) {
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        while !can_connect(self.port) {
+            if !self.is_alive() || std::time::Instant::now() > deadline {
+                let log = self
+                    .log_file
+                    .as_ref()
+                    .and_then(|f| std::fs::read_to_string(f).ok())
+                    .unwrap_or_default();
+                panic!(
+                    "{what} did not listen on 127.0.0.1:{}:\n{}\n{log}",
+                    self.port,
+                    self.diagnostics()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
 /// A port that was free a moment ago (bound to 127.0.0.1:0, then released).
 pub(crate) fn free_port() -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0")
@@ -457,7 +484,12 @@ impl Svelto {
             &extra,
             "http listening on 127.0.0.1:",
         );
-        s.0.base_url = format!("http://127.0.0.1:{}{prefix}", s.0.port);
+        let scheme = if more.contains(&"--http-tls-cert") {
+            "https"
+        } else {
+            "http"
+        };
+        s.0.base_url = format!("{scheme}://127.0.0.1:{}{prefix}", s.0.port);
         s
     }
 
