@@ -251,7 +251,14 @@ pub(crate) struct Req {
     pub peer: std::net::IpAddr,
     pub headers: hyper::HeaderMap,
     pub body: Bytes,
+    /// The body of a `PUT` of an svndiff, as it arrives (`body` is then empty): a file's
+    /// text is not bounded by `--max-request-size`, and not held in memory (it is applied
+    /// to the transaction's spool file as it comes), as Apache takes any size.
+    pub stream: std::sync::Mutex<Option<BodyStream>>,
 }
+
+/// A request body's chunks, in order; an error when the body broke off.
+pub(crate) type BodyStream = mpsc::Receiver<Result<Bytes, String>>;
 
 impl Req {
     pub fn header(&self, name: &str) -> Option<&str> {
@@ -313,6 +320,39 @@ async fn respond(
 ) -> Response<RespBody> {
     let (parts, body) = req.into_parts();
     let max = state.config.max_request;
+    let streamed_put = parts.method == hyper::Method::PUT
+        && parts
+            .headers
+            .get(hyper::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|t| t.trim().starts_with("application/vnd.svn-svndiff"));
+    if streamed_put {
+        let (tx, rx) = mpsc::channel(4);
+        tokio::spawn(async move {
+            let mut body = body;
+            while let Some(frame) = http_body_util::BodyExt::frame(&mut body).await {
+                let item = match frame {
+                    Ok(f) => match f.into_data() {
+                        Ok(d) => Ok(d),
+                        Err(_) => continue,
+                    },
+                    Err(e) => Err(e.to_string()),
+                };
+                let failed = item.is_err();
+                if tx.send(item).await.is_err() || failed {
+                    break;
+                }
+            }
+        });
+        let req = Req {
+            method: parts.method,
+            path: parts.uri.path().to_string(),
+            headers: parts.headers,
+            body: Bytes::new(),
+            stream: std::sync::Mutex::new(Some(rx)),
+        };
+        return run_blocking(state, req).await;
+    }
     let declared = parts
         .headers
         .get(hyper::header::CONTENT_LENGTH)
@@ -354,9 +394,33 @@ async fn respond(
         peer,
         headers: parts.headers,
         body,
+        stream: std::sync::Mutex::new(None),
     };
+    run_blocking(state, req).await
+}
+
+/// Reads what is left of a streamed body the handler did not take (a refused PUT), up to
+/// `max` bytes, so the client, still sending it, reads the refusal rather than a reset
+/// connection.
+fn drain(req: &Req, max: usize) {
+    let stream = req.stream.lock().unwrap_or_else(|e| e.into_inner()).take();
+    if let Some(mut stream) = stream {
+        let mut seen = 0;
+        while let Some(Ok(chunk)) = stream.blocking_recv() {
+            seen += chunk.len();
+            if seen > max {
+                break;
+            }
+        }
+    }
+}
+
+/// Answers a request on the blocking pool.
+async fn run_blocking(state: Arc<State>, req: Req) -> Response<RespBody> {
     let handled = tokio::task::spawn_blocking(move || {
-        resource::handle(&state, &req).unwrap_or_else(|e| e.reply())
+        let reply = resource::handle(&state, &req).unwrap_or_else(|e| e.reply());
+        drain(&req, state.config.max_request);
+        reply
     })
     .await;
     match handled {

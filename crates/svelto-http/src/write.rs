@@ -335,7 +335,17 @@ fn put(ctx: &Ctx<'_>, req: &Req, edit: &mut Edit) -> Result<Reply, HttpError> {
         .header("content-type")
         .is_some_and(|t| t.trim().starts_with("application/vnd.svn-svndiff"));
     let base = req.header("x-svn-base-fulltext-md5").map(str::trim);
-    if svndiff || !req.body.is_empty() {
+    let stream = req.stream.lock().unwrap_or_else(|e| e.into_inner()).take();
+    if let Some(mut stream) = stream {
+        let mut td = edit.start_text(path, base).map_err(commit_error)?;
+        while let Some(chunk) = stream.blocking_recv() {
+            let chunk = chunk.map_err(|why| {
+                HttpError::bad_request(format!("The PUT request's body broke off: {why}"))
+            })?;
+            edit.text_chunk(&mut td, &chunk).map_err(commit_error)?;
+        }
+        edit.end_text(td).map_err(commit_error)?;
+    } else if svndiff || !req.body.is_empty() {
         let delta;
         let bytes: &[u8] = if svndiff {
             &req.body

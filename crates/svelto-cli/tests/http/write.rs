@@ -173,3 +173,128 @@ fn hooks_and_revision_property_changes() {
     s.svn(w, &["log", "-v", "-l", "1", "{URL}"]);
     s.assert_same_repositories();
 }
+
+/// A file larger than `--max-request-size` (16 MiB) is committed as through Apache: a
+/// PUT's svndiff is applied as it arrives, not collected under the request bound.
+#[test]
+fn files_past_the_request_bound_are_committed() {
+    let pair = writable_http_pair("basic");
+    let mut s = Script::new(&pair);
+    let _scope = pair.scope("huge");
+    let big = sessions::noise(20 << 20, 5);
+    for i in 0..2 {
+        std::fs::write(pair.work(i).join("huge/huge.bin"), &big).expect("write huge.bin");
+    }
+    s.svn(
+        "huge",
+        &["import", "-m", "huge", "huge.bin", "{URL}/huge.bin"],
+    );
+    s.svn("huge", &["checkout", "{URL}", "wc"]);
+    for i in 0..2 {
+        let got = std::fs::read(pair.work(i).join("huge/wc/huge.bin")).expect("read");
+        assert!(
+            got == big,
+            "{}: the checked-out file differs",
+            pair.labels()[i]
+        );
+    }
+    s.assert_same_repositories();
+}
+
+/// Bad commit requests get clear HTTP errors and change nothing: malformed skels, unknown
+/// POST requests, unknown transactions, malformed svndiff and XML, a PUT outside any
+/// transaction, a COPY to nowhere, a MERGE of nothing.
+#[test]
+fn bad_commit_requests_get_clear_errors() {
+    let pair = writable_http_pair("basic");
+    let base = pair.subject().base_url().to_string();
+    let addr = base
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .expect("host:port")
+        .to_string();
+    let repo = "/svn/basic";
+    let req = |method: &str, path: &str, headers: &[&str], body: &[u8]| {
+        let headers: Vec<&[u8]> = headers.iter().map(|h| h.as_bytes()).collect();
+        crate::raw_request(&addr, method, path, &headers, body)
+    };
+    let me = format!("{repo}/!svn/me");
+    for body in [
+        &b"( create-txn"[..],
+        b"",
+        b"create-txn",
+        b"(99 x)",
+        b"(((((",
+    ] {
+        let (status, text) = req("POST", &me, &[], body);
+        assert_eq!(status, 400, "{body:?}: {text}");
+        assert!(text.contains("Malformatted request skel"), "{text}");
+    }
+    let (status, text) = req("POST", &me, &[], b"( frobnicate )");
+    assert_eq!(status, 400, "{text}");
+    assert!(
+        text.contains("Unsupported POST request type &apos;frobnicate&apos;"),
+        "{text}"
+    );
+    for (method, path) in [
+        ("PUT", format!("{repo}/!svn/txr/0-nope/x")),
+        ("MKCOL", format!("{repo}/!svn/txr/0-nope/x")),
+        ("DELETE", format!("{repo}/!svn/txn/0-nope")),
+    ] {
+        let (status, text) = req(method, &path, &[], b"");
+        assert_eq!(status, 404, "{method} {path}: {text}");
+        assert!(text.contains("No such transaction &apos;0-nope&apos;"), "{text}");
+    }
+    let (status, text) = req("PUT", &format!("{repo}/trunk/x"), &[], b"text");
+    assert_eq!(status, 405, "{text}");
+    // A real transaction, then bad requests into it.
+    let (status, text) = req("POST", &me, &[], b"( create-txn )");
+    assert_eq!(status, 201, "{text}");
+    let txn = text
+        .lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case("svn-txn-name")
+                .then(|| v.trim().to_string())
+        })
+        .unwrap_or_else(|| panic!("no SVN-Txn-Name in {text}"));
+    let txr = format!("{repo}/!svn/txr/{txn}");
+    let svndiff = ["Content-Type: application/vnd.svn-svndiff"];
+    let (status, text) = req(
+        "PUT",
+        &format!("{txr}/new.txt"),
+        &svndiff,
+        b"SVN\x00\xff\xff\xff",
+    );
+    assert!(status == 400 || status == 500, "{text}");
+    assert!(text.contains("new.txt"), "{text}");
+    let (status, text) = req("PROPPATCH", &format!("{txr}/trunk"), &[], b"<not xml");
+    assert_eq!(status, 400, "{text}");
+    let (status, text) = req(
+        "COPY",
+        &format!("{repo}/!svn/rvr/1/trunk"),
+        &["Destination: http://x/elsewhere/y"],
+        b"",
+    );
+    assert!(status == 400 || status == 404, "{text}");
+    let (status, text) = req(
+        "MERGE",
+        &format!("{repo}/"),
+        &[],
+        b"<?xml version=\"1.0\"?><D:merge xmlns:D=\"DAV:\"><D:source><D:href>/svn/basic/!svn/txn/0-nope</D:href></D:source></D:merge>",
+    );
+    assert_eq!(status, 405, "{text}");
+    let (status, _) = req("DELETE", &format!("{repo}/!svn/txn/{txn}"), &[], b"");
+    assert_eq!(status, 204);
+    // Nothing was committed, and the server still serves.
+    let out = pair.client().svn(
+        &["info", "--show-item", "revision", &pair.subject_url()],
+        pair.dir(),
+    );
+    assert_eq!(
+        out.stdout_text().trim(),
+        crate::head(&pair).to_string(),
+        "{out}"
+    );
+}

@@ -455,7 +455,7 @@ pub fn changes_inside_a_copy_in_the_same_commit(pair: &Pair) {
 }
 
 /// Bytes that do not compress or repeat (a fixed linear congruential sequence).
-fn noise(len: usize, seed: u64) -> Vec<u8> {
+pub fn noise(len: usize, seed: u64) -> Vec<u8> {
     let mut x = seed;
     (0..len)
         .map(|_| {
