@@ -35,8 +35,11 @@ fn decode_all(
                 assert!(used > 0 && used <= end - start);
                 start += used;
                 walk(&item);
-                // What the encoder writes decodes to the same item.
-                let again = svelto_wire::decode(&item.to_bytes(), d.limits());
+                // What the encoder writes decodes to the same item, and is as long as
+                // the server charges it against the memory budget.
+                let bytes = item.to_bytes();
+                assert_eq!(item.encoded_len(), bytes.len());
+                let again = svelto_wire::decode(&bytes, d.limits());
                 assert_eq!(again.ok().flatten().map(|(i, _)| i), Some(item.clone()));
                 items.push(item);
             }

@@ -135,6 +135,22 @@ pub struct TextDelta {
     out: Vec<u8>,
 }
 
+impl TextDelta {
+    /// What it holds in memory: the svndiff not yet decoded, the last window's output and
+    /// a streamed base's window (a small base is shared with the repository's text cache).
+    pub fn memory(&self) -> usize {
+        let base = match &self.base {
+            Base::Whole(_) => 0,
+            Base::Stream(s) => s.held(),
+        };
+        self.decoder.buffered_len() + self.out.capacity() + base
+    }
+}
+
+/// Bookkeeping per path an edit touched (map entries, the path's own copy) beside what
+/// `CommitTxn::bytes` counts.
+const PER_PATH: usize = 128;
+
 /// An edit in progress.
 pub struct CommitTxn {
     repo: Repo,
@@ -292,6 +308,14 @@ impl CommitTxn {
             bytes: 0,
             limits: CommitLimits::default(),
         })
+    }
+
+    /// What the edit holds in memory (its texts wait on disk): its operations with their
+    /// paths and property values, and what it knows of each path it touched.
+    pub fn memory(&self) -> usize {
+        self.bytes
+            + self.ops.len() * std::mem::size_of::<Op>()
+            + (self.overlay.len() + self.texts.len()) * PER_PATH
     }
 
     pub fn set_limits(&mut self, limits: CommitLimits) {

@@ -14,6 +14,11 @@ pub(crate) struct SlidingSource<R: Read> {
 }
 
 impl<R: Read> SlidingSource<R> {
+    /// Bytes of the source it holds.
+    pub(crate) fn held(&self) -> usize {
+        self.buf.capacity()
+    }
+
     pub(crate) fn new(inner: R) -> Self {
         SlidingSource {
             inner,

@@ -1,5 +1,6 @@
 //! The server-wide memory budget: what connections buffer on behalf of their clients
-//! (requests being read, their decoded items, update reports) is counted against one bound,
+//! (requests being read, their decoded items, responses being encoded and written, update
+//! reports, commits' edits while they are sent) is counted against one bound,
 //! and a request that would go over it is refused with an error instead of being taken
 //! (`--memory-budget`). Each connection's first [`FREE_PER_CONNECTION`] bytes are not counted,
 //! so ordinary commands never touch the shared counter.

@@ -3,6 +3,7 @@
 //! repository's writer and answers once the revision is durable.
 
 use crate::actions::{Ctx, Pending};
+use crate::budget::Charge;
 use crate::command::{Command, Reply};
 use crate::conn::Conn;
 use crate::error::{code, repos_error, CmdError, CmdResult, Failure};
@@ -111,6 +112,19 @@ struct Tokens {
     opened: bool,
     dirs: HashMap<Vec<u8>, Dir>,
     files: HashMap<Vec<u8>, FileState>,
+    /// What the text delta last given a chunk holds (`TextDelta::memory`).
+    delta_held: usize,
+}
+
+/// What an open token costs (its string, its path, the map's entry), for the budget.
+const PER_TOKEN: usize = 256;
+
+impl Tokens {
+    /// What the drive holds besides the edit, for the memory budget: its open tokens and
+    /// the text delta being applied (the stock client applies one at a time).
+    fn memory(&self) -> usize {
+        (self.dirs.len() + self.files.len()) * PER_TOKEN + self.delta_held
+    }
 }
 
 /// How many editor tokens a drive may hold open at once.
@@ -141,7 +155,9 @@ fn commit<R: Read, W: Write>(
     let mut edit = s.ctx.begin_commit(req)?;
     conn.write_item(&success(vec![]))?;
     let mut tokens = Tokens::default();
-    let outcome = drive(s, conn, &mut edit, &mut tokens);
+    // What the edit holds until it is committed or dropped, against the memory budget.
+    let mut charge = conn.new_charge();
+    let outcome = drive(s, conn, &mut edit, &mut tokens, &mut charge);
     match outcome {
         Ok(End::Close) => {}
         Ok(End::Aborted) => return Ok(None),
@@ -209,8 +225,12 @@ fn drive<R: Read, W: Write>(
     conn: &mut Conn<R, W>,
     txn: &mut CommitEdit<&svelto_repos::service::Ctx>,
     tok: &mut Tokens,
+    charge: &mut Charge,
 ) -> Result<End, Failure> {
     loop {
+        charge
+            .set(txn.memory() + tok.memory())
+            .map_err(|e| CmdError::new(code::RA_SVN_REQUEST_SIZE, e.to_string()))?;
         let Some(item) = conn.read_item()? else {
             return Ok(End::Aborted);
         };
@@ -376,6 +396,7 @@ fn drive<R: Read, W: Write>(
                     )
                 })?;
                 txn.text_chunk(td, chunk)?;
+                tok.delta_held = td.memory();
             }
             "textdelta-end" => {
                 let token = p.string()?;
@@ -386,6 +407,7 @@ fn drive<R: Read, W: Write>(
                         "textdelta-end without apply-textdelta",
                     )
                 })?;
+                tok.delta_held = 0;
                 txn.end_text(td)?;
             }
             "close-file" => {

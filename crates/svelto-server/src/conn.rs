@@ -17,10 +17,25 @@ pub enum ConnError {
     #[error(transparent)]
     Wire(#[from] WireError),
     #[error("connection I/O: {0}")]
-    Io(#[from] io::Error),
+    Io(io::Error),
     /// The request would take the server over `--memory-budget`.
     #[error(transparent)]
     Budget(#[from] OverBudget),
+}
+
+/// An I/O error, or the memory budget's refusal of a response a write carried out as one.
+impl From<io::Error> for ConnError {
+    fn from(e: io::Error) -> Self {
+        if e.get_ref().is_some_and(|i| i.is::<OverBudget>()) {
+            let kind = e.kind();
+            match e.into_inner().map(|i| i.downcast::<OverBudget>()) {
+                Some(Ok(b)) => return ConnError::Budget(*b),
+                Some(Err(other)) => return ConnError::Io(io::Error::new(kind, other)),
+                None => return ConnError::Io(io::Error::from(kind)),
+            }
+        }
+        ConnError::Io(e)
+    }
 }
 
 /// The first read of a connection, and of each command after an idle wait.
@@ -72,9 +87,11 @@ pub struct Conn<R: Read, W: Write> {
     /// Bytes already counted in the metrics (in, out).
     pub metered_in: u64,
     pub metered_out: u64,
-    /// The input buffer and the decoded tree of the last item, against the server's
-    /// memory budget.
+    /// The connection's buffers (input, output, the item being encoded) and the decoded
+    /// tree of the last item read, against the server's memory budget.
     charge: Charge,
+    /// What the last item read takes decoded (held until the next read).
+    tree: usize,
 }
 
 impl<R: Read, W: Write> Conn<R, W> {
@@ -96,6 +113,7 @@ impl<R: Read, W: Write> Conn<R, W> {
             metered_in: 0,
             metered_out: 0,
             charge: Charge::default(),
+            tree: 0,
         }
     }
 
@@ -173,8 +191,8 @@ impl<R: Read, W: Write> Conn<R, W> {
                     self.start = 0;
                 }
                 // Held until the next read: the command works on the item meanwhile.
-                self.charge
-                    .set(self.buf.capacity() + self.decoder.last_cost())?;
+                self.tree = self.decoder.last_cost();
+                self.charge_buffers(self.buf.capacity(), self.scratch.capacity())?;
                 return Ok(Some(item));
             }
             if self.start > 0 {
@@ -199,7 +217,8 @@ impl<R: Read, W: Write> Conn<R, W> {
             } else {
                 cap
             };
-            self.charge.set(grown + self.decoder.pending_cost())?;
+            self.tree = self.decoder.pending_cost();
+            self.charge_buffers(grown, self.scratch.capacity())?;
             self.buf.resize(have + want, 0);
             let n = loop {
                 match self.reader.read(&mut self.buf[have..]) {
@@ -240,7 +259,16 @@ impl<R: Read, W: Write> Conn<R, W> {
             }
         }
         self.read_size = MIN_READ;
+        self.tree = 0;
         let _ = self.charge.set(0);
+    }
+
+    /// Charges the connection's buffers with the input buffer at `input` bytes and the
+    /// encoding buffer at `scratch` (what they are about to grow to), the output buffer as
+    /// it is, and the last item's decoded tree.
+    fn charge_buffers(&mut self, input: usize, scratch: usize) -> Result<(), OverBudget> {
+        self.charge
+            .set(input + self.out.capacity() + scratch + self.tree)
     }
 
     /// Bytes held in the connection's buffers (capacity), for tests and metrics.
@@ -280,7 +308,14 @@ impl<R: Read, W: Write> Conn<R, W> {
         })
     }
 
+    /// Writes one item. Its encoding is charged against the memory budget first: over it,
+    /// the write fails with the budget's error (the connection ends).
     pub fn write_item(&mut self, item: &Item) -> io::Result<()> {
+        let need = item.encoded_len();
+        if need > self.scratch.capacity() {
+            self.charge_buffers(self.buf.capacity(), need)
+                .map_err(io::Error::other)?;
+        }
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.clear();
         item.encode(&mut scratch);
@@ -450,6 +485,47 @@ mod tests {
         conn.read_item().expect("read").expect("item");
         assert!(conn.read_item().expect("clean end").is_none());
         assert_eq!(budget.used(), 0, "nothing held while idle");
+    }
+
+    /// A response item is charged before it is encoded: over the budget, the write fails
+    /// with the budget's error (which ends the connection) and nothing is encoded; under
+    /// it, the encoding buffer stays charged until the connection is idle again.
+    #[test]
+    fn a_response_over_the_memory_budget_is_refused_before_it_is_encoded() {
+        let entries: Vec<Item> = (0..40_000u64)
+            .map(|i| {
+                Item::list(vec![
+                    Item::string(format!("entry-{i:060}")),
+                    Item::Number(i),
+                ])
+            })
+            .collect();
+        let listing = Item::list(entries);
+        let need = listing.encoded_len();
+        assert_eq!(need, listing.to_bytes().len());
+        assert!(need > 2 << 20, "{need}");
+
+        let budget = MemoryBudget::new(1 << 20);
+        let mut conn = Conn::new(&b"( 1:a ) "[..], Vec::new(), Limits::default());
+        conn.set_budget(budget.clone());
+        conn.read_item().expect("read").expect("item");
+        let e = conn.write_item(&listing).expect_err("over the budget");
+        match ConnError::from(e) {
+            ConnError::Budget(b) => assert_eq!(b.limit, 1 << 20),
+            other => panic!("expected the budget's refusal, got {other:?}"),
+        }
+        assert!(conn.buffered_capacity() < 1 << 20, "encoded anyway");
+        assert!(conn.writer.is_empty());
+
+        let budget = MemoryBudget::new(64 << 20);
+        let mut conn = Conn::new(&b"( 1:a ) "[..], Vec::new(), Limits::default());
+        conn.set_budget(budget.clone());
+        conn.read_item().expect("read").expect("item");
+        conn.write_item(&listing).expect("under the budget");
+        assert!(budget.used() >= need - FREE_PER_CONNECTION);
+        assert!(conn.read_item().expect("clean end").is_none());
+        assert_eq!(budget.used(), 0, "nothing held while idle");
+        assert_eq!(conn.writer.len(), need);
     }
 
     #[test]

@@ -66,7 +66,7 @@ impl From<WireError> for Failure {
 
 impl From<std::io::Error> for Failure {
     fn from(e: std::io::Error) -> Self {
-        Failure::Fatal(ConnError::Io(e))
+        Failure::Fatal(ConnError::from(e))
     }
 }
 

@@ -121,6 +121,24 @@ impl Item {
         }
     }
 
+    /// The length of what [`Item::encode`] writes, without writing it.
+    pub fn encoded_len(&self) -> usize {
+        fn digits(mut n: u64) -> usize {
+            let mut d = 1;
+            while n >= 10 {
+                n /= 10;
+                d += 1;
+            }
+            d
+        }
+        match self {
+            Item::Number(n) => digits(*n) + 1,
+            Item::String(s) => digits(s.len() as u64) + 1 + s.len() + 1,
+            Item::Word(w) => w.len() + 1,
+            Item::List(items) => 4 + items.iter().map(Item::encoded_len).sum::<usize>(),
+        }
+    }
+
     /// The canonical encoding as a new buffer.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::new();
@@ -201,6 +219,28 @@ fn write_decimal(mut n: u64, out: &mut Vec<u8>) {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)] // a failing unwrap is a failing test
 mod tests {
+
+    #[test]
+    fn encoded_len_is_the_length_of_the_encoding() {
+        let items = [
+            Item::Number(0),
+            Item::Number(9),
+            Item::Number(10),
+            Item::Number(u64::MAX),
+            Item::string(""),
+            Item::string(vec![b'x'; 1234]),
+            Item::word("success"),
+            Item::list(vec![]),
+            Item::list(vec![
+                Item::word("a"),
+                Item::list(vec![Item::Number(42), Item::string("b c")]),
+            ]),
+        ];
+        for item in items {
+            assert_eq!(item.encoded_len(), item.to_bytes().len(), "{item:?}");
+        }
+    }
+
     use super::*;
 
     #[test]

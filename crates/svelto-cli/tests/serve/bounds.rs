@@ -343,3 +343,49 @@ fn the_client_reads_the_refusal_of_a_request_it_is_still_sending() {
         );
     }
 }
+
+/// What a commit's edit holds while the client sends it (its paths and property values;
+/// texts wait on disk) is charged against `--memory-budget` too: with a 4 MiB budget, an
+/// edit setting six 700 KB property values (each request well within bounds) is refused
+/// with the budget's error once it holds more than the budget allows, the repository
+/// unchanged; the charge is given back with the edit, and a commit of two of them lands.
+#[test]
+fn a_commit_holding_more_than_the_memory_budget_is_refused() {
+    require_tool("svnmucc");
+    let dir = tempdir();
+    let (_server, url) = serve_one(dir.path(), &["--memory-budget", "4"]);
+    let value = dir.path().join("value");
+    std::fs::write(&value, vec![b'v'; 700_000]).expect("value file");
+    let value = value.to_str().expect("utf-8 path");
+    let client = svelto_testkit::SvnClient::new();
+    let props = |n: usize| -> Vec<String> {
+        let mut args = vec!["-m".to_string(), "props".to_string()];
+        for i in 0..n {
+            args.extend([
+                "propsetf".to_string(),
+                format!("p{i}"),
+                value.to_string(),
+                url.clone(),
+            ]);
+        }
+        args
+    };
+    let out = client.run("svnmucc", &props(6), dir.path());
+    assert!(!out.success(), "{out}");
+    let err = out.stderr_text();
+    assert!(
+        err.contains("E210009")
+            && err.contains("short of memory")
+            && err.contains("--memory-budget"),
+        "{out}"
+    );
+    let log = client.svn(&["log", "-q", &url], dir.path());
+    assert!(log.success(), "{log}");
+    assert!(
+        !log.stdout_text().contains("r1 "),
+        "the refused commit landed:\n{log}"
+    );
+    let out = client.run("svnmucc", &props(2), dir.path());
+    assert!(out.success(), "{out}");
+    assert!(out.stdout_text().contains("r1 committed"), "{out}");
+}

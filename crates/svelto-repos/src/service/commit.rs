@@ -157,6 +157,12 @@ impl<C: Deref<Target = Ctx>> CommitEdit<C> {
         Ok(())
     }
 
+    /// What the edit holds in memory so far (`CommitTxn::memory`; open text deltas are
+    /// the caller's, `TextDelta::memory`).
+    pub fn memory(&self) -> usize {
+        self.txn.memory()
+    }
+
     /// Opens the edit's root at base revision `rev`; the start-commit hook runs.
     pub fn open_root(&mut self, rev: Option<Revnum>) -> Result<()> {
         self.txn.open_root(rev)?;
