@@ -349,6 +349,7 @@ async fn respond(
             path: parts.uri.path().to_string(),
             headers: parts.headers,
             body: Bytes::new(),
+            peer,
             stream: std::sync::Mutex::new(Some(rx)),
         };
         return run_blocking(state, req).await;

@@ -244,7 +244,10 @@ fn bad_commit_requests_get_clear_errors() {
     ] {
         let (status, text) = req(method, &path, &[], b"");
         assert_eq!(status, 404, "{method} {path}: {text}");
-        assert!(text.contains("No such transaction &apos;0-nope&apos;"), "{text}");
+        assert!(
+            text.contains("No such transaction &apos;0-nope&apos;"),
+            "{text}"
+        );
     }
     let (status, text) = req("PUT", &format!("{repo}/trunk/x"), &[], b"text");
     assert_eq!(status, 405, "{text}");
