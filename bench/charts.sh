@@ -24,7 +24,7 @@ for tsv in "$DIR"/serve-*.tsv; do
     # One line per operation: label, hot ratio, cold ratio (NaN when not run).
     awk -F'\t' '
         $5 == "svelto" { sv[$2 "," $3] = $6; next }
-        { k = $2 "," $3; if (!(k in best) || $6 < best[k]) best[k] = $6 }
+        $5 ~ /^svnserve/ { k = $2 "," $3; if (!(k in best) || $6 < best[k]) best[k] = $6 }
         !($3 in seen) { seen[$3] = 1; order[++n] = $3; label[$3] = $4 }
         END {
             for (i = 1; i <= n; i++) {

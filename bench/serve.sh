@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# bench/serve.sh SIZE [RUNS]: svelto serve vs svnserve, side by side.
+# bench/serve.sh SIZE [RUNS]: svelto serve vs svnserve (and over HTTP, vs Apache httpd with
+# mod_dav_svn), side by side.
 #
 # Serves the same history from a packed FSFS repository (svnserve, in its usual
-# configurations) and from a Svelto repository (svelto serve), all on 127.0.0.1, and
+# configurations, and Apache) and from a Svelto repository (svelto serve, over svn:// and
+# over http://), all on 127.0.0.1, and
 # times the same svn 1.14 client commands against each: export, log -v, blame, list,
 # checkout, update, export to disk, concurrent exports. The script reads each server's
 # CPU time and memory from /proc around every operation. Hot: one untimed warm-up pass,
@@ -15,8 +17,13 @@
 # Environment:
 #   SERVERS="..."     which servers, of: svnserve-slow (svnserve's defaults), svnserve-fast
 #                     (-M 1024 -c 0 --cache-revprops yes --block-read yes), svnserve-T
-#                     (the same with -T: threads, one shared cache), svelto.
-#                     Default: "svnserve-T svelto"; bench/run passes all four.
+#                     (the same with -T: threads, one shared cache), svelto; and over
+#                     http://: apache (Apache httpd 2.4, event MPM, with mod_dav_svn and
+#                     its defaults), apache-fast (the seeds' "fast": SVNInMemoryCacheSize
+#                     1048576, SVNCacheFullTexts, SVNCacheTextDeltas, SVNCacheRevProps,
+#                     SVNBlockRead on, SVNAllowBulkUpdates Prefer), svelto-http (svelto
+#                     serve --http-listen).
+#                     Default: "svnserve-T svelto"; bench/run passes all seven.
 #   OPS="..."         which operations (default: all; see op_cmd below)
 #   COLD=N            cold passes (default 1; 0: none). Needs root (drop_caches)
 #   FIRST=N           first-request passes (default 1; 0: none): before each operation the
@@ -39,7 +46,8 @@
 #                     that fails there is counted and shown, not fatal
 #   FORK_MAX=N        the forking svnserve configurations run only the concurrent tests
 #                     of at most N clients (default 20): a process per connection with
-#                     its own cache (1 GB for svnserve-fast) does not fit 100 of them
+#                     its own cache (1 GB for svnserve-fast) does not fit 100 of them.
+#                     (Apache's children are threaded and bounded: it runs them all.)
 #   SPAN=N            revisions crossed by the update test (default 1000, at most
 #                     half of HEAD)
 #   TIMEOUT=S         give up on any single client command after S seconds (default 1800)
@@ -91,21 +99,27 @@ for op in "${OPS[@]}"; do [[ " $ALL_OPS " == *" $op "* ]] || die "unknown operat
 read -r -a SERVERS <<<"${SERVERS:-svnserve-T svelto}"
 if [[ "$SVELTO" == none ]]; then
     keep=()
-    for s in "${SERVERS[@]}"; do [[ $s == svelto ]] || keep+=("$s"); done
+    for s in "${SERVERS[@]}"; do [[ $s == svelto || $s == svelto-http ]] || keep+=("$s"); done
     SERVERS=("${keep[@]}")
 fi
 HAS_SVELTO=no
+HAS_APACHE=no
 for s in "${SERVERS[@]}"; do
     case "$s" in
-    svelto) HAS_SVELTO=yes ;;
+    svelto | svelto-http) HAS_SVELTO=yes ;;
+    apache | apache-fast) HAS_APACHE=yes ;;
     floor) die "the floor is measured with svelto (FLOOR=no leaves it out), not named in SERVERS" ;;
     svnserve-slow | svnserve-fast | svnserve-T) ;;
-    *) die "unknown server '$s' (of: svnserve-slow svnserve-fast svnserve-T svelto)" ;;
+    *) die "unknown server '$s' (of: svnserve-slow svnserve-fast svnserve-T svelto apache apache-fast svelto-http)" ;;
     esac
 done
+# Over http:// the two Svelto rows are compared with each other: svelto-http's server CPU
+# over svelto's (svn://) is the figure to watch.
+HAS_BOTH=no
+[[ " ${SERVERS[*]} " == *" svelto "* && " ${SERVERS[*]} " == *" svelto-http "* ]] && HAS_BOTH=yes
 ((${#SERVERS[@]} > 0)) || usage
 FLOOR=${FLOOR:-yes}
-[[ $HAS_SVELTO == yes ]] || FLOOR=no
+[[ " ${SERVERS[*]} " == *" svelto "* ]] || FLOOR=no
 [[ $FLOOR == no ]] || SERVERS+=(floor)
 
 ROOT=$(dirname "$BENCH")
@@ -139,6 +153,13 @@ for t in svn svnbench svnserve svnadmin svnlook timeout; do
     command -v "$t" >/dev/null || die "$t not found (apt-get install -y subversion coreutils)"
 done
 TICK=$(getconf CLK_TCK)
+APACHE_BIN=/usr/sbin/apache2
+APACHE_MODS=/usr/lib/apache2/modules
+if [[ $HAS_APACHE == yes ]]; then
+    for f in "$APACHE_BIN" "$APACHE_MODS/mod_dav_svn.so" "$APACHE_MODS/mod_mpm_event.so"; do
+        [[ -e "$f" ]] || die "$f not found (apt-get install -y apache2 libapache2-mod-svn)"
+    done
+fi
 
 SVELTO_DESC="not measured"
 if [[ $HAS_SVELTO == yes ]]; then
@@ -244,18 +265,80 @@ server_args() {
     svnserve-slow) ARGS=(svnserve -d --foreground) ;;
     svnserve-fast) ARGS=(svnserve -d --foreground "${SVNSERVE_FAST[@]}") ;;
     svnserve-T) ARGS=(svnserve -d --foreground -T "${SVNSERVE_FAST[@]}") ;;
-    svelto) ARGS=("$SV" serve -d --foreground) ;;
+    svelto | svelto-http) ARGS=("$SV" serve -d --foreground) ;;
+    apache | apache-fast) ARGS=("$APACHE_BIN" -DFOREGROUND -f "$SCRATCH/$1/httpd.conf") ;;
     esac
 }
-# forks S: whether S serves each connection in a child process.
-forks() { [[ $1 == svnserve-slow || $1 == svnserve-fast ]]; }
+# forks S: whether S serves connections in child processes (their CPU and memory count).
+forks() { [[ $1 == svnserve-slow || $1 == svnserve-fast || $1 == apache* ]]; }
+# over_http S: whether S speaks http://.
+over_http() { [[ $1 == apache* || $1 == svelto-http ]]; }
+# SVNInMemoryCacheSize is a server-wide directive; the rest go inside the <Location>.
+APACHE_FAST_SERVER="SVNInMemoryCacheSize 1048576"
+APACHE_FAST="SVNCacheFullTexts on
+  SVNCacheTextDeltas on
+  SVNCacheRevProps on
+  SVNBlockRead on
+  SVNAllowBulkUpdates Prefer"
 describe_server() {
     case "$1" in
     svnserve-slow) echo "svnserve with its defaults: a process per connection, 16 MB cache per process, compression level 5" ;;
     svnserve-fast) echo "svnserve -M 1024 -c 0 --cache-revprops yes --block-read yes: a process per connection, each with its own 1 GB cache (the seeds' \"fast\")" ;;
     svnserve-T) echo "svnserve -T -M 1024 -c 0 --cache-revprops yes --block-read yes: threads sharing one 1 GB cache (svnserve's best here)" ;;
     svelto) echo "svelto serve: no tuning options" ;;
+    svelto-http) echo "svelto serve --http-listen: the same server over http:// (the stock client's ra_serf)" ;;
+    apache) echo "Apache httpd $(apache_version) (event MPM, Debian's defaults: 25 threads a child) with mod_dav_svn and its defaults (16 MB cache per child process, SVNAllowBulkUpdates On: ra_serf fetches each file with its own GET)" ;;
+    apache-fast) echo "Apache httpd $(apache_version) with mod_dav_svn and the seeds' \"fast\": $(echo "$APACHE_FAST" | tr -s ' \n' ' ')(1 GB cache per child process; bulk updates preferred: one report carries every file)" ;;
     esac
+}
+apache_version() { "$APACHE_BIN" -v 2>/dev/null | sed -n 's|^Server version: Apache/\([^ ]*\).*|\1|p'; }
+
+# free_port: a TCP port nothing listens on (for Apache, which cannot be given port 0).
+free_port() {
+    local p
+    for _ in $(seq 1 200); do
+        p=$((20000 + RANDOM % 30000))
+        if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+            echo "$p"
+            return 0
+        fi
+    done
+    return 1
+}
+
+# apache_conf S ROOT PORT: Apache's configuration for S, serving ROOT as SVNParentPath at /.
+apache_conf() {
+    local s=$1 root=$2 port=$3 dir=$SCRATCH/$1 user="" fast="" fast_server=""
+    mkdir -p "$dir/run"
+    if [[ $(id -u) == 0 ]]; then
+        # Apache will not serve as root: its children run as daemon, who must read the
+        # repository (and write FSFS's lock files).
+        user="User daemon
+Group daemon"
+        chmod -R a+rwX "$FSFS" "$dir"
+        local d=$FSFS
+        while [[ $d != / ]]; do d=$(dirname "$d"); chmod a+x "$d" 2>/dev/null || true; done
+    fi
+    [[ $s == apache-fast ]] && fast=$APACHE_FAST fast_server=$APACHE_FAST_SERVER
+    cat >"$dir/httpd.conf" <<EOC
+ServerName 127.0.0.1
+Listen 127.0.0.1:$port
+PidFile $dir/run/httpd.pid
+DefaultRuntimeDir $dir/run
+ErrorLog $dir/error.log
+LogLevel warn
+$user
+LoadModule mpm_event_module $APACHE_MODS/mod_mpm_event.so
+LoadModule authz_core_module $APACHE_MODS/mod_authz_core.so
+LoadModule dav_module $APACHE_MODS/mod_dav.so
+LoadModule dav_svn_module $APACHE_MODS/mod_dav_svn.so
+$fast_server
+<Location />
+  DAV svn
+  SVNParentPath $root
+  $fast
+</Location>
+EOC
 }
 
 stop_server() {
@@ -283,15 +366,40 @@ start_server() {
     mkdir -p "$root"
     LOG[$s]=$SCRATCH/$s.log
     if [[ ! -e "$root/$SIZE" ]]; then
-        if [[ $s == svelto ]]; then ln -s "$SVR" "$root/$SIZE"; else ln -s "$FSFS" "$root/$SIZE"; fi
+        if [[ $s == svelto* ]]; then ln -s "$SVR" "$root/$SIZE"; else ln -s "$FSFS" "$root/$SIZE"; fi
     fi
     server_args "$s"
+    case "$s" in
+    apache*)
+        port=$(free_port) || die "found no free port for $s"
+        apache_conf "$s" "$root" "$port"
+        LOG[$s]=$SCRATCH/$s/error.log
+        "${ARGS[@]}" 2>"$SCRATCH/$s.stderr" &
+        PID[$s]=$!
+        for i in $(seq 1 100); do
+            kill -0 "${PID[$s]}" 2>/dev/null || break
+            (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+            sleep 0.1
+        done
+        (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || {
+            cat "$SCRATCH/$s.stderr" "${LOG[$s]}" >&2
+            die "$s did not start listening"
+        }
+        URL[$s]=http://127.0.0.1:$port/$SIZE
+        return 0
+        ;;
+    svelto-http) ARGS+=(--http-listen 127.0.0.1:0) ;;
+    esac
     "${ARGS[@]}" -r "$root" --listen-host 127.0.0.1 --listen-port 0 --log-file "${LOG[$s]}" \
         2>"$SCRATCH/$s.stderr" &
     PID[$s]=$!
     for i in $(seq 1 100); do
         kill -0 "${PID[$s]}" 2>/dev/null || break
-        port=$(port_of "${PID[$s]}") || port=""
+        if [[ $s == svelto-http ]]; then
+            port=$(sed -n 's/^http listening on .*:\([0-9]*\)$/\1/p' "$SCRATCH/$s.stderr" | head -n 1)
+        else
+            port=$(port_of "${PID[$s]}") || port=""
+        fi
         [[ -n "$port" ]] && break
         sleep 0.1
     done
@@ -299,7 +407,7 @@ start_server() {
         cat "$SCRATCH/$s.stderr" "${LOG[$s]}" >&2
         die "$s did not start listening"
     fi
-    URL[$s]=svn://127.0.0.1:$port/$SIZE
+    if [[ $s == svelto-http ]]; then URL[$s]=http://127.0.0.1:$port/$SIZE; else URL[$s]=svn://127.0.0.1:$port/$SIZE; fi
 }
 
 # ticks PID: CPU ticks (user+system) of the process, of its reaped children (cutime,
@@ -473,7 +581,7 @@ cold_restart() {
 }
 
 # skipped S OP: whether OP is not run against S (FORK_MAX).
-skipped() { [[ $2 == export-x* ]] && forks "$1" && ((${2#export-x} > FORK_MAX)); }
+skipped() { [[ $2 == export-x* && $1 == svnserve* ]] && forks "$1" && ((${2#export-x} > FORK_MAX)); }
 
 # measure MODE RUN S OP: runs OP's client command against server S under /usr/bin/time
 # and reads the server's CPU ticks and memory around it; appends a raw record. MODE cold
@@ -563,11 +671,22 @@ OUTPUT_LINE="svnbench counts not compared (one server)"
 if ((${#SERVERS[@]} > 1)); then
     diffs=()
     strip() { grep -v -E 'seconds taken|bytes transferred|bytes in deltas' "$1" || true; }
-    first=${SERVERS[0]}
+    # ra_serf counts the DAV properties it is sent too: http:// servers are compared with
+    # the first http:// one, svn:// servers with the first svn:// one.
+    first_svn="" first_http=""
+    for s in "${SERVERS[@]}"; do
+        if over_http "$s"; then
+            [[ -n $first_http ]] || first_http=$s
+        else
+            [[ -n $first_svn ]] || first_svn=$s
+        fi
+    done
     for op in export log log-file blame-hot blame-avg list; do
         [[ " ${OPS[*]} " == *" $op "* ]] || continue
-        for s in "${SERVERS[@]:1}"; do
+        for s in "${SERVERS[@]}"; do
             [[ $s == floor ]] && continue
+            if over_http "$s"; then first=$first_http; else first=$first_svn; fi
+            [[ $s != "$first" ]] || continue
             if ! diff <(strip "$SCRATCH/out-$first-$op.txt") <(strip "$SCRATCH/out-$s-$op.txt") >&2; then
                 diffs+=("$op ($first vs $s)")
                 say "WARNING: svnbench $op reports different counts for $first and $s (above)"
@@ -575,7 +694,7 @@ if ((${#SERVERS[@]} > 1)); then
         done
     done
     if ((${#diffs[@]} == 0)); then
-        OUTPUT_LINE="svnbench counts (files, directories, properties, revisions, changes, deltas) identical for all servers"
+        OUTPUT_LINE="svnbench counts (files, directories, properties, revisions, changes, deltas) identical for all servers of each protocol (over http:// ra_serf also counts the DAV properties it is sent)"
     else
         OUTPUT_LINE="**svnbench counts DIFFER for: ${diffs[*]}** (see the raw outputs in $SCRATCH/out-*.txt)"
     fi
@@ -682,10 +801,12 @@ summary() {
     printf '| operation |'
     for s in "${SERVERS[@]}"; do [[ $mode != hot && $s == floor ]] || printf ' %s |' "$s"; done
     if [[ $HAS_SVELTO == yes && ${#SERVERS[@]} -gt 1 ]]; then printf ' svelto ÷ best svnserve (wall) |'; fi
+    if [[ $HAS_BOTH == yes ]]; then printf ' svelto-http ÷ svelto: wall, server CPU |'; fi
     echo
     printf '|---|'
     for s in "${SERVERS[@]}"; do [[ $mode != hot && $s == floor ]] || printf -- '---|'; done
     if [[ $HAS_SVELTO == yes && ${#SERVERS[@]} -gt 1 ]]; then printf -- '---|'; fi
+    if [[ $HAS_BOTH == yes ]]; then printf -- '---|'; fi
     echo
     for op in "${OPS[@]}"; do
         [[ $mode != hot && $op == export-x* ]] && continue
@@ -706,7 +827,7 @@ summary() {
             else
                 line="$line $med |"
             fi
-            if [[ $s != svelto && $s != floor && $med != - && $nf == 0 ]] && { [[ -z "$best" ]] || awk -v a="$med" -v b="$best" 'BEGIN { exit !(a < b) }'; }; then
+            if [[ $s == svnserve* && $med != - && $nf == 0 ]] && { [[ -z "$best" ]] || awk -v a="$med" -v b="$best" 'BEGIN { exit !(a < b) }'; }; then
                 best=$med bs=$s
             fi
         done
@@ -716,6 +837,9 @@ summary() {
             else
                 line="$line – |"
             fi
+        fi
+        if [[ $HAS_BOTH == yes ]]; then
+            line="$line $(ratio "$(field "$mode" svelto-http "$op" 1)" "$(field "$mode" svelto "$op" 1)"), $(ratio "$(field "$mode" svelto-http "$op" 5)" "$(field "$mode" svelto "$op" 5)") |"
         fi
         echo "$line"
     done
@@ -736,13 +860,26 @@ CMDS=""
 for s in "${SERVERS[@]}"; do
     [[ $s == floor ]] && continue
     server_args "$s"
-    if [[ $s == svelto ]]; then repo=$SVR; else repo=$FSFS; fi
-    CMDS="$CMDS${ARGS[*]} -r $SCRATCH/root-$s --listen-host 127.0.0.1 --listen-port 0 --log-file $SCRATCH/$s.log
+    if [[ $s == svelto* ]]; then repo=$SVR; else repo=$FSFS; fi
+    case "$s" in
+    apache*)
+        extra=""
+        if [[ $s == apache-fast ]]; then extra="; $APACHE_FAST_SERVER $(echo "$APACHE_FAST" | tr -s ' \n' ' ')"; fi
+        CMDS="$CMDS${ARGS[*]}
+    (Listen 127.0.0.1:PORT; <Location /> DAV svn, SVNParentPath $SCRATCH/root-$s$extra; $SCRATCH/root-$s/$SIZE -> $repo)
+" ;;
+    svelto-http)
+        CMDS="$CMDS${ARGS[*]} --http-listen 127.0.0.1:0 -r $SCRATCH/root-$s --listen-host 127.0.0.1 --listen-port 0 --log-file $SCRATCH/$s.log
     ($SCRATCH/root-$s/$SIZE -> $repo)
-"
+" ;;
+    *)
+        CMDS="$CMDS${ARGS[*]} -r $SCRATCH/root-$s --listen-host 127.0.0.1 --listen-port 0 --log-file $SCRATCH/$s.log
+    ($SCRATCH/root-$s/$SIZE -> $repo)
+" ;;
+    esac
 done
 CMDS="${CMDS}
-URL=svn://127.0.0.1:PORT/$SIZE; every client command also gets --non-interactive --config-dir $CFG"
+URL=svn://127.0.0.1:PORT/$SIZE (http://127.0.0.1:PORT/$SIZE for Apache and svelto-http); every client command also gets --non-interactive --config-dir $CFG"
 for op in "${OPS[@]}"; do
     URL[cmd]=URL
     op_cmd cmd "$op"
@@ -764,7 +901,7 @@ ${c// --non-interactive --config-dir $CFG/}" ;;
 done
 
 {
-    echo "# Server: svnserve vs svelto serve ($SIZE, seed $SEED)"
+    echo "# Server: svnserve and Apache vs svelto serve ($SIZE, seed $SEED)"
     echo
     echo "- Date: $STAMP; the whole run took $((($(date +%s) - T_START + 30) / 60)) min"
     echo "- Machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')), $(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo) RAM, kernel $(uname -r); load average before the run: $LOAD0"
@@ -801,15 +938,23 @@ done
     echo
     echo "## Hot, in detail"
     echo
-    echo "Client wall time is the command's elapsed time (\`/usr/bin/time\`), client CPU its user+sys. Server CPU is the server's utime+stime (\`/proc/PID/stat\`, all threads, and for the forking svnserve configurations its connection processes too; 1/$TICK s ticks) read before and after the command. Server peak is its VmHWM during the command (reset through \`/proc/PID/clear_refs\` before it); for the forking configurations, plus the largest sum of the connection processes' RSS sampled every 0.2 s. Growth is the change of the main process's VmRSS across the command. Medians over the $RUNS timed runs; the peak is the largest over them."
+    echo "Client wall time is the command's elapsed time (\`/usr/bin/time\`), client CPU its user+sys. Server CPU is the server's utime+stime (\`/proc/PID/stat\`, all threads, and for the forking svnserve configurations and Apache its child processes too; 1/$TICK s ticks) read before and after the command. Server peak is its VmHWM during the command (reset through \`/proc/PID/clear_refs\` before it); for the forking configurations, plus the largest sum of the connection processes' RSS sampled every 0.2 s. Growth is the change of the main process's VmRSS across the command. Medians over the $RUNS timed runs; the peak is the largest over them."
     echo
-    echo "| operation | server | client wall s: median (min–max) | client CPU s | server CPU s | server peak RSS MB | server RSS growth MB | first run s (fresh server) | svelto ÷ this: wall, server CPU |"
+    echo "| operation | server | client wall s: median (min–max) | client CPU s | server CPU s | server peak RSS MB | server RSS growth MB | first run s (fresh server) | Svelto ÷ this: wall, server CPU (svelto for svn:// rows, svelto-http for Apache's; svelto-http's row: ÷ svelto) |"
     echo "|---|---|---|---|---|---|---|---|---|"
     for op in "${OPS[@]}"; do
         for s in "${SERVERS[@]}"; do
             extra=""
-            if [[ $HAS_SVELTO == yes && $s != svelto ]]; then
-                extra="$(ratio "$(field hot svelto "$op" 1)" "$(field hot "$s" "$op" 1)"), $(ratio "$(field hot svelto "$op" 5)" "$(field hot "$s" "$op" 5)")"
+            mine=""
+            case "$s" in
+            svnserve*) [[ " ${SERVERS[*]} " == *" svelto "* ]] && mine=svelto ;;
+            apache*) [[ " ${SERVERS[*]} " == *" svelto-http "* ]] && mine=svelto-http ;;
+            svelto-http) [[ " ${SERVERS[*]} " == *" svelto "* ]] && mine=svelto ;;
+            esac
+            if [[ -n $mine && $s == svelto-http ]]; then
+                extra="$(ratio "$(field hot "$s" "$op" 1)" "$(field hot svelto "$op" 1)"), $(ratio "$(field hot "$s" "$op" 5)" "$(field hot svelto "$op" 5)")"
+            elif [[ -n $mine ]]; then
+                extra="$(ratio "$(field hot "$mine" "$op" 1)" "$(field hot "$s" "$op" 1)"), $(ratio "$(field hot "$mine" "$op" 5)" "$(field hot "$s" "$op" 5)")"
             fi
             row "$op" "$s" "${ST[hot.$s.$op]}" "$extra"
         done
