@@ -307,7 +307,7 @@ impl XmlEditor<'_> {
     fn item(&mut self, t: Token) -> svelto_repos::Result<&mut Item> {
         self.items
             .get_mut(&t)
-            .ok_or_else(|| ReposError::Invalid(format!("unknown editor token {t}")))
+            .ok_or_else(|| ReposError::Internal(format!("unknown editor token {t}")))
     }
 
     fn checked_in(&mut self, rel: &str) -> svelto_repos::Result<()> {
@@ -414,7 +414,7 @@ impl XmlEditor<'_> {
         let item = self
             .items
             .remove(&t)
-            .ok_or_else(|| ReposError::Invalid(format!("unknown editor token {t}")))?;
+            .ok_or_else(|| ReposError::Internal(format!("unknown editor token {t}")))?;
         if item.copied {
             for p in &item.removed_props {
                 self.put(&format!("<S:remove-prop name=\"{}\"/>\n", esc(p)))?;

@@ -897,7 +897,7 @@ impl CommitTxn {
                 }
                 Op::Text { path, offset, len } => {
                     let f = spool.as_mut().ok_or_else(|| {
-                        ReposError::Invalid("a text without a spool file".to_string())
+                        ReposError::Internal("a text without a spool file".to_string())
                     })?;
                     f.seek(SeekFrom::Start(*offset))
                         .map_err(io("reading the commit's spool file"))?;

@@ -13,7 +13,7 @@ pub const FORMAT: &str = "svelto-repository 1\n";
 pub fn create(path: &Path, uuid: &str, date: &str) -> Result<()> {
     let e = |what: &str| io(format!("creating {} in {}", what, path.display()));
     if path.join("format").exists() || path.join("db").exists() {
-        return Err(crate::ReposError::Invalid(format!(
+        return Err(crate::ReposError::Refused(format!(
             "'{}' already holds a repository",
             path.display()
         )));

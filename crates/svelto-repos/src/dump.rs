@@ -313,7 +313,7 @@ impl Dumper<'_> {
                     .and_then(|rest| rest.split('/').next())
                     .filter(|next| !next.is_empty())
                     .ok_or_else(|| {
-                        ReposError::Invalid(format!(
+                        ReposError::Corrupt(format!(
                             "revision {}: changed path '{}' is out of order or not canonical \
                              in the repository's change list (db/meta damaged?)",
                             self.rev,
@@ -543,7 +543,7 @@ impl Dumper<'_> {
             let mut bytes = stream_header(0).to_vec();
             for w in delta_windows(&source, &target) {
                 w.encode(0, 0, &mut bytes)
-                    .map_err(|e| crate::ReposError::Invalid(e.to_string()))?;
+                    .map_err(|e| crate::ReposError::Internal(e.to_string()))?;
             }
             return Ok(DeltaText::Bytes(bytes));
         }
@@ -597,7 +597,7 @@ impl DeltaText {
                     let mut enc = Vec::with_capacity(n + 32);
                     Window::fulltext(&buf[..n])
                         .encode(0, 0, &mut enc)
-                        .map_err(|e| crate::ReposError::Invalid(e.to_string()))?;
+                        .map_err(|e| crate::ReposError::Internal(e.to_string()))?;
                     d.w(&enc)?;
                 }
             }

@@ -101,7 +101,7 @@ pub fn send_text(
             chunk.clear();
             window
                 .encode(opts.svndiff_version, 1, &mut chunk)
-                .map_err(|e| crate::ReposError::Invalid(format!("encoding a text delta: {e}")))?;
+                .map_err(|e| crate::ReposError::Internal(format!("encoding a text delta: {e}")))?;
             editor.textdelta_chunk(file, &chunk)?;
         }
     }

@@ -17,8 +17,26 @@ pub enum ReposError {
     },
     #[error("revision {rev}: {err}")]
     AtRev { rev: Revnum, err: Box<ReposError> },
+    /// A dumpstream that loads into no valid revision (svnadmin load's refusals: paths,
+    /// checksums, node records out of place, a malformed UUID or mergeinfo value), in
+    /// svnadmin's words.
     #[error("{0}")]
-    Invalid(String),
+    BadDump(String),
+    /// The repository's data contradicts itself (a changed-path list out of order, a replay
+    /// that does not nest, a search that does not end, a file verify refuses).
+    #[error("{0}")]
+    Corrupt(String),
+    /// A receiver (a front end's callback) stopped a walk, query or drive: it keeps its own
+    /// error (a write to the client that failed) and decides what the client hears.
+    #[error("{0}")]
+    Stopped(String),
+    /// A request the repository refuses as asked (creating a repository over one).
+    #[error("{0}")]
+    Refused(String),
+    /// A failure Subversion has no code for: an internal inconsistency (a bug), encoding a
+    /// text delta, starting a hook program.
+    #[error("{0}")]
+    Internal(String),
     /// A configuration file (svnserve.conf, passwd) that Subversion would refuse, or
     /// an option value Svelto cannot honour; `line` when the syntax is at fault.
     #[error("{}{}: {reason}", file.display(), line.map(|l| format!(":{l}")).unwrap_or_default())]

@@ -397,7 +397,7 @@ impl Sender<'_> {
             window
                 .encode(self.svndiff_version, 1, &mut chunk)
                 .map_err(|e| {
-                    ReposError::Invalid(format!("encoding a text delta: {e}")).at_path(rev, path)
+                    ReposError::Internal(format!("encoding a text delta: {e}")).at_path(rev, path)
                 })?;
             self.handler.delta_chunk(&chunk)?;
         }

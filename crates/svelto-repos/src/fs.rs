@@ -119,7 +119,7 @@ fn leaf(chain: &Chain) -> Result<&Arc<NodeRev>> {
     chain
         .last()
         .map(|(_, n)| n)
-        .ok_or_else(|| ReposError::Invalid("empty path chain".into()))
+        .ok_or_else(|| ReposError::Internal("empty path chain".into()))
 }
 
 /// The youngest copy root among the nodes on the way to a path; a child wins a tie with

@@ -303,7 +303,7 @@ impl Hooks {
         let mut child = cmd.spawn().map_err(|e| ReposError::Wrapped {
             kind: SvnErrorKind::BadArgs,
             message: format!("Failed to start '{}' hook", program.display()),
-            source: Box::new(ReposError::Invalid(e.to_string())),
+            source: Box::new(ReposError::Internal(e.to_string())),
         })?;
         // Feed standard input from a thread: a hook may write before it reads.
         let feeder = match (stdin, child.stdin.take()) {

@@ -104,7 +104,7 @@ pub fn load_with(
 ) -> Result<Revnum> {
     let mut w = Writer::open_with(path, io)?;
     let parent_dir = match &opts.parent_dir {
-        Some(p) => Some(validate_path(p).map_err(|e| ReposError::Invalid(e.to_string()))?),
+        Some(p) => Some(validate_path(p).map_err(|e| ReposError::BadDump(e.to_string()))?),
         None => None,
     };
     let hooks = if opts.use_pre_commit_hook || opts.use_post_commit_hook {
@@ -149,7 +149,7 @@ fn run<R: BufRead>(w: &mut Writer, reader: &mut DumpReader<R>, st: &mut State) -
                 };
                 if take {
                     if uuid::Uuid::parse_str(&uuid).is_err() {
-                        return Err(ReposError::Invalid(format!(
+                        return Err(ReposError::BadDump(format!(
                             "malformed UUID '{uuid}' in dumpfile"
                         )));
                     }
@@ -264,14 +264,14 @@ fn check_format(v: u32) -> Result<()> {
     if (1..=3).contains(&v) {
         Ok(())
     } else {
-        Err(ReposError::Invalid(format!(
+        Err(ReposError::BadDump(format!(
             "unsupported dumpfile version {v}"
         )))
     }
 }
 
 fn node_before_revision(n: &Node) -> ReposError {
-    ReposError::Invalid(format!(
+    ReposError::BadDump(format!(
         "node record for '{}' before any revision record",
         n.path
     ))
@@ -282,7 +282,7 @@ fn skip_nodes<R: BufRead>(reader: &mut DumpReader<R>, rev: Revnum) -> Result<Opt
     loop {
         match reader.next_record()? {
             Some(Record::Node(n)) if rev == 0 => {
-                return Err(ReposError::Invalid(format!(
+                return Err(ReposError::BadDump(format!(
                     "Malformed dumpstream: Revision 0 must not contain node records ('{}')",
                     n.path
                 )))
@@ -317,7 +317,7 @@ fn checked_prop(name: &[u8], value: &[u8], opts: &LoadOptions) -> Result<Vec<u8>
     };
     if !opts.bypass_prop_validation {
         validate_prop(name, Some(&value))?;
-        validate_svn_prop(name, &value).map_err(ReposError::Invalid)?;
+        validate_svn_prop(name, &value).map_err(ReposError::BadDump)?;
     }
     Ok(value)
 }
@@ -458,7 +458,7 @@ fn committed(st: &mut State, number: Revnum, new_rev: Revnum) {
 }
 
 fn fs_path(path: &str, parent: Option<&str>) -> Result<String> {
-    let p = validate_path(path).map_err(|e| ReposError::Invalid(e.to_string()))?;
+    let p = validate_path(path).map_err(|e| ReposError::BadDump(e.to_string()))?;
     Ok(match parent {
         Some(parent) => join(parent, &p),
         None => p,
@@ -474,7 +474,7 @@ fn load_node<R: BufRead>(
 ) -> Result<()> {
     let path = fs_path(&n.path, st.parent_dir.as_deref())?;
     if path.is_empty() && n.action != NodeAction::Change {
-        return Err(ReposError::Invalid(
+        return Err(ReposError::BadDump(
             "the root directory cannot be added, replaced or deleted".into(),
         ));
     }
@@ -511,11 +511,11 @@ fn load_node<R: BufRead>(
     if n.text_len.is_some() {
         let stored = if n.text_delta {
             let base = txn.info(&path)?.ok_or_else(|| {
-                ReposError::Invalid(format!("no file '{path}' to apply a text delta to"))
+                ReposError::BadDump(format!("no file '{path}' to apply a text delta to"))
             })?;
             if let Some(expected) = n.text_delta_base_md5 {
                 if expected != base.text.md5 {
-                    return Err(ReposError::Invalid(format!(
+                    return Err(ReposError::BadDump(format!(
                         "Base checksum mismatch on '{path}': expected {expected}, actual {}",
                         base.text.md5
                     )));
@@ -529,7 +529,7 @@ fn load_node<R: BufRead>(
         };
         if let Some(expected) = n.text_md5 {
             if expected != stored.md5 {
-                return Err(ReposError::Invalid(format!(
+                return Err(ReposError::BadDump(format!(
                     "Checksum mismatch for '{path}': expected {expected}, actual {}",
                     stored.md5
                 )));
@@ -537,7 +537,7 @@ fn load_node<R: BufRead>(
         }
         if let Some(expected) = n.text_sha1 {
             if expected != stored.sha1 {
-                return Err(ReposError::Invalid(format!(
+                return Err(ReposError::BadDump(format!(
                     "SHA1 checksum mismatch for '{path}': expected {expected}, actual {}",
                     stored.sha1
                 )));
@@ -552,7 +552,7 @@ fn add_node(txn: &mut Txn, n: &Node, path: &str, rev_offset: i64, st: &mut State
     match &n.copyfrom {
         None => {
             let kind = n.kind.ok_or_else(|| {
-                ReposError::Invalid(format!("Node-kind missing for added '{path}'"))
+                ReposError::BadDump(format!("Node-kind missing for added '{path}'"))
             })?;
             txn.make_node(path, kind)?;
         }
@@ -562,7 +562,7 @@ fn add_node(txn: &mut Txn, n: &Node, path: &str, rev_offset: i64, st: &mut State
                 None => {
                     let r = *from_rev as i64 - rev_offset;
                     if r < 0 {
-                        return Err(ReposError::Invalid(format!(
+                        return Err(ReposError::BadDump(format!(
                             "Relative source revision {r} is not available in current repository"
                         )));
                     }
@@ -575,7 +575,7 @@ fn add_node(txn: &mut Txn, n: &Node, path: &str, rev_offset: i64, st: &mut State
                 let (_, node) = repo.node_at(src_rev, &src_path)?;
                 let actual = node.file_text();
                 let mismatch = |expected: String, actual: String| {
-                    ReposError::Invalid(format!(
+                    ReposError::BadDump(format!(
                         "Copy source checksum mismatch on copy from '{src_path}'@{src_rev} to '{path}': expected {expected}, actual {actual}"
                     ))
                 };
@@ -597,7 +597,7 @@ fn adjust_prop(name: &[u8], value: &[u8], st: &State, rev_offset: i64) -> Result
     let validate = !st.opts.bypass_prop_validation;
     if name == b"svn:mergeinfo" {
         let text = std::str::from_utf8(value)
-            .map_err(|_| ReposError::Invalid("Invalid svn:mergeinfo value: not UTF-8".into()))?;
+            .map_err(|_| ReposError::BadDump("Invalid svn:mergeinfo value: not UTF-8".into()))?;
         let ren = Renumber {
             rev_map: &st.rev_map,
             oldest_dumpstream_rev: st.oldest_dumpstream_rev,
@@ -606,7 +606,7 @@ fn adjust_prop(name: &[u8], value: &[u8], st: &State, rev_offset: i64) -> Result
         match mergeinfo::adjust(text, &ren, st.parent_dir.as_deref()) {
             Ok(v) => return Ok(v.into_bytes()),
             Err(e) if validate => {
-                return Err(ReposError::Invalid(format!(
+                return Err(ReposError::BadDump(format!(
                     "Invalid svn:mergeinfo value: {e}"
                 )))
             }

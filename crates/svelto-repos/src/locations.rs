@@ -205,7 +205,7 @@ pub fn deleted_rev(repo: &Repo, path: &str, start: Revnum, end: Revnum) -> Resul
             mid = start + (end - start) / 2;
         }
     }
-    Err(ReposError::Invalid(format!(
+    Err(ReposError::Corrupt(format!(
         "searching for the deletion of '{}' did not converge",
         fspath(&path)
     )))

@@ -187,7 +187,7 @@ impl<T> Many<T> {
         let r = self
             .results
             .pop()
-            .ok_or_else(|| ReposError::Invalid("no lock target".into()))?;
+            .ok_or_else(|| ReposError::Internal("no lock target".into()))?;
         let v = r?;
         match self.post_hook_failure {
             Some(e) => Err(e),
@@ -393,7 +393,7 @@ pub fn lock_many_with(
     with_writer(&mut body)?;
     let results: Vec<Result<Lock>> = results
         .into_iter()
-        .map(|r| r.unwrap_or_else(|| Err(ReposError::Invalid("lock not attempted".into()))))
+        .map(|r| r.unwrap_or_else(|| Err(ReposError::Internal("lock not attempted".into()))))
         .collect();
     let locked: Vec<String> = results
         .iter()
@@ -516,7 +516,7 @@ pub fn unlock_many_with(
     with_writer(&mut body)?;
     let results: Vec<Result<()>> = results
         .into_iter()
-        .map(|r| r.unwrap_or_else(|| Err(ReposError::Invalid("unlock not attempted".into()))))
+        .map(|r| r.unwrap_or_else(|| Err(ReposError::Internal("unlock not attempted".into()))))
         .collect();
     let unlocked: Vec<String> = targets
         .iter()

@@ -106,7 +106,7 @@ impl TreeBuilder<'_> {
     fn slot(&mut self, t: Token) -> Result<&mut Slot> {
         self.nodes
             .get_mut(t as usize)
-            .ok_or_else(|| ReposError::Invalid(format!("replay named unknown node {t}")))
+            .ok_or_else(|| ReposError::Corrupt(format!("replay named unknown node {t}")))
     }
 
     fn new_child(
@@ -246,7 +246,7 @@ impl TreeBuilder<'_> {
 }
 
 fn token(idx: usize) -> Result<Token> {
-    Token::try_from(idx).map_err(|_| ReposError::Invalid("too many changed nodes".into()))
+    Token::try_from(idx).map_err(|_| ReposError::Internal("too many changed nodes".into()))
 }
 
 impl Editor for TreeBuilder<'_> {

@@ -174,8 +174,8 @@ impl Replayer<'_> {
         }
     }
 
-    fn invalid(&self, path: &str, msg: impl Into<String>) -> ReposError {
-        ReposError::Invalid(msg.into()).at_path(self.rev, path)
+    fn corrupt(&self, path: &str, msg: impl Into<String>) -> ReposError {
+        ReposError::Corrupt(msg.into()).at_path(self.rev, path)
     }
 
     /// Walks the sorted paths as Subversion's path driver does: the root opened before the
@@ -211,7 +211,7 @@ impl Replayer<'_> {
                     dir = join(&dir, name);
                     let p = *stack
                         .last()
-                        .ok_or_else(|| self.invalid(&dir, "no open parent"))?;
+                        .ok_or_else(|| self.corrupt(&dir, "no open parent"))?;
                     stack.push(self.editor.open_dir(&dir, p, None)?);
                 }
             }
@@ -234,7 +234,7 @@ impl Replayer<'_> {
     fn close_top(&mut self, stack: &mut Vec<Token>) -> Result<()> {
         match stack.pop() {
             Some(t) => self.editor.close_dir(t),
-            None => Err(ReposError::Invalid(format!(
+            None => Err(ReposError::Corrupt(format!(
                 "revision {}: replay closed more directories than it opened",
                 self.rev
             ))),
@@ -276,7 +276,7 @@ impl Replayer<'_> {
             ChangeKind::Modify => (false, false),
         };
         if do_delete {
-            let p = parent.ok_or_else(|| self.invalid(path, "the root cannot be deleted"))?;
+            let p = parent.ok_or_else(|| self.corrupt(path, "the root cannot be deleted"))?;
             if self.was_readable(path) {
                 self.editor.delete_entry(path, None, p)?;
             }
@@ -292,7 +292,7 @@ impl Replayer<'_> {
         let mut file = None;
         let mut downgraded = false;
         if do_add {
-            let p = parent.ok_or_else(|| self.invalid(path, "Root directory already exists."))?;
+            let p = parent.ok_or_else(|| self.corrupt(path, "Root directory already exists."))?;
             let kept = change
                 .copyfrom
                 .as_ref()
@@ -335,7 +335,7 @@ impl Replayer<'_> {
                 (NodeKind::Dir, Some(p)) => dir = Some(self.editor.open_dir(path, p, None)?),
                 (NodeKind::Dir, None) => dir = Some(self.editor.open_root(None)?),
                 (NodeKind::File, Some(p)) => file = Some(self.editor.open_file(path, p, None)?),
-                (NodeKind::File, None) => return Err(self.invalid(path, "the root is a file")),
+                (NodeKind::File, None) => return Err(self.corrupt(path, "the root is a file")),
             }
             if let Some(scope) = self.copies.last() {
                 source = match &scope.from {
@@ -350,7 +350,7 @@ impl Replayer<'_> {
         if change.prop_mod || downgraded {
             let target = dir
                 .or(file)
-                .ok_or_else(|| self.invalid(path, "no open node"))?;
+                .ok_or_else(|| self.corrupt(path, "no open node"))?;
             if self.send_deltas {
                 let old = match &source {
                     Some((r, p)) => self.repo.props(&self.repo.node_at(*r, p)?.1)?,
@@ -416,7 +416,7 @@ impl Replayer<'_> {
         }
         let (_, source) = self.repo.node_at(from.0, from.1)?;
         if source.kind != NodeKind::Dir {
-            return Err(self.invalid(path, format!("copy source '{}' is not a directory", from.1)));
+            return Err(self.corrupt(path, format!("copy source '{}' is not a directory", from.1)));
         }
         let entries = self.repo.dir(&source)?;
         let target_entries = self.repo.dir(node)?;
@@ -444,7 +444,7 @@ impl Replayer<'_> {
                         .binary_search_by(|t| t.name.as_bytes().cmp(e.name.as_bytes()));
                     match found {
                         Ok(i) => self.repo.node(target_entries[i].node)?,
-                        Err(_) => return Err(self.invalid(&child, "missing from the copy")),
+                        Err(_) => return Err(self.corrupt(&child, "missing from the copy")),
                     }
                 }
                 off => self.repo.node(off)?,
@@ -510,7 +510,7 @@ impl Replayer<'_> {
             chunk.clear();
             Window::fulltext(&buf[..n])
                 .encode(self.svndiff_version, 1, &mut chunk)
-                .map_err(|e| ReposError::Invalid(format!("encoding a text delta: {e}")))?;
+                .map_err(|e| ReposError::Internal(format!("encoding a text delta: {e}")))?;
             self.editor.textdelta_chunk(file, &chunk)?;
         }
         self.editor.textdelta_end(file)

@@ -49,7 +49,7 @@ fn verify_files(repo: &Repo) -> Result<()> {
 }
 
 fn bad(msg: String) -> ReposError {
-    ReposError::Invalid(msg)
+    ReposError::Corrupt(msg)
 }
 
 fn verify_rev(repo: &Repo, rev: Revnum) -> Result<()> {

@@ -28,7 +28,7 @@ impl<R: Read, W: Write> Out<'_, R, W> {
         r.map_err(|e| {
             let msg = e.to_string();
             self.io_err = Some(e);
-            svelto_repos::ReposError::Invalid(msg)
+            svelto_repos::ReposError::Stopped(msg)
         })
     }
 

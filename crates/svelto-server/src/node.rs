@@ -555,7 +555,7 @@ fn list_walk<R: Read, W: Write>(
     let result = s.ctx.list(path, rev, depth, patterns, &mut |p, n| {
         send_list_entry(s, conn, p, n, fields).map_err(|f| {
             failure = Some(f);
-            svelto_repos::ReposError::Invalid("the list entry could not be sent".into())
+            svelto_repos::ReposError::Stopped("the list entry could not be sent".into())
         })
     });
     match (failure, result) {

@@ -371,7 +371,11 @@ pub fn repos_code(e: &ReposError) -> u32 {
         ReposError::Store(s) => store_code(s),
         ReposError::Dump(_) => code::STREAM_MALFORMED_DATA,
         ReposError::AtPath { err, .. } | ReposError::AtRev { err, .. } => repos_code(err),
-        ReposError::Invalid(_) => code::BASE,
+        ReposError::BadDump(_)
+        | ReposError::Corrupt(_)
+        | ReposError::Stopped(_)
+        | ReposError::Refused(_)
+        | ReposError::Internal(_) => code::BASE,
         ReposError::Config { .. } => code::MALFORMED_FILE,
         ReposError::NotFound { .. } | ReposError::PathNotFound { .. } => code::FS_NOT_FOUND,
         ReposError::NotDirectory { .. } => code::FS_NOT_DIRECTORY,

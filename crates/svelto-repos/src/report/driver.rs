@@ -366,7 +366,7 @@ impl Driver<'_> {
                 mid = (start + end) / 2;
             }
         }
-        Err(ReposError::Invalid(format!(
+        Err(ReposError::Corrupt(format!(
             "searching the deletion of '{path}' between r{a} and r{b} did not end"
         )))
     }
@@ -870,7 +870,7 @@ impl Driver<'_> {
             chunk.clear();
             window
                 .encode(opts.svndiff_version, 1, &mut chunk)
-                .map_err(|e| ReposError::Invalid(format!("encoding a text delta: {e}")))?;
+                .map_err(|e| ReposError::Internal(format!("encoding a text delta: {e}")))?;
             self.editor.textdelta_chunk(file, &chunk)?;
         }
         self.editor.textdelta_end(file)

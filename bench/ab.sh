@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# bench/ab.sh BEFORE AFTER REPO [ROUNDS]: two svelto binaries, side by side, on reads.
+#
+# Both binaries serve the same Svelto repository REPO at once (127.0.0.1, port 0); each
+# operation alternates between them, the order flipping from round to round, so that a
+# machine whose speed drifts (other work, thermal) weighs on both alike. Each measurement
+# runs the operation REPS times and reads the server's CPU time (utime + stime of the server
+# process, /proc/PID/stat) around them. Prints the median and min-max over the ROUNDS
+# (default 5) for each operation; the raw figures go to WORK/raw.txt.
+#
+# Operations: export (svnbench null-export trunk), blame (svnbench null-blame HOT), log
+# (svnbench null-log -v), ls-R (svn ls -R -v trunk), cat (svn cat HOT), export-x10 (ten
+# null-exports at once).
+#
+# Environment: OPS (which operations), REPS (10), HOT (trunk/ChangeLog), WORK (a scratch
+# directory, default /tmp/svelto-ab).
+set -euo pipefail
+
+[[ $# -ge 3 ]] || { echo "usage: bench/ab.sh BEFORE AFTER REPO [ROUNDS]" >&2; exit 2; }
+declare -A BIN=([before]=$1 [after]=$2)
+REPO=$(cd "$3" && pwd)
+ROUNDS=${4:-5}
+REPS=${REPS:-10}
+HOT=${HOT:-trunk/ChangeLog}
+OPS=${OPS:-export blame log ls-R cat export-x10}
+WORK=${WORK:-/tmp/svelto-ab}
+for t in svn svnbench awk python3; do
+    command -v "$t" >/dev/null || { echo "$t not found (apt-get install -y subversion)" >&2; exit 1; }
+done
+rm -rf "$WORK"
+mkdir -p "$WORK/root" "$WORK/cfg"
+ln -s "$REPO" "$WORK/root/r"
+
+declare -A PID PORT
+trap 'kill "${PID[@]}" 2>/dev/null || true' EXIT
+for b in before after; do
+    "${BIN[$b]}" serve -d --foreground -r "$WORK/root" --listen-host 127.0.0.1 --listen-port 0 \
+        --log-file "$WORK/$b.log" >"$WORK/$b.out" 2>&1 &
+    PID[$b]=$!
+done
+for b in before after; do
+    for _ in $(seq 50); do
+        PORT[$b]=$(grep -ho "listening on 127.0.0.1:[0-9]*" "$WORK/$b.out" "$WORK/$b.log" 2>/dev/null | head -1 | sed 's/.*://')
+        [[ -n "${PORT[$b]}" ]] && break
+        sleep 0.1
+    done
+    [[ -n "${PORT[$b]}" ]] || { echo "$b: the server did not start (see $WORK/$b.out)" >&2; exit 1; }
+done
+
+ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+C=(--non-interactive --config-dir "$WORK/cfg")
+run1() { # BINARY OPERATION
+    local u="svn://127.0.0.1:${PORT[$1]}/r"
+    case $2 in
+    export) svnbench null-export "${C[@]}" "$u/trunk" ;;
+    blame) svnbench null-blame "${C[@]}" "$u/$HOT" ;;
+    log) svnbench null-log -v "${C[@]}" "$u" ;;
+    ls-R) svn ls -R -v "${C[@]}" "$u/trunk" ;;
+    cat) svn cat "${C[@]}" "$u/$HOT" ;;
+    export-x10)
+        local ps=()
+        for _ in $(seq 10); do svnbench null-export "${C[@]}" "$u/trunk" & ps+=($!); done
+        wait "${ps[@]}"
+        ;;
+    *) echo "unknown operation $2" >&2; exit 2 ;;
+    esac >/dev/null 2>&1
+}
+run() { local i; for i in $(seq "$REPS"); do run1 "$@"; done; }
+
+for b in before after; do for op in $OPS; do run1 "$b" "$op"; done; done # warm-up
+for r in $(seq "$ROUNDS"); do
+    if ((r % 2)); then order="before after"; else order="after before"; fi
+    for op in $OPS; do
+        for b in $order; do
+            t0=$(ticks "${PID[$b]}")
+            run "$b" "$op"
+            t1=$(ticks "${PID[$b]}")
+            echo "$r $op $b $((t1 - t0))"
+        done
+    done
+done >"$WORK/raw.txt"
+
+python3 - "$WORK/raw.txt" "$(getconf CLK_TCK)" <<'PY'
+import collections, statistics, sys
+ticks = collections.defaultdict(list)
+ops = []
+for line in open(sys.argv[1]):
+    _, op, b, t = line.split()
+    ticks[(op, b)].append(int(t))
+    if op not in ops:
+        ops.append(op)
+hz = int(sys.argv[2])
+def cell(op, b):
+    v = ticks[(op, b)]
+    return "%.2f s (%.2f-%.2f)" % (statistics.median(v) / hz, min(v) / hz, max(v) / hz)
+print("| operation | before: server CPU, median (min-max) | after |")
+print("|---|---|---|")
+for op in ops:
+    print(f"| {op} | {cell(op, 'before')} | {cell(op, 'after')} |")
+PY
