@@ -11,22 +11,27 @@ use std::ops::Deref;
 use std::sync::atomic::{AtomicU64, Ordering};
 use svelto_core::{svn_date_now, NodeKind, PropList, Revnum};
 
-/// Transaction names: the base revision and a number unique in this process's life.
+/// Transaction names: the base revision and a number unique in this process's life,
+/// followed by the process id in five base-36 digits, so that the names of every server
+/// process on a repository differ (one `svelto serve -t` runs per svn+ssh connection, and
+/// staged transactions of all of them share `db/txns`).
 static TXN_SEQ: AtomicU64 = AtomicU64::new(1);
 
-fn txn_name(base: Revnum) -> String {
-    let mut n = TXN_SEQ.fetch_add(1, Ordering::Relaxed);
-    // Base 36, as FSFS names its transactions.
+fn base36(mut n: u64, width: usize) -> String {
     let mut digits = Vec::new();
-    loop {
+    while n > 0 || digits.len() < width.max(1) {
         digits.push(b"0123456789abcdefghijklmnopqrstuvwxyz"[(n % 36) as usize]);
         n /= 36;
-        if n == 0 {
-            break;
-        }
     }
     digits.reverse();
-    format!("{base}-{}", String::from_utf8_lossy(&digits))
+    String::from_utf8_lossy(&digits).into_owned()
+}
+
+fn txn_name(base: Revnum) -> String {
+    let n = TXN_SEQ.fetch_add(1, Ordering::Relaxed);
+    // Base 36, as FSFS names its transactions; Linux process ids fit five digits.
+    let pid = u64::from(std::process::id());
+    format!("{base}-{}{}", base36(n, 1), base36(pid, 5))
 }
 
 /// What a client asks for besides the edit.
@@ -359,4 +364,27 @@ pub fn check_new_name(path: &[u8]) -> Result<()> {
         SvnErrorKind::PathSyntax,
         format!("Invalid control character '0x{c:02x}' in path '{shown}'"),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Names differ between commits of one process and between processes: the process id
+    /// ends each name, in five base-36 digits.
+    #[test]
+    fn transaction_names_hold_the_process_id() {
+        let (a, b) = (txn_name(7), txn_name(7));
+        assert_ne!(a, b);
+        let pid = base36(u64::from(std::process::id()), 5);
+        for name in [&a, &b] {
+            assert!(name.starts_with("7-") && name.ends_with(&pid), "{name}");
+            assert!(
+                name[2..].bytes().all(|c| c.is_ascii_alphanumeric()),
+                "{name}"
+            );
+        }
+        assert_eq!(base36(0, 5), "00000");
+        assert_eq!(base36(36, 1), "10");
+    }
 }
