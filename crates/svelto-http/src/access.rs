@@ -235,8 +235,10 @@ pub(crate) fn check_url(
     method: &Method,
     target: &Target,
 ) -> Result<(), HttpError> {
-    let write = !reads_only(method);
-    gate.require_level(write)?;
+    gate.require_level(!reads_only(method))?;
+    // COPY reads its source (the URL) and writes its Destination, which the commit edit
+    // checks as it adds the copy.
+    let write = !reads_only(method) && method.as_str() != "COPY";
     let recursive = matches!(method.as_str(), "COPY" | "MOVE" | "DELETE")
         || !(reads_only(method)
             || matches!(

@@ -27,65 +27,7 @@ fn writes_match_svnserve_for_every_user() {
     // The commits made here get their dates on each side a moment apart.
     pair.mask_dates();
     install(&pair, CONF, &authz(&repo_name(&pair)));
-    for (label, user) in USERS {
-        for args in [
-            &[
-                "mkdir",
-                "-m",
-                "m",
-                &format!("{{URL}}/trunk/lib/new-{label}"),
-            ][..],
-            &["mkdir", "-m", "m", &format!("{{URL}}/tags/new-{label}")],
-            &["mkdir", "-m", "m", &format!("{{URL}}/branches/new-{label}")],
-            &[
-                "copy",
-                "-m",
-                "c",
-                "{URL}/trunk",
-                &format!("{{URL}}/branches/b-{label}"),
-            ],
-            &[
-                "copy",
-                "-m",
-                "c",
-                "{URL}/trunk/lib",
-                &format!("{{URL}}/branches/l-{label}"),
-            ],
-            &["rm", "-m", "r", &format!("{{URL}}/branches/new-{label}")],
-        ] {
-            let args: Vec<&str> = args.iter().map(|s| &**s).collect();
-            both_any(&pair, user, &args);
-        }
-        // Locks by users with write access somewhere (for the others the stock client
-        // hangs after the refused auth slot of lock-many, with svnserve too).
-        if matches!(*label, "harry" | "sally") {
-            for args in [
-                &["lock", "-m", "l", "{URL}/trunk/lib/a.c"][..],
-                &["unlock", "{URL}/trunk/lib/a.c"],
-                &["lock", "-m", "l", "{URL}/trunk/docs/x.txt"],
-                &["unlock", "--force", "{URL}/trunk/docs/x.txt"],
-                &["lock", "-m", "l", "{URL}/tags/1.0/main.c"],
-            ] {
-                both_any(&pair, user, args);
-            }
-        }
-        // A working-copy commit touching a readable and a hidden file.
-        let scope = pair.scope(&format!("write-{label}"));
-        let run = |args: &[&str]| {
-            let v = with(user, args);
-            let argv: Vec<&str> = v.iter().map(String::as_str).collect();
-            scope.both_any(&argv);
-        };
-        run(&["checkout", "{URL}/trunk", "wc"]);
-        for file in ["wc/lib/a.c", "wc/docs/x.txt", "wc/main.c"] {
-            if scope.path(0).join(file).exists() {
-                scope.write(file, format!("edit by {label}\n").as_bytes());
-            }
-        }
-        run(&["commit", "-m", "edit", "wc"]);
-        scope.compare_wc("wc");
-        both_any(&pair, user, &["log", "-v", "-l", "3", "{URL}"]);
-    }
+    svelto_testkit::authz_matrix::writes(&pair, true);
 }
 
 #[test]

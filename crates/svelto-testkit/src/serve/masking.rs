@@ -85,11 +85,37 @@ pub fn mask_volatile(bytes: &[u8]) -> Vec<u8> {
         } else if body.ends_with(b" bytes transferred over network") {
             out.extend_from_slice(b"{N} bytes transferred over network");
         } else {
-            out.extend_from_slice(body);
+            out.extend_from_slice(&mask_txn_names(body));
         }
         out.extend_from_slice(newline);
     }
     out
+}
+
+/// Transaction names in `!svn/txr/NAME/...` and `!svn/txn/NAME` URLs (in the client's
+/// messages about a refused commit request) as `{TXN}`: each server names its
+/// transactions its own way (FSFS: the base revision and a base-36 counter).
+fn mask_txn_names(line: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(line.len());
+    let mut rest = line;
+    loop {
+        let at = [&b"!svn/txr/"[..], b"!svn/txn/"]
+            .iter()
+            .filter_map(|m| rest.windows(m.len()).position(|w| w == *m))
+            .min();
+        let Some(at) = at else {
+            out.extend_from_slice(rest);
+            return out;
+        };
+        out.extend_from_slice(&rest[..at + 9]);
+        rest = &rest[at + 9..];
+        let end = rest
+            .iter()
+            .position(|b| matches!(b, b'/' | b'\'' | b'"' | b' ' | b'<'))
+            .unwrap_or(rest.len());
+        out.extend_from_slice(b"{TXN}");
+        rest = &rest[end..];
+    }
 }
 
 /// Replaces Subversion dates (`2026-11-22T10:59:48.123456Z` and the client's
