@@ -143,7 +143,12 @@ floor_tables() {
         line="| $(describe "$op") | $fw | $fc$(awk -v w="$fw" -v c="$fc" 'BEGIN { if (w != "-" && w > 0 && c / w >= 0.9) print " (the floor is the client CPU)" }') |"
         for s in "${SERVERS[@]}"; do
             [[ $s == floor ]] && continue
-            line="$line $(ratio "$(field hot "$s" "$op" 1)" "$fw") |"
+            # A floor under the clock's 0.01 s resolution divides nothing: say so.
+            if awk -v w="$fw" 'BEGIN { exit !(w != "-" && w + 0 == 0) }'; then
+                line="$line n/a (floor under 0.01 s) |"
+            else
+                line="$line $(ratio "$(field hot "$s" "$op" 1)" "$fw") |"
+            fi
         done
         echo "$line"
     done
