@@ -112,20 +112,19 @@ impl Writer {
         Ok((lock, lock_path))
     }
 
-    fn open_locked(path: &Path, lock: File, io: Arc<dyn StoreIo>) -> Result<Writer> {
-        let db = path.join("db");
-        // Opening checks db/current against the files (`Repo::check_current`) before
-        // anything is truncated below.
-        let repo = Repo::open(path)?;
-        let cur = repo.current();
-        let mut apps = Vec::new();
-        for w in Which::ALL {
-            apps.push(Appender::open(&*io, &db, w, cur.len(w))?);
-        }
+    /// A writer appending to `apps` after the published state `cur` of `repo`, its ids
+    /// continuing from the youngest revision's record.
+    fn over(
+        repo: Repo,
+        lock_file: Option<File>,
+        apps: Vec<Appender>,
+        cur: Current,
+        io: Arc<dyn StoreIo>,
+    ) -> Result<Writer> {
         let last = repo.rev_record(cur.youngest)?;
-        let mut writer = Writer {
+        Ok(Writer {
             repo,
-            lock_file: Some(lock),
+            lock_file,
             staged: None,
             apps,
             youngest: cur.youngest,
@@ -140,7 +139,20 @@ impl Writer {
             dir_depths: HashMap::new(),
             io,
             failed: None,
-        };
+        })
+    }
+
+    fn open_locked(path: &Path, lock: File, io: Arc<dyn StoreIo>) -> Result<Writer> {
+        let db = path.join("db");
+        // Opening checks db/current against the files (`Repo::check_current`) before
+        // anything is truncated below.
+        let repo = Repo::open(path)?;
+        let cur = repo.current();
+        let mut apps = Vec::new();
+        for w in Which::ALL {
+            apps.push(Appender::open(&*io, &db, w, cur.len(w))?);
+        }
+        let mut writer = Writer::over(repo, Some(lock), apps, cur, io)?;
         writer.load_dedup(cur.len(Which::Dedup))?;
         // A db/uuid written before it had a checksum gets one.
         let uuid_path = db.join("uuid");
@@ -199,25 +211,7 @@ impl Writer {
             )?);
         }
         let repo = Repo::open_continued(path, dir, &base)?;
-        let last = repo.rev_record(base.youngest)?;
-        Ok(Writer {
-            repo,
-            lock_file: None,
-            staged: None,
-            apps,
-            youngest: base.youngest,
-            published: base.youngest,
-            published_at: base,
-            next_node_id: last.next_node_id,
-            next_copy_id: last.next_copy_id,
-            dedup_text: HashMap::new(),
-            dedup_props: HashMap::new(),
-            added_text: Vec::new(),
-            added_props: Vec::new(),
-            dir_depths: HashMap::new(),
-            io,
-            failed: None,
-        })
+        Writer::over(repo, None, apps, base, io)
     }
 
     fn load_dedup(&mut self, len: u64) -> Result<()> {
