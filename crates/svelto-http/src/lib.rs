@@ -22,6 +22,7 @@ mod htpasswd;
 mod replay;
 mod reports;
 mod resource;
+mod safe_cr;
 mod skel;
 mod tls;
 mod update;

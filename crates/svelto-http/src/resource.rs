@@ -4,7 +4,8 @@
 //! listings of directories), and `REPORT`'s dispatch.
 
 use crate::error::HttpError;
-use crate::uri::{encode, Kind, Located, Target};
+use crate::safe_cr::SafeCr;
+use crate::uri::{build_uri, encode_dav, Kind, Located, Target};
 use crate::xml::{self, esc, Elem, CUSTOM_PROP, DAV, SVN_DAV, SVN_PROP};
 use crate::{Reply, Req, State};
 use hyper::{Method, StatusCode};
@@ -122,12 +123,12 @@ impl Ctx<'_> {
         &self.target.root_href
     }
 
-    /// `PREFIX/REPO/!svn/KIND/REV/path`, encoded.
+    /// `PREFIX/REPO/!svn/KIND/REV/path`, encoded as the href of a resource mod_dav walks.
     pub fn special_href(&self, kind: &str, rev: Revnum, path: &str) -> String {
         let mut h = format!("{}/!svn/{kind}/{rev}", self.root_href());
         if !path.is_empty() {
             h.push('/');
-            h.push_str(&encode(path));
+            h.push_str(&encode_dav(path));
         }
         h
     }
@@ -280,7 +281,8 @@ impl Ctx<'_> {
             Kind::Public | Kind::RevRoot(_) | Kind::Version(_) => {
                 let node = self.target_node()?;
                 let href = self.node_href(&node);
-                self.node_response(&mut out, &href, &node, &wanted)?;
+                let mut safe_cr = SafeCr::new(self.repo().clone(), node.rev);
+                self.node_response(&mut out, &href, &node, &wanted, &mut safe_cr)?;
                 if depth == 1 && node.node.kind == NodeKind::Dir {
                     for e in self.repo().dir(&node.node)?.iter() {
                         if !self.can_read(&svelto_core::join(&node.path, &e.name)) {
@@ -292,11 +294,11 @@ impl Ctx<'_> {
                             node: self.repo().node(e.node)?,
                         };
                         let mut href =
-                            format!("{}/{}", href.trim_end_matches('/'), encode(&e.name));
+                            format!("{}/{}", href.trim_end_matches('/'), encode_dav(&e.name));
                         if e.kind == NodeKind::Dir {
                             href.push('/');
                         }
-                        self.node_response(&mut out, &href, &child, &wanted)?;
+                        self.node_response(&mut out, &href, &child, &wanted, &mut safe_cr)?;
                     }
                 }
             }
@@ -357,7 +359,7 @@ impl Ctx<'_> {
                 let mut h = self.root_href().to_string();
                 if !node.path.is_empty() {
                     h.push('/');
-                    h.push_str(&encode(&node.path));
+                    h.push_str(&encode_dav(&node.path));
                 }
                 h
             }
@@ -385,6 +387,7 @@ impl Ctx<'_> {
         href: &str,
         node: &Node,
         wanted: &Wanted,
+        safe_cr: &mut SafeCr,
     ) -> Result<(), HttpError> {
         let n = &node.node;
         let cr = n.created_rev;
@@ -422,10 +425,18 @@ impl Ctx<'_> {
             (
                 DAV,
                 "checked-in",
-                Some(format!(
-                    "<D:href>{}</D:href>",
-                    esc(&self.special_href("ver", cr, &node.path))
-                )),
+                // Its history is looked up only when asked for.
+                wanted.shows(DAV, "checked-in").then(|| {
+                    format!(
+                        "<D:href>{}</D:href>",
+                        esc(&build_uri(
+                            self.root_href(),
+                            "ver",
+                            safe_cr.get(&node.path, n),
+                            &node.path
+                        ))
+                    )
+                }),
             ),
             (
                 DAV,
@@ -576,7 +587,7 @@ impl Ctx<'_> {
             let _ = writeln!(
                 out,
                 "  <li><a href=\"{}{slash}\">{}{slash}</a></li>",
-                esc(&encode(&e.name)),
+                esc(&encode_dav(&e.name)),
                 esc(&e.name)
             );
         }
@@ -615,6 +626,16 @@ pub(crate) enum Wanted {
     All,
     Names,
     Some(Vec<(String, String)>),
+}
+
+impl Wanted {
+    /// Whether the answer shows the property `ns` `name` (its value or its name).
+    fn shows(&self, ns: &str, name: &str) -> bool {
+        match self {
+            Wanted::All | Wanted::Names => true,
+            Wanted::Some(list) => list.iter().any(|(n, m)| n == ns && m == name),
+        }
+    }
 }
 
 /// The element name a versioned property travels under.

@@ -7,6 +7,7 @@
 
 use crate::error::HttpError;
 use crate::resource::{svndiff_version, Ctx, XML_HEADER};
+use crate::safe_cr::SafeCr;
 use crate::uri::Kind;
 use crate::xml::{esc, Elem, SVN};
 use crate::{Reply, Req};
@@ -184,6 +185,7 @@ pub(crate) fn update_report(ctx: &Ctx<'_>, req: &Req, doc: &Elem) -> Result<Repl
         links,
         send_all,
         include_props,
+        safe_cr: SafeCr::new(ctx.repo().clone(), target_rev),
     };
     Ok(Reply::xml_stream(Box::new(move |w| {
         let mut editor = XmlEditor {
@@ -209,6 +211,7 @@ struct XmlState {
     links: Vec<(String, String)>,
     send_all: bool,
     include_props: bool,
+    safe_cr: SafeCr,
 }
 
 impl XmlState {
@@ -229,12 +232,10 @@ impl XmlState {
         join(&self.dst_base, rel)
     }
 
-    /// mod_dav_svn's "safe created revision" of the node at `path` in the target revision:
-    /// the revision of its last history entry (its last change, or the copy that brought it
-    /// to this path) when the same node-revision is at `path` there, else the target
-    /// revision. Also the file's SHA-1.
-    fn created(&self, path: &str) -> (Revnum, Option<String>) {
-        let Ok(Some((off, n))) = self.repo.lookup(self.target_rev, path) else {
+    /// mod_dav_svn's "safe created revision" of the node at `path` in the target revision
+    /// (see [`SafeCr`]), and the file's SHA-1.
+    fn created(&mut self, path: &str) -> (Revnum, Option<String>) {
+        let Ok(Some((_, n))) = self.repo.lookup(self.target_rev, path) else {
             return (self.target_rev, None);
         };
         let sha1 = n
@@ -242,27 +243,11 @@ impl XmlState {
             .as_ref()
             .filter(|_| n.kind == NodeKind::File)
             .map(|t| t.sha1.to_hex());
-        // Created here: its last history entry is its creation.
-        if n.created_path.trim_start_matches('/') == path {
-            return (n.created_rev, sha1);
-        }
-        let history_rev = svelto_repos::NodeHistory::new(&self.repo, self.target_rev, path)
-            .and_then(|mut h| h.prev())
-            .ok()
-            .flatten()
-            .map(|(_, r)| r);
-        let safe = history_rev
-            .filter(|&r| matches!(self.repo.lookup(r, path), Ok(Some((o, _))) if o == off));
-        (safe.unwrap_or(self.target_rev), sha1)
+        (self.safe_cr.get(path, &n), sha1)
     }
 
     fn href(&self, kind: &str, rev: Revnum, path: &str) -> String {
-        let mut h = format!("{}/!svn/{kind}/{rev}", self.root_href);
-        if !path.is_empty() {
-            h.push('/');
-            h.push_str(&crate::uri::encode(path));
-        }
-        h
+        crate::uri::build_uri(&self.root_href, kind, rev, path)
     }
 }
 

@@ -10,8 +10,9 @@ use percent_encoding::{percent_decode_str, utf8_percent_encode, AsciiSet, CONTRO
 use std::path::PathBuf;
 use svelto_core::Revnum;
 
-/// Characters Subversion's `svn_path_uri_encode` escapes.
-const PATH_ESCAPE: &AsciiSet = &CONTROLS
+/// Characters Apache's `ap_escape_uri` escapes in the hrefs of the resources mod_dav walks
+/// (a PROPFIND's members, the requested resource).
+const DAV_ESCAPE: &AsciiSet = &CONTROLS
     .add(b' ')
     .add(b'"')
     .add(b'#')
@@ -28,9 +29,31 @@ const PATH_ESCAPE: &AsciiSet = &CONTROLS
     .add(b'|')
     .add(b'}');
 
-/// A path as it appears in a URL.
+/// Characters Subversion's `svn_path_uri_encode` escapes: Apache's and `;`.
+const PATH_ESCAPE: &AsciiSet = &DAV_ESCAPE.add(b';');
+
+/// A path as it appears in the URLs mod_dav_svn builds (`dav_svn__build_uri`: `!svn/ver`,
+/// `!svn/rvr`, `!svn/bc` hrefs), escaped by `svn_path_uri_encode`.
 pub fn encode(path: &str) -> String {
     utf8_percent_encode(path, PATH_ESCAPE).to_string()
+}
+
+/// A path as it appears in the href of a resource mod_dav names (a PROPFIND's members):
+/// Apache's `ap_escape_uri`, which keeps `;` and writes its escapes in lower case.
+pub fn encode_dav(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    let mut hex = 0u8;
+    for c in utf8_percent_encode(path, DAV_ESCAPE).flat_map(str::chars) {
+        out.push(if hex > 0 { c.to_ascii_lowercase() } else { c });
+        hex = if c == '%' { 2 } else { hex.saturating_sub(1) };
+    }
+    out
+}
+
+/// `ROOT/!svn/KIND/REV/path` as `dav_svn__build_uri` writes it: the path after a slash (the
+/// root's is the slash alone).
+pub fn build_uri(root_href: &str, kind: &str, rev: Revnum, path: &str) -> String {
+    format!("{root_href}/!svn/{kind}/{rev}/{}", encode(path))
 }
 
 /// What a request path names inside a repository.
@@ -242,5 +265,15 @@ mod tests {
     fn encode_keeps_what_subversion_keeps() {
         assert_eq!(encode("/a b/c%d/é"), "/a%20b/c%25d/%C3%A9");
         assert_eq!(encode("x@y:z"), "x@y:z");
+        assert_eq!(encode("semi;colon"), "semi%3Bcolon");
+        assert_eq!(
+            encode_dav("semi;colon/é [1]"),
+            "semi;colon/%c3%a9%20%5b1%5d"
+        );
+        assert_eq!(build_uri("/svn/r", "rvr", 5, ""), "/svn/r/!svn/rvr/5/");
+        assert_eq!(
+            build_uri("/svn/r", "ver", 2, "a;b"),
+            "/svn/r/!svn/ver/2/a%3Bb"
+        );
     }
 }

@@ -145,9 +145,13 @@ fn close(stack: &mut [Elem], root: &mut Option<Elem>, el: Elem) {
     }
 }
 
-/// Escapes text or an attribute value (`&`, `<`, `>`, `"`, `'`).
+/// Escapes text or an attribute value (`&`, `<`, `>`, `"`).
 pub fn esc(s: &str) -> Cow<'_, str> {
-    quick_xml::escape::escape(s)
+    // `apr_xml_quote_string(..., 1)` as mod_dav_svn calls it: `<`, `>`, `&` and `"`, not `'`.
+    match quick_xml::escape::partial_escape(s) {
+        Cow::Borrowed(b) if !b.contains('"') => Cow::Borrowed(b),
+        e => Cow::Owned(e.replace('"', "&quot;")),
+    }
 }
 
 /// Subversion's `svn_xml_is_xml_safe`: UTF-8 without control characters other than tab,

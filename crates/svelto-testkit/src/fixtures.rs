@@ -42,6 +42,16 @@ pub const SMALL_SCENARIOS: &[&str] = &[
     "mixed",
 ];
 
+/// A file with several revisions in some scenarios (scenario, path): what blame-like
+/// commands (`svnbench null-blame`) are compared on.
+pub const FILES_WITH_HISTORY: &[(&str, &str)] = &[
+    ("basic", "trunk/README.txt"),
+    ("mergeinfo", "trunk/a.txt"),
+    ("copies", "trunk/lib2/a.c"),
+    ("mixed", "trunk/src/main2.c"),
+    ("names", "trunk/ÜNÏCÖDÉ/日本語.txt"),
+];
+
 /// The names of all scenarios, sorted: every `<name>.dump` whose name has no
 /// further dot (variants are `<name>.<variant>.dump`).
 pub fn fixture_names() -> Vec<String> {

@@ -29,7 +29,7 @@ pub mod svnserve_client;
 
 pub use fixtures::{
     fixture, fixture_names, fixtures_dir, scenario_dump, variants, Variant, VariantKind,
-    SMALL_SCENARIOS,
+    FILES_WITH_HISTORY, SMALL_SCENARIOS,
 };
 pub use run::{read_vm_hwm_kib, require_tool, Outcome, Run, Running, DEFAULT_TIMEOUT};
 pub use serve::{

@@ -234,7 +234,7 @@ fn bad_commit_requests_get_clear_errors() {
     let (status, text) = req("POST", &me, &[], b"( frobnicate )");
     assert_eq!(status, 400, "{text}");
     assert!(
-        text.contains("Unsupported POST request type &apos;frobnicate&apos;"),
+        text.contains("Unsupported POST request type 'frobnicate'"),
         "{text}"
     );
     for (method, path) in [
@@ -244,10 +244,7 @@ fn bad_commit_requests_get_clear_errors() {
     ] {
         let (status, text) = req(method, &path, &[], b"");
         assert_eq!(status, 404, "{method} {path}: {text}");
-        assert!(
-            text.contains("No such transaction &apos;0-nope&apos;"),
-            "{text}"
-        );
+        assert!(text.contains("No such transaction '0-nope'"), "{text}");
     }
     let (status, text) = req("PUT", &format!("{repo}/trunk/x"), &[], b"text");
     assert_eq!(status, 405, "{text}");

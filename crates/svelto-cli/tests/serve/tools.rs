@@ -4,7 +4,9 @@
 use std::path::Path;
 
 use svelto_testkit::dumpfile::{assert_dumps_eq, uuid_of, with_uuid};
-use svelto_testkit::{fixture, svnadmin_create, svnadmin_create_load, Expect, Pair, Run, TempRepo};
+use svelto_testkit::{
+    fixture, svnadmin_create, svnadmin_create_load, Expect, Pair, Run, TempRepo, FILES_WITH_HISTORY,
+};
 
 use crate::common::{pair, ALL};
 
@@ -154,13 +156,7 @@ fn svnrdump_dump_loads_into_the_original() {
 
 #[test]
 fn svnbench_null_commands() {
-    for (name, file) in [
-        ("basic", "trunk/README.txt"),
-        ("mergeinfo", "trunk/a.txt"),
-        ("copies", "trunk/lib2/a.c"),
-        ("mixed", "trunk/src/main2.c"),
-        ("names", "trunk/ÜNÏCÖDÉ/日本語.txt"),
-    ] {
+    for &(name, file) in FILES_WITH_HISTORY {
         let pair = pair(name);
         let bench = |args: &[&str]| pair.both_tool("svnbench", args, Expect::Success);
         bench(&["null-export", "{URL}"]).expect_stdout("files");
