@@ -390,8 +390,12 @@ start_server() {
         ;;
     svelto-http) ARGS+=(--http-listen 127.0.0.1:0) ;;
     esac
+    # Emptied here, before the server starts: the shell truncates a background command's
+    # redirection only once the child runs, and a restart read the previous server's port
+    # from the old file (connection refused on the first request).
+    : >"$SCRATCH/$s.stderr"
     "${ARGS[@]}" -r "$root" --listen-host 127.0.0.1 --listen-port 0 --log-file "${LOG[$s]}" \
-        2>"$SCRATCH/$s.stderr" &
+        2>>"$SCRATCH/$s.stderr" &
     PID[$s]=$!
     for i in $(seq 1 100); do
         kill -0 "${PID[$s]}" 2>/dev/null || break
@@ -400,7 +404,9 @@ start_server() {
         else
             port=$(port_of "${PID[$s]}") || port=""
         fi
-        [[ -n "$port" ]] && break
+        # The port the client will use answers (for svelto-http the HTTP one).
+        [[ -n "$port" ]] && (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+        port=""
         sleep 0.1
     done
     if [[ -z "$port" ]]; then
