@@ -21,7 +21,7 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use std::sync::Arc;
 use svelto_core::{parent_and_name, Md5, NodeKind, PropList, Revnum, EMPTY_MD5};
 use svelto_delta::{Limits, StreamDecoder};
-use svelto_store::{Repo, Writer};
+use svelto_store::{Repo, Txn, Writer};
 
 /// Revision properties with this prefix are for the hooks only (e.g. the client's
 /// `svn:txn-user-agent`); they are never stored in a revision.
@@ -877,7 +877,7 @@ impl CommitTxn {
     /// commits it there with `revprops`.
     fn apply(&mut self, w: &mut Writer, revprops: PropList) -> Result<Revnum> {
         let CommitTxn { ops, spool, .. } = self;
-        let mut t = w.begin()?;
+        let mut t = Txn::begin(w)?;
         for op in ops.iter() {
             match op {
                 Op::Delete(p) => t.delete(p)?,

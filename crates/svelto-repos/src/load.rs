@@ -356,7 +356,7 @@ fn load_revision<R: BufRead>(
         // The hooks see one revision at a time: everything before it is published.
         st.publish(w)?;
     }
-    let mut txn = w.begin()?;
+    let mut txn = Txn::begin(w)?;
     let next = loop {
         let rec = match reader.next_record() {
             Ok(rec) => rec,

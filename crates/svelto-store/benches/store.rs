@@ -12,7 +12,7 @@ use std::path::Path;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use svelto_core::{NodeKind, PropList};
-use svelto_store::{create_db, Repo, Writer};
+use svelto_store::{create_db, Repo, Txn, Writer};
 
 const DEEP_DIR: &str = "trunk/src/server/protocol/commands/editor/report/tests/data";
 const DEEP_FILE: &str = "trunk/src/server/protocol/commands/editor/report/tests/data/case.txt";
@@ -43,7 +43,7 @@ fn revprops(rev: u64) -> PropList {
 fn build(dir: &Path) {
     create_db(dir, "00000000-0000-4000-8000-000000000000", &revprops(0)).expect("create");
     let mut w = Writer::open(dir).expect("open writer");
-    let mut t = w.begin().expect("begin");
+    let mut t = Txn::begin(&mut w).expect("begin");
     let mut path = String::new();
     for comp in DEEP_DIR.split('/') {
         if !path.is_empty() {
@@ -71,7 +71,7 @@ fn build(dir: &Path) {
     t.revprops = revprops(1);
     assert_eq!(t.commit().expect("commit r1"), 1);
     for rev in 2..=REVISIONS {
-        let mut t = w.begin().expect("begin");
+        let mut t = Txn::begin(&mut w).expect("begin");
         for k in 0..3 {
             let i = (rev as usize * 7 + k * 13) % HOT_FILES;
             let text = format!("// hot file {i}, changed in r{rev}\nfn f() {{}}\n");
@@ -180,7 +180,7 @@ fn commit(c: &mut Criterion) {
     )
     .expect("create");
     let mut w = Writer::open(dir.path()).expect("open writer");
-    let mut t = w.begin().expect("begin");
+    let mut t = Txn::begin(&mut w).expect("begin");
     for i in 0..3 {
         t.make_node(&format!("f{i}"), NodeKind::File).expect("add");
     }
@@ -189,7 +189,7 @@ fn commit(c: &mut Criterion) {
     c.bench_function("store/commit_3_files_synced", |b| {
         b.iter(|| {
             rev += 1;
-            let mut t = w.begin().expect("begin");
+            let mut t = Txn::begin(&mut w).expect("begin");
             for i in 0..3 {
                 let text = format!("file {i}, changed in r{rev}\n").repeat(20);
                 t.set_text(&format!("f{i}"), &mut text.as_bytes())

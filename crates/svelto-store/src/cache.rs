@@ -7,8 +7,8 @@
 //! reads many things once (a blame's versions of one file, a replay's or a dump's texts)
 //! cannot push out what every export reads.
 
+use crate::files::RevRecord;
 use crate::node::{DirEntry, NodeRev, Offset, RevMeta};
-use crate::repo::RevRecord;
 use quick_cache::sync::Cache;
 use quick_cache::Weighter;
 use std::mem::size_of;

@@ -8,10 +8,11 @@
 use crate::enc::FRAME_OVERHEAD;
 use crate::error::{Corruption, Result, StoreError};
 use crate::files::{
-    le_u32, le_u64, read_exact_at, read_record, Current, Which, DEDUP_RECORD, REVPROPS_RECORD,
-    REV_RECORD,
+    le_u32, le_u64, read_exact_at, read_record, Current, RevRecord, Which, DEDUP_RECORD,
+    REVPROPS_RECORD, REV_RECORD,
 };
-use crate::repo::{Repo, RevRecord};
+use crate::repo::Repo;
+use crate::uuid::parse_uuid;
 use crate::{TAG_NODE, TAG_REVISION};
 
 /// A disagreement between `db/current` and the files, named as such.
@@ -188,59 +189,6 @@ impl Repo {
         }
         Ok(())
     }
-}
-
-/// The UUID line of `db/uuid`: the UUID, ` crc=` and the CRC-32 of the UUID as 8 hex
-/// digits, and a newline (the form without the checksum is read too).
-pub(crate) fn parse_uuid(text: &str) -> std::result::Result<String, Corruption> {
-    let bad = |why: String| Corruption::new(format!("db/uuid: {why}"));
-    let line = text
-        .strip_suffix('\n')
-        .filter(|l| !l.contains('\n'))
-        .ok_or_else(|| bad("not one line ending in a newline".into()))?;
-    let uuid = match line.split_once(" crc=") {
-        Some((uuid, crc)) => {
-            let stored = parse_crc(crc).ok_or_else(|| {
-                bad(format!(
-                    "checksum '{}' is not 8 hex digits",
-                    crc.escape_debug()
-                ))
-            })?;
-            let actual = crc32fast::hash(uuid.as_bytes());
-            if stored != actual {
-                return Err(bad(format!(
-                    "checksum mismatch (stored {stored:08x}, the UUID gives {actual:08x})"
-                )));
-            }
-            uuid
-        }
-        None => line,
-    };
-    if !is_uuid(uuid) {
-        return Err(bad(format!("'{}' is not a UUID", uuid.escape_debug())));
-    }
-    Ok(uuid.to_string())
-}
-
-/// APR's UUID syntax (`apr_uuid_parse`, as `svn_fs_set_uuid` checks it).
-pub(crate) fn is_uuid(uuid: &str) -> bool {
-    let b = uuid.as_bytes();
-    b.len() == 36
-        && b.iter()
-            .enumerate()
-            .all(|(i, &c)| c.is_ascii_hexdigit() || (c == b'-' && matches!(i, 8 | 13 | 18 | 23)))
-}
-
-pub(crate) fn render_uuid(uuid: &str) -> String {
-    format!("{uuid} crc={:08x}\n", crc32fast::hash(uuid.as_bytes()))
-}
-
-/// 8 lowercase hex digits.
-pub(crate) fn parse_crc(s: &str) -> Option<u32> {
-    let valid = s.len() == 8
-        && s.bytes()
-            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
-    u32::from_str_radix(s, 16).ok().filter(|_| valid)
 }
 
 /// How much of `data` and `meta` is read at once by the record scan.

@@ -133,6 +133,14 @@ pub fn file_header(name: &[u8; 11]) -> [u8; 16] {
     h
 }
 
+/// 8 lowercase hex digits.
+pub(crate) fn parse_crc(s: &str) -> Option<u32> {
+    let valid = s.len() == 8
+        && s.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+    u32::from_str_radix(s, 16).ok().filter(|_| valid)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,6 +3,7 @@
 use crate::enc::{FRAME_OVERHEAD, MAX_PAYLOAD};
 use crate::error::{io_err, Corruption, Result, StoreError};
 use crate::io::{IoFile, OsIo, StoreIo};
+use crate::node::Offset;
 use std::fs::{self, File};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
@@ -94,7 +95,7 @@ impl Current {
             .ok_or_else(|| bad("not one line ending in a newline".into()))?;
         let numbers = match line.split_once(" crc=") {
             Some((numbers, crc)) => {
-                let stored = crate::check::parse_crc(crc).ok_or_else(|| {
+                let stored = crate::enc::parse_crc(crc).ok_or_else(|| {
                     bad(format!(
                         "checksum '{}' is not 8 hex digits",
                         crc.escape_debug()
@@ -493,4 +494,45 @@ pub fn le_u32(b: &[u8]) -> u32 {
     let mut a = [0u8; 4];
     a.copy_from_slice(&b[..4]);
     u32::from_le_bytes(a)
+}
+
+/// One revision's entry in `db/revs`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RevRecord {
+    pub root: Offset,
+    pub meta_offset: u64,
+    pub meta_len: u32,
+    pub next_node_id: u64,
+    pub next_copy_id: u64,
+}
+
+impl RevRecord {
+    pub fn encode(&self) -> [u8; REV_RECORD as usize] {
+        let mut b = [0u8; REV_RECORD as usize];
+        b[0..8].copy_from_slice(&self.root.to_le_bytes());
+        b[8..16].copy_from_slice(&self.meta_offset.to_le_bytes());
+        b[16..20].copy_from_slice(&self.meta_len.to_le_bytes());
+        b[24..32].copy_from_slice(&self.next_node_id.to_le_bytes());
+        b[32..40].copy_from_slice(&self.next_copy_id.to_le_bytes());
+        let crc = crc32fast::hash(&b[..44]);
+        b[44..48].copy_from_slice(&crc.to_le_bytes());
+        b
+    }
+
+    pub fn decode(b: &[u8]) -> std::result::Result<RevRecord, Corruption> {
+        if b.len() != REV_RECORD as usize {
+            return Err(Corruption::new("revision record has the wrong size"));
+        }
+        let crc = u32::from_le_bytes([b[44], b[45], b[46], b[47]]);
+        if crc32fast::hash(&b[..44]) != crc {
+            return Err(Corruption::new("revision record CRC mismatch"));
+        }
+        Ok(RevRecord {
+            root: le_u64(&b[0..]),
+            meta_offset: le_u64(&b[8..]),
+            meta_len: u32::from_le_bytes([b[16], b[17], b[18], b[19]]),
+            next_node_id: le_u64(&b[24..]),
+            next_copy_id: le_u64(&b[32..]),
+        })
+    }
 }

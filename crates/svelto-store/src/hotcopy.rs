@@ -107,7 +107,7 @@ pub fn hotcopy_db(
         revprop_changes.sort_unstable();
         revprop_changes.dedup();
     }
-    files::write_atomically(&dst_db, "uuid", crate::check::render_uuid(&uuid).as_bytes())?;
+    files::write_atomically(&dst_db, "uuid", crate::uuid::render_uuid(&uuid).as_bytes())?;
     copy_locks(&src_db, &dst_db)?;
     let txns = dst_db.join("txns");
     fs::create_dir_all(&txns).map_err(io_err(format!("creating {}", txns.display())))?;

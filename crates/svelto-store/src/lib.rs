@@ -22,14 +22,15 @@ mod rep;
 mod repo;
 pub mod stats;
 mod txn;
+mod uuid;
 mod writer;
 
 pub use error::{Corruption, Result, StoreError};
-pub use files::Current;
+pub use files::{Current, RevRecord};
 pub use hotcopy::{freeze, hotcopy_db, is_repository, DbCopy, Frozen, HotcopyError};
 pub use node::{Change, DirEntry, FileText, NodeRev, Offset, RevMeta};
 pub use rep::DELTA_MAX;
-pub use repo::{HistoryEntry, Repo, RevRecord, FORMAT};
+pub use repo::{HistoryEntry, Repo, FORMAT};
 pub use txn::{NodeInfo, Txn};
 pub use writer::{create_db, Writer};
 
@@ -68,5 +69,5 @@ pub fn decode_record(tag: u8, payload: &[u8]) -> std::result::Result<(), Corrupt
 
 /// Parses the contents of `db/uuid` as readers do.
 pub fn parse_uuid_file(text: &str) -> std::result::Result<String, Corruption> {
-    check::parse_uuid(text)
+    uuid::parse_uuid(text)
 }

@@ -4,7 +4,6 @@ use crate::enc::{put_varint, Cursor, FRAME_OVERHEAD};
 use crate::error::{Corruption, Result};
 use crate::files::Which;
 use crate::node::Offset;
-use crate::repo::Repo;
 use crate::TAG_WINDOW;
 use std::io::Read;
 use svelto_core::{Md5, Sha1};
@@ -68,7 +67,18 @@ fn limits() -> Limits {
 }
 
 fn bad(off: Offset, what: String) -> crate::StoreError {
-    Repo::corrupt(Which::Data, off, Corruption::new(what))
+    crate::StoreError::Corrupt {
+        file: Which::Data.name(),
+        offset: off,
+        what: Corruption::new(what),
+    }
+}
+
+/// Where window records are read from: `db/data` of a repository (implemented by
+/// `Repo`; this module decodes and applies windows and knows nothing else of it).
+pub trait DataFile {
+    /// `len` bytes of `db/data` at `off`.
+    fn read_data(&self, off: u64, len: usize) -> Result<Vec<u8>>;
 }
 
 /// The WINDOW records of one representation, read in large chunks (one read for most
@@ -96,7 +106,7 @@ impl Frames {
     }
 
     /// Makes `need` bytes available from `self.at`.
-    fn fill(&mut self, repo: &Repo, need: usize) -> Result<()> {
+    fn fill(&mut self, data: &impl DataFile, need: usize) -> Result<()> {
         let have = self.buf.len() - self.at;
         if have >= need {
             return Ok(());
@@ -109,7 +119,7 @@ impl Frames {
             ));
         }
         let len = (self.end - self.pos).min(missing.max(CHUNK as u64)) as usize;
-        let more = repo.read_raw(Which::Data, self.pos, len)?;
+        let more = data.read_data(self.pos, len)?;
         self.buf.drain(..self.at);
         self.at = 0;
         self.buf.extend_from_slice(&more);
@@ -118,13 +128,13 @@ impl Frames {
     }
 
     /// The next window, decoded, and its record's offset.
-    fn next(&mut self, repo: &Repo, version: u8) -> Result<Option<(Window, Offset)>> {
+    fn next(&mut self, data: &impl DataFile, version: u8) -> Result<Option<(Window, Offset)>> {
         if self.windows == 0 {
             return Ok(None);
         }
         self.windows -= 1;
         let off = self.pos - (self.buf.len() - self.at) as u64;
-        self.fill(repo, 5)?;
+        self.fill(data, 5)?;
         let head = &self.buf[self.at..];
         let len = u32::from_le_bytes([head[1], head[2], head[3], head[4]]) as usize;
         if head[0] != TAG_WINDOW || len > crate::enc::MAX_PAYLOAD {
@@ -133,7 +143,7 @@ impl Frames {
                 format!("expected a window record, found tag {}", head[0]),
             ));
         }
-        self.fill(repo, len + FRAME_OVERHEAD)?;
+        self.fill(data, len + FRAME_OVERHEAD)?;
         let frame = &self.buf[self.at..self.at + len + FRAME_OVERHEAD];
         let crc = u32::from_le_bytes([
             frame[len + 5],
@@ -169,10 +179,10 @@ fn apply(w: &Window, base: &[u8], off: Offset, out: &mut Vec<u8>) -> Result<()> 
 }
 
 /// Reconstructs the representation at `rep` (trailer `t`) given its base's contents.
-pub fn apply_on(repo: &Repo, rep: Offset, t: &RepTrailer, base: &[u8]) -> Result<Vec<u8>> {
+pub fn apply_on(data: &impl DataFile, rep: Offset, t: &RepTrailer, base: &[u8]) -> Result<Vec<u8>> {
     let mut out = Vec::with_capacity(usize::try_from(t.size).unwrap_or(0).min(DELTA_MAX * 4));
     let mut frames = Frames::new(t, rep);
-    while let Some((w, off)) = frames.next(repo, t.version)? {
+    while let Some((w, off)) = frames.next(data, t.version)? {
         apply(&w, base, off, &mut out)?;
     }
     if out.len() as u64 != t.size {
@@ -185,51 +195,47 @@ pub fn apply_on(repo: &Repo, rep: Offset, t: &RepTrailer, base: &[u8]) -> Result
 }
 
 /// The windows of the representation at `rep` (trailer `t`), decoded, in order.
-pub fn windows(repo: &Repo, rep: Offset, t: &RepTrailer) -> Result<Vec<Window>> {
+pub fn windows(data: &impl DataFile, rep: Offset, t: &RepTrailer) -> Result<Vec<Window>> {
     let mut out = Vec::with_capacity(usize::try_from(t.windows).unwrap_or(0).min(1024));
     let mut frames = Frames::new(t, rep);
-    while let Some((w, _)) = frames.next(repo, t.version)? {
+    while let Some((w, _)) = frames.next(data, t.version)? {
         out.push(w);
     }
     Ok(out)
 }
 
-/// A streaming reader; self-contained representations are decoded window by window.
-pub fn reader(repo: &Repo, rep: Offset) -> Result<Box<dyn Read + Send>> {
-    if rep == 0 {
-        return Ok(Box::new(std::io::empty()));
-    }
-    let t = repo.rep_trailer(rep)?;
-    if t.base != 0 {
-        return Ok(Box::new(std::io::Cursor::new(Shared(repo.fulltext(rep)?))));
-    }
-    Ok(Box::new(WindowStream {
-        repo: repo.clone(),
-        frames: Frames::new(&t, rep),
-        version: t.version,
-        buf: Vec::new(),
-        pos: 0,
-    }))
-}
-
-struct WindowStream {
-    repo: Repo,
+/// A self-contained representation (trailer `t`, at `rep`) decoded window by window as
+/// it is read: memory stays one window whatever the file's size.
+pub struct WindowStream<D> {
+    data: D,
     frames: Frames,
     version: u8,
     buf: Vec<u8>,
     pos: usize,
 }
 
+impl<D: DataFile> WindowStream<D> {
+    pub fn new(data: D, rep: Offset, t: &RepTrailer) -> WindowStream<D> {
+        WindowStream {
+            data,
+            frames: Frames::new(t, rep),
+            version: t.version,
+            buf: Vec::new(),
+            pos: 0,
+        }
+    }
+}
+
 fn io_error(e: crate::StoreError) -> std::io::Error {
     std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string())
 }
 
-impl Read for WindowStream {
+impl<D: DataFile> Read for WindowStream<D> {
     fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
         while self.pos == self.buf.len() {
             let Some((w, off)) = self
                 .frames
-                .next(&self.repo, self.version)
+                .next(&self.data, self.version)
                 .map_err(io_error)?
             else {
                 return Ok(0);
@@ -242,14 +248,5 @@ impl Read for WindowStream {
         out[..n].copy_from_slice(&self.buf[self.pos..self.pos + n]);
         self.pos += n;
         Ok(n)
-    }
-}
-
-/// Bytes shared with the fulltext cache, readable through `std::io::Cursor`.
-struct Shared(std::sync::Arc<Vec<u8>>);
-
-impl AsRef<[u8]> for Shared {
-    fn as_ref(&self) -> &[u8] {
-        &self.0
     }
 }

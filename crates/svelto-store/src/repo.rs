@@ -5,14 +5,14 @@ use crate::cache::Bounded;
 use crate::enc::FRAME_OVERHEAD;
 use crate::error::{io_err, Corruption, Result, StoreError};
 use crate::files::{
-    self, le_u32, le_u64, read_exact_at, read_record, Current, StoreFile, Which, REVPROPS_RECORD,
-    REV_RECORD,
+    self, le_u32, le_u64, read_exact_at, read_record, Current, RevRecord, StoreFile, Which,
+    REVPROPS_RECORD, REV_RECORD,
 };
 use crate::node::{
     apply_dir_delta, decode_dir, decode_dir_delta, decode_props, DirEntry, FileText, NodeRev,
     Offset, RevMeta,
 };
-use crate::rep::{self, RepTrailer};
+use crate::rep::{self, DataFile, RepTrailer, WindowStream};
 use crate::{MAX_DIR_CHAIN, TAG_DIR, TAG_DIR_DELTA, TAG_NODE, TAG_PROPS, TAG_REVISION};
 use std::collections::HashMap;
 use std::io::Read;
@@ -20,47 +20,6 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use svelto_core::{NodeKind, PropList, Revnum};
 use svelto_delta::Window;
-
-/// One revision's entry in `db/revs`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RevRecord {
-    pub root: Offset,
-    pub meta_offset: u64,
-    pub meta_len: u32,
-    pub next_node_id: u64,
-    pub next_copy_id: u64,
-}
-
-impl RevRecord {
-    pub fn encode(&self) -> [u8; REV_RECORD as usize] {
-        let mut b = [0u8; REV_RECORD as usize];
-        b[0..8].copy_from_slice(&self.root.to_le_bytes());
-        b[8..16].copy_from_slice(&self.meta_offset.to_le_bytes());
-        b[16..20].copy_from_slice(&self.meta_len.to_le_bytes());
-        b[24..32].copy_from_slice(&self.next_node_id.to_le_bytes());
-        b[32..40].copy_from_slice(&self.next_copy_id.to_le_bytes());
-        let crc = crc32fast::hash(&b[..44]);
-        b[44..48].copy_from_slice(&crc.to_le_bytes());
-        b
-    }
-
-    pub fn decode(b: &[u8]) -> std::result::Result<RevRecord, Corruption> {
-        if b.len() != REV_RECORD as usize {
-            return Err(Corruption::new("revision record has the wrong size"));
-        }
-        let crc = u32::from_le_bytes([b[44], b[45], b[46], b[47]]);
-        if crc32fast::hash(&b[..44]) != crc {
-            return Err(Corruption::new("revision record CRC mismatch"));
-        }
-        Ok(RevRecord {
-            root: le_u64(&b[0..]),
-            meta_offset: le_u64(&b[8..]),
-            meta_len: u32::from_le_bytes([b[16], b[17], b[18], b[19]]),
-            next_node_id: le_u64(&b[24..]),
-            next_copy_id: le_u64(&b[32..]),
-        })
-    }
-}
 
 /// Revision properties changed after their commit: how much of `db/revprops` has been
 /// read, and revision -> (META offset, length) of the newest record.
@@ -293,7 +252,7 @@ impl Repo {
     pub fn uuid(&self) -> Result<String> {
         let p = self.inner.db.join("uuid");
         let s = std::fs::read_to_string(&p).map_err(io_err(format!("reading {}", p.display())))?;
-        crate::check::parse_uuid(&s).map_err(|what| StoreError::Corrupt {
+        crate::uuid::parse_uuid(&s).map_err(|what| StoreError::Corrupt {
             file: "uuid",
             offset: 0,
             what,
@@ -726,7 +685,7 @@ impl Repo {
         if text.size as usize <= rep::DELTA_MAX || self.rep_trailer(text.rep)?.base != 0 {
             return out.write_all(&self.fulltext(text.rep)?).map_err(werr);
         }
-        let mut r = rep::reader(self, text.rep)?;
+        let mut r = self.reader(text.rep)?;
         let mut buf = vec![0u8; 1 << 20];
         loop {
             let n = r.read(&mut buf).map_err(|e| StoreError::Io {
@@ -742,11 +701,39 @@ impl Repo {
 
     /// The contents of a file as a stream; memory stays bounded for large files.
     pub fn text_reader(&self, text: &FileText) -> Result<Box<dyn Read + Send>> {
-        rep::reader(self, text.rep)
+        self.reader(text.rep)
+    }
+
+    /// A streaming reader; self-contained representations are decoded window by window,
+    /// a delta against a base is reconstructed (and cached) whole.
+    fn reader(&self, rep: Offset) -> Result<Box<dyn Read + Send>> {
+        if rep == 0 {
+            return Ok(Box::new(std::io::empty()));
+        }
+        let t = self.rep_trailer(rep)?;
+        if t.base != 0 {
+            return Ok(Box::new(std::io::Cursor::new(Shared(self.fulltext(rep)?))));
+        }
+        Ok(Box::new(WindowStream::new(self.clone(), rep, &t)))
     }
 
     pub(crate) fn read_raw(&self, w: Which, off: u64, len: usize) -> Result<Vec<u8>> {
         read_exact_at(self.file(w), w, off, len)
+    }
+}
+
+impl DataFile for Repo {
+    fn read_data(&self, off: u64, len: usize) -> Result<Vec<u8>> {
+        self.read_raw(Which::Data, off, len)
+    }
+}
+
+/// Bytes shared with the fulltext cache, readable through `std::io::Cursor`.
+struct Shared(std::sync::Arc<Vec<u8>>);
+
+impl AsRef<[u8]> for Shared {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
     }
 }
 

@@ -213,7 +213,9 @@ fn comps(path: &str) -> Vec<&str> {
 }
 
 impl<'w> Txn<'w> {
-    pub(crate) fn new(w: &'w mut Writer) -> Result<Txn<'w>> {
+    /// Starts a transaction on `w`, based on its youngest revision.
+    pub fn begin(w: &'w mut Writer) -> Result<Txn<'w>> {
+        w.usable()?;
         let mark = w.mark();
         let ids = (w.next_node_id, w.next_copy_id);
         let base_rev = w.youngest();

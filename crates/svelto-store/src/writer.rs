@@ -2,15 +2,14 @@
 
 use crate::enc::frame;
 use crate::error::{io_err, Corruption, Result, StoreError};
-use crate::files::{self, Appender, Current, Which, DEDUP_RECORD, REVPROPS_RECORD};
+use crate::files::{self, Appender, Current, RevRecord, Which, DEDUP_RECORD, REVPROPS_RECORD};
 use crate::io::{OsIo, StoreIo};
 use crate::node::{
     diff_dirs, encode_dir, encode_dir_delta, encode_props, DirDelta, DirEntry, FileText, NodeRev,
     Offset, RevMeta,
 };
 use crate::rep::{RepTrailer, DELTA_MAX, MAX_CHAIN};
-use crate::repo::{Repo, RevRecord};
-use crate::txn::Txn;
+use crate::repo::Repo;
 use crate::{
     MAX_DIR_CHAIN, TAG_DIR, TAG_DIR_DELTA, TAG_NODE, TAG_PROPS, TAG_REP, TAG_REVISION, TAG_WINDOW,
 };
@@ -249,12 +248,6 @@ impl Writer {
         self.youngest
     }
 
-    /// Starts a transaction based on the youngest revision.
-    pub fn begin(&mut self) -> Result<Txn<'_>> {
-        self.usable()?;
-        Txn::new(self)
-    }
-
     /// A reader that sees everything this writer has committed, durable or not.
     pub fn view(&mut self) -> Result<&Repo> {
         for a in &mut self.apps {
@@ -317,7 +310,7 @@ impl Writer {
     }
 
     /// Whether an earlier write or fsync failed (then everything is refused).
-    fn usable(&self) -> Result<()> {
+    pub(crate) fn usable(&self) -> Result<()> {
         files::refuse_after(&self.failed)?;
         self.apps.iter().try_for_each(Appender::failed)
     }
@@ -751,10 +744,10 @@ impl Writer {
 
     /// Replaces the repository UUID (atomically).
     pub fn set_uuid(&mut self, uuid: &str) -> Result<()> {
-        if !crate::check::is_uuid(uuid) {
+        if !crate::uuid::is_uuid(uuid) {
             return Err(StoreError::BadUuid(uuid.to_string()));
         }
-        let line = crate::check::render_uuid(uuid);
+        let line = crate::uuid::render_uuid(uuid);
         files::write_atomically_with(&*self.io, self.repo.db_path(), "uuid", line.as_bytes())
     }
 
@@ -782,7 +775,7 @@ fn check_txn_name(name: &str) -> Result<()> {
 
 /// Creates the `db/` of a new repository with revision 0 (an empty root directory).
 pub fn create_db(path: &Path, uuid: &str, r0_props: &PropList) -> Result<()> {
-    if !crate::check::is_uuid(uuid) {
+    if !crate::uuid::is_uuid(uuid) {
         return Err(StoreError::BadUuid(uuid.to_string()));
     }
     let db = path.join("db");
@@ -826,7 +819,7 @@ pub fn create_db(path: &Path, uuid: &str, r0_props: &PropList) -> Result<()> {
         lens[w as usize] = bytes.len() as u64;
         files::write_atomically(&db, w.name(), &bytes)?;
     }
-    files::write_atomically(&db, "uuid", crate::check::render_uuid(uuid).as_bytes())?;
+    files::write_atomically(&db, "uuid", crate::uuid::render_uuid(uuid).as_bytes())?;
     files::write_current(&db, &Current { youngest: 0, lens })?;
     // The format file last: its presence says the repository is complete.
     files::write_atomically(&db, "format", crate::repo::FORMAT.as_bytes())

@@ -8,6 +8,7 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use svelto_core::{NodeKind, PropList};
+use svelto_store::Txn;
 use svelto_store::Writer;
 use svelto_testkit::{require_tool, scenario_dump, tempdir, Run};
 
@@ -150,7 +151,7 @@ fn transaction_matches_svnlook_in_pre_commit() {
     let txn_name = fs::read_to_string(saved.path().join("txn")).expect("the hook ran");
     let txn_name = txn_name.trim();
     let mut w = Writer::open(&pair.svelto).expect("open the writer");
-    let mut t = w.begin().expect("begin");
+    let mut t = Txn::begin(&mut w).expect("begin");
     t.make_node("trunk/new.txt", NodeKind::File).expect("add");
     t.set_text("trunk/new.txt", &mut &b"hello\nworld\n"[..])
         .expect("text");

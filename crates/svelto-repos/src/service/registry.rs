@@ -213,7 +213,7 @@ mod tests {
             committers.push(std::thread::spawn(move || {
                 for round in 0..if i == 0 { 2 } else { 1 } {
                     mine.with(|w| -> Result<(), StoreError> {
-                        let mut t = w.begin()?;
+                        let mut t = svelto_store::Txn::begin(w)?;
                         t.make_node(&format!("f{i}-{round}"), NodeKind::File)?;
                         let rev = t.commit()?;
                         w.sync()?;

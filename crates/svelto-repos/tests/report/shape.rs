@@ -33,7 +33,7 @@ impl Hist {
     }
 
     fn commit(&mut self, author: Option<&str>, f: impl FnOnce(&mut Txn)) -> Revnum {
-        let mut txn = self.w.begin().expect("begin");
+        let mut txn = Txn::begin(&mut self.w).expect("begin");
         txn.revprops
             .insert(b"svn:date".to_vec(), DATE.as_bytes().to_vec());
         if let Some(a) = author {

@@ -13,7 +13,7 @@ use std::fs;
 use std::path::Path;
 use std::sync::Arc;
 use svelto_core::{NodeKind, Revnum};
-use svelto_store::{Repo, Writer};
+use svelto_store::{Repo, Txn, Writer};
 use svelto_testkit::simio::{Fault, Rng, SimIo};
 
 type Tree = BTreeMap<String, Vec<u8>>;
@@ -51,7 +51,7 @@ fn contents(rng: &mut Rng, old: Option<&Vec<u8>>) -> Vec<u8> {
 /// One commit of random edits against `tree`; the tree it makes when it succeeds.
 fn commit(w: &mut Writer, tree: &Tree, rng: &mut Rng) -> svelto_store::Result<(Revnum, Tree)> {
     let mut next = tree.clone();
-    let mut txn = w.begin()?;
+    let mut txn = Txn::begin(w)?;
     for _ in 0..=rng.below(3) {
         let path = FILES[rng.below(FILES.len() as u64) as usize];
         if next.contains_key(path) && rng.below(4) == 0 {
@@ -157,7 +157,10 @@ fn run_case(repo: &Path, sim: &SimIo, rng: &mut Rng, commits: usize) -> Run {
                 run.faults_seen += 1;
                 // Failed once, the writer refuses everything after: no retried fsync.
                 assert!(w.sync().is_err(), "a failed writer synced again after: {e}");
-                assert!(w.begin().is_err(), "a failed writer began a commit: {e}");
+                assert!(
+                    Txn::begin(w).is_err(),
+                    "a failed writer began a commit: {e}"
+                );
                 // What the server's writer slot asks before reusing a kept writer.
                 assert!(
                     !w.relock().expect("relock"),

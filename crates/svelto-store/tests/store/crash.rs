@@ -6,7 +6,7 @@ use crate::model::{apply, empty_tree, op, read_tree, Op, Tree};
 use proptest::prelude::*;
 use std::fs;
 use std::path::Path;
-use svelto_store::{Repo, Writer};
+use svelto_store::{Repo, Txn, Writer};
 
 const FILES: [&str; 5] = ["data", "revs", "meta", "dedup", "revprops"];
 
@@ -68,7 +68,7 @@ proptest! {
         let mut history: Vec<Tree> = vec![empty_tree()];
         let mut model = empty_tree();
         let mut synced = 0usize;
-        let mut txn = w.begin().expect("begin");
+        let mut txn = Txn::begin(&mut w).expect("begin");
         for (i, op) in ops.iter().enumerate() {
             if let Op::Commit = op {
                 txn.commit().expect("commit");
@@ -76,7 +76,7 @@ proptest! {
                 if syncs[i % syncs.len()] {
                     synced = w.sync().expect("sync") as usize;
                 }
-                txn = w.begin().expect("begin");
+                txn = Txn::begin(&mut w).expect("begin");
             } else {
                 apply(&mut txn, &mut model, &history, op);
             }
@@ -101,7 +101,7 @@ proptest! {
         drop(repo);
         // A new writer drops the tail and carries on from the synced revision.
         let mut w2 = Writer::open(&dst).expect("writer after crash");
-        let mut t = w2.begin().expect("begin");
+        let mut t = Txn::begin(&mut w2).expect("begin");
         let mut m = history[synced].clone();
         apply(&mut t, &mut m, &history[..=synced], &Op::AddDir(0, 0));
         apply(&mut t, &mut m, &history[..=synced], &Op::AddFile(0, 1, b"after the crash\n".to_vec()));

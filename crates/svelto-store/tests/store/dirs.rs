@@ -6,13 +6,14 @@ use crate::common::new_repo;
 use std::collections::BTreeMap;
 use svelto_core::NodeKind;
 use svelto_store::Repo;
+use svelto_store::Txn;
 
 #[test]
 fn big_directories_read_back_at_every_revision_and_stay_small() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut w = new_repo(dir.path());
     let mut model: Vec<BTreeMap<String, NodeKind>> = vec![BTreeMap::new()];
-    let mut t = w.begin().expect("begin");
+    let mut t = Txn::begin(&mut w).expect("begin");
     t.make_node("big", NodeKind::Dir).expect("mkdir");
     let mut cur = BTreeMap::new();
     for i in 0..500 {
@@ -29,7 +30,7 @@ fn big_directories_read_back_at_every_revision_and_stay_small() {
         .len();
     // 60 revisions each adding one entry, removing one, and turning a file into a dir.
     for r in 0..60u32 {
-        let mut t = w.begin().expect("begin");
+        let mut t = Txn::begin(&mut w).expect("begin");
         let add = format!("n{r:03}");
         t.make_node(&format!("big/{add}"), NodeKind::File)
             .expect("add");
@@ -77,7 +78,7 @@ fn refresh_never_moves_backwards() {
     let mut w = new_repo(dir.path());
     let repo = Repo::open(dir.path()).expect("open");
     let old = std::fs::read(dir.path().join("db/current")).expect("read current");
-    let mut t = w.begin().expect("begin");
+    let mut t = Txn::begin(&mut w).expect("begin");
     t.make_node("a", NodeKind::Dir).expect("mkdir");
     t.commit().expect("commit");
     w.sync().expect("sync");

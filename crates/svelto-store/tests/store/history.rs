@@ -3,12 +3,13 @@
 use crate::common::new_repo;
 use svelto_core::{ChangeKind, NodeKind};
 use svelto_store::Repo;
+use svelto_store::Txn;
 
 #[test]
 fn copies_keep_history_and_cost_one_node() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut w = new_repo(dir.path());
-    let mut t = w.begin().expect("begin");
+    let mut t = Txn::begin(&mut w).expect("begin");
     t.make_node("trunk", NodeKind::Dir).expect("mkdir");
     for i in 0..200 {
         let p = format!("trunk/f{i}");
@@ -19,7 +20,7 @@ fn copies_keep_history_and_cost_one_node() {
     assert_eq!(t.commit().expect("commit"), 1);
     let before = w.view().expect("view").current().lens;
 
-    let mut t = w.begin().expect("begin");
+    let mut t = Txn::begin(&mut w).expect("begin");
     t.copy(1, "trunk", "branch").expect("copy");
     assert_eq!(t.commit().expect("commit"), 2);
     let after = w.view().expect("view").current().lens;
@@ -30,11 +31,11 @@ fn copies_keep_history_and_cost_one_node() {
         after[0] - before[0]
     );
 
-    let mut t = w.begin().expect("begin");
+    let mut t = Txn::begin(&mut w).expect("begin");
     t.set_text("branch/f7", &mut &b"changed on the branch\n"[..])
         .expect("text");
     assert_eq!(t.commit().expect("commit"), 3);
-    let mut t = w.begin().expect("begin");
+    let mut t = Txn::begin(&mut w).expect("begin");
     t.delete("trunk/f7").expect("delete");
     t.make_node("trunk/f7", NodeKind::File).expect("re-add");
     assert_eq!(t.commit().expect("commit"), 4);
@@ -74,12 +75,12 @@ fn identical_contents_are_stored_once() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut w = new_repo(dir.path());
     let body: Vec<u8> = (0..50_000u32).map(|i| (i % 200) as u8).collect();
-    let mut t = w.begin().expect("begin");
+    let mut t = Txn::begin(&mut w).expect("begin");
     t.make_node("a", NodeKind::File).expect("add");
     let a = t.set_text("a", &mut body.as_slice()).expect("text");
     t.commit().expect("commit");
     let before = w.view().expect("view").current().lens[0];
-    let mut t = w.begin().expect("begin");
+    let mut t = Txn::begin(&mut w).expect("begin");
     t.make_node("b", NodeKind::File).expect("add");
     let b = t.set_text("b", &mut body.as_slice()).expect("text");
     t.commit().expect("commit");
@@ -94,7 +95,7 @@ fn identical_contents_are_stored_once() {
     // And across writer sessions (the dedup index is persistent).
     drop(w);
     let mut w = svelto_store::Writer::open(dir.path()).expect("reopen");
-    let mut t = w.begin().expect("begin");
+    let mut t = Txn::begin(&mut w).expect("begin");
     t.make_node("c", NodeKind::File).expect("add");
     assert_eq!(t.set_text("c", &mut body.as_slice()).expect("text"), a);
 }
@@ -104,7 +105,7 @@ fn file_history_is_stored_as_bounded_deltas() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut w = new_repo(dir.path());
     let mut text = String::new();
-    let mut t = w.begin().expect("begin");
+    let mut t = Txn::begin(&mut w).expect("begin");
     t.make_node("ChangeLog", NodeKind::File).expect("add");
     t.commit().expect("commit");
     for i in 0..300u64 {
@@ -115,7 +116,7 @@ fn file_history_is_stored_as_bounded_deltas() {
             word(i + 7),
             word(i * 3)
         ));
-        let mut t = w.begin().expect("begin");
+        let mut t = Txn::begin(&mut w).expect("begin");
         t.set_text("ChangeLog", &mut text.as_bytes()).expect("text");
         t.commit().expect("commit");
     }
@@ -147,7 +148,7 @@ fn stored_deltas_are_offered_against_their_own_base_only() {
         let text: String = (0..200)
             .map(|l| format!("line {l} of version {}\n", if l == 50 { i } else { 0 }))
             .collect();
-        let mut t = w.begin().expect("begin");
+        let mut t = Txn::begin(&mut w).expect("begin");
         if i == 0 {
             t.make_node("f", NodeKind::File).expect("add");
         }

@@ -5,7 +5,7 @@ use crate::common::new_repo;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use svelto_core::NodeKind;
-use svelto_store::{hotcopy_db, HotcopyError, Repo};
+use svelto_store::{hotcopy_db, HotcopyError, Repo, Txn};
 
 /// The text the committer writes to `f{rev}` in revision `rev`.
 fn text_of(rev: u64) -> Vec<u8> {
@@ -19,7 +19,7 @@ fn copies_made_during_commits_are_whole_revisions() {
     let dir = tempfile::tempdir().expect("tempdir");
     let src = dir.path().join("src");
     let mut w = new_repo(&src);
-    let mut t = w.begin().expect("begin");
+    let mut t = Txn::begin(&mut w).expect("begin");
     t.make_node("d", NodeKind::Dir).expect("mkdir");
     t.commit().expect("commit");
     w.sync().expect("sync");
@@ -31,7 +31,7 @@ fn copies_made_during_commits_are_whole_revisions() {
         std::thread::spawn(move || {
             while !stop.load(Ordering::Relaxed) {
                 let rev = w.youngest() + 1;
-                let mut t = w.begin().expect("begin");
+                let mut t = Txn::begin(&mut w).expect("begin");
                 let p = format!("d/f{rev}");
                 t.make_node(&p, NodeKind::File).expect("add");
                 t.set_text(&p, &mut &text_of(rev)[..]).expect("text");
@@ -95,7 +95,7 @@ fn incremental_copies_refuse_another_history() {
     let mut wa = new_repo(&a);
     let mut wb = new_repo(&b);
     for (w, name) in [(&mut wa, "x"), (&mut wb, "y")] {
-        let mut t = w.begin().expect("begin");
+        let mut t = Txn::begin(w).expect("begin");
         t.make_node(name, NodeKind::Dir).expect("mkdir");
         t.commit().expect("commit");
         w.sync().expect("sync");
@@ -107,7 +107,7 @@ fn incremental_copies_refuse_another_history() {
     assert!(matches!(err, HotcopyError::Diverged { .. }), "{err}");
     let copy = dir.path().join("copy");
     hotcopy_db(&a, &copy, false).expect("hotcopy");
-    let mut t = wa.begin().expect("begin");
+    let mut t = Txn::begin(&mut wa).expect("begin");
     t.make_node("z", NodeKind::Dir).expect("mkdir");
     t.commit().expect("commit");
     wa.sync().expect("sync");

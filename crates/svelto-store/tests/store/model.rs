@@ -231,13 +231,13 @@ proptest! {
         let mut w = new_repo(dir.path());
         let mut history = vec![empty_tree()];
         let mut model = empty_tree();
-        let mut txn = w.begin().expect("begin");
+        let mut txn = Txn::begin(&mut w).expect("begin");
         for op in &ops {
             if let Op::Commit = op {
                 let rev = txn.commit().expect("commit");
                 history.push(model.clone());
                 prop_assert_eq!(rev as usize, history.len() - 1);
-                txn = w.begin().expect("begin");
+                txn = Txn::begin(&mut w).expect("begin");
             } else {
                 apply(&mut txn, &mut model, &history, op);
             }

@@ -6,7 +6,7 @@ use crate::common::new_repo;
 use std::fs;
 use std::path::Path;
 use svelto_core::NodeKind;
-use svelto_store::{Repo, Writer};
+use svelto_store::{Repo, Txn, Writer};
 
 fn text(repo: &Repo, rev: u64, path: &str) -> Vec<u8> {
     let (_, n) = repo.node_at(rev, path).expect("node");
@@ -21,7 +21,7 @@ fn sizes(dir: &Path) -> Vec<u64> {
 }
 
 fn commit(w: &mut Writer, f: impl FnOnce(&mut svelto_store::Txn<'_>)) -> u64 {
-    let mut t = w.begin().expect("begin");
+    let mut t = Txn::begin(w).expect("begin");
     f(&mut t);
     let rev = t.commit().expect("commit");
     w.sync().expect("sync");
@@ -102,7 +102,7 @@ fn a_staged_transaction_left_by_a_crash_breaks_nothing() {
     std::mem::forget(done);
     let mut cut = Writer::stage(path, "1-cut").expect("stage");
     {
-        let mut t = cut.begin().expect("begin");
+        let mut t = Txn::begin(&mut cut).expect("begin");
         t.set_text("a", &mut &b"never\n"[..]).expect("text");
         t.commit().expect("commit");
     }
