@@ -224,6 +224,12 @@ pub fn run(args: ServeArgs) -> Result<()> {
     if args.tunnel_user.is_some() && !args.tunnel {
         bail!("Option --tunnel-user is only valid in tunnel mode");
     }
+    if args.http_listen.is_some() && (args.inetd || args.tunnel) {
+        bail!(
+            "Option --http-listen is only valid with -d or -X: in -i and -t modes the server \
+             serves the one connection on its standard input and output"
+        );
+    }
     let config_file = match &args.config_file {
         Some(f) => {
             let f =
@@ -342,6 +348,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
                     f.display()
                 ));
             }
+            config.max_connections = shared.config.max_connections;
             // The same handles as svn:// connections: both protocols warm the same caches.
             if let (Some(cert), Some(key)) = (&args.http_tls_cert, &args.http_tls_key) {
                 let abs = |f: &PathBuf| std::path::absolute(f).unwrap_or_else(|_| f.clone());

@@ -30,6 +30,7 @@ use svelto_repos::service::{self, AuthzSource, Where, WriterSlot};
 use svelto_store::Repo;
 
 /// What the configuration lets the request's user do, beyond the authz rules.
+#[derive(Clone)]
 pub(crate) struct Gate {
     /// The realm of the challenge (svnserve.conf's `realm`, else the repository's UUID, as
     /// svnserve's).

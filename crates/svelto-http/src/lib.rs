@@ -1,7 +1,7 @@
 //! Subversion's HTTP protocol (`docs/formats/http.md`): the read side of protocol v2 as
 //! mod_dav_svn 1.14 speaks it to the stock client (ra_serf), over svelto-repos.
 //!
-//! Owns: the HTTP/1.1 listener (hyper on a small tokio runtime: keep-alive, pipelining,
+//! Owns: the HTTP/1.1 listener (hyper, a thread per connection: keep-alive, pipelining,
 //! chunked bodies, bounded request bodies, idle timeouts), mapping URLs onto repositories
 //! and `!svn/` resources as Apache's `SVNParentPath` does (`uri.rs`), request XML (`xml.rs`,
 //! quick-xml), and the answers: `OPTIONS`, `PROPFIND`, `GET` (`resource.rs`), the update
@@ -11,9 +11,12 @@
 //! from the caller ([`OpenRepo`]), so one process serves both protocols from the same
 //! `Repo` handles and caches.
 //!
-//! Storage reads are blocking `pread`s: every request runs on tokio's blocking pool, and a
-//! response that streams (reports, large files) is written from there into a bounded
-//! channel, so memory stays bounded whatever the response's size.
+//! Storage reads are blocking `pread`s: each connection has its own thread (hyper on a
+//! current-thread tokio runtime, the TLS handshake too), which handles its requests inline;
+//! a response that streams (reports, large files) is written by a helper thread into a
+//! bounded channel, so memory stays bounded whatever the response's size. A streamed `PUT`
+//! runs on the runtime's blocking pool instead, while the connection's thread feeds it the
+//! body.
 
 mod access;
 mod auth;
@@ -38,13 +41,16 @@ use http_body::{Body, Frame};
 use hyper::body::Incoming;
 use hyper::header::{HeaderName, HeaderValue};
 use hyper::{Request, Response, StatusCode};
+use std::cell::RefCell;
 use std::convert::Infallible;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use svelto_repos::service::WriterSlot;
 use svelto_store::Repo;
 use tokio::sync::mpsc;
@@ -83,6 +89,8 @@ pub struct HttpConfig {
     pub user_header: Option<String>,
     /// `--http-trusted-proxy`: the addresses whose [`HttpConfig::user_header`] is believed.
     pub trusted_proxies: Vec<std::net::IpAddr>,
+    /// Connections served at once (a thread each); more get a 503.
+    pub max_connections: usize,
 }
 
 impl HttpConfig {
@@ -98,6 +106,7 @@ impl HttpConfig {
             tls: None,
             user_header: None,
             trusted_proxies: Vec::new(),
+            max_connections: 1000,
         }
     }
 }
@@ -111,6 +120,8 @@ pub(crate) struct State {
     /// The commit transactions clients have open (they live across requests).
     pub txns: write::Txns,
     tls: Option<Arc<tls::Tls>>,
+    /// HTTP connections open now.
+    pub open_connections: AtomicUsize,
 }
 
 /// The running HTTP side.
@@ -137,9 +148,14 @@ impl State {
     }
 }
 
-/// Serves HTTP (HTTPS with [`HttpConfig::tls`]) on `listener` in a thread of its own (a
-/// tokio runtime with two workers; the requests themselves run on its blocking pool). It
-/// runs until the process ends. Fails when the TLS certificate or key cannot be used.
+/// Serves HTTP (HTTPS with [`HttpConfig::tls`]) on `listener`: a thread accepts
+/// connections, and each connection gets a thread of its own (as each svn:// connection
+/// does) running a single-threaded tokio runtime for its TLS handshake and hyper, with the
+/// requests handled inline on that thread. A request therefore never hops between threads
+/// (a `GET` per file, which is what ra_serf's checkouts and exports are made of, costs no
+/// hand-offs); only streamed bodies are written by a helper thread, and a streamed `PUT`
+/// runs on the runtime's blocking pool. It runs until the process ends. Fails when the TLS
+/// certificate or key cannot be used.
 pub fn spawn(
     listener: std::net::TcpListener,
     mut config: HttpConfig,
@@ -153,13 +169,6 @@ pub fn spawn(
         )),
         None => None,
     };
-    listener.set_nonblocking(true)?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .max_blocking_threads(256)
-        .thread_name("svelto-http")
-        .enable_all()
-        .build()?;
     let state = Arc::new(State {
         config,
         open,
@@ -167,21 +176,11 @@ pub fn spawn(
         log,
         txns: write::Txns::default(),
         tls: tls.clone(),
+        open_connections: AtomicUsize::new(0),
     });
     let thread = std::thread::Builder::new()
         .name("svelto-http-listener".into())
-        .spawn(move || {
-            runtime.block_on(async move {
-                let listener = match tokio::net::TcpListener::from_std(listener) {
-                    Ok(l) => l,
-                    Err(e) => {
-                        eprintln!("svelto-http: cannot listen: {e}");
-                        return;
-                    }
-                };
-                accept_loop(listener, state).await;
-            })
-        })?;
+        .spawn(move || accept_loop(listener, state))?;
     Ok(HttpServer {
         tls,
         _thread: thread,
@@ -198,50 +197,163 @@ fn normalize_prefix(p: &str) -> String {
     }
 }
 
-async fn accept_loop(listener: tokio::net::TcpListener, state: Arc<State>) {
-    loop {
-        let (stream, peer) = match listener.accept().await {
-            Ok(s) => s,
-            Err(_) => {
-                // Out of descriptors and the like: wait a little rather than spin.
-                tokio::time::sleep(Duration::from_millis(50)).await;
-                continue;
-            }
-        };
-        let _ = stream.set_nodelay(true);
-        let state = state.clone();
-        tokio::spawn(async move {
-            match state.tls.as_ref().map(|t| t.acceptor()) {
-                None => serve_connection(state, peer.ip(), stream).await,
-                Some(acceptor) => {
-                    // A client that does not finish its handshake is dropped like an idle one.
-                    let idle = state.config.idle_timeout;
-                    if let Ok(Ok(tls)) = tokio::time::timeout(idle, acceptor.accept(stream)).await {
-                        serve_connection(state, peer.ip(), tls).await;
-                    }
-                }
-            }
-        });
+/// Counts the open HTTP connections; a slot is given back when its guard drops (the
+/// connection's thread ends, or panics).
+struct Slot(Arc<State>);
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.open_connections.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
-/// HTTP/1.1 on one connection (plain or TLS) until it closes or idles out.
-async fn serve_connection<S>(state: Arc<State>, peer: std::net::IpAddr, stream: S)
+fn accept_loop(listener: std::net::TcpListener, state: Arc<State>) {
+    loop {
+        let (stream, peer) = match listener.accept() {
+            Ok(s) => s,
+            Err(_) => {
+                // Out of descriptors and the like: wait a little rather than spin.
+                std::thread::sleep(Duration::from_millis(50));
+                continue;
+            }
+        };
+        let busy =
+            state.open_connections.fetch_add(1, Ordering::AcqRel) >= state.config.max_connections;
+        let slot = Slot(state.clone());
+        let spawned = std::thread::Builder::new()
+            .name("svelto-http".into())
+            .spawn(move || connection_thread(stream, peer.ip(), slot, busy));
+        if spawned.is_err() {
+            // No thread for it: the connection (moved into the closure) is closed.
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+/// One connection, on its own thread: the TLS handshake (when serving https://) and
+/// hyper's HTTP/1.1 on a current-thread runtime. Past `max_connections` the connection
+/// gets a 503 and is closed.
+fn connection_thread(stream: std::net::TcpStream, peer: std::net::IpAddr, slot: Slot, busy: bool) {
+    let state = slot.0.clone();
+    let _ = stream.set_nodelay(true);
+    if stream.set_nonblocking(true).is_err() {
+        return;
+    }
+    let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .enable_time()
+        .build()
+    else {
+        return;
+    };
+    runtime.block_on(async move {
+        let Ok(stream) = tokio::net::TcpStream::from_std(stream) else {
+            return;
+        };
+        match state.tls.as_ref().map(|t| t.acceptor()) {
+            None => serve_connection(state, peer, busy, stream).await,
+            Some(acceptor) => {
+                // A client that does not finish its handshake is dropped like an idle one.
+                let idle = state.config.idle_timeout;
+                if let Ok(Ok(tls)) = tokio::time::timeout(idle, acceptor.accept(stream)).await {
+                    serve_connection(state, peer, busy, tls).await;
+                }
+            }
+        }
+    });
+    drop(slot);
+}
+
+/// HTTP/1.1 on one connection (plain or TLS) until it closes or idles out; every request
+/// answered with a 503 when the connection is one too many.
+async fn serve_connection<S>(state: Arc<State>, peer: std::net::IpAddr, busy: bool, stream: S)
 where
-    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + 'static,
 {
     let idle = state.config.idle_timeout;
+    let max = state.config.max_connections;
+    let cache = Rc::new(RefCell::new(ConnCache::default()));
     let service = hyper::service::service_fn(move |req| {
         let state = state.clone();
-        async move { Ok::<_, Infallible>(respond(state, peer, req).await) }
+        let cache = cache.clone();
+        async move {
+            if busy {
+                let e = HttpError::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    format!(
+                        "Server busy: it already serves {max} HTTP connections; try again later"
+                    ),
+                );
+                return Ok::<_, Infallible>(to_response(e.reply()).await);
+            }
+            Ok::<_, Infallible>(respond(state, &cache, peer, req).await)
+        }
     });
     let conn = hyper::server::conn::http1::Builder::new()
-        .keep_alive(true)
+        .keep_alive(!busy)
         .pipeline_flush(true)
+        .writev(true)
         .timer(hyper_util::rt::TokioTimer::new())
         .header_read_timeout(idle)
         .serve_connection(hyper_util::rt::TokioIo::new(stream), service);
     let _ = conn.await;
+}
+
+/// What a connection keeps between its requests: the repository it last used, with its
+/// handle and access configuration, for [`CONF_TTL`]. ra_serf's checkouts and exports are
+/// a `GET` (or `PROPFIND`) per file on a few connections, so this saves opening the
+/// repository and reading its `svnserve.conf` (and authz file) thousands of times an
+/// operation; the svn:// side reads them once per connection.
+#[derive(Default)]
+pub(crate) struct ConnCache {
+    /// The repository directory, the request's credentials, when it was read, and the
+    /// admission.
+    last: Option<Admitted>,
+}
+
+type Admitted = (
+    PathBuf,
+    String,
+    Instant,
+    svelto_repos::service::Ctx,
+    access::Gate,
+);
+
+/// How long a connection goes on using the configuration it read: edits to
+/// `svnserve.conf`, the authz and password files apply to requests after that.
+pub(crate) const CONF_TTL: Duration = Duration::from_secs(1);
+
+impl ConnCache {
+    /// The admission of a request to the repository in `dir` with the credentials `who`
+    /// (its `Authorization` header, and a trusted proxy's user header): this connection's
+    /// last one when it is for the same repository and credentials, less than [`CONF_TTL`]
+    /// old, and `reads` (a request that only reads), else from `load` (kept when it
+    /// succeeds).
+    pub fn admit(
+        &mut self,
+        dir: &Path,
+        who: &str,
+        reads: bool,
+        load: impl FnOnce() -> Result<(svelto_repos::service::Ctx, access::Gate), HttpError>,
+    ) -> Result<(svelto_repos::service::Ctx, access::Gate), HttpError> {
+        if let Some((d, w, at, svc, gate)) = &self.last {
+            if reads && d == dir && w == who && at.elapsed() < CONF_TTL {
+                return Ok((svc.clone(), gate.clone()));
+            }
+        }
+        self.last = None;
+        let (svc, gate) = load()?;
+        if reads {
+            self.last = Some((
+                dir.to_path_buf(),
+                who.to_string(),
+                Instant::now(),
+                svc.clone(),
+                gate.clone(),
+            ));
+        }
+        Ok((svc, gate))
+    }
 }
 
 /// A request as the handlers see it: its head and its whole (bounded) body.
@@ -265,6 +377,20 @@ impl Req {
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers.get(name).and_then(|v| v.to_str().ok())
     }
+
+    /// The svndiff version of a `GET`'s delta, if the client takes svndiff at all:
+    /// uncompressed to a client on this machine (as the svn:// side sends it: compressing
+    /// costs more than it saves over the loopback), else the best its `Accept-Encoding`
+    /// offers. (Reports keep the best offered: their svndiff is base64-encoded, and
+    /// compressing it first costs less than encoding the larger stream.)
+    pub fn svndiff_version(&self) -> Option<u8> {
+        let best = resource::svndiff_version(self.header("accept-encoding"))?;
+        if self.peer.is_loopback() {
+            Some(0)
+        } else {
+            Some(best)
+        }
+    }
 }
 
 /// A response body written by a blocking task.
@@ -279,6 +405,8 @@ pub(crate) struct Reply {
 
 pub(crate) enum ReplyBody {
     Bytes(Vec<u8>),
+    /// Bytes shared with a cache (a file's text), sent without a copy.
+    Shared(Bytes),
     Stream(Streamer),
 }
 
@@ -316,6 +444,7 @@ impl Reply {
 
 async fn respond(
     state: Arc<State>,
+    cache: &RefCell<ConnCache>,
     peer: std::net::IpAddr,
     req: Request<Incoming>,
 ) -> Response<RespBody> {
@@ -353,6 +482,8 @@ async fn respond(
             peer,
             stream: std::sync::Mutex::new(Some(rx)),
         };
+        // On the blocking pool, not inline: the body comes from the task above, which runs
+        // on this connection's thread.
         return run_blocking(state, req).await;
     }
     let declared = parts
@@ -398,7 +529,12 @@ async fn respond(
         body,
         stream: std::sync::Mutex::new(None),
     };
-    run_blocking(state, req).await
+    // Inline: this thread serves only this connection, as an svn:// connection's does.
+    let handled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let mut cache = cache.borrow_mut();
+        resource::handle(&state, &mut cache, &req).unwrap_or_else(|e| e.reply())
+    }));
+    reply_or_failure(handled.ok()).await
 }
 
 /// Reads what is left of a streamed body the handler did not take (a refused PUT), up to
@@ -417,17 +553,25 @@ fn drain(req: &Req, max: usize) {
     }
 }
 
-/// Answers a request on the blocking pool.
+/// Answers a request on the runtime's blocking pool (a streamed `PUT`: its handler waits
+/// for body chunks that this connection's thread receives).
 async fn run_blocking(state: Arc<State>, req: Req) -> Response<RespBody> {
     let handled = tokio::task::spawn_blocking(move || {
-        let reply = resource::handle(&state, &req).unwrap_or_else(|e| e.reply());
+        // A write: nothing of the connection's cached admission is used.
+        let mut cache = ConnCache::default();
+        let reply = resource::handle(&state, &mut cache, &req).unwrap_or_else(|e| e.reply());
         drain(&req, state.config.max_request);
         reply
     })
     .await;
+    reply_or_failure(handled.ok()).await
+}
+
+/// A handler's reply, or a 500 when the handler panicked.
+async fn reply_or_failure(handled: Option<Reply>) -> Response<RespBody> {
     match handled {
-        Ok(reply) => to_response(reply).await,
-        Err(_) => {
+        Some(reply) => to_response(reply).await,
+        None => {
             to_response(
                 HttpError::new(
                     StatusCode::INTERNAL_SERVER_ERROR,
@@ -446,18 +590,28 @@ async fn run_blocking(state: Arc<State>, req: Req) -> Response<RespBody> {
 async fn to_response(reply: Reply) -> Response<RespBody> {
     let body = match reply.body {
         ReplyBody::Bytes(b) => RespBody::Full(Some(Bytes::from(b))),
+        ReplyBody::Shared(b) => RespBody::Full(Some(b)),
         ReplyBody::Stream(f) => {
             let (tx, mut rx) = mpsc::channel(8);
-            tokio::task::spawn_blocking(move || {
-                let mut w = ChanWriter {
-                    tx,
-                    buf: Vec::with_capacity(CHUNK),
-                };
-                let result = f(&mut w).and_then(|()| w.flush().map_err(HttpError::from));
-                if let Err(e) = result {
-                    let _ = w.tx.blocking_send(Err(e));
-                }
-            });
+            let producer = std::thread::Builder::new()
+                .name("svelto-http-body".into())
+                .spawn(move || {
+                    let mut w = ChanWriter {
+                        tx,
+                        buf: Vec::with_capacity(CHUNK),
+                    };
+                    let result = f(&mut w).and_then(|()| w.flush().map_err(HttpError::from));
+                    if let Err(e) = result {
+                        let _ = w.tx.blocking_send(Err(e));
+                    }
+                });
+            if producer.is_err() {
+                let e = HttpError::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "The server cannot start a thread for this response; try again later",
+                );
+                return Box::pin(to_response(e.reply())).await;
+            }
             match rx.recv().await {
                 None => RespBody::Full(None),
                 Some(Err(e)) => return Box::pin(to_response(e.reply())).await,

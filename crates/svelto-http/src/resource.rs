@@ -33,7 +33,11 @@ const DAV_HEADERS: &[&str] = &[
 pub(crate) const XML_HEADER: &str = "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n";
 
 /// Answers one request.
-pub(crate) fn handle(state: &State, req: &Req) -> Result<Reply, HttpError> {
+pub(crate) fn handle(
+    state: &State,
+    cache: &mut crate::ConnCache,
+    req: &Req,
+) -> Result<Reply, HttpError> {
     let target = match crate::uri::locate(state, &req.path)? {
         Located::Repo(t) => t,
         Located::Parent => {
@@ -43,9 +47,37 @@ pub(crate) fn handle(state: &State, req: &Req) -> Result<Reply, HttpError> {
             ))
         }
     };
-    let (repo, writer) = (state.open)(&target.repo_dir)?;
-    let youngest = repo.refresh()?;
-    let (svc, gate) = crate::access::admit(state, &target, repo, writer, req)?;
+    // A connection keeps its admission (repository handle, configuration, login) for a
+    // moment: ra_serf's checkouts are a GET per file on a few connections.
+    let reads = crate::access::reads_only(&req.method);
+    // Keyed by the credentials: the Authorization header and, when a reverse proxy may name
+    // the user, its header (one proxy connection can carry several users' requests).
+    let mut who = req.header("authorization").unwrap_or("").to_string();
+    if let Some(name) = &state.config.user_header {
+        for v in req.headers.get_all(name.as_str()) {
+            who.push('\n');
+            who.push_str(&String::from_utf8_lossy(v.as_bytes()));
+        }
+    }
+    let (svc, gate) = cache.admit(&target.repo_dir, &who, reads, || {
+        let (repo, writer) = (state.open)(&target.repo_dir)?;
+        repo.refresh()?;
+        crate::access::admit(state, &target, repo, writer, req)
+    })?;
+    // A GET or PROPFIND of a revision already known (ra_serf's GET of every file of a
+    // checkout names its revision) needs no new look at `db/current`: revisions never go
+    // away. Everything else sees the youngest revision on disk now.
+    let fixed = match target.kind {
+        Kind::RevRoot(r) | Kind::Version(r) | Kind::Rev(r) | Kind::Baseline(r) => Some(r),
+        _ => None,
+    };
+    let known = svc.repo.youngest();
+    let plain_read =
+        matches!(req.method, Method::GET | Method::HEAD) || req.method.as_str() == "PROPFIND";
+    let youngest = match fixed {
+        Some(r) if plain_read && r <= known => known,
+        _ => svc.repo.refresh()?,
+    };
     crate::access::check_url(&svc, &gate, &req.method, &target)?;
     let ctx = Ctx {
         state,
@@ -497,7 +529,7 @@ impl Ctx<'_> {
         let text = node.node.text;
         let etag = format!("\"{cr}//{}\"", node.path);
         // A delta against a base the client has, when it asks for one.
-        let svndiff = svndiff_version(req.header("accept-encoding"));
+        let svndiff = req.svndiff_version();
         if let (Some(version), Some(base)) = (svndiff, req.header("x-svn-vr-base")) {
             if let Some(reply) = self.delta_get(base, &node, version)? {
                 return Ok(reply.header("etag", etag));
@@ -506,8 +538,12 @@ impl Ctx<'_> {
         let mut reply = match text {
             None => Reply::new(StatusCode::OK, &mime, Vec::new()),
             Some(t) if t.size <= 1 << 20 => {
-                let bytes = self.repo().read_text(&t)?;
-                Reply::new(StatusCode::OK, &mime, bytes.to_vec())
+                let text = bytes::Bytes::from_owner(SharedText(self.repo().read_text(&t)?));
+                Reply {
+                    status: StatusCode::OK,
+                    headers: vec![("content-type", mime)],
+                    body: crate::ReplyBody::Shared(text),
+                }
             }
             Some(t) => {
                 let repo = self.repo().clone();
@@ -597,6 +633,15 @@ impl Ctx<'_> {
             "text/html; charset=UTF-8",
             out.into_bytes(),
         ))
+    }
+}
+
+/// A text from the repository's cache, as the body of a response.
+struct SharedText(Arc<Vec<u8>>);
+
+impl AsRef<[u8]> for SharedText {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
     }
 }
 

@@ -180,42 +180,62 @@ pub fn esc_cdata(s: &str) -> String {
 
 /// Base64 with line breaks every 76 characters, as Subversion's encoder writes it.
 pub fn base64_lines(v: &[u8]) -> String {
+    let mut out = Vec::with_capacity(v.len().div_ceil(57) * 77);
+    encode_lines(v, &mut out);
+    String::from_utf8(out).expect("base64 is ASCII")
+}
+
+/// Appends the base64 of `v` to `out`, 76 characters (57 bytes) a line, each line ended
+/// by a newline.
+fn encode_lines(v: &[u8], out: &mut Vec<u8>) {
     use base64::Engine;
-    let mut out = String::with_capacity(v.len() * 4 / 3 + v.len() / 57 + 4);
     for chunk in v.chunks(57) {
-        out.push_str(&base64::engine::general_purpose::STANDARD.encode(chunk));
-        out.push('\n');
+        let at = out.len();
+        out.resize(at + chunk.len().div_ceil(3) * 4, 0);
+        let n = base64::engine::general_purpose::STANDARD
+            .encode_slice(chunk, &mut out[at..])
+            .expect("sized for the chunk");
+        out.truncate(at + n);
+        out.push(b'\n');
     }
-    out
 }
 
 /// Base64 of a stream written in pieces (an svndiff stream inside `S:txdelta`), 76
 /// characters a line, as Subversion's base64 stream writes it.
 #[derive(Default)]
 pub struct Base64Lines {
+    /// Fewer than 57 bytes waiting for the rest of their line.
     carry: Vec<u8>,
+    /// The encoded text, reused from piece to piece.
+    buf: Vec<u8>,
 }
 
 impl Base64Lines {
     /// Encodes the whole lines `data` completes; the rest waits for more.
-    pub fn push(&mut self, data: &[u8], out: &mut dyn std::io::Write) -> std::io::Result<()> {
-        self.carry.extend_from_slice(data);
-        let whole = self.carry.len() / 57 * 57;
-        self.emit(whole, out)
+    pub fn push(&mut self, mut data: &[u8], out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        self.buf.clear();
+        if !self.carry.is_empty() {
+            let take = (57 - self.carry.len()).min(data.len());
+            self.carry.extend_from_slice(&data[..take]);
+            data = &data[take..];
+            if self.carry.len() < 57 {
+                return Ok(());
+            }
+            encode_lines(&self.carry, &mut self.buf);
+            self.carry.clear();
+        }
+        let whole = data.len() / 57 * 57;
+        encode_lines(&data[..whole], &mut self.buf);
+        self.carry.extend_from_slice(&data[whole..]);
+        out.write_all(&self.buf)
     }
 
     /// Encodes what is left.
     pub fn finish(&mut self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
-        self.emit(self.carry.len(), out)
-    }
-
-    fn emit(&mut self, n: usize, out: &mut dyn std::io::Write) -> std::io::Result<()> {
-        if n == 0 {
-            return Ok(());
-        }
-        let text = base64_lines(&self.carry[..n]);
-        self.carry.drain(..n);
-        out.write_all(text.as_bytes())
+        self.buf.clear();
+        encode_lines(&self.carry, &mut self.buf);
+        self.carry.clear();
+        out.write_all(&self.buf)
     }
 }
 
@@ -246,6 +266,26 @@ pub fn value_element(out: &mut String, tag: &str, attrs: &str, enc_attr: &str, v
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn base64_in_pieces_is_base64_of_the_whole() {
+        let data: Vec<u8> = (0..1000u32).map(|i| (i * 7 + i / 13) as u8).collect();
+        let whole = base64_lines(&data);
+        assert!(whole.lines().all(|l| l.len() <= 76));
+        for sizes in [&[1usize][..], &[56, 1, 57, 200], &[3, 500], &[1000]] {
+            let mut b = Base64Lines::default();
+            let mut out = Vec::new();
+            let (mut at, mut i) = (0, 0);
+            while at < data.len() {
+                let n = sizes[i % sizes.len()].min(data.len() - at);
+                b.push(&data[at..at + n], &mut out).expect("to a Vec");
+                at += n;
+                i += 1;
+            }
+            b.finish(&mut out).expect("to a Vec");
+            assert_eq!(String::from_utf8(out).expect("ASCII"), whole, "{sizes:?}");
+        }
+    }
 
     #[test]
     fn parses_namespaces_attributes_and_text() {

@@ -220,3 +220,26 @@ fn oversized_chunked_bodies_are_refused_in_bounded_memory() {
         "peak RSS grew from {before} to {after} KiB"
     );
 }
+
+/// `--http-listen` makes no sense when the one connection is standard input and output:
+/// refused with a clear error, not ignored.
+#[test]
+fn http_listen_is_refused_in_inetd_and_tunnel_modes() {
+    let root = tempfile::tempdir().expect("temporary directory");
+    for mode in ["-i", "-t"] {
+        let out = svelto_testkit::Run::new(std::path::Path::new(env!("CARGO_BIN_EXE_svelto")))
+            .arg("serve")
+            .arg(mode)
+            .arg("-r")
+            .arg(root.path())
+            .arg("--http-listen")
+            .arg("127.0.0.1:0")
+            .failure();
+        assert!(
+            out.stderr_text()
+                .contains("Option --http-listen is only valid with -d or -X"),
+            "{mode}: {}",
+            out.stderr_text()
+        );
+    }
+}
