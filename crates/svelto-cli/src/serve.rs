@@ -349,7 +349,6 @@ pub fn run(args: ServeArgs) -> Result<()> {
                 ));
             }
             config.max_connections = shared.config.max_connections;
-            // The same handles as svn:// connections: both protocols warm the same caches.
             if let (Some(cert), Some(key)) = (&args.http_tls_cert, &args.http_tls_key) {
                 let abs = |f: &PathBuf| std::path::absolute(f).unwrap_or_else(|_| f.clone());
                 config.tls = Some(svelto_http::TlsFiles {
@@ -359,6 +358,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
             }
             config.user_header = args.http_user_header.clone();
             config.trusted_proxies = args.http_trusted_proxy.clone();
+            // The same handles as svn:// connections: both protocols warm the same caches.
             let repos = shared.clone();
             let open: svelto_http::OpenRepo = Arc::new(move |dir| repos.repos.open(dir));
             let logger = shared.clone();

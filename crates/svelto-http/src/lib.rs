@@ -47,7 +47,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::rc::Rc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -120,8 +120,10 @@ pub(crate) struct State {
     /// The commit transactions clients have open (they live across requests).
     pub txns: write::Txns,
     tls: Option<Arc<tls::Tls>>,
-    /// HTTP connections open now.
-    pub open_connections: AtomicUsize,
+    /// HTTP connections served now (at most `max_connections`).
+    open_connections: AtomicUsize,
+    /// Connections being answered 503 now (at most [`MAX_REFUSING`]).
+    refusing: AtomicUsize,
 }
 
 /// The running HTTP side.
@@ -177,6 +179,7 @@ pub fn spawn(
         txns: write::Txns::default(),
         tls: tls.clone(),
         open_connections: AtomicUsize::new(0),
+        refusing: AtomicUsize::new(0),
     });
     let thread = std::thread::Builder::new()
         .name("svelto-http-listener".into())
@@ -197,15 +200,18 @@ fn normalize_prefix(p: &str) -> String {
     }
 }
 
-/// Counts the open HTTP connections; a slot is given back when its guard drops (the
-/// connection's thread ends, or panics).
-struct Slot(Arc<State>);
+/// Connections being told the server is busy, at most (as on svn://); past it a connection
+/// is closed unanswered.
+const MAX_REFUSING: usize = 64;
 
-impl Drop for Slot {
-    fn drop(&mut self) {
-        self.0.open_connections.fetch_sub(1, Ordering::AcqRel);
-    }
-}
+/// How long a connection past `--max-connections` may take to send its request (and finish
+/// its TLS handshake) before it is closed.
+const REFUSAL_WAIT: Duration = Duration::from_secs(5);
+
+/// A place in one of the bounded counts (connections served, refusals being sent), given
+/// back when dropped: when its connection's thread ends (or panics), or when that thread
+/// could not be started.
+type Permit = svelto_core::Permit<State>;
 
 fn accept_loop(listener: std::net::TcpListener, state: Arc<State>) {
     loop {
@@ -217,12 +223,30 @@ fn accept_loop(listener: std::net::TcpListener, state: Arc<State>) {
                 continue;
             }
         };
-        let busy =
-            state.open_connections.fetch_add(1, Ordering::AcqRel) >= state.config.max_connections;
-        let slot = Slot(state.clone());
+        let (permit, refused) = match Permit::take(
+            &state,
+            |s| &s.open_connections,
+            state.config.max_connections,
+        ) {
+            Some(p) => (p, false),
+            None => {
+                state.log(&format!(
+                    "{peer}: refused, {} HTTP connections already served (--max-connections)",
+                    state.config.max_connections
+                ));
+                // Answered 503 on a short-lived thread of its own; beyond MAX_REFUSING of
+                // those, the connection is just closed.
+                match Permit::take(&state, |s| &s.refusing, MAX_REFUSING) {
+                    Some(p) => (p, true),
+                    None => continue,
+                }
+            }
+        };
+        // The permit goes with the thread, and comes back when it ends, even by a panic,
+        // or when it cannot start (the closure, which owns it, is then dropped).
         let spawned = std::thread::Builder::new()
             .name("svelto-http".into())
-            .spawn(move || connection_thread(stream, peer.ip(), slot, busy));
+            .spawn(move || connection_thread(stream, peer.ip(), permit, refused));
         if spawned.is_err() {
             // No thread for it: the connection (moved into the closure) is closed.
             std::thread::sleep(Duration::from_millis(50));
@@ -231,10 +255,15 @@ fn accept_loop(listener: std::net::TcpListener, state: Arc<State>) {
 }
 
 /// One connection, on its own thread: the TLS handshake (when serving https://) and
-/// hyper's HTTP/1.1 on a current-thread runtime. Past `max_connections` the connection
-/// gets a 503 and is closed.
-fn connection_thread(stream: std::net::TcpStream, peer: std::net::IpAddr, slot: Slot, busy: bool) {
-    let state = slot.0.clone();
+/// hyper's HTTP/1.1 on a current-thread runtime. A connection past `max_connections` gets
+/// a 503 to its request and is closed.
+fn connection_thread(
+    stream: std::net::TcpStream,
+    peer: std::net::IpAddr,
+    permit: Permit,
+    busy: bool,
+) {
+    let state = permit.owner().clone();
     let _ = stream.set_nodelay(true);
     if stream.set_nonblocking(true).is_err() {
         return;
@@ -254,14 +283,18 @@ fn connection_thread(stream: std::net::TcpStream, peer: std::net::IpAddr, slot: 
             None => serve_connection(state, peer, busy, stream).await,
             Some(acceptor) => {
                 // A client that does not finish its handshake is dropped like an idle one.
-                let idle = state.config.idle_timeout;
-                if let Ok(Ok(tls)) = tokio::time::timeout(idle, acceptor.accept(stream)).await {
+                let wait = if busy {
+                    REFUSAL_WAIT
+                } else {
+                    state.config.idle_timeout
+                };
+                if let Ok(Ok(tls)) = tokio::time::timeout(wait, acceptor.accept(stream)).await {
                     serve_connection(state, peer, busy, tls).await;
                 }
             }
         }
     });
-    drop(slot);
+    drop(permit);
 }
 
 /// HTTP/1.1 on one connection (plain or TLS) until it closes or idles out; every request
@@ -270,7 +303,11 @@ async fn serve_connection<S>(state: Arc<State>, peer: std::net::IpAddr, busy: bo
 where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + 'static,
 {
-    let idle = state.config.idle_timeout;
+    let idle = if busy {
+        REFUSAL_WAIT
+    } else {
+        state.config.idle_timeout
+    };
     let max = state.config.max_connections;
     let cache = Rc::new(RefCell::new(ConnCache::default()));
     let service = hyper::service::service_fn(move |req| {
@@ -306,51 +343,55 @@ where
 /// operation; the svn:// side reads them once per connection.
 #[derive(Default)]
 pub(crate) struct ConnCache {
-    /// The repository directory, the request's credentials, when it was read, and the
-    /// admission.
     last: Option<Admitted>,
 }
 
-type Admitted = (
-    PathBuf,
-    String,
-    Instant,
-    svelto_repos::service::Ctx,
-    access::Gate,
-);
+/// An admission a connection keeps.
+struct Admitted {
+    /// The repository directory.
+    dir: PathBuf,
+    /// The request's credentials: every value of its `Authorization` header and of the
+    /// trusted proxy's user header.
+    who: Vec<u8>,
+    /// When the configuration was read (just before).
+    at: Instant,
+    svc: svelto_repos::service::Ctx,
+    gate: access::Gate,
+}
 
 /// How long a connection goes on using the configuration it read: edits to
 /// `svnserve.conf`, the authz and password files apply to requests after that.
 pub(crate) const CONF_TTL: Duration = Duration::from_secs(1);
 
 impl ConnCache {
-    /// The admission of a request to the repository in `dir` with the credentials `who`
-    /// (its `Authorization` header, and a trusted proxy's user header): this connection's
-    /// last one when it is for the same repository and credentials, less than [`CONF_TTL`]
-    /// old, and `reads` (a request that only reads), else from `load` (kept when it
-    /// succeeds).
+    /// The admission of a request to the repository in `dir` with the credentials `who`:
+    /// this connection's last one when it is for the same repository and the very same
+    /// credentials, read less than [`CONF_TTL`] ago (a reuse does not extend that), and
+    /// `reads` (a request that only reads), else from `load` (kept when it succeeds; a
+    /// refusal is never kept).
     pub fn admit(
         &mut self,
         dir: &Path,
-        who: &str,
+        who: &[u8],
         reads: bool,
         load: impl FnOnce() -> Result<(svelto_repos::service::Ctx, access::Gate), HttpError>,
     ) -> Result<(svelto_repos::service::Ctx, access::Gate), HttpError> {
-        if let Some((d, w, at, svc, gate)) = &self.last {
-            if reads && d == dir && w == who && at.elapsed() < CONF_TTL {
-                return Ok((svc.clone(), gate.clone()));
+        if let Some(a) = &self.last {
+            if reads && a.dir == dir && a.who == who && a.at.elapsed() < CONF_TTL {
+                return Ok((a.svc.clone(), a.gate.clone()));
             }
         }
         self.last = None;
+        let at = Instant::now();
         let (svc, gate) = load()?;
         if reads {
-            self.last = Some((
-                dir.to_path_buf(),
-                who.to_string(),
-                Instant::now(),
-                svc.clone(),
-                gate.clone(),
-            ));
+            self.last = Some(Admitted {
+                dir: dir.to_path_buf(),
+                who: who.to_vec(),
+                at,
+                svc: svc.clone(),
+                gate: gate.clone(),
+            });
         }
         Ok((svc, gate))
     }

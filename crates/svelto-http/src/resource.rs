@@ -52,12 +52,16 @@ pub(crate) fn handle(
     let reads = crate::access::reads_only(&req.method);
     // Keyed by the credentials: the Authorization header and, when a reverse proxy may name
     // the user, its header (one proxy connection can carry several users' requests).
-    let mut who = req.header("authorization").unwrap_or("").to_string();
-    if let Some(name) = &state.config.user_header {
-        for v in req.headers.get_all(name.as_str()) {
-            who.push('\n');
-            who.push_str(&String::from_utf8_lossy(v.as_bytes()));
+    // Every value of each, so that a request with one more header than the last is not
+    // taken for it.
+    let mut who = Vec::new();
+    let proxy = state.config.user_header.as_deref();
+    for name in std::iter::once("authorization").chain(proxy) {
+        for v in req.headers.get_all(name) {
+            who.extend_from_slice(v.as_bytes());
+            who.push(b'\n');
         }
+        who.push(b'\0');
     }
     let (svc, gate) = cache.admit(&target.repo_dir, &who, reads, || {
         let (repo, writer) = (state.open)(&target.repo_dir)?;

@@ -7,7 +7,7 @@
 use crate::{code, connection, metrics, Conn, Shared};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -146,7 +146,7 @@ pub fn run_listener(shared: Arc<Shared>, listener: TcpListener, once: bool) -> s
             serve_tcp(&shared, stream);
             return Ok(());
         }
-        let Some(permit) = Permit::take(&shared, Slot::Connection) else {
+        let Some(permit) = Slot::Connection.take(&shared) else {
             let peer = stream
                 .peer_addr()
                 .map_or_else(|_| "?".to_string(), |a| a.to_string());
@@ -156,13 +156,13 @@ pub fn run_listener(shared: Arc<Shared>, listener: TcpListener, once: bool) -> s
             ));
             // Its own short-lived thread, so that a client that does not read cannot
             // hold up the accept loop; beyond 64 of those, the connection is just closed.
-            let Some(refusal) = Permit::take(&shared, Slot::Refusal) else {
+            let Some(refusal) = Slot::Refusal.take(&shared) else {
                 shared.metrics.error(metrics::ErrorKind::Busy);
                 continue;
             };
             let _ = std::thread::Builder::new()
                 .name("svelto-busy".into())
-                .spawn(move || refuse_busy(&refusal.shared, stream));
+                .spawn(move || refuse_busy(refusal.owner(), stream));
             continue;
         };
         // The permit goes with the thread (and comes back when it ends, even by a panic, or
@@ -170,7 +170,7 @@ pub fn run_listener(shared: Arc<Shared>, listener: TcpListener, once: bool) -> s
         let spawned = std::thread::Builder::new()
             .name("svelto-conn".into())
             .stack_size(2 * 1024 * 1024)
-            .spawn(move || serve_tcp(&permit.shared, stream));
+            .spawn(move || serve_tcp(permit.owner(), stream));
         if let Err(e) = spawned {
             shared
                 .log
@@ -189,42 +189,16 @@ enum Slot {
     Refusal,
 }
 
-/// A place in one of the server's bounded counts, given back when dropped: when its
-/// thread ends, when it panics, or when the thread could not be started.
-struct Permit {
-    shared: Arc<Shared>,
-    slot: Slot,
-}
+/// A place in one of the server's bounded counts.
+type Permit = svelto_core::Permit<Shared>;
 
-impl Permit {
+impl Slot {
     /// A place, unless the count is at its bound.
-    fn take(shared: &Arc<Shared>, slot: Slot) -> Option<Permit> {
-        let max = match slot {
-            Slot::Connection => shared.config.max_connections,
-            Slot::Refusal => MAX_REFUSING,
-        };
-        Self::counter(shared, slot)
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
-                (n < max).then_some(n + 1)
-            })
-            .ok()
-            .map(|_| Permit {
-                shared: shared.clone(),
-                slot,
-            })
-    }
-
-    fn counter(shared: &Shared, slot: Slot) -> &AtomicUsize {
-        match slot {
-            Slot::Connection => &shared.active,
-            Slot::Refusal => &shared.refusing,
+    fn take(self, shared: &Arc<Shared>) -> Option<Permit> {
+        match self {
+            Slot::Connection => Permit::take(shared, |s| &s.active, shared.config.max_connections),
+            Slot::Refusal => Permit::take(shared, |s| &s.refusing, MAX_REFUSING),
         }
-    }
-}
-
-impl Drop for Permit {
-    fn drop(&mut self) {
-        Self::counter(&self.shared, self.slot).fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -248,14 +222,11 @@ mod tests {
         let mut config = Config::new(dir.path().to_path_buf());
         config.max_connections = 1;
         let shared = Shared::new(config, Logger::disabled());
-        let permit = Permit::take(&shared, Slot::Connection).expect("a free slot");
-        assert!(
-            Permit::take(&shared, Slot::Connection).is_none(),
-            "one slot only"
-        );
+        let permit = Slot::Connection.take(&shared).expect("a free slot");
+        assert!(Slot::Connection.take(&shared).is_none(), "one slot only");
         // What a connection thread of `run_listener` does, with a client that panics it.
         let joined = std::thread::spawn(move || {
-            serve_streams(&permit.shared, PanickingReader, Vec::new(), "test", true)
+            serve_streams(permit.owner(), PanickingReader, Vec::new(), "test", true)
         })
         .join();
         assert!(joined.is_err(), "the connection thread panicked");
@@ -263,7 +234,7 @@ mod tests {
         assert_eq!(shared.metrics.open_connections(), 0);
         assert_eq!(shared.metrics.connections_total(), 1);
         assert!(
-            Permit::take(&shared, Slot::Connection).is_some(),
+            Slot::Connection.take(&shared).is_some(),
             "the slot is free again"
         );
     }
@@ -273,9 +244,9 @@ mod tests {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let shared = Shared::new(Config::new(dir.path().to_path_buf()), Logger::disabled());
         let held: Vec<Permit> = (0..MAX_REFUSING)
-            .map(|_| Permit::take(&shared, Slot::Refusal).expect("below the bound"))
+            .map(|_| Slot::Refusal.take(&shared).expect("below the bound"))
             .collect();
-        assert!(Permit::take(&shared, Slot::Refusal).is_none());
+        assert!(Slot::Refusal.take(&shared).is_none());
         drop(held);
         assert_eq!(shared.refusing.load(Ordering::Acquire), 0);
     }

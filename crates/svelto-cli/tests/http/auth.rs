@@ -322,3 +322,219 @@ fn password_db_in_svnserve_conf() {
         "{log}"
     );
 }
+
+/// One keep-alive connection: requests sent one after the other on it, answered in turn.
+struct KeepAlive {
+    stream: std::net::TcpStream,
+    addr: String,
+}
+
+impl KeepAlive {
+    fn open(addr: &str) -> KeepAlive {
+        let stream = std::net::TcpStream::connect(addr).unwrap_or_else(|e| panic!("{addr}: {e}"));
+        stream
+            .set_read_timeout(Some(std::time::Duration::from_secs(30)))
+            .expect("read timeout");
+        KeepAlive {
+            stream,
+            addr: addr.to_string(),
+        }
+    }
+
+    /// `GET path` with `headers` (raw lines): the status, and whether the server keeps the
+    /// connection open.
+    fn get(&mut self, path: &str, headers: &[Vec<u8>]) -> (u16, bool) {
+        use std::io::{Read, Write};
+        let mut head = format!("GET {path} HTTP/1.1\r\nHost: {}\r\n", self.addr).into_bytes();
+        for h in headers {
+            head.extend_from_slice(h);
+            head.extend_from_slice(b"\r\n");
+        }
+        head.extend_from_slice(b"\r\n");
+        self.stream.write_all(&head).expect("write the request");
+        let mut buf = Vec::new();
+        let mut byte = [0u8; 1];
+        while !buf.ends_with(b"\r\n\r\n") {
+            let n = self.stream.read(&mut byte).expect("read the response");
+            assert_eq!(n, 1, "the connection closed in a response head: {buf:?}");
+            buf.push(byte[0]);
+        }
+        let text = String::from_utf8_lossy(&buf).to_ascii_lowercase();
+        let status = crate::status_of(&text);
+        let header = |name: &str| {
+            text.lines().find_map(|l| {
+                let (n, v) = l.split_once(':')?;
+                (n.trim() == name).then(|| v.trim().to_string())
+            })
+        };
+        if header("transfer-encoding").is_some_and(|v| v.contains("chunked")) {
+            loop {
+                let mut line = Vec::new();
+                while !line.ends_with(b"\r\n") {
+                    self.stream
+                        .read_exact(&mut byte)
+                        .expect("read a chunk size");
+                    line.push(byte[0]);
+                }
+                let size = usize::from_str_radix(
+                    String::from_utf8_lossy(&line)
+                        .trim()
+                        .split(';')
+                        .next()
+                        .unwrap_or(""),
+                    16,
+                )
+                .expect("a chunk size");
+                let mut chunk = vec![0u8; size + 2];
+                self.stream.read_exact(&mut chunk).expect("read a chunk");
+                if size == 0 {
+                    break;
+                }
+            }
+        } else {
+            let len: usize = header("content-length").map_or(0, |v| v.parse().expect("length"));
+            let mut body = vec![0u8; len];
+            self.stream.read_exact(&mut body).expect("read the body");
+        }
+        let open = !header("connection").is_some_and(|v| v.contains("close"));
+        (status, open)
+    }
+}
+
+/// A keep-alive connection to each side, both asking for the same file.
+struct Sides {
+    apache: KeepAlive,
+    svelto: KeepAlive,
+    a_url: String,
+    s_url: String,
+}
+
+impl Sides {
+    /// The request with `headers` on both connections: `want` from both; Svelto's
+    /// connection stays open (the point is that the requests share one).
+    fn both(&mut self, headers: &[Vec<u8>], want: u16, what: &str) {
+        let (a, a_open) = self.apache.get(&self.a_url, headers);
+        if !a_open {
+            self.apache = KeepAlive::open(&self.apache.addr.clone());
+        }
+        let (s, s_open) = self.svelto.get(&self.s_url, headers);
+        assert!(s_open, "{what}: Svelto closed the connection");
+        assert_eq!((a, s), (want, want), "{what}: Apache, Svelto");
+    }
+
+    /// Svelto's connection asks with `headers` every 50 ms while `change` is made: `before`
+    /// until then, `after` for every request sent more than a second later.
+    fn keeps_asking(
+        &mut self,
+        change: impl FnOnce(),
+        headers: &[Vec<u8>],
+        before: u16,
+        after: u16,
+    ) {
+        use std::time::{Duration, Instant};
+        let (s, _) = self.svelto.get(&self.s_url, headers);
+        assert_eq!(s, before, "before the change");
+        change();
+        let changed = Instant::now();
+        while changed.elapsed() < Duration::from_millis(1500) {
+            let sent = changed.elapsed();
+            let (s, open) = self.svelto.get(&self.s_url, headers);
+            assert!(open, "Svelto closed the connection");
+            if sent > Duration::from_millis(1050) {
+                assert_eq!(s, after, "{sent:?} after the change");
+            }
+            assert!(s == before || s == after, "{s} {sent:?} after the change");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+/// A connection reuses its admission (repository handle, configuration, login) for up to
+/// a second, but never for other credentials and never longer: on one keep-alive connection
+/// each change of the `Authorization` header gets its own answer at once, and edits of the
+/// password and authz files apply to requests more than a second later, even while the
+/// connection keeps asking. Apache answers the same on its own connection (it reads the
+/// password file for each request; mod_authz_svn keeps the authz rules for the connection's
+/// life, a second here).
+#[test]
+fn a_connection_reuses_no_login_for_other_credentials_or_past_a_second() {
+    let pair = Pair::http_auth("basic", &bin(), true);
+    htpasswd(
+        &pair.htpasswd(),
+        &[
+            ("harry", "harryssecret", "-B"),
+            ("sally", "sallyssecret", "-m"),
+        ],
+    );
+    install(
+        &pair,
+        &conf(true),
+        "[/]\n* = r\n[basic:/trunk/a]\n* =\nharry = r\n",
+    );
+    let (a_addr, a_path) = addr_and_path(&pair, 0);
+    let (s_addr, s_path) = addr_and_path(&pair, 1);
+    let leaf = "/trunk/a/b/all-bytes.bin";
+    let mut sides = Sides {
+        apache: KeepAlive::open(&a_addr),
+        svelto: KeepAlive::open(&s_addr),
+        a_url: format!("{a_path}{leaf}"),
+        s_url: format!("{s_path}{leaf}"),
+    };
+    let harry = basic(b"harry:harryssecret");
+    let sally = basic(b"sally:sallyssecret");
+    sides.both(std::slice::from_ref(&harry), 200, "harry");
+    sides.both(std::slice::from_ref(&sally), 403, "sally right after harry");
+    sides.both(&[basic(b"harry:wrong")], 401, "harry's wrong password");
+    sides.both(&[], 401, "no credentials");
+    sides.both(std::slice::from_ref(&harry), 200, "harry again");
+    // Two Authorization headers, harry's first: Svelto refuses the ambiguity (Apache merges
+    // them and reads the first), as on a new connection, not what it answered harry alone.
+    let (s, _) = sides
+        .svelto
+        .get(&sides.s_url, &[harry.clone(), sally.clone()]);
+    assert_eq!(s, 401, "two Authorization headers");
+    let (s, _) = KeepAlive::open(&s_addr).get(&sides.s_url, &[harry.clone(), sally.clone()]);
+    assert_eq!(s, 401, "two Authorization headers on a new connection");
+    sides.both(std::slice::from_ref(&harry), 200, "harry once more");
+
+    // harry's password changes (the new file renamed into place): the old one is refused,
+    // the new one taken.
+    let new_file = pair.htpasswd().with_extension("new");
+    htpasswd(
+        &new_file,
+        &[
+            ("harry", "newsecret", "-B"),
+            ("sally", "sallyssecret", "-m"),
+        ],
+    );
+    sides.keeps_asking(
+        || std::fs::rename(&new_file, pair.htpasswd()).expect("rename the password file"),
+        std::slice::from_ref(&harry),
+        200,
+        401,
+    );
+    sides.both(std::slice::from_ref(&harry), 401, "harry's old password");
+    let harry = basic(b"harry:newsecret");
+    sides.both(std::slice::from_ref(&harry), 200, "harry's new password");
+    // The rules change: harry may no longer read /trunk/a.
+    sides.keeps_asking(
+        || {
+            for repo in [pair.reference_repo(), pair.subject_repo()] {
+                let new = repo.join("conf/authz.new");
+                std::fs::write(&new, "[/]\n* = r\n[basic:/trunk/a]\n* =\n").expect("authz");
+                std::fs::rename(&new, repo.join("conf/authz")).expect("rename authz");
+            }
+        },
+        std::slice::from_ref(&harry),
+        200,
+        403,
+    );
+    // mod_authz_svn keeps the rules it read for the connection's life: Apache is asked on
+    // a new one.
+    sides.apache = KeepAlive::open(&a_addr);
+    sides.both(
+        std::slice::from_ref(&harry),
+        403,
+        "harry after the rules changed",
+    );
+}

@@ -243,3 +243,57 @@ fn http_listen_is_refused_in_inetd_and_tunnel_modes() {
         );
     }
 }
+
+/// `--max-connections` bounds HTTP connections too, as svn:// ones: past it a connection
+/// gets 503, and once one closes the next is served.
+#[test]
+fn connections_past_max_connections_get_503() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let root = dir.path().join("root");
+    std::fs::create_dir(&root).expect("root");
+    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_svelto"));
+    svelto_testkit::Run::new(bin)
+        .args(["admin", "create"])
+        .arg(root.join("repo"))
+        .success();
+    let server = svelto_testkit::Svelto::start_http(
+        bin,
+        &root,
+        &dir.path().join("serve.log"),
+        "/svn",
+        &["--max-connections", "1"],
+    );
+    let addr = format!("127.0.0.1:{}", server.port());
+    // Served once the harness's readiness probe (a connection opened and closed at once) is
+    // counted out: the server sees that close on the probe's own thread, which may run
+    // after it accepted this request's connection.
+    get_until(&addr, 200);
+    let held = TcpStream::connect(&addr).expect("connect");
+    // The one slot is held (once the previous request's connection is counted out).
+    let text = get_until(&addr, 503);
+    assert!(text.contains("Server busy"), "{text}");
+    drop(held);
+    get_until(&addr, 200);
+    let log = std::fs::read_to_string(dir.path().join("serve.log")).expect("the server's log");
+    assert!(
+        log.contains("refused, 1 HTTP connections already served (--max-connections)"),
+        "{log}"
+    );
+}
+
+/// A `GET` of the repository's root, on a new connection each time, until it answers
+/// `status` (within 10 s); the response.
+fn get_until(addr: &str, status: u16) -> String {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let (got, text) = request(addr, "GET", "/svn/repo/", &[], b"");
+        if got == status {
+            return text;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "wanted {status}, got {got}: {text}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}

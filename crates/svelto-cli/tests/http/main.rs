@@ -72,12 +72,15 @@ pub fn raw_request(
     let mut out = Vec::new();
     let _ = stream.read_to_end(&mut out);
     let text = String::from_utf8_lossy(&out).into_owned();
-    let status = text
-        .split_whitespace()
+    (status_of(&text), text)
+}
+
+/// The status code of a response (its status line first in `text`).
+pub fn status_of(text: &str) -> u16 {
+    text.split_whitespace()
         .nth(1)
         .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("no status line in {text:?}"));
-    (status, text)
+        .unwrap_or_else(|| panic!("no status line in {text:?}"))
 }
 
 /// A self-signed certificate for `cn` and its key, `DIR/cert.pem` and `DIR/key.pem`, made
