@@ -881,12 +881,9 @@ fn an_update_walks_only_what_changed() {
     let (update, update_calls) = time(1, false);
     eprintln!("checkout of 40 000 files: {checkout:?} ({checkout_calls} calls); update of one: {update:?} ({update_calls} calls)");
     assert!(checkout_calls > 40_000 * 8);
-    // Root, d123 and the file: open, entry props, text, closes.
+    // Root, d123 and the file: open, entry props, text, closes. The walk's cost is what
+    // the calls count (times are printed, never asserted: they are noise on a loaded CI).
     assert!(update_calls < 40, "{update_calls} calls");
-    assert!(
-        update * 50 < checkout,
-        "the update took {update:?}, the checkout {checkout:?}"
-    );
 }
 
 #[test]
