@@ -9,6 +9,7 @@
 //! Must not: print, read the environment or the clock (callers pass dates and UUIDs in),
 //! or know about the wire protocol.
 
+pub mod action;
 pub mod authz;
 pub mod commit;
 pub mod conf;

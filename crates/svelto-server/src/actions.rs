@@ -1,6 +1,7 @@
 //! What each command did, in the words svnserve's `--log-file` uses (its "log action"
-//! strings, `docs/formats/server-log.md`): `checkout-or-export /trunk r5 depth=infinity`,
-//! `get-dir /trunk r5 props`, `commit r6`, `log (/trunk) r1:5 revprops=all` ...
+//! strings, `docs/formats/server-log.md`, written by `svelto_repos::action`, which HTTP's
+//! request log shares): `checkout-or-export /trunk r5 depth=infinity`, `get-dir /trunk r5
+//! props`, `commit r6`, `log (/trunk) r1:5 revprops=all` ...
 //!
 //! Each command's typed request gives its action (`Command::action`, beside the command),
 //! computed once it ran (revisions the client left out are the HEAD it read, as svnserve
@@ -8,6 +9,7 @@
 //! update's report made it a checkout, a diff's base revision, a commit's new revision.
 
 use svelto_core::{Depth, Revnum};
+use svelto_repos::action;
 
 /// What the command loop learns from a report and a commit, for the log.
 #[derive(Debug, Clone, Copy, Default)]
@@ -47,7 +49,7 @@ pub enum Pending {
     Update {
         path: String,
         rev: Revnum,
-        depth: String,
+        depth: Depth,
         copyfrom: bool,
     },
     /// `diff`: the base revision comes from the report.
@@ -55,7 +57,8 @@ pub enum Pending {
         path: String,
         versus: String,
         rev: Revnum,
-        opts: String,
+        depth: Depth,
+        ignore_ancestry: bool,
     },
     /// `commit`: logged only when it made a revision.
     Commit,
@@ -79,33 +82,31 @@ impl Pending {
                 copyfrom,
             } => {
                 if note.report_entries == 1 && !note.report_not_empty {
-                    vec![format!("checkout-or-export {path} r{rev}{depth}")]
+                    vec![action::checkout(&path, rev, depth)]
                 } else {
-                    let c = if copyfrom { " send-copyfrom-args" } else { "" };
-                    vec![format!("update {path} r{rev}{depth}{c}")]
+                    vec![action::update(&path, rev, depth, copyfrom)]
                 }
             }
             Pending::Diff {
                 path,
                 versus,
                 rev,
-                opts,
-            } => {
-                let from = rev_text(note.report_root_rev);
-                if path == versus {
-                    vec![format!("diff {path} r{from}:{rev}{opts}")]
-                } else {
-                    vec![format!("diff {path}@{from} {versus}@{rev}{opts}")]
-                }
-            }
-            Pending::Commit => note
-                .committed
-                .map(|r| vec![format!("commit r{r}")])
-                .unwrap_or_default(),
+                depth,
+                ignore_ancestry,
+            } => vec![action::diff(
+                &path,
+                note.report_root_rev,
+                &versus,
+                rev,
+                depth,
+                ignore_ancestry,
+            )],
+            Pending::Commit => note.committed.map(action::commit).into_iter().collect(),
             Pending::ReplayRange { path } => note
                 .replayed
-                .map(|(start, end)| vec![format!("replay-range {path} r{start}:{end}")])
-                .unwrap_or_default(),
+                .map(|(start, end)| action::replay_range(&path, start, end))
+                .into_iter()
+                .collect(),
         }
     }
 }
@@ -121,9 +122,9 @@ pub struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    /// `fs_path` joined with a client relpath, URI-encoded.
+    /// `fs_path` joined with a client relpath.
     pub fn full(&self, rel: &[u8]) -> String {
-        uri_encode(&fspath_join(&self.fs_path, rel))
+        fspath_join(&self.fs_path, rel)
     }
 
     /// A revision, or HEAD when the client left it out.
@@ -131,11 +132,11 @@ impl Ctx<'_> {
         r.unwrap_or_else(|| (self.head)())
     }
 
-    /// The fspath of a URL inside the repository, URI-encoded.
+    /// The fspath of a URL inside the repository.
     pub fn url_path(&self, url: &[u8]) -> Option<String> {
         let url = std::str::from_utf8(url).ok()?;
         let rel = crate::url::path_in_repo(self.root_url, url).ok()?;
-        Some(uri_encode(&format!("/{rel}")))
+        Some(action::fspath(&rel))
     }
 }
 
@@ -155,34 +156,6 @@ fn fspath_join(base: &str, rel: &[u8]) -> String {
     }
 }
 
-/// svnserve's `svn_path_uri_encode`: everything but unreserved and a few sub-delimiters as
-/// `%XX` (upper-case hex).
-pub fn uri_encode(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        let keep = b.is_ascii_alphanumeric() || b"!$&'()*+,-./:=@_~".contains(&b);
-        if keep {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
-/// A revision number, or `-1` for none.
-pub fn rev_text(r: Option<Revnum>) -> String {
-    r.map_or_else(|| "-1".into(), |r| r.to_string())
-}
-
-/// ` depth=WORD`, or nothing for an unknown depth (svnserve's `log_depth`).
-pub fn depth_text(d: Depth) -> String {
-    match d {
-        Depth::Unknown => String::new(),
-        d => format!(" depth={}", d.as_str()),
-    }
-}
-
 /// The depth a command's optional depth word (or its old `recurse` flag) gives.
 pub fn command_depth(word: Option<&str>, recurse: bool, not_recursive: Depth) -> Depth {
     match word {
@@ -197,8 +170,7 @@ pub fn one(s: String) -> Pending {
     Pending::Done(vec![s])
 }
 
-/// Client relpaths as space-separated, encoded fspaths.
-pub fn joined_paths(paths: &[Vec<u8>], ctx: &Ctx<'_>) -> String {
-    let v: Vec<String> = paths.iter().map(|s| ctx.full(s)).collect();
-    v.join(" ")
+/// Client relpaths as fspaths.
+pub fn full_paths<'a>(paths: impl IntoIterator<Item = &'a [u8]>, ctx: &Ctx<'_>) -> Vec<String> {
+    paths.into_iter().map(|s| ctx.full(s)).collect()
 }

@@ -16,6 +16,7 @@ use crate::conn::Conn;
 use crate::error::{code, CmdError, CmdResult};
 use crate::session::{Needs, Session};
 use std::io::{Read, Write};
+use svelto_repos::action::word::*;
 use svelto_repos::service::Where;
 use svelto_wire::{success, Item, TupleReader};
 
@@ -60,7 +61,7 @@ pub struct Served {
 }
 
 macro_rules! command_table {
-    ($( $name:literal => $ty:ty, $needs:ident, $at:ident; )*) => {
+    ($( $name:expr => $ty:ty, $needs:ident, $at:ident; )*) => {
         /// Every command: wire name, access, authz target (the handler: [`handlers`]).
         pub const COMMANDS: &[Spec] = &[
             $( Spec { name: $name, needs: Needs::$needs, at: At::$at }, )*
@@ -90,39 +91,41 @@ macro_rules! command_table {
 }
 
 command_table! {
+    // wire name: svnserve's log names a command by it, so where the log's action word is
+    // the same it is spelled once, in svelto_repos::action::word
     // wire name                  request                                 access     authz target
-    "reparent"              => crate::node::Reparent,                    Read,        Blanket;
-    "get-latest-rev"        => crate::node::GetLatestRev,                Read,        Blanket;
-    "get-dated-rev"         => crate::node::GetDatedRev,                 Read,        Blanket;
-    "change-rev-prop"       => crate::revprops::ChangeRevProp,           Write,       Anywhere;
+    REPARENT                => crate::node::Reparent,                    Read,        Blanket;
+    GET_LATEST_REV          => crate::node::GetLatestRev,                Read,        Blanket;
+    GET_DATED_REV           => crate::node::GetDatedRev,                 Read,        Blanket;
+    CHANGE_REV_PROP         => crate::revprops::ChangeRevProp,           Write,       Anywhere;
     "change-rev-prop2"      => crate::revprops::ChangeRevProp2,          Write,       Anywhere;
-    "rev-proplist"          => crate::revprops::RevProplist,             Read,        Blanket;
-    "rev-prop"              => crate::revprops::RevProp,                 Read,        Blanket;
-    "commit"                => crate::commit::Commit,                    Write,       Anywhere;
-    "get-file"              => crate::node::GetFile,                     Read,        Path;
-    "get-dir"               => crate::node::GetDir,                      Read,        Path;
-    "list"                  => crate::node::List,                        Read,        Path;
-    "check-path"            => crate::node::CheckPath,                   Read,        Path;
-    "stat"                  => crate::node::Stat,                        Read,        Path;
+    REV_PROPLIST            => crate::revprops::RevProplist,             Read,        Blanket;
+    REV_PROP                => crate::revprops::RevProp,                 Read,        Blanket;
+    COMMIT                  => crate::commit::Commit,                    Write,       Anywhere;
+    GET_FILE                => crate::node::GetFile,                     Read,        Path;
+    GET_DIR                 => crate::node::GetDir,                      Read,        Path;
+    LIST                    => crate::node::List,                        Read,        Path;
+    CHECK_PATH              => crate::node::CheckPath,                   Read,        Path;
+    STAT                    => crate::node::Stat,                        Read,        Path;
     "get-iprops"            => crate::node::GetIprops,                   Read,        Path;
-    "update"                => crate::report::Update,                    Read,        Path;
-    "switch"                => crate::report::Switch,                    Read,        Blanket;
-    "status"                => crate::report::Status,                    Read,        Blanket;
-    "diff"                  => crate::report::Diff,                      Read,        Blanket;
-    "log"                   => crate::history::Log,                      Read,        Blanket;
-    "get-locations"         => crate::history::GetLocations,             Read,        Blanket;
-    "get-location-segments" => crate::history::GetLocationSegments,      Read,        Blanket;
-    "get-file-revs"         => crate::history::GetFileRevs,              Read,        Blanket;
-    "get-deleted-rev"       => crate::history::GetDeletedRev,            Read,        Blanket;
-    "get-mergeinfo"         => crate::history::GetMergeinfo,             Read,        Blanket;
-    "lock"                  => crate::locks::LockOne,                    WriteAsUser, Path;
+    UPDATE                  => crate::report::Update,                    Read,        Path;
+    SWITCH                  => crate::report::Switch,                    Read,        Blanket;
+    STATUS                  => crate::report::Status,                    Read,        Blanket;
+    DIFF                    => crate::report::Diff,                      Read,        Blanket;
+    LOG                     => crate::history::Log,                      Read,        Blanket;
+    GET_LOCATIONS           => crate::history::GetLocations,             Read,        Blanket;
+    GET_LOCATION_SEGMENTS   => crate::history::GetLocationSegments,      Read,        Blanket;
+    GET_FILE_REVS           => crate::history::GetFileRevs,              Read,        Blanket;
+    GET_DELETED_REV         => crate::history::GetDeletedRev,            Read,        Blanket;
+    GET_MERGEINFO           => crate::history::GetMergeinfo,             Read,        Blanket;
+    LOCK                    => crate::locks::LockOne,                    WriteAsUser, Path;
     "lock-many"             => crate::locks::LockMany,                   WriteAsUser, Anywhere;
-    "unlock"                => crate::locks::UnlockOne,                  WriteAsUser, Path;
+    UNLOCK                  => crate::locks::UnlockOne,                  WriteAsUser, Path;
     "unlock-many"           => crate::locks::UnlockMany,                 WriteAsUser, Anywhere;
-    "get-lock"              => crate::locks::GetLock,                    Read,        Path;
-    "get-locks"             => crate::locks::GetLocks,                   Read,        Blanket;
-    "replay"                => crate::replay::Replay,                    Read,        Blanket;
-    "replay-range"          => crate::replay::ReplayRange,               Read,        Blanket;
+    GET_LOCK                => crate::locks::GetLock,                    Read,        Path;
+    GET_LOCKS               => crate::locks::GetLocks,                   Read,        Blanket;
+    REPLAY                  => crate::replay::Replay,                    Read,        Blanket;
+    REPLAY_RANGE            => crate::replay::ReplayRange,               Read,        Blanket;
 }
 
 /// The row of command `name`, and its index in [`COMMANDS`].

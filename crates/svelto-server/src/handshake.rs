@@ -1,7 +1,7 @@
 //! The start of a connection (protocol doc 2, 3): greeting, the client's response, which
 //! repository, its svnserve.conf and authz rules, the auth exchange, repos-info.
 
-use crate::actions::{self, RunNote};
+use crate::actions::RunNote;
 use crate::auth::Auth;
 use crate::conn::{Conn, ConnError};
 use crate::error::{code, CmdError};
@@ -212,9 +212,9 @@ pub fn handshake<R: Read, W: Write>(
                 .map(|n| n.to_string_lossy().into_owned())
         })
         .unwrap_or_else(|| "-".into());
-    let repos_name = actions::uri_encode(&repos_name);
+    let repos_name = svelto_repos::action::uri_encode(&repos_name);
     let dash_or_encoded = |s: Option<String>| match s.filter(|s| !s.is_empty()) {
-        Some(s) => actions::uri_encode(&s),
+        Some(s) => svelto_repos::action::uri_encode(&s),
         None => "-".into(),
     };
     shared.log.open(
@@ -223,7 +223,7 @@ pub fn handshake<R: Read, W: Write>(
         &repos_name,
         &format!(
             "open 2 cap=({cap_log}) {} {} {}",
-            actions::uri_encode(&format!("/{}", located.session_path)),
+            svelto_repos::action::uri_encode(&format!("/{}", located.session_path)),
             dash_or_encoded(ra_client),
             dash_or_encoded(client_string)
         ),

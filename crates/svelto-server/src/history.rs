@@ -1,7 +1,7 @@
 //! History commands (protocol doc 4.4): log, get-locations, get-location-segments,
 //! get-deleted-rev, get-file-revs, get-mergeinfo.
 
-use crate::actions::{joined_paths, one, rev_text, uri_encode, Ctx, Pending};
+use crate::actions::{full_paths, one, Ctx, Pending};
 use crate::command::{Command, Reply};
 use crate::conn::Conn;
 use crate::error::{code, CmdError, CmdResult, Failure};
@@ -9,6 +9,7 @@ use crate::items::proplist_item;
 use crate::session::Session;
 use std::io::{Read, Write};
 use svelto_core::{NodeKind, Revnum};
+use svelto_repos::action;
 use svelto_repos::{FileRev, FileRevsHandler, FileRevsOptions, Inherit, LogEntry, LogOptions};
 use svelto_wire::{Item, ItemWriter, TupleReader};
 
@@ -143,38 +144,30 @@ impl Command for Log {
         } else {
             0
         };
-        let mut opts = String::new();
-        if limit > 0 {
-            opts.push_str(&format!(" limit={limit}"));
-        }
-        if self.changed_paths {
-            opts.push_str(" discover-changed-paths");
-        }
-        if self.strict {
-            opts.push_str(" strict");
-        }
-        if self.include_merged {
-            opts.push_str(" include-merged-revisions");
-        }
-        match &self.revprops {
-            LogRevprops::Standard => opts.push_str(" revprops=(svn:author svn:date svn:log)"),
-            LogRevprops::All => opts.push_str(" revprops=all"),
-            LogRevprops::Named(names) => {
-                let names: Vec<String> = names
+        let names: Option<Vec<String>> = match &self.revprops {
+            LogRevprops::Standard => Some(
+                [AUTHOR, DATE, MESSAGE]
+                    .map(|n| String::from_utf8_lossy(n).into_owned())
+                    .to_vec(),
+            ),
+            LogRevprops::All => None,
+            LogRevprops::Named(names) => Some(
+                names
                     .iter()
-                    .map(|s| uri_encode(&String::from_utf8_lossy(s)))
-                    .collect();
-                if !names.is_empty() {
-                    opts.push_str(&format!(" revprops=({})", names.join(" ")));
-                }
-            }
-        }
-        one(format!(
-            "log ({}) r{}:{}{opts}",
-            joined_paths(&self.paths, ctx),
-            rev_text(self.start),
-            rev_text(self.end)
-        ))
+                    .map(|s| String::from_utf8_lossy(s).into_owned())
+                    .collect(),
+            ),
+        };
+        one(action::log(&action::Log {
+            paths: &full_paths(self.paths.iter().map(Vec::as_slice), ctx),
+            start: self.start,
+            end: self.end,
+            limit,
+            changed_paths: self.changed_paths,
+            strict: self.strict,
+            include_merged: self.include_merged,
+            revprops: names.as_deref(),
+        }))
     }
 }
 
@@ -292,12 +285,10 @@ impl Command for GetLocations {
     }
 
     fn action(&self, ctx: &Ctx<'_>) -> Pending {
-        let revs: Vec<String> = self.revs.iter().map(|n| n.to_string()).collect();
-        one(format!(
-            "get-locations {}@{} ({})",
-            ctx.full(&self.path),
+        one(action::get_locations(
+            &ctx.full(&self.path),
             self.peg,
-            revs.join(" ")
+            &self.revs,
         ))
     }
 }
@@ -340,12 +331,11 @@ impl Command for GetLocationSegments {
     }
 
     fn action(&self, ctx: &Ctx<'_>) -> Pending {
-        one(format!(
-            "get-location-segments {}@{} r{}:{}",
-            ctx.full(&self.path),
-            rev_text(self.peg),
-            rev_text(self.start),
-            rev_text(self.end)
+        one(action::get_location_segments(
+            &ctx.full(&self.path),
+            self.peg,
+            self.start,
+            self.end,
         ))
     }
 }
@@ -395,7 +385,7 @@ impl Command for GetDeletedRev {
     }
 
     fn action(&self, _: &Ctx<'_>) -> Pending {
-        one("get-deleted-rev".into())
+        one(action::get_deleted_rev())
     }
 }
 
@@ -471,16 +461,11 @@ impl Command for GetFileRevs {
     }
 
     fn action(&self, ctx: &Ctx<'_>) -> Pending {
-        let merged = if self.include_merged {
-            " include-merged-revisions"
-        } else {
-            ""
-        };
-        one(format!(
-            "get-file-revs {} r{}:{}{merged}",
-            ctx.full(&self.path),
-            rev_text(self.start),
-            rev_text(self.end)
+        one(action::get_file_revs(
+            &ctx.full(&self.path),
+            self.start,
+            self.end,
+            self.include_merged,
         ))
     }
 }
@@ -529,14 +514,10 @@ impl Command for GetMergeinfo {
             w @ ("explicit" | "inherited" | "nearest-ancestor") => w,
             _ => "explicit",
         };
-        let desc = if self.include_descendants {
-            " include-descendants"
-        } else {
-            ""
-        };
-        one(format!(
-            "get-mergeinfo ({}) {inherit}{desc}",
-            joined_paths(&self.paths, ctx)
+        one(action::get_mergeinfo(
+            &full_paths(self.paths.iter().map(Vec::as_slice), ctx),
+            inherit,
+            self.include_descendants,
         ))
     }
 }

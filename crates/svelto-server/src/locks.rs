@@ -1,7 +1,7 @@
 //! Lock commands (protocol doc 4.5): `lock`, `lock-many`, `unlock`, `unlock-many` (write
 //! access and a user name), `get-lock`, `get-locks` (reads).
 
-use crate::actions::{one, Ctx, Pending};
+use crate::actions::{full_paths, one, Ctx, Pending};
 use crate::command::{Command, Reply};
 use crate::conn::Conn;
 use crate::error::{code, repos_error, CmdError, CmdResult};
@@ -9,6 +9,7 @@ use crate::session::Needs;
 use crate::session::Session;
 use std::io::{Read, Write};
 use svelto_core::{svn_date_now, Revnum};
+use svelto_repos::action;
 use svelto_repos::locks::{Lock, LockTarget, UnlockTarget};
 use svelto_wire::{failure, success, Item, TupleReader};
 
@@ -41,11 +42,6 @@ fn opt_string_in_tuple(p: &mut TupleReader<'_>) -> CmdResult<Option<String>> {
 /// `( ? rev )`, read leniently.
 fn opt_rev_in_tuple(p: &mut TupleReader<'_>) -> CmdResult<Option<Revnum>> {
     Ok(p.opt_tuple()?.and_then(|mut t| t.opt_rev().ok().flatten()))
-}
-
-/// Client paths as the log names them: `/a /b`.
-fn logged_paths<'a>(paths: impl Iterator<Item = &'a [u8]>, ctx: &Ctx<'_>) -> String {
-    paths.map(|p| ctx.full(p)).collect::<Vec<_>>().join(" ")
 }
 
 /// `lock ( path:string ( ? comment:string ) steal:bool ( ? current-rev:number ) )`.
@@ -89,8 +85,7 @@ impl Command for LockOne {
     }
 
     fn action(&self, ctx: &Ctx<'_>) -> Pending {
-        let steal = if self.steal { " steal" } else { "" };
-        one(format!("lock ({}){steal}", ctx.full(&self.path)))
+        one(action::lock(&[ctx.full(&self.path)], self.steal))
     }
 }
 
@@ -124,9 +119,8 @@ impl Command for LockMany {
     }
 
     fn action(&self, ctx: &Ctx<'_>) -> Pending {
-        let steal = if self.steal { " steal" } else { "" };
-        let paths = logged_paths(self.targets.iter().map(|(p, _)| p.as_slice()), ctx);
-        one(format!("lock ({paths}){steal}"))
+        let paths = full_paths(self.targets.iter().map(|(p, _)| p.as_slice()), ctx);
+        one(action::lock(&paths, self.steal))
     }
 }
 
@@ -200,8 +194,7 @@ impl Command for UnlockOne {
     }
 
     fn action(&self, ctx: &Ctx<'_>) -> Pending {
-        let brk = if self.brk { " break" } else { "" };
-        one(format!("unlock ({}){brk}", ctx.full(&self.path)))
+        one(action::unlock(&[ctx.full(&self.path)], self.brk))
     }
 }
 
@@ -237,9 +230,8 @@ impl Command for UnlockMany {
     }
 
     fn action(&self, ctx: &Ctx<'_>) -> Pending {
-        let brk = if self.brk { " break" } else { "" };
-        let paths = logged_paths(self.targets.iter().map(|(p, _)| p.as_slice()), ctx);
-        one(format!("unlock ({paths}){brk}"))
+        let paths = full_paths(self.targets.iter().map(|(p, _)| p.as_slice()), ctx);
+        one(action::unlock(&paths, self.brk))
     }
 }
 
@@ -304,7 +296,7 @@ impl Command for GetLock {
     }
 
     fn action(&self, ctx: &Ctx<'_>) -> Pending {
-        one(format!("get-lock {}", ctx.full(&self.path)))
+        one(action::get_lock(&ctx.full(&self.path)))
     }
 }
 
@@ -355,6 +347,6 @@ impl Command for GetLocks {
     }
 
     fn action(&self, ctx: &Ctx<'_>) -> Pending {
-        one(format!("get-locks {}", ctx.full(&self.path)))
+        one(action::get_locks(&ctx.full(&self.path)))
     }
 }

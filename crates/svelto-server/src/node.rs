@@ -1,7 +1,7 @@
 //! The commands that read nodes (protocol doc 4): reparent, get-latest-rev, get-dated-rev,
 //! check-path, stat, get-file, get-dir, list, get-iprops.
 
-use crate::actions::{depth_text, one, Ctx, Pending};
+use crate::actions::{one, Ctx, Pending};
 use crate::command::{Command, Reply};
 use crate::conn::{Conn, StringChunks};
 use crate::error::{code, CmdError, CmdResult, Failure};
@@ -10,6 +10,7 @@ use crate::session::Session;
 use crate::url::path_in_repo;
 use std::io::{Read, Write};
 use svelto_core::{parse_svn_date, Depth, NodeKind, PropList, Revnum};
+use svelto_repos::action;
 use svelto_repos::list::DirentFields as Fields;
 use svelto_repos::Node;
 use svelto_wire::{success, Item, TupleReader};
@@ -35,7 +36,7 @@ impl Command for Reparent {
 
     fn action(&self, ctx: &Ctx<'_>) -> Pending {
         match ctx.url_path(self.url.as_bytes()) {
-            Some(path) => one(format!("reparent {path}")),
+            Some(path) => one(action::reparent(&path)),
             None => Pending::Nothing,
         }
     }
@@ -54,7 +55,7 @@ impl Command for GetLatestRev {
     }
 
     fn action(&self, _: &Ctx<'_>) -> Pending {
-        one("get-latest-rev".into())
+        one(action::get_latest_rev())
     }
 }
 
@@ -74,7 +75,7 @@ impl Command for GetDatedRev {
     }
 
     fn action(&self, _: &Ctx<'_>) -> Pending {
-        one(format!("get-dated-rev {}", self.date))
+        one(action::get_dated_rev(&self.date))
     }
 }
 
@@ -106,11 +107,6 @@ impl PathRev {
         let path = s.full_path(&self.path)?;
         Ok((path, s.ctx.rev_or_head(self.rev)?))
     }
-
-    /// `/PATH@REV` as the log gives it.
-    fn at(&self, ctx: &Ctx<'_>) -> String {
-        format!("{}@{}", ctx.full(&self.path), ctx.rev(self.rev))
-    }
 }
 
 /// `check-path ( path:string [ rev:number ] )`.
@@ -130,7 +126,10 @@ impl Command for CheckPath {
     }
 
     fn action(&self, ctx: &Ctx<'_>) -> Pending {
-        one(format!("check-path {}", self.0.at(ctx)))
+        one(action::check_path(
+            &ctx.full(&self.0.path),
+            ctx.rev(self.0.rev),
+        ))
     }
 }
 
@@ -175,7 +174,7 @@ impl Command for Stat {
     }
 
     fn action(&self, ctx: &Ctx<'_>) -> Pending {
-        one(format!("stat {}", self.0.at(ctx)))
+        one(action::stat(&ctx.full(&self.0.path), ctx.rev(self.0.rev)))
     }
 }
 
@@ -264,25 +263,13 @@ impl Command for GetFile {
     }
 
     fn action(&self, ctx: &Ctx<'_>) -> Pending {
-        get_action(
-            "get-file",
-            &self.at,
-            self.want_props,
+        one(action::get_file(
+            &ctx.full(&self.at.path),
+            ctx.rev(self.at.rev),
             self.want_contents,
-            ctx,
-        )
+            self.want_props,
+        ))
     }
-}
-
-/// `get-file /PATH rREV [text] [props]` (and the same for `get-dir`).
-fn get_action(name: &str, at: &PathRev, props: bool, text: bool, ctx: &Ctx<'_>) -> Pending {
-    one(format!(
-        "{name} {} r{}{}{}",
-        ctx.full(&at.path),
-        ctx.rev(at.rev),
-        if text { " text" } else { "" },
-        if props { " props" } else { "" }
-    ))
 }
 
 fn get_file<R: Read, W: Write>(
@@ -382,13 +369,12 @@ impl Command for GetDir {
     }
 
     fn action(&self, ctx: &Ctx<'_>) -> Pending {
-        get_action(
-            "get-dir",
-            &self.at,
-            self.want_props,
+        one(action::get_dir(
+            &ctx.full(&self.at.path),
+            ctx.rev(self.at.rev),
             self.want_contents,
-            ctx,
-        )
+            self.want_props,
+        ))
     }
 }
 
@@ -506,18 +492,16 @@ impl Command for List {
 
     fn action(&self, ctx: &Ctx<'_>) -> Pending {
         let depth = Depth::from_word(&self.depth).unwrap_or(Depth::Unknown);
-        let patterns = match &self.patterns {
-            None => " <ANY>".to_string(),
-            Some(l) => l
-                .iter()
-                .map(|s| format!(" {}", String::from_utf8_lossy(s)))
-                .collect(),
-        };
-        one(format!(
-            "list {} r{}{}{patterns}",
-            ctx.full(&self.at.path),
+        let patterns: Option<Vec<String>> = self.patterns.as_ref().map(|l| {
+            l.iter()
+                .map(|s| String::from_utf8_lossy(s).into_owned())
+                .collect()
+        });
+        one(action::list(
+            &ctx.full(&self.at.path),
             ctx.rev(self.at.rev),
-            depth_text(depth)
+            depth,
+            patterns.as_deref(),
         ))
     }
 }
@@ -624,10 +608,9 @@ impl Command for GetIprops {
     }
 
     fn action(&self, ctx: &Ctx<'_>) -> Pending {
-        one(format!(
-            "get-inherited-props {} r{}",
-            ctx.full(&self.0.path),
-            ctx.rev(self.0.rev)
+        one(action::get_inherited_props(
+            &ctx.full(&self.0.path),
+            ctx.rev(self.0.rev),
         ))
     }
 }

@@ -1,6 +1,6 @@
 //! replay and replay-range (protocol doc 4.6): what svnsync and svnrdump read.
 
-use crate::actions::{one, uri_encode, Ctx, Pending};
+use crate::actions::{one, Ctx, Pending};
 use crate::command::{Command, Reply};
 use crate::conn::{Conn, ConnError};
 use crate::editor::WireEditor;
@@ -9,6 +9,7 @@ use crate::items::proplist_items;
 use crate::session::Session;
 use std::io::{Read, Write};
 use svelto_core::Revnum;
+use svelto_repos::action;
 use svelto_repos::replay::ReplayOptions;
 use svelto_repos::TextOptions;
 use svelto_wire::TupleReader;
@@ -76,7 +77,7 @@ impl Command for Replay {
     }
 
     fn action(&self, ctx: &Ctx<'_>) -> Pending {
-        one(format!("replay {} r{}", uri_encode(&ctx.fs_path), self.rev))
+        one(action::replay(&ctx.fs_path, self.rev))
     }
 }
 
@@ -131,7 +132,7 @@ impl Command for ReplayRange {
     /// One line for the range, once it was found valid.
     fn action(&self, ctx: &Ctx<'_>) -> Pending {
         Pending::ReplayRange {
-            path: uri_encode(&ctx.fs_path),
+            path: ctx.fs_path.clone(),
         }
     }
 }

@@ -1,7 +1,7 @@
 //! update, switch, status and diff (protocol doc 4.7, 5): read the client's report, then
 //! drive its working copy to the target with the wire editor.
 
-use crate::actions::{self, depth_text, one, Ctx, Pending};
+use crate::actions::{self, one, Ctx, Pending};
 use crate::budget::Charge;
 use crate::command::{Command, Reply};
 use crate::conn::Conn;
@@ -11,6 +11,7 @@ use crate::session::{empty_slot, Session};
 use crate::url::path_in_repo;
 use std::io::{Read, Write};
 use svelto_core::{validate_path, Depth, Revnum};
+use svelto_repos::action;
 use svelto_repos::report::{Report, ReportOptions};
 use svelto_repos::TextOptions;
 use svelto_wire::{failure, Response, TupleReader};
@@ -117,7 +118,7 @@ impl Command for Update {
         Pending::Update {
             path: ctx.full(&self.target),
             rev: ctx.rev(self.rev),
-            depth: depth_text(depth),
+            depth,
             copyfrom: self.send_copyfrom_args == Some(true),
         }
     }
@@ -168,11 +169,11 @@ impl Command for Switch {
             return Pending::Nothing;
         };
         let depth = actions::command_depth(self.depth.as_deref(), self.recurse, Depth::Files);
-        one(format!(
-            "switch {} {target}@{}{}",
-            ctx.full(&self.target),
+        one(action::switch(
+            &ctx.full(&self.target),
+            &target,
             ctx.rev(self.rev),
-            depth_text(depth)
+            depth,
         ))
     }
 }
@@ -219,11 +220,10 @@ impl Command for Status {
 
     fn action(&self, ctx: &Ctx<'_>) -> Pending {
         let depth = actions::command_depth(self.depth.as_deref(), self.recurse, Depth::Empty);
-        one(format!(
-            "status {} r{}{}",
-            ctx.full(&self.target),
+        one(action::status(
+            &ctx.full(&self.target),
             ctx.rev(self.rev),
-            depth_text(depth)
+            depth,
         ))
     }
 }
@@ -272,16 +272,12 @@ impl Command for Diff {
             return Pending::Nothing;
         };
         let depth = actions::command_depth(self.depth.as_deref(), self.recurse, Depth::Files);
-        let ia = if self.ignore_ancestry {
-            " ignore-ancestry"
-        } else {
-            ""
-        };
         Pending::Diff {
             path: ctx.full(&self.target),
             versus,
             rev: ctx.rev(self.rev),
-            opts: format!("{}{ia}", depth_text(depth)),
+            depth,
+            ignore_ancestry: self.ignore_ancestry,
         }
     }
 }

@@ -2,7 +2,7 @@
 //! read), `change-rev-prop` and `change-rev-prop2` (decided by the repository's
 //! pre-revprop-change hook).
 
-use crate::actions::{one, uri_encode, Ctx, Pending};
+use crate::actions::{one, Ctx, Pending};
 use crate::command::{Command, Reply};
 use crate::conn::Conn;
 use crate::error::{code, CmdError, CmdResult};
@@ -10,6 +10,7 @@ use crate::items::proplist_item;
 use crate::session::Session;
 use std::io::{Read, Write};
 use svelto_core::Revnum;
+use svelto_repos::action;
 use svelto_wire::{Item, TupleReader};
 
 /// `rev-proplist ( rev:number )`.
@@ -28,7 +29,7 @@ impl Command for RevProplist {
     }
 
     fn action(&self, _: &Ctx<'_>) -> Pending {
-        one(format!("rev-proplist r{}", self.rev))
+        one(action::rev_proplist(self.rev))
     }
 }
 
@@ -54,10 +55,9 @@ impl Command for RevProp {
     }
 
     fn action(&self, _: &Ctx<'_>) -> Pending {
-        one(format!(
-            "rev-prop r{} {}",
+        one(action::rev_prop(
             self.rev,
-            uri_encode(&String::from_utf8_lossy(&self.name))
+            &String::from_utf8_lossy(&self.name),
         ))
     }
 }
@@ -138,7 +138,7 @@ impl Command for ChangeRevProp2 {
 }
 
 fn change_action(rev: Revnum, name: &str) -> Pending {
-    one(format!("change-rev-prop r{rev} {}", uri_encode(name)))
+    one(action::change_rev_prop(rev, name))
 }
 
 fn change(
