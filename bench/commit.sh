@@ -1,20 +1,32 @@
 #!/usr/bin/env bash
-# bench/commit.sh [RUNS]: commits to svelto serve vs svnserve, side by side.
+# bench/commit.sh [RUNS]: commits to svelto serve vs svnserve, and over http:// to
+# svelto serve --http-listen vs Apache httpd with mod_dav_svn, side by side.
 #
-# For each run, two fresh empty repositories (FSFS served by svnserve in its fastest
-# configuration, `-T -M 1024 -c 0 --cache-revprops yes --block-read yes`, and Svelto served
-# by `svelto serve`), both on 127.0.0.1, writable by anonymous clients. Against each, in
-# alternating order:
+# For each run, a fresh empty repository per server, all on 127.0.0.1:
+#   svnserve     FSFS served by svnserve in its fastest configuration, `-T -M 1024 -c 0
+#                --cache-revprops yes --block-read yes`, anonymous clients may write
+#   svelto       svelto serve, anonymous clients may write
+#   apache       FSFS served by Apache httpd (event MPM) with mod_dav_svn and its defaults
+#                (bench/servers.sh), every request logged in: AuthType Basic, an htpasswd
+#                file, Require valid-user
+#   apache-fast  the same with the seeds' "fast" mod_dav_svn caches (not by default)
+#   svelto-http  svelto serve --http-listen with the same htpasswd file (--http-auth-file,
+#                anon-access = none, auth-access = write)
+# The password file holds one user, written by `htpasswd -b HTPASSWD_FLAGS` (default -B:
+# bcrypt, which both servers verify on each request). Against each server, in an order
+# that rotates from run to run:
 #   latency  COMMITS one-file commits in a row (`svnmucc put`), wall time of each
 #   import   `svn import` of a generated tree of FILES files (deterministic contents)
 #   writers  WRITERS clients committing to their own files as fast as they can for
 #            DURATION seconds (`svnmucc put` in a loop): commits per second, failures
-# Server CPU comes from /proc around each workload. Prints a markdown table (medians over
-# the runs, min-max) and writes it, with every raw run as JSON lines, to
-# OUT_DIR/commit.{md,jsonl} (default bench/results/DAY/).
+# Server CPU comes from /proc around each workload (utime+stime of the server, its threads
+# and its children: Apache's). Prints a markdown table (medians over the runs, min-max)
+# and writes it, with every raw run as JSON lines, to OUT_DIR/commit.{md,jsonl} (default
+# bench/results/DAY/).
 #
-# Environment: SVELTO_BIN=PATH (default: build target/release/svelto), COMMITS (30),
-# FILES (20000), WRITERS (8), DURATION (120), SCRATCH (bench/work/commit).
+# Environment: SVELTO_BIN=PATH (default: build target/release/svelto), SERVERS (default
+# "svnserve svelto apache svelto-http"), COMMITS (30), FILES (20000), WRITERS (8),
+# DURATION (120), HTPASSWD_FLAGS (-B), SCRATCH (bench/work/commit).
 set -euo pipefail
 
 RUNS=${1:-3}
@@ -23,6 +35,16 @@ COMMITS=${COMMITS:-30}
 FILES=${FILES:-20000}
 WRITERS=${WRITERS:-8}
 DURATION=${DURATION:-120}
+HTPASSWD_FLAGS=${HTPASSWD_FLAGS:--B}
+read -r -a SERVERS <<<"${SERVERS:-svnserve svelto apache svelto-http}"
+HAS_APACHE=no
+for s in "${SERVERS[@]}"; do
+    case "$s" in
+    apache | apache-fast) HAS_APACHE=yes ;;
+    svnserve | svelto | svelto-http) ;;
+    *) echo "bench/commit.sh: unknown server '$s' (of: svnserve svelto apache apache-fast svelto-http)" >&2; exit 2 ;;
+    esac
+done
 
 BENCH=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(dirname "$BENCH")
@@ -38,11 +60,14 @@ JSON=$SCRATCH/commit.jsonl
 NAME=commit.sh
 # shellcheck source=bench/common.sh
 source "$BENCH/common.sh"
+# shellcheck source=bench/servers.sh
+source "$BENCH/servers.sh"
 results_dir
 
 for t in svn svnmucc svnserve svnadmin awk; do
     command -v "$t" >/dev/null || die "$t not found (apt-get install -y subversion)"
 done
+[[ $HAS_APACHE == no ]] || { need_apache; need_package htpasswd apache2-utils; }
 TICK=$(getconf CLK_TCK)
 if [[ -n "${SVELTO_BIN:-}" ]]; then
     SV=$SVELTO_BIN
@@ -74,16 +99,12 @@ fi
 CFG=$SCRATCH/config
 mkdir -p "$CFG"
 C=(--non-interactive --no-auth-cache --config-dir "$CFG")
+# Over http:// every client logs in as this user.
+PASSWD=$SCRATCH/htpasswd
+htpasswd -c -b $HTPASSWD_FLAGS "$PASSWD" bench bench-pw 2>/dev/null || die "htpasswd $HTPASSWD_FLAGS failed"
+chmod a+r "$PASSWD"
 declare -A PID URL
 
-port_of() {
-    local pid=$1 inodes hex
-    inodes=$(find "/proc/$pid/fd" -lname 'socket:*' -printf '%l\n' 2>/dev/null | sed 's/socket:\[\(.*\)\]/\1/')
-    [[ -n "$inodes" ]] || return 1
-    hex=$(awk -v ino=" $(echo "$inodes" | tr '\n' ' ')" '$4 == "0A" && index(ino, " " $10 " ") { split($2, a, ":"); print a[2]; exit }' /proc/net/tcp)
-    [[ -n "$hex" ]] || return 1
-    echo $((16#$hex))
-}
 stop_servers() {
     local s
     for s in "${!PID[@]}"; do kill "${PID[$s]}" 2>/dev/null || true; done
@@ -91,37 +112,58 @@ stop_servers() {
     PID=()
 }
 trap stop_servers EXIT
-ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
 
 start() {
     local s=$1 root=$SCRATCH/root-$1 port="" i
     rm -rf "$root"
     mkdir -p "$root"
-    if [[ $s == svnserve ]]; then
-        svnadmin create "$root/repo"
-    else
+    case "$s" in
+    svnserve | apache*) svnadmin create "$root/repo" ;;
+    *)
         "$SV" admin create "$root/repo" >/dev/null
         mkdir -p "$root/repo/conf"
-    fi
+        ;;
+    esac
     printf '[general]\nanon-access = write\n' >"$root/repo/conf/svnserve.conf"
-    if [[ $s == svnserve ]]; then
+    case "$s" in
+    svnserve)
         svnserve -d --foreground -T -M 1024 -c 0 --cache-revprops yes --block-read yes \
             -r "$root" --listen-host 127.0.0.1 --listen-port 0 2>"$SCRATCH/$s.stderr" &
-    else
+        ;;
+    svelto)
         "$SV" serve -d --foreground -r "$root" --listen-host 127.0.0.1 --listen-port 0 \
             2>"$SCRATCH/$s.stderr" &
-    fi
+        ;;
+    svelto-http)
+        printf '[general]\nanon-access = none\nauth-access = write\nrealm = bench\n' >"$root/repo/conf/svnserve.conf"
+        "$SV" serve -d --foreground -r "$root" --listen-host 127.0.0.1 --listen-port 0 \
+            --http-listen 127.0.0.1:0 --http-auth-file "$PASSWD" 2>"$SCRATCH/$s.stderr" &
+        ;;
+    apache*)
+        port=$(free_port) || die "found no free port for $s"
+        apache_conf "$s" "$root" "$port" "$SCRATCH/$s" "$PASSWD"
+        open_to_daemon "$root" "$SCRATCH/$s"
+        apache_start "$SCRATCH/$s" "$SCRATCH/$s.stderr"
+        PID[$s]=$APACHE_PID
+        URL[$s]=http://127.0.0.1:$port/repo
+        return 0
+        ;;
+    esac
     PID[$s]=$!
-    # The listening socket's port, read from /proc for both servers (the server's
-    # standard error may not even exist yet when the first check runs).
+    # The listening port: from /proc for svn:// (the server's standard error may not even
+    # exist yet when the first check runs), as announced for http://.
     for i in $(seq 1 100); do
         kill -0 "${PID[$s]}" 2>/dev/null || break
-        port=$(port_of "${PID[$s]}") || port=""
+        if [[ $s == svelto-http ]]; then port=$(http_port_of "$SCRATCH/$s.stderr"); else port=$(port_of "${PID[$s]}") || port=""; fi
         [[ -n "$port" ]] && break
         sleep 0.1
     done
     [[ -n "$port" ]] || die "$s did not start: $(cat "$SCRATCH/$s.stderr" 2>/dev/null)"
-    URL[$s]=svn://127.0.0.1:$port/repo
+    if [[ $s == svelto-http ]]; then
+        URL[$s]=http://127.0.0.1:$port/repo
+    else
+        URL[$s]=svn://127.0.0.1:$port/repo
+    fi
 }
 
 now() { date +%s.%N; }
@@ -136,17 +178,18 @@ record() { # server run workload key value...
 run_one() { # server run
     local s=$1 r=$2 t0 t1 c0 i w ok bad
     start "$s"
-    local url=${URL[$s]} pid=${PID[$s]}
-    svn "${C[@]}" mkdir -q -m layout "$url/trunk" "$url/writers"
+    local url=${URL[$s]} pid=${PID[$s]} c=("${C[@]}")
+    [[ $url != http:* ]] || c+=(--username bench --password bench-pw)
+    svn "${c[@]}" mkdir -q -m layout "$url/trunk" "$url/writers"
     # latency: one file changed COMMITS times
     local lat=()
     echo 0 >"$SCRATCH/payload"
-    svnmucc "${C[@]}" -m first -U "$url" put "$SCRATCH/payload" trunk/one.txt >/dev/null
+    svnmucc "${c[@]}" -m first -U "$url" put "$SCRATCH/payload" trunk/one.txt >/dev/null
     c0=$(ticks "$pid")
     for i in $(seq 1 "$COMMITS"); do
         echo "$i" >"$SCRATCH/payload"
         t0=$(now)
-        svnmucc "${C[@]}" -m "change $i" -U "$url" put "$SCRATCH/payload" trunk/one.txt >/dev/null
+        svnmucc "${c[@]}" -m "change $i" -U "$url" put "$SCRATCH/payload" trunk/one.txt >/dev/null
         t1=$(now)
         lat+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f", b - a }')")
     done
@@ -156,7 +199,7 @@ run_one() { # server run
     # import
     c0=$(ticks "$pid")
     t0=$(now)
-    svn "${C[@]}" import -q -m import "$TREE" "$url/trunk/tree"
+    svn "${c[@]}" import -q -m import "$TREE" "$url/trunk/tree"
     t1=$(now)
     record "$s" "$r" import wall_s "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')" server_cpu_s "$(awk -v t="$(( $(ticks "$pid") - c0 ))" -v k="$TICK" 'BEGIN { printf "%.3f", t / k }')"
     # writers
@@ -168,7 +211,7 @@ run_one() { # server run
             echo "writer $w" >"$SCRATCH/payload.$w"
             while (( $(date +%s) < end )); do
                 i=$((i + 1))
-                if svnmucc "${C[@]}" -m "w$w c$i" -U "$url" put "$SCRATCH/payload.$w" "writers/w$w-$i.txt" >/dev/null 2>>"$SCRATCH/$s.writer-errors"; then
+                if svnmucc "${c[@]}" -m "w$w c$i" -U "$url" put "$SCRATCH/payload.$w" "writers/w$w-$i.txt" >/dev/null 2>>"$SCRATCH/$s.writer-errors"; then
                     ok=$((ok + 1))
                 else
                     bad=$((bad + 1))
@@ -185,11 +228,12 @@ run_one() { # server run
     stop_servers
 }
 
-: >"$SCRATCH/svnserve.writer-errors"
-: >"$SCRATCH/svelto.writer-errors"
+for s in "${SERVERS[@]}"; do : >"$SCRATCH/$s.writer-errors"; done
 for r in $(seq 1 "$RUNS"); do
-    if ((r % 2)); then order=(svnserve svelto); else order=(svelto svnserve); fi
-    for s in "${order[@]}"; do
+    # The order rotates by one server from run to run.
+    n=${#SERVERS[@]}
+    for k in $(seq 0 $((n - 1))); do
+        s=${SERVERS[$(((k + r - 1) % n))]}
         say "run $r: $s"
         run_one "$s" "$r"
     done
@@ -202,30 +246,55 @@ stat() { # workload key server -> "median (min-max)"
         awk '{ v[NR] = $1 } END { if (NR) printf "%s (%s-%s)", v[int((NR + 1) / 2)], v[1], v[NR] }'
 }
 med() { stat "$@" | cut -d' ' -f1; }
-# svelto/svnserve; a server CPU time of 0 means less than one clock tick (10 ms) in all,
-# which short runs (SMOKE=1) can measure: said so rather than divided by.
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0) printf "%.2f", b / a; else print "n/a (svnserve under one clock tick)" }'; }
+# a ÷ b for times, where b is the peer's; a server CPU time of 0 means less than one clock
+# tick (10 ms) in all, which short runs (SMOKE=1) can measure: said so rather than
+# divided by.
+ratio() { awk -v a="$1" -v b="$2" -v peer="$3" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a (" peer " under one clock tick)" }'; }
+# The pairs compared: svelto with svnserve over svn://, svelto-http with Apache over
+# http:// (apache-fast when apache is not measured).
+has() { [[ " ${SERVERS[*]} " == *" $1 "* ]]; }
+PAIRS=()
+has svnserve && has svelto && PAIRS+=("svelto svnserve")
+for a in apache apache-fast; do
+    if has "$a" && has svelto-http; then
+        PAIRS+=("svelto-http $a")
+        break
+    fi
+done
+row() { # label measure workload key
+    local line="| $1 | $2 |" s p
+    for s in "${SERVERS[@]}"; do line+=" $(stat "$3" "$4" "$s") |"; done
+    for p in "${PAIRS[@]}"; do
+        read -r a b <<<"$p"
+        if [[ $4 == failures ]]; then line+=" |"; else line+=" $(ratio "$(med "$3" "$4" "$a")" "$(med "$3" "$4" "$b")" "$b") |"; fi
+    done
+    echo "$line"
+}
 OUT_MD=$OUT_DIR/commit.md
 {
-    echo "# Commits: svelto serve vs svnserve ($STAMP)"
+    echo "# Commits: svelto serve vs svnserve, and over http:// vs Apache httpd + mod_dav_svn ($STAMP)"
     echo
     echo "Machine: $(nproc) CPUs, $(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo), load before: $LOAD0."
-    echo "Command: \`bench/commit.sh $RUNS\` (COMMITS=$COMMITS FILES=$FILES WRITERS=$WRITERS DURATION=$DURATION); svelto $BUILD; $(svn --version --quiet) client and svnserve (-T -M 1024 -c 0 --cache-revprops yes --block-read yes)."
-    echo "Medians over $RUNS runs (min-max). Ratio: svelto/svnserve for times, svelto/svnserve for throughput."
+    echo "Command: \`bench/commit.sh $RUNS\` (SERVERS=\"${SERVERS[*]}\" COMMITS=$COMMITS FILES=$FILES WRITERS=$WRITERS DURATION=$DURATION HTPASSWD_FLAGS=$HTPASSWD_FLAGS); svelto $BUILD; $(svn --version --quiet) client and svnserve (-T -M 1024 -c 0 --cache-revprops yes --block-read yes)$([[ $HAS_APACHE == yes ]] && echo "; Apache httpd $(apache_version) (event MPM) with mod_dav_svn, Basic logins against an htpasswd file (htpasswd $HTPASSWD_FLAGS), as svelto-http")."
+    echo "Medians over $RUNS runs (min-max), the servers' order rotating from run to run. Server CPU: utime+stime from /proc, threads and children (Apache's) included. Ratios: Svelto's figure over its peer's (svelto over svnserve, svelto-http over Apache), for times and for throughput alike."
     echo
-    echo "| workload | measure | svnserve | svelto | ratio |"
-    echo "|---|---|---|---|---|"
-    echo "| one-file commit (svnmucc put) | wall s per commit | $(stat latency median_s svnserve) | $(stat latency median_s svelto) | $(ratio "$(med latency median_s svnserve)" "$(med latency median_s svelto)") |"
-    echo "| one-file commit | server CPU s per commit | $(stat latency server_cpu_s svnserve) | $(stat latency server_cpu_s svelto) | $(ratio "$(med latency server_cpu_s svnserve)" "$(med latency server_cpu_s svelto)") |"
-    echo "| svn import, $FILES files | wall s | $(stat import wall_s svnserve) | $(stat import wall_s svelto) | $(ratio "$(med import wall_s svnserve)" "$(med import wall_s svelto)") |"
-    echo "| svn import | server CPU s | $(stat import server_cpu_s svnserve) | $(stat import server_cpu_s svelto) | $(ratio "$(med import server_cpu_s svnserve)" "$(med import server_cpu_s svelto)") |"
-    echo "| $WRITERS writers, ${DURATION}s | commits/s | $(stat writers per_s svnserve) | $(stat writers per_s svelto) | $(ratio "$(med writers per_s svnserve)" "$(med writers per_s svelto)") |"
-    echo "| $WRITERS writers | failed commits | $(stat writers failures svnserve) | $(stat writers failures svelto) | |"
-    echo "| $WRITERS writers | server CPU s | $(stat writers server_cpu_s svnserve) | $(stat writers server_cpu_s svelto) | $(ratio "$(med writers server_cpu_s svnserve)" "$(med writers server_cpu_s svelto)") |"
+    line="| workload | measure |"
+    sep="|---|---|"
+    for s in "${SERVERS[@]}"; do line+=" $s |"; sep+="---|"; done
+    for p in "${PAIRS[@]}"; do read -r a b <<<"$p"; line+=" $a ÷ $b |"; sep+="---|"; done
+    echo "$line"
+    echo "$sep"
+    row "one-file commit (svnmucc put)" "wall s per commit" latency median_s
+    row "one-file commit" "server CPU s per commit" latency server_cpu_s
+    row "svn import, $FILES files" "wall s" import wall_s
+    row "svn import" "server CPU s" import server_cpu_s
+    row "$WRITERS writers, ${DURATION}s" "commits/s" writers per_s
+    row "$WRITERS writers" "failed commits" writers failures
+    row "$WRITERS writers" "server CPU s" writers server_cpu_s
 } >"$OUT_MD"
 cp "$JSON" "$OUT_DIR/commit.jsonl"
 cat "$OUT_MD"
-for s in svnserve svelto; do
+for s in "${SERVERS[@]}"; do
     if [[ -s "$SCRATCH/$s.writer-errors" ]]; then
         say "$s writer errors (first 5):"
         sort "$SCRATCH/$s.writer-errors" | uniq -c | sort -rn | head -n 5 >&2

@@ -62,6 +62,8 @@ NAME=serve.sh
 source "$BENCH/common.sh"
 # shellcheck source=bench/serve-floor.sh
 source "$BENCH/serve-floor.sh"
+# shellcheck source=bench/servers.sh
+source "$BENCH/servers.sh"
 
 usage() {
     echo "usage: bench/serve.sh small|medium|large|rN [RUNS]" >&2
@@ -153,13 +155,7 @@ for t in svn svnbench svnserve svnadmin svnlook timeout; do
     command -v "$t" >/dev/null || die "$t not found (apt-get install -y subversion coreutils)"
 done
 TICK=$(getconf CLK_TCK)
-APACHE_BIN=/usr/sbin/apache2
-APACHE_MODS=/usr/lib/apache2/modules
-if [[ $HAS_APACHE == yes ]]; then
-    for f in "$APACHE_BIN" "$APACHE_MODS/mod_dav_svn.so" "$APACHE_MODS/mod_mpm_event.so"; do
-        [[ -e "$f" ]] || die "$f not found (apt-get install -y apache2 libapache2-mod-svn)"
-    done
-fi
+[[ $HAS_APACHE == no ]] || need_apache
 
 SVELTO_DESC="not measured"
 if [[ $HAS_SVELTO == yes ]]; then
@@ -273,13 +269,6 @@ server_args() {
 forks() { [[ $1 == svnserve-slow || $1 == svnserve-fast || $1 == apache* ]]; }
 # over_http S: whether S speaks http://.
 over_http() { [[ $1 == apache* || $1 == svelto-http ]]; }
-# SVNInMemoryCacheSize is a server-wide directive; the rest go inside the <Location>.
-APACHE_FAST_SERVER="SVNInMemoryCacheSize 1048576"
-APACHE_FAST="SVNCacheFullTexts on
-  SVNCacheTextDeltas on
-  SVNCacheRevProps on
-  SVNBlockRead on
-  SVNAllowBulkUpdates Prefer"
 describe_server() {
     case "$1" in
     svnserve-slow) echo "svnserve with its defaults: a process per connection, 16 MB cache per process, compression level 5" ;;
@@ -291,56 +280,6 @@ describe_server() {
     apache-fast) echo "Apache httpd $(apache_version) with mod_dav_svn and the seeds' \"fast\": $(echo "$APACHE_FAST" | tr -s ' \n' ' ')(1 GB cache per child process; bulk updates preferred: one report carries every file)" ;;
     esac
 }
-apache_version() { "$APACHE_BIN" -v 2>/dev/null | sed -n 's|^Server version: Apache/\([^ ]*\).*|\1|p'; }
-
-# free_port: a TCP port nothing listens on (for Apache, which cannot be given port 0).
-free_port() {
-    local p
-    for _ in $(seq 1 200); do
-        p=$((20000 + RANDOM % 30000))
-        if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-            echo "$p"
-            return 0
-        fi
-    done
-    return 1
-}
-
-# apache_conf S ROOT PORT: Apache's configuration for S, serving ROOT as SVNParentPath at /.
-apache_conf() {
-    local s=$1 root=$2 port=$3 dir=$SCRATCH/$1 user="" fast="" fast_server=""
-    mkdir -p "$dir/run"
-    if [[ $(id -u) == 0 ]]; then
-        # Apache will not serve as root: its children run as daemon, who must read the
-        # repository (and write FSFS's lock files).
-        user="User daemon
-Group daemon"
-        chmod -R a+rwX "$FSFS" "$dir"
-        local d=$FSFS
-        while [[ $d != / ]]; do d=$(dirname "$d"); chmod a+x "$d" 2>/dev/null || true; done
-    fi
-    [[ $s == apache-fast ]] && fast=$APACHE_FAST fast_server=$APACHE_FAST_SERVER
-    cat >"$dir/httpd.conf" <<EOC
-ServerName 127.0.0.1
-Listen 127.0.0.1:$port
-PidFile $dir/run/httpd.pid
-DefaultRuntimeDir $dir/run
-ErrorLog $dir/error.log
-LogLevel warn
-$user
-LoadModule mpm_event_module $APACHE_MODS/mod_mpm_event.so
-LoadModule authz_core_module $APACHE_MODS/mod_authz_core.so
-LoadModule dav_module $APACHE_MODS/mod_dav.so
-LoadModule dav_svn_module $APACHE_MODS/mod_dav_svn.so
-$fast_server
-<Location />
-  DAV svn
-  SVNParentPath $root
-  $fast
-</Location>
-EOC
-}
-
 stop_server() {
     kill "${PID[$1]}" 2>/dev/null || true
     wait "${PID[$1]}" 2>/dev/null || true
@@ -350,16 +289,6 @@ stop_servers() {
     for s in "${!PID[@]}"; do stop_server "$s"; done
 }
 trap stop_servers EXIT
-
-# port_of PID: the TCP port the process listens on (from /proc, no tools needed).
-port_of() {
-    local pid=$1 inodes hex
-    inodes=$(find "/proc/$pid/fd" -lname 'socket:*' -printf '%l\n' 2>/dev/null | sed 's/socket:\[\(.*\)\]/\1/')
-    [[ -n "$inodes" ]] || return 1
-    hex=$(awk -v ino=" $(echo "$inodes" | tr '\n' ' ')" '$4 == "0A" && index(ino, " " $10 " ") { split($2, a, ":"); print a[2]; exit }' /proc/net/tcp)
-    [[ -n "$hex" ]] || return 1
-    echo $((16#$hex))
-}
 
 start_server() {
     local s=$1 root=$SCRATCH/root-$1 i port=""
@@ -372,19 +301,11 @@ start_server() {
     case "$s" in
     apache*)
         port=$(free_port) || die "found no free port for $s"
-        apache_conf "$s" "$root" "$port"
+        apache_conf "$s" "$root" "$port" "$SCRATCH/$s"
+        open_to_daemon "$FSFS" "$SCRATCH/$s"
         LOG[$s]=$SCRATCH/$s/error.log
-        "${ARGS[@]}" 2>"$SCRATCH/$s.stderr" &
-        PID[$s]=$!
-        for i in $(seq 1 100); do
-            kill -0 "${PID[$s]}" 2>/dev/null || break
-            (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
-            sleep 0.1
-        done
-        (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || {
-            cat "$SCRATCH/$s.stderr" "${LOG[$s]}" >&2
-            die "$s did not start listening"
-        }
+        apache_start "$SCRATCH/$s" "$SCRATCH/$s.stderr"
+        PID[$s]=$APACHE_PID
         URL[$s]=http://127.0.0.1:$port/$SIZE
         return 0
         ;;
@@ -400,7 +321,7 @@ start_server() {
     for i in $(seq 1 100); do
         kill -0 "${PID[$s]}" 2>/dev/null || break
         if [[ $s == svelto-http ]]; then
-            port=$(sed -n 's/^http listening on .*:\([0-9]*\)$/\1/p' "$SCRATCH/$s.stderr" | head -n 1)
+            port=$(http_port_of "$SCRATCH/$s.stderr")
         else
             port=$(port_of "${PID[$s]}") || port=""
         fi
@@ -416,13 +337,6 @@ start_server() {
     if [[ $s == svelto-http ]]; then URL[$s]=http://127.0.0.1:$port/$SIZE; else URL[$s]=svn://127.0.0.1:$port/$SIZE; fi
 }
 
-# ticks PID: CPU ticks (user+system) of the process, of its reaped children (cutime,
-# cstime) and of its live or zombie children: a forking svnserve's connections count.
-ticks() {
-    { cat /proc/[0-9]*/stat 2>/dev/null || true; } | awk -v p="$1" '
-        { id = $1; sub(/^.*\) /, ""); if (id == p || $2 == p) t += $12 + $13 + $14 + $15 }
-        END { print t + 0 }'
-}
 status_kb() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
 # children_kb PID: the summed VmRSS of the process's children.
 children_kb() {
