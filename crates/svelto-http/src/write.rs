@@ -597,6 +597,9 @@ fn proppatch_node(ctx: &Ctx<'_>, req: &Req, edit: &mut Edit) -> Result<Reply, Ht
             None => {}
         }
     }
+    if let Some(refused) = refused_change(ctx, &changes, |_| true) {
+        return Ok(proppatch_failed(&ctx.uri, &changes, refused));
+    }
     for c in &changes {
         edit.change_prop(path, &c.name, c.value.as_deref())
             .map_err(commit_error)?;
@@ -604,9 +607,67 @@ fn proppatch_node(ctx: &Ctx<'_>, req: &Req, edit: &mut Edit) -> Result<Reply, Ht
     Ok(proppatch_ok(&ctx.uri, &changes))
 }
 
+/// The first change of a PROPPATCH on a transaction that the repository refuses to
+/// store (`svelto_repos::commit::validate_prop`: `svn:entry:` and `svn:wc:` names,
+/// `svn:` values that are not UTF-8 or have CRLF, a malformed `svn:date`), among those
+/// `checked`; the repository's reason goes to the log, as Apache's error log gets it.
+fn refused_change(
+    ctx: &Ctx<'_>,
+    changes: &PropChanges,
+    checked: impl Fn(&PropChange) -> bool,
+) -> Option<usize> {
+    changes.iter().position(|c| {
+        if !checked(c) {
+            return false;
+        }
+        match svelto_repos::commit::validate_prop(&c.name, c.value.as_deref()) {
+            Ok(()) => false,
+            Err(e) => {
+                ctx.state.log(&format!(
+                    "{}: PROPPATCH {}: {e}",
+                    ctx.target.repo_name, ctx.uri
+                ));
+                true
+            }
+        }
+    })
+}
+
+/// The 207 answer to a PROPPATCH on a transaction whose change `failed` the repository
+/// refused, as mod_dav answers it: nothing is changed; every change is listed in
+/// document order, the refused one `500` with mod_dav's "Could not execute PROPPATCH."
+/// (the reason is in the server's log), the others `424 Failed Dependency`.
+fn proppatch_failed(href: &str, changes: &PropChanges, failed: usize) -> Reply {
+    let mut out = String::from(XML_HEADER);
+    out.push_str("<D:multistatus xmlns:D=\"DAV:\">\n<D:response>\n");
+    out.push_str(&format!("<D:href>{}</D:href>\n", esc(href)));
+    for (i, c) in changes.iter().enumerate() {
+        let (status, why) = if i == failed {
+            ("500 Internal Server Error", "Could not execute PROPPATCH.")
+        } else if c.value.is_some() {
+            (
+                "424 Failed Dependency",
+                "Attempted DAV:set operation could not be completed due to other errors.",
+            )
+        } else {
+            (
+                "424 Failed Dependency",
+                "Attempted DAV:remove operation could not be completed due to other errors.",
+            )
+        };
+        propstat(&mut out, &changes[i..=i], status, Some(why));
+    }
+    out.push_str("</D:response>\n</D:multistatus>\n");
+    Reply::xml(StatusCode::MULTI_STATUS, out.into_bytes())
+}
+
 /// `PROPPATCH` of `!svn/txn/NAME`: the revision properties the commit will have.
 fn proppatch_txn(ctx: &Ctx<'_>, req: &Req, edit: &mut Edit) -> Result<Reply, HttpError> {
     let changes = prop_changes(req)?;
+    // svn:author is the server's to set: a change of it is ignored, never refused.
+    if let Some(refused) = refused_change(ctx, &changes, |c| c.name != b"svn:author") {
+        return Ok(proppatch_failed(&ctx.uri, &changes, refused));
+    }
     for c in &changes {
         edit.set_revprop(&c.name, c.value.as_deref())
             .map_err(commit_error)?;

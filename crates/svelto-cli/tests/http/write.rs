@@ -298,3 +298,69 @@ fn bad_commit_requests_get_clear_errors() {
         "{out}"
     );
 }
+
+/// Property changes the repository refuses inside a commit (a PROPPATCH on a transaction
+/// node, which mod_dav answers 207 with the property's propstat `500` "Could not execute
+/// PROPPATCH."): the client's errors and exit statuses are Apache's, and nothing is
+/// committed on either side. (The stock clients check most values themselves first:
+/// malformed `svn:mergeinfo`, a bad `svn:eol-style` or CRLF in `svn:` values never reach
+/// the server; those checks are compared too.)
+#[test]
+fn refused_property_changes_in_a_commit() {
+    let pair = writable_http_pair("basic");
+    let mut s = sessions::Script::new(&pair);
+    let _scope = pair.scope("bad-props");
+    let w = "bad-props";
+    for (name, value, path) in [
+        ("svn:mergeinfo", "not mergeinfo", "trunk"),
+        ("svn:eol-style", "sideways", "trunk/README.txt"),
+        ("svn:entry:foo", "x", "trunk"),
+        ("svn:entry:committed-rev", "1", "trunk/README.txt"),
+    ] {
+        let out = s.run(
+            w,
+            "svnmucc",
+            &[
+                "-m", "bad prop", "-U", "{URL}", "propset", name, value, path,
+            ],
+        );
+        assert!(
+            !out.success(),
+            "svnmucc propset {name} {value:?} {path} succeeded"
+        );
+    }
+    // Several changes in one PROPPATCH (svnmucc sends each node's in one request), the
+    // refused one among others that are then not made either.
+    s.write("bad-props/f.txt", "f\n");
+    let out = s.run(
+        w,
+        "svnmucc",
+        &[
+            "-m",
+            "bad props",
+            "-U",
+            "{URL}",
+            "propset",
+            "fine",
+            "yes",
+            "trunk",
+            "propset",
+            "svn:entry:uuid",
+            "x",
+            "trunk",
+            "propdel",
+            "svn:ignore",
+            "trunk",
+            "put",
+            "f.txt",
+            "trunk/f.txt",
+        ],
+    );
+    assert!(
+        out.stderr_text().contains("Could not execute PROPPATCH"),
+        "{}",
+        out.stderr_text()
+    );
+    s.svn(w, &["log", "-q", "-l", "1", "{URL}"]);
+    s.assert_same_repositories();
+}
