@@ -86,6 +86,15 @@ pub fn status_of(text: &str) -> u16 {
 /// A self-signed certificate for `cn` and its key, `DIR/cert.pem` and `DIR/key.pem`, made
 /// by openssl.
 pub fn self_signed(dir: &Path, cn: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    self_signed_with(dir, cn, &[])
+}
+
+/// [`self_signed`] with more arguments to `openssl req` (`-addext ...`).
+pub fn self_signed_with(
+    dir: &Path,
+    cn: &str,
+    more: &[&str],
+) -> (std::path::PathBuf, std::path::PathBuf) {
     svelto_testkit::require_tool("openssl");
     let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
     Run::new("openssl")
@@ -98,6 +107,7 @@ pub fn self_signed(dir: &Path, cn: &str) -> (std::path::PathBuf, std::path::Path
         .arg(&cert)
         .arg("-subj")
         .arg(format!("/CN={cn}"))
+        .args(more)
         .success();
     (cert, key)
 }

@@ -146,3 +146,112 @@ fn nginx_terminates_tls_and_names_the_user() {
     assert_eq!(status, 403);
     assert!(Path::new(&dir.join("nginx-access.log")).is_file());
 }
+
+/// nginx in `dir` terminating TLS in front of the plain HTTP server on `backend` and
+/// passing every request on as it came (logins included). With `rewrite_destination`,
+/// COPY's and MOVE's `Destination:` (the proxy's `https://` URL, as the client sends it)
+/// is rewritten to the backend's `http://` URL, nginx's form of the `RequestHeader edit
+/// Destination ^https: http: early` that Apache behind a TLS proxy needs.
+fn tls_proxy(
+    dir: &Path,
+    cert: &Path,
+    key: &Path,
+    backend: u16,
+    rewrite_destination: bool,
+) -> Nginx {
+    std::fs::create_dir_all(dir).expect("nginx dir");
+    let rewrite = if rewrite_destination {
+        format!(
+            "      set $dest $http_destination;\n      \
+             if ($http_destination ~ \"^https://[^/]+(/.*)$\") {{ set $dest \"http://127.0.0.1:{backend}$1\"; }}\n      \
+             proxy_set_header Destination $dest;\n"
+        )
+    } else {
+        String::new()
+    };
+    Nginx::start(
+        dir,
+        &format!(
+            "    listen 127.0.0.1:{{PORT}} ssl;\n    ssl_certificate {cert};\n    \
+             ssl_certificate_key {key};\n    location /svn/ {{\n      \
+             proxy_pass http://127.0.0.1:{backend};\n{rewrite}      \
+             proxy_http_version 1.1;\n      proxy_set_header Connection \"\";\n      \
+             client_max_body_size 0;\n      proxy_request_buffering off;\n      \
+             proxy_buffering off;\n    }}",
+            cert = cert.display(),
+            key = key.display(),
+        ),
+    )
+}
+
+/// Commits through nginx terminating TLS, against Apache behind the same nginx: the
+/// branch, merge, tag and URL-to-URL copy and move session of the commit suite, every
+/// output compared and the dumps at the end. `svn cp`/`mv` URL to URL send COPY with a
+/// `Destination:` naming the proxy's `https://` URL: Svelto takes the path from it and
+/// commits; Apache needs the header rewritten to its own scheme (without it mod_dav
+/// answers 502 "Destination URI refers to different scheme or port", checked here too).
+/// (The client trusts the certificate through its `servers` file: the sessions pass no
+/// flags.)
+#[test]
+fn commits_and_url_copies_through_nginx() {
+    let mut pair = crate::write::writable_http_pair("basic");
+    let dir = pair.dir().join("nginx-commits");
+    std::fs::create_dir_all(&dir).expect("nginx dir");
+    // For 127.0.0.1 (CN and subjectAltName), so a client given it as an authority trusts
+    // it without flags (the commit sessions pass none).
+    let (cert, key) = crate::self_signed_with(
+        &dir,
+        "127.0.0.1",
+        &["-addext", "subjectAltName=IP:127.0.0.1"],
+    );
+    std::fs::write(
+        pair.client().config_dir().join("servers"),
+        format!("[global]\nssl-authority-files = {}\n", cert.display()),
+    )
+    .expect("the client's servers file");
+    let (apache_port, svelto_port) = (pair.reference().port(), pair.subject().port());
+    let to_apache = tls_proxy(&dir.join("apache"), &cert, &key, apache_port, true);
+    let to_svelto = tls_proxy(&dir.join("svelto"), &cert, &key, svelto_port, false);
+    let plain_to_apache = tls_proxy(&dir.join("apache-plain"), &cert, &key, apache_port, false);
+    let proxied = |port: u16| format!("https://127.0.0.1:{port}/svn");
+    pair.route_through(0, &proxied(to_apache.port()));
+    pair.route_through(1, &proxied(to_svelto.port()));
+    crate::sessions::branch_merge_tag_and_url_operations(&pair);
+
+    // The same copy through the proxy that leaves Destination alone: Apache refuses it
+    // (the reason admins add the rewrite), Svelto commits it.
+    let s = pair.scope("nginx-plain");
+    let copy = |base: String| {
+        let url = format!("{base}/{}", pair.name());
+        pair.client().svn(
+            &[
+                "copy",
+                "-m",
+                "copy",
+                &format!("{url}/p/trunk"),
+                &format!("{url}/p/tags/plain"),
+            ],
+            &s.path(0),
+        )
+    };
+    let apache = copy(proxied(plain_to_apache.port()));
+    assert!(
+        !apache.success(),
+        "Apache took a Destination naming another scheme"
+    );
+    // mod_dav's "Destination URI refers to different scheme or port" is a 502, which the
+    // client reports by its status alone.
+    assert!(
+        apache
+            .stderr_text()
+            .contains("Unexpected HTTP status 502 'Bad Gateway'"),
+        "Apache's refusal: {}",
+        apache.stderr_text()
+    );
+    let svelto = copy(proxied(to_svelto.port()));
+    assert!(
+        svelto.success(),
+        "svn copy through nginx failed: {}",
+        svelto.stderr_text()
+    );
+}

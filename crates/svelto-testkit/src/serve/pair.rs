@@ -376,6 +376,20 @@ impl Pair {
         }
     }
 
+    /// From now on, side `i`'s clients reach its server at `base_url` (a reverse proxy in
+    /// front of it, `SCHEME://HOST:PORT/PREFIX` without a trailing slash): `{URL}` and
+    /// `{SERVER}` name the proxy, and output that names the proxy is normalized as the
+    /// server's.
+    pub fn route_through(&mut self, i: usize, base_url: &str) {
+        let side = &mut self.sides[i];
+        side.server.base_url = base_url.to_owned();
+        let dates = side.normalizer.dates;
+        side.normalizer = Normalizer::new()
+            .replace(base_url, SERVER_PLACEHOLDER)
+            .replace(side.work.as_os_str().as_encoded_bytes(), WORK_PLACEHOLDER);
+        side.normalizer.dates = dates;
+    }
+
     /// Writes `text` as `conf/svnserve.conf` of both repositories (svnserve and Svelto
     /// read it on every connection).
     pub fn set_svnserve_conf(&self, text: &str) {
