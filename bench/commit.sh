@@ -125,19 +125,22 @@ start() {
         ;;
     esac
     printf '[general]\nanon-access = write\n' >"$root/repo/conf/svnserve.conf"
+    # Emptied before the server starts (the shell truncates a background command's
+    # redirection only once the child runs: the previous run's HTTP port could be read).
+    : >"$SCRATCH/$s.stderr"
     case "$s" in
     svnserve)
         svnserve -d --foreground -T -M 1024 -c 0 --cache-revprops yes --block-read yes \
-            -r "$root" --listen-host 127.0.0.1 --listen-port 0 2>"$SCRATCH/$s.stderr" &
+            -r "$root" --listen-host 127.0.0.1 --listen-port 0 2>>"$SCRATCH/$s.stderr" &
         ;;
     svelto)
         "$SV" serve -d --foreground -r "$root" --listen-host 127.0.0.1 --listen-port 0 \
-            2>"$SCRATCH/$s.stderr" &
+            2>>"$SCRATCH/$s.stderr" &
         ;;
     svelto-http)
         printf '[general]\nanon-access = none\nauth-access = write\nrealm = bench\n' >"$root/repo/conf/svnserve.conf"
         "$SV" serve -d --foreground -r "$root" --listen-host 127.0.0.1 --listen-port 0 \
-            --http-listen 127.0.0.1:0 --http-auth-file "$PASSWD" 2>"$SCRATCH/$s.stderr" &
+            --http-listen 127.0.0.1:0 --http-auth-file "$PASSWD" 2>>"$SCRATCH/$s.stderr" &
         ;;
     apache*)
         port=$(free_port) || die "found no free port for $s"
@@ -155,7 +158,9 @@ start() {
     for i in $(seq 1 100); do
         kill -0 "${PID[$s]}" 2>/dev/null || break
         if [[ $s == svelto-http ]]; then port=$(http_port_of "$SCRATCH/$s.stderr"); else port=$(port_of "${PID[$s]}") || port=""; fi
-        [[ -n "$port" ]] && break
+        # The port the client will use answers (for svelto-http the HTTP one).
+        [[ -n "$port" ]] && (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+        port=""
         sleep 0.1
     done
     [[ -n "$port" ]] || die "$s did not start: $(cat "$SCRATCH/$s.stderr" 2>/dev/null)"
