@@ -62,7 +62,7 @@ pub struct ServeArgs {
     #[arg(long, value_name = "ADDR:PORT")]
     metrics_listen: Option<String>,
     /// Also serve Subversion's HTTP protocol (what `http://` URLs and Apache's mod_dav_svn
-    /// serve; reads only for now) on this address, e.g. 127.0.0.1:8080 (port 0 picks one).
+    /// serve: reads, commits and locks) on this address, e.g. 127.0.0.1:8080 (port 0 picks one).
     /// URLs map as Apache's `SVNParentPath ROOT`: http://HOST:PORT[PREFIX]/REPO/path.
     #[arg(long, value_name = "ADDR:PORT")]
     http_listen: Option<String>,

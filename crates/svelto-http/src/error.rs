@@ -2,7 +2,7 @@
 //! `D:error` body whose `m:human-readable` carries the Subversion error code and message the
 //! client prints (`svn: E160013: ...`).
 
-use crate::xml::esc;
+use crate::xml::{esc, quote};
 use crate::Reply;
 use hyper::StatusCode;
 use svelto_core::code;
@@ -22,10 +22,16 @@ pub struct HttpError {
     pub refusal: Option<Refusal>,
 }
 
-/// See [`HttpError::refusal`].
+/// See [`HttpError::refusal`]: Apache's own HTML page for a status (a refusal, or a
+/// failure mod_dav answers with its status alone).
 #[derive(Debug, Clone)]
 pub struct Refusal {
+    /// The realm of a `WWW-Authenticate: Basic` challenge.
     pub realm: Option<String>,
+    /// The page's text is HTML already (Apache's `<br />`), not to be escaped.
+    pub html: bool,
+    /// The `Allow` header Apache sends with a 405 or 501 page.
+    pub allow: Option<&'static str>,
 }
 
 pub(crate) use svelto_core::code::{
@@ -62,8 +68,42 @@ impl HttpError {
             status,
             code: 0,
             message: message.into(),
-            refusal: Some(Refusal { realm }),
+            refusal: Some(Refusal {
+                realm,
+                html: false,
+                allow: None,
+            }),
         }
+    }
+
+    /// Apache's page for `status` with `html` as its text (mod_dav answering a failure
+    /// with its status alone: `Locked`, `Bad Request`, `Method Not Allowed`...).
+    pub fn page(status: StatusCode, html: &str) -> HttpError {
+        HttpError {
+            status,
+            code: 0,
+            message: html.into(),
+            refusal: Some(Refusal {
+                realm: None,
+                html: true,
+                allow: None,
+            }),
+        }
+    }
+
+    /// [`HttpError::page`] of a 405 or 501 for `method`, with the `Allow: TRACE` Apache
+    /// sends for a resource mod_dav will not serve it on.
+    pub fn not_allowed(status: StatusCode, method: &str) -> HttpError {
+        let text = if status == StatusCode::NOT_IMPLEMENTED {
+            format!("{method} not supported for current URL.<br />\n")
+        } else {
+            format!("The requested method {method} is not allowed for this URL.")
+        };
+        let mut e = HttpError::page(status, &text);
+        if let Some(r) = e.refusal.as_mut() {
+            r.allow = Some("TRACE");
+        }
+        e
     }
 
     pub fn bad_request(message: impl Into<String>) -> HttpError {
@@ -90,13 +130,21 @@ impl HttpError {
                 "<!DOCTYPE HTML PUBLIC \"-//W3C//DTD HTML 4.01//EN\" \"http://www.w3.org/TR/html4/strict.dtd\">\n\
                  <html><head>\n<title>{title}</title>\n</head><body>\n<h1>{}</h1>\n<p>{}</p>\n</body></html>\n",
                 self.status.canonical_reason().unwrap_or(""),
-                esc(&self.message)
+                if r.html {
+                    std::borrow::Cow::Borrowed(self.message.as_str())
+                } else {
+                    esc(&self.message)
+                }
             );
             let reply = Reply::new(
                 self.status,
                 "text/html; charset=iso-8859-1",
                 body.into_bytes(),
             );
+            let reply = match r.allow {
+                Some(allow) => reply.header("allow", allow),
+                None => reply,
+            };
             return match &r.realm {
                 Some(realm) => reply.header(
                     "www-authenticate",
@@ -112,7 +160,7 @@ impl HttpError {
              <m:human-readable errcode=\"{}\">\n{}\n</m:human-readable>\n\
              </D:error>\n",
             self.code,
-            esc(&self.message)
+            quote(&self.message, false)
         );
         Reply::xml(self.status, body.into_bytes())
     }

@@ -22,6 +22,7 @@ mod access;
 mod auth;
 mod error;
 mod htpasswd;
+mod locks;
 mod replay;
 mod reports;
 mod resource;

@@ -94,6 +94,9 @@ pub(crate) fn handle(
     if crate::write::is_write(&req.method) {
         return crate::write::handle(ctx, req);
     }
+    if matches!(req.method.as_str(), "LOCK" | "UNLOCK") {
+        return crate::locks::handle(ctx, req);
+    }
     if matches!(ctx.target.kind, Kind::Txn | Kind::TxnRoot) && req.method != Method::OPTIONS {
         return Err(HttpError::new(
             StatusCode::METHOD_NOT_ALLOWED,
@@ -313,12 +316,14 @@ impl Ctx<'_> {
         out.push_str(
             "<D:multistatus xmlns:D=\"DAV:\" xmlns:lp1=\"DAV:\" xmlns:lp2=\"http://subversion.tigris.org/xmlns/dav/\" xmlns:S=\"http://subversion.tigris.org/xmlns/svn/\" xmlns:C=\"http://subversion.tigris.org/xmlns/custom/\" xmlns:V=\"http://subversion.tigris.org/xmlns/dav/\">\n",
         );
+        // The last lock a response showed, whose headers the answer carries (mod_dav_svn's).
+        let mut shown_lock = None;
         match self.target.kind {
             Kind::Public | Kind::RevRoot(_) | Kind::Version(_) => {
                 let node = self.target_node()?;
                 let href = self.node_href(&node);
                 let mut safe_cr = SafeCr::new(self.repo().clone(), node.rev);
-                self.node_response(&mut out, &href, &node, &wanted, &mut safe_cr)?;
+                shown_lock = self.node_response(&mut out, &href, &node, &wanted, &mut safe_cr)?;
                 if depth == 1 && node.node.kind == NodeKind::Dir {
                     for e in self.repo().dir(&node.node)?.iter() {
                         if !self.can_read(&svelto_core::join(&node.path, &e.name)) {
@@ -334,7 +339,11 @@ impl Ctx<'_> {
                         if e.kind == NodeKind::Dir {
                             href.push('/');
                         }
-                        self.node_response(&mut out, &href, &child, &wanted, &mut safe_cr)?;
+                        if let Some(l) =
+                            self.node_response(&mut out, &href, &child, &wanted, &mut safe_cr)?
+                        {
+                            shown_lock = Some(l);
+                        }
                     }
                 }
             }
@@ -383,7 +392,10 @@ impl Ctx<'_> {
             Kind::Txn | Kind::TxnRoot => {}
         }
         out.push_str("</D:multistatus>\n");
-        Ok(Reply::xml(StatusCode::MULTI_STATUS, out.into_bytes()))
+        Ok(crate::locks::lock_headers(
+            Reply::xml(StatusCode::MULTI_STATUS, out.into_bytes()),
+            shown_lock.as_ref(),
+        ))
     }
 
     /// The href the client used for a node, a collection's with a trailing slash.
@@ -424,8 +436,14 @@ impl Ctx<'_> {
         node: &Node,
         wanted: &Wanted,
         safe_cr: &mut SafeCr,
-    ) -> Result<(), HttpError> {
+    ) -> Result<Option<svelto_repos::locks::Lock>, HttpError> {
         let n = &node.node;
+        // The path's lock, read only when asked for (mod_dav_svn's, whatever the revision).
+        let lock = if wanted.shows(DAV, "lockdiscovery") {
+            self.svc.get_lock(&node.path)?
+        } else {
+            None
+        };
         let cr = n.created_rev;
         let (date, author) = self.date_author(cr)?;
         let props = self.repo().props(n)?;
@@ -494,10 +512,10 @@ impl Ctx<'_> {
                 "supportedlock",
                 Some("\n<D:lockentry>\n<D:lockscope><D:exclusive/></D:lockscope>\n<D:locktype><D:write/></D:locktype>\n</D:lockentry>\n".into()),
             ),
-            (DAV, "lockdiscovery", Some(String::new())),
+            (DAV, "lockdiscovery", Some(crate::locks::lockdiscovery(lock.as_ref()))),
         ];
         response(out, href, &live, &props, wanted);
-        Ok(())
+        Ok(lock)
     }
 
     fn get(&self, req: &Req) -> Result<Reply, HttpError> {

@@ -312,6 +312,7 @@ fn commit_error(e: ReposError) -> HttpError {
 /// transaction does not have is added (201), else the file is changed (204).
 fn put(ctx: &Ctx<'_>, req: &Req, edit: &mut Edit) -> Result<Reply, HttpError> {
     let path = node_path(ctx)?;
+    let lock = crate::locks::check_change(ctx, req, path, false)?;
     let version = version_name(req)?;
     let added = match edit.lookup(path).map_err(commit_error)? {
         None => {
@@ -363,7 +364,7 @@ fn put(ctx: &Ctx<'_>, req: &Req, edit: &mut Edit) -> Result<Reply, HttpError> {
     // What mod_dav_svn's `put-result-checksum` capability promises: the client checks it.
     let md5 = edit.text_md5(path).map_err(commit_error)?;
     let reply = if added { created() } else { no_content() };
-    Ok(reply.header("x-svn-result-fulltext-md5", md5))
+    Ok(crate::locks::lock_headers(reply, lock.as_ref()).header("x-svn-result-fulltext-md5", md5))
 }
 
 /// An svndiff that builds `text` from nothing.
@@ -401,6 +402,7 @@ fn mkcol(ctx: &Ctx<'_>, req: &Req, edit: &mut Edit) -> Result<Reply, HttpError> 
         ));
     }
     let path = node_path(ctx)?;
+    crate::locks::check_change(ctx, req, path, true)?;
     if edit.lookup(path).map_err(commit_error)?.is_some() {
         // mod_dav_svn's own refusal (mod_dav would say only "405 Method Not Allowed").
         return Err(HttpError::svn(
@@ -418,10 +420,12 @@ fn mkcol(ctx: &Ctx<'_>, req: &Req, edit: &mut Edit) -> Result<Reply, HttpError> 
 /// `DELETE` of a path in the transaction, as of the client's `X-SVN-Version-Name`.
 fn delete(ctx: &Ctx<'_>, req: &Req, edit: &mut Edit) -> Result<Reply, HttpError> {
     let path = node_path(ctx)?;
+    let lock = crate::locks::check_change(ctx, req, path, true)?;
     let version = version_name(req)?;
     let (parent, _) = parent_and_name(path);
     edit.delete(path, version, parent).map_err(commit_error)?;
-    Ok(no_content())
+    crate::locks::release_deleted(ctx, req, lock.as_ref())?;
+    Ok(crate::locks::lock_headers(no_content(), lock.as_ref()))
 }
 
 /// `COPY` of `!svn/rvr/REV/path` to the `Destination:` in a transaction.
@@ -446,6 +450,7 @@ fn copy(ctx: &Ctx<'_>, req: &Req, rev: Revnum) -> Result<Reply, HttpError> {
     }
     let src = ctx.target.path.clone();
     let kind = ctx.node(rev, &src)?.node.kind;
+    crate::locks::check_change(ctx, req, &dst.path, true)?;
     with_txn(ctx, &dst, |edit| {
         let (parent, _) = parent_and_name(&dst.path);
         edit.add(&dst.path, kind, Some((src, Some(rev))), parent, false)
@@ -587,6 +592,7 @@ fn proppatch_ok(href: &str, changes: &PropChanges) -> Reply {
 /// `X-SVN-Version-Name` first, as mod_dav_svn checks it).
 fn proppatch_node(ctx: &Ctx<'_>, req: &Req, edit: &mut Edit) -> Result<Reply, HttpError> {
     let path = ctx.target.path.as_str();
+    let lock = crate::locks::check_change(ctx, req, path, false)?;
     let changes = prop_changes(req)?;
     if let Some(version) = version_name(req)? {
         match edit.lookup(path).map_err(commit_error)? {
@@ -604,7 +610,10 @@ fn proppatch_node(ctx: &Ctx<'_>, req: &Req, edit: &mut Edit) -> Result<Reply, Ht
         edit.change_prop(path, &c.name, c.value.as_deref())
             .map_err(commit_error)?;
     }
-    Ok(proppatch_ok(&ctx.uri, &changes))
+    Ok(crate::locks::lock_headers(
+        proppatch_ok(&ctx.uri, &changes),
+        lock.as_ref(),
+    ))
 }
 
 /// The first change of a PROPPATCH on a transaction that the repository refuses to

@@ -154,6 +154,31 @@ pub fn esc(s: &str) -> Cow<'_, str> {
     }
 }
 
+/// Text as `apr_xml_quote_string` quotes it (`&`, `<`, `>`; and `"` with `quotes`).
+pub fn quote(s: &str, quotes: bool) -> String {
+    escape_with(s, |c| match c {
+        '"' if quotes => Some("&quot;"),
+        _ => None,
+    })
+}
+
+/// `&`, `<` and `>` escaped, and whatever `more` escapes.
+fn escape_with(s: &str, more: impl Fn(char) -> Option<&'static str>) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            c => match more(c) {
+                Some(e) => out.push_str(e),
+                None => out.push(c),
+            },
+        }
+    }
+    out
+}
+
 /// Subversion's `svn_xml_is_xml_safe`: UTF-8 without control characters other than tab,
 /// newline and carriage return.
 pub fn is_xml_safe(v: &[u8]) -> bool {
@@ -165,17 +190,7 @@ pub fn is_xml_safe(v: &[u8]) -> bool {
 
 /// Subversion's `svn_xml_escape_cdata`: `&`, `<`, `>`, and `\r` as `&#13;`.
 pub fn esc_cdata(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '\r' => out.push_str("&#13;"),
-            c => out.push(c),
-        }
-    }
-    out
+    escape_with(s, |c| (c == '\r').then_some("&#13;"))
 }
 
 /// Base64 with line breaks every 76 characters, as Subversion's encoder writes it.

@@ -111,6 +111,8 @@ pub fn read_locks(repo: &Path) -> Result<BTreeMap<String, Lock>> {
         };
         out.insert(path, lock);
     }
+    let now = svelto_core::svn_date_now();
+    out.retain(|_, l| l.expires.as_deref().is_none_or(|e| e > now.as_str()));
     Ok(out)
 }
 
@@ -203,33 +205,6 @@ pub struct LockTarget {
     pub current_rev: Option<Revnum>,
 }
 
-/// Locks `targets` for `user` (hooks included). One result per target, in order; a
-/// failing pre-lock hook fails only its target, as with `svn_repos_fs_lock_many`.
-#[allow(clippy::too_many_arguments)]
-pub fn lock_many(
-    repo: &Repo,
-    hooks: &Hooks,
-    user: &str,
-    comment: Option<&str>,
-    steal: bool,
-    date: &str,
-    targets: &[LockTarget],
-    with_writer: impl FnOnce(&mut dyn FnMut(&mut Writer) -> Result<()>) -> Result<()>,
-) -> Result<Many<Lock>> {
-    let tokens = vec![None; targets.len()];
-    lock_many_with(
-        repo,
-        Some(hooks),
-        user,
-        comment,
-        steal,
-        date,
-        targets,
-        &tokens,
-        with_writer,
-    )
-}
-
 /// Whether `text` is XML-safe as `svn_xml_is_xml_safe` decides: no control character but
 /// tab, line feed, carriage return and DEL.
 fn xml_safe(text: &str) -> bool {
@@ -261,11 +236,27 @@ pub fn check_token(token: &str) -> Result<()> {
     Ok(())
 }
 
-/// [`lock_many`] with the pre-lock and post-lock hooks run only when `hooks` is given
-/// (`svnadmin lock --bypass-hooks` runs none) and with the tokens the caller chose (None:
-/// a new one). A token the pre-lock hook prints (its whole standard output) wins; every
-/// chosen token is checked by [`check_token`], and a bad one fails only its target. The
-/// locks' creation date is the later of `date` and the clock once the writer is held.
+/// The date `secs` seconds after the svn:date `date`.
+fn date_after(date: &str, secs: u64) -> Option<String> {
+    let at = svelto_core::parse_svn_date(date)?
+        .checked_add(i64::try_from(secs).ok()?.checked_mul(1_000_000)?)?;
+    let at = u64::try_from(at).ok()?;
+    Some(svelto_core::format_svn_date(
+        at / 1_000_000,
+        (at % 1_000_000) as u32,
+    ))
+}
+
+/// Locks `targets` for `user`: one result per target, in order (a failing pre-lock hook
+/// fails only its target, as with `svn_repos_fs_lock_many`), the pre-lock and post-lock
+/// hooks run only when `hooks` is given (`svnadmin lock --bypass-hooks` runs none), the
+/// tokens the caller chose (None: a new
+/// one), and locks that expire `expires_in` seconds after they are made (None: never; a
+/// WebDAV client's `Timeout:`; an expired lock is no lock: it is left out of every read of
+/// the locks, and dropped when they are next written). A token the pre-lock hook prints
+/// (its whole standard output) wins; every chosen token is checked by [`check_token`], and
+/// a bad one fails only its target. The locks' creation date is the later of `date` and the
+/// clock once the writer is held.
 #[allow(clippy::too_many_arguments)]
 pub fn lock_many_with(
     repo: &Repo,
@@ -274,6 +265,7 @@ pub fn lock_many_with(
     comment: Option<&str>,
     steal: bool,
     date: &str,
+    expires_in: Option<u64>,
     targets: &[LockTarget],
     chosen: &[Option<String>],
     with_writer: impl FnOnce(&mut dyn FnMut(&mut Writer) -> Result<()>) -> Result<()>,
@@ -376,7 +368,7 @@ pub fn lock_many_with(
                     owner: user.to_string(),
                     comment: comment.map(str::to_string),
                     created: date.to_string(),
-                    expires: None,
+                    expires: expires_in.and_then(|secs| date_after(date, secs)),
                 })
             })();
             if let Ok(l) = &r {
@@ -611,6 +603,21 @@ mod tests {
         assert_eq!(read_locks(dir.path()).expect("read"), m);
         assert_eq!(get_locks(dir.path(), "", Some(1)).expect("locks").len(), 1);
         assert_eq!(get_locks(dir.path(), "", None).expect("locks").len(), 2);
+        // A lock past its expiry date is no lock.
+        let mut expiring = m.clone();
+        for (p, when) in [
+            ("d", "2000-01-01T00:00:00.000000Z"),
+            ("a b/c", "2999-01-01T00:00:00.000000Z"),
+        ] {
+            expiring.get_mut(p).expect("lock").expires = Some(when.into());
+        }
+        write_locks(dir.path(), &expiring).expect("write");
+        let left = read_locks(dir.path()).expect("read");
+        assert_eq!(left.keys().collect::<Vec<_>>(), ["a b/c"]);
+        assert_eq!(
+            date_after("2026-11-25T23:59:30.500000Z", 3600).as_deref(),
+            Some("2026-11-26T00:59:30.500000Z")
+        );
         std::fs::write(dir.path().join("db/locks"), "svelto-locks 1\n99999:x\n").expect("write");
         let e = read_locks(dir.path()).expect_err("garbage");
         assert!(e.to_string().contains("Corrupt lock file"), "{e}");

@@ -114,6 +114,7 @@ pub fn lock(args: LockArgs) -> Result<()> {
         Some(&comment),
         false,
         &date,
+        None,
         &targets,
         std::slice::from_ref(&args.token),
         with_writer(&args.repo),

@@ -16,7 +16,7 @@ fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_svelto"))
 }
 
-use crate::htpasswd;
+use crate::{addr_and_path, htpasswd};
 
 /// The users of the login tests, one per hash form.
 const LOGINS: &[(&str, &str, &str)] = &[
@@ -25,18 +25,6 @@ const LOGINS: &[(&str, &str, &str)] = &[
     ("joe", "joessecret", "-s"),
     ("kim", "kimssecret", "-5"),
 ];
-
-/// `ADDR` and `/svn/REPO` of side `i`'s URL.
-fn addr_and_path(pair: &Pair, i: usize) -> (String, String) {
-    let url = if i == 0 {
-        pair.reference_url()
-    } else {
-        pair.subject_url()
-    };
-    let rest = url.strip_prefix("http://").expect("an http URL");
-    let (addr, path) = rest.split_at(rest.find('/').expect("a path"));
-    (addr.to_string(), path.to_string())
-}
 
 /// Sends one request with `headers` (raw lines) and returns the status and the value of
 /// `WWW-Authenticate`, if any.

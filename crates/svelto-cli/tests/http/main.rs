@@ -6,6 +6,7 @@
 
 mod auth;
 mod bad;
+mod locks;
 mod proxy;
 mod read;
 mod tls;
@@ -15,6 +16,9 @@ mod write;
 
 #[path = "../serve/sessions.rs"]
 mod sessions;
+
+#[path = "../serve/lock_sessions.rs"]
+mod lock_sessions;
 
 use std::path::Path;
 
@@ -38,6 +42,18 @@ pub fn head(pair: &Pair) -> u64 {
         .trim()
         .parse()
         .unwrap_or_else(|e| panic!("svnlook youngest printed {:?}: {e}", out.stdout_text()))
+}
+
+/// `ADDR` and `/svn/REPO` of side `i`'s URL.
+pub fn addr_and_path(pair: &Pair, i: usize) -> (String, String) {
+    let url = if i == 0 {
+        pair.reference_url()
+    } else {
+        pair.subject_url()
+    };
+    let rest = url.strip_prefix("http://").expect("an http URL");
+    let (addr, path) = rest.split_at(rest.find('/').expect("a path"));
+    (addr.to_string(), path.to_string())
 }
 
 /// Sends one request (header lines as raw bytes) on a new connection and returns the

@@ -17,7 +17,7 @@ pub fn writable_pair(fixture: &str) -> Pair {
     pair
 }
 
-pub use crate::sessions::{mask_dates, mask_lock_tokens, mask_txn_names, Script};
+pub use crate::sessions::{mask_dates, mask_txn_names, Script};
 
 #[test]
 fn dates_are_masked() {

@@ -47,6 +47,7 @@ mod diff;
 mod durability;
 mod export;
 mod hooks;
+mod lock_sessions;
 mod locks;
 mod log;
 mod migrating;

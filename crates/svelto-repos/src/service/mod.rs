@@ -420,17 +420,33 @@ impl Ctx {
         date: &str,
         targets: Vec<LockTarget>,
     ) -> Result<Many<Lock>> {
+        self.lock_many_expiring(comment, steal, date, None, targets)
+    }
+
+    /// [`Ctx::lock_many`] of locks that expire `expires_in` seconds after they are made
+    /// (None: never; a WebDAV `Timeout:`).
+    pub fn lock_many_expiring(
+        &self,
+        comment: Option<&str>,
+        steal: bool,
+        date: &str,
+        expires_in: Option<u64>,
+        targets: Vec<LockTarget>,
+    ) -> Result<Many<Lock>> {
         let user = self.user.clone().ok_or_else(not_authorized)?;
         let hooks = self.hooks()?;
         let (denied, allowed) = self.split_writable(targets, |t| &t.path);
-        let done = crate::locks::lock_many(
+        let tokens = vec![None; allowed.len()];
+        let done = crate::locks::lock_many_with(
             &self.repo,
-            &hooks,
+            Some(&hooks),
             &user,
             comment,
             steal,
             date,
+            expires_in,
             &allowed,
+            &tokens,
             |f| self.writer.run(f),
         )?;
         Ok(merge_refused(&denied, done))
@@ -466,6 +482,21 @@ impl Ctx {
             .map(|(t, _)| t)
             .collect();
         (denied, allowed)
+    }
+
+    /// Whether this user, holding the lock tokens `tokens`, may change `path` (`recurse`:
+    /// and everything below it) as the repository's locks stand: the check a commit makes
+    /// of the paths it changes, made as each change arrives (FSFS makes it on every change
+    /// of a transaction; HTTP's requests carry their tokens in `If:` headers).
+    pub fn check_locks(&self, path: &str, recurse: bool, tokens: &[String]) -> Result<()> {
+        let tokens: Vec<(String, String)> =
+            tokens.iter().map(|t| (String::new(), t.clone())).collect();
+        crate::locks::check_commit(
+            self.repo.path(),
+            &[(path.to_string(), recurse)],
+            self.user.as_deref(),
+            &tokens,
+        )
     }
 
     /// The lock on `path`, if any.

@@ -1,0 +1,333 @@
+//! Locks over HTTP compared with Apache + mod_dav_svn: the lock sessions of the svn://
+//! suite (`serve/lock_sessions.rs`: lock, comments, steal, break, commits with the tokens
+//! in `If:` headers and MERGE's lock-token list, `--no-unlock`, `svn:needs-lock`, lock
+//! hooks, `svn info`/`status -u`/`ls -v` showing locks), sessions of HTTP's own (mod_dav
+//! releasing a deleted path's lock at once, a lock's `Timeout:`), and raw LOCK/UNLOCK
+//! requests, statuses and bodies compared.
+
+use std::path::PathBuf;
+
+use crate::sessions::Script;
+use crate::{addr_and_path, lock_sessions};
+use svelto_testkit::{Pair, Run};
+
+fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_svelto"))
+}
+
+/// An HTTP pair where `alice` (`apw`) and `bob` (`bpw`) log in and write, and anonymous
+/// users only read (Apache: `Satisfy Any` with an authz file giving writes to the two;
+/// Svelto: the same authz file, `anon-access = read`, `auth-access = write`).
+fn users_pair() -> Pair {
+    let pair = Pair::http_auth("basic", &bin(), true);
+    crate::htpasswd(
+        &pair.htpasswd(),
+        &[("alice", "apw", "-B"), ("bob", "bpw", "-m")],
+    );
+    for repo in [pair.reference_repo(), pair.subject_repo()] {
+        let conf = repo.join("conf");
+        std::fs::write(
+            conf.join("svnserve.conf"),
+            "[general]\nanon-access = read\nauth-access = write\nauthz-db = authz\n\
+             realm = Svelto test realm\n",
+        )
+        .expect("write svnserve.conf");
+        std::fs::write(conf.join("authz"), "[/]\n* = r\nalice = rw\nbob = rw\n")
+            .expect("write authz");
+    }
+    pair
+}
+
+#[test]
+fn locking_workflows_match_apache() {
+    lock_sessions::locking_workflows(&users_pair());
+}
+
+#[test]
+fn update_keeps_held_locks_and_drops_broken_ones() {
+    lock_sessions::update_keeps_held_locks_and_drops_broken_ones(&users_pair());
+}
+
+#[test]
+fn pre_commit_hook_sees_lock_tokens_as_apache() {
+    lock_sessions::pre_commit_hook_sees_lock_tokens(&users_pair());
+}
+
+#[test]
+fn lock_hook_tokens_and_post_hook_failures_match_apache() {
+    lock_sessions::lock_hook_tokens_and_post_hook_failures(&users_pair(), true);
+}
+
+/// `svnadmin lslocks` of the reference against `svelto admin lslocks` of the subject, tokens
+/// and dates masked.
+fn assert_same_locks(pair: &Pair) {
+    let listing = |out: svelto_testkit::Outcome| {
+        let masked = crate::sessions::mask_lock_tokens(&crate::sessions::mask_dates(&out.stdout));
+        String::from_utf8_lossy(&masked)
+            .lines()
+            .filter(|l| !l.starts_with("Created:") && !l.starts_with("Expires:"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let reference = listing(
+        Run::tool("svnadmin")
+            .arg("lslocks")
+            .arg(pair.reference_repo())
+            .success(),
+    );
+    let subject = listing(
+        Run::new(bin())
+            .args(["admin", "lslocks"])
+            .arg(pair.subject_repo())
+            .success(),
+    );
+    assert_eq!(reference, subject, "the lock listings differ");
+}
+
+/// What only HTTP does: mod_dav removes a deleted path's lock when the `DELETE` arrives,
+/// so a commit refused by its pre-commit hook has lost the lock of the file it deleted
+/// (not the lock of the file it changed); `--no-unlock` sends `keep-locks` and keeps it;
+/// a commit from a working copy holding alice's token as bob is refused; a lock with a
+/// comment of markup characters and an empty one; `svn lock` of a file changed since the
+/// working copy's revision.
+#[test]
+fn deleted_paths_lose_their_locks_as_through_apache() {
+    let pair = users_pair();
+    let mut s = Script::new(&pair);
+    let _scope = pair.scope("dellocks");
+    let w = "dellocks";
+    let alice = ["--username", "alice", "--password", "apw"];
+    let bob = ["--username", "bob", "--password", "bpw"];
+    let run = |s: &mut Script, who: &[&str], args: &[&str], ok: bool| {
+        let mut all: Vec<&str> = args[..1].to_vec();
+        all.extend_from_slice(who);
+        all.extend_from_slice(&args[1..]);
+        let out = s.run(w, "svn", &all);
+        assert_eq!(out.success(), ok, "svn {}:\n{out}", all.join(" "));
+        out
+    };
+    for f in ["a", "b", "c", "d"] {
+        s.write(&format!("dellocks/{f}.txt"), &format!("{f}\n"));
+        run(
+            &mut s,
+            &alice,
+            &[
+                "import",
+                "-m",
+                f,
+                &format!("{f}.txt"),
+                &format!("{{URL}}/d/{f}.txt"),
+            ],
+            true,
+        );
+    }
+    run(&mut s, &alice, &["checkout", "{URL}/d", "wa"], true);
+    run(&mut s, &alice, &["checkout", "{URL}/d", "old"], true);
+    s.append("dellocks/wa/a.txt", "new\n");
+    run(&mut s, &alice, &["commit", "-m", "new", "wa"], true);
+    // Out of date: the old working copy's a.txt is older than HEAD's.
+    run(&mut s, &alice, &["lock", "old/a.txt"], false);
+    run(
+        &mut s,
+        &alice,
+        &["lock", "-m", "editing <x> & \"y\"", "wa/a.txt"],
+        true,
+    );
+    run(&mut s, &alice, &["info", "{URL}/d/a.txt"], true);
+    run(&mut s, &alice, &["unlock", "wa/a.txt"], true);
+    run(&mut s, &alice, &["lock", "-m", "", "wa/a.txt"], true);
+    run(&mut s, &alice, &["info", "wa/a.txt"], true);
+    // One lock at a time in `status -u`: the order of several is APR's hash order,
+    // different with each of Apache's answers.
+    run(&mut s, &alice, &["unlock", "wa/a.txt"], true);
+    run(&mut s, &alice, &["lock", "wa/b.txt"], true);
+    run(&mut s, &alice, &["lock", "wa/c.txt"], true);
+    lock_sessions::hook(&pair, "pre-commit", "echo refused >&2\nexit 1\n");
+    run(&mut s, &alice, &["rm", "wa/b.txt"], true);
+    s.append("dellocks/wa/c.txt", "more\n");
+    run(&mut s, &alice, &["commit", "-m", "refused", "wa"], false);
+    for repo in [pair.reference_repo(), pair.subject_repo()] {
+        std::fs::remove_file(repo.join("hooks/pre-commit")).expect("rm pre-commit");
+    }
+    assert_same_locks(&pair);
+    run(&mut s, &alice, &["status", "-u", "wa"], true);
+    run(
+        &mut s,
+        &alice,
+        &["commit", "--no-unlock", "-m", "kept", "wa"],
+        true,
+    );
+    run(&mut s, &alice, &["status", "-u", "wa"], true);
+    run(&mut s, &alice, &["ls", "-v", "{URL}/d"], true);
+    run(&mut s, &alice, &["lock", "wa/d.txt"], true);
+    run(&mut s, &alice, &["rm", "wa/d.txt"], true);
+    run(
+        &mut s,
+        &alice,
+        &["commit", "--no-unlock", "-m", "rm kept", "wa"],
+        true,
+    );
+    assert_same_locks(&pair);
+    run(&mut s, &alice, &["update", "wa"], true);
+    // c.txt is still alice's, its token in the working copy.
+    s.append("dellocks/wa/c.txt", "bob's\n");
+    run(&mut s, &bob, &["commit", "-m", "as bob", "wa"], false);
+    run(&mut s, &alice, &["commit", "-m", "as alice", "wa"], true);
+    assert_same_locks(&pair);
+    s.assert_same_repositories();
+}
+
+/// A response with what differs between servers masked: the date, server and connection
+/// headers, header names' case and order, lock tokens and dates.
+fn comparable(text: &str) -> (String, Vec<String>, String) {
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((text, ""));
+    let mut lines = head.lines();
+    let status = lines.next().unwrap_or("").to_string();
+    let mut headers: Vec<String> = lines
+        .filter_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            let k = k.trim().to_ascii_lowercase();
+            if matches!(
+                k.as_str(),
+                "date" | "server" | "connection" | "keep-alive" | "content-length"
+            ) {
+                return None;
+            }
+            Some(format!("{k}: {}", v.trim()))
+        })
+        .collect();
+    headers.sort();
+    let mask = |t: &str| {
+        let t = crate::sessions::mask_lock_tokens(t.as_bytes());
+        String::from_utf8_lossy(&crate::sessions::mask_dates(&t)).into_owned()
+    };
+    let headers = headers.iter().map(|h| mask(h)).collect();
+    (status, headers, mask(body))
+}
+
+fn basic(user: &str, password: &str) -> String {
+    use base64::Engine as _;
+    format!(
+        "Authorization: Basic {}",
+        base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"))
+    )
+}
+
+/// LOCK and UNLOCK requests the stock client does not send, or sends only when something
+/// is wrong, answered as Apache answers them (status, headers, body): tokens that match no
+/// lock, a missing or malformed `Lock-Token:`, malformed and unsupported `lockinfo` bodies,
+/// `Depth:` values, a `Timeout:`, a lock on a special resource, and the lock's
+/// `DAV:lockdiscovery` through PROPFIND.
+#[test]
+fn raw_lock_requests_match_apache() {
+    let pair = users_pair();
+    let client = pair.client();
+    for i in 0..2 {
+        let url = if i == 0 {
+            pair.reference_url()
+        } else {
+            pair.subject_url()
+        };
+        let s = pair.scope(&format!("raw{i}"));
+        std::fs::write(s.path(i).join("f.txt"), "f\n").expect("write");
+        for f in ["a.txt", "b.txt"] {
+            let out = client.svn(
+                &[
+                    "import",
+                    "--username",
+                    "alice",
+                    "--password",
+                    "apw",
+                    "-m",
+                    "f",
+                    "f.txt",
+                    &format!("{url}/raw/{f}"),
+                ],
+                &s.path(i),
+            );
+            assert!(out.success(), "{out}");
+        }
+    }
+    let body = "<?xml version=\"1.0\" encoding=\"utf-8\"?><lockinfo xmlns=\"DAV:\"><lockscope><exclusive/></lockscope><locktype><write/></locktype><owner>c &amp; &lt;d&gt;</owner></lockinfo>";
+    let alice = basic("alice", "apw");
+    let ua = "User-Agent: SVN/1.14.2 (x86_64-pc-linux-gnu) serf/1.3.9";
+    let cases: Vec<(&str, &str, &str, Vec<String>, String)> = vec![
+        ("lock with a timeout", "LOCK", "/raw/a.txt", vec!["Timeout: Second-3600".into()], body.into()),
+        ("unlock with another token", "UNLOCK", "/raw/a.txt", vec!["Lock-Token: <opaquelocktoken:nope>".into()], String::new()),
+        ("unlock with no lock", "UNLOCK", "/raw/b.txt", vec!["Lock-Token: <opaquelocktoken:nope>".into()], String::new()),
+        ("unlock without a token", "UNLOCK", "/raw/a.txt", vec![], String::new()),
+        ("unlock with a bare token", "UNLOCK", "/raw/a.txt", vec!["Lock-Token: opaquelocktoken:nope".into()], String::new()),
+        ("propfind lockdiscovery", "PROPFIND", "/raw/a.txt", vec!["Depth: 0".into()], "<?xml version=\"1.0\" encoding=\"utf-8\"?><propfind xmlns=\"DAV:\"><prop><lockdiscovery/></prop></propfind>".into()),
+        ("propfind no lock", "PROPFIND", "/raw/b.txt", vec!["Depth: 0".into()], "<?xml version=\"1.0\" encoding=\"utf-8\"?><propfind xmlns=\"DAV:\"><prop><lockdiscovery/></prop></propfind>".into()),
+        ("lock malformed", "LOCK", "/raw/b.txt", vec![], "<lockinfo".into()),
+        ("lock without a body", "LOCK", "/raw/b.txt", vec![], String::new()),
+        ("lock of another root", "LOCK", "/raw/b.txt", vec![], "<?xml version=\"1.0\"?><foo xmlns=\"DAV:\"/>".into()),
+        ("lock shared", "LOCK", "/raw/b.txt", vec![], "<?xml version=\"1.0\"?><lockinfo xmlns=\"DAV:\"><lockscope><shared/></lockscope><locktype><write/></locktype></lockinfo>".into()),
+        ("lock depth 1", "LOCK", "/raw/b.txt", vec!["Depth: 1".into()], body.into()),
+        ("lock missing", "LOCK", "/raw/none.txt", vec![], body.into()),
+        ("lock a special resource", "LOCK", "/!svn/rvr/1/raw/b.txt", vec![], body.into()),
+        ("lock depth 0", "LOCK", "/raw/b.txt", vec!["Depth: 0".into()], body.into()),
+        ("lock taken", "LOCK", "/raw/b.txt", vec![], body.into()),
+    ];
+    for (what, method, rel, headers, body) in &cases {
+        let mut answers = Vec::new();
+        for i in 0..2 {
+            let (addr, path) = addr_and_path(&pair, i);
+            let mut h: Vec<&[u8]> = vec![alice.as_bytes(), ua.as_bytes()];
+            h.extend(headers.iter().map(|x| x.as_bytes()));
+            let (_, text) =
+                crate::raw_request(&addr, method, &format!("{path}{rel}"), &h, body.as_bytes());
+            answers.push(comparable(&text));
+        }
+        let (a, b) = (&answers[0], &answers[1]);
+        assert_eq!(a.0, b.0, "{what}: the statuses differ");
+        assert_eq!(a.1, b.1, "{what}: the headers differ");
+        if method != &"PROPFIND" {
+            assert_eq!(a.2, b.2, "{what}: the bodies differ");
+        } else {
+            for needle in [
+                "<D:owner xmlns:D=\"DAV:\">",
+                "Second-",
+                "<D:depth>0</D:depth>",
+            ] {
+                assert_eq!(
+                    a.2.contains(needle),
+                    b.2.contains(needle),
+                    "{what}: {needle}:\n{}\n{}",
+                    a.2,
+                    b.2
+                );
+            }
+        }
+    }
+    assert_same_locks(&pair);
+}
+
+/// Anonymous locks where anonymous users may write (Apache without authentication, Svelto
+/// with `anon-access = write`): LOCK is 501, UNLOCK 403, a break 501 with mod_dav_svn's
+/// "Anonymous lock removal is not allowed."; the stock client's output the same.
+#[test]
+fn anonymous_locks_are_refused_as_apache_refuses_them() {
+    let pair = crate::write::writable_http_pair("basic");
+    let s = pair.scope("anonlocks");
+    s.both_fails(&["lock", "{URL}/trunk/README.txt"]);
+    // A lock of alice's, made on the repositories directly, that anonymous users try.
+    for (i, repo) in [pair.reference_repo(), pair.subject_repo()]
+        .iter()
+        .enumerate()
+    {
+        let tool = if i == 0 {
+            Run::tool("svnadmin")
+        } else {
+            Run::new(bin()).arg("admin")
+        };
+        tool.args(["lock", "-q"])
+            .arg(repo)
+            .args(["trunk/README.txt", "alice"])
+            .arg("/dev/null")
+            .success();
+    }
+    s.both_fails(&["unlock", "{URL}/trunk/README.txt"]);
+    s.both_fails(&["unlock", "--force", "{URL}/trunk/README.txt"]);
+    assert_same_locks(&pair);
+}

@@ -1,0 +1,478 @@
+//! Locks over HTTP (`docs/formats/http.md`, "Locks"), as mod_dav with mod_dav_svn 1.14
+//! answers ra_serf: `LOCK` (a `DAV:lockinfo` body whose `DAV:owner` is the lock comment;
+//! `X-SVN-Options: lock-steal` for `svn lock --force`, `X-SVN-Version-Name` for the
+//! out-of-date check; the answer's `DAV:lockdiscovery` and the `X-SVN-Creation-Date` and
+//! `X-SVN-Lock-Owner` headers), `UNLOCK` (`Lock-Token:`; `X-SVN-Options: lock-break` for
+//! `svn unlock --force`), the `DAV:lockdiscovery` property PROPFIND answers, and the lock
+//! checks of a commit's requests: mod_dav's on the `If:` header of a `PUT`, `DELETE`,
+//! `PROPPATCH`, `MKCOL` or `COPY` (a locked path needs its token), then the repository's
+//! (the token's owner, locks below a deleted or replaced path).
+//!
+//! Who may lock, steal and break, the hooks, the tokens and the commit's lock rules are
+//! `svelto_repos::service::Ctx`'s ([`Ctx::lock_many`](svelto_repos::service::Ctx::lock_many),
+//! `unlock_many`, `check_locks`), as for svn:// clients: this module decodes the requests
+//! and encodes mod_dav_svn's answers (its statuses, its error documents, and Apache's plain
+//! pages where mod_dav answers with a status alone).
+
+use crate::error::HttpError;
+use crate::resource::{Ctx, XML_HEADER};
+use crate::uri::Kind;
+use crate::xml::{self, quote, DAV};
+use crate::{Reply, Req};
+use hyper::StatusCode;
+use svelto_core::{code, svn_date_now, Revnum};
+use svelto_repos::locks::{Lock, LockTarget, UnlockTarget};
+use svelto_repos::ReposError;
+
+/// `X-SVN-Options` words (mod_dav_svn looks for them anywhere in the header).
+const LOCK_STEAL: &str = "lock-steal";
+const LOCK_BREAK: &str = "lock-break";
+const KEEP_LOCKS: &str = "keep-locks";
+
+/// Whether the request's `X-SVN-Options` header names `option`.
+pub(crate) fn has_option(req: &Req, option: &str) -> bool {
+    req.header("x-svn-options")
+        .is_some_and(|o| o.contains(option))
+}
+
+/// Whether a `DELETE` keeps the locks it would remove (`svn commit --no-unlock`).
+pub(crate) fn keeps_locks(req: &Req) -> bool {
+    has_option(req, KEEP_LOCKS)
+}
+
+/// Apache's page for a request it cannot understand.
+fn bad_request() -> HttpError {
+    HttpError::page(
+        StatusCode::BAD_REQUEST,
+        "Your browser sent a request that this server could not understand.<br />\n",
+    )
+}
+
+/// The page mod_dav answers a write to a locked resource with, when the request does not
+/// carry the lock's token.
+fn locked() -> HttpError {
+    HttpError::page(
+        StatusCode::LOCKED,
+        "The requested resource is currently locked.\nThe lock must be released or proper \
+         identification\ngiven before the method can be applied.",
+    )
+}
+
+/// A repository error as mod_dav_svn's `dav_svn__convert_err` answers it: its first error
+/// (code and message) in the error document, the status its code calls for, else
+/// `otherwise`.
+pub(crate) fn convert(e: &ReposError, otherwise: StatusCode) -> HttpError {
+    let (code, message) = e
+        .chain()
+        .into_iter()
+        .next()
+        .unwrap_or((code::FS_GENERAL, e.to_string()));
+    let status = match code {
+        code::FS_NOT_FOUND | code::FS_NO_SUCH_REVISION => StatusCode::NOT_FOUND,
+        code::UNSUPPORTED_FEATURE => StatusCode::NOT_IMPLEMENTED,
+        code::FS_LOCK_OWNER_MISMATCH | code::FS_PATH_ALREADY_LOCKED => StatusCode::LOCKED,
+        code::FS_PROP_BASEVALUE_MISMATCH => StatusCode::PRECONDITION_FAILED,
+        _ => otherwise,
+    };
+    HttpError::svn(status, code, message)
+}
+
+/// `DAV:timeout`'s value for a lock expiring at `expires` (an svn:date; None: never).
+fn timeout(expires: Option<&str>) -> String {
+    let left = expires
+        .and_then(svelto_core::parse_svn_date)
+        .zip(svelto_core::parse_svn_date(&svn_date_now()))
+        .map(|(at, now)| (at - now).div_euclid(1_000_000).max(0));
+    match left {
+        Some(secs) => format!("Second-{secs}"),
+        None => "Infinite".into(),
+    }
+}
+
+/// The `X-SVN-Creation-Date` and `X-SVN-Lock-Owner` headers mod_dav_svn adds to every
+/// answer that looked up a lock.
+pub(crate) fn lock_headers(reply: Reply, lock: Option<&Lock>) -> Reply {
+    match lock {
+        Some(l) => reply
+            .header("x-svn-creation-date", l.created.clone())
+            .header("x-svn-lock-owner", l.owner.clone()),
+        None => reply,
+    }
+}
+
+/// The value of `DAV:lockdiscovery` in a PROPFIND answer: the path's lock as mod_dav writes
+/// it (its comment in `DAV:owner`), or nothing.
+pub(crate) fn lockdiscovery(lock: Option<&Lock>) -> String {
+    let Some(l) = lock else {
+        return String::new();
+    };
+    let owner = l
+        .comment
+        .as_deref()
+        .map(|c| format!("<D:owner xmlns:D=\"DAV:\">{}</D:owner>", quote(c, true)))
+        .unwrap_or_default();
+    format!(
+        "<D:activelock>\n<D:locktype><D:write/></D:locktype>\n\
+         <D:lockscope><D:exclusive/></D:lockscope>\n<D:depth>0</D:depth>\n\
+         {owner}<D:timeout>{}</D:timeout>\n<D:locktoken>\n<D:href>{}</D:href>\n\
+         </D:locktoken>\n</D:activelock>\n",
+        timeout(l.expires.as_deref()),
+        quote(&l.token, false)
+    )
+}
+
+/// The state tokens of an `If:` header (`<URI> (<token>) ...`): every `<...>` inside
+/// parentheses (resource tags, outside them, and entity tags `[...]` are not tokens).
+pub(crate) fn if_tokens(req: &Req) -> Vec<String> {
+    let mut tokens = Vec::new();
+    for value in req.headers.get_all("if") {
+        let Ok(v) = value.to_str() else { continue };
+        let mut depth = 0usize;
+        let mut rest = v;
+        while let Some(c) = rest.chars().next() {
+            match c {
+                '(' => depth += 1,
+                ')' => depth = depth.saturating_sub(1),
+                '<' => {
+                    let Some(end) = rest.find('>') else { break };
+                    if depth > 0 {
+                        tokens.push(rest[1..end].to_string());
+                    }
+                    rest = &rest[end + 1..];
+                    continue;
+                }
+                _ => {}
+            }
+            rest = &rest[c.len_utf8()..];
+        }
+    }
+    tokens
+}
+
+/// The lock checks of a request changing `path` in a commit (`recurse`: everything below
+/// it too, as a `DELETE`, `MKCOL` or `COPY`): mod_dav's first, then the repository's with
+/// the tokens of the request's `If:` header. Returns the path's lock, whose headers the
+/// answer carries.
+pub(crate) fn check_change(
+    ctx: &Ctx<'_>,
+    req: &Req,
+    path: &str,
+    recurse: bool,
+) -> Result<Option<Lock>, HttpError> {
+    let lock = ctx.svc.get_lock(path)?;
+    let tokens = if_tokens(req);
+    if let Some(l) = &lock {
+        if !tokens.iter().any(|t| t == &l.token) {
+            return Err(locked());
+        }
+    }
+    if lock.is_some() || recurse {
+        ctx.svc
+            .check_locks(path, recurse, &tokens)
+            .map_err(|e| convert(&e, StatusCode::INTERNAL_SERVER_ERROR))?;
+    }
+    Ok(lock)
+}
+
+/// After a `DELETE` in a commit: mod_dav removes the deleted path's lock at once (its owner
+/// unlocking it, hooks included), unless the client keeps its locks.
+pub(crate) fn release_deleted(
+    ctx: &Ctx<'_>,
+    req: &Req,
+    lock: Option<&Lock>,
+) -> Result<(), HttpError> {
+    let Some(l) = lock else { return Ok(()) };
+    if keeps_locks(req) {
+        return Ok(());
+    }
+    let target = UnlockTarget {
+        path: l.path.clone(),
+        token: Some(l.token.clone()),
+    };
+    match ctx.svc.unlock_many(false, vec![target])?.results.pop() {
+        Some(Err(e)) => {
+            ctx.state.log(&format!(
+                "{}: removing the lock of deleted '/{}': {e}",
+                ctx.target.repo_name, l.path
+            ));
+            Err(HttpError::page(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "The server encountered an internal error or\nmisconfiguration and was unable \
+                 to complete\nyour request.",
+            ))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Answers `LOCK` and `UNLOCK` (the URL's write access is checked already, as
+/// mod_authz_svn checks it).
+pub(crate) fn handle(ctx: Ctx<'_>, req: &Req) -> Result<Reply, HttpError> {
+    let method = req.method.as_str();
+    if ctx.target.kind != Kind::Public {
+        return Err(HttpError::not_allowed(
+            StatusCode::METHOD_NOT_ALLOWED,
+            method,
+        ));
+    }
+    if method == "LOCK" {
+        lock(&ctx, req)
+    } else {
+        unlock(&ctx, req)
+    }
+}
+
+/// What a `DAV:lockinfo` body asks for.
+struct LockInfo {
+    /// The text of `DAV:owner` (None: no owner element).
+    comment: Option<String>,
+}
+
+fn lockinfo(req: &Req) -> Result<LockInfo, HttpError> {
+    let doc = xml::parse(&req.body).map_err(|_| bad_request())?;
+    if !doc.is(DAV, "lockinfo") {
+        return Err(bad_request());
+    }
+    let has = |parent: &str, child: &str| {
+        doc.child(DAV, parent)
+            .is_some_and(|p| p.child(DAV, child).is_some())
+    };
+    // mod_dav_svn takes exclusive write locks only.
+    if !has("lockscope", "exclusive") || !has("locktype", "write") {
+        return Err(bad_request());
+    }
+    Ok(LockInfo {
+        comment: doc.child(DAV, "owner").map(|o| o.text.clone()),
+    })
+}
+
+/// The lock's `Timeout:` as seconds (None: `Infinite`, or no header): the first value of
+/// the list mod_dav can use.
+fn requested_timeout(req: &Req) -> Option<u64> {
+    let v = req.header("timeout")?;
+    for item in v.split(',') {
+        let item = item.trim();
+        if item.eq_ignore_ascii_case("infinite") {
+            return None;
+        }
+        if let Some(n) = item.strip_prefix("Second-") {
+            if let Ok(n) = n.parse::<u64>() {
+                return Some(n);
+            }
+        }
+    }
+    None
+}
+
+/// `LOCK` of a file at HEAD.
+fn lock(ctx: &Ctx<'_>, req: &Req) -> Result<Reply, HttpError> {
+    let path = ctx.target.path.clone();
+    if req.body.iter().all(u8::is_ascii_whitespace) {
+        return refresh(ctx, req, &path);
+    }
+    let info = lockinfo(req)?;
+    let depth = match req.header("depth").map(str::trim) {
+        None => "infinity",
+        Some(d) if d.eq_ignore_ascii_case("infinity") => "infinity",
+        Some("0") => "0",
+        Some(_) => return Err(bad_request()),
+    };
+    let Some(user) = ctx.svc.user.clone() else {
+        return Err(HttpError::not_allowed(StatusCode::NOT_IMPLEMENTED, "LOCK"));
+    };
+    if ctx.svc.node(&path, ctx.youngest)?.is_none() {
+        // "Subversion clients may not lock nonexistent paths."
+        return Err(HttpError::not_allowed(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "LOCK",
+        ));
+    }
+    let current_rev = req
+        .header("x-svn-version-name")
+        .and_then(|v| v.trim().parse::<Revnum>().ok());
+    let seconds = requested_timeout(req);
+    let target = LockTarget { path, current_rev };
+    let many = ctx.svc.lock_many_expiring(
+        info.comment.as_deref(),
+        has_option(req, LOCK_STEAL),
+        &svn_date_now(),
+        seconds,
+        vec![target],
+    )?;
+    if let Some(e) = &many.post_hook_failure {
+        // mod_dav_svn logs it and answers with the lock all the same.
+        ctx.state.log(&format!(
+            "{}: post-lock hook failure: {e}",
+            ctx.target.repo_name
+        ));
+    }
+    let mut results = many.results;
+    let lock = match results.pop() {
+        Some(Ok(l)) => l,
+        Some(Err(e)) => return Err(convert(&e, StatusCode::INTERNAL_SERVER_ERROR)),
+        None => {
+            return Err(HttpError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "The lock was not attempted",
+            ))
+        }
+    };
+    debug_assert_eq!(lock.owner, user);
+    // The owner element as mod_dav writes back what the request sent.
+    let owner = info
+        .comment
+        .as_deref()
+        .map(|c| {
+            format!(
+                "<ns0:owner xmlns:ns0=\"DAV:\">{}</ns0:owner>",
+                quote(c, false)
+            )
+        })
+        .unwrap_or_default();
+    let timeout = match seconds {
+        Some(s) => format!("Second-{s}"),
+        None => "Infinite".into(),
+    };
+    let body = format!(
+        "{XML_HEADER}<D:prop xmlns:D=\"DAV:\">\n<D:lockdiscovery>\n<D:activelock>\n\
+         <D:locktype><D:write/></D:locktype>\n<D:lockscope><D:exclusive/></D:lockscope>\n\
+         <D:depth>{depth}</D:depth>\n{owner}<D:timeout>{timeout}</D:timeout>\n<D:locktoken>\n\
+         <D:href>{}</D:href>\n</D:locktoken>\n</D:activelock>\n\n</D:lockdiscovery>\n</D:prop>",
+        quote(&lock.token, false)
+    );
+    let token = format!("<{}>", lock.token);
+    Ok(
+        lock_headers(Reply::xml(StatusCode::OK, body.into_bytes()), Some(&lock))
+            .header("lock-token", token),
+    )
+}
+
+/// `LOCK` without a body: a refresh of the lock the `If:` header names (WebDAV clients;
+/// the stock client never refreshes). The lock is answered unchanged.
+fn refresh(ctx: &Ctx<'_>, req: &Req, path: &str) -> Result<Reply, HttpError> {
+    let tokens = if_tokens(req);
+    if tokens.is_empty() {
+        return Err(bad_request());
+    }
+    let lock = ctx.svc.get_lock(path)?;
+    let Some(l) = lock.filter(|l| tokens.contains(&l.token)) else {
+        return Err(HttpError::page(
+            StatusCode::PRECONDITION_FAILED,
+            "The precondition on the request for this URL evaluated to false.",
+        ));
+    };
+    let body = format!(
+        "{XML_HEADER}<D:prop xmlns:D=\"DAV:\">\n<D:lockdiscovery>\n{}\n</D:lockdiscovery>\n</D:prop>",
+        lockdiscovery(Some(&l))
+    );
+    Ok(lock_headers(
+        Reply::xml(StatusCode::OK, body.into_bytes()),
+        Some(&l),
+    ))
+}
+
+/// `UNLOCK` with the token in `Lock-Token: <...>`.
+fn unlock(ctx: &Ctx<'_>, req: &Req) -> Result<Reply, HttpError> {
+    let token = req
+        .header("lock-token")
+        .map(str::trim)
+        .and_then(|t| t.strip_prefix('<'))
+        .and_then(|t| t.strip_suffix('>'))
+        .ok_or_else(bad_request)?
+        .to_string();
+    let path = ctx.target.path.clone();
+    let brk = has_option(req, LOCK_BREAK);
+    // mod_dav first matches the token with the path's lock.
+    let lock = ctx.svc.get_lock(&path)?;
+    let Some(existing) = lock.filter(|l| l.token == token) else {
+        return Err(bad_request());
+    };
+    if ctx.svc.user.is_none() {
+        if !brk {
+            // mod_dav: the lock's owner is not the request's (nobody's) user.
+            return Err(HttpError::refused(StatusCode::FORBIDDEN, None));
+        }
+        let body = format!(
+            "{XML_HEADER}<D:error xmlns:D=\"DAV:\" xmlns:m=\"http://apache.org/dav/xmlns\">\n\
+             <m:human-readable errcode=\"405\">\nAnonymous lock removal is not allowed.\n\
+             </m:human-readable>\n</D:error>\n"
+        );
+        return Ok(lock_headers(
+            Reply::xml(StatusCode::NOT_IMPLEMENTED, body.into_bytes()),
+            Some(&existing),
+        ));
+    }
+    let target = UnlockTarget {
+        path,
+        token: Some(token),
+    };
+    let many = ctx.svc.unlock_many(brk, vec![target])?;
+    let failure = match many.results.into_iter().next() {
+        Some(Err(e)) => Some(e),
+        _ => many.post_hook_failure,
+    };
+    let reply = match failure {
+        None => Reply::new(StatusCode::NO_CONTENT, "text/plain", Vec::new()),
+        Some(e) => convert(&e, StatusCode::INTERNAL_SERVER_ERROR).reply(),
+    };
+    Ok(lock_headers(reply, Some(&existing)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req_with(headers: &[(&str, &str)]) -> Req {
+        let mut map = hyper::HeaderMap::new();
+        for (k, v) in headers {
+            map.append(
+                hyper::header::HeaderName::from_bytes(k.as_bytes()).expect("name"),
+                hyper::header::HeaderValue::from_str(v).expect("value"),
+            );
+        }
+        Req {
+            method: hyper::Method::PUT,
+            path: "/".into(),
+            peer: std::net::IpAddr::from([127, 0, 0, 1]),
+            headers: map,
+            body: bytes::Bytes::new(),
+            stream: std::sync::Mutex::new(None),
+        }
+    }
+
+    #[test]
+    fn if_headers_give_their_state_tokens() {
+        let r = req_with(&[(
+            "if",
+            "<http://h/svn/r/a.txt> (<opaquelocktoken:1>) <http://h/svn/r/b> (<opaquelocktoken:2> [\"etag\"]) (Not <opaquelocktoken:3>)",
+        )]);
+        assert_eq!(
+            if_tokens(&r),
+            [
+                "opaquelocktoken:1",
+                "opaquelocktoken:2",
+                "opaquelocktoken:3"
+            ]
+        );
+        assert!(if_tokens(&req_with(&[("if", "<http://h/x>")])).is_empty());
+        assert!(if_tokens(&req_with(&[("if", "(<broken")])).is_empty());
+        assert!(if_tokens(&req_with(&[])).is_empty());
+    }
+
+    #[test]
+    fn timeouts_and_options() {
+        let r = req_with(&[
+            ("timeout", "Extended, Second-3600"),
+            ("x-svn-options", "release-locks lock-steal"),
+        ]);
+        assert_eq!(requested_timeout(&r), Some(3600));
+        assert!(has_option(&r, LOCK_STEAL) && !has_option(&r, LOCK_BREAK));
+        assert_eq!(
+            requested_timeout(&req_with(&[("timeout", "Infinite, Second-5")])),
+            None
+        );
+        assert_eq!(timeout(None), "Infinite");
+        assert_eq!(quote("a<b>&\"c\"", false), "a&lt;b&gt;&amp;\"c\"");
+        assert_eq!(quote("\"", true), "&quot;");
+    }
+}
