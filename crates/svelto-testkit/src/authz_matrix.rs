@@ -181,9 +181,9 @@ pub fn history_reads(pair: &Pair, user: &[&str]) {
 
 /// The write commands of the matrix, as every user: mkdir, copy and rm by URL where the
 /// rules allow and refuse them, a working-copy commit touching readable and hidden files,
-/// and (`locks`) locks and unlocks by the users with write access somewhere. The pair
-/// should mask dates (the commits get theirs on each side a moment apart).
-pub fn writes(pair: &Pair, locks: bool) {
+/// and locks and unlocks by the users labelled in `lockers`. The pair should mask dates
+/// (the commits get theirs on each side a moment apart).
+pub fn writes(pair: &Pair, lockers: &[&str]) {
     for (label, user) in USERS {
         for args in [
             &[
@@ -213,9 +213,7 @@ pub fn writes(pair: &Pair, locks: bool) {
             let args: Vec<&str> = args.iter().map(|s| &**s).collect();
             both_any(pair, user, &args);
         }
-        // Locks by users with write access somewhere (for the others the stock client
-        // hangs after the refused auth slot of lock-many, with svnserve too).
-        if locks && matches!(*label, "harry" | "sally") {
+        if lockers.contains(label) {
             for args in [
                 &["lock", "-m", "l", "{URL}/trunk/lib/a.c"][..],
                 &["unlock", "{URL}/trunk/lib/a.c"],

@@ -256,14 +256,20 @@ fn authz_matrix_reads_match_apache() {
     }
 }
 
-/// The write side of the matrix (`authz_matrix::writes`, without locks, which HTTP does not
-/// serve yet): mkdir, copy and rm by URL and a working-copy commit as each user, refused and
-/// allowed as Apache with mod_authz_svn refuses and allows them, the same output.
+/// The write side of the matrix (`authz_matrix::writes`): mkdir, copy and rm by URL, a
+/// working-copy commit, and locks and unlocks (with `--force` too) as each user, anonymous
+/// and joe included (mod_authz_svn asks a write of the URL's path for LOCK and UNLOCK),
+/// refused and allowed as Apache with mod_authz_svn refuses and allows them, the same
+/// output.
 #[test]
 fn authz_matrix_writes_match_apache() {
     let mut pair = matrix_pair();
     pair.mask_dates();
-    authz_matrix::writes(&pair, false);
+    authz_matrix::writes(&pair, &["anon", "harry", "sally", "joe"]);
+    // The locks left (tags/1.0/main.c, which harry may not read and sally may lock) are
+    // the same.
+    let locks = crate::locks::assert_same_locks(&pair);
+    assert!(locks.contains("Owner: sally"), "{locks}");
 }
 
 /// svnserve.conf's `[http] password-db` names the password file when `--http-auth-file`

@@ -59,8 +59,8 @@ fn lock_hook_tokens_and_post_hook_failures_match_apache() {
 }
 
 /// `svnadmin lslocks` of the reference against `svelto admin lslocks` of the subject, tokens
-/// and dates masked.
-fn assert_same_locks(pair: &Pair) {
+/// and dates masked; returns the listing.
+pub fn assert_same_locks(pair: &Pair) -> String {
     let listing = |out: svelto_testkit::Outcome| {
         let masked = crate::sessions::mask_lock_tokens(&crate::sessions::mask_dates(&out.stdout));
         String::from_utf8_lossy(&masked)
@@ -82,6 +82,7 @@ fn assert_same_locks(pair: &Pair) {
             .success(),
     );
     assert_eq!(reference, subject, "the lock listings differ");
+    reference
 }
 
 /// What only HTTP does: mod_dav removes a deleted path's lock when the `DELETE` arrives,

@@ -27,7 +27,9 @@ fn writes_match_svnserve_for_every_user() {
     // The commits made here get their dates on each side a moment apart.
     pair.mask_dates();
     install(&pair, CONF, &authz(&repo_name(&pair)));
-    svelto_testkit::authz_matrix::writes(&pair, true);
+    // Locks by the users with write access somewhere: for the others the stock client
+    // hangs after the refused auth slot of lock-many, with svnserve too.
+    svelto_testkit::authz_matrix::writes(&pair, &["harry", "sally"]);
 }
 
 #[test]
