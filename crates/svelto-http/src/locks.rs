@@ -41,7 +41,7 @@ pub(crate) fn keeps_locks(req: &Req) -> bool {
 }
 
 /// Apache's page for a request it cannot understand.
-fn bad_request() -> HttpError {
+pub(crate) fn bad_request() -> HttpError {
     HttpError::page(
         StatusCode::BAD_REQUEST,
         "Your browser sent a request that this server could not understand.<br />\n",
@@ -99,6 +99,11 @@ pub(crate) fn lock_headers(reply: Reply, lock: Option<&Lock>) -> Reply {
         None => reply,
     }
 }
+
+/// The value of `DAV:supportedlock`: exclusive write locks.
+pub(crate) const SUPPORTEDLOCK: &str =
+    "\n<D:lockentry>\n<D:lockscope><D:exclusive/></D:lockscope>\n\
+                                        <D:locktype><D:write/></D:locktype>\n</D:lockentry>\n";
 
 /// The value of `DAV:lockdiscovery` in a PROPFIND answer: the path's lock as mod_dav writes
 /// it (its comment in `DAV:owner`), or nothing.

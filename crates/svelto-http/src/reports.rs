@@ -117,7 +117,9 @@ fn get_locks(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
         None | Some("infinity") => None,
         Some("immediates") | Some("files") => Some(1),
         Some("empty") => Some(0),
-        Some(d) => return Err(HttpError::bad_request(format!("Invalid depth '{d}'"))),
+        // mod_dav_svn's "Invalid 'depth' specified in get-locks-report request.", which
+        // Apache answers with its page.
+        Some(_) => return Err(crate::locks::bad_request()),
     };
     let locks = ctx.svc.get_locks(&ctx.target.path, depth)?;
     let mut out = format!("{XML_HEADER}<S:get-locks-report xmlns:S=\"svn:\" xmlns:D=\"DAV:\">\n");

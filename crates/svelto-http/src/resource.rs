@@ -320,7 +320,43 @@ impl Ctx<'_> {
         let mut shown_lock = None;
         match self.target.kind {
             Kind::Public | Kind::RevRoot(_) | Kind::Version(_) => {
-                let node = self.target_node()?;
+                let node = match self.target_node() {
+                    Ok(node) => node,
+                    Err(e) if e.code == crate::error::FS_NOT_FOUND => {
+                        // A path the revision does not have may still be locked (its file
+                        // deleted by a commit that kept its lock): mod_dav answers for the
+                        // lock (the client's `svn info` and `svn unlock` of the URL find it).
+                        let Some(lock) = self.svc.get_lock(&self.target.path)? else {
+                            return Err(e);
+                        };
+                        let path = &self.target.path;
+                        let href = match self.target.kind {
+                            Kind::RevRoot(r) => self.special_href("rvr", r, path),
+                            Kind::Version(r) => self.special_href("ver", r, path),
+                            _ => format!("{}/{}", self.root_href(), encode_dav(path)),
+                        };
+                        let live = vec![
+                            (DAV, "resourcetype", Some(String::new())),
+                            (
+                                DAV,
+                                "supportedlock",
+                                Some(crate::locks::SUPPORTEDLOCK.into()),
+                            ),
+                            (
+                                DAV,
+                                "lockdiscovery",
+                                Some(crate::locks::lockdiscovery(Some(&lock))),
+                            ),
+                        ];
+                        response(&mut out, &href, &live, &PropList::new(), &wanted);
+                        out.push_str("</D:multistatus>\n");
+                        return Ok(crate::locks::lock_headers(
+                            Reply::xml(StatusCode::MULTI_STATUS, out.into_bytes()),
+                            Some(&lock),
+                        ));
+                    }
+                    Err(e) => return Err(e),
+                };
                 let href = self.node_href(&node);
                 let mut safe_cr = SafeCr::new(self.repo().clone(), node.rev);
                 shown_lock = self.node_response(&mut out, &href, &node, &wanted, &mut safe_cr)?;
@@ -457,9 +493,18 @@ impl Ctx<'_> {
             (
                 DAV,
                 "resourcetype",
-                Some(if is_dir { "<D:collection/>".into() } else { String::new() }),
+                Some(if is_dir {
+                    "<D:collection/>".into()
+                } else {
+                    String::new()
+                }),
             ),
-            (DAV, "getcontentlength", text.map(|t| t.size.to_string()).or_else(|| (!is_dir).then(|| "0".into()))),
+            (
+                DAV,
+                "getcontentlength",
+                text.map(|t| t.size.to_string())
+                    .or_else(|| (!is_dir).then(|| "0".into())),
+            ),
             (
                 DAV,
                 "getcontenttype",
@@ -472,7 +517,14 @@ impl Ctx<'_> {
             (
                 DAV,
                 "getetag",
-                Some(esc(&format!("{}\"{cr}/{}\"", if is_dir { "W/" } else { "" }, fspath)).into_owned()),
+                Some(
+                    esc(&format!(
+                        "{}\"{cr}/{}\"",
+                        if is_dir { "W/" } else { "" },
+                        fspath
+                    ))
+                    .into_owned(),
+                ),
             ),
             (DAV, "creationdate", date.clone()),
             (DAV, "getlastmodified", date.as_deref().and_then(http_date)),
@@ -501,18 +553,40 @@ impl Ctx<'_> {
                 )),
             ),
             (DAV, "version-name", Some(cr.to_string())),
-            (DAV, "creator-displayname", author.map(|a| esc(&a).into_owned())),
-            (SVN_DAV, "baseline-relative-path", Some(esc(&node.path).into_owned())),
-            (SVN_DAV, "md5-checksum", text.map(|t| t.md5.to_hex()).or_else(|| (!is_dir).then(|| EMPTY_MD5.into()))),
+            (
+                DAV,
+                "creator-displayname",
+                author.map(|a| esc(&a).into_owned()),
+            ),
+            (
+                SVN_DAV,
+                "baseline-relative-path",
+                Some(esc(&node.path).into_owned()),
+            ),
+            (
+                SVN_DAV,
+                "md5-checksum",
+                text.map(|t| t.md5.to_hex())
+                    .or_else(|| (!is_dir).then(|| EMPTY_MD5.into())),
+            ),
             (SVN_DAV, "repository-uuid", Some(self.repo().uuid()?)),
             (SVN_DAV, "deadprop-count", Some(props.len().to_string())),
-            (SVN_DAV, "sha1-checksum", text.map(|t| t.sha1.to_hex()).or_else(|| (!is_dir).then(|| EMPTY_SHA1.into()))),
+            (
+                SVN_DAV,
+                "sha1-checksum",
+                text.map(|t| t.sha1.to_hex())
+                    .or_else(|| (!is_dir).then(|| EMPTY_SHA1.into())),
+            ),
             (
                 DAV,
                 "supportedlock",
-                Some("\n<D:lockentry>\n<D:lockscope><D:exclusive/></D:lockscope>\n<D:locktype><D:write/></D:locktype>\n</D:lockentry>\n".into()),
+                Some(crate::locks::SUPPORTEDLOCK.into()),
             ),
-            (DAV, "lockdiscovery", Some(crate::locks::lockdiscovery(lock.as_ref()))),
+            (
+                DAV,
+                "lockdiscovery",
+                Some(crate::locks::lockdiscovery(lock.as_ref())),
+            ),
         ];
         response(out, href, &live, &props, wanted);
         Ok(lock)

@@ -88,7 +88,8 @@ pub fn assert_same_locks(pair: &Pair) -> String {
 /// What only HTTP does: mod_dav removes a deleted path's lock when the `DELETE` arrives,
 /// so a commit refused by its pre-commit hook has lost the lock of the file it deleted
 /// (not the lock of the file it changed); `--no-unlock` sends `keep-locks` and keeps it;
-/// a commit from a working copy holding alice's token as bob is refused; a lock with a
+/// the lock of a file deleted with `--no-unlock` shown by `svn info` and broken by `svn
+/// unlock --force`; a commit from a working copy holding alice's token as bob is refused; a lock with a
 /// comment of markup characters and an empty one; `svn lock` of a file changed since the
 /// working copy's revision.
 #[test]
@@ -169,6 +170,12 @@ fn deleted_paths_lose_their_locks_as_through_apache() {
         true,
     );
     assert_same_locks(&pair);
+    // The deleted file's lock stays: PROPFIND answers for it (a lock-null resource), so
+    // `svn info` shows it and `svn unlock --force` finds its token.
+    run(&mut s, &bob, &["info", "{URL}/d/d.txt"], true);
+    run(&mut s, &bob, &["unlock", "--force", "{URL}/d/d.txt"], true);
+    run(&mut s, &bob, &["info", "{URL}/d/d.txt"], false);
+    assert_same_locks(&pair);
     run(&mut s, &alice, &["update", "wa"], true);
     // c.txt is still alice's, its token in the working copy.
     s.append("dellocks/wa/c.txt", "bob's\n");
@@ -217,7 +224,8 @@ fn basic(user: &str, password: &str) -> String {
 /// LOCK and UNLOCK requests the stock client does not send, or sends only when something
 /// is wrong, answered as Apache answers them (status, headers, body): tokens that match no
 /// lock, a missing or malformed `Lock-Token:`, malformed and unsupported `lockinfo` bodies,
-/// `Depth:` values, a `Timeout:`, a lock on a special resource, and the lock's
+/// `Depth:` values, a `Timeout:`, a lock on a special resource, a get-locks report of a bad
+/// depth, and the lock's
 /// `DAV:lockdiscovery` through PROPFIND.
 #[test]
 fn raw_lock_requests_match_apache() {
@@ -269,6 +277,13 @@ fn raw_lock_requests_match_apache() {
         ("lock a special resource", "LOCK", "/!svn/rvr/1/raw/b.txt", vec![], body.into()),
         ("lock depth 0", "LOCK", "/raw/b.txt", vec!["Depth: 0".into()], body.into()),
         ("lock taken", "LOCK", "/raw/b.txt", vec![], body.into()),
+        (
+            "get-locks of a bad depth",
+            "REPORT",
+            "/",
+            vec![],
+            "<S:get-locks-report xmlns:S=\"svn:\" depth=\"bogus\"></S:get-locks-report>".into(),
+        ),
     ];
     for (what, method, rel, headers, body) in &cases {
         let mut answers = Vec::new();
