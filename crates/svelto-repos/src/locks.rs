@@ -10,6 +10,7 @@ use crate::error::{ReposError, Result, SvnErrorKind};
 use crate::hooks::Hooks;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use svelto_core::{is_ancestor, NodeKind, Revnum};
 use svelto_store::{Repo, Writer};
 
@@ -52,9 +53,76 @@ fn put(out: &mut String, field: Option<&str>) {
     }
 }
 
-/// Reads every lock of the repository at `repo` (none when the file does not exist).
+/// Reads every lock of the repository at `repo` (none when the file does not exist), to
+/// change them.
 pub fn read_locks(repo: &Path) -> Result<BTreeMap<String, Lock>> {
+    Ok(current(repo)?.as_ref().clone())
+}
+
+/// The locks as parsed from one version of `db/locks`, and which version: the file's
+/// device, inode, length and modification time (every write replaces the file by a
+/// rename, so a new version is a new inode).
+/// The bool: whether any lock has an expiry date (almost never: only WebDAV clients ask).
+type Parsed = ((u64, u64, u64, i64, i64), Arc<BTreeMap<String, Lock>>, bool);
+
+/// The last `db/locks` parsed for each repository a process reads: a request checking one
+/// path (HTTP checks each PUT, DELETE, PROPPATCH) does not parse every lock again.
+static PARSED: Mutex<BTreeMap<PathBuf, Parsed>> = Mutex::new(BTreeMap::new());
+
+/// The repository's locks now: those of the cached parse while the file is the same,
+/// without the expired ones.
+fn current(repo: &Path) -> Result<Arc<BTreeMap<String, Lock>>> {
+    use std::os::unix::fs::MetadataExt;
     let file = file_of(repo);
+    let meta = match std::fs::metadata(&file) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Arc::default()),
+        Err(e) => {
+            return Err(ReposError::Io {
+                context: format!("reading {}", file.display()),
+                err: e,
+            })
+        }
+    };
+    let version = (
+        meta.dev(),
+        meta.ino(),
+        meta.len(),
+        meta.mtime(),
+        meta.mtime_nsec(),
+    );
+    let cached = {
+        let parsed = PARSED.lock().unwrap_or_else(|e| e.into_inner());
+        parsed
+            .get(repo)
+            .filter(|(v, _, _)| *v == version)
+            .map(|(_, locks, expiring)| (locks.clone(), *expiring))
+    };
+    let (locks, expiring) = match cached {
+        Some(hit) => hit,
+        None => {
+            // Read after the version was taken: a file replaced in between is parsed
+            // again on the next read, whose version differs.
+            let locks = Arc::new(parse_locks(&file)?);
+            let expiring = locks.values().any(|l| l.expires.is_some());
+            let mut parsed = PARSED.lock().unwrap_or_else(|e| e.into_inner());
+            parsed.insert(repo.to_path_buf(), (version, locks.clone(), expiring));
+            (locks, expiring)
+        }
+    };
+    if !expiring {
+        return Ok(locks);
+    }
+    let now = svelto_core::svn_date_now();
+    let expired = |l: &Lock| l.expires.as_deref().is_some_and(|e| e <= now.as_str());
+    let mut live = locks.as_ref().clone();
+    live.retain(|_, l| !expired(l));
+    Ok(Arc::new(live))
+}
+
+/// Parses `db/locks` (none when the file does not exist).
+fn parse_locks(file: &Path) -> Result<BTreeMap<String, Lock>> {
+    let file = file.to_path_buf();
     let bytes = match std::fs::File::open(&file) {
         Ok(f) => {
             use std::io::Read;
@@ -111,8 +179,6 @@ pub fn read_locks(repo: &Path) -> Result<BTreeMap<String, Lock>> {
         };
         out.insert(path, lock);
     }
-    let now = svelto_core::svn_date_now();
-    out.retain(|_, l| l.expires.as_deref().is_none_or(|e| e > now.as_str()));
     Ok(out)
 }
 
@@ -142,15 +208,15 @@ fn write_locks(repo: &Path, locks: &BTreeMap<String, Lock>) -> Result<()> {
 
 /// The lock on `path`, if any.
 pub fn get_lock(repo: &Path, path: &str) -> Result<Option<Lock>> {
-    Ok(read_locks(repo)?.remove(path))
+    Ok(current(repo)?.get(path).cloned())
 }
 
 /// The locks at or below `path`, to `depth` (0 = the path itself, 1 = and its children,
 /// None = all).
 pub fn get_locks(repo: &Path, path: &str, depth: Option<usize>) -> Result<Vec<Lock>> {
     let prefix_len = if path.is_empty() { 0 } else { path.len() + 1 };
-    Ok(read_locks(repo)?
-        .into_values()
+    Ok(current(repo)?
+        .values()
         .filter(|l| l.path == path || is_ancestor(path, &l.path))
         .filter(|l| match depth {
             None => true,
@@ -164,6 +230,7 @@ pub fn get_locks(repo: &Path, path: &str, depth: Option<usize>) -> Result<Vec<Lo
                 n <= d
             }
         })
+        .cloned()
         .collect())
 }
 
@@ -541,14 +608,32 @@ pub fn check_commit(
     user: Option<&str>,
     tokens: &[(String, String)],
 ) -> Result<()> {
-    let locks = read_locks(repo)?;
+    let locks = current(repo)?;
     if locks.is_empty() {
         return Ok(());
     }
     for (path, recurse) in changed {
-        let hit = locks
-            .values()
-            .filter(|l| &l.path == path || (*recurse && is_ancestor(path, &l.path)));
+        // The path's lock, then (a delete or replace) those below it: keys sharing the
+        // prefix `path/` are next to each other in the map's byte order.
+        let below = if path.is_empty() {
+            String::new()
+        } else {
+            format!("{path}/")
+        };
+        let under = recurse
+            .then(|| {
+                locks
+                    .range::<str, _>((
+                        std::ops::Bound::Included(below.as_str()),
+                        std::ops::Bound::Unbounded,
+                    ))
+                    .take_while(|(k, _)| k.starts_with(below.as_str()))
+                    .filter(|(k, _)| *k != path)
+                    .map(|(_, l)| l)
+            })
+            .into_iter()
+            .flatten();
+        let hit = locks.get(path).into_iter().chain(under);
         for lock in hit {
             let fs = format!("/{}", lock.path);
             let Some(u) = user else {

@@ -59,15 +59,24 @@ fn lock_hook_tokens_and_post_hook_failures_match_apache() {
 }
 
 /// `svnadmin lslocks` of the reference against `svelto admin lslocks` of the subject, tokens
-/// and dates masked; returns the listing.
+/// and dates masked, locks sorted; returns the listing.
 pub fn assert_same_locks(pair: &Pair) -> String {
     let listing = |out: svelto_testkit::Outcome| {
         let masked = crate::sessions::mask_lock_tokens(&crate::sessions::mask_dates(&out.stdout));
-        String::from_utf8_lossy(&masked)
+        let text: Vec<String> = String::from_utf8_lossy(&masked)
             .lines()
             .filter(|l| !l.starts_with("Created:") && !l.starts_with("Expires:"))
-            .collect::<Vec<_>>()
+            .map(str::to_string)
+            .collect();
+        // One block per lock, in the order of the listing's hash (FSFS's varies): sorted.
+        let mut blocks: Vec<String> = text
             .join("\n")
+            .split("\nPath: ")
+            .map(|b| b.trim_start_matches("Path: ").to_string())
+            .filter(|b| !b.trim().is_empty())
+            .collect();
+        blocks.sort();
+        blocks.join("\n--\n")
     };
     let reference = listing(
         Run::tool("svnadmin")
