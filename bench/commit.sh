@@ -26,7 +26,9 @@
 #
 # Environment: SVELTO_BIN=PATH (default: build target/release/svelto), SERVERS (default
 # "svnserve svelto apache svelto-http"), COMMITS (30), FILES (20000), WRITERS (8),
-# DURATION (120), HTPASSWD_FLAGS (-B), SCRATCH (bench/work/commit).
+# DURATION (120), HTPASSWD_FLAGS (-B), SCRATCH (bench/work/commit); RECORDS=FILE: measure
+# nothing, write the table from FILE's raw runs (those of an interrupted run: give the same
+# settings as it had; RUNS is the number of runs FILE holds).
 set -euo pipefail
 
 RUNS=${1:-3}
@@ -55,7 +57,13 @@ SCRATCH=$(cd "$SCRATCH" && pwd)
 STAMP=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
 JSON=$SCRATCH/commit.jsonl
-: >"$JSON"
+if [[ -n "${RECORDS:-}" ]]; then
+    [[ -s "$RECORDS" ]] || { echo "bench/commit.sh: RECORDS=$RECORDS: no such file" >&2; exit 2; }
+    [[ "$RECORDS" -ef "$JSON" ]] || cp "$RECORDS" "$JSON"
+    RUNS=$(sed -n 's/.*"run": \([0-9]*\).*/\1/p' "$JSON" | sort -n | tail -n 1)
+else
+    : >"$JSON"
+fi
 
 NAME=commit.sh
 # shellcheck source=bench/common.sh
@@ -233,16 +241,18 @@ run_one() { # server run
     stop_servers
 }
 
-for s in "${SERVERS[@]}"; do : >"$SCRATCH/$s.writer-errors"; done
-for r in $(seq 1 "$RUNS"); do
-    # The order rotates by one server from run to run.
-    n=${#SERVERS[@]}
-    for k in $(seq 0 $((n - 1))); do
-        s=${SERVERS[$(((k + r - 1) % n))]}
-        say "run $r: $s"
-        run_one "$s" "$r"
+if [[ -z "${RECORDS:-}" ]]; then
+    for s in "${SERVERS[@]}"; do : >"$SCRATCH/$s.writer-errors"; done
+    for r in $(seq 1 "$RUNS"); do
+        # The order rotates by one server from run to run.
+        n=${#SERVERS[@]}
+        for k in $(seq 0 $((n - 1))); do
+            s=${SERVERS[$(((k + r - 1) % n))]}
+            say "run $r: $s"
+            run_one "$s" "$r"
+        done
     done
-done
+fi
 
 # ----- table ----------------------------------------------------------------------
 stat() { # workload key server -> "median (min-max)"
@@ -281,6 +291,7 @@ OUT_MD=$OUT_DIR/commit.md
     echo
     echo "Machine: $(nproc) CPUs, $(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo), load before: $LOAD0."
     echo "Command: \`bench/commit.sh $RUNS\` (SERVERS=\"${SERVERS[*]}\" COMMITS=$COMMITS FILES=$FILES WRITERS=$WRITERS DURATION=$DURATION HTPASSWD_FLAGS=$HTPASSWD_FLAGS); svelto $BUILD; $(svn --version --quiet) client and svnserve (-T -M 1024 -c 0 --cache-revprops yes --block-read yes)$([[ $HAS_APACHE == yes ]] && echo "; Apache httpd $(apache_version) (event MPM) with mod_dav_svn, Basic logins against an htpasswd file (htpasswd $HTPASSWD_FLAGS), as svelto-http")."
+    [[ -z "${RECORDS:-}" ]] || echo "The table is rebuilt from the $RUNS finished runs of an interrupted run (RECORDS=$RECORDS)."
     echo "Medians over $RUNS runs (min-max), the servers' order rotating from run to run. Server CPU: utime+stime from /proc, threads and children (Apache's) included. Ratios: Svelto's figure over its peer's (svelto over svnserve, svelto-http over Apache), for times and for throughput alike."
     echo
     line="| workload | measure |"
