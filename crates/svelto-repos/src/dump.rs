@@ -18,6 +18,14 @@ use svelto_dump::{
 };
 use svelto_store::{FileText, NodeRev, Repo, DELTA_MAX};
 
+/// What a dump's repository handle needs of its read caches (`Repo::set_cache_limit`; the
+/// least it takes). A dump reads each revision once: the texts it reconstructs are used
+/// once, and a delta's base is not counted as a use, so a larger cache keeps nothing a
+/// later revision finds. Measured on a 12,000-revision history (2026-11-25): the dump took
+/// the same CPU time with 4 MiB as with 64 MiB (1.61 s against 1.77 s) in 48 MB of
+/// resident memory instead of 114 MB.
+pub const DUMP_CACHE_BYTES: usize = 4 << 20;
+
 #[derive(Debug, Clone, Default)]
 pub struct DumpOptions {
     pub start: Revnum,

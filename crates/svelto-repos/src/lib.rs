@@ -42,7 +42,7 @@ pub mod verify;
 
 pub use commit::{CommitTxn, Prepared};
 pub use create::create;
-pub use dump::{dump, dump_revprops, DumpOptions, PathFilter};
+pub use dump::{dump, dump_revprops, DumpOptions, PathFilter, DUMP_CACHE_BYTES};
 pub use editor::{send_text, Editor, TextOptions, Token};
 pub use error::{ReposError, Result, SvnErrorKind};
 pub use file_revs::{
@@ -51,7 +51,9 @@ pub use file_revs::{
 pub use fs::{Inherit, NodeHistory};
 pub use hooks::Hooks;
 pub use hotcopy::{freeze, hotcopy};
-pub use load::{load, load_revprops, load_with, LoadOptions, RevpropLoadOptions, UuidAction};
+pub use load::{
+    load, load_revprops, load_with, LoadOptions, RevpropLoadOptions, UuidAction, LOAD_CACHE_BYTES,
+};
 pub use locations::{deleted_rev, get_locations, location_segments, Segment};
 pub use log::{
     log, log_authz, revision_access, ChangedPath, LogEntry, LogOptions, Readable, RevisionAccess,

@@ -54,6 +54,14 @@ pub struct LoadOptions {
 const SYNC_INTERVAL: Duration = Duration::from_millis(500);
 const SYNC_REVISIONS: u64 = 1000;
 
+/// The load's read caches (the writer's handle), instead of the 64 MiB an admin handle
+/// gets. A load reads back what it wrote a moment ago (the previous version of a file it
+/// deltas against, the listings it changes), so a small cache holds its working set:
+/// measured on a 12,000-revision history (2026-11-25), 4 and 16 MiB loaded it in the same
+/// CPU time as 64 MiB (9.5 s and 9.0 s against 12.3 s: noise) in 78-81 MB of resident
+/// memory instead of 133 MB.
+pub const LOAD_CACHE_BYTES: usize = 8 << 20;
+
 struct State<'p> {
     opts: LoadOptions,
     parent_dir: Option<String>,
@@ -103,6 +111,7 @@ pub fn load_with(
     progress: &mut dyn FnMut(&str),
 ) -> Result<Revnum> {
     let mut w = Writer::open_with(path, io)?;
+    w.repo().set_cache_limit(LOAD_CACHE_BYTES);
     let parent_dir = match &opts.parent_dir {
         Some(p) => Some(validate_path(p).map_err(|e| ReposError::BadDump(e.to_string()))?),
         None => None,

@@ -72,6 +72,7 @@ pub fn run(args: DumpArgs) -> Result<()> {
         }),
     };
     let r = open(&repo)?;
+    r.set_cache_limit(svelto_repos::DUMP_CACHE_BYTES);
     let (start, end) = dump_range(revision.as_deref(), r.youngest())?;
     let sink: Box<dyn Write> = match &file {
         Some(f) => Box::new(create_file(f)?),

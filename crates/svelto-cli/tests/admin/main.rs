@@ -9,6 +9,7 @@
 //!   `--force-uuid`, compared with svnadmin given the same commands;
 //! - `bad_input`: truncated and corrupted dumps;
 //! - `big_file`: a 200 MB file, streamed;
+//! - `memory`: load and dump of many texts within twice svnadmin's memory;
 //! - `crash`: `kill -9` during a load;
 //! - `hotcopy`: copies of a repository a server commits to meanwhile, incremental
 //!   copies, a server on the copy; `freeze` holding a server's commits; both against
@@ -27,6 +28,7 @@ mod hotcopy;
 mod load_options;
 mod locks;
 mod maintenance;
+mod memory;
 mod options;
 mod pair;
 mod progress;
