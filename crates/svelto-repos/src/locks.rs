@@ -200,6 +200,12 @@ fn write_locks(repo: &Path, locks: &BTreeMap<String, Lock>) -> Result<()> {
     f.write_all(s.as_bytes()).map_err(crate::error::io(ctx()))?;
     f.sync_all().map_err(crate::error::io(ctx()))?;
     drop(f);
+    // This process's next read parses the new file whatever its version looks like (an
+    // inode freed by an earlier write may come back within the clock's tick).
+    PARSED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .remove(repo);
     std::fs::rename(&tmp, file_of(repo)).map_err(crate::error::io(ctx()))?;
     std::fs::File::open(&db)
         .and_then(|d| d.sync_all())
