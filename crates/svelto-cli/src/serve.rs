@@ -17,6 +17,8 @@ enum LogFormatArg {
     Svnserve,
     /// One JSON object per line.
     Json,
+    /// HTTP requests as Apache's combined access log (svn:// commands as svnserve's).
+    Combined,
 }
 
 #[derive(Args)]
@@ -262,6 +264,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
     let log = log.with_format(match args.log_format {
         LogFormatArg::Svnserve => LogFormat::Svnserve,
         LogFormatArg::Json => LogFormat::Json,
+        LogFormatArg::Combined => LogFormat::Combined,
     });
     let ignored = args.ignored_flags();
     if !ignored.is_empty() {
@@ -364,8 +367,11 @@ pub fn run(args: ServeArgs) -> Result<()> {
             let logger = shared.clone();
             let log: svelto_http::LogLine = Arc::new(move |line| logger.log.line(line));
             let tls = config.tls.is_some();
-            let server =
-                svelto_http::spawn(l, config, open, log).context("starting the HTTP server")?;
+            // HTTP requests go to the same request log and metrics as svn:// commands.
+            let seen = shared.clone();
+            let observe: svelto_http::Observer = Arc::new(move |r| http_request(&seen, r));
+            let server = svelto_http::spawn(l, config, open, log, Some(observe))
+                .context("starting the HTTP server")?;
             if tls {
                 shared.log.line("http: serving https:// (TLS)");
             }
@@ -533,4 +539,47 @@ fn login_name() -> Option<String> {
         .or_else(|_| std::env::var("LOGNAME"))
         .ok()
         .filter(|u| !u.is_empty())
+}
+
+/// An answered HTTP request, in the request log and the metrics.
+fn http_request(shared: &Shared, r: &svelto_http::Served<'_>) {
+    let actions: Vec<String> = r.action.map(str::to_string).into_iter().collect();
+    let error: Vec<(u64, String)> = r
+        .error
+        .map(|(code, msg)| (u64::from(code), msg.to_string()))
+        .into_iter()
+        .collect();
+    let client = r.client.to_string();
+    shared.log.http(&svelto_server::HttpRequest {
+        request: svelto_server::Request {
+            client: &client,
+            user: r.user,
+            repos: r.repos,
+            command: r.command,
+            actions: &actions,
+            duration: r.duration,
+            bytes_in: r.bytes_in,
+            bytes_out: r.bytes_out,
+            error: &error,
+        },
+        method: r.method,
+        target: r.target,
+        version: r.version,
+        status: r.status,
+        referer: r.referer,
+        user_agent: r.user_agent,
+    });
+    shared
+        .metrics
+        .command(r.command, r.duration, r.status >= 400);
+    shared.metrics.bytes(r.bytes_in, r.bytes_out);
+    if let Some(code) = r.error.map(|(c, _)| c) {
+        if r.status == 401 || r.status == 403 {
+            shared.metrics.error(svelto_server::ErrorKind::Auth);
+        } else if code != 0 || r.status >= 400 {
+            shared
+                .metrics
+                .error(svelto_server::ErrorKind::of_code(u64::from(code)));
+        }
+    }
 }

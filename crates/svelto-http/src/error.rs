@@ -119,7 +119,9 @@ impl HttpError {
     }
 
     /// The response: mod_dav_svn's error document, or Apache's page for a refusal.
-    pub(crate) fn reply(&self) -> Reply {
+    /// The response as Apache writes it: mod_dav_svn's error document, or Apache's page
+    /// for a refusal.
+    fn document(&self) -> Reply {
         if let Some(r) = &self.refusal {
             let title = format!(
                 "{} {}",
@@ -163,6 +165,13 @@ impl HttpError {
             quote(&self.message, false)
         );
         Reply::xml(self.status, body.into_bytes())
+    }
+
+    /// The response, with the error noted for the request log.
+    pub(crate) fn reply(&self) -> Reply {
+        let mut reply = self.document();
+        reply.note.error = Some((self.code, self.message.clone()));
+        reply
     }
 }
 

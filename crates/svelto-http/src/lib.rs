@@ -64,6 +64,43 @@ pub type OpenRepo =
 /// Writes a line to the server's log (refused logins, unreadable password files).
 pub type LogLine = Arc<dyn Fn(&str) + Send + Sync>;
 
+/// One answered request, as the server's request log and metrics take it (the caller of
+/// [`spawn`] hands it to the same log and metrics as its svn:// requests).
+pub struct Served<'a> {
+    pub client: std::net::IpAddr,
+    /// The user the request was admitted as (None: anonymous).
+    pub user: Option<&'a str>,
+    /// The repository's name as the URL spells it, or `-`.
+    pub repos: &'a str,
+    pub method: &'a str,
+    /// The request target as the client sent it (path and query).
+    pub target: &'a str,
+    /// `HTTP/1.1`.
+    pub version: &'a str,
+    pub status: u16,
+    /// What the metrics count it under: `http-` and the method (`http-get`), or for a
+    /// known `REPORT` the report's name (`http-update-report`); `http-other` for methods
+    /// Svelto does not serve.
+    pub command: &'a str,
+    /// What it did in Subversion's operational-log words, as mod_dav_svn's `SVN-ACTION`
+    /// (`checkout-or-export /trunk r5 depth=infinity`); None where mod_dav_svn logs
+    /// nothing (a file's `GET`, an `OPTIONS`).
+    pub action: Option<&'a str>,
+    /// The Subversion error answered: code (0 when it has none) and message.
+    pub error: Option<(u32, &'a str)>,
+    /// From the request's arrival to the last byte of its answer handed to the
+    /// connection (or the connection's end).
+    pub duration: Duration,
+    pub bytes_in: u64,
+    pub bytes_out: u64,
+    /// The client's `Referer` and `User-Agent` (Apache's combined format).
+    pub referer: Option<&'a str>,
+    pub user_agent: Option<&'a str>,
+}
+
+/// Where answered requests are reported.
+pub type Observer = Arc<dyn Fn(&Served<'_>) + Send + Sync>;
+
 /// How the HTTP side behaves.
 #[derive(Debug, Clone)]
 pub struct HttpConfig {
@@ -118,6 +155,7 @@ pub(crate) struct State {
     pub open: OpenRepo,
     pub logins: auth::Logins,
     log: LogLine,
+    observe: Option<Observer>,
     /// The commit transactions clients have open (they live across requests).
     pub txns: write::Txns,
     tls: Option<Arc<tls::Tls>>,
@@ -164,6 +202,7 @@ pub fn spawn(
     mut config: HttpConfig,
     open: OpenRepo,
     log: LogLine,
+    observe: Option<Observer>,
 ) -> std::io::Result<HttpServer> {
     config.prefix = normalize_prefix(&config.prefix);
     let tls = match &config.tls {
@@ -177,6 +216,7 @@ pub fn spawn(
         open,
         logins: auth::Logins::default(),
         log,
+        observe,
         txns: write::Txns::default(),
         tls: tls.clone(),
         open_connections: AtomicUsize::new(0),
@@ -311,20 +351,26 @@ where
     };
     let max = state.config.max_connections;
     let cache = Rc::new(RefCell::new(ConnCache::default()));
-    let service = hyper::service::service_fn(move |req| {
+    let service = hyper::service::service_fn(move |req: Request<Incoming>| {
         let state = state.clone();
         let cache = cache.clone();
         async move {
-            if busy {
+            let seen = state
+                .observe
+                .as_ref()
+                .map(|o| Seen::new(o.clone(), &state.config.prefix, peer, &req));
+            let resp = if busy {
                 let e = HttpError::new(
                     StatusCode::SERVICE_UNAVAILABLE,
                     format!(
                         "Server busy: it already serves {max} HTTP connections; try again later"
                     ),
                 );
-                return Ok::<_, Infallible>(to_response(e.reply()).await);
-            }
-            Ok::<_, Infallible>(respond(state, &cache, peer, req).await)
+                to_response(e.reply()).await
+            } else {
+                respond(state, &cache, peer, req).await
+            };
+            Ok::<_, Infallible>(logged(resp, seen))
         }
     });
     let conn = hyper::server::conn::http1::Builder::new()
@@ -443,6 +489,21 @@ pub(crate) struct Reply {
     pub status: StatusCode,
     pub headers: Vec<(&'static str, String)>,
     pub body: ReplyBody,
+    pub note: Note,
+}
+
+/// What the request log and metrics learn from a handler.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Note {
+    /// The request's action in Subversion's operational-log words (mod_dav_svn's
+    /// `SVN-ACTION`).
+    pub action: Option<String>,
+    /// The Subversion error answered.
+    pub error: Option<(u32, String)>,
+    /// The name the metrics count it under, when not `http-METHOD`.
+    pub command: Option<String>,
+    /// The user the request was admitted as.
+    pub user: Option<String>,
 }
 
 pub(crate) enum ReplyBody {
@@ -458,6 +519,7 @@ impl Reply {
             status,
             headers: vec![("content-type", content_type.to_string())],
             body: ReplyBody::Bytes(body),
+            note: Note::default(),
         }
     }
 
@@ -470,6 +532,7 @@ impl Reply {
             status,
             headers: vec![("content-type", content_type.to_string())],
             body: ReplyBody::Stream(f),
+            note: Note::default(),
         }
     }
 
@@ -480,6 +543,12 @@ impl Reply {
 
     pub fn header(mut self, name: &'static str, value: impl Into<String>) -> Reply {
         self.headers.push((name, value.into()));
+        self
+    }
+
+    /// The request's action, for the request log.
+    pub fn action(mut self, action: String) -> Reply {
+        self.note.action = Some(action);
         self
     }
 }
@@ -574,9 +643,19 @@ async fn respond(
     // Inline: this thread serves only this connection, as an svn:// connection's does.
     let handled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let mut cache = cache.borrow_mut();
-        resource::handle(&state, &mut cache, &req).unwrap_or_else(|e| e.reply())
+        answer(&state, &mut cache, &req)
     }));
     reply_or_failure(handled.ok()).await
+}
+
+/// A request's answer, an error's too, with what the handler noted of it for the log.
+fn answer(state: &State, cache: &mut ConnCache, req: &Req) -> Reply {
+    let mut note = Note::default();
+    let mut reply = resource::handle(state, cache, req, &mut note).unwrap_or_else(|e| e.reply());
+    reply.note.user = note.user;
+    reply.note.command = reply.note.command.or(note.command);
+    reply.note.action = reply.note.action.or(note.action);
+    reply
 }
 
 /// Reads what is left of a streamed body the handler did not take (a refused PUT), up to
@@ -601,7 +680,7 @@ async fn run_blocking(state: Arc<State>, req: Req) -> Response<RespBody> {
     let handled = tokio::task::spawn_blocking(move || {
         // A write: nothing of the connection's cached admission is used.
         let mut cache = ConnCache::default();
-        let reply = resource::handle(&state, &mut cache, &req).unwrap_or_else(|e| e.reply());
+        let reply = answer(&state, &mut cache, &req);
         drain(&req, state.config.max_request);
         reply
     })
@@ -630,6 +709,7 @@ async fn reply_or_failure(handled: Option<Reply>) -> Response<RespBody> {
 /// before its first 64 KiB (a report that fails before it writes much) still becomes a
 /// proper error response; a later one can only break the body off.
 async fn to_response(reply: Reply) -> Response<RespBody> {
+    let note = reply.note;
     let body = match reply.body {
         ReplyBody::Bytes(b) => RespBody::Full(Some(Bytes::from(b))),
         ReplyBody::Shared(b) => RespBody::Full(Some(b)),
@@ -656,12 +736,22 @@ async fn to_response(reply: Reply) -> Response<RespBody> {
             }
             match rx.recv().await {
                 None => RespBody::Full(None),
-                Some(Err(e)) => return Box::pin(to_response(e.reply())).await,
+                Some(Err(e)) => {
+                    // Failed before its first bytes: an error answer, still logged as the
+                    // action it was.
+                    let mut r = e.reply();
+                    r.note = Note {
+                        error: r.note.error,
+                        ..note
+                    };
+                    return Box::pin(to_response(r)).await;
+                }
                 Some(Ok(first)) => RespBody::Chan(Some(first), rx),
             }
         }
     };
     let mut resp = Response::new(body);
+    resp.extensions_mut().insert(note);
     *resp.status_mut() = reply.status;
     let headers = resp.headers_mut();
     headers.insert("server", HeaderValue::from_static("Svelto SVN/1.14.2"));
@@ -674,6 +764,164 @@ async fn to_response(reply: Reply) -> Response<RespBody> {
 }
 
 const CHUNK: usize = 64 * 1024;
+
+/// A request being answered, until its answer's body is done with: then it is reported to
+/// the observer.
+struct Seen {
+    observer: Observer,
+    start: Instant,
+    client: std::net::IpAddr,
+    repos: String,
+    method: String,
+    target: String,
+    version: &'static str,
+    referer: Option<String>,
+    user_agent: Option<String>,
+    bytes_in: u64,
+    status: u16,
+    note: Note,
+    bytes_out: u64,
+}
+
+impl Seen {
+    fn new(
+        observer: Observer,
+        prefix: &str,
+        client: std::net::IpAddr,
+        req: &Request<Incoming>,
+    ) -> Seen {
+        let header = |n: hyper::header::HeaderName| {
+            req.headers()
+                .get(n)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string)
+        };
+        Seen {
+            observer,
+            start: Instant::now(),
+            client,
+            repos: repos_segment(prefix, req.uri().path()),
+            method: req.method().as_str().to_string(),
+            target: req
+                .uri()
+                .path_and_query()
+                .map_or_else(|| req.uri().path().to_string(), |p| p.as_str().to_string()),
+            version: match req.version() {
+                hyper::Version::HTTP_10 => "HTTP/1.0",
+                _ => "HTTP/1.1",
+            },
+            referer: header(hyper::header::REFERER),
+            user_agent: header(hyper::header::USER_AGENT),
+            bytes_in: header(hyper::header::CONTENT_LENGTH)
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(0),
+            status: 0,
+            note: Note::default(),
+            bytes_out: 0,
+        }
+    }
+}
+
+impl Drop for Seen {
+    fn drop(&mut self) {
+        // Named by a handler; refused before one saw it (busy, too large, an unknown
+        // method): `http-other`, so that clients cannot make up counters.
+        let command = self.note.command.as_deref().unwrap_or("http-other");
+        (self.observer)(&Served {
+            client: self.client,
+            user: self.note.user.as_deref(),
+            repos: &self.repos,
+            method: &self.method,
+            target: &self.target,
+            version: self.version,
+            status: self.status,
+            command,
+            action: self.note.action.as_deref(),
+            error: self.note.error.as_ref().map(|(c, m)| (*c, m.as_str())),
+            duration: self.start.elapsed(),
+            bytes_in: self.bytes_in,
+            bytes_out: self.bytes_out,
+            referer: self.referer.as_deref(),
+            user_agent: self.user_agent.as_deref(),
+        });
+    }
+}
+
+/// The repository name a request path names (as the URL spells it), or `-`.
+fn repos_segment(prefix: &str, path: &str) -> String {
+    path.strip_prefix(prefix)
+        .and_then(|r| r.strip_prefix('/'))
+        .and_then(|r| r.split('/').next())
+        .filter(|n| !n.is_empty() && !n.starts_with('!'))
+        .unwrap_or("-")
+        .to_string()
+}
+
+/// The response with its body counted and reported (when there is an observer) once it
+/// has been sent or the connection dropped it.
+fn logged(resp: Response<RespBody>, seen: Option<Seen>) -> Response<Answer> {
+    let seen = seen.map(|mut s| {
+        s.status = resp.status().as_u16();
+        if let Some(n) = resp.extensions().get::<Note>() {
+            s.note = n.clone();
+        }
+        s
+    });
+    resp.map(|body| Answer { body, seen })
+}
+
+/// A response body and the request it answers, for the request log.
+pub(crate) struct Answer {
+    body: RespBody,
+    seen: Option<Seen>,
+}
+
+impl Body for Answer {
+    type Data = Bytes;
+    type Error = std::io::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, std::io::Error>>> {
+        let this = self.get_mut();
+        let polled = match &mut this.body {
+            RespBody::Full(b) => Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
+            RespBody::Chan(first @ Some(_), _) => {
+                Poll::Ready(first.take().map(|b| Ok(Frame::data(b))))
+            }
+            RespBody::Chan(None, rx) => rx.poll_recv(cx).map(|o| {
+                o.map(|r| {
+                    r.map(Frame::data).map_err(|e| {
+                        // Broken off after its first bytes: the error is still logged.
+                        if let Some(s) = &mut this.seen {
+                            s.note.error = Some((e.code, e.message.clone()));
+                        }
+                        std::io::Error::other(e.message)
+                    })
+                })
+            }),
+        };
+        if let (Poll::Ready(Some(Ok(frame))), Some(s)) = (&polled, &mut this.seen) {
+            if let Some(d) = frame.data_ref() {
+                s.bytes_out += d.len() as u64;
+            }
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        matches!(self.body, RespBody::Full(None))
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        match &self.body {
+            RespBody::Full(Some(b)) => http_body::SizeHint::with_exact(b.len() as u64),
+            RespBody::Full(None) => http_body::SizeHint::with_exact(0),
+            RespBody::Chan(..) => http_body::SizeHint::default(),
+        }
+    }
+}
 
 /// The blocking side of a streamed body: 64 KiB chunks into a channel of eight.
 struct ChanWriter {
@@ -706,41 +954,4 @@ pub(crate) enum RespBody {
     Full(Option<Bytes>),
     /// The first chunk (already received), then the rest.
     Chan(Option<Bytes>, mpsc::Receiver<Result<Bytes, HttpError>>),
-}
-
-impl Body for RespBody {
-    type Data = Bytes;
-    type Error = std::io::Error;
-
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, std::io::Error>>> {
-        match self.get_mut() {
-            RespBody::Full(b) => Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
-            RespBody::Chan(first, rx) => {
-                if let Some(b) = first.take() {
-                    return Poll::Ready(Some(Ok(Frame::data(b))));
-                }
-                rx.poll_recv(cx).map(|o| {
-                    o.map(|r| {
-                        r.map(Frame::data)
-                            .map_err(|e| std::io::Error::other(e.message))
-                    })
-                })
-            }
-        }
-    }
-
-    fn is_end_stream(&self) -> bool {
-        matches!(self, RespBody::Full(None))
-    }
-
-    fn size_hint(&self) -> http_body::SizeHint {
-        match self {
-            RespBody::Full(Some(b)) => http_body::SizeHint::with_exact(b.len() as u64),
-            RespBody::Full(None) => http_body::SizeHint::with_exact(0),
-            RespBody::Chan(..) => http_body::SizeHint::default(),
-        }
-    }
 }

@@ -21,6 +21,7 @@ use crate::xml::{self, quote, DAV};
 use crate::{Reply, Req};
 use hyper::StatusCode;
 use svelto_core::{code, svn_date_now, Revnum};
+use svelto_repos::action;
 use svelto_repos::locks::{Lock, LockTarget, UnlockTarget};
 use svelto_repos::ReposError;
 
@@ -296,6 +297,7 @@ fn lock(ctx: &Ctx<'_>, req: &Req) -> Result<Reply, HttpError> {
         .header("x-svn-version-name")
         .and_then(|v| v.trim().parse::<Revnum>().ok());
     let seconds = requested_timeout(req);
+    let logged = action::lock(&[action::fspath(&path)], has_option(req, LOCK_STEAL));
     let target = LockTarget { path, current_rev };
     let many = ctx.svc.lock_many_expiring(
         info.comment.as_deref(),
@@ -348,7 +350,8 @@ fn lock(ctx: &Ctx<'_>, req: &Req) -> Result<Reply, HttpError> {
     let token = format!("<{}>", lock.token);
     Ok(
         lock_headers(Reply::xml(StatusCode::OK, body.into_bytes()), Some(&lock))
-            .header("lock-token", token),
+            .header("lock-token", token)
+            .action(logged),
     )
 }
 
@@ -407,6 +410,7 @@ fn unlock(ctx: &Ctx<'_>, req: &Req) -> Result<Reply, HttpError> {
             Some(&existing),
         ));
     }
+    let logged = action::unlock(&[action::fspath(&path)], brk);
     let target = UnlockTarget {
         path,
         token: Some(token),
@@ -417,7 +421,7 @@ fn unlock(ctx: &Ctx<'_>, req: &Req) -> Result<Reply, HttpError> {
         _ => many.post_hook_failure,
     };
     let reply = match failure {
-        None => Reply::new(StatusCode::NO_CONTENT, "text/plain", Vec::new()),
+        None => Reply::new(StatusCode::NO_CONTENT, "text/plain", Vec::new()).action(logged),
         Some(e) => convert(&e, StatusCode::INTERNAL_SERVER_ERROR).reply(),
     };
     Ok(lock_headers(reply, Some(&existing)))

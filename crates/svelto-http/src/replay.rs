@@ -53,6 +53,7 @@ pub(crate) fn replay_report(ctx: &Ctx<'_>, req: &Req, doc: &Elem) -> Result<Repl
         .ok_or_else(|| HttpError::bad_request("Request was missing the low-water-mark argument"))?;
     let rev = ctx.check_rev(rev)?;
     ctx.require_read(&base_dir)?;
+    let logged = svelto_repos::action::replay(&svelto_repos::action::fspath(&base_dir), rev);
     let opts = ReplayOptions {
         base_dir,
         low_water_mark,
@@ -74,7 +75,8 @@ pub(crate) fn replay_report(ctx: &Ctx<'_>, req: &Req, doc: &Elem) -> Result<Repl
         editor.end_delta()?;
         editor.put("</S:editor-report>\n")?;
         Ok(())
-    })))
+    }))
+    .action(logged))
 }
 
 /// Writes a replay drive as `S:editor-report` XML.

@@ -10,6 +10,7 @@ use hyper::StatusCode;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use svelto_core::{join, ChangeKind, Depth, NodeKind, Revnum};
+use svelto_repos::action;
 use svelto_repos::list::DirentFields as Fields;
 use svelto_repos::log::{LogEntry, LogOptions};
 use svelto_repos::Node;
@@ -32,7 +33,7 @@ pub(crate) fn report(ctx: &Ctx<'_>, req: &Req) -> Result<Reply, HttpError> {
     ) {
         ctx.target_node()?;
     }
-    match doc.name.as_str() {
+    let answer = match doc.name.as_str() {
         "update-report" => crate::update::update_report(ctx, req, &doc),
         "inherited-props-report" => inherited_props(ctx, &doc),
         "get-locks-report" => get_locks(ctx, &doc),
@@ -45,12 +46,19 @@ pub(crate) fn report(ctx: &Ctx<'_>, req: &Req) -> Result<Reply, HttpError> {
         "get-deleted-rev-report" => deleted_rev(ctx, &doc),
         "dated-rev-report" => dated_rev(ctx, &doc),
         "replay-report" => crate::replay::replay_report(ctx, req, &doc),
-        _ => Err(HttpError::svn(
-            StatusCode::NOT_IMPLEMENTED,
-            UNSUPPORTED_FEATURE,
-            "The requested report is unknown",
-        )),
-    }
+        _ => {
+            return Err(HttpError::svn(
+                StatusCode::NOT_IMPLEMENTED,
+                UNSUPPORTED_FEATURE,
+                "The requested report is unknown",
+            ))
+        }
+    };
+    // A known report is counted by its name.
+    answer.map(|mut r| {
+        r.note.command = Some(format!("http-{}", doc.name));
+        r
+    })
 }
 
 fn xml_reply(body: String) -> Reply {
@@ -109,7 +117,7 @@ fn inherited_props(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
         out.push_str("</S:iprop>\n");
     }
     out.push_str("</S:inherited-props-report>\n");
-    Ok(xml_reply(out))
+    Ok(xml_reply(out).action(action::get_inherited_props(&action::fspath(&path), rev)))
 }
 
 fn get_locks(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
@@ -180,6 +188,12 @@ fn list(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
         }
     }
     ctx.require_read(&path)?;
+    let logged = patterns.as_ref().map(|l| {
+        l.iter()
+            .map(|p| String::from_utf8_lossy(p).into_owned())
+            .collect::<Vec<_>>()
+    });
+    let logged = action::list(&action::fspath(&path), rev, depth, logged.as_deref());
     let repo = ctx.repo().clone();
     let readable = ctx.svc.read_check();
     Ok(Reply::xml_stream(Box::new(move |w| {
@@ -217,7 +231,8 @@ fn list(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
         }
         w.write_all(b"</S:list-report>\n")?;
         Ok(())
-    })))
+    }))
+    .action(logged))
 }
 
 /// svn:date and svn:author by revision, for one response.
@@ -358,6 +373,22 @@ fn log(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
     for p in &opts.paths {
         ctx.require_read(p)?;
     }
+    let names: Option<Vec<String>> = opts.revprops.as_ref().map(|l| {
+        l.iter()
+            .map(|n| String::from_utf8_lossy(n).into_owned())
+            .collect()
+    });
+    let paths: Vec<String> = opts.paths.iter().map(|p| action::fspath(p)).collect();
+    let logged = action::log(&action::Log {
+        paths: &paths,
+        start,
+        end,
+        limit: opts.limit,
+        changed_paths: opts.discover_changed_paths,
+        strict: opts.strict_node_history,
+        include_merged: opts.include_merged_revisions,
+        revprops: names.as_deref(),
+    });
     let svc = ctx.svc.clone();
     Ok(Reply::xml_stream(Box::new(move |w| {
         w.write_all(
@@ -371,7 +402,8 @@ fn log(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
         .map_err(HttpError::from)?;
         w.write_all(b"</S:log-report>\n")?;
         Ok(())
-    })))
+    }))
+    .action(logged))
 }
 
 fn log_item(e: &LogEntry, encode_binary: bool, depth: &mut usize) -> String {
@@ -474,6 +506,12 @@ fn file_revs(ctx: &Ctx<'_>, req: &Req, doc: &Elem) -> Result<Reply, HttpError> {
             .unwrap_or(0),
     };
     ctx.require_read(&path)?;
+    let logged = action::get_file_revs(
+        &action::fspath(&path),
+        opts.start,
+        opts.end,
+        opts.include_merged,
+    );
     let svc = ctx.svc.clone();
     Ok(Reply::xml_stream(Box::new(move |w| {
         let mut h = FileRevsXml {
@@ -487,7 +525,8 @@ fn file_revs(ctx: &Ctx<'_>, req: &Req, doc: &Elem) -> Result<Reply, HttpError> {
         h.header()?;
         h.w.write_all(b"</S:file-revs-report>\n")?;
         Ok(())
-    })))
+    }))
+    .action(logged))
 }
 
 /// Writes the versions of a file as `S:file-rev` elements.
@@ -600,6 +639,7 @@ fn get_locations(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
         let _ = writeln!(out, "<S:location rev=\"{rev}\" path=\"{}\"/>", esc(&p));
     }
     out.push_str("</S:get-locations-report>\n");
+    // (mod_dav_svn logs no action for get-locations or get-location-segments.)
     Ok(xml_reply(out))
 }
 
@@ -674,7 +714,12 @@ fn mergeinfo(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
         );
     }
     out.push_str("</S:mergeinfo-report>\n");
-    Ok(xml_reply(out))
+    let paths: Vec<String> = paths.iter().map(|p| action::fspath(p)).collect();
+    Ok(xml_reply(out).action(action::get_mergeinfo(
+        &paths,
+        inherit.as_word(),
+        include_descendants,
+    )))
 }
 
 fn deleted_rev(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {

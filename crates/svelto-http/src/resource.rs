@@ -12,6 +12,7 @@ use hyper::{Method, StatusCode};
 use std::fmt::Write as _;
 use std::sync::Arc;
 use svelto_core::{NodeKind, PropList, Revnum};
+use svelto_repos::action;
 use svelto_store::{NodeRev, Repo};
 
 /// The `DAV:` headers of every `OPTIONS` answer, in mod_dav_svn 1.14's order.
@@ -37,6 +38,7 @@ pub(crate) fn handle(
     state: &State,
     cache: &mut crate::ConnCache,
     req: &Req,
+    note: &mut crate::Note,
 ) -> Result<Reply, HttpError> {
     let target = match crate::uri::locate(state, &req.path)? {
         Located::Repo(t) => t,
@@ -82,6 +84,7 @@ pub(crate) fn handle(
         Some(r) if plain_read && r <= known => known,
         _ => svc.repo.refresh()?,
     };
+    note.user = svc.user.clone();
     crate::access::check_url(&svc, &gate, &req.method, &target)?;
     let ctx = Ctx {
         state,
@@ -91,10 +94,13 @@ pub(crate) fn handle(
         target,
         uri: req.path.clone(),
     };
+    let named = format!("http-{}", req.method.as_str().to_ascii_lowercase());
     if crate::write::is_write(&req.method) {
+        note.command = Some(named);
         return crate::write::handle(ctx, req);
     }
     if matches!(req.method.as_str(), "LOCK" | "UNLOCK") {
+        note.command = Some(named);
         return crate::locks::handle(ctx, req);
     }
     if matches!(ctx.target.kind, Kind::Txn | Kind::TxnRoot) && req.method != Method::OPTIONS {
@@ -103,16 +109,21 @@ pub(crate) fn handle(
             format!("{} is not served on a transaction's resources", req.method),
         ));
     }
-    match req.method {
-        Method::OPTIONS => ctx.options(req),
-        Method::GET | Method::HEAD => ctx.get(req),
-        ref m if m.as_str() == "PROPFIND" => ctx.propfind(req),
-        ref m if m.as_str() == "REPORT" => crate::reports::report(&ctx, req),
-        _ => Err(HttpError::new(
-            StatusCode::METHOD_NOT_ALLOWED,
-            format!("{} is not served by Svelto", req.method),
-        )),
-    }
+    type Handler = fn(&Ctx<'_>, &Req) -> Result<Reply, HttpError>;
+    let handler: Handler = match req.method {
+        Method::OPTIONS => |c, r| c.options(r),
+        Method::GET | Method::HEAD => |c, r| c.get(r),
+        ref m if m.as_str() == "PROPFIND" => |c, r| c.propfind(r),
+        ref m if m.as_str() == "REPORT" => crate::reports::report,
+        _ => {
+            return Err(HttpError::new(
+                StatusCode::METHOD_NOT_ALLOWED,
+                format!("{} is not served by Svelto", req.method),
+            ))
+        }
+    };
+    note.command = Some(named);
+    handler(&ctx, req)
 }
 
 /// One request's view of its repository.
@@ -312,6 +323,7 @@ impl Ctx<'_> {
                 Wanted::All
             }
         };
+        let mut logged: Option<String> = None;
         let mut out = String::from(XML_HEADER);
         out.push_str(
             "<D:multistatus xmlns:D=\"DAV:\" xmlns:lp1=\"DAV:\" xmlns:lp2=\"http://subversion.tigris.org/xmlns/dav/\" xmlns:S=\"http://subversion.tigris.org/xmlns/svn/\" xmlns:C=\"http://subversion.tigris.org/xmlns/custom/\" xmlns:V=\"http://subversion.tigris.org/xmlns/dav/\">\n",
@@ -360,7 +372,25 @@ impl Ctx<'_> {
                 let href = self.node_href(&node);
                 let mut safe_cr = SafeCr::new(self.repo().clone(), node.rev);
                 shown_lock = self.node_response(&mut out, &href, &node, &wanted, &mut safe_cr)?;
+                // mod_dav_svn's action: the last node whose properties were listed, or the
+                // directory walked.
+                let listed = |n: &Node| {
+                    let path = action::fspath(&n.path);
+                    match n.node.kind {
+                        NodeKind::Dir => action::get_dir(&path, n.rev, false, true),
+                        NodeKind::File => action::get_file(&path, n.rev, false, true),
+                    }
+                };
+                let all = matches!(wanted, Wanted::All | Wanted::Names);
+                logged = all.then(|| listed(&node));
                 if depth == 1 && node.node.kind == NodeKind::Dir {
+                    // The walked directory's path with the slash mod_dav_svn's walk
+                    // appends before it logs (the root's is "/" alone).
+                    let mut walked = action::fspath(&node.path);
+                    if !node.path.is_empty() {
+                        walked.push('/');
+                    }
+                    logged = Some(action::get_dir(&walked, node.rev, true, false));
                     for e in self.repo().dir(&node.node)?.iter() {
                         if !self.can_read(&svelto_core::join(&node.path, &e.name)) {
                             continue;
@@ -379,6 +409,9 @@ impl Ctx<'_> {
                             self.node_response(&mut out, &href, &child, &wanted, &mut safe_cr)?
                         {
                             shown_lock = Some(l);
+                        }
+                        if all {
+                            logged = Some(listed(&child));
                         }
                     }
                 }
@@ -412,9 +445,15 @@ impl Ctx<'_> {
                     (SVN_DAV, "repository-uuid", Some(self.repo().uuid()?)),
                 ];
                 response(&mut out, &href, &live, &PropList::new(), &wanted);
+                if matches!(wanted, Wanted::All | Wanted::Names) {
+                    logged = Some(action::rev_proplist(rev));
+                }
             }
             Kind::Rev(rev) => {
                 let rev = self.check_rev(rev)?;
+                if matches!(wanted, Wanted::All | Wanted::Names) {
+                    logged = Some(action::rev_proplist(rev));
+                }
                 let href = self.special_href("rev", rev, "");
                 let props = self.svc.readable_revprops(rev)?;
                 let live = vec![(DAV, "version-name", Some(rev.to_string()))];
@@ -428,10 +467,14 @@ impl Ctx<'_> {
             Kind::Txn | Kind::TxnRoot => {}
         }
         out.push_str("</D:multistatus>\n");
-        Ok(crate::locks::lock_headers(
+        let reply = crate::locks::lock_headers(
             Reply::xml(StatusCode::MULTI_STATUS, out.into_bytes()),
             shown_lock.as_ref(),
-        ))
+        );
+        Ok(match logged {
+            Some(a) => reply.action(a),
+            None => reply,
+        })
     }
 
     /// The href the client used for a node, a collection's with a trailing slash.
@@ -639,6 +682,7 @@ impl Ctx<'_> {
                     status: StatusCode::OK,
                     headers: vec![("content-type", mime)],
                     body: crate::ReplyBody::Shared(text),
+                    note: crate::Note::default(),
                 }
             }
             Some(t) => {

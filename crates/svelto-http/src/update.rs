@@ -15,7 +15,7 @@ use hyper::StatusCode;
 use std::collections::HashMap;
 use std::io::Write;
 use svelto_core::{join, Depth, Md5, NodeKind, Revnum};
-use svelto_repos::{Editor, Report, ReportOptions, ReposError, TextOptions, Token};
+use svelto_repos::{action, Editor, Report, ReportOptions, ReposError, TextOptions, Token};
 use svelto_store::Repo;
 
 fn depth_word(w: &str) -> Result<Depth, HttpError> {
@@ -113,6 +113,9 @@ pub(crate) fn update_report(ctx: &Ctx<'_>, req: &Req, doc: &Elem) -> Result<Repl
     let depth = depth.or(recursive).unwrap_or(Depth::Infinity);
     let mut report = Report::new();
     let mut links: Vec<(String, String)> = Vec::new();
+    // For the log, as mod_dav_svn guesses the client's command from them: the entries,
+    // whether one started empty, the revision of the anchor's.
+    let (mut entries, mut some_empty, mut from_rev) = (0u32, false, None);
     for c in doc.children.iter().filter(|c| c.ns == SVN) {
         match c.name.as_str() {
             "entry" => {
@@ -132,6 +135,11 @@ pub(crate) fn update_report(ctx: &Ctx<'_>, req: &Req, doc: &Elem) -> Result<Repl
                 let start_empty = c.attr("start-empty").is_some();
                 let lock = c.attr("lock-token");
                 let path = c.text.as_str();
+                entries += 1;
+                some_empty |= start_empty;
+                if path.is_empty() {
+                    from_rev = Some(rev);
+                }
                 match c.attr("linkpath") {
                     Some(link) => {
                         let link = link.trim_start_matches('/');
@@ -174,6 +182,27 @@ pub(crate) fn update_report(ctx: &Ctx<'_>, req: &Req, doc: &Elem) -> Result<Repl
     if let Some(d) = &dst {
         ctx.require_read(d)?;
     }
+    let logged = {
+        let spath = action::fspath(&join(&anchor, &target));
+        match &dst {
+            // diff and merge ask for no inline texts; switch does.
+            Some(d) if send_all => action::switch(&spath, &action::fspath(d), target_rev, depth),
+            Some(d) => action::diff(
+                &spath,
+                from_rev,
+                &action::fspath(d),
+                target_rev,
+                depth,
+                ignore_ancestry,
+            ),
+            None if entries == 1 && some_empty => action::checkout(&spath, target_rev, depth),
+            // A skelta (not send-all) carries no texts: mod_dav_svn calls it a status.
+            None if send_all && text_deltas => {
+                action::update(&spath, target_rev, depth, send_copyfrom_args)
+            }
+            None => action::status(&spath, target_rev, depth),
+        }
+    };
     let prepared = ctx.svc.prepare_report(&opts, report)?;
     let editor_state = XmlState {
         repo: ctx.repo().clone(),
@@ -197,7 +226,8 @@ pub(crate) fn update_report(ctx: &Ctx<'_>, req: &Req, doc: &Elem) -> Result<Repl
         };
         prepared.run(&mut editor).map_err(HttpError::from)?;
         Ok(())
-    })))
+    }))
+    .action(logged))
 }
 
 struct XmlState {

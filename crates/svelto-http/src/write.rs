@@ -697,9 +697,12 @@ fn proppatch_rev(ctx: Ctx<'_>, req: &Req, rev: Revnum) -> Result<Reply, HttpErro
     // mod_dav_svn names the revision's baseline in its answer, whichever URL was used.
     let uri = ctx.special_href("bln", rev, "");
     let mut svc = ctx.svc;
+    let mut logged = None;
     for (i, c) in changes.iter().enumerate() {
         let name = std::str::from_utf8(&c.name)
             .map_err(|_| HttpError::malformed_xml("A revision property name is not UTF-8"))?;
+        // mod_dav_svn's action: the last property it set.
+        logged = Some(svelto_repos::action::change_rev_prop(rev, name));
         let expected = c.expected.as_ref().map(|e| e.as_deref());
         if let Err(e) = svc.change_rev_prop(rev, name, c.value.as_deref(), expected) {
             let err = HttpError::from(e);
@@ -718,10 +721,15 @@ fn proppatch_rev(ctx: Ctx<'_>, req: &Req, rev: Revnum) -> Result<Reply, HttpErro
                 propstat(&mut out, &changes[i + 1..], "424 Failed Dependency", None);
             }
             out.push_str("</D:response>\n</D:multistatus>\n");
-            return Ok(Reply::xml(StatusCode::MULTI_STATUS, out.into_bytes()));
+            let reply = Reply::xml(StatusCode::MULTI_STATUS, out.into_bytes());
+            return Ok(reply.action(svelto_repos::action::change_rev_prop(rev, name)));
         }
     }
-    Ok(proppatch_ok(&uri, &changes))
+    let reply = proppatch_ok(&uri, &changes);
+    Ok(match logged {
+        Some(a) => reply.action(a),
+        None => reply,
+    })
 }
 
 /// `MERGE` on the commit's anchor: the transaction named by `D:source` is committed, with
@@ -783,10 +791,10 @@ fn merge(ctx: &Ctx<'_>, req: &Req) -> Result<Reply, HttpError> {
     edit.hand_over_locks(tokens, hook_tokens, keep)
         .map_err(commit_error)?;
     let done = edit.finish(&svn_date_now()).map_err(merge_error)?;
-    Ok(Reply::xml(
-        StatusCode::OK,
-        merge_response(ctx, &done).into_bytes(),
-    ))
+    Ok(
+        Reply::xml(StatusCode::OK, merge_response(ctx, &done).into_bytes())
+            .action(svelto_repos::action::commit(done.rev)),
+    )
 }
 
 /// A failed commit, as mod_dav_svn answers MERGE: a conflict is 409, anything else 500.

@@ -64,8 +64,8 @@ pub fn command_names() -> impl Iterator<Item = &'static str> {
 pub use conn::{Conn, ConnError};
 pub use error::{code, CmdError};
 pub use listener::{run_listener, serve_streams, serve_tcp, wake_listener};
-pub use log::{LogFormat, Logger};
-pub use metrics::Metrics;
+pub use log::{HttpRequest, LogFormat, Logger, Request};
+pub use metrics::{ErrorKind, Metrics};
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

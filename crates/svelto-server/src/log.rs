@@ -20,6 +20,25 @@ pub enum LogFormat {
     Svnserve,
     /// One JSON object per line.
     Json,
+    /// HTTP requests as Apache's combined access log writes them (`%h %l %u %t "%r" %>s %b
+    /// "%{Referer}i" "%{User-agent}i"`), every request; svn:// commands and server events
+    /// as in the svnserve format.
+    Combined,
+}
+
+/// One answered HTTP request.
+pub struct HttpRequest<'a> {
+    /// What the log shares with an svn:// command (`command`: `http-get`,
+    /// `http-update-report` ...; `actions`: mod_dav_svn's `SVN-ACTION`, if any).
+    pub request: Request<'a>,
+    pub method: &'a str,
+    /// The path and query the client asked for.
+    pub target: &'a str,
+    /// `HTTP/1.1`.
+    pub version: &'a str,
+    pub status: u16,
+    pub referer: Option<&'a str>,
+    pub user_agent: Option<&'a str>,
 }
 
 /// One finished command, as the log and the metrics see it.
@@ -120,7 +139,9 @@ impl Logger {
         let time = svn_date_now();
         let pid = std::process::id();
         let text = match self.format {
-            LogFormat::Svnserve => format!("{pid} {time} - - - INFO {}\n", one_line(msg)),
+            LogFormat::Svnserve | LogFormat::Combined => {
+                format!("{pid} {time} - - - INFO {}\n", one_line(msg))
+            }
             LogFormat::Json => format!(
                 "{{\"time\":\"{time}\",\"pid\":{pid},\"level\":\"info\",\"message\":{}}}\n",
                 json_string(msg)
@@ -139,7 +160,7 @@ impl Logger {
         let user = r.user.unwrap_or("-");
         let mut text = String::new();
         match self.format {
-            LogFormat::Svnserve => {
+            LogFormat::Svnserve | LogFormat::Combined => {
                 let head = format!("{pid} {time} {} {user} {}", r.client, r.repos);
                 for a in r.actions {
                     text.push_str(&format!("{head} {a}\n"));
@@ -175,6 +196,70 @@ impl Logger {
         self.write(&text);
     }
 
+    /// An HTTP request: svnserve's lines for its action and error (as an svn:// command's,
+    /// none when it has neither, as mod_dav_svn's `SVN-ACTION`), or a JSON object or a
+    /// combined access-log line for every request.
+    pub fn http(&self, h: &HttpRequest<'_>) {
+        if !self.enabled() {
+            return;
+        }
+        let r = &h.request;
+        let text = match self.format {
+            LogFormat::Svnserve => return self.request(r),
+            LogFormat::Json => {
+                let error = match r.error.first() {
+                    None => "null".to_string(),
+                    Some((code, msg)) => {
+                        format!("{{\"code\":{code},\"message\":{}}}", json_string(msg))
+                    }
+                };
+                let action = match r.actions.is_empty() {
+                    true => "null".to_string(),
+                    false => json_string(&r.actions.join("; ")),
+                };
+                format!(
+                    "{{\"time\":\"{}\",\"pid\":{},\"client\":{},\"user\":{},\
+                     \"repos\":{},\"command\":{},\"action\":{action},\"method\":{},\
+                     \"target\":{},\"status\":{},\"duration_ms\":{:.3},\"bytes_in\":{},\
+                     \"bytes_out\":{},\"error\":{error}}}\n",
+                    svn_date_now(),
+                    std::process::id(),
+                    json_string(r.client),
+                    r.user.map_or_else(|| "null".into(), json_string),
+                    json_string(r.repos),
+                    json_string(r.command),
+                    json_string(h.method),
+                    json_string(h.target),
+                    h.status,
+                    r.duration.as_secs_f64() * 1000.0,
+                    r.bytes_in,
+                    r.bytes_out,
+                )
+            }
+            LogFormat::Combined => {
+                let quoted = |s: Option<&str>| s.map_or_else(|| "-".to_string(), apache_escape);
+                format!(
+                    "{} - {} [{}] \"{} {} {}\" {} {} \"{}\" \"{}\"\n",
+                    r.client,
+                    r.user.map_or_else(|| "-".to_string(), apache_escape),
+                    apache_time(&svn_date_now()),
+                    apache_escape(h.method),
+                    apache_escape(h.target),
+                    h.version,
+                    h.status,
+                    if r.bytes_out == 0 {
+                        "-".to_string()
+                    } else {
+                        r.bytes_out.to_string()
+                    },
+                    quoted(h.referer),
+                    quoted(h.user_agent),
+                )
+            }
+        };
+        self.write(&text);
+    }
+
     /// svnserve's `open` line, when a client has been let in.
     pub fn open(&self, client: &str, user: Option<&str>, repos: &str, action: &str) {
         let actions = [action.to_string()];
@@ -190,6 +275,43 @@ impl Logger {
             error: &[],
         });
     }
+}
+
+/// An `svn:date` (`2026-11-25T16:01:33.123456Z`) as Apache's `%t` writes a time:
+/// `25/Nov/2026:16:01:33 +0000`.
+fn apache_time(date: &str) -> String {
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let field = |a: usize, b: usize| date.get(a..b).unwrap_or("00");
+    let month = field(5, 7)
+        .parse::<usize>()
+        .ok()
+        .and_then(|m| MONTHS.get(m.wrapping_sub(1)))
+        .unwrap_or(&"Jan");
+    format!(
+        "{}/{month}/{}:{} +0000",
+        field(8, 10),
+        field(0, 4),
+        field(11, 19)
+    )
+}
+
+/// A field of a combined log line as Apache escapes it: `"` and `\` with a backslash,
+/// control and non-ASCII bytes as `\xhh`.
+fn apache_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        match b {
+            b'"' | b'\\' => {
+                out.push('\\');
+                out.push(b as char);
+            }
+            0x20..=0x7e => out.push(b as char),
+            _ => out.push_str(&format!("\\x{b:02x}")),
+        }
+    }
+    out
 }
 
 fn open_append(path: &Path) -> io::Result<std::fs::File> {
@@ -288,5 +410,60 @@ mod tests {
         ] {
             assert!(json.contains(part), "{part} in {json}");
         }
+    }
+
+    #[test]
+    fn http_requests_in_each_format() {
+        let out = |format| {
+            let buf = Shared::default();
+            let log = Logger::new(Box::new(buf.clone())).with_format(format);
+            log.http(&HttpRequest {
+                request: Request {
+                    client: "10.0.0.7",
+                    user: None,
+                    repos: "repo",
+                    command: "http-get",
+                    actions: &[],
+                    duration: Duration::from_millis(2),
+                    bytes_in: 0,
+                    bytes_out: 1234,
+                    error: &[],
+                },
+                method: "GET",
+                target: "/svn/repo/a \"b\"",
+                version: "HTTP/1.1",
+                status: 200,
+                referer: None,
+                user_agent: Some("SVN/1.14.2 (x86_64-pc-linux-gnu) serf/1.3.9"),
+            });
+            let text = buf.0.lock().expect("lock").clone();
+            String::from_utf8(text).expect("utf-8")
+        };
+        // mod_dav_svn notes no action for a file's GET: svnserve's format has no line.
+        assert_eq!(out(LogFormat::Svnserve), "");
+        let line = out(LogFormat::Combined);
+        let (head, rest) = line.split_once(" [").expect("time");
+        assert_eq!(head, "10.0.0.7 - -");
+        let (time, rest) = rest.split_once("] ").expect("time's end");
+        assert_eq!(time.len(), 26, "{time}");
+        assert!(time.ends_with(" +0000") && &time[2..3] == "/", "{time}");
+        assert_eq!(
+            rest,
+            "\"GET /svn/repo/a \\\"b\\\" HTTP/1.1\" 200 1234 \"-\" \"SVN/1.14.2 (x86_64-pc-linux-gnu) serf/1.3.9\"\n"
+        );
+        let json = out(LogFormat::Json);
+        for part in [
+            "\"command\":\"http-get\"",
+            "\"action\":null",
+            "\"method\":\"GET\"",
+            "\"status\":200",
+            "\"bytes_out\":1234",
+        ] {
+            assert!(json.contains(part), "{part} in {json}");
+        }
+        assert_eq!(
+            apache_time("2026-11-25T16:01:33.123456Z"),
+            "25/Nov/2026:16:01:33 +0000"
+        );
     }
 }

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use std::io::{BufRead, BufReader, Read as _, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 use svelto_core::code;
 
@@ -90,9 +90,33 @@ struct CommandStats {
     sum_micros: AtomicU64,
 }
 
+impl CommandStats {
+    fn record(&self, took: Duration, failed: bool) {
+        let c = self;
+        c.count.fetch_add(1, Ordering::Relaxed);
+        if failed {
+            c.errors.fetch_add(1, Ordering::Relaxed);
+        }
+        let secs = took.as_secs_f64();
+        let slot = BUCKETS
+            .iter()
+            .position(|b| secs <= *b)
+            .unwrap_or(BUCKETS.len());
+        c.buckets[slot].fetch_add(1, Ordering::Relaxed);
+        let micros = u64::try_from(took.as_micros()).unwrap_or(u64::MAX);
+        c.sum_micros.fetch_add(micros, Ordering::Relaxed);
+    }
+}
+
+/// The prefix of the names HTTP requests are counted under.
+const HTTP: &str = "http-";
+
 /// The server's counters.
 pub struct Metrics {
     commands: Vec<CommandStats>,
+    /// HTTP requests, by the name the HTTP side gives them (`http-get`,
+    /// `http-update-report`: a finite set it names), in the order first seen.
+    http: RwLock<Vec<(String, Arc<CommandStats>)>>,
     bytes_in: AtomicU64,
     bytes_out: AtomicU64,
     open_connections: AtomicI64,
@@ -114,6 +138,7 @@ impl Default for Metrics {
     fn default() -> Self {
         Metrics {
             commands: command_names().map(|_| CommandStats::default()).collect(),
+            http: RwLock::new(Vec::new()),
             bytes_in: AtomicU64::new(0),
             bytes_out: AtomicU64::new(0),
             open_connections: AtomicI64::new(0),
@@ -129,21 +154,31 @@ fn index_of(command: &str) -> usize {
 }
 
 impl Metrics {
-    /// A command ran for `took`; `failed` when the client got an error.
+    /// A command (or an HTTP request: a name starting with `http-`) ran for `took`;
+    /// `failed` when the client got an error.
     pub fn command(&self, name: &str, took: Duration, failed: bool) {
-        let c = &self.commands[index_of(name)];
-        c.count.fetch_add(1, Ordering::Relaxed);
-        if failed {
-            c.errors.fetch_add(1, Ordering::Relaxed);
+        if name.starts_with(HTTP) {
+            let found = self
+                .http
+                .read()
+                .unwrap_or_else(|e| e.into_inner())
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, c)| c.clone());
+            let c = found.unwrap_or_else(|| {
+                let mut all = self.http.write().unwrap_or_else(|e| e.into_inner());
+                match all.iter().find(|(n, _)| n == name) {
+                    Some((_, c)) => c.clone(),
+                    None => {
+                        let c = Arc::new(CommandStats::default());
+                        all.push((name.to_string(), c.clone()));
+                        c
+                    }
+                }
+            });
+            return c.record(took, failed);
         }
-        let secs = took.as_secs_f64();
-        let slot = BUCKETS
-            .iter()
-            .position(|b| secs <= *b)
-            .unwrap_or(BUCKETS.len());
-        c.buckets[slot].fetch_add(1, Ordering::Relaxed);
-        let micros = u64::try_from(took.as_micros()).unwrap_or(u64::MAX);
-        c.sum_micros.fetch_add(micros, Ordering::Relaxed);
+        self.commands[index_of(name)].record(took, failed);
     }
 
     pub fn bytes(&self, bytes_in: u64, bytes_out: u64) {
@@ -183,13 +218,16 @@ impl Metrics {
     /// The Prometheus text exposition (format 0.0.4).
     pub fn render(&self) -> String {
         let mut o = String::new();
+        let http = self.http.read().unwrap_or_else(|e| e.into_inner()).clone();
+        let mut rows: Vec<(&str, &CommandStats)> = command_names().zip(&self.commands).collect();
+        rows.extend(http.iter().map(|(n, c)| (n.as_str(), c.as_ref())));
         let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
         let _ = writeln!(
             o,
             "# HELP svelto_requests_total Commands served, by command.\n\
              # TYPE svelto_requests_total counter"
         );
-        for (name, c) in command_names().zip(&self.commands) {
+        for &(name, c) in &rows {
             let _ = writeln!(
                 o,
                 "svelto_requests_total{{command=\"{name}\"}} {}",
@@ -201,7 +239,7 @@ impl Metrics {
             "# HELP svelto_request_errors_total Commands that answered with an error, by command.\n\
              # TYPE svelto_request_errors_total counter"
         );
-        for (name, c) in command_names().zip(&self.commands) {
+        for &(name, c) in &rows {
             let n = load(&c.errors);
             if n > 0 {
                 let _ = writeln!(o, "svelto_request_errors_total{{command=\"{name}\"}} {n}");
@@ -212,7 +250,7 @@ impl Metrics {
             "# HELP svelto_request_duration_seconds Time to serve a command, by command.\n\
              # TYPE svelto_request_duration_seconds histogram"
         );
-        for (name, c) in command_names().zip(&self.commands) {
+        for &(name, c) in &rows {
             let count = load(&c.count);
             if count == 0 {
                 continue;

@@ -161,6 +161,9 @@ impl Apache {
              DefaultRuntimeDir {run}\n\
              ErrorLog {dir}/error.log\n\
              LogLevel warn\n\
+             LogFormat \"%h %l %u %t \\\"%r\\\" %>s %b \\\"%{{Referer}}i\\\" \\\"%{{User-agent}}i\\\"\" combined\n\
+             CustomLog {dir}/access.log combined\n\
+             CustomLog {dir}/svn-action.log \"%t %u %{{SVN-ACTION}}e\" env=SVN-ACTION\n\
              {user}\
              LoadModule mpm_event_module {MODULE_DIR}/mod_mpm_event.so\n\
              LoadModule authz_core_module {MODULE_DIR}/mod_authz_core.so\n\

@@ -7,6 +7,7 @@
 mod auth;
 mod bad;
 mod locks;
+mod log;
 mod proxy;
 mod read;
 mod tls;
@@ -23,6 +24,9 @@ mod lock_sessions;
 use std::path::Path;
 
 use svelto_testkit::{shared_http_pair, Pair, Run};
+
+/// `--config-option` that makes ra_serf ask for send-all (bulk) update reports.
+pub const BULK: &str = "servers:global:http-bulk-updates=yes";
 
 /// The scenarios every command is compared on.
 pub use svelto_testkit::SMALL_SCENARIOS as ALL;

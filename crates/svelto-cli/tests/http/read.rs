@@ -1,10 +1,7 @@
 //! Reads over HTTP compared with Apache: checkout and export (skelta and send-all),
 //! `ls`, `cat`, `info`, `log`, `blame`, properties, `mergeinfo`, dated revisions.
 
-use crate::{head, pair, ALL};
-
-/// `--config-option` that makes ra_serf ask for send-all (bulk) update reports.
-const BULK: &str = "servers:global:http-bulk-updates=yes";
+use crate::{head, pair, ALL, BULK};
 
 #[test]
 fn checkout_and_export_of_every_fixture() {

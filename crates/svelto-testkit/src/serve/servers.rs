@@ -302,7 +302,7 @@ impl Server {
 }
 
 /// A port that was free a moment ago (bound to 127.0.0.1:0, then released).
-pub(crate) fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0")
         .unwrap_or_else(|e| panic!("cannot bind 127.0.0.1:0 to find a free port: {e}"));
     listener
