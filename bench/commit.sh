@@ -163,7 +163,7 @@ start() {
     PID[$s]=$!
     # The listening port: from /proc for svn:// (the server's standard error may not even
     # exist yet when the first check runs), as announced for http://.
-    for i in $(seq 1 100); do
+    for i in $(seq 1 600); do
         kill -0 "${PID[$s]}" 2>/dev/null || break
         if [[ $s == svelto-http ]]; then port=$(http_port_of "$SCRATCH/$s.stderr"); else port=$(port_of "${PID[$s]}") || port=""; fi
         # The port the client will use answers (for svelto-http the HTTP one).

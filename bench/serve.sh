@@ -318,7 +318,7 @@ start_server() {
     "${ARGS[@]}" -r "$root" --listen-host 127.0.0.1 --listen-port 0 --log-file "${LOG[$s]}" \
         2>>"$SCRATCH/$s.stderr" &
     PID[$s]=$!
-    for i in $(seq 1 100); do
+    for i in $(seq 1 600); do
         kill -0 "${PID[$s]}" 2>/dev/null || break
         if [[ $s == svelto-http ]]; then
             port=$(http_port_of "$SCRATCH/$s.stderr")

@@ -125,7 +125,7 @@ apache_start() {
     port=$(sed -n 's/^Listen 127.0.0.1:\([0-9]*\)$/\1/p' "$dir/httpd.conf")
     "$APACHE_BIN" -DFOREGROUND -f "$dir/httpd.conf" 2>"$err" &
     APACHE_PID=$!
-    for i in $(seq 1 100); do
+    for i in $(seq 1 600); do
         kill -0 "$APACHE_PID" 2>/dev/null || break
         (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && return 0
         sleep 0.1
