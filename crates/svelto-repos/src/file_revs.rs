@@ -19,7 +19,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use svelto_core::{is_ancestor, NodeKind, PropList, Revnum};
 use svelto_delta::{delta_windows, stream_header, Window};
-use svelto_store::{NodeRev, Repo};
+use svelto_store::{NodeRev, Offset, Repo};
 
 /// A property change: the name and the new value, None when the property was deleted.
 pub type PropDiff = (Vec<u8>, Option<Vec<u8>>);
@@ -68,6 +68,8 @@ pub trait FileRevsHandler {
 struct PathRev {
     path: String,
     rev: Revnum,
+    /// The node-revision at `path@rev`, when the history walk read it.
+    node: Option<Offset>,
     merged: bool,
     merged_mergeinfo: Option<Mergeinfo>,
 }
@@ -114,7 +116,7 @@ pub fn get_file_revs_authz(
         }
         check_file(repo, start, path)?;
         let mut history = NodeHistory::new(repo, start, path)?;
-        while let Some((p, rev)) = history.prev()? {
+        while let Some((p, rev, node)) = history.prev_node()? {
             // As Subversion: an unreadable youngest version ends the walk with nothing sent.
             if readable.is_some_and(|r| !r(&p)) {
                 break;
@@ -122,6 +124,7 @@ pub fn get_file_revs_authz(
             sender.send(&PathRev {
                 path: p,
                 rev,
+                node,
                 merged: false,
                 merged_mergeinfo: None,
             })?;
@@ -208,7 +211,7 @@ impl Search<'_> {
     ) -> Result<()> {
         check_file(self.repo, end, path)?;
         let mut history = NodeHistory::new(self.repo, end, path)?;
-        while let Some((p, rev)) = history.prev()? {
+        while let Some((p, rev, node)) = history.prev_node()? {
             let key = (p, rev);
             if self.include_merged && seen.contains(&key) {
                 break;
@@ -226,6 +229,7 @@ impl Search<'_> {
             out.push(PathRev {
                 path: p,
                 rev,
+                node,
                 merged: mark_merged,
                 merged_mergeinfo,
             });
@@ -330,11 +334,14 @@ struct Sender<'a> {
 impl Sender<'_> {
     fn send(&mut self, pr: &PathRev) -> Result<()> {
         let repo = self.repo;
-        let revprops = repo.revprops(pr.rev)?;
-        let node = find(repo, pr.rev, &pr.path)?.ok_or_else(|| ReposError::NotFound {
-            rev: pr.rev,
-            path: format!("/{}", pr.path),
-        })?;
+        let meta = repo.rev_meta(pr.rev)?;
+        let node = match pr.node.map(|off| repo.node(off)).transpose()? {
+            Some(n) if n.created_rev == pr.rev => n,
+            _ => find(repo, pr.rev, &pr.path)?.ok_or_else(|| ReposError::NotFound {
+                rev: pr.rev,
+                path: format!("/{}", pr.path),
+            })?,
+        };
         let last = self.last.take();
         let (props, prop_diffs) = match &last {
             Some(l) if l.node.props == node.props => (l.props.clone(), Vec::new()),
@@ -357,7 +364,7 @@ impl Sender<'_> {
         self.handler.file_rev(&FileRev {
             path: &fspath,
             rev: pr.rev,
-            revprops: &revprops,
+            revprops: &meta.revprops,
             prop_diffs: &prop_diffs,
             merged: pr.merged,
             text_delta,
@@ -366,13 +373,20 @@ impl Sender<'_> {
             (Some(l), false) => l.text.clone(),
             _ => {
                 let ft = node.file_text();
-                let text = repo.read_text(&ft)?;
-                let base_rep = last.as_ref().map_or(0, |l| l.node.file_text().rep);
-                // Half of a file's versions are stored as a delta against the version before
-                // (skip-delta: every odd predecessor count); those are sent as stored.
-                let windows = match repo.stored_delta(&ft, base_rep)? {
-                    Some(windows) => windows,
-                    None => delta_windows(last.as_ref().map_or(&[], |l| &l.text[..]), &text),
+                // Most versions are stored as a delta against the version before (all but
+                // every 16th, docs/formats/store.md): those are sent as stored and applied
+                // to the text sent last; the others are read whole and a delta computed.
+                let over = match &last {
+                    Some(l) => repo.text_over(&ft, l.node.file_text().rep, &l.text)?,
+                    None => None,
+                };
+                let (windows, text) = match over {
+                    Some((windows, text)) => (windows, Arc::new(text)),
+                    None => {
+                        let text = repo.read_text(&ft)?;
+                        let base = last.as_ref().map_or(&[][..], |l| &l.text[..]);
+                        (delta_windows(base, &text), text)
+                    }
                 };
                 self.send_delta(&windows, &fspath, pr.rev)?;
                 text

@@ -461,11 +461,17 @@ impl<'r> NodeHistory<'r> {
     /// The next older interesting location (relpath, revision), or None at the start of
     /// the history.
     pub fn prev(&mut self) -> Result<Option<(String, Revnum)>> {
+        Ok(self.prev_node()?.map(|(path, rev, _)| (path, rev)))
+    }
+
+    /// [`NodeHistory::prev`] with the node-revision at that location when the walk read it
+    /// on the way (its offset), so a caller need not look the path up again.
+    pub(crate) fn prev_node(&mut self) -> Result<Option<(String, Revnum, Option<Offset>)>> {
         if !self.at.prev(self.repo, true)? {
             return Ok(None);
         }
         let (path, rev) = self.at.location();
-        Ok(Some((path.to_string(), rev)))
+        Ok(Some((path.to_string(), rev, self.at.current)))
     }
 }
 

@@ -5,7 +5,6 @@ use crate::actions::{full_paths, one, Ctx, Pending};
 use crate::command::{Command, Reply};
 use crate::conn::Conn;
 use crate::error::{code, CmdError, CmdResult, Failure};
-use crate::items::proplist_item;
 use crate::session::Session;
 use std::io::{Read, Write};
 use svelto_core::{NodeKind, Revnum};
@@ -22,6 +21,8 @@ const MESSAGE: &[u8] = b"svn:log";
 struct Out<'c, R: Read, W: Write> {
     conn: &'c mut Conn<R, W>,
     io_err: Option<std::io::Error>,
+    /// An item written piece by piece before it goes out whole.
+    buf: Vec<u8>,
 }
 
 impl<R: Read, W: Write> Out<'_, R, W> {
@@ -56,7 +57,11 @@ fn streamed<R: Read, W: Write>(
     conn: &mut Conn<R, W>,
     work: impl FnOnce(&mut Out<'_, R, W>) -> svelto_repos::Result<()>,
 ) -> CmdResult<Reply> {
-    let mut out = Out { conn, io_err: None };
+    let mut out = Out {
+        conn,
+        io_err: None,
+        buf: Vec::new(),
+    };
     let result = work(&mut out);
     if let Some(e) = out.io_err {
         return Err(Failure::from(e));
@@ -408,24 +413,22 @@ fn get_deleted_rev_cmd(s: &mut Session, req: &GetDeletedRev) -> CmdResult<Reply>
 /// Each file-rev and its delta chunks are written as they come (protocol doc 4.4).
 impl<R: Read, W: Write> FileRevsHandler for Out<'_, R, W> {
     fn file_rev(&mut self, rev: &FileRev<'_>) -> svelto_repos::Result<()> {
-        let diffs: Vec<Item> = rev
-            .prop_diffs
-            .iter()
-            .map(|(name, value)| {
-                Item::list(vec![
-                    Item::string(name.clone()),
-                    Item::opt(value.clone().map(Item::String)),
-                ])
-            })
-            .collect();
-        let item = Item::list(vec![
-            Item::string(rev.path),
-            Item::Number(rev.rev),
-            proplist_item(rev.revprops),
-            Item::List(diffs),
-            Item::bool(rev.merged),
-        ]);
-        self.item(&item)
+        // Written straight into a buffer, as log entries are: a blame sends thousands.
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.clear();
+        let mut w = ItemWriter(&mut buf);
+        w.open().string(rev.path.as_bytes()).number(rev.rev).open();
+        for (name, value) in rev.revprops {
+            w.open().string(name).string(value).close();
+        }
+        w.close().open();
+        for (name, value) in rev.prop_diffs {
+            w.open().string(name).opt_string(value.as_deref()).close();
+        }
+        w.close().bool(rev.merged).close();
+        let r = self.raw(&buf);
+        self.buf = buf;
+        r
     }
 
     fn delta_chunk(&mut self, chunk: &[u8]) -> svelto_repos::Result<()> {

@@ -268,19 +268,38 @@ pub fn read_exact_at(f: &StoreFile, which: Which, off: u64, len: usize) -> Resul
 
 /// Reads one framed record at `off`, checking that it lies below `limit` and its CRC.
 pub fn read_record(f: &StoreFile, which: Which, off: u64, limit: u64) -> Result<(u8, Vec<u8>)> {
+    if off < 16 || off.saturating_add(FRAME_OVERHEAD as u64) > limit {
+        return Err(StoreError::Corrupt {
+            file: which.name(),
+            offset: off,
+            what: Corruption::new(format!(
+                "record offset outside the committed file (< {limit})"
+            )),
+        });
+    }
+    // One read usually fetches the whole record; a second one when it is larger.
+    let guess = (limit - off).min(512) as usize;
+    let buf = read_exact_at(f, which, off, guess)?;
+    if let Some((tag, payload)) = record_in(&buf, which, off, limit)? {
+        return Ok((tag, payload.to_vec()));
+    }
+    let total = FRAME_OVERHEAD + u32::from_le_bytes([buf[1], buf[2], buf[3], buf[4]]) as usize;
+    let buf = read_exact_at(f, which, off, total)?;
+    let (tag, payload) = record_in(&buf, which, off, limit)?.expect("the whole record was read");
+    Ok((tag, payload.to_vec()))
+}
+
+/// The framed record at the start of `buf` (read from `off`), its tag and payload, checked
+/// as [`read_record`] does; None when `buf` ends before the record does.
+pub fn record_in(buf: &[u8], which: Which, off: u64, limit: u64) -> Result<Option<(u8, &[u8])>> {
     let corrupt = |what: String| StoreError::Corrupt {
         file: which.name(),
         offset: off,
         what: Corruption::new(what),
     };
-    if off < 16 || off.saturating_add(FRAME_OVERHEAD as u64) > limit {
-        return Err(corrupt(format!(
-            "record offset outside the committed file (< {limit})"
-        )));
+    if buf.len() < 5 {
+        return Ok(None);
     }
-    // One read usually fetches the whole record; a second one when it is larger.
-    let guess = (limit - off).min(512) as usize;
-    let mut buf = read_exact_at(f, which, off, guess)?;
     let len = u32::from_le_bytes([buf[1], buf[2], buf[3], buf[4]]) as usize;
     if len > MAX_PAYLOAD || off + (len + FRAME_OVERHEAD) as u64 > limit {
         return Err(corrupt(format!(
@@ -288,23 +307,19 @@ pub fn read_record(f: &StoreFile, which: Which, off: u64, limit: u64) -> Result<
         )));
     }
     let total = len + FRAME_OVERHEAD;
-    if total > buf.len() {
-        buf = read_exact_at(f, which, off, total)?;
-    }
-    buf.truncate(total);
+    let Some(frame) = buf.get(..total) else {
+        return Ok(None);
+    };
     let crc = u32::from_le_bytes([
-        buf[total - 4],
-        buf[total - 3],
-        buf[total - 2],
-        buf[total - 1],
+        frame[total - 4],
+        frame[total - 3],
+        frame[total - 2],
+        frame[total - 1],
     ]);
-    if crc32fast::hash(&buf[..total - 4]) != crc {
+    if crc32fast::hash(&frame[..total - 4]) != crc {
         return Err(corrupt("CRC mismatch".into()));
     }
-    let tag = buf[0];
-    buf.truncate(total - 4);
-    buf.drain(..5);
-    Ok((tag, buf))
+    Ok(Some((frame[0], &frame[5..total - 4])))
 }
 
 /// An append-only file opened by the writer, with a write buffer. `len` counts buffered bytes.

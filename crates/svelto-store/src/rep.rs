@@ -14,6 +14,10 @@ use svelto_delta::{parse_window, Limits, Window};
 pub const DELTA_MAX: usize = 4 << 20;
 /// Longest delta chain; beyond it a self-contained representation is written.
 pub const MAX_CHAIN: u64 = 48;
+/// A file's version is stored as a delta against the version just before it unless its
+/// predecessor count is a multiple of this; then against its skip-delta ancestor
+/// (FSFS's `max-linear-deltification`, same default).
+pub const LINEAR: u64 = 16;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RepTrailer {
@@ -185,19 +189,56 @@ pub fn apply_on(data: &impl DataFile, rep: Offset, t: &RepTrailer, base: &[u8]) 
     while let Some((w, off)) = frames.next(data, t.version)? {
         apply(&w, base, off, &mut out)?;
     }
+    check_size(rep, t, &out)?;
+    Ok(out)
+}
+
+/// The contents of the representation at `rep` (trailer `t`) from its decoded `windows`
+/// and its base's contents.
+pub fn apply_all(rep: Offset, t: &RepTrailer, windows: &[Window], base: &[u8]) -> Result<Vec<u8>> {
+    let mut out = Vec::with_capacity(usize::try_from(t.size).unwrap_or(0).min(DELTA_MAX * 4));
+    for w in windows {
+        apply(w, base, rep, &mut out)?;
+    }
+    check_size(rep, t, &out)?;
+    Ok(out)
+}
+
+fn check_size(rep: Offset, t: &RepTrailer, out: &[u8]) -> Result<()> {
     if out.len() as u64 != t.size {
         return Err(bad(
             rep,
             format!("contents are {} bytes, trailer says {}", out.len(), t.size),
         ));
     }
-    Ok(out)
+    Ok(())
 }
 
 /// The windows of the representation at `rep` (trailer `t`), decoded, in order.
 pub fn windows(data: &impl DataFile, rep: Offset, t: &RepTrailer) -> Result<Vec<Window>> {
+    windows_from(data, t, Frames::new(t, rep))
+}
+
+/// [`windows`] from their records' bytes already read (`bytes`: from the first window's
+/// record up to the REP record at `rep`).
+pub fn windows_in(
+    data: &impl DataFile,
+    rep: Offset,
+    t: &RepTrailer,
+    bytes: Vec<u8>,
+) -> Result<Vec<Window>> {
+    let frames = Frames {
+        pos: rep,
+        end: rep,
+        buf: bytes,
+        at: 0,
+        windows: t.windows,
+    };
+    windows_from(data, t, frames)
+}
+
+fn windows_from(data: &impl DataFile, t: &RepTrailer, mut frames: Frames) -> Result<Vec<Window>> {
     let mut out = Vec::with_capacity(usize::try_from(t.windows).unwrap_or(0).min(1024));
-    let mut frames = Frames::new(t, rep);
     while let Some((w, _)) = frames.next(data, t.version)? {
         out.push(w);
     }

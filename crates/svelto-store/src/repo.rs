@@ -13,6 +13,9 @@ use crate::node::{
     Offset, RevMeta,
 };
 use crate::rep::{self, DataFile, RepTrailer, WindowStream};
+
+/// How far before a REP record [`Repo::text_over`] reads in the same read, for its windows.
+const NEAR: u64 = 4 << 10;
 use crate::{MAX_DIR_CHAIN, TAG_DIR, TAG_DIR_DELTA, TAG_NODE, TAG_PROPS, TAG_REVISION};
 use std::collections::HashMap;
 use std::io::Read;
@@ -582,7 +585,38 @@ impl Repo {
 
     pub(crate) fn rep_trailer(&self, off: Offset) -> Result<RepTrailer> {
         let payload = self.record(Which::Data, off, crate::TAG_REP)?;
-        let t = RepTrailer::decode(&payload).map_err(|w| Self::corrupt(Which::Data, off, w))?;
+        Self::trailer(off, &payload)
+    }
+
+    /// The REP record at `off` and, when they lie within [`NEAR`] bytes before it (a small
+    /// delta's do: they are written just before it), its windows' records: one read.
+    fn rep_near(&self, off: Offset) -> Result<(RepTrailer, Option<Vec<u8>>)> {
+        let limit = self.current().len(Which::Data);
+        if off < 16 || off >= limit {
+            return Ok((self.rep_trailer(off)?, None));
+        }
+        let start = off.saturating_sub(NEAR).max(16);
+        let end = off.saturating_add(512).min(limit);
+        let buf = self.read_raw(Which::Data, start, (end - start) as usize)?;
+        let at = (off - start) as usize;
+        let Some((tag, payload)) = files::record_in(&buf[at..], Which::Data, off, limit)? else {
+            return Ok((self.rep_trailer(off)?, None));
+        };
+        if tag != crate::TAG_REP {
+            let what = Corruption::new(format!(
+                "expected record tag {}, found {tag}",
+                crate::TAG_REP
+            ));
+            return Err(Self::corrupt(Which::Data, off, what));
+        }
+        let t = Self::trailer(off, payload)?;
+        let windows =
+            (t.first_window >= start).then(|| buf[(t.first_window - start) as usize..at].to_vec());
+        Ok((t, windows))
+    }
+
+    fn trailer(off: Offset, payload: &[u8]) -> Result<RepTrailer> {
+        let t = RepTrailer::decode(payload).map_err(|w| Self::corrupt(Which::Data, off, w))?;
         // Windows and base were written before the trailer.
         if t.base >= off || t.first_window >= off || (t.windows > 0 && t.first_window < 16) {
             let what = Corruption::new(format!(
@@ -612,6 +646,32 @@ impl Repo {
             return Ok(None);
         }
         rep::windows(self, text.rep, &t).map(Some)
+    }
+
+    /// `text`'s windows and contents when it is stored as a delta against the
+    /// representation `base` (not 0), whose contents the caller holds (`base_text`): one
+    /// read of the windows and one application, no chain walk, nothing put in the text
+    /// cache (a blame walking a file's versions in order). None when `text` is stored
+    /// otherwise.
+    pub fn text_over(
+        &self,
+        text: &FileText,
+        base: Offset,
+        base_text: &[u8],
+    ) -> Result<Option<(Vec<Window>, Vec<u8>)>> {
+        if text.rep == 0 || base == 0 {
+            return Ok(None);
+        }
+        let (t, near) = self.rep_near(text.rep)?;
+        if t.base != base {
+            return Ok(None);
+        }
+        let windows = match near {
+            Some(bytes) => rep::windows_in(self, text.rep, &t, bytes)?,
+            None => rep::windows(self, text.rep, &t)?,
+        };
+        let contents = rep::apply_all(text.rep, &t, &windows, base_text)?;
+        Ok(Some((windows, contents)))
     }
 
     /// The expanded contents of a representation. Delta bases are reconstructed once and

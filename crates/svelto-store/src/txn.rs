@@ -3,6 +3,7 @@
 
 use crate::error::{Result, StoreError};
 use crate::node::{Change, DirEntry, FileText, NodeRev, Offset, RevMeta};
+use crate::rep::LINEAR;
 use crate::repo::Repo;
 use crate::writer::{Mark, Writer};
 use std::collections::{BTreeMap, HashMap};
@@ -482,13 +483,21 @@ impl<'w> Txn<'w> {
         Ok(ft)
     }
 
-    /// The contents to delta against: skip-delta, the ancestor whose predecessor count is
-    /// `count & (count - 1)`, which keeps chains shorter than log2 of the history.
+    /// The contents to delta against (docs/formats/store.md, "REP"): the version just
+    /// before, unless `count` is a multiple of [`LINEAR`]; then skip-delta, the ancestor
+    /// whose predecessor count is `count & (count - 1)`. So a chain is at most `LINEAR - 1`
+    /// linear steps above a skip-delta chain shorter than log2 of the history, and a file's
+    /// history is mostly small deltas between neighbours, which blame sends as stored.
     fn delta_base(&mut self, mut pred: Offset, count: u64) -> Result<Offset> {
         if pred == 0 || count == 0 {
             return Ok(0);
         }
-        let target = count & (count - 1);
+        let skip = count & (count - 1);
+        let target = if count - skip < LINEAR {
+            count - 1
+        } else {
+            skip
+        };
         let repo = self.w.view()?;
         loop {
             let n = repo.node(pred)?;

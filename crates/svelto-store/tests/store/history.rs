@@ -122,7 +122,7 @@ fn file_history_is_stored_as_bounded_deltas() {
     }
     w.sync().expect("sync");
     let size = w.view().expect("view").current().lens[0];
-    // 300 compressed fulltexts take ~1 MB; skip-deltas keep the history near its last text.
+    // 300 compressed fulltexts take ~1 MB; deltas keep the history near its last text.
     eprintln!(
         "data file: {size} bytes for {} bytes of final text",
         text.len()
@@ -136,15 +136,15 @@ fn file_history_is_stored_as_bounded_deltas() {
     );
 }
 
-/// `stored_delta` hands out a version's stored windows only against the base they were
-/// stored against (skip-delta: the predecessor for odd predecessor counts), and those windows
-/// turn that base's text into the version's.
+/// `stored_delta` and `text_over` hand out a version's stored windows only against the base
+/// they were stored against (the version before, except every 16th predecessor count:
+/// skip-delta), and those windows turn that base's text into the version's.
 #[test]
 fn stored_deltas_are_offered_against_their_own_base_only() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut w = new_repo(dir.path());
     let mut texts = Vec::new();
-    for i in 0..4u64 {
+    for i in 0..18u64 {
         let text: String = (0..200)
             .map(|l| format!("line {l} of version {}\n", if l == 50 { i } else { 0 }))
             .collect();
@@ -158,24 +158,43 @@ fn stored_deltas_are_offered_against_their_own_base_only() {
     }
     w.sync().expect("sync");
     let repo = Repo::open(dir.path()).expect("open");
-    let ft = |rev| repo.node_at(rev, "f").expect("node").1.file_text();
-    let (v1, v2, v3, v4) = (ft(1), ft(2), ft(3), ft(4));
-    // Predecessor counts 0..3: v2 (count 1) and v4 (count 3) are stored against the version
-    // before them, v3 (count 2) against v1.
-    for (base, version, text) in [
-        (v1, v2, &texts[1]),
-        (v3, v4, &texts[3]),
-        (v1, v3, &texts[2]),
-    ] {
+    // Revision r has the version with predecessor count r - 1.
+    let ft = |rev: u64| repo.node_at(rev, "f").expect("node").1.file_text();
+    let mut pairs: Vec<(u64, u64)> = (2..=18).filter(|&r| r != 17).map(|r| (r - 1, r)).collect();
+    // Count 16: skip-delta, against count 0.
+    pairs.push((1, 17));
+    for (base, version) in pairs {
+        let (b, v) = (ft(base), ft(version));
+        let text = &texts[version as usize - 1];
         let windows = repo
-            .stored_delta(&version, base.rep)
+            .stored_delta(&v, b.rep)
             .expect("read")
-            .expect("stored against this base");
-        let source = repo.read_text(&base).expect("base text");
+            .unwrap_or_else(|| panic!("r{version} stored against r{base}"));
+        let source = repo.read_text(&b).expect("base text");
         let applied = svelto_delta::apply_windows(&windows, &source).expect("apply");
         assert_eq!(applied, text.as_bytes());
+        let (over, contents) = repo
+            .text_over(&v, b.rep, &source)
+            .expect("read")
+            .expect("stored against this base");
+        assert_eq!(over, windows);
+        assert_eq!(contents, text.as_bytes());
     }
-    assert!(repo.stored_delta(&v3, v2.rep).expect("read").is_none());
-    assert!(repo.stored_delta(&v2, 0).expect("read").is_none());
-    assert!(repo.stored_delta(&v1, v1.rep).expect("read").is_none());
+    assert!(repo
+        .stored_delta(&ft(17), ft(16).rep)
+        .expect("read")
+        .is_none());
+    assert!(repo
+        .text_over(&ft(17), ft(16).rep, texts[15].as_bytes())
+        .expect("read")
+        .is_none());
+    assert!(repo
+        .stored_delta(&ft(3), ft(1).rep)
+        .expect("read")
+        .is_none());
+    assert!(repo.stored_delta(&ft(2), 0).expect("read").is_none());
+    assert!(repo
+        .stored_delta(&ft(1), ft(1).rep)
+        .expect("read")
+        .is_none());
 }
