@@ -13,7 +13,8 @@
 # null-exports at once).
 #
 # Environment: OPS (which operations), REPS (10), HOT (trunk/ChangeLog), WORK (a scratch
-# directory, default /tmp/svelto-ab).
+# directory, default /tmp/svelto-ab), PROTO (svn, default; http: both serve HTTP too, with
+# --http-listen, and the clients use http:// URLs: the stock client's ra_serf).
 set -euo pipefail
 
 [[ $# -ge 3 ]] || { echo "usage: bench/ab.sh BEFORE AFTER REPO [ROUNDS]" >&2; exit 2; }
@@ -24,6 +25,12 @@ REPS=${REPS:-10}
 HOT=${HOT:-trunk/ChangeLog}
 OPS=${OPS:-export blame log ls-R cat export-x10}
 WORK=${WORK:-/tmp/svelto-ab}
+PROTO=${PROTO:-svn}
+case $PROTO in
+svn) EXTRA=() MARK="listening on 127.0.0.1:" ;;
+http) EXTRA=(--http-listen 127.0.0.1:0) MARK="http listening on 127.0.0.1:" ;;
+*) echo "PROTO is svn or http, not $PROTO" >&2; exit 2 ;;
+esac
 for t in svn svnbench awk python3; do
     command -v "$t" >/dev/null || { echo "$t not found (apt-get install -y subversion)" >&2; exit 1; }
 done
@@ -35,12 +42,12 @@ declare -A PID PORT
 trap 'kill "${PID[@]}" 2>/dev/null || true' EXIT
 for b in before after; do
     "${BIN[$b]}" serve -d --foreground -r "$WORK/root" --listen-host 127.0.0.1 --listen-port 0 \
-        --log-file "$WORK/$b.log" >"$WORK/$b.out" 2>&1 &
+        --log-file "$WORK/$b.log" "${EXTRA[@]}" >"$WORK/$b.out" 2>&1 &
     PID[$b]=$!
 done
 for b in before after; do
     for _ in $(seq 50); do
-        PORT[$b]=$(grep -ho "listening on 127.0.0.1:[0-9]*" "$WORK/$b.out" "$WORK/$b.log" 2>/dev/null | head -1 | sed 's/.*://')
+        PORT[$b]=$(grep -ho "$MARK[0-9]*" "$WORK/$b.out" "$WORK/$b.log" 2>/dev/null | head -1 | sed "s/.*://" || true)
         [[ -n "${PORT[$b]}" ]] && break
         sleep 0.1
     done
@@ -50,7 +57,7 @@ done
 ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 C=(--non-interactive --config-dir "$WORK/cfg")
 run1() { # BINARY OPERATION
-    local u="svn://127.0.0.1:${PORT[$1]}/r"
+    local u="$PROTO://127.0.0.1:${PORT[$1]}/r"
     case $2 in
     export) svnbench null-export "${C[@]}" "$u/trunk" ;;
     blame) svnbench null-blame "${C[@]}" "$u/$HOT" ;;

@@ -363,7 +363,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
             config.trusted_proxies = args.http_trusted_proxy.clone();
             // The same handles as svn:// connections: both protocols warm the same caches.
             let repos = shared.clone();
-            let open: svelto_http::OpenRepo = Arc::new(move |dir| repos.repos.open(dir));
+            let open: svelto_http::OpenRepo = Arc::new(move |dir| Ok(repos.repos.open(dir)?));
             let logger = shared.clone();
             let log: svelto_http::LogLine = Arc::new(move |line| logger.log.line(line));
             let tls = config.tls.is_some();

@@ -24,10 +24,8 @@ use crate::uri::{Kind, Target};
 use crate::State;
 use hyper::{Method, StatusCode};
 use std::path::PathBuf;
-use std::sync::Arc;
 use svelto_repos::conf::{Access, SvnserveConf};
-use svelto_repos::service::{self, AuthzSource, Where, WriterSlot};
-use svelto_store::Repo;
+use svelto_repos::service::{self, AuthzSource, Opened, Where};
 
 /// What the configuration lets the request's user do, beyond the authz rules.
 #[derive(Clone)]
@@ -93,8 +91,7 @@ impl Gate {
 pub(crate) fn admit(
     state: &State,
     target: &Target,
-    repo: Repo,
-    writer: Arc<WriterSlot>,
+    (repo, writer): Opened,
     req: &crate::Req,
 ) -> Result<(service::Ctx, Gate), HttpError> {
     let headers = &req.headers;
@@ -107,9 +104,12 @@ pub(crate) fn admit(
         None => SvnserveConf::for_repository(&target.repo_dir),
     }
     .map_err(|e| HttpError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+    let mut svc = service::Ctx::new(repo, writer, None, None, conf.hooks_env.clone());
+    // The youngest revision on disk now (the handle is shared and may lag).
+    svc.head()?;
     let realm = match &conf.realm {
         Some(r) => r.clone(),
-        None => repo.uuid()?,
+        None => svc.uuid()?,
     };
     let password_file: Option<PathBuf> = state
         .config
@@ -175,7 +175,7 @@ pub(crate) fn admit(
                 case: conf.force_username_case,
                 repos: Some(target.repo_name.clone()),
             };
-            let ctx = service::authz::load(src, &repo, &target.repo_dir).map_err(|why| {
+            let ctx = svc.load_authz(src, &target.repo_dir).map_err(|why| {
                 HttpError::new(
                     StatusCode::INTERNAL_SERVER_ERROR,
                     format!("Invalid authz configuration: {why}"),
@@ -184,7 +184,8 @@ pub(crate) fn admit(
             Some(ctx)
         }
     };
-    let svc = service::Ctx::new(repo, writer, user, authz, conf.hooks_env.clone());
+    svc.user = user;
+    svc.authz = authz;
     Ok((svc, gate))
 }
 

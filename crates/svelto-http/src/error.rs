@@ -189,9 +189,9 @@ impl From<std::io::Error> for HttpError {
     }
 }
 
-impl From<svelto_store::StoreError> for HttpError {
-    fn from(e: svelto_store::StoreError) -> Self {
-        HttpError::from(ReposError::from(e))
+impl From<crate::xml::Malformed> for HttpError {
+    fn from(e: crate::xml::Malformed) -> Self {
+        HttpError::malformed_xml(e.0)
     }
 }
 

@@ -20,13 +20,13 @@
 
 mod access;
 mod auth;
+mod ctx;
 mod error;
 mod htpasswd;
 mod locks;
 mod replay;
 mod reports;
 mod resource;
-mod safe_cr;
 mod skel;
 mod tls;
 mod update;
@@ -52,14 +52,12 @@ use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
-use svelto_repos::service::WriterSlot;
-use svelto_store::Repo;
+use svelto_repos::service::Opened;
 use tokio::sync::mpsc;
 
 /// Opens (or finds already open) the repository in a directory: the svn:// server's
-/// shared handle map, so both protocols share one `Repo` (and one writer) per repository.
-pub type OpenRepo =
-    Arc<dyn Fn(&Path) -> svelto_store::Result<(Repo, Arc<WriterSlot>)> + Send + Sync>;
+/// shared handle map, so both protocols share one handle (and one writer) per repository.
+pub type OpenRepo = Arc<dyn Fn(&Path) -> svelto_repos::Result<Opened> + Send + Sync>;
 
 /// Writes a line to the server's log (refused logins, unreadable password files).
 pub type LogLine = Arc<dyn Fn(&str) + Send + Sync>;
@@ -472,7 +470,7 @@ impl Req {
     /// offers. (Reports keep the best offered: their svndiff is base64-encoded, and
     /// compressing it first costs less than encoding the larger stream.)
     pub fn svndiff_version(&self) -> Option<u8> {
-        let best = resource::svndiff_version(self.header("accept-encoding"))?;
+        let best = ctx::svndiff_version(self.header("accept-encoding"))?;
         if self.peer.is_loopback() {
             Some(0)
         } else {

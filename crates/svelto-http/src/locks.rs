@@ -14,8 +14,8 @@
 //! and encodes mod_dav_svn's answers (its statuses, its error documents, and Apache's plain
 //! pages where mod_dav answers with a status alone).
 
+use crate::ctx::{Ctx, XML_HEADER};
 use crate::error::HttpError;
-use crate::resource::{Ctx, XML_HEADER};
 use crate::uri::Kind;
 use crate::xml::{self, quote, DAV};
 use crate::{Reply, Req};

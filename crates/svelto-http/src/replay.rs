@@ -3,8 +3,8 @@
 //! revision to `!svn/rev/N` (replay-range is pipelined replays), or, in the older form, to a
 //! public URL with `S:revision` in the body.
 
+use crate::ctx::{svndiff_version, Ctx, XML_HEADER};
 use crate::error::HttpError;
-use crate::resource::{svndiff_version, Ctx, XML_HEADER};
 use crate::uri::Kind;
 use crate::xml::{esc, Base64Lines, Elem, SVN};
 use crate::{Reply, Req};

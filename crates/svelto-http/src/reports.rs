@@ -1,8 +1,8 @@
 //! `REPORT`: the request body's root element names the report; each is answered as
 //! mod_dav_svn 1.14 answers it (`subversion/mod_dav_svn/reports/`).
 
+use crate::ctx::{body_xml, Ctx, XML_HEADER};
 use crate::error::{HttpError, UNSUPPORTED_FEATURE};
-use crate::resource::{body_xml, Ctx, XML_HEADER};
 use crate::uri::Kind;
 use crate::xml::{esc, Elem, SVN};
 use crate::{Reply, Req};
@@ -14,7 +14,6 @@ use svelto_repos::action;
 use svelto_repos::list::DirentFields as Fields;
 use svelto_repos::log::{LogEntry, LogOptions};
 use svelto_repos::Node;
-use svelto_store::Repo;
 
 /// Answers a `REPORT`.
 pub(crate) fn report(ctx: &Ctx<'_>, req: &Req) -> Result<Reply, HttpError> {
@@ -194,34 +193,23 @@ fn list(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
             .collect::<Vec<_>>()
     });
     let logged = action::list(&action::fspath(&path), rev, depth, logged.as_deref());
-    let repo = ctx.repo().clone();
-    let readable = ctx.svc.read_check();
+    let svc = ctx.svc.clone();
     Ok(Reply::xml_stream(Box::new(move |w| {
         let mut header = false;
         let mut revinfo = RevInfo::default();
-        svelto_repos::list::list(
-            &repo,
-            &path,
-            rev,
-            depth,
-            patterns.as_deref(),
-            readable
-                .as_ref()
-                .map(|r| r.as_ref() as &dyn Fn(&str) -> bool),
-            &mut |p, n| {
-                if !header {
-                    header = true;
-                    w.write_all(
-                        format!("{XML_HEADER}<S:list-report xmlns:S=\"svn:\" xmlns:D=\"DAV:\">\n")
-                            .as_bytes(),
-                    )
-                    .map_err(crate::error::write_err)?;
-                }
-                let item = list_item(&repo, &mut revinfo, &fields, p, n)?;
-                w.write_all(item.as_bytes())
-                    .map_err(crate::error::write_err)
-            },
-        )
+        svc.list(&path, rev, depth, patterns.as_deref(), &mut |p, n| {
+            if !header {
+                header = true;
+                w.write_all(
+                    format!("{XML_HEADER}<S:list-report xmlns:S=\"svn:\" xmlns:D=\"DAV:\">\n")
+                        .as_bytes(),
+                )
+                .map_err(crate::error::write_err)?;
+            }
+            let item = list_item(&svc, &mut revinfo, &fields, p, n)?;
+            w.write_all(item.as_bytes())
+                .map_err(crate::error::write_err)
+        })
         .map_err(HttpError::from)?;
         if !header {
             w.write_all(
@@ -242,17 +230,13 @@ struct RevInfo(HashMap<Revnum, (Option<String>, Option<String>)>);
 impl RevInfo {
     fn get(
         &mut self,
-        repo: &Repo,
+        svc: &svelto_repos::service::Ctx,
         rev: Revnum,
     ) -> svelto_repos::Result<&(Option<String>, Option<String>)> {
         if !self.0.contains_key(&rev) {
-            let props = repo.revprops(rev)?;
-            let get = |n: &[u8]| {
-                props
-                    .get(n)
-                    .map(|v| String::from_utf8_lossy(v).into_owned())
-            };
-            let v = (get(b"svn:date"), get(b"svn:author"));
+            let (date, author) = svc.rev_info(rev)?;
+            let text = |v: Option<Vec<u8>>| v.map(|v| String::from_utf8_lossy(&v).into_owned());
+            let v = (text(date), text(author));
             if self.0.len() > 100_000 {
                 self.0.clear();
             }
@@ -263,7 +247,7 @@ impl RevInfo {
 }
 
 fn list_item(
-    repo: &Repo,
+    svc: &svelto_repos::service::Ctx,
     revinfo: &mut RevInfo,
     fields: &Fields,
     path: &str,
@@ -290,7 +274,7 @@ fn list_item(
         let _ = write!(s, " created-rev=\"{}\"", n.created_rev());
     }
     let (date, author) = if fields.time || fields.author {
-        revinfo.get(repo, n.created_rev())?.clone()
+        revinfo.get(svc, n.created_rev())?.clone()
     } else {
         (None, None)
     };
@@ -502,8 +486,7 @@ fn file_revs(ctx: &Ctx<'_>, req: &Req, doc: &Elem) -> Result<Reply, HttpError> {
         start: rev_of(doc.child(SVN, "start-revision"))?,
         end: rev_of(doc.child(SVN, "end-revision"))?,
         include_merged: doc.child(SVN, "include-merged-revisions").is_some(),
-        svndiff_version: crate::resource::svndiff_version(req.header("accept-encoding"))
-            .unwrap_or(0),
+        svndiff_version: crate::ctx::svndiff_version(req.header("accept-encoding")).unwrap_or(0),
     };
     ctx.require_read(&path)?;
     let logged = action::get_file_revs(
@@ -749,7 +732,7 @@ fn dated_rev(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
                 "The request does not contain a valid 'DAV:creationdate' element.",
             )
         })?;
-    let rev = svelto_repos::revprops::dated_rev(ctx.repo(), when)?;
+    let rev = ctx.svc.dated_rev(when)?;
     Ok(xml_reply(format!(
         "{XML_HEADER}<S:dated-rev-report xmlns:S=\"svn:\" xmlns:D=\"DAV:\">\n<D:version-name>{rev}</D:version-name></S:dated-rev-report>"
     )))

@@ -1,19 +1,19 @@
 //! The requests on resources: `OPTIONS` (capabilities and the v2 `SVN-*` headers),
 //! `PROPFIND` (depth 0 and 1; DAV: and Subversion live properties, the node's own
 //! properties), `GET`/`HEAD` (file texts, svndiff against a base the client names, HTML
-//! listings of directories), and `REPORT`'s dispatch.
+//! listings of directories), and the dispatch of every request to its handler (`handle`:
+//! one [`Ctx`] per request, built from the connection's admission).
 
+use crate::ctx::{Ctx, Node, XML_HEADER};
 use crate::error::HttpError;
-use crate::safe_cr::SafeCr;
-use crate::uri::{build_uri, encode_dav, Kind, Located, Target};
-use crate::xml::{self, esc, Elem, CUSTOM_PROP, DAV, SVN_DAV, SVN_PROP};
+use crate::uri::{build_uri, encode_dav, Kind, Located};
+use crate::xml::{self, esc, CUSTOM_PROP, DAV, SVN_DAV, SVN_PROP};
 use crate::{Reply, Req, State};
 use hyper::{Method, StatusCode};
 use std::fmt::Write as _;
 use std::sync::Arc;
-use svelto_core::{NodeKind, PropList, Revnum};
-use svelto_repos::action;
-use svelto_store::{NodeRev, Repo};
+use svelto_core::{NodeKind, PropList};
+use svelto_repos::{action, SafeCr};
 
 /// The `DAV:` headers of every `OPTIONS` answer, in mod_dav_svn 1.14's order.
 const DAV_HEADERS: &[&str] = &[
@@ -30,8 +30,6 @@ const DAV_HEADERS: &[&str] = &[
     "http://subversion.tigris.org/xmlns/dav/svn/list",
     "http://subversion.tigris.org/xmlns/dav/svn/mergeinfo",
 ];
-
-pub(crate) const XML_HEADER: &str = "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n";
 
 /// Answers one request.
 pub(crate) fn handle(
@@ -66,9 +64,7 @@ pub(crate) fn handle(
         who.push(b'\0');
     }
     let (svc, gate) = cache.admit(&target.repo_dir, &who, reads, || {
-        let (repo, writer) = (state.open)(&target.repo_dir)?;
-        repo.refresh()?;
-        crate::access::admit(state, &target, repo, writer, req)
+        crate::access::admit(state, &target, (state.open)(&target.repo_dir)?, req)
     })?;
     // A GET or PROPFIND of a revision already known (ra_serf's GET of every file of a
     // checkout names its revision) needs no new look at `db/current`: revisions never go
@@ -77,12 +73,12 @@ pub(crate) fn handle(
         Kind::RevRoot(r) | Kind::Version(r) | Kind::Rev(r) | Kind::Baseline(r) => Some(r),
         _ => None,
     };
-    let known = svc.repo.youngest();
+    let known = svc.youngest();
     let plain_read =
         matches!(req.method, Method::GET | Method::HEAD) || req.method.as_str() == "PROPFIND";
     let youngest = match fixed {
         Some(r) if plain_read && r <= known => known,
-        _ => svc.repo.refresh()?,
+        _ => svc.head()?,
     };
     note.user = svc.user.clone();
     crate::access::check_url(&svc, &gate, &req.method, &target)?;
@@ -126,104 +122,7 @@ pub(crate) fn handle(
     handler(&ctx, req)
 }
 
-/// One request's view of its repository.
-pub(crate) struct Ctx<'a> {
-    pub state: &'a State,
-    /// The repository as the service layer offers it to this request's user: the handle,
-    /// the writer, the user (`svc.user`: the authenticated name, None for an anonymous
-    /// request; the commit author and the authz user) and the authz rules.
-    pub svc: svelto_repos::service::Ctx,
-    /// What the configuration lets the user do beyond the rules, and the realm.
-    pub gate: crate::access::Gate,
-    pub youngest: Revnum,
-    pub target: Target,
-    /// The request's path, as sent (what mod_dav_svn's 404 messages name).
-    pub uri: String,
-}
-
-/// A node found at a path in a revision.
-pub(crate) struct Node {
-    pub rev: Revnum,
-    pub path: String,
-    pub node: Arc<NodeRev>,
-}
-
 impl Ctx<'_> {
-    /// The repository handle.
-    pub fn repo(&self) -> &Repo {
-        &self.svc.repo
-    }
-
-    /// Whether the user may read the repository relpath `path`.
-    pub fn can_read(&self, path: &str) -> bool {
-        self.svc.allowed(path, false)
-    }
-
-    /// Refuses (401 or 403, as Apache) unless the user may read `path`.
-    pub fn require_read(&self, path: &str) -> Result<(), HttpError> {
-        if self.can_read(path) {
-            Ok(())
-        } else {
-            Err(self.gate.refuse(false))
-        }
-    }
-
-    /// `PREFIX/REPO`.
-    pub fn root_href(&self) -> &str {
-        &self.target.root_href
-    }
-
-    /// `PREFIX/REPO/!svn/KIND/REV/path`, encoded as the href of a resource mod_dav walks.
-    pub fn special_href(&self, kind: &str, rev: Revnum, path: &str) -> String {
-        let mut h = format!("{}/!svn/{kind}/{rev}", self.root_href());
-        if !path.is_empty() {
-            h.push('/');
-            h.push_str(&encode_dav(path));
-        }
-        h
-    }
-
-    /// Checks a revision the client named.
-    pub fn check_rev(&self, rev: Revnum) -> Result<Revnum, HttpError> {
-        if rev > self.youngest {
-            return Err(HttpError::svn(
-                StatusCode::NOT_FOUND,
-                crate::error::FS_NO_SUCH_REVISION,
-                format!("No such revision {rev}"),
-            ));
-        }
-        Ok(rev)
-    }
-
-    /// The node at `path` in `rev`, or a 404 in mod_dav_svn's words.
-    pub fn node(&self, rev: Revnum, path: &str) -> Result<Node, HttpError> {
-        let rev = self.check_rev(rev)?;
-        match self.repo().lookup(rev, path)? {
-            Some((_, node)) => Ok(Node {
-                rev,
-                path: path.to_string(),
-                node,
-            }),
-            None => Err(HttpError::not_found(format!(
-                "'/{path}' path not found in revision {rev}"
-            ))),
-        }
-    }
-
-    /// The node the request's URL names; a missing one is a 404 naming the URL, in
-    /// mod_dav_svn's words.
-    pub fn target_node(&self) -> Result<Node, HttpError> {
-        let rev = self.target.rev().unwrap_or(self.youngest);
-        self.node(rev, &self.target.path).map_err(|e| {
-            if e.code == crate::error::FS_NOT_FOUND {
-                let uri = percent_encoding::percent_decode_str(&self.uri).decode_utf8_lossy();
-                HttpError::not_found(format!("'{uri}' path not found"))
-            } else {
-                e
-            }
-        })
-    }
-
     fn options(&self, req: &Req) -> Result<Reply, HttpError> {
         let wants_activity = !req.body.is_empty()
             && xml::parse(&req.body)?
@@ -251,7 +150,7 @@ impl Ctx<'_> {
             let root = self.root_href();
             reply = reply
                 .header("svn-youngest-rev", self.youngest.to_string())
-                .header("svn-repository-uuid", self.repo().uuid()?)
+                .header("svn-repository-uuid", self.svc.uuid()?)
                 .header("svn-repository-mergeinfo", "yes")
                 .header(
                     "dav",
@@ -370,20 +269,20 @@ impl Ctx<'_> {
                     Err(e) => return Err(e),
                 };
                 let href = self.node_href(&node);
-                let mut safe_cr = SafeCr::new(self.repo().clone(), node.rev);
+                let mut safe_cr = self.svc.safe_cr(node.rev);
                 shown_lock = self.node_response(&mut out, &href, &node, &wanted, &mut safe_cr)?;
                 // mod_dav_svn's action: the last node whose properties were listed, or the
                 // directory walked.
                 let listed = |n: &Node| {
                     let path = action::fspath(&n.path);
-                    match n.node.kind {
+                    match n.node.kind() {
                         NodeKind::Dir => action::get_dir(&path, n.rev, false, true),
                         NodeKind::File => action::get_file(&path, n.rev, false, true),
                     }
                 };
                 let all = matches!(wanted, Wanted::All | Wanted::Names);
                 logged = all.then(|| listed(&node));
-                if depth == 1 && node.node.kind == NodeKind::Dir {
+                if depth == 1 && node.node.kind() == NodeKind::Dir {
                     // The walked directory's path with the slash mod_dav_svn's walk
                     // appends before it logs (the root's is "/" alone).
                     let mut walked = action::fspath(&node.path);
@@ -391,20 +290,17 @@ impl Ctx<'_> {
                         walked.push('/');
                     }
                     logged = Some(action::get_dir(&walked, node.rev, true, false));
-                    for e in self.repo().dir(&node.node)?.iter() {
-                        if !self.can_read(&svelto_core::join(&node.path, &e.name)) {
-                            continue;
+                    for (name, child) in self.entries(&node)? {
+                        let mut href =
+                            format!("{}/{}", href.trim_end_matches('/'), encode_dav(&name));
+                        if child.kind() == NodeKind::Dir {
+                            href.push('/');
                         }
                         let child = Node {
                             rev: node.rev,
-                            path: svelto_core::join(&node.path, &e.name),
-                            node: self.repo().node(e.node)?,
+                            path: svelto_core::join(&node.path, &name),
+                            node: child,
                         };
-                        let mut href =
-                            format!("{}/{}", href.trim_end_matches('/'), encode_dav(&e.name));
-                        if e.kind == NodeKind::Dir {
-                            href.push('/');
-                        }
                         if let Some(l) =
                             self.node_response(&mut out, &href, &child, &wanted, &mut safe_cr)?
                         {
@@ -426,7 +322,7 @@ impl Ctx<'_> {
                         Some(format!("<D:href>{}</D:href>", esc(&bln))),
                     ),
                     (DAV, "resourcetype", Some(String::new())),
-                    (SVN_DAV, "repository-uuid", Some(self.repo().uuid()?)),
+                    (SVN_DAV, "repository-uuid", Some(self.svc.uuid()?)),
                 ];
                 response(&mut out, &href, &live, &PropList::new(), &wanted);
             }
@@ -442,7 +338,7 @@ impl Ctx<'_> {
                     ),
                     (DAV, "version-name", Some(rev.to_string())),
                     (DAV, "resourcetype", Some("<D:baseline/>".into())),
-                    (SVN_DAV, "repository-uuid", Some(self.repo().uuid()?)),
+                    (SVN_DAV, "repository-uuid", Some(self.svc.uuid()?)),
                 ];
                 response(&mut out, &href, &live, &PropList::new(), &wanted);
                 if matches!(wanted, Wanted::All | Wanted::Names) {
@@ -491,21 +387,10 @@ impl Ctx<'_> {
                 h
             }
         };
-        if node.node.kind == NodeKind::Dir && !href.ends_with('/') {
+        if node.node.kind() == NodeKind::Dir && !href.ends_with('/') {
             href.push('/');
         }
         href
-    }
-
-    /// svn:date and svn:author of a revision.
-    pub fn date_author(&self, rev: Revnum) -> Result<(Option<String>, Option<String>), HttpError> {
-        let props = self.repo().revprops(rev)?;
-        let get = |n: &[u8]| {
-            props
-                .get(n)
-                .map(|v| String::from_utf8_lossy(v).into_owned())
-        };
-        Ok((get(b"svn:date"), get(b"svn:author")))
     }
 
     fn node_response(
@@ -523,15 +408,15 @@ impl Ctx<'_> {
         } else {
             None
         };
-        let cr = n.created_rev;
+        let cr = n.created_rev();
         let (date, author) = self.date_author(cr)?;
-        let props = self.repo().props(n)?;
-        let is_dir = n.kind == NodeKind::Dir;
+        let props = self.svc.node_props(n)?;
+        let is_dir = n.kind() == NodeKind::Dir;
+        let file = (!is_dir).then_some(n);
         let fspath = format!("/{}", node.path);
         let mime = props
             .get(&b"svn:mime-type"[..])
             .map(|v| String::from_utf8_lossy(v).into_owned());
-        let text = n.text.as_ref();
         let live: Vec<(&str, &str, Option<String>)> = vec![
             (
                 DAV,
@@ -542,12 +427,7 @@ impl Ctx<'_> {
                     String::new()
                 }),
             ),
-            (
-                DAV,
-                "getcontentlength",
-                text.map(|t| t.size.to_string())
-                    .or_else(|| (!is_dir).then(|| "0".into())),
-            ),
+            (DAV, "getcontentlength", file.map(|f| f.size().to_string())),
             (
                 DAV,
                 "getcontenttype",
@@ -606,20 +486,10 @@ impl Ctx<'_> {
                 "baseline-relative-path",
                 Some(esc(&node.path).into_owned()),
             ),
-            (
-                SVN_DAV,
-                "md5-checksum",
-                text.map(|t| t.md5.to_hex())
-                    .or_else(|| (!is_dir).then(|| EMPTY_MD5.into())),
-            ),
-            (SVN_DAV, "repository-uuid", Some(self.repo().uuid()?)),
+            (SVN_DAV, "md5-checksum", file.map(|f| f.md5().to_hex())),
+            (SVN_DAV, "repository-uuid", Some(self.svc.uuid()?)),
             (SVN_DAV, "deadprop-count", Some(props.len().to_string())),
-            (
-                SVN_DAV,
-                "sha1-checksum",
-                text.map(|t| t.sha1.to_hex())
-                    .or_else(|| (!is_dir).then(|| EMPTY_SHA1.into())),
-            ),
+            (SVN_DAV, "sha1-checksum", file.map(|f| f.sha1().to_hex())),
             (
                 DAV,
                 "supportedlock",
@@ -647,8 +517,8 @@ impl Ctx<'_> {
         }
         let node = self.target_node()?;
         let fixed = self.target.kind != Kind::Public;
-        let cr = node.node.created_rev;
-        if node.node.kind == NodeKind::Dir {
+        let cr = node.node.created_rev();
+        if node.node.kind() == NodeKind::Dir {
             if !req.path.ends_with('/') {
                 let host = req.header("host").unwrap_or("localhost");
                 return Ok(
@@ -660,12 +530,11 @@ impl Ctx<'_> {
                 .listing(&node)?
                 .header("etag", format!("W/\"{cr}//{}\"", node.path)));
         }
-        let props = self.repo().props(&node.node)?;
+        let props = self.svc.node_props(&node.node)?;
         let mime = props
             .get(&b"svn:mime-type"[..])
             .map(|v| String::from_utf8_lossy(v).into_owned())
             .unwrap_or_else(|| "text/plain".into());
-        let text = node.node.text;
         let etag = format!("\"{cr}//{}\"", node.path);
         // A delta against a base the client has, when it asks for one.
         let svndiff = req.svndiff_version();
@@ -674,25 +543,21 @@ impl Ctx<'_> {
                 return Ok(reply.header("etag", etag));
             }
         }
-        let mut reply = match text {
-            None => Reply::new(StatusCode::OK, &mime, Vec::new()),
-            Some(t) if t.size <= 1 << 20 => {
-                let text = bytes::Bytes::from_owner(SharedText(self.repo().read_text(&t)?));
-                Reply {
-                    status: StatusCode::OK,
-                    headers: vec![("content-type", mime)],
-                    body: crate::ReplyBody::Shared(text),
-                    note: crate::Note::default(),
-                }
+        let mut reply = if node.node.size() <= 1 << 20 {
+            let text = bytes::Bytes::from_owner(SharedText(self.svc.read_text(&node.node)?));
+            Reply {
+                status: StatusCode::OK,
+                headers: vec![("content-type", mime)],
+                body: crate::ReplyBody::Shared(text),
+                note: crate::Note::default(),
             }
-            Some(t) => {
-                let repo = self.repo().clone();
-                Reply::stream(
-                    StatusCode::OK,
-                    &mime,
-                    Box::new(move |w| repo.write_text(&t, w).map_err(HttpError::from)),
-                )
-            }
+        } else {
+            let (svc, file) = (self.svc.clone(), node.node.clone());
+            Reply::stream(
+                StatusCode::OK,
+                &mime,
+                Box::new(move |w| svc.write_text(&file, w).map_err(HttpError::from)),
+            )
         };
         reply = reply.header("etag", etag);
         if fixed {
@@ -717,14 +582,11 @@ impl Ctx<'_> {
         let Ok(base_node) = self.node(rev, &bt.path) else {
             return Ok(None);
         };
-        let (Some(bt_text), target_text) = (base_node.node.text, node.node.text) else {
+        if base_node.node.kind() != NodeKind::File {
             return Ok(None);
-        };
-        let source = self.repo().read_text(&bt_text)?;
-        let target = match &target_text {
-            Some(t) => self.repo().read_text(t)?,
-            None => Arc::new(Vec::new()),
-        };
+        }
+        let source = self.svc.read_text(&base_node.node)?;
+        let target = self.svc.read_text(&node.node)?;
         let mut out = svelto_delta::stream_header(version).to_vec();
         for w in svelto_delta::delta_windows(&source, &target) {
             w.encode(version, 1, &mut out).map_err(|e| {
@@ -734,11 +596,9 @@ impl Ctx<'_> {
                 )
             })?;
         }
-        let mut reply = Reply::new(StatusCode::OK, "application/vnd.svn-svndiff", out)
-            .header("x-svn-base-fulltext-md5", bt_text.md5.to_hex());
-        if let Some(t) = target_text {
-            reply = reply.header("x-svn-result-fulltext-md5", t.md5.to_hex());
-        }
+        let reply = Reply::new(StatusCode::OK, "application/vnd.svn-svndiff", out)
+            .header("x-svn-base-fulltext-md5", base_node.node.md5().to_hex())
+            .header("x-svn-result-fulltext-md5", node.node.md5().to_hex());
         Ok(Some(reply))
     }
 
@@ -755,16 +615,17 @@ impl Ctx<'_> {
         if !node.path.is_empty() {
             out.push_str("  <li><a href=\"../\">..</a></li>\n");
         }
-        for e in self.repo().dir(&node.node)?.iter() {
-            if !self.can_read(&svelto_core::join(&node.path, &e.name)) {
-                continue;
-            }
-            let slash = if e.kind == NodeKind::Dir { "/" } else { "" };
+        for (name, child) in self.entries(node)? {
+            let slash = if child.kind() == NodeKind::Dir {
+                "/"
+            } else {
+                ""
+            };
             let _ = writeln!(
                 out,
                 "  <li><a href=\"{}{slash}\">{}{slash}</a></li>",
-                esc(&encode_dav(&e.name)),
-                esc(&e.name)
+                esc(&encode_dav(&name)),
+                esc(&name)
             );
         }
         out.push_str(" </ul>\n</body></html>");
@@ -782,27 +643,6 @@ struct SharedText(Arc<Vec<u8>>);
 impl AsRef<[u8]> for SharedText {
     fn as_ref(&self) -> &[u8] {
         &self.0
-    }
-}
-
-const EMPTY_MD5: &str = "d41d8cd98f00b204e9800998ecf8427e";
-const EMPTY_SHA1: &str = "da39a3ee5e6b4b0d3255bfef95601890afd80709";
-
-/// The svndiff version a request's `Accept-Encoding` accepts best, if any.
-pub(crate) fn svndiff_version(accept: Option<&str>) -> Option<u8> {
-    let a = accept?;
-    let has = |name: &str| {
-        a.split(',')
-            .any(|p| p.split(';').next().is_some_and(|n| n.trim() == name))
-    };
-    if has("svndiff2") {
-        Some(2)
-    } else if has("svndiff1") {
-        Some(1)
-    } else if has("svndiff") {
-        Some(0)
-    } else {
-        None
     }
 }
 
@@ -954,11 +794,6 @@ pub(crate) fn http_date(svn_date: &str) -> Option<String> {
     ))
 }
 
-/// The request body as XML, refusing an empty one.
-pub(crate) fn body_xml(req: &Req) -> Result<Elem, HttpError> {
-    xml::parse(&req.body)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -974,15 +809,5 @@ mod tests {
             Some("Tue, 29 Feb 2000 23:59:59 GMT")
         );
         assert_eq!(http_date("garbage"), None);
-    }
-
-    #[test]
-    fn accept_encoding() {
-        assert_eq!(
-            svndiff_version(Some("svndiff1;q=0.9,svndiff;q=0.8")),
-            Some(1)
-        );
-        assert_eq!(svndiff_version(Some("gzip,svndiff")), Some(0));
-        assert_eq!(svndiff_version(Some("gzip")), None);
     }
 }

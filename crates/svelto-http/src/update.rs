@@ -5,9 +5,8 @@
 //! the "skelta" (the tree, entry and changed properties inline when asked, the texts
 //! fetched by the client with `GET`s of the `D:checked-in` hrefs).
 
+use crate::ctx::{svndiff_version, Ctx, XML_HEADER};
 use crate::error::HttpError;
-use crate::resource::{svndiff_version, Ctx, XML_HEADER};
-use crate::safe_cr::SafeCr;
 use crate::uri::Kind;
 use crate::xml::{esc, Elem, SVN};
 use crate::{Reply, Req};
@@ -16,7 +15,6 @@ use std::collections::HashMap;
 use std::io::Write;
 use svelto_core::{join, Depth, Md5, NodeKind, Revnum};
 use svelto_repos::{action, Editor, Report, ReportOptions, ReposError, TextOptions, Token};
-use svelto_store::Repo;
 
 fn depth_word(w: &str) -> Result<Depth, HttpError> {
     Ok(match w.trim() {
@@ -205,7 +203,7 @@ pub(crate) fn update_report(ctx: &Ctx<'_>, req: &Req, doc: &Elem) -> Result<Repl
     };
     let prepared = ctx.svc.prepare_report(&opts, report)?;
     let editor_state = XmlState {
-        repo: ctx.repo().clone(),
+        svc: ctx.svc.clone(),
         root_href: ctx.root_href().to_string(),
         target_rev,
         anchor,
@@ -214,7 +212,7 @@ pub(crate) fn update_report(ctx: &Ctx<'_>, req: &Req, doc: &Elem) -> Result<Repl
         links,
         send_all,
         include_props,
-        safe_cr: SafeCr::new(ctx.repo().clone(), target_rev),
+        safe_cr: ctx.svc.safe_cr(target_rev),
     };
     Ok(Reply::xml_stream(Box::new(move |w| {
         let mut editor = XmlEditor {
@@ -231,7 +229,7 @@ pub(crate) fn update_report(ctx: &Ctx<'_>, req: &Req, doc: &Elem) -> Result<Repl
 }
 
 struct XmlState {
-    repo: Repo,
+    svc: svelto_repos::service::Ctx,
     root_href: String,
     target_rev: Revnum,
     anchor: String,
@@ -241,7 +239,7 @@ struct XmlState {
     links: Vec<(String, String)>,
     send_all: bool,
     include_props: bool,
-    safe_cr: SafeCr,
+    safe_cr: svelto_repos::SafeCr,
 }
 
 impl XmlState {
@@ -265,14 +263,10 @@ impl XmlState {
     /// mod_dav_svn's "safe created revision" of the node at `path` in the target revision
     /// (see [`SafeCr`]), and the file's SHA-1.
     fn created(&mut self, path: &str) -> (Revnum, Option<String>) {
-        let Ok(Some((_, n))) = self.repo.lookup(self.target_rev, path) else {
+        let Ok(Some(n)) = self.svc.node(path, self.target_rev) else {
             return (self.target_rev, None);
         };
-        let sha1 = n
-            .text
-            .as_ref()
-            .filter(|_| n.kind == NodeKind::File)
-            .map(|t| t.sha1.to_hex());
+        let sha1 = (n.kind() == NodeKind::File).then(|| n.sha1().to_hex());
         (self.safe_cr.get(path, &n), sha1)
     }
 

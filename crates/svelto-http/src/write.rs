@@ -9,8 +9,8 @@
 //! its calls and its errors onto mod_dav_svn's answers. Transactions live across requests
 //! in [`Txns`], a bounded table; one idle past the idle timeout is dropped.
 
+use crate::ctx::{Ctx, XML_HEADER};
 use crate::error::HttpError;
-use crate::resource::{Ctx, XML_HEADER};
 use crate::skel::Skel;
 use crate::uri::{Kind, Located};
 use crate::xml::{self, esc, Elem, CUSTOM_PROP, DAV, SVN, SVN_DAV, SVN_PROP};
@@ -449,7 +449,7 @@ fn copy(ctx: &Ctx<'_>, req: &Req, rev: Revnum) -> Result<Reply, HttpError> {
         ));
     }
     let src = ctx.target.path.clone();
-    let kind = ctx.node(rev, &src)?.node.kind;
+    let kind = ctx.node(rev, &src)?.node.kind();
     crate::locks::check_change(ctx, req, &dst.path, true)?;
     with_txn(ctx, &dst, |edit| {
         let (parent, _) = parent_and_name(&dst.path);

@@ -1,7 +1,6 @@
 //! Request XML (quick-xml's namespace-aware reader into a small tree, bounded in depth and
 //! size) and the escaping the answers need.
 
-use crate::error::HttpError;
 use quick_xml::events::Event;
 use quick_xml::name::ResolveResult;
 use quick_xml::NsReader;
@@ -58,12 +57,17 @@ impl Elem {
     }
 }
 
-fn malformed(e: impl std::fmt::Display) -> HttpError {
-    HttpError::malformed_xml(format!("The request's XML body is malformed: {e}"))
+/// Why a request body is not the XML it should be (answered 400 with Subversion's
+/// `XML_MALFORMED`, `error.rs`).
+#[derive(Debug)]
+pub struct Malformed(pub String);
+
+fn malformed(e: impl std::fmt::Display) -> Malformed {
+    Malformed(format!("The request's XML body is malformed: {e}"))
 }
 
 /// Parses a request body into its root element.
-pub fn parse(body: &[u8]) -> Result<Elem, HttpError> {
+pub fn parse(body: &[u8]) -> Result<Elem, Malformed> {
     let text = std::str::from_utf8(body).map_err(|e| malformed(format!("not UTF-8 ({e})")))?;
     let mut reader = NsReader::from_str(text);
     let mut stack: Vec<Elem> = Vec::new();
@@ -325,7 +329,7 @@ mod tests {
             b"<a/><b/>",
             b"\xff\xfe",
         ] {
-            let e = parse(bad).expect_err("malformed");
+            let e = crate::HttpError::from(parse(bad).expect_err("malformed"));
             assert_eq!(e.status, hyper::StatusCode::BAD_REQUEST, "{bad:?}");
         }
         let deep = "<a>".repeat(100) + &"</a>".repeat(100);

@@ -5,7 +5,7 @@
 //! [`crate::service::Ctx`].
 
 use std::sync::Arc;
-use svelto_core::{Md5, NodeKind, Revnum};
+use svelto_core::{Md5, NodeKind, Revnum, Sha1};
 use svelto_store::NodeRev;
 
 /// One node-revision (a cheap handle: cloning it copies a pointer).
@@ -36,5 +36,10 @@ impl Node {
     /// A file's MD5 checksum (that of empty contents for a directory).
     pub fn md5(&self) -> Md5 {
         self.0.file_text().md5
+    }
+
+    /// A file's SHA-1 checksum (that of empty contents for a directory).
+    pub fn sha1(&self) -> Sha1 {
+        self.0.file_text().sha1
     }
 }

@@ -24,7 +24,7 @@ mod registry;
 
 pub use authz::{AuthzCtx, AuthzSource, Where};
 pub use commit::{check_new_name, CommitEdit, CommitRequest, Committed};
-pub use registry::{cache_stats, Repos, WriterSlot};
+pub use registry::{cache_stats, Opened, Repos, WriterSlot};
 
 use crate::locks::{Lock, LockTarget, Many, UnlockTarget};
 use crate::node::Node;
@@ -48,7 +48,7 @@ pub type DateAuthor = (Option<Vec<u8>>, Option<Vec<u8>>);
 /// set): a front end that streams an answer from another thread takes a clone along.
 #[derive(Clone)]
 pub struct Ctx {
-    pub repo: Repo,
+    pub(crate) repo: Repo,
     /// The repository's writer, for commits and other changes.
     pub writer: Arc<WriterSlot>,
     /// The authenticated user name; None for an anonymous client.
@@ -210,6 +210,35 @@ impl Ctx {
     /// A file's contents to `out`.
     pub fn write_text(&self, file: &Node, out: &mut dyn std::io::Write) -> Result<()> {
         Ok(self.repo.write_text(&file.0.file_text(), out)?)
+    }
+
+    /// A file's whole contents, shared with the repository's text cache (empty for a
+    /// directory or an empty file).
+    pub fn read_text(&self, file: &Node) -> Result<Arc<Vec<u8>>> {
+        match &file.0.text {
+            Some(t) if t.rep != 0 => Ok(self.repo.read_text(t)?),
+            _ => Ok(Arc::new(Vec::new())),
+        }
+    }
+
+    /// The repository's UUID.
+    pub fn uuid(&self) -> Result<String> {
+        Ok(self.repo.uuid()?)
+    }
+
+    /// The authz rules of `src` for this repository (in `repo_dir`), read now
+    /// ([`authz::load`]).
+    pub fn load_authz(
+        &self,
+        src: AuthzSource<'_>,
+        repo_dir: &std::path::Path,
+    ) -> std::result::Result<AuthzCtx, String> {
+        authz::load(src, &self.repo, repo_dir)
+    }
+
+    /// The "safe created revisions" of nodes in `rev` (mod_dav_svn's, for its hrefs).
+    pub fn safe_cr(&self, rev: Revnum) -> crate::SafeCr {
+        crate::SafeCr::new(self.repo.clone(), rev)
     }
 
     /// The entries of directory `dir` (at `path`) the user may read, in order, each with its

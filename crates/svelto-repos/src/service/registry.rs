@@ -16,6 +16,10 @@ pub fn cache_stats() -> Vec<(&'static str, u64, u64)> {
         .collect()
 }
 
+/// A repository's shared handle and its writer slot, as [`Repos::open`] gives them (a
+/// front end hands them to [`super::Ctx::new`]).
+pub type Opened = (Repo, Arc<WriterSlot>);
+
 /// Every repository opened so far, by directory. `Repo` is a cheap handle onto shared
 /// caches, so the first checkout warms what the next one reads.
 #[derive(Default)]
@@ -43,7 +47,7 @@ impl Repos {
     /// (the repository was deleted and created again, or replaced with `mv`), as svnserve
     /// opens the repository for each connection. The map's lock is not held while a
     /// repository is opened.
-    pub fn open(&self, dir: &Path) -> svelto_store::Result<(Repo, Arc<WriterSlot>)> {
+    pub fn open(&self, dir: &Path) -> svelto_store::Result<Opened> {
         let lock = || self.map.lock().unwrap_or_else(|e| e.into_inner());
         let cached = lock().get(dir).cloned();
         if let Some((r, w)) = cached {

@@ -1,11 +1,13 @@
 //! mod_dav_svn's "safe created revision" (`dav_svn__get_safe_cr`): the revision its
 //! `checked-in` and `bc-url` hrefs name for a node, so that the href reaches the same node
-//! in that revision as at its path in the revision asked about.
+//! in that revision as at its path in the revision asked about. A rule of the repository's
+//! history, not of a wire: the HTTP front end names these revisions in its hrefs.
 
 use std::collections::HashMap;
 
+use crate::Node;
 use svelto_core::Revnum;
-use svelto_store::{NodeRev, Repo};
+use svelto_store::Repo;
 
 /// Safe created revisions of nodes in one revision, remembering for each directory asked
 /// about the youngest copy at or above it.
@@ -16,7 +18,7 @@ pub struct SafeCr {
 }
 
 impl SafeCr {
-    pub fn new(repo: Repo, rev: Revnum) -> SafeCr {
+    pub(crate) fn new(repo: Repo, rev: Revnum) -> SafeCr {
         SafeCr {
             repo,
             rev,
@@ -27,7 +29,8 @@ impl SafeCr {
     /// The revision of the last history entry of `node` at `path` (its last change, or the
     /// copy that brought it or a directory above it here) when the same node-revision is
     /// at `path` there, else the revision asked about.
-    pub fn get(&mut self, path: &str, node: &NodeRev) -> Revnum {
+    pub fn get(&mut self, path: &str, node: &Node) -> Revnum {
+        let node = &node.0;
         // Created here and no directory above copied since: its creation is its last entry.
         if node.created_path.trim_start_matches('/') == path
             && self.youngest_copy(parent(path)) <= node.created_rev
@@ -37,7 +40,7 @@ impl SafeCr {
         let Ok(Some((off, _))) = self.repo.lookup(self.rev, path) else {
             return self.rev;
         };
-        svelto_repos::NodeHistory::new(&self.repo, self.rev, path)
+        crate::NodeHistory::new(&self.repo, self.rev, path)
             .and_then(|mut h| h.prev())
             .ok()
             .flatten()
