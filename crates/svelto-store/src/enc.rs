@@ -141,6 +141,29 @@ pub(crate) fn parse_crc(s: &str) -> Option<u32> {
     u32::from_str_radix(s, 16).ok().filter(|_| valid)
 }
 
+/// The one line of a small `db/` file (`current`, `uuid`): its text ends in a newline and
+/// may carry ` crc=` and the CRC-32 of what precedes it as 8 hex digits, checked here;
+/// `what` names the text in the mismatch message ("the line", "the UUID"). Errors are
+/// reasons, to be prefixed with the file's name.
+pub(crate) fn checked_line<'a>(text: &'a str, what: &str) -> Result<&'a str, String> {
+    let line = text
+        .strip_suffix('\n')
+        .filter(|l| !l.contains('\n'))
+        .ok_or_else(|| "not one line ending in a newline".to_string())?;
+    let Some((body, crc)) = line.split_once(" crc=") else {
+        return Ok(line);
+    };
+    let stored = parse_crc(crc)
+        .ok_or_else(|| format!("checksum '{}' is not 8 hex digits", crc.escape_debug()))?;
+    let actual = crc32fast::hash(body.as_bytes());
+    if stored != actual {
+        return Err(format!(
+            "checksum mismatch (stored {stored:08x}, {what} gives {actual:08x})"
+        ));
+    }
+    Ok(body)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -89,28 +89,7 @@ impl Current {
     /// the next commit writes the checked form.
     pub fn parse(text: &str) -> std::result::Result<Current, Corruption> {
         let bad = |why: String| Corruption::new(format!("db/current: {why}"));
-        let line = text
-            .strip_suffix('\n')
-            .filter(|l| !l.contains('\n'))
-            .ok_or_else(|| bad("not one line ending in a newline".into()))?;
-        let numbers = match line.split_once(" crc=") {
-            Some((numbers, crc)) => {
-                let stored = crate::enc::parse_crc(crc).ok_or_else(|| {
-                    bad(format!(
-                        "checksum '{}' is not 8 hex digits",
-                        crc.escape_debug()
-                    ))
-                })?;
-                let actual = crc32fast::hash(numbers.as_bytes());
-                if stored != actual {
-                    return Err(bad(format!(
-                        "checksum mismatch (stored {stored:08x}, the line gives {actual:08x})"
-                    )));
-                }
-                numbers
-            }
-            None => line,
-        };
+        let numbers = crate::enc::checked_line(text, "the line").map_err(bad)?;
         let mut nums = [0u64; 6];
         let mut fields = numbers.split(' ');
         for (i, slot) in nums.iter_mut().enumerate() {

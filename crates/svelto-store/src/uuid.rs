@@ -1,34 +1,13 @@
 //! `db/uuid`: the repository's UUID on one line with its CRC-32.
 
-use crate::enc::parse_crc;
+use crate::enc::checked_line;
 use crate::error::Corruption;
 
 /// The UUID line of `db/uuid`: the UUID, ` crc=` and the CRC-32 of the UUID as 8 hex
 /// digits, and a newline (the form without the checksum is read too).
 pub(crate) fn parse_uuid(text: &str) -> std::result::Result<String, Corruption> {
     let bad = |why: String| Corruption::new(format!("db/uuid: {why}"));
-    let line = text
-        .strip_suffix('\n')
-        .filter(|l| !l.contains('\n'))
-        .ok_or_else(|| bad("not one line ending in a newline".into()))?;
-    let uuid = match line.split_once(" crc=") {
-        Some((uuid, crc)) => {
-            let stored = parse_crc(crc).ok_or_else(|| {
-                bad(format!(
-                    "checksum '{}' is not 8 hex digits",
-                    crc.escape_debug()
-                ))
-            })?;
-            let actual = crc32fast::hash(uuid.as_bytes());
-            if stored != actual {
-                return Err(bad(format!(
-                    "checksum mismatch (stored {stored:08x}, the UUID gives {actual:08x})"
-                )));
-            }
-            uuid
-        }
-        None => line,
-    };
+    let uuid = checked_line(text, "the UUID").map_err(bad)?;
     if !is_uuid(uuid) {
         return Err(bad(format!("'{}' is not a UUID", uuid.escape_debug())));
     }
