@@ -521,6 +521,16 @@ impl Reply {
         }
     }
 
+    /// An answer without a body or a `Content-Type`.
+    pub fn empty(status: StatusCode) -> Reply {
+        Reply {
+            status,
+            headers: Vec::new(),
+            body: ReplyBody::Bytes(Vec::new()),
+            note: Note::default(),
+        }
+    }
+
     pub fn xml(status: StatusCode, body: Vec<u8>) -> Reply {
         Reply::new(status, "text/xml; charset=\"utf-8\"", body)
     }

@@ -12,7 +12,7 @@ use crate::{Reply, Req, State};
 use hyper::{Method, StatusCode};
 use std::fmt::Write as _;
 use std::sync::Arc;
-use svelto_core::{NodeKind, PropList};
+use svelto_core::{NodeKind, PropList, Revnum};
 use svelto_repos::{action, SafeCr};
 
 /// The `DAV:` headers of every `OPTIONS` answer, in mod_dav_svn 1.14's order.
@@ -30,6 +30,32 @@ const DAV_HEADERS: &[&str] = &[
     "http://subversion.tigris.org/xmlns/dav/svn/list",
     "http://subversion.tigris.org/xmlns/dav/svn/mergeinfo",
 ];
+
+/// mod_dav's three states of a resource (RFC 2518's null and lock-null resources).
+enum DavState {
+    Exists,
+    LockNull,
+    Null,
+}
+
+/// See [`Ctx::shape`].
+struct Shape {
+    state: DavState,
+    collection: bool,
+    versioned: bool,
+    working: bool,
+}
+
+impl Shape {
+    fn existing(collection: bool, versioned: bool, working: bool) -> Shape {
+        Shape {
+            state: DavState::Exists,
+            collection,
+            versioned,
+            working,
+        }
+    }
+}
 
 /// Answers one request.
 pub(crate) fn handle(
@@ -138,14 +164,17 @@ impl Ctx<'_> {
             );
         }
         body.push_str("</D:options-response>\n");
-        let mut reply = Reply::xml(StatusCode::OK, body.into_bytes());
+        let allow = self.allowed_methods()?;
+        // mod_dav answers an OPTIONS without a body with none (no Content-Type either).
+        let mut reply = if req.body.is_empty() {
+            Reply::empty(StatusCode::OK)
+        } else {
+            Reply::xml(StatusCode::OK, body.into_bytes())
+        };
         for d in DAV_HEADERS {
             reply = reply.header("dav", *d);
         }
-        reply = reply.header("ms-author-via", "DAV").header(
-            "allow",
-            "OPTIONS,GET,HEAD,POST,DELETE,PROPFIND,PROPPATCH,COPY,MKCOL,PUT,MERGE,REPORT",
-        );
+        reply = reply.header("ms-author-via", "DAV").header("allow", allow);
         if wants_activity {
             let root = self.root_href();
             reply = reply
@@ -179,6 +208,100 @@ impl Ctx<'_> {
                 .header("dav", "http://subversion.tigris.org/xmlns/dav/svn/svndiff2");
         }
         Ok(reply)
+    }
+
+    /// What mod_dav knows of the target when it lists the methods an `OPTIONS` answer
+    /// allows: whether it exists (else whether a lock holds its path: a lock-null
+    /// resource), is a collection, is versioned (mod_dav_svn's regular, version and
+    /// baseline resources, `me` and the VCC) or a working resource (a transaction's node).
+    /// A revision or transaction that does not exist is mod_dav_svn's error.
+    fn shape(&self) -> Result<Shape, HttpError> {
+        let path = self.target.path.as_str();
+        let in_rev = |rev: Revnum| -> Result<Shape, HttpError> {
+            let rev = self.check_rev(rev)?;
+            Ok(match self.svc.node(path, rev)? {
+                Some(n) => Shape::existing(n.kind() == NodeKind::Dir, true, false),
+                None => self.absent(path)?,
+            })
+        };
+        match self.target.kind {
+            Kind::Public => in_rev(self.youngest),
+            Kind::RevRoot(rev) => in_rev(rev),
+            // A version resource exists once its revision does (mod_dav_svn's
+            // prep_version looks no further), never a collection.
+            Kind::Version(rev) | Kind::Rev(rev) | Kind::Baseline(rev) => {
+                self.check_rev(rev)?;
+                Ok(Shape::existing(false, true, false))
+            }
+            Kind::Me | Kind::Vcc => Ok(Shape::existing(false, true, false)),
+            Kind::Txn => match crate::write::txn_kind(self, "")? {
+                Some(_) => Ok(Shape::existing(false, false, false)),
+                None => Err(HttpError::page(
+                    StatusCode::NOT_FOUND,
+                    "The requested URL was not found on this server.",
+                )),
+            },
+            Kind::TxnRoot => match crate::write::txn_kind(self, path)? {
+                Some(Some(kind)) => Ok(Shape::existing(kind == NodeKind::Dir, true, true)),
+                Some(None) => self.absent(path),
+                None => Err(HttpError::page(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "The server encountered an internal error or\nmisconfiguration and was \
+                     unable to complete\nyour request.",
+                )),
+            },
+        }
+    }
+
+    /// A path its root does not have: lock-null when a lock holds it.
+    fn absent(&self, path: &str) -> Result<Shape, HttpError> {
+        let locked = self.svc.get_lock(path)?.is_some();
+        Ok(Shape {
+            state: if locked {
+                DavState::LockNull
+            } else {
+                DavState::Null
+            },
+            collection: false,
+            versioned: false,
+            working: false,
+        })
+    }
+
+    /// The `Allow:` header of an `OPTIONS` answer, as mod_dav lists the methods (in its
+    /// order; mod_dav_svn has lock hooks and versioning hooks without labels, and no
+    /// resource it serves is versionable, a workspace or, outside the v1 commit path
+    /// Svelto does not serve, an activity).
+    fn allowed_methods(&self) -> Result<String, HttpError> {
+        let shape = self.shape()?;
+        let mut methods = vec!["OPTIONS"];
+        match shape.state {
+            DavState::Exists => {
+                methods.extend([
+                    "GET",
+                    "HEAD",
+                    "POST",
+                    "DELETE",
+                    "TRACE",
+                    "PROPFIND",
+                    "PROPPATCH",
+                    "COPY",
+                    "MOVE",
+                ]);
+                if !shape.collection {
+                    methods.push("PUT");
+                }
+                methods.extend(["LOCK", "UNLOCK"]);
+                if shape.working {
+                    methods.extend(["CHECKIN", "UNCHECKOUT"]);
+                } else if shape.versioned {
+                    methods.push("CHECKOUT");
+                }
+            }
+            DavState::LockNull => methods.extend(["MKCOL", "PROPFIND", "PUT", "LOCK", "UNLOCK"]),
+            DavState::Null => methods.extend(["MKCOL", "PUT", "LOCK"]),
+        }
+        Ok(methods.join(","))
     }
 
     fn propfind(&self, req: &Req) -> Result<Reply, HttpError> {

@@ -131,11 +131,11 @@ pub(crate) fn handle(ctx: Ctx<'_>, req: &Req) -> Result<Reply, HttpError> {
 }
 
 /// Runs `f` on the open transaction `target` names.
-fn with_txn(
+fn with_txn<T>(
     ctx: &Ctx<'_>,
     target: &crate::uri::Target,
-    f: impl FnOnce(&mut Edit) -> Result<Reply, HttpError>,
-) -> Result<Reply, HttpError> {
+    f: impl FnOnce(&mut Edit) -> Result<T, HttpError>,
+) -> Result<T, HttpError> {
     let name = &target.txn;
     let slot = ctx.state.txns.get(name).ok_or_else(|| no_such_txn(name))?;
     let mut guard = slot.lock().unwrap_or_else(|e| e.into_inner());
@@ -145,6 +145,18 @@ fn with_txn(
     }
     open.used = Instant::now();
     f(&mut open.edit)
+}
+
+/// The kind of `path` in the open transaction the target names (None: no such
+/// transaction; Some(None): no such path in it).
+pub(crate) fn txn_kind(ctx: &Ctx<'_>, path: &str) -> Result<Option<Option<NodeKind>>, HttpError> {
+    match with_txn(ctx, &ctx.target, |edit| {
+        Ok(edit.lookup(path).map_err(commit_error)?.map(|s| s.kind))
+    }) {
+        Ok(kind) => Ok(Some(kind)),
+        Err(e) if e.code == NO_SUCH_TRANSACTION => Ok(None),
+        Err(e) => Err(e),
+    }
 }
 
 /// The client's capabilities as the start-commit hook sees them, from the `DAV:` headers of

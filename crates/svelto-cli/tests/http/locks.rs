@@ -18,7 +18,7 @@ fn bin() -> PathBuf {
 /// An HTTP pair where `alice` (`apw`) and `bob` (`bpw`) log in and write, and anonymous
 /// users only read (Apache: `Satisfy Any` with an authz file giving writes to the two;
 /// Svelto: the same authz file, `anon-access = read`, `auth-access = write`).
-fn users_pair() -> Pair {
+pub fn users_pair() -> Pair {
     let pair = Pair::http_auth("basic", &bin(), true);
     crate::htpasswd(
         &pair.htpasswd(),
@@ -222,7 +222,7 @@ fn comparable(text: &str) -> (String, Vec<String>, String) {
     (status, headers, mask(body))
 }
 
-fn basic(user: &str, password: &str) -> String {
+pub fn basic(user: &str, password: &str) -> String {
     use base64::Engine as _;
     format!(
         "Authorization: Basic {}",

@@ -8,6 +8,7 @@ mod auth;
 mod bad;
 mod locks;
 mod log;
+mod options;
 mod proxy;
 mod read;
 mod tls;
