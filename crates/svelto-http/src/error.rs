@@ -60,7 +60,9 @@ impl HttpError {
     /// A 401 or 403 of the access checks (see [`HttpError::refusal`]).
     pub fn refused(status: StatusCode, realm: Option<String>) -> HttpError {
         let message = if status == StatusCode::UNAUTHORIZED {
-            "This server could not verify that you are authorized to access the document requested."
+            "This server could not verify that you\nare authorized to access the document\n\
+             requested.  Either you supplied the wrong\ncredentials (e.g., bad password), or your\n\
+             browser doesn't understand how to supply\nthe credentials required."
         } else {
             "You don't have permission to access this resource."
         };

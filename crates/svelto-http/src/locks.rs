@@ -112,6 +112,11 @@ pub(crate) fn lockdiscovery(lock: Option<&Lock>) -> String {
     let Some(l) = lock else {
         return String::new();
     };
+    activelock(l, &timeout(l.expires.as_deref()))
+}
+
+/// `DAV:activelock` of a lock, its `DAV:timeout` being `timeout`.
+fn activelock(l: &Lock, timeout: &str) -> String {
     let owner = l
         .comment
         .as_deref()
@@ -120,20 +125,33 @@ pub(crate) fn lockdiscovery(lock: Option<&Lock>) -> String {
     format!(
         "<D:activelock>\n<D:locktype><D:write/></D:locktype>\n\
          <D:lockscope><D:exclusive/></D:lockscope>\n<D:depth>0</D:depth>\n\
-         {owner}<D:timeout>{}</D:timeout>\n<D:locktoken>\n<D:href>{}</D:href>\n\
+         {owner}<D:timeout>{timeout}</D:timeout>\n<D:locktoken>\n<D:href>{}</D:href>\n\
          </D:locktoken>\n</D:activelock>\n",
-        timeout(l.expires.as_deref()),
         quote(&l.token, false)
     )
+}
+
+/// `DAV:timeout` of a requested `Timeout:` (None: `Infinite`).
+fn timeout_of(seconds: Option<u64>) -> String {
+    match seconds {
+        Some(s) => format!("Second-{s}"),
+        None => "Infinite".into(),
+    }
 }
 
 /// The state tokens of an `If:` header (`<URI> (<token>) ...`): every `<...>` inside
 /// parentheses (resource tags, outside them, and entity tags `[...]` are not tokens).
 pub(crate) fn if_tokens(req: &Req) -> Vec<String> {
+    if_conditions(req).into_iter().map(|(_, t)| t).collect()
+}
+
+/// [`if_tokens`], each with whether a `Not` negates it.
+fn if_conditions(req: &Req) -> Vec<(bool, String)> {
     let mut tokens = Vec::new();
     for value in req.headers.get_all("if") {
         let Ok(v) = value.to_str() else { continue };
         let mut depth = 0usize;
+        let mut negated = false;
         let mut rest = v;
         while let Some(c) = rest.chars().next() {
             match c {
@@ -142,9 +160,18 @@ pub(crate) fn if_tokens(req: &Req) -> Vec<String> {
                 '<' => {
                     let Some(end) = rest.find('>') else { break };
                     if depth > 0 {
-                        tokens.push(rest[1..end].to_string());
+                        tokens.push((negated, rest[1..end].to_string()));
                     }
+                    negated = false;
                     rest = &rest[end + 1..];
+                    continue;
+                }
+                '[' => negated = false,
+                'N' | 'n'
+                    if depth > 0 && rest.len() >= 3 && rest[..3].eq_ignore_ascii_case("not") =>
+                {
+                    negated = true;
+                    rest = &rest[3..];
                     continue;
                 }
                 _ => {}
@@ -273,7 +300,7 @@ fn requested_timeout(req: &Req) -> Option<u64> {
 /// `LOCK` of a file at HEAD.
 fn lock(ctx: &Ctx<'_>, req: &Req) -> Result<Reply, HttpError> {
     let path = ctx.target.path.clone();
-    if req.body.iter().all(u8::is_ascii_whitespace) {
+    if req.body.is_empty() {
         return refresh(ctx, req, &path);
     }
     let info = lockinfo(req)?;
@@ -306,24 +333,7 @@ fn lock(ctx: &Ctx<'_>, req: &Req) -> Result<Reply, HttpError> {
         seconds,
         vec![target],
     )?;
-    if let Some(e) = &many.post_hook_failure {
-        // mod_dav_svn logs it and answers with the lock all the same.
-        ctx.state.log(&format!(
-            "{}: post-lock hook failure: {e}",
-            ctx.target.repo_name
-        ));
-    }
-    let mut results = many.results;
-    let lock = match results.pop() {
-        Some(Ok(l)) => l,
-        Some(Err(e)) => return Err(convert(&e, StatusCode::INTERNAL_SERVER_ERROR)),
-        None => {
-            return Err(HttpError::new(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "The lock was not attempted",
-            ))
-        }
-    };
+    let lock = the_lock(ctx, many)?;
     debug_assert_eq!(lock.owner, user);
     // The owner element as mod_dav writes back what the request sent.
     let owner = info
@@ -336,10 +346,7 @@ fn lock(ctx: &Ctx<'_>, req: &Req) -> Result<Reply, HttpError> {
             )
         })
         .unwrap_or_default();
-    let timeout = match seconds {
-        Some(s) => format!("Second-{s}"),
-        None => "Infinite".into(),
-    };
+    let timeout = timeout_of(seconds);
     let body = format!(
         "{XML_HEADER}<D:prop xmlns:D=\"DAV:\">\n<D:lockdiscovery>\n<D:activelock>\n\
          <D:locktype><D:write/></D:locktype>\n<D:lockscope><D:exclusive/></D:lockscope>\n\
@@ -355,24 +362,75 @@ fn lock(ctx: &Ctx<'_>, req: &Req) -> Result<Reply, HttpError> {
     )
 }
 
-/// `LOCK` without a body: a refresh of the lock the `If:` header names (WebDAV clients;
-/// the stock client never refreshes). The lock is answered unchanged.
-fn refresh(ctx: &Ctx<'_>, req: &Req, path: &str) -> Result<Reply, HttpError> {
-    let tokens = if_tokens(req);
-    if tokens.is_empty() {
-        return Err(bad_request());
+/// The one lock a `LOCK` made, or its error; a failing post-lock hook logged (mod_dav_svn
+/// logs it and answers with the lock all the same).
+fn the_lock(ctx: &Ctx<'_>, many: svelto_repos::locks::Many<Lock>) -> Result<Lock, HttpError> {
+    if let Some(e) = &many.post_hook_failure {
+        ctx.state.log(&format!(
+            "{}: post-lock hook failure: {e}",
+            ctx.target.repo_name
+        ));
     }
-    let lock = ctx.svc.get_lock(path)?;
-    let Some(l) = lock.filter(|l| tokens.contains(&l.token)) else {
-        return Err(HttpError::page(
+    match many.results.into_iter().next() {
+        Some(Ok(l)) => Ok(l),
+        Some(Err(e)) => Err(convert(&e, StatusCode::INTERNAL_SERVER_ERROR)),
+        None => Err(HttpError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "The lock was not attempted",
+        )),
+    }
+}
+
+/// `LOCK` without a body: a refresh of the lock the `If:` header names (WebDAV clients;
+/// the stock client never refreshes), as mod_dav with mod_dav_svn answers it. The Subversion
+/// client's requests (`User-Agent: SVN/...`) see no lock on a `LOCK` (mod_dav_svn hides
+/// locks from them so that `svn lock` reaches the repository's checks): a refresh is
+/// refused. Otherwise the lock the tokens name is made again with its token and comment
+/// for the requested `Timeout:` (none: never expiring), through the lock hooks as a steal.
+fn refresh(ctx: &Ctx<'_>, req: &Req, path: &str) -> Result<Reply, HttpError> {
+    if let Some(d) = req.header("depth").map(str::trim) {
+        if d != "0" && !d.eq_ignore_ascii_case("infinity") {
+            return Err(bad_request());
+        }
+    }
+    let conditions = if_conditions(req);
+    let svn_client = req
+        .header("user-agent")
+        .is_some_and(|ua| ua.starts_with("SVN/"));
+    let lock = if svn_client {
+        None
+    } else {
+        ctx.svc.get_lock(path)?
+    };
+    let precondition_failed = || {
+        HttpError::page(
             StatusCode::PRECONDITION_FAILED,
             "The precondition on the request for this URL evaluated to false.",
-        ));
+        )
     };
+    if conditions.is_empty() {
+        // mod_dav: a locked resource needs its token; with none, a refresh of nothing.
+        return Err(if lock.is_some() {
+            locked()
+        } else {
+            bad_request()
+        });
+    }
+    let Some(l) = lock.filter(|l| conditions.iter().any(|(not, t)| !not && t == &l.token)) else {
+        return Err(precondition_failed());
+    };
+    if ctx.svc.user.as_deref() != Some(l.owner.as_str()) {
+        // mod_dav: the lock is someone else's.
+        return Err(HttpError::refused(StatusCode::FORBIDDEN, None));
+    }
+    let seconds = requested_timeout(req);
+    let refreshed = the_lock(ctx, ctx.svc.refresh_lock(&l, &svn_date_now(), seconds)?)?;
     let body = format!(
         "{XML_HEADER}<D:prop xmlns:D=\"DAV:\">\n<D:lockdiscovery>\n{}\n</D:lockdiscovery>\n</D:prop>",
-        lockdiscovery(Some(&l))
+        activelock(&refreshed, &timeout_of(seconds))
     );
+    // The headers are those of the lock mod_dav found before refreshing it; mod_dav_svn
+    // logs no action for a refresh.
     Ok(lock_headers(
         Reply::xml(StatusCode::OK, body.into_bytes()),
         Some(&l),
@@ -461,6 +519,18 @@ mod tests {
                 "opaquelocktoken:1",
                 "opaquelocktoken:2",
                 "opaquelocktoken:3"
+            ]
+        );
+        assert_eq!(
+            if_conditions(&req_with(&[(
+                "if",
+                "(Not <opaquelocktoken:1> <opaquelocktoken:2>) (not [\"e\"] <opaquelocktoken:3>)"
+            )])),
+            [
+                (true, "opaquelocktoken:1".to_string()),
+                (false, "opaquelocktoken:2".to_string()),
+                // `Not` negates the entity tag after it, not the token.
+                (false, "opaquelocktoken:3".to_string())
             ]
         );
         assert!(if_tokens(&req_with(&[("if", "<http://h/x>")])).is_empty());

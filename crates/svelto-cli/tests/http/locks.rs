@@ -356,3 +356,214 @@ fn anonymous_locks_are_refused_as_apache_refuses_them() {
     s.both_fails(&["unlock", "--force", "{URL}/trunk/README.txt"]);
     assert_same_locks(&pair);
 }
+
+/// A raw request of a test: what it checks, method, URL under the repository, header lines
+/// (`{TOKEN}` in them is the side's lock token, `{URL}` its repository URL), body.
+type Raw<'a> = (&'a str, &'a str, &'a str, Vec<String>, &'a str);
+
+/// Sends each request to both servers and compares the answers ([`comparable`]).
+fn compare_raw(pair: &Pair, tokens: &[String; 2], cases: &[Raw<'_>]) {
+    for (what, method, rel, headers, body) in cases {
+        let mut answers = Vec::new();
+        for (i, token) in tokens.iter().enumerate() {
+            let (addr, path) = addr_and_path(pair, i);
+            let url = if i == 0 {
+                pair.reference_url()
+            } else {
+                pair.subject_url()
+            };
+            let lines: Vec<String> = headers
+                .iter()
+                .map(|h| h.replace("{TOKEN}", token).replace("{URL}", &url))
+                .collect();
+            let h: Vec<&[u8]> = lines.iter().map(|x| x.as_bytes()).collect();
+            let (_, text) =
+                crate::raw_request(&addr, method, &format!("{path}{rel}"), &h, body.as_bytes());
+            answers.push(comparable(&text));
+        }
+        assert_eq!(answers[0], answers[1], "{what}: Apache, then Svelto");
+    }
+}
+
+/// The `Expires:` line of the lock on `path` in `svnadmin lslocks` of the reference and
+/// `svelto admin lslocks` of the subject.
+fn expiries(pair: &Pair, path: &str) -> [String; 2] {
+    let line = |out: svelto_testkit::Outcome| {
+        out.stdout_text()
+            .lines()
+            .find(|l| l.starts_with("Expires:"))
+            .unwrap_or_else(|| panic!("no lock on {path}: {}", out.stdout_text()))
+            .trim()
+            .to_string()
+    };
+    [
+        line(
+            Run::tool("svnadmin")
+                .arg("lslocks")
+                .arg(pair.reference_repo())
+                .arg(path)
+                .success(),
+        ),
+        line(
+            Run::new(bin())
+                .args(["admin", "lslocks"])
+                .arg(pair.subject_repo())
+                .arg(path)
+                .success(),
+        ),
+    ]
+}
+
+/// A `LOCK` without a body refreshes the lock its `If:` header names, as mod_dav with
+/// mod_dav_svn does it for WebDAV clients: the lock made again with its token and comment
+/// for the new `Timeout:` (none: never expiring), answered with its `DAV:lockdiscovery`;
+/// a token that is not the lock's (unknown, negated, on an unlocked path) 412, no token on
+/// a locked path 423 and on an unlocked one 400, another user's lock 403, anonymous 401,
+/// `Depth: 1` or a body of blanks 400; the Subversion client's refreshes (mod_dav_svn hides
+/// locks from its LOCKs) 412 or 400. Statuses, headers and bodies compared, and the locks.
+#[test]
+fn lock_refresh_matches_apache() {
+    let pair = users_pair();
+    let s = pair.scope("refresh");
+    let alice = basic("alice", "apw");
+    let bob = basic("bob", "bpw");
+    let svn_ua = "User-Agent: SVN/1.14.2 (x86_64-pc-linux-gnu) serf/1.3.9".to_string();
+    let dav_ua = "User-Agent: cadaver/0.24 neon/0.33.0".to_string();
+    for i in 0..2 {
+        std::fs::write(s.path(i).join("f.txt"), "f\n").expect("write f.txt");
+    }
+    for f in ["a.txt", "b.txt"] {
+        s.both(&[
+            "import",
+            "--username",
+            "alice",
+            "--password",
+            "apw",
+            "-m",
+            f,
+            "f.txt",
+            &format!("{{URL}}/refresh/{f}"),
+        ]);
+    }
+    let lockinfo = "<?xml version=\"1.0\" encoding=\"utf-8\"?><lockinfo xmlns=\"DAV:\"><lockscope><exclusive/></lockscope><locktype><write/></locktype><owner>c &amp; &lt;d&gt;</owner></lockinfo>";
+    let tokens: [String; 2] = [0, 1].map(|i| {
+        let (addr, path) = addr_and_path(&pair, i);
+        let (status, text) = crate::raw_request(
+            &addr,
+            "LOCK",
+            &format!("{path}/refresh/a.txt"),
+            &[alice.as_bytes(), svn_ua.as_bytes(), b"Timeout: Second-100"],
+            lockinfo.as_bytes(),
+        );
+        assert_eq!(status, 200, "LOCK on side {i}:\n{text}");
+        let at = text.find("<opaquelocktoken:").expect("a Lock-Token") + 1;
+        text[at..at + text[at..].find('>').expect("the token's end")].to_string()
+    });
+    let if_token = "If: (<{TOKEN}>)".to_string();
+    let a = "/refresh/a.txt";
+    let b = "/refresh/b.txt";
+    // The header lines of a request by `who` (None: anonymous) with user agent `ua`.
+    let by = |who: Option<&str>, ua: &str, extra: &[&str]| -> Vec<String> {
+        let mut h: Vec<String> = who.into_iter().map(str::to_string).collect();
+        h.push(ua.to_string());
+        h.extend(extra.iter().map(|x| x.to_string()));
+        h
+    };
+    let with = |extra: &[&str]| by(Some(&alice), &dav_ua, extra);
+    compare_raw(
+        &pair,
+        &tokens,
+        &[(
+            "a refresh for an hour",
+            "LOCK",
+            a,
+            with(&[&if_token, "Timeout: Second-3600"]),
+            "",
+        )],
+    );
+    let [reference, subject] = expiries(&pair, "/refresh/a.txt");
+    assert!(
+        reference != "Expires:" && subject != "Expires:",
+        "the refreshed locks expire: {reference} / {subject}"
+    );
+    compare_raw(
+        &pair,
+        &tokens,
+        &[(
+            "a refresh without a Timeout",
+            "LOCK",
+            a,
+            with(&[&if_token]),
+            "",
+        )],
+    );
+    assert_eq!(
+        expiries(&pair, "/refresh/a.txt"),
+        ["Expires:", "Expires:"],
+        "a refresh without a Timeout: never expiring"
+    );
+    compare_raw(
+        &pair,
+        &tokens,
+        &[
+            (
+                "a refresh naming the URL",
+                "LOCK",
+                a,
+                with(&[
+                    "If: <{URL}/refresh/a.txt> (<{TOKEN}>)",
+                    "Timeout: Second-500, Infinite",
+                ]),
+                "",
+            ),
+            (
+                "an unknown token",
+                "LOCK",
+                a,
+                with(&["If: (<opaquelocktoken:nope>)"]),
+                "",
+            ),
+            (
+                "a negated token",
+                "LOCK",
+                a,
+                with(&["If: (Not <{TOKEN}>)"]),
+                "",
+            ),
+            ("no token on a locked path", "LOCK", a, with(&[]), ""),
+            ("no token on an unlocked path", "LOCK", b, with(&[]), ""),
+            (
+                "a token on an unlocked path",
+                "LOCK",
+                b,
+                with(&[&if_token]),
+                "",
+            ),
+            ("Depth: 1", "LOCK", a, with(&["Depth: 1", &if_token]), ""),
+            ("a body of blanks", "LOCK", a, with(&[&if_token]), "  "),
+            (
+                "another user's lock",
+                "LOCK",
+                a,
+                by(Some(&bob), &dav_ua, &[&if_token]),
+                "",
+            ),
+            ("anonymous", "LOCK", a, by(None, &dav_ua, &[&if_token]), ""),
+            (
+                "the Subversion client",
+                "LOCK",
+                a,
+                by(Some(&alice), &svn_ua, &[&if_token]),
+                "",
+            ),
+            (
+                "the Subversion client without a token",
+                "LOCK",
+                a,
+                by(Some(&alice), &svn_ua, &[]),
+                "",
+            ),
+        ],
+    );
+    assert_same_locks(&pair);
+}

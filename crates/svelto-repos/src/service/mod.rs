@@ -462,10 +462,53 @@ impl Ctx {
         expires_in: Option<u64>,
         targets: Vec<LockTarget>,
     ) -> Result<Many<Lock>> {
+        let tokens = vec![None; targets.len()];
+        self.lock_many_tokens(comment, steal, date, expires_in, targets, tokens)
+    }
+
+    /// A lock made again with its token and comment, for `expires_in` more seconds (None:
+    /// never) from `date`: a WebDAV client's refresh, which mod_dav_svn makes by stealing
+    /// the lock with its own token (the hooks run as for a steal; the owner becomes the
+    /// user, the creation date `date`).
+    pub fn refresh_lock(
+        &self,
+        lock: &Lock,
+        date: &str,
+        expires_in: Option<u64>,
+    ) -> Result<Many<Lock>> {
+        let target = LockTarget {
+            path: lock.path.clone(),
+            current_rev: None,
+        };
+        let tokens = vec![Some(lock.token.clone())];
+        self.lock_many_tokens(
+            lock.comment.as_deref(),
+            true,
+            date,
+            expires_in,
+            vec![target],
+            tokens,
+        )
+    }
+
+    fn lock_many_tokens(
+        &self,
+        comment: Option<&str>,
+        steal: bool,
+        date: &str,
+        expires_in: Option<u64>,
+        targets: Vec<LockTarget>,
+        tokens: Vec<Option<String>>,
+    ) -> Result<Many<Lock>> {
         let user = self.user.clone().ok_or_else(not_authorized)?;
         let hooks = self.hooks()?;
         let (denied, allowed) = self.split_writable(targets, |t| &t.path);
-        let tokens = vec![None; allowed.len()];
+        let tokens: Vec<Option<String>> = tokens
+            .into_iter()
+            .zip(&denied)
+            .filter(|(_, d)| !**d)
+            .map(|(t, _)| t)
+            .collect();
         let done = crate::locks::lock_many_with(
             &self.repo,
             Some(&hooks),
