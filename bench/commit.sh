@@ -19,13 +19,23 @@
 #   import   `svn import` of a generated tree of FILES files (deterministic contents)
 #   writers  WRITERS clients committing to their own files as fast as they can for
 #            DURATION seconds (`svnmucc put` in a loop): commits per second, failures
+# and over http:// only, with bench/httpcommit.py (one process, one keep-alive connection
+# per committer, the requests ra_serf sends for a one-file change: POST create-txn, PUT of
+# an svndiff0 text with its checksums, MERGE), so that the clients' start-up does not
+# take the machine:
+#   raw-latency  RAW_COMMITS one-file commits in a row by one committer: wall per commit
+#   raw-writers  WRITERS committers, each on its own file, for DURATION seconds:
+#                commits per second, failures, server CPU per commit
+# After each server's workloads: its youngest revision against the commits the clients
+# saw land, and `svnadmin verify` / `svelto admin verify`.
 # Server CPU comes from /proc around each workload (utime+stime of the server, its threads
 # and its children: Apache's). Prints a markdown table (medians over the runs, min-max)
 # and writes it, with every raw run as JSON lines, to OUT_DIR/commit.{md,jsonl} (default
 # bench/results/DAY/).
 #
 # Environment: SVELTO_BIN=PATH (default: build target/release/svelto), SERVERS (default
-# "svnserve svelto apache svelto-http"), COMMITS (30), FILES (20000), WRITERS (8),
+# "svnserve svelto apache svelto-http"), WORKLOADS (default "latency import writers
+# raw-latency raw-writers"), COMMITS (30), RAW_COMMITS (200), FILES (20000), WRITERS (8),
 # DURATION (120), HTPASSWD_FLAGS (-B), SCRATCH (bench/work/commit); RECORDS=FILE: measure
 # nothing, write the table from FILE's raw runs (those of an interrupted run: give the same
 # settings as it had; RUNS is the number of runs FILE holds).
@@ -34,11 +44,20 @@ set -euo pipefail
 RUNS=${1:-3}
 [[ "$RUNS" =~ ^[1-9][0-9]*$ ]] || { echo "usage: bench/commit.sh [RUNS]" >&2; exit 2; }
 COMMITS=${COMMITS:-30}
+RAW_COMMITS=${RAW_COMMITS:-200}
 FILES=${FILES:-20000}
 WRITERS=${WRITERS:-8}
 DURATION=${DURATION:-120}
 HTPASSWD_FLAGS=${HTPASSWD_FLAGS:--B}
 read -r -a SERVERS <<<"${SERVERS:-svnserve svelto apache svelto-http}"
+read -r -a WORKLOADS <<<"${WORKLOADS:-latency import writers raw-latency raw-writers}"
+for w in "${WORKLOADS[@]}"; do
+    case "$w" in
+    latency | import | writers | raw-latency | raw-writers) ;;
+    *) echo "bench/commit.sh: unknown workload '$w' (of: latency import writers raw-latency raw-writers)" >&2; exit 2 ;;
+    esac
+done
+want() { [[ " ${WORKLOADS[*]} " == *" $1 "* ]]; }
 HAS_APACHE=no
 for s in "${SERVERS[@]}"; do
     case "$s" in
@@ -72,9 +91,10 @@ source "$BENCH/common.sh"
 source "$BENCH/servers.sh"
 results_dir
 
-for t in svn svnmucc svnserve svnadmin awk; do
+for t in svn svnmucc svnserve svnadmin svnlook awk; do
     command -v "$t" >/dev/null || die "$t not found (apt-get install -y subversion)"
 done
+if want raw-latency || want raw-writers; then need_package python3 python3; fi
 [[ $HAS_APACHE == no ]] || { need_apache; need_package htpasswd apache2-utils; }
 TICK=$(getconf CLK_TCK)
 if [[ -n "${SVELTO_BIN:-}" ]]; then
@@ -188,61 +208,129 @@ record() { # server run workload key value...
     echo "{\"server\": \"$s\", \"run\": $r, \"workload\": \"$w\"$extra}" >>"$JSON"
 }
 
+# jget KEY JSON: a number of httpcommit.py's JSON line.
+jget() { sed -n "s/.*\"$1\": \([0-9.]*\).*/\1/p" <<<"$2"; }
+
+# raw NAME RUN WORKLOAD ARGS...: bench/httpcommit.py against server NAME (its output
+# recorded); adds the commits it made to LANDED; a failed check is recorded and reported.
+raw() {
+    local s=$1 r=$2 w=$3 out rc=0 commits setup
+    shift 3
+    out=$(python3 "$BENCH/httpcommit.py" --url "${URL[$s]}" --user bench --password bench-pw \
+        --server-pid "${PID[$s]}" --dir "$w" "$@" 2>>"$SCRATCH/$s.raw-errors") || rc=$?
+    echo "$out" >>"$SCRATCH/$s.raw-output"
+    if [[ -z "$out" ]]; then
+        say "$s: httpcommit.py failed (exit $rc): $(tail -n 1 "$SCRATCH/$s.raw-errors")"
+        record "$s" "$r" "$w" check_ok 0
+        return 0
+    fi
+    commits=$(jget commits "$out") setup=$(jget setup_commits "$out")
+    LANDED=$((LANDED + commits + setup))
+    [[ $rc == 0 ]] || say "$s: httpcommit.py's check failed: $out"
+    local cpu per
+    cpu=$(jget server_cpu_s "$out")
+    per=$(awk -v c="$cpu" -v n="$commits" 'BEGIN { if (n > 0) printf "%.5f", c / n; else print 0 }')
+    if [[ $w == raw-latency ]]; then
+        record "$s" "$r" "$w" median_s "$(jget latency_median_s "$out")" server_cpu_s "$per" \
+            client_cpu_s "$(awk -v c="$(jget client_cpu_s "$out")" -v n="$commits" 'BEGIN { if (n > 0) printf "%.5f", c / n; else print 0 }')" \
+            check_ok "$((rc == 0))"
+    else
+        record "$s" "$r" "$w" commits "$commits" failures "$(jget failures "$out")" per_s "$(jget per_s "$out")" \
+            server_cpu_s "$cpu" server_cpu_per_commit_s "$per" \
+            client_cpu_per_commit_s "$(awk -v c="$(jget client_cpu_s "$out")" -v n="$commits" 'BEGIN { if (n > 0) printf "%.5f", c / n; else print 0 }')" \
+            connections "$(jget connections "$out")" check_ok "$((rc == 0))"
+    fi
+}
+
+# youngest NAME: the youngest revision of server NAME's repository.
+youngest() {
+    case "$1" in
+    svnserve | apache*) svnlook youngest "$SCRATCH/root-$1/repo" ;;
+    *) "$SV" look youngest "$SCRATCH/root-$1/repo" ;;
+    esac
+}
+
 run_one() { # server run
     local s=$1 r=$2 t0 t1 c0 i w ok bad
     start "$s"
     local url=${URL[$s]} pid=${PID[$s]} c=("${C[@]}")
     [[ $url != http:* ]] || c+=(--username bench --password bench-pw)
     svn "${c[@]}" mkdir -q -m layout "$url/trunk" "$url/writers"
-    # latency: one file changed COMMITS times
-    local lat=()
-    echo 0 >"$SCRATCH/payload"
-    svnmucc "${c[@]}" -m first -U "$url" put "$SCRATCH/payload" trunk/one.txt >/dev/null
-    c0=$(ticks "$pid")
-    for i in $(seq 1 "$COMMITS"); do
-        echo "$i" >"$SCRATCH/payload"
+    # The commits the clients saw land (the check after the workloads).
+    LANDED=1
+    if want latency; then
+        # latency: one file changed COMMITS times
+        local lat=()
+        echo 0 >"$SCRATCH/payload"
+        svnmucc "${c[@]}" -m first -U "$url" put "$SCRATCH/payload" trunk/one.txt >/dev/null
+        c0=$(ticks "$pid")
+        for i in $(seq 1 "$COMMITS"); do
+            echo "$i" >"$SCRATCH/payload"
+            t0=$(now)
+            svnmucc "${c[@]}" -m "change $i" -U "$url" put "$SCRATCH/payload" trunk/one.txt >/dev/null
+            t1=$(now)
+            lat+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f", b - a }')")
+        done
+        local med
+        med=$(printf '%s\n' "${lat[@]}" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+        record "$s" "$r" latency median_s "$med" server_cpu_s "$(awk -v t="$(( $(ticks "$pid") - c0 ))" -v k="$TICK" -v n="$COMMITS" 'BEGIN { printf "%.4f", t / k / n }')"
+        LANDED=$((LANDED + 1 + COMMITS))
+    fi
+    if want import; then
+        # import
+        c0=$(ticks "$pid")
         t0=$(now)
-        svnmucc "${c[@]}" -m "change $i" -U "$url" put "$SCRATCH/payload" trunk/one.txt >/dev/null
+        svn "${c[@]}" import -q -m import "$TREE" "$url/trunk/tree"
         t1=$(now)
-        lat+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f", b - a }')")
-    done
-    local med
-    med=$(printf '%s\n' "${lat[@]}" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
-    record "$s" "$r" latency median_s "$med" server_cpu_s "$(awk -v t="$(( $(ticks "$pid") - c0 ))" -v k="$TICK" -v n="$COMMITS" 'BEGIN { printf "%.4f", t / k / n }')"
-    # import
-    c0=$(ticks "$pid")
-    t0=$(now)
-    svn "${c[@]}" import -q -m import "$TREE" "$url/trunk/tree"
-    t1=$(now)
-    record "$s" "$r" import wall_s "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')" server_cpu_s "$(awk -v t="$(( $(ticks "$pid") - c0 ))" -v k="$TICK" 'BEGIN { printf "%.3f", t / k }')"
-    # writers
-    c0=$(ticks "$pid")
-    local end=$(( $(date +%s) + DURATION ))
-    for w in $(seq 1 "$WRITERS"); do
-        (
-            ok=0 bad=0 i=0
-            echo "writer $w" >"$SCRATCH/payload.$w"
-            while (( $(date +%s) < end )); do
-                i=$((i + 1))
-                if svnmucc "${c[@]}" -m "w$w c$i" -U "$url" put "$SCRATCH/payload.$w" "writers/w$w-$i.txt" >/dev/null 2>>"$SCRATCH/$s.writer-errors"; then
-                    ok=$((ok + 1))
-                else
-                    bad=$((bad + 1))
-                fi
-            done
-            echo "$ok $bad" >"$SCRATCH/writer.$w"
-        ) &
-    done
-    mapfile -t writers < <(jobs -p | grep -v "^$pid$")
-    wait "${writers[@]}" 2>/dev/null || true
-    read -r ok bad < <(cat "$SCRATCH"/writer.* | awk '{ o += $1; b += $2 } END { print o, b }')
-    rm -f "$SCRATCH"/writer.*
-    record "$s" "$r" writers commits "$ok" failures "$bad" per_s "$(awk -v o="$ok" -v d="$DURATION" 'BEGIN { printf "%.2f", o / d }')" server_cpu_s "$(awk -v t="$(( $(ticks "$pid") - c0 ))" -v k="$TICK" 'BEGIN { printf "%.2f", t / k }')"
+        record "$s" "$r" import wall_s "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')" server_cpu_s "$(awk -v t="$(( $(ticks "$pid") - c0 ))" -v k="$TICK" 'BEGIN { printf "%.3f", t / k }')"
+        LANDED=$((LANDED + 1))
+    fi
+    if want writers; then
+        # writers
+        c0=$(ticks "$pid")
+        local end=$(( $(date +%s) + DURATION ))
+        for w in $(seq 1 "$WRITERS"); do
+            (
+                ok=0 bad=0 i=0
+                echo "writer $w" >"$SCRATCH/payload.$w"
+                while (( $(date +%s) < end )); do
+                    i=$((i + 1))
+                    if svnmucc "${c[@]}" -m "w$w c$i" -U "$url" put "$SCRATCH/payload.$w" "writers/w$w-$i.txt" >/dev/null 2>>"$SCRATCH/$s.writer-errors"; then
+                        ok=$((ok + 1))
+                    else
+                        bad=$((bad + 1))
+                    fi
+                done
+                echo "$ok $bad" >"$SCRATCH/writer.$w"
+            ) &
+        done
+        mapfile -t writers < <(jobs -p | grep -v "^$pid$")
+        wait "${writers[@]}" 2>/dev/null || true
+        read -r ok bad < <(cat "$SCRATCH"/writer.* | awk '{ o += $1; b += $2 } END { print o, b }')
+        rm -f "$SCRATCH"/writer.*
+        record "$s" "$r" writers commits "$ok" failures "$bad" per_s "$(awk -v o="$ok" -v d="$DURATION" 'BEGIN { printf "%.2f", o / d }')" server_cpu_s "$(awk -v t="$(( $(ticks "$pid") - c0 ))" -v k="$TICK" 'BEGIN { printf "%.2f", t / k }')"
+        LANDED=$((LANDED + ok))
+    fi
+    if [[ $url == http:* ]]; then
+        if want raw-latency; then raw "$s" "$r" raw-latency --writers 1 --commits "$RAW_COMMITS"; fi
+        if want raw-writers; then raw "$s" "$r" raw-writers --writers "$WRITERS" --duration "$DURATION"; fi
+    fi
     stop_servers
+    # The check: the revisions the clients saw land are there (a failed svnmucc may have
+    # landed too: then youngest is above), and the repository verifies.
+    local young verify=1
+    young=$(youngest "$s")
+    case "$s" in
+    svnserve | apache*) svnadmin verify -q "$SCRATCH/root-$s/repo" 2>>"$SCRATCH/$s.verify" || verify=0 ;;
+    *) "$SV" admin verify -q "$SCRATCH/root-$s/repo" 2>>"$SCRATCH/$s.verify" || verify=0 ;;
+    esac
+    [[ $verify == 1 ]] || say "$s: verify failed: $(tail -n 3 "$SCRATCH/$s.verify")"
+    [[ $young == "$LANDED" ]] || say "$s: youngest r$young, but the clients saw $LANDED commits land"
+    record "$s" "$r" check youngest "$young" landed "$LANDED" verify_ok "$verify" same "$((young == LANDED))"
 }
 
 if [[ -z "${RECORDS:-}" ]]; then
-    for s in "${SERVERS[@]}"; do : >"$SCRATCH/$s.writer-errors"; done
+    for s in "${SERVERS[@]}"; do : >"$SCRATCH/$s.writer-errors"; : >"$SCRATCH/$s.raw-errors"; : >"$SCRATCH/$s.raw-output"; : >"$SCRATCH/$s.verify"; done
     for r in $(seq 1 "$RUNS"); do
         # The order rotates by one server from run to run.
         n=${#SERVERS[@]}
@@ -256,15 +344,15 @@ fi
 
 # ----- table ----------------------------------------------------------------------
 stat() { # workload key server -> "median (min-max)"
-    grep "\"server\": \"$3\"" "$JSON" | grep "\"workload\": \"$1\"" |
+    { grep "\"server\": \"$3\"" "$JSON" || true; } | { grep "\"workload\": \"$1\"" || true; } |
         sed -n "s/.*\"$2\": \([0-9.]*\).*/\1/p" | sort -n |
-        awk '{ v[NR] = $1 } END { if (NR) printf "%s (%s-%s)", v[int((NR + 1) / 2)], v[1], v[NR] }'
+        awk '{ v[NR] = $1 } END { if (NR) printf "%s (%s-%s)", v[int((NR + 1) / 2)], v[1], v[NR]; else print "–" }'
 }
-med() { stat "$@" | cut -d' ' -f1; }
+med() { stat "$@" | cut -d' ' -f1 | sed 's/^–$//'; }
 # a ÷ b for times, where b is the peer's; a server CPU time of 0 means less than one clock
 # tick (10 ms) in all, which short runs (SMOKE=1) can measure: said so rather than
 # divided by.
-ratio() { awk -v a="$1" -v b="$2" -v peer="$3" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a (" peer " under one clock tick)" }'; }
+ratio() { awk -v a="$1" -v b="$2" -v peer="$3" 'BEGIN { if (a == "" || b == "") print ""; else if (b > 0) printf "%.2f", a / b; else print "n/a (" peer " under one clock tick)" }'; }
 # The pairs compared: svelto with svnserve over svn://, svelto-http with Apache over
 # http:// (apache-fast when apache is not measured).
 has() { [[ " ${SERVERS[*]} " == *" $1 "* ]]; }
@@ -277,22 +365,41 @@ for a in apache apache-fast; do
     fi
 done
 row() { # label measure workload key
+    want "$3" || return 0
     local line="| $1 | $2 |" s p
-    for s in "${SERVERS[@]}"; do line+=" $(stat "$3" "$4" "$s") |"; done
+    for s in "${SERVERS[@]}"; do
+        # The raw committer speaks HTTP only.
+        if [[ $3 == raw-* && ($s == svnserve || $s == svelto) ]]; then line+=" (http only) |"; else line+=" $(stat "$3" "$4" "$s") |"; fi
+    done
     for p in "${PAIRS[@]}"; do
         read -r a b <<<"$p"
-        if [[ $4 == failures ]]; then line+=" |"; else line+=" $(ratio "$(med "$3" "$4" "$a")" "$(med "$3" "$4" "$b")" "$b") |"; fi
+        if [[ $4 == failures || $4 == client_cpu_per_commit_s ]]; then line+=" |"; else line+=" $(ratio "$(med "$3" "$4" "$a")" "$(med "$3" "$4" "$b")" "$b") |"; fi
     done
     echo "$line"
+}
+# checks SERVER: "N/M runs" whose check passed: youngest revision as the clients saw their
+# commits land, verify passed, and httpcommit.py's own check (its commits' revisions, its
+# files read back).
+checks() {
+    local r n=0 ok=0 recs
+    for r in $(seq 1 "$RUNS"); do
+        recs=$(grep "\"server\": \"$1\", \"run\": $r," "$JSON" || true)
+        grep -q '"workload": "check"' <<<"$recs" || continue
+        n=$((n + 1))
+        if grep '"workload": "check"' <<<"$recs" | grep -q '"verify_ok": 1, "same": 1' &&
+            ! grep -q '"check_ok": 0' <<<"$recs"; then ok=$((ok + 1)); fi
+    done
+    echo "$ok/$n runs"
 }
 OUT_MD=$OUT_DIR/commit.md
 {
     echo "# Commits: svelto serve vs svnserve, and over http:// vs Apache httpd + mod_dav_svn ($STAMP)"
     echo
     echo "Machine: $(nproc) CPUs, $(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo), load before: $LOAD0."
-    echo "Command: \`bench/commit.sh $RUNS\` (SERVERS=\"${SERVERS[*]}\" COMMITS=$COMMITS FILES=$FILES WRITERS=$WRITERS DURATION=$DURATION HTPASSWD_FLAGS=$HTPASSWD_FLAGS); svelto $BUILD; $(svn --version --quiet) client and svnserve (-T -M 1024 -c 0 --cache-revprops yes --block-read yes)$([[ $HAS_APACHE == yes ]] && echo "; Apache httpd $(apache_version) (event MPM) with mod_dav_svn, Basic logins against an htpasswd file (htpasswd $HTPASSWD_FLAGS), as svelto-http")."
+    echo "Command: \`bench/commit.sh $RUNS\` (SERVERS=\"${SERVERS[*]}\" WORKLOADS=\"${WORKLOADS[*]}\" COMMITS=$COMMITS RAW_COMMITS=$RAW_COMMITS FILES=$FILES WRITERS=$WRITERS DURATION=$DURATION HTPASSWD_FLAGS=$HTPASSWD_FLAGS); svelto $BUILD; $(svn --version --quiet) client and svnserve (-T -M 1024 -c 0 --cache-revprops yes --block-read yes)$([[ $HAS_APACHE == yes ]] && echo "; Apache httpd $(apache_version) (event MPM) with mod_dav_svn, Basic logins against an htpasswd file (htpasswd $HTPASSWD_FLAGS), as svelto-http")."
     [[ -z "${RECORDS:-}" ]] || echo "The table is rebuilt from the $RUNS finished runs of an interrupted run (RECORDS=$RECORDS)."
     echo "Medians over $RUNS runs (min-max), the servers' order rotating from run to run. Server CPU: utime+stime from /proc, threads and children (Apache's) included. Ratios: Svelto's figure over its peer's (svelto over svnserve, svelto-http over Apache), for times and for throughput alike."
+    want raw-latency || want raw-writers && echo "Raw HTTP client: bench/httpcommit.py, one process, one keep-alive connection per committer, each commit the POST (create-txn-with-props), PUT (svndiff0 full text, base and result MD5) and MERGE that ra_serf sends for a one-file change; its server CPU is that of the timed commits alone (not the setup: MKCOL of its directory, one add per committer), its commits per second over the time the last committer finished."
     echo
     line="| workload | measure |"
     sep="|---|---|"
@@ -307,6 +414,16 @@ OUT_MD=$OUT_DIR/commit.md
     row "$WRITERS writers, ${DURATION}s" "commits/s" writers per_s
     row "$WRITERS writers" "failed commits" writers failures
     row "$WRITERS writers" "server CPU s" writers server_cpu_s
+    row "one-file commit, raw HTTP client (httpcommit.py)" "wall s per commit" raw-latency median_s
+    row "one-file commit, raw HTTP client" "server CPU s per commit" raw-latency server_cpu_s
+    row "$WRITERS raw HTTP committers, ${DURATION}s" "commits/s" raw-writers per_s
+    row "$WRITERS raw HTTP committers" "failed commits" raw-writers failures
+    row "$WRITERS raw HTTP committers" "server CPU s per commit" raw-writers server_cpu_per_commit_s
+    row "$WRITERS raw HTTP committers" "client CPU s per commit" raw-writers client_cpu_per_commit_s
+    line="| check after each run | revisions landed as the clients saw, verify passes |"
+    for s in "${SERVERS[@]}"; do line+=" $(checks "$s") |"; done
+    for p in "${PAIRS[@]}"; do line+=" |"; done
+    echo "$line"
 } >"$OUT_MD"
 cp "$JSON" "$OUT_DIR/commit.jsonl"
 cat "$OUT_MD"
@@ -314,5 +431,9 @@ for s in "${SERVERS[@]}"; do
     if [[ -s "$SCRATCH/$s.writer-errors" ]]; then
         say "$s writer errors (first 5):"
         sort "$SCRATCH/$s.writer-errors" | uniq -c | sort -rn | head -n 5 >&2
+    fi
+    if [[ -s "$SCRATCH/$s.raw-errors" ]]; then
+        say "$s httpcommit.py errors (first 5):"
+        head -n 5 "$SCRATCH/$s.raw-errors" >&2
     fi
 done

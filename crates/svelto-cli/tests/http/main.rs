@@ -6,6 +6,7 @@
 
 mod auth;
 mod bad;
+mod bench_client;
 mod locks;
 mod log;
 mod options;
