@@ -20,7 +20,11 @@ speaks HTTP protocol v2 (Subversion's notes/http-and-webdav/http-protocol-v2.txt
                           body naming !svn/txn/TXN: 200 and the new revision in
                           D:version-name
 
-(after one OPTIONS per connection, which gives the stubs). A failed commit is aborted
+(after one OPTIONS per connection, which gives the stubs). Captured from the 1.14 client
+against these servers: `svn commit` sends X-SVN-Version-Name and the base checksum, `svnmucc
+put` the result checksum, both svndiff2 when the server offers it; this sends all three
+headers (each server checks both sums) and uncompressed svndiff0, which costs the server no
+decompression. A failed commit is aborted
 with DELETE of the transaction, as ra_serf does. Before the measured part, one commit
 makes DIR (MKCOL) and each committer adds its file.
 
