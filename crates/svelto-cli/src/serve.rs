@@ -322,7 +322,8 @@ pub fn run(args: ServeArgs) -> Result<()> {
             let l = TcpListener::bind(addr.as_str())
                 .with_context(|| format!("can't bind the metrics socket on {addr}"))?;
             let a = l.local_addr()?;
-            svelto_server::metrics::serve_metrics(shared.metrics.clone(), l)
+            let metrics = shared.metrics.clone();
+            svelto_http::metrics::serve_metrics(l, Arc::new(move || metrics.render()))
                 .context("starting the metrics thread")?;
             Some(a)
         }

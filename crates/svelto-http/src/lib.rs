@@ -24,6 +24,7 @@ mod ctx;
 mod error;
 mod htpasswd;
 mod locks;
+pub mod metrics;
 mod replay;
 mod reports;
 mod resource;

@@ -1,10 +1,8 @@
 //! Prometheus metrics (`docs/formats/server-log.md` lists them): counters kept in relaxed
-//! atomics by the command loop, rendered in the text exposition format by a tiny HTTP/1.0
-//! responder (`GET /metrics`) on its own thread, opt-in (`--metrics-listen`).
+//! atomics by the command loop, rendered in the text exposition format ([`Metrics::render`])
+//! for the scrapes svelto-http's responder answers (`--metrics-listen`).
 
 use std::fmt::Write as _;
-use std::io::{BufRead, BufReader, Read as _, Write};
-use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
@@ -327,56 +325,6 @@ impl Metrics {
         }
         o
     }
-}
-
-/// Answers `GET /metrics` on `listener` until the process ends, one request at a time
-/// (a scrape is cheap; a slow scraper is cut off after 5 seconds).
-pub fn serve_metrics(metrics: Arc<Metrics>, listener: TcpListener) -> std::io::Result<()> {
-    std::thread::Builder::new()
-        .name("svelto-metrics".into())
-        .spawn(move || {
-            for stream in listener.incoming().flatten() {
-                let _ = answer(&metrics, stream);
-            }
-        })?;
-    Ok(())
-}
-
-fn answer(metrics: &Metrics, stream: TcpStream) -> std::io::Result<()> {
-    stream.set_read_timeout(Some(Duration::from_secs(5)))?;
-    stream.set_write_timeout(Some(Duration::from_secs(5)))?;
-    let mut reader = BufReader::new(stream.try_clone()?).take(16 * 1024);
-    let mut request_line = String::new();
-    reader.read_line(&mut request_line)?;
-    // The headers, up to the blank line (ignored).
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line)? == 0 || line.trim().is_empty() {
-            break;
-        }
-    }
-    let mut words = request_line.split_whitespace();
-    let (method, target) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
-    let (status, ctype, body) = if method == "GET" && (target == "/metrics" || target == "/") {
-        (
-            "200 OK",
-            "text/plain; version=0.0.4; charset=utf-8",
-            metrics.render(),
-        )
-    } else {
-        (
-            "404 Not Found",
-            "text/plain; charset=utf-8",
-            "only GET /metrics is served here\n".to_string(),
-        )
-    };
-    let mut out = stream;
-    write!(
-        out,
-        "HTTP/1.0 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )?;
-    out.flush()
 }
 
 #[cfg(test)]

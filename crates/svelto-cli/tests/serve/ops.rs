@@ -360,7 +360,7 @@ fn json_log_has_one_object_per_request() {
     assert!(refused.contains("\"action\":\"\""), "{refused}");
 }
 
-/// `GET /metrics` over plain HTTP/1.0.
+/// `GET /metrics` over HTTP/1.0 (answered in 1.0, the connection closed after it).
 fn scrape(addr: SocketAddr) -> String {
     let mut s = TcpStream::connect(addr).expect("connect to metrics");
     s.write_all(b"GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n")
@@ -428,6 +428,86 @@ fn metrics_count_requests_bytes_commits_and_cache() {
     let mut text = String::new();
     s.read_to_string(&mut text).expect("read");
     assert!(text.starts_with("HTTP/1.0 404"), "{text}");
+}
+
+/// Sends `bytes` to the metrics port on a new connection; the whole answer.
+fn metrics_raw(addr: SocketAddr, bytes: &[u8]) -> String {
+    let mut s = TcpStream::connect(addr).expect("connect to metrics");
+    s.set_read_timeout(Some(Duration::from_secs(30)))
+        .expect("timeout");
+    // The responder may answer and close before it has read everything.
+    let _ = s.write_all(bytes);
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The metrics port is served by hyper: what is not HTTP gets a 400, a request head past
+/// 16 KiB (long headers, a long target) a 431, a method other than GET or HEAD a 405 (its body unread, whatever its
+/// Content-Length), clients that say nothing are cut off after 5 s; scrapes are answered
+/// meanwhile and after, and the server keeps serving svn://.
+#[test]
+fn metrics_port_answers_bad_requests_with_http_errors() {
+    let dir = tempdir();
+    let root = svelto_root(dir.path());
+    let mport = free_port();
+    let maddr: SocketAddr = format!("127.0.0.1:{mport}").parse().expect("addr");
+    let server = Serve::start(
+        &root,
+        "127.0.0.1",
+        &dir.path().join("svelto.log"),
+        &["--metrics-listen", &maddr.to_string()],
+    );
+    // Silent clients, up to the responder's bound and beyond.
+    let silent: Vec<TcpStream> = (0..12)
+        .map(|_| TcpStream::connect(maddr).expect("connect"))
+        .collect();
+    let mut huge = b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: ".to_vec();
+    huge.extend(std::iter::repeat_n(b'a', 1 << 20));
+    huge.extend_from_slice(b"\r\n\r\n");
+    let mut long_uri = b"GET /".to_vec();
+    long_uri.extend(std::iter::repeat_n(b'm', 100_000));
+    long_uri.extend_from_slice(b" HTTP/1.1\r\nHost: x\r\n\r\n");
+    for (bytes, status) in [
+        (
+            b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03".to_vec(),
+            "400",
+        ),
+        (b"BLAH\r\n\r\n".to_vec(), "400"),
+        (
+            b"GET /metrics HTTP/1.1\r\nno colon here\r\n\r\n".to_vec(),
+            "400",
+        ),
+        (
+            b"GET /metrics HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nxy".to_vec(),
+            "400",
+        ),
+        (huge, "431"),
+        (long_uri, "431"),
+        (
+            b"POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999999\r\n\r\n".to_vec(),
+            "405",
+        ),
+        (
+            b"GET /metrics/../x HTTP/1.1\r\nHost: x\r\n\r\n".to_vec(),
+            "404",
+        ),
+    ] {
+        let text = metrics_raw(maddr, &bytes);
+        assert!(
+            text.starts_with(&format!("HTTP/1.1 {status} ")),
+            "{:?}: {text}",
+            String::from_utf8_lossy(&bytes[..bytes.len().min(60)])
+        );
+    }
+    drop(silent);
+    // Still scraped, over HTTP/1.1 and 1.0, and svn:// still served.
+    let text = metrics_raw(maddr, b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+    assert!(text.starts_with("HTTP/1.1 200 OK\r\n"), "{text}");
+    assert!(text.contains("svelto_connections_total "), "{text}");
+    let text = scrape(maddr);
+    assert!(text.contains("svelto_open_connections 0"), "{text}");
+    svn_ok(&["ls", &server.url("repo")]);
 }
 
 /// Reads the greeting of a raw connection (the server holds the connection open).
