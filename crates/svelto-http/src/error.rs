@@ -207,6 +207,8 @@ pub(crate) fn repos_code(e: &ReposError) -> u32 {
         ReposError::NotFile { .. } => code::FS_NOT_FILE,
         ReposError::Unsupported(_) => UNSUPPORTED_FEATURE,
         ReposError::AtPath { err, .. } | ReposError::AtRev { err, .. } => repos_code(err),
+        // The store's (a revision or path it does not have...), as svnserve's chain says.
+        ReposError::Store(_) => e.chain().first().map_or(code::FS_GENERAL, |link| link.0),
         _ => code::FS_GENERAL,
     }
 }
@@ -214,8 +216,12 @@ pub(crate) fn repos_code(e: &ReposError) -> u32 {
 impl From<ReposError> for HttpError {
     fn from(e: ReposError) -> Self {
         let code = repos_code(&e);
+        // mod_dav_svn's `dav_svn__convert_err`, then the client's own mistakes.
         let status = match code {
-            FS_NOT_FOUND => StatusCode::NOT_FOUND,
+            FS_NOT_FOUND | FS_NO_SUCH_REVISION => StatusCode::NOT_FOUND,
+            UNSUPPORTED_FEATURE => StatusCode::NOT_IMPLEMENTED,
+            code::FS_LOCK_OWNER_MISMATCH | code::FS_PATH_ALREADY_LOCKED => StatusCode::LOCKED,
+            code::FS_PROP_BASEVALUE_MISMATCH => StatusCode::PRECONDITION_FAILED,
             // Bad arguments and bad reports are the client's.
             code::REPOS_BAD_ARGS | code::REPOS_BAD_REVISION_REPORT | code::FS_PATH_SYNTAX => {
                 StatusCode::BAD_REQUEST

@@ -374,7 +374,6 @@ where
     });
     let conn = hyper::server::conn::http1::Builder::new()
         .keep_alive(!busy)
-        .pipeline_flush(true)
         .writev(true)
         .timer(hyper_util::rt::TokioTimer::new())
         .header_read_timeout(idle)
@@ -630,15 +629,16 @@ async fn respond(
     let body = match http_body_util::BodyExt::collect(http_body_util::Limited::new(body, max)).await
     {
         Ok(b) => b.to_bytes(),
-        Err(_) => {
-            return to_response(
+        Err(e) => {
+            let e = if e.is::<http_body_util::LengthLimitError>() {
                 HttpError::new(
                     StatusCode::PAYLOAD_TOO_LARGE,
                     format!("The request body exceeds the limit of {max} bytes"),
                 )
-                .reply(),
-            )
-            .await
+            } else {
+                HttpError::bad_request(format!("The request body could not be read: {e}"))
+            };
+            return to_response(e.reply()).await;
         }
     };
     let req = Req {

@@ -99,11 +99,12 @@ fn inherited_props(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
     let iprops = ctx.svc.inherited_props(&path, rev)?;
     let mut out =
         format!("{XML_HEADER}<S:inherited-props-report xmlns:S=\"svn:\" xmlns:D=\"DAV:\">\n");
+    // mod_dav_svn's items: `S:iprop-item`, the parent's repository relpath (no slash).
     for (p, props) in iprops {
         let _ = write!(
             out,
-            "<S:iprop>\n<S:iprop-path>/{}</S:iprop-path>\n",
-            crate::xml::esc_cdata(&p)
+            "<S:iprop-item>\n<S:iprop-path>{}</S:iprop-path>\n",
+            crate::xml::esc_cdata(p.trim_start_matches('/'))
         );
         for (name, value) in &props {
             let _ = writeln!(
@@ -113,7 +114,7 @@ fn inherited_props(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
             );
             crate::xml::value_element(&mut out, "S:iprop-propval", "", "encoding", value);
         }
-        out.push_str("</S:iprop>\n");
+        out.push_str("</S:iprop-item>\n");
     }
     out.push_str("</S:inherited-props-report>\n");
     Ok(xml_reply(out).action(action::get_inherited_props(&action::fspath(&path), rev)))

@@ -365,7 +365,7 @@ impl Ctx<'_> {
                         };
                         let path = &self.target.path;
                         let href = match self.target.kind {
-                            Kind::RevRoot(r) => self.special_href("rvr", r, path),
+                            Kind::RevRoot(r) => self.special_href(self.target.root_stub, r, path),
                             Kind::Version(r) => self.special_href("ver", r, path),
                             _ => format!("{}/{}", self.root_href(), encode_dav(path)),
                         };
@@ -499,7 +499,7 @@ impl Ctx<'_> {
     /// The href the client used for a node, a collection's with a trailing slash.
     fn node_href(&self, node: &Node) -> String {
         let mut href = match self.target.kind {
-            Kind::RevRoot(r) => self.special_href("rvr", r, &node.path),
+            Kind::RevRoot(r) => self.special_href(self.target.root_stub, r, &node.path),
             Kind::Version(r) => self.special_href("ver", r, &node.path),
             _ => {
                 let mut h = self.root_href().to_string();

@@ -93,6 +93,9 @@ pub struct Target {
     pub path: String,
     /// The transaction a `Txn` or `TxnRoot` resource names.
     pub txn: String,
+    /// The `!svn/` name a `RevRoot` was reached by, `rvr` or v1's `bc`: its hrefs keep it
+    /// (mod_dav_svn answers with the URI it was asked).
+    pub root_stub: &'static str,
 }
 
 impl Target {
@@ -120,11 +123,24 @@ fn bad_path(what: &str) -> HttpError {
     )
 }
 
-/// The decoded segments of a request path, refusing `..`, NUL, and escapes that do not
-/// decode to UTF-8. Other control characters pass, as through mod_dav_svn: no stored path
-/// has them (a read finds nothing), and a commit's own rules refuse new names with them in
-/// Subversion's words (E160005).
+/// The decoded segments of a request path, refusing `..`, NUL, escapes that do not decode
+/// to UTF-8 and a `%` that is no escape (400, as Apache), and an escaped slash (404, as
+/// Apache's `AllowEncodedSlashes Off`: no path the client sends has one). Other control
+/// characters pass, as through mod_dav_svn: no stored path has them (a read finds nothing),
+/// and a commit's own rules refuse new names with them in Subversion's words (E160005).
 pub fn segments(path: &str) -> Result<Vec<String>, HttpError> {
+    for (i, _) in path.match_indices('%') {
+        match path.as_bytes().get(i + 1..i + 3) {
+            Some(h) if h.eq_ignore_ascii_case(b"2f") => {
+                return Err(HttpError::page(
+                    StatusCode::NOT_FOUND,
+                    "The requested URL was not found on this server.",
+                ))
+            }
+            Some(h) if h.iter().all(u8::is_ascii_hexdigit) => {}
+            _ => return Err(bad_path("a '%' that begins no escape")),
+        }
+    }
     let decoded = percent_decode_str(path)
         .decode_utf8()
         .map_err(|_| bad_path("it does not decode to UTF-8"))?;
@@ -177,13 +193,19 @@ pub fn locate(state: &State, path: &str) -> Result<Located, HttpError> {
     }
     let root_href = format!("{prefix}/{}", encode(name));
     let mut txn = String::new();
+    let mut root_stub = "rvr";
     let (kind, path) = if rest.first().map(String::as_str) == Some("!svn") {
         let kind = rest.get(1).map(String::as_str).unwrap_or("");
         let after = rest.get(3..).unwrap_or_default().join("/");
         match kind {
             "me" if rest.len() == 2 => (Kind::Me, String::new()),
             "rev" if rest.len() == 3 => (Kind::Rev(revnum(rest.get(2), "revision")?), String::new()),
-            "rvr" | "bc" => (Kind::RevRoot(revnum(rest.get(2), "revision root")?), after),
+            "rvr" | "bc" => {
+                if kind == "bc" {
+                    root_stub = "bc";
+                }
+                (Kind::RevRoot(revnum(rest.get(2), "revision root")?), after)
+            }
             "ver" => (Kind::Version(revnum(rest.get(2), "version")?), after),
             "vcc" if rest.len() == 3 && rest[2] == "default" => (Kind::Vcc, String::new()),
             "bln" if rest.len() == 3 => (Kind::Baseline(revnum(rest.get(2), "baseline")?), String::new()),
@@ -219,6 +241,7 @@ pub fn locate(state: &State, path: &str) -> Result<Located, HttpError> {
         kind,
         path,
         txn,
+        root_stub,
     }))
 }
 
@@ -250,10 +273,13 @@ mod tests {
     #[test]
     fn segments_refuse_escapes_out_of_the_tree() {
         assert_eq!(segments("/a/./b//c").expect("plain"), ["a", "b", "c"]);
-        assert_eq!(
-            segments("/a%20b/c%2Fd").expect("escapes"),
-            ["a b", "c", "d"]
-        );
+        assert_eq!(segments("/a%20b/c%3bd").expect("escapes"), ["a b", "c;d"]);
+        for slash in ["/a/c%2Fd", "/a/c%2fd", "/a/..%2f..%2fetc"] {
+            assert_eq!(segments(slash).err().map(|e| e.status.as_u16()), Some(404));
+        }
+        for bad in ["/a/%zz", "/a/%", "/a/%2"] {
+            assert_eq!(segments(bad).err().map(|e| e.status.as_u16()), Some(400));
+        }
         assert!(segments("/a/../b").is_err());
         assert!(segments("/a/%2e%2e/b").is_err());
         assert!(segments("/a/%00").is_err());

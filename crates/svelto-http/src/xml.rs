@@ -19,8 +19,26 @@ pub const CUSTOM_PROP: &str = "http://subversion.tigris.org/xmlns/custom/";
 
 /// Elements deeper than this are refused (a request needs four levels).
 const MAX_DEPTH: usize = 64;
-/// Most elements in one request document (the body's size bounds it too).
-const MAX_ELEMENTS: usize = 4_000_000;
+/// Attributes of one element past this are refused (a request's have at most five):
+/// quick-xml compares each with those before it, so their number must stay small.
+const MAX_ATTRIBUTES: usize = 32;
+
+/// What a document's tree may take, about, in bytes: [`TREE_PER_BYTE`] times its text,
+/// and 1 MiB for any. An update report of many short entries takes 7 times its text (an
+/// `S:entry` element with two attributes for 45 bytes); a document of empty elements
+/// would take 40 (an element per 4 bytes: 16 MiB of them took 650 MB), and is refused
+/// once it passes the bound instead.
+fn tree_budget(text_len: usize) -> usize {
+    text_len
+        .saturating_mul(TREE_PER_BYTE)
+        .saturating_add(1 << 20)
+}
+const TREE_PER_BYTE: usize = 12;
+/// What an element takes besides its strings' bytes: the [`Elem`], its place in its
+/// parent's `children` (which grows by doubling) and its strings' allocations.
+const ELEM_COST: usize = 160;
+/// What an attribute takes besides its bytes: the pair and its two allocations.
+const ATTR_COST: usize = 64;
 
 /// One element of a request document.
 #[derive(Debug, Default, Clone)]
@@ -72,7 +90,9 @@ pub fn parse(body: &[u8]) -> Result<Elem, Malformed> {
     let mut reader = NsReader::from_str(text);
     let mut stack: Vec<Elem> = Vec::new();
     let mut root: Option<Elem> = None;
-    let mut count = 0usize;
+    let budget = tree_budget(body.len());
+    let mut charged = 0usize;
+    let too_big = || malformed("too many elements and attributes for its size");
     loop {
         let (ns, event) = reader.read_resolved_event().map_err(malformed)?;
         match event {
@@ -80,9 +100,8 @@ pub fn parse(body: &[u8]) -> Result<Elem, Malformed> {
                 if root.is_some() {
                     return Err(malformed("content after the root element"));
                 }
-                count += 1;
-                if count > MAX_ELEMENTS || stack.len() >= MAX_DEPTH {
-                    return Err(malformed("too many or too deeply nested elements"));
+                if stack.len() >= MAX_DEPTH {
+                    return Err(malformed("too deeply nested elements"));
                 }
                 let ns = match ns {
                     ResolveResult::Bound(n) => String::from_utf8_lossy(n.as_ref()).into_owned(),
@@ -96,7 +115,10 @@ pub fn parse(body: &[u8]) -> Result<Elem, Malformed> {
                 };
                 let name = String::from_utf8_lossy(e.local_name().as_ref()).into_owned();
                 let mut attrs = Vec::new();
-                for a in e.attributes() {
+                for (i, a) in e.attributes().enumerate() {
+                    if i >= MAX_ATTRIBUTES {
+                        return Err(malformed("too many attributes on one element"));
+                    }
                     let a = a.map_err(malformed)?;
                     let key = a.key;
                     if key.as_ref().starts_with(b"xmlns") {
@@ -104,7 +126,15 @@ pub fn parse(body: &[u8]) -> Result<Elem, Malformed> {
                     }
                     let local = String::from_utf8_lossy(key.local_name().as_ref()).into_owned();
                     let value = a.unescape_value().map_err(malformed)?.into_owned();
+                    charged += ATTR_COST + local.len() + value.len();
+                    if charged > budget {
+                        return Err(too_big());
+                    }
                     attrs.push((local, value));
+                }
+                charged += ELEM_COST + ns.len() + name.len();
+                if charged > budget {
+                    return Err(too_big());
                 }
                 let el = Elem {
                     ns,
@@ -334,6 +364,30 @@ mod tests {
         }
         let deep = "<a>".repeat(100) + &"</a>".repeat(100);
         assert!(parse(deep.as_bytes()).is_err());
+    }
+
+    #[test]
+    fn trees_are_bounded_by_the_text() {
+        // Many entries, as an update report of a large mixed-revision working copy sends.
+        let entry = "<S:entry rev=\"1\" depth=\"infinity\">a</S:entry>";
+        let report = format!(
+            "<S:update-report xmlns:S=\"svn:\">{}</S:update-report>",
+            entry.repeat(200_000)
+        );
+        let doc = parse(report.as_bytes()).expect("an update report");
+        assert_eq!(doc.children.len(), 200_000);
+        // Empty elements, attributes: refused once the tree passes its bound.
+        let empty = format!("<r>{}</r>", "<a/>".repeat(1_000_000));
+        let e = parse(empty.as_bytes()).expect_err("too many elements");
+        assert!(e.0.contains("too many elements"), "{e:?}");
+        let attrs: String = (0..20_000).map(|i| format!(" a{i}=''")).collect();
+        let e = parse(format!("<r{attrs}/>").as_bytes()).expect_err("too many attributes");
+        assert!(e.0.contains("too many attributes"), "{e:?}");
+        let started = std::time::Instant::now();
+        let many: String = (0..MAX_ATTRIBUTES).map(|i| format!(" a{i}=''")).collect();
+        let doc = format!("<r>{}</r>", format!("<e{many}/>").repeat(5_000));
+        assert!(parse(doc.as_bytes()).is_ok());
+        assert!(started.elapsed() < std::time::Duration::from_secs(10));
     }
 
     #[test]

@@ -10,6 +10,7 @@ mod bench_client;
 mod locks;
 mod log;
 mod options;
+mod propfind;
 mod proxy;
 mod read;
 mod tls;
@@ -95,6 +96,27 @@ pub fn raw_request(
     let _ = stream.read_to_end(&mut out);
     let text = String::from_utf8_lossy(&out).into_owned();
     (status_of(&text), text)
+}
+
+/// A chunked body's data.
+pub fn dechunk(mut rest: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    loop {
+        let eol = rest
+            .windows(2)
+            .position(|w| w == b"\r\n")
+            .expect("a chunk's size line");
+        let size = std::str::from_utf8(&rest[..eol])
+            .ok()
+            .and_then(|s| usize::from_str_radix(s.split(';').next()?.trim(), 16).ok())
+            .expect("a chunk size");
+        rest = &rest[eol + 2..];
+        if size == 0 {
+            return out;
+        }
+        out.extend_from_slice(&rest[..size]);
+        rest = &rest[size + 2..];
+    }
 }
 
 /// The status code of a response (its status line first in `text`).

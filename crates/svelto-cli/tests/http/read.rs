@@ -73,8 +73,32 @@ fn log_blame_and_properties() {
     basic.both(&["log", "--stop-on-copy", "-v", "{URL}/trunk"]);
     basic.both(&["blame", "{URL}/trunk/README.txt"]);
     basic.both(&["blame", "-r", "HEAD:1", "{URL}/trunk/README.txt"]);
+    let props = pair("props");
+    props.both(&[
+        "propget",
+        "--show-inherited-props",
+        "-v",
+        "dirprop",
+        "{URL}/trunk/file.txt",
+    ]);
+    props.both(&[
+        "propget",
+        "--show-inherited-props",
+        "--xml",
+        "custom:two",
+        "{URL}/trunk",
+    ]);
     let merges = pair("mergeinfo");
     merges.both(&["log", "-g", "-v", "{URL}/trunk"]);
+    merges.both(&["blame", "-g", "{URL}/trunk/a.txt"]);
+    merges.both(&["blame", "-g", "-v", "{URL}/trunk/b.txt"]);
+    merges.both(&[
+        "blame",
+        "-g",
+        "-r",
+        "2:HEAD",
+        "{URL}/branches/feature/a.txt",
+    ]);
     merges.both(&["mergeinfo", "{URL}/branches/feature", "{URL}/trunk"]);
     merges.both(&["propget", "-R", "svn:mergeinfo", "{URL}"]);
 }

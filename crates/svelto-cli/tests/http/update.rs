@@ -37,3 +37,31 @@ fn switch_status_and_depth() {
         ],
     );
 }
+
+/// `svn switch` between a trunk and its branches (and back, to an older revision, at a
+/// smaller depth), with `status -u` in between, compared with Apache after every step.
+#[test]
+fn switch_between_branches() {
+    let pair = pair("mergeinfo");
+    let s = pair.scope("switch_between_branches");
+    s.both(&["checkout", "{URL}/trunk", "wc"]);
+    s.steps(
+        "wc",
+        &[
+            &["switch", "{URL}/branches/feature", "wc"],
+            &["status", "-u", "-v", "wc"],
+            &["switch", "{URL}/trunk/sub", "wc/sub"],
+            &["status", "-u", "wc"],
+            &["switch", "-r", "3", "{URL}/trunk", "wc"],
+            &[
+                "switch",
+                "--set-depth",
+                "files",
+                "{URL}/branches/feature2",
+                "wc",
+            ],
+            &["switch", "{URL}/trunk", "wc"],
+            &["info", "wc"],
+        ],
+    );
+}
