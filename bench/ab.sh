@@ -9,12 +9,15 @@
 # (default 5) for each operation; the raw figures go to WORK/raw.txt.
 #
 # Operations: export (svnbench null-export trunk), blame (svnbench null-blame HOT), log
-# (svnbench null-log -v), ls-R (svn ls -R -v trunk), cat (svn cat HOT), export-x10 (ten
-# null-exports at once).
+# (svnbench null-log -v), log-file (svnbench null-log -v HOT), ls-R (svn ls -R -v trunk),
+# cat (svn cat HOT), export-x10 (ten null-exports at once).
 #
 # Environment: OPS (which operations), REPS (10), HOT (trunk/ChangeLog), WORK (a scratch
 # directory, default /tmp/svelto-ab), PROTO (svn, default; http: both serve HTTP too, with
-# --http-listen, and the clients use http:// URLs: the stock client's ra_serf).
+# --http-listen, and the clients use http:// URLs: the stock client's ra_serf), FSFS (the
+# same history loaded into FSFS: svnserve -T -M 1024 -c 0 --cache-revprops yes --block-read
+# yes serves it too, as a third server in the rotation, and the table gains its column and
+# the ratio after/svnserve; svn:// only).
 set -euo pipefail
 
 [[ $# -ge 3 ]] || { echo "usage: bench/ab.sh BEFORE AFTER REPO [ROUNDS]" >&2; exit 2; }
@@ -39,7 +42,24 @@ mkdir -p "$WORK/root" "$WORK/cfg"
 ln -s "$REPO" "$WORK/root/r"
 
 declare -A PID PORT
+SERVERS=(before after)
 trap 'kill "${PID[@]}" 2>/dev/null || true' EXIT
+if [[ -n "${FSFS:-}" ]]; then
+    [[ $PROTO == svn ]] || { echo "FSFS is for PROTO=svn" >&2; exit 2; }
+    command -v svnserve >/dev/null || { echo "svnserve not found" >&2; exit 1; }
+    mkdir -p "$WORK/fsfs-root"
+    ln -s "$(cd "$FSFS" && pwd)" "$WORK/fsfs-root/r"
+    PORT[svnserve]=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    svnserve -d --foreground -T -M 1024 -c 0 --cache-revprops yes --block-read yes \
+        -r "$WORK/fsfs-root" --listen-host 127.0.0.1 --listen-port "${PORT[svnserve]}" \
+        >"$WORK/svnserve.out" 2>&1 &
+    PID[svnserve]=$!
+    SERVERS+=(svnserve)
+    for _ in $(seq 100); do
+        svn info --non-interactive "svn://127.0.0.1:${PORT[svnserve]}/r" >/dev/null 2>&1 && break
+        sleep 0.1
+    done
+fi
 for b in before after; do
     "${BIN[$b]}" serve -d --foreground -r "$WORK/root" --listen-host 127.0.0.1 --listen-port 0 \
         --log-file "$WORK/$b.log" "${EXTRA[@]}" >"$WORK/$b.out" 2>&1 &
@@ -62,6 +82,7 @@ run1() { # BINARY OPERATION
     export) svnbench null-export "${C[@]}" "$u/trunk" ;;
     blame) svnbench null-blame "${C[@]}" "$u/$HOT" ;;
     log) svnbench null-log -v "${C[@]}" "$u" ;;
+    log-file) svnbench null-log -v "${C[@]}" "$u/$HOT" ;;
     ls-R) svn ls -R -v "${C[@]}" "$u/trunk" ;;
     cat) svn cat "${C[@]}" "$u/$HOT" ;;
     export-x10)
@@ -74,9 +95,12 @@ run1() { # BINARY OPERATION
 }
 run() { local i; for i in $(seq "$REPS"); do run1 "$@"; done; }
 
-for b in before after; do for op in $OPS; do run1 "$b" "$op"; done; done # warm-up
+for b in "${SERVERS[@]}"; do for op in $OPS; do run1 "$b" "$op"; done; done # warm-up
 for r in $(seq "$ROUNDS"); do
-    if ((r % 2)); then order="before after"; else order="after before"; fi
+    # Each round starts with the next server (with two, the order flips).
+    n=${#SERVERS[@]}
+    order=""
+    for i in $(seq 0 $((n - 1))); do order="$order ${SERVERS[$(((r + i + n - 1) % n))]}"; done
     for op in $OPS; do
         for b in $order; do
             t0=$(ticks "${PID[$b]}")
@@ -100,8 +124,18 @@ hz = int(sys.argv[2])
 def cell(op, b):
     v = ticks[(op, b)]
     return "%.2f s (%.2f-%.2f)" % (statistics.median(v) / hz, min(v) / hz, max(v) / hz)
-print("| operation | before: server CPU, median (min-max) | after |")
-print("|---|---|---|")
+fsfs = any(b == "svnserve" for (_, b) in ticks)
+if fsfs:
+    print("| operation | before: server CPU, median (min-max) | after | svnserve | after / svnserve |")
+    print("|---|---|---|---|---|")
+else:
+    print("| operation | before: server CPU, median (min-max) | after |")
+    print("|---|---|---|")
 for op in ops:
-    print(f"| {op} | {cell(op, 'before')} | {cell(op, 'after')} |")
+    row = f"| {op} | {cell(op, 'before')} | {cell(op, 'after')} |"
+    if fsfs:
+        s = statistics.median(ticks[(op, "svnserve")])
+        ratio = "%.2f" % (statistics.median(ticks[(op, "after")]) / s) if s else "-"
+        row += f" {cell(op, 'svnserve')} | {ratio} |"
+    print(row)
 PY
