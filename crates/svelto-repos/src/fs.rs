@@ -12,7 +12,7 @@ use crate::mergeinfo::{self, Mergeinfo};
 use std::collections::HashMap;
 use std::sync::Arc;
 use svelto_core::{compare_paths, join, skip_ancestor, ChangeKind, NodeKind, Revnum};
-use svelto_store::{NodeRev, Offset, Repo};
+use svelto_store::{NodeRev, Offset, Repo, RevMeta};
 
 pub(crate) const MERGEINFO: &[u8] = b"svn:mergeinfo";
 
@@ -213,14 +213,16 @@ pub(crate) struct History {
     /// of its node-revisions: set when at least a quarter of the revisions since its copy
     /// root changed it.
     dense: bool,
-    /// How the revision at this position changed the path, when a changed-path list said.
+    /// How the revision at this position changed the path, when a changed-path list said,
+    /// and that revision's metadata (a log sends it next: no second lookup).
     change: Option<ChangeKind>,
+    meta: Option<Arc<RevMeta>>,
 }
 
 /// What the changed-path lists say about the version before a file's current one.
 enum MetaStep {
     /// The file was changed at this revision, by this node-revision.
-    Found(Revnum, Offset, ChangeKind),
+    Found(Revnum, Offset, ChangeKind, Arc<RevMeta>),
     /// The current version is where the line began (an add or replace without history).
     First,
     /// Not decided here (a copy, or nothing changed the path since the copy root): the
@@ -228,22 +230,26 @@ enum MetaStep {
     Unknown,
 }
 
-/// How `rev` changed `path`, if it did: the kind of change, the node-revision it made (0
-/// for a delete) and whether it was a copy.
+/// How a revision changed a path: the kind of change, the node-revision it made (0 for a
+/// delete) and whether it was a copy.
+type ChangedEntry = (ChangeKind, Offset, bool);
+
+/// How `rev` changed `path`, if it did, and the revision's metadata that says so.
 fn changed_entry(
     repo: &Repo,
     rev: Revnum,
     path: &str,
-) -> Result<Option<(ChangeKind, Offset, bool)>> {
+) -> Result<(Option<ChangedEntry>, Arc<RevMeta>)> {
     let meta = repo.rev_meta(rev)?;
-    Ok(meta
+    let found = meta
         .changes
         .binary_search_by(|c| compare_paths(&c.path, path))
         .ok()
         .map(|i| {
             let c = &meta.changes[i];
             (c.change, c.node, c.copyfrom.is_some())
-        }))
+        });
+    Ok((found, meta))
 }
 
 impl History {
@@ -258,11 +264,17 @@ impl History {
             current: None,
             dense: false,
             change: None,
+            meta: None,
         }
     }
 
     pub(crate) fn location(&self) -> (&str, Revnum) {
         (&self.path, self.rev)
+    }
+
+    /// The metadata of the revision at this position, when the walk read it to get here.
+    pub(crate) fn meta(&self) -> Option<&Arc<RevMeta>> {
+        self.meta.as_ref()
     }
 
     /// Steps to the next older interesting location (`svn_fs_history_prev`); false when
@@ -299,7 +311,7 @@ impl History {
             if self.rev > next_copy && self.dense {
                 match self.meta_step(repo, next_copy, current)? {
                     MetaStep::First => return Ok(None),
-                    MetaStep::Found(rev, node, change) => {
+                    MetaStep::Found(rev, node, change, meta) => {
                         return Ok(Some(History {
                             path: self.path.clone(),
                             rev,
@@ -309,6 +321,7 @@ impl History {
                             current: Some(node),
                             dense: true,
                             change: Some(change),
+                            meta: Some(meta),
                         }))
                     }
                     MetaStep::Unknown => {}
@@ -330,6 +343,7 @@ impl History {
                         current: Some(node.predecessor),
                         dense: false,
                         change: None,
+                        meta: None,
                     }));
                 }
             }
@@ -358,6 +372,7 @@ impl History {
                     current: None,
                     dense: false,
                     change: None,
+                    meta: None,
                 }));
             }
             if node.predecessor == 0 {
@@ -383,6 +398,7 @@ impl History {
                     current: None,
                     dense: false,
                     change: None,
+                    meta: None,
                 }));
             }
         }
@@ -400,6 +416,7 @@ impl History {
             current: pred_off,
             dense,
             change: None,
+            meta: None,
         }))
     }
 
@@ -410,7 +427,7 @@ impl History {
     fn meta_step(&self, repo: &Repo, next_copy: Revnum, current: Offset) -> Result<MetaStep> {
         let change = match self.change {
             Some(c) => c,
-            None => match changed_entry(repo, self.rev, &self.path)? {
+            None => match changed_entry(repo, self.rev, &self.path)?.0 {
                 Some((change, node, false)) if node == current => change,
                 _ => return Ok(MetaStep::Unknown),
             },
@@ -421,11 +438,11 @@ impl History {
             ChangeKind::Modify => {}
         }
         for rev in (next_copy + 1..self.rev).rev() {
-            if let Some((change, node, copied)) = changed_entry(repo, rev, &self.path)? {
+            if let (Some((change, node, copied)), meta) = changed_entry(repo, rev, &self.path)? {
                 if change == ChangeKind::Delete || node == 0 || copied {
                     return Ok(MetaStep::Unknown);
                 }
-                return Ok(MetaStep::Found(rev, node, change));
+                return Ok(MetaStep::Found(rev, node, change, meta));
             }
         }
         Ok(MetaStep::Unknown)

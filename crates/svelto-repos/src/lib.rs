@@ -57,7 +57,8 @@ pub use load::{
 };
 pub use locations::{deleted_rev, get_locations, location_segments, Segment};
 pub use log::{
-    log, log_authz, revision_access, ChangedPath, LogEntry, LogOptions, Readable, RevisionAccess,
+    log, log_authz, log_authz_ref, revision_access, ChangedPath, ChangedPathRef, LogEntry,
+    LogEntryRef, LogOptions, Readable, RevisionAccess,
 };
 pub use node::Node;
 pub use query::{get_mergeinfo, inherited_props, mergeinfo_for_path};

@@ -14,8 +14,9 @@ use crate::fs::{
 use crate::locations::{location_segments, Segment};
 use crate::mergeinfo::{self, Mergeinfo, Range};
 use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
 use svelto_core::{is_ancestor, ChangeKind, NodeKind, PropList, Revnum};
-use svelto_store::{Repo, RevMeta};
+use svelto_store::{Change, Repo, RevMeta};
 
 /// What a `log` request asks for.
 #[derive(Debug, Clone, Default)]
@@ -47,6 +48,145 @@ pub struct ChangedPath {
     pub kind: Option<NodeKind>,
     pub text_mods: Option<bool>,
     pub prop_mods: Option<bool>,
+}
+
+/// One changed path of a log entry as the revision's metadata holds it, borrowed: what the
+/// protocol writers read, without a copy of each path (a whole-history `log -v` reports
+/// tens of thousands).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChangedPathRef<'a> {
+    /// A relpath, `trunk/a`: the protocols send it as the fspath `/trunk/a`.
+    pub relpath: &'a str,
+    pub action: ChangeKind,
+    /// Copy source (relpath, revision) of an add or replace with history.
+    pub copyfrom: Option<(&'a str, Revnum)>,
+    pub kind: Option<NodeKind>,
+    pub text_mods: bool,
+    pub prop_mods: bool,
+}
+
+impl ChangedPathRef<'_> {
+    pub fn into_owned(self) -> ChangedPath {
+        ChangedPath {
+            path: fspath(self.relpath),
+            action: self.action,
+            copyfrom: self.copyfrom.map(|(p, r)| (fspath(p), r)),
+            kind: self.kind,
+            text_mods: Some(self.text_mods),
+            prop_mods: Some(self.prop_mods),
+        }
+    }
+}
+
+/// A [`LogEntry`] borrowed from the revisions' metadata, as [`log_authz_ref`] gives it.
+#[derive(Clone, Copy)]
+pub struct LogEntryRef<'a> {
+    pub rev: Revnum,
+    pub changed_paths: ChangedPaths<'a>,
+    /// The wanted revision properties the revision has.
+    pub revprops: Revprops<'a>,
+    pub has_children: bool,
+    pub subtractive_merge: bool,
+    pub invalid_rev: bool,
+}
+
+impl LogEntryRef<'_> {
+    pub fn into_owned(self) -> LogEntry {
+        LogEntry {
+            rev: self.rev,
+            changed_paths: self
+                .changed_paths
+                .iter()
+                .map(ChangedPathRef::into_owned)
+                .collect(),
+            revprops: self
+                .revprops
+                .iter()
+                .map(|(k, v)| (k.to_vec(), v.to_vec()))
+                .collect(),
+            has_children: self.has_children,
+            subtractive_merge: self.subtractive_merge,
+            invalid_rev: self.invalid_rev,
+        }
+    }
+}
+
+/// The changed paths of a log entry, in the order they go out (byte order of the path
+/// within each revision examined).
+#[derive(Clone, Copy)]
+pub struct ChangedPaths<'a> {
+    metas: &'a [Arc<RevMeta>],
+    pending: &'a [Pending],
+}
+
+impl<'a> ChangedPaths<'a> {
+    pub fn iter(&self) -> impl Iterator<Item = ChangedPathRef<'a>> + 'a {
+        let metas = self.metas;
+        self.pending.iter().map(move |p| {
+            let mut c = change_ref(&metas[p.meta as usize].changes[p.change as usize]);
+            if !p.copyfrom {
+                c.copyfrom = None;
+            }
+            c
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.pending.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.pending.is_empty()
+    }
+}
+
+/// The revision properties of a log entry: those of the revision that were asked for and
+/// that authorization lets through, in name order.
+#[derive(Clone, Copy)]
+pub struct Revprops<'a> {
+    props: Option<&'a PropList>,
+    /// None: all.
+    names: Option<&'a [Vec<u8>]>,
+    access: RevisionAccess,
+}
+
+impl<'a> Revprops<'a> {
+    fn shown(&self, name: &[u8]) -> bool {
+        let allowed = match self.access {
+            RevisionAccess::Full => true,
+            RevisionAccess::Partial => name == b"svn:author" || name == b"svn:date",
+            RevisionAccess::None => false,
+        };
+        allowed
+            && self
+                .names
+                .is_none_or(|n| n.iter().any(|w| w.as_slice() == name))
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&'a [u8], &'a [u8])> + 'a {
+        let this = *self;
+        self.props
+            .into_iter()
+            .flat_map(|p| p.iter())
+            .filter(move |(k, _)| this.shown(k))
+            .map(|(k, v)| (k.as_slice(), v.as_slice()))
+    }
+
+    /// The value of `name`, if asked for, shown and set.
+    pub fn get(&self, name: &[u8]) -> Option<&'a [u8]> {
+        if !self.shown(name) {
+            return None;
+        }
+        self.props?.get(name).map(Vec::as_slice)
+    }
+
+    pub fn len(&self) -> usize {
+        self.iter().count()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.iter().next().is_none()
+    }
 }
 
 /// One entry of a log answer, exactly what svnserve puts on the wire.
@@ -88,6 +228,17 @@ pub fn log(
     log_authz(repo, opts, None, receiver)
 }
 
+/// [`log_authz`] giving each entry borrowed ([`LogEntryRef`]): nothing copied out of the
+/// revisions' metadata.
+pub fn log_authz_ref(
+    repo: &Repo,
+    opts: &LogOptions,
+    readable: Option<Readable<'_>>,
+    receiver: &mut dyn FnMut(&LogEntryRef<'_>) -> Result<()>,
+) -> Result<()> {
+    run_log(repo, opts, readable, receiver)
+}
+
 /// Path-based authorization: whether a repository path may be read.
 pub type Readable<'a> = &'a dyn Fn(&str) -> bool;
 
@@ -109,33 +260,67 @@ pub fn revision_access(
     meta: &RevMeta,
     readable: Readable<'_>,
 ) -> (RevisionAccess, Vec<ChangedPath>) {
-    let mut paths = changed_paths(meta);
-    if paths.is_empty() {
-        return (RevisionAccess::Full, paths);
-    }
-    let (mut found_readable, mut found_unreadable) = (false, false);
-    paths.retain_mut(|c| {
-        if !readable(&c.path) {
-            found_unreadable = true;
-            return false;
-        }
-        found_readable = true;
-        if let Some((from, _)) = &c.copyfrom {
-            if matches!(c.action, ChangeKind::Add | ChangeKind::Replace) && !readable(from) {
-                found_unreadable = true;
+    let mut shown = Vec::new();
+    let access = visible_changes(meta, readable, &mut shown);
+    let mut paths: Vec<ChangedPath> = shown
+        .iter()
+        .map(|&(i, keep_copyfrom)| {
+            let mut c = change_ref(&meta.changes[i as usize]);
+            if !keep_copyfrom {
                 c.copyfrom = None;
             }
+            c.into_owned()
+        })
+        .collect();
+    paths.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
+    (access, paths)
+}
+
+/// The access to a revision, and which of its changes may be shown: (index, whether its
+/// copy source may be) pushed to `shown` in the stored order.
+fn visible_changes(
+    meta: &RevMeta,
+    readable: Readable<'_>,
+    shown: &mut Vec<(u32, bool)>,
+) -> RevisionAccess {
+    if meta.changes.is_empty() {
+        return RevisionAccess::Full;
+    }
+    let (mut found_readable, mut found_unreadable) = (false, false);
+    for (i, c) in meta.changes.iter().enumerate() {
+        if !readable(&fspath(&c.path)) {
+            found_unreadable = true;
+            continue;
         }
-        true
-    });
-    let access = if !found_readable {
+        found_readable = true;
+        let mut keep_copyfrom = true;
+        if let Some((_, from)) = &c.copyfrom {
+            if matches!(c.change, ChangeKind::Add | ChangeKind::Replace) && !readable(&fspath(from))
+            {
+                found_unreadable = true;
+                keep_copyfrom = false;
+            }
+        }
+        shown.push((i as u32, keep_copyfrom));
+    }
+    if !found_readable {
         RevisionAccess::None
     } else if found_unreadable {
         RevisionAccess::Partial
     } else {
         RevisionAccess::Full
-    };
-    (access, paths)
+    }
+}
+
+fn change_ref(c: &Change) -> ChangedPathRef<'_> {
+    ChangedPathRef {
+        relpath: &c.path,
+        action: c.change,
+        copyfrom: c.copyfrom.as_ref().map(|(r, p)| (p.as_str(), *r)),
+        kind: c.kind,
+        text_mods: c.text_mod,
+        prop_mods: c.prop_mod,
+    }
 }
 
 fn unreadable() -> ReposError {
@@ -151,6 +336,15 @@ pub fn log_authz(
     opts: &LogOptions,
     readable: Option<Readable<'_>>,
     receiver: &mut dyn FnMut(LogEntry) -> Result<()>,
+) -> Result<()> {
+    run_log(repo, opts, readable, &mut |e| receiver(e.into_owned()))
+}
+
+fn run_log(
+    repo: &Repo,
+    opts: &LogOptions,
+    readable: Option<Readable<'_>>,
+    receiver: &mut dyn FnMut(&LogEntryRef<'_>) -> Result<()>,
 ) -> Result<()> {
     let head = repo.youngest();
     for rev in [opts.start, opts.end] {
@@ -183,6 +377,7 @@ pub fn log_authz(
         depth: 0,
         sink: Sink {
             receiver,
+            metas: Vec::new(),
             pending: Vec::new(),
             open: 0,
         },
@@ -268,22 +463,46 @@ struct PathHistory {
     history: History,
 }
 
+/// A changed path reported and not yet attached to an entry: the revision's metadata (an
+/// index in `Sink::metas`), the change's index in it, and whether its copy source is shown.
+#[derive(Clone, Copy)]
+struct Pending {
+    meta: u32,
+    change: u32,
+    copyfrom: bool,
+}
+
 /// Hands entries to the receiver as svnserve's receivers put them on the wire.
 struct Sink<'r> {
-    receiver: &'r mut dyn FnMut(LogEntry) -> Result<()>,
-    /// Changed paths reported and not yet attached to an entry.
-    pending: Vec<ChangedPath>,
+    receiver: &'r mut dyn FnMut(&LogEntryRef<'_>) -> Result<()>,
+    /// The metadata of the revisions whose changed paths are pending.
+    metas: Vec<Arc<RevMeta>>,
+    /// Changed paths reported and not yet attached to an entry, in the order they go out.
+    pending: Vec<Pending>,
     /// Entries sent with children whose closing entry has not been sent.
     open: usize,
 }
 
 impl Sink<'_> {
-    fn entry(&mut self, mut e: LogEntry) -> Result<()> {
-        e.changed_paths = std::mem::take(&mut self.pending);
+    /// Sends an entry carrying the pending changed paths.
+    fn entry(&mut self, e: Entry<'_>) -> Result<()> {
         if e.has_children {
             self.open += 1;
         }
-        (self.receiver)(e)
+        let r = (self.receiver)(&LogEntryRef {
+            rev: e.rev,
+            changed_paths: ChangedPaths {
+                metas: &self.metas,
+                pending: &self.pending,
+            },
+            revprops: e.revprops,
+            has_children: e.has_children,
+            subtractive_merge: e.subtractive_merge,
+            invalid_rev: e.invalid_rev,
+        });
+        self.pending.clear();
+        self.metas.clear();
+        r
     }
 
     fn close(&mut self) -> Result<()> {
@@ -292,12 +511,57 @@ impl Sink<'_> {
             return Ok(());
         }
         self.open -= 1;
-        (self.receiver)(LogEntry {
-            changed_paths: std::mem::take(&mut self.pending),
+        self.entry(Entry {
+            rev: 0,
+            revprops: Revprops {
+                props: None,
+                names: None,
+                access: RevisionAccess::None,
+            },
+            has_children: false,
+            subtractive_merge: false,
             invalid_rev: true,
-            ..LogEntry::default()
         })
     }
+
+    /// Reports the changes of `meta` that `shown` lists (as `visible_changes` gives them;
+    /// None: all of them), in byte order of their paths.
+    fn report(&mut self, meta: &Arc<RevMeta>, shown: Option<&[(u32, bool)]>) {
+        let m = self.metas.len() as u32;
+        let base = self.pending.len();
+        let pending = |(change, copyfrom)| Pending {
+            meta: m,
+            change,
+            copyfrom,
+        };
+        match shown {
+            None => match meta.byte_order() {
+                Some(order) => self
+                    .pending
+                    .extend(order.iter().map(|&i| pending((i, true)))),
+                None => self
+                    .pending
+                    .extend((0..meta.changes.len() as u32).map(|i| pending((i, true)))),
+            },
+            Some(shown) => {
+                self.pending.extend(shown.iter().copied().map(pending));
+                let path = |p: &Pending| meta.changes[p.change as usize].path.as_bytes();
+                self.pending[base..].sort_by(|a, b| path(a).cmp(path(b)));
+            }
+        }
+        if self.pending.len() > base {
+            self.metas.push(meta.clone());
+        }
+    }
+}
+
+/// What an entry carries besides the pending changed paths.
+struct Entry<'a> {
+    rev: Revnum,
+    revprops: Revprops<'a>,
+    has_children: bool,
+    subtractive_merge: bool,
+    invalid_rev: bool,
 }
 
 struct Ctx<'a, 'r> {
@@ -318,23 +582,6 @@ struct Ctx<'a, 'r> {
     sink: Sink<'r>,
 }
 
-fn changed_paths(meta: &RevMeta) -> Vec<ChangedPath> {
-    let mut out: Vec<ChangedPath> = meta
-        .changes
-        .iter()
-        .map(|c| ChangedPath {
-            path: fspath(&c.path),
-            action: c.change,
-            copyfrom: c.copyfrom.as_ref().map(|(r, p)| (fspath(p), *r)),
-            kind: c.kind,
-            text_mods: Some(c.text_mod),
-            prop_mods: Some(c.prop_mod),
-        })
-        .collect();
-    out.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
-    out
-}
-
 impl Ctx<'_, '_> {
     /// Sends `rev` (Subversion's `send_log`). A merged revision is skipped when it was
     /// sent already, or when every path it changed lies in the targets' own history at
@@ -347,25 +594,36 @@ impl Ctx<'_, '_> {
         has_children: bool,
     ) -> Result<()> {
         let meta = self.repo.rev_meta(rev)?;
+        self.send_meta(rev, meta, subtractive, handling_merged, has_children)
+    }
+
+    /// [`Ctx::send_log`] with the revision's metadata read already.
+    fn send_meta(
+        &mut self,
+        rev: Revnum,
+        meta: Arc<RevMeta>,
+        subtractive: bool,
+        handling_merged: bool,
+        has_children: bool,
+    ) -> Result<()> {
         let filter = handling_merged && !self.target_history.is_empty();
         let mut wanted = !filter;
         let mut access = RevisionAccess::Full;
         if rev > 0 && (self.discover || filter || self.readable.is_some()) {
-            let changes = match self.readable {
-                Some(r) => {
-                    let (a, changes) = revision_access(&meta, r);
-                    access = a;
-                    changes
-                }
-                None => changed_paths(&meta),
-            };
+            let mut shown = Vec::new();
+            match self.readable {
+                Some(r) => access = visible_changes(&meta, r, &mut shown),
+                None if filter => shown.extend((0..meta.changes.len() as u32).map(|i| (i, true))),
+                None => {}
+            }
             if filter {
-                wanted = changes
+                wanted = shown
                     .iter()
-                    .any(|c| !self.in_target_history(&c.path, rev));
+                    .any(|&(i, _)| !self.in_target_history(&meta.changes[i as usize].path, rev));
             }
             if self.discover {
-                self.sink.pending.extend(changes);
+                let all = self.readable.is_none();
+                self.sink.report(&meta, (!all).then_some(&shown[..]));
             }
         }
         if !wanted {
@@ -378,24 +636,13 @@ impl Ctx<'_, '_> {
                 }
             }
         }
-        let mut revprops: PropList = match self.revprops {
-            None => meta.revprops.clone(),
-            Some(names) => names
-                .iter()
-                .filter_map(|n| meta.revprops.get(n).map(|v| (n.clone(), v.clone())))
-                .collect(),
-        };
-        match access {
-            RevisionAccess::Full => {}
-            RevisionAccess::Partial => {
-                revprops.retain(|k, _| k.as_slice() == b"svn:author" || k.as_slice() == b"svn:date")
-            }
-            RevisionAccess::None => revprops.clear(),
-        }
-        self.sink.entry(LogEntry {
+        self.sink.entry(Entry {
             rev,
-            changed_paths: Vec::new(),
-            revprops,
+            revprops: Revprops {
+                props: Some(&meta.revprops),
+                names: self.revprops,
+                access,
+            },
             has_children,
             subtractive_merge: subtractive,
             invalid_rev: false,
@@ -415,7 +662,9 @@ impl Ctx<'_, '_> {
             return Ok(());
         }
         let (path, rev) = h.history.location();
-        h.path = path.to_string();
+        if h.path != path {
+            h.path = path.to_string();
+        }
         h.rev = rev;
         if rev < start || self.readable.is_some_and(|r| !r(&h.path)) {
             h.done = true;
@@ -472,9 +721,13 @@ impl Ctx<'_, '_> {
         while any_left {
             let mut changed = false;
             any_left = false;
+            let mut meta = None;
             for h in &mut histories {
                 if !h.done && h.rev >= current {
                     changed = true;
+                    if meta.is_none() {
+                        meta = h.history.meta().cloned();
+                    }
                     self.step(h, s.start)?;
                 }
                 if !h.done {
@@ -491,7 +744,17 @@ impl Ctx<'_, '_> {
                     delta = Some((added, deleted));
                 }
                 if s.descending {
-                    self.send_log(current, s.subtractive, s.handling_merged, has_children)?;
+                    let meta = match meta {
+                        Some(m) => m,
+                        None => self.repo.rev_meta(current)?,
+                    };
+                    self.send_meta(
+                        current,
+                        meta,
+                        s.subtractive,
+                        s.handling_merged,
+                        has_children,
+                    )?;
                     if has_children {
                         if self.nested.is_none() {
                             self.nested = Some(HashSet::new());

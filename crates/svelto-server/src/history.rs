@@ -7,9 +7,11 @@ use crate::conn::Conn;
 use crate::error::{code, CmdError, CmdResult, Failure};
 use crate::session::Session;
 use std::io::{Read, Write};
-use svelto_core::{NodeKind, Revnum};
+use svelto_core::{ChangeKind, NodeKind, Revnum};
 use svelto_repos::action;
-use svelto_repos::{FileRev, FileRevsHandler, FileRevsOptions, Inherit, LogEntry, LogOptions};
+use svelto_repos::{
+    ChangedPathRef, FileRev, FileRevsHandler, FileRevsOptions, Inherit, LogEntryRef, LogOptions,
+};
 use svelto_wire::{Item, ItemWriter, TupleReader};
 
 const AUTHOR: &[u8] = b"svn:author";
@@ -198,65 +200,92 @@ fn log<R: Read, W: Write>(s: &mut Session, conn: &mut Conn<R, W>, req: &Log) -> 
     };
     let mut buf = Vec::new();
     streamed(conn, |out| {
-        s.ctx.log(&opts, &mut |entry| {
+        s.ctx.log_ref(&opts, &mut |entry| {
             buf.clear();
-            write_log_entry(&entry, &mut buf);
+            write_log_entry(entry, &mut buf, &mut |b| out.raw(b))?;
             out.raw(&buf)
         })
     })
 }
 
+/// Bytes of a log entry beyond which they go out before the entry is complete: an entry's
+/// changed paths can be megabytes (an import), its buffer need not be.
+const LOG_ENTRY_CHUNK: usize = 32 * 1024;
+
 /// One log entry as the protocol's `log` sends it (protocol doc, "log"), written straight
 /// into `out`: per revision, without building items (a whole-history `log -v` sends
-/// thousands).
-fn write_log_entry(e: &LogEntry, out: &mut Vec<u8>) {
-    let mut w = ItemWriter(out);
-    w.open().open();
-    for c in &e.changed_paths {
-        let mut letter = [0u8; 4];
-        w.open()
-            .string(c.path.as_bytes())
-            .word(c.action.letter().encode_utf8(&mut letter))
-            .open();
-        if let Some((p, r)) = &c.copyfrom {
-            w.string(p.as_bytes()).number(*r);
+/// thousands). Over [`LOG_ENTRY_CHUNK`] bytes, what `out` holds goes to `send` first.
+fn write_log_entry(
+    e: &LogEntryRef<'_>,
+    out: &mut Vec<u8>,
+    send: &mut dyn FnMut(&[u8]) -> svelto_repos::Result<()>,
+) -> svelto_repos::Result<()> {
+    ItemWriter(out).open().open();
+    for c in e.changed_paths.iter() {
+        if out.len() >= LOG_ENTRY_CHUNK {
+            send(out)?;
+            out.clear();
         }
-        w.close().open();
-        if let Some(k) = c.kind {
-            w.string(match k {
-                NodeKind::File => b"file",
-                NodeKind::Dir => b"dir",
-            })
-            .bool(c.text_mods.unwrap_or(false))
-            .bool(c.prop_mods.unwrap_or(false));
-        }
-        w.close().close();
+        write_changed_path(&c, out);
     }
-    w.close();
-    let (author, date, message) = (
-        e.revprops.get(AUTHOR),
-        e.revprops.get(DATE),
-        e.revprops.get(MESSAGE),
-    );
-    w.number(if e.invalid_rev { 0 } else { e.rev })
-        .opt_string(author.map(Vec::as_slice))
-        .opt_string(date.map(Vec::as_slice))
-        .opt_string(message.map(Vec::as_slice))
-        .bool(e.has_children)
-        .bool(e.invalid_rev);
     // The three standard properties travel in their own fields; the rest in the list.
-    let standard_only =
-        author.is_some() && date.is_some() && message.is_some() && e.revprops.len() == 3;
-    let rest = || {
-        e.revprops
-            .iter()
-            .filter(|(k, _)| !standard_only && ![AUTHOR, DATE, MESSAGE].contains(&k.as_slice()))
-    };
-    w.number(rest().count() as u64).open();
-    for (k, v) in rest() {
-        w.open().string(k).string(v).close();
+    let (mut author, mut date, mut message, mut others) = (None, None, None, 0);
+    for (k, v) in e.revprops.iter() {
+        match k {
+            AUTHOR => author = Some(v),
+            DATE => date = Some(v),
+            MESSAGE => message = Some(v),
+            _ => others += 1,
+        }
+    }
+    let mut w = ItemWriter(out);
+    w.close()
+        .number(if e.invalid_rev { 0 } else { e.rev })
+        .opt_string(author)
+        .opt_string(date)
+        .opt_string(message)
+        .bool(e.has_children)
+        .bool(e.invalid_rev)
+        .number(others)
+        .open();
+    if others > 0 {
+        for (k, v) in e.revprops.iter() {
+            if ![AUTHOR, DATE, MESSAGE].contains(&k) {
+                w.open().string(k).string(v).close();
+            }
+        }
     }
     w.close().bool(e.subtractive_merge).close();
+    Ok(())
+}
+
+/// One changed path of a log entry, `( path action ( [copy-path copy-rev] ) ( [kind
+/// text-mods prop-mods] ) ) `: the fixed parts as whole pieces (a whole-history log
+/// writes tens of thousands).
+fn write_changed_path(c: &ChangedPathRef<'_>, out: &mut Vec<u8>) {
+    out.extend_from_slice(b"( ");
+    ItemWriter(out).fspath(c.relpath.as_bytes());
+    out.extend_from_slice(match c.action {
+        ChangeKind::Modify => b"M ( ",
+        ChangeKind::Add => b"A ( ",
+        ChangeKind::Delete => b"D ( ",
+        ChangeKind::Replace => b"R ( ",
+    });
+    if let Some((p, r)) = c.copyfrom {
+        ItemWriter(out).fspath(p.as_bytes()).number(r);
+    }
+    let tail: &[u8] = match (c.kind, c.text_mods, c.prop_mods) {
+        (None, _, _) => b") ( ) ) ",
+        (Some(NodeKind::File), false, false) => b") ( 4:file false false ) ) ",
+        (Some(NodeKind::File), false, true) => b") ( 4:file false true ) ) ",
+        (Some(NodeKind::File), true, false) => b") ( 4:file true false ) ) ",
+        (Some(NodeKind::File), true, true) => b") ( 4:file true true ) ) ",
+        (Some(NodeKind::Dir), false, false) => b") ( 3:dir false false ) ) ",
+        (Some(NodeKind::Dir), false, true) => b") ( 3:dir false true ) ) ",
+        (Some(NodeKind::Dir), true, false) => b") ( 3:dir true false ) ) ",
+        (Some(NodeKind::Dir), true, true) => b") ( 3:dir true true ) ) ",
+    };
+    out.extend_from_slice(tail);
 }
 
 /// `get-locations ( path:string peg-rev:number ( rev:number ... ) )`: `( rev path )`

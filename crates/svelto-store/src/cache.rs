@@ -58,18 +58,30 @@ impl Weigh for RevRecord {
     }
 }
 
-impl Weigh for Arc<RevMeta> {
+/// A revision's metadata as the cache holds it, by revision number.
+#[derive(Clone)]
+pub(crate) struct CachedMeta {
+    /// The META record of the revision property change it comes from, if not the
+    /// revision's own: a newer change makes it stale.
+    pub(crate) changed_at: Option<u64>,
+    pub(crate) meta: Arc<RevMeta>,
+}
+
+impl Weigh for CachedMeta {
     fn weigh(&self) -> u64 {
         let props: u64 = self
+            .meta
             .revprops
             .iter()
             .map(|(k, v)| (k.len() + v.len() + 64) as u64)
             .sum();
+        // Each change's 4 bytes are for its place in byte order, which log may keep.
         let changes: u64 = self
+            .meta
             .changes
             .iter()
             .map(|c| {
-                size_of::<crate::node::Change>() as u64
+                4 + size_of::<crate::node::Change>() as u64
                     + string_bytes(&c.path)
                     + c.copyfrom.as_ref().map_or(0, |(_, p)| string_bytes(p))
             })

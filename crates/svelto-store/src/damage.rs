@@ -48,10 +48,7 @@ fn dir_node(entries: Offset) -> NodeRev {
 
 /// Publishes revision 1 with the root node `root` (already written).
 fn publish(w: &mut Writer, root: Offset) -> Repo {
-    let meta = RevMeta {
-        revprops: PropList::new(),
-        changes: Vec::new(),
-    };
+    let meta = RevMeta::new(PropList::new(), Vec::new());
     w.finish_revision(root, &meta).expect("revision");
     w.sync().expect("sync");
     Repo::open(w.repo().path()).expect("open")

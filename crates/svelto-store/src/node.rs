@@ -2,6 +2,7 @@
 
 use crate::enc::{put_bytes, put_props, put_varint, Cursor};
 use crate::error::Corruption;
+use std::sync::OnceLock;
 use svelto_core::{ChangeKind, Md5, NodeKind, PropList, Revnum, Sha1};
 
 /// Byte offset of a record in `db/data`; 0 means none.
@@ -405,13 +406,52 @@ pub struct Change {
 }
 
 /// A revision's metadata: what `log` reads.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct RevMeta {
     pub revprops: PropList,
+    /// In Subversion's path order (`compare_paths`: a separator sorts first).
     pub changes: Vec<Change>,
+    /// See [`RevMeta::byte_order`]; computed on first use.
+    byte_order: OnceLock<Option<Box<[u32]>>>,
 }
 
+impl PartialEq for RevMeta {
+    fn eq(&self, other: &Self) -> bool {
+        self.revprops == other.revprops && self.changes == other.changes
+    }
+}
+
+impl Eq for RevMeta {}
+
 impl RevMeta {
+    pub fn new(revprops: PropList, changes: Vec<Change>) -> RevMeta {
+        RevMeta {
+            revprops,
+            changes,
+            byte_order: OnceLock::new(),
+        }
+    }
+
+    /// The indices of `changes` in byte order of their paths (the order `log` reports
+    /// them in), or None where that is the order they are in. Sorted on the first call
+    /// and kept with the metadata (a cached revision of 20,000 changed paths is not
+    /// sorted again by every log that reports it).
+    pub fn byte_order(&self) -> Option<&[u32]> {
+        self.byte_order
+            .get_or_init(|| {
+                let path = |i: u32| self.changes[i as usize].path.as_bytes();
+                let n = u32::try_from(self.changes.len()).unwrap_or(u32::MAX);
+                if (1..n).all(|i| path(i - 1) <= path(i)) {
+                    return None;
+                }
+                let mut order: Vec<u32> = (0..n).collect();
+                // Nearly sorted already: the stable sort merges the few runs.
+                order.sort_by(|&a, &b| path(a).cmp(path(b)));
+                Some(order.into_boxed_slice())
+            })
+            .as_deref()
+    }
+
     pub fn encode(&self, out: &mut Vec<u8>) {
         put_props(out, &self.revprops);
         put_varint(out, self.changes.len() as u64);
@@ -462,7 +502,7 @@ impl RevMeta {
             });
         }
         c.finish()?;
-        Ok(RevMeta { revprops, changes })
+        Ok(RevMeta::new(revprops, changes))
     }
 }
 

@@ -1,7 +1,7 @@
 //! Reading a repository: revisions, node-revisions, directories, properties, contents.
 //! Readers take no locks: they read `db/current` and never look past the lengths it gives.
 
-use crate::cache::Bounded;
+use crate::cache::{Bounded, CachedMeta};
 use crate::enc::FRAME_OVERHEAD;
 use crate::error::{io_err, Corruption, Result, StoreError};
 use crate::files::{
@@ -49,7 +49,7 @@ struct Inner {
     /// `db/revs` records by revision.
     revs: Bounded<RevRecord>,
     /// Decoded META records by offset in `db/meta`.
-    metas: Bounded<Arc<RevMeta>>,
+    metas: Bounded<CachedMeta>,
     /// Reconstructed file texts by the offset of their representation.
     fulltexts: Bounded<Arc<Vec<u8>>>,
 }
@@ -540,25 +540,45 @@ impl Repo {
             })
     }
 
-    /// A revision's properties and changed paths, decoded once and shared (cached).
+    /// A revision's properties and changed paths, decoded once and shared (cached by
+    /// revision number, with the revision property change it is the result of: one cache
+    /// lookup, no revision record, when it is held).
     pub fn rev_meta(&self, rev: Revnum) -> Result<Arc<RevMeta>> {
-        let r = self.rev_record(rev)?;
-        let (off, _) = self.overlay(rev)?.unwrap_or((r.meta_offset, r.meta_len));
-        let cached = self.inner.metas.get(off);
-        crate::stats::META_CACHE.count(cached.is_some());
-        if let Some(m) = cached {
-            return Ok(m);
+        let cur = self.current();
+        if rev > cur.youngest {
+            return Err(StoreError::NoSuchRevision(rev));
         }
+        let overlay = self.overlay_at(cur.len(Which::Revprops), rev)?;
+        let changed_at = overlay.map(|(off, _)| off);
+        let cached = self
+            .inner
+            .metas
+            .get(rev)
+            .filter(|c| c.changed_at == changed_at);
+        crate::stats::META_CACHE.count(cached.is_some());
+        if let Some(c) = cached {
+            return Ok(c.meta);
+        }
+        let off = match changed_at {
+            Some(off) => off,
+            None => self.rev_record(rev)?.meta_offset,
+        };
         let payload = self.record(Which::Meta, off, TAG_REVISION)?;
         let meta =
             Arc::new(RevMeta::decode(&payload).map_err(|w| Self::corrupt(Which::Meta, off, w))?);
-        self.inner.metas.put(off, meta.clone());
+        self.inner.metas.put(
+            rev,
+            CachedMeta {
+                changed_at,
+                meta: meta.clone(),
+            },
+        );
         Ok(meta)
     }
 
-    /// The newest META record written for `rev` by a revision property change, if any.
-    fn overlay(&self, rev: Revnum) -> Result<Option<(u64, u32)>> {
-        let limit = self.current().len(Which::Revprops);
+    /// The newest META record written for `rev` by a revision property change, if any,
+    /// with `db/revprops` read up to `limit` (its committed length).
+    fn overlay_at(&self, limit: u64, rev: Revnum) -> Result<Option<(u64, u32)>> {
         let mut guard = self.inner.overlay.lock().unwrap_or_else(|e| e.into_inner());
         let (loaded, map) = &mut *guard;
         if *loaded > limit {

@@ -558,10 +558,7 @@ impl<'w> Txn<'w> {
             });
         }
         changes.sort_by(|a, b| compare_paths(&a.path, &b.path));
-        let meta = RevMeta {
-            revprops: std::mem::take(&mut self.revprops),
-            changes,
-        };
+        let meta = RevMeta::new(std::mem::take(&mut self.revprops), changes);
         let committed = self.w.finish_revision(root_off, &meta)?;
         self.done = true;
         Ok(committed)

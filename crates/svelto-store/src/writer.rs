@@ -791,11 +791,7 @@ pub fn create_db(path: &Path, uuid: &str, r0_props: &PropList) -> Result<()> {
     frame(TAG_NODE, &p, &mut data);
     let mut meta = files::META_HEADER.to_vec();
     let mut m = Vec::new();
-    RevMeta {
-        revprops: r0_props.clone(),
-        changes: Vec::new(),
-    }
-    .encode(&mut m);
+    RevMeta::new(r0_props.clone(), Vec::new()).encode(&mut m);
     let meta_off = meta.len() as u64;
     frame(TAG_REVISION, &m, &mut meta);
     let rec = RevRecord {

@@ -179,6 +179,15 @@ impl ItemWriter<'_> {
         self
     }
 
+    /// The string `/` + `relpath`: an fspath written from a relpath without building it.
+    pub fn fspath(&mut self, relpath: &[u8]) -> &mut Self {
+        write_decimal(relpath.len() as u64 + 1, self.0);
+        self.0.extend_from_slice(b":/");
+        self.0.extend_from_slice(relpath);
+        self.0.push(b' ');
+        self
+    }
+
     /// A word from the caller's fixed vocabulary (see [`Item::word`]).
     pub fn word(&mut self, w: &str) -> &mut Self {
         debug_assert!(is_valid_word(w) && w.len() <= MAX_WRITTEN_WORD_LEN, "{w:?}");
@@ -253,6 +262,8 @@ mod tests {
             Item::opt(Some(Item::string(""))),
             Item::opt(None),
             Item::empty_list(),
+            Item::string("/trunk/a"),
+            Item::string("/"),
         ]);
         let mut out = Vec::new();
         ItemWriter(&mut out)
@@ -265,6 +276,8 @@ mod tests {
             .opt_string(None)
             .open()
             .close()
+            .fspath(b"trunk/a")
+            .fspath(b"")
             .close();
         assert_eq!(out, item.to_bytes());
     }

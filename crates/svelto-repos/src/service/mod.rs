@@ -31,8 +31,9 @@ use crate::node::Node;
 use crate::report::ReadCheck;
 use crate::revprops::RevpropChange;
 use crate::{
-    Editor, FileRevsHandler, FileRevsOptions, Hooks, Inherit, LogEntry, LogOptions, PreparedDrive,
-    Readable, ReplayOptions, Report, ReportOptions, ReposError, Result, Segment, SvnErrorKind,
+    Editor, FileRevsHandler, FileRevsOptions, Hooks, Inherit, LogEntry, LogEntryRef, LogOptions,
+    PreparedDrive, Readable, ReplayOptions, Report, ReportOptions, ReposError, Result, Segment,
+    SvnErrorKind,
 };
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
@@ -306,6 +307,15 @@ impl Ctx {
         receiver: &mut dyn FnMut(LogEntry) -> Result<()>,
     ) -> Result<()> {
         self.with_readable(|r| crate::log_authz(&self.repo, opts, r, receiver))
+    }
+
+    /// [`Ctx::log`] giving each entry borrowed from the revisions' metadata.
+    pub fn log_ref(
+        &self,
+        opts: &LogOptions,
+        receiver: &mut dyn FnMut(&LogEntryRef<'_>) -> Result<()>,
+    ) -> Result<()> {
+        self.with_readable(|r| crate::log_authz_ref(&self.repo, opts, r, receiver))
     }
 
     /// Where `path@peg` was in each of `revs` (youngest first under authz): the path must be

@@ -309,11 +309,7 @@ fn commit_changes(repo: &Path, changes: Vec<svelto_store::Change>) {
     let data = fs::read(repo.join("db/data")).expect("data");
     let root = append(repo, "data", &data[last.root as usize..]);
     let mut meta = Vec::new();
-    svelto_store::RevMeta {
-        revprops: Default::default(),
-        changes,
-    }
-    .encode(&mut meta);
+    svelto_store::RevMeta::new(Default::default(), changes).encode(&mut meta);
     let meta_len = (meta.len() + 9) as u32;
     let meta_offset = append_record(repo, "meta", 6, &meta);
     let rec = svelto_store::RevRecord {
