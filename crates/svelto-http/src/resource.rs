@@ -611,12 +611,19 @@ impl Ctx<'_> {
             ),
             (SVN_DAV, "md5-checksum", file.map(|f| f.md5().to_hex())),
             (SVN_DAV, "repository-uuid", Some(self.svc.uuid()?)),
-            (SVN_DAV, "deadprop-count", Some(props.len().to_string())),
+            // Whether it has properties, as mod_dav_svn 1.9 and later say it (clients
+            // only compare it with 0).
+            (
+                SVN_DAV,
+                "deadprop-count",
+                Some(if props.is_empty() { "0" } else { "1" }.into()),
+            ),
             (SVN_DAV, "sha1-checksum", file.map(|f| f.sha1().to_hex())),
+            // mod_dav_svn locks files only: a collection has none to offer.
             (
                 DAV,
                 "supportedlock",
-                Some(crate::locks::SUPPORTEDLOCK.into()),
+                file.map(|_| crate::locks::SUPPORTEDLOCK.into()),
             ),
             (
                 DAV,
@@ -817,7 +824,10 @@ fn write_dead(out: &mut String, name: &[u8], value: &[u8]) {
         return;
     };
     let (b64, v) = xml::prop_value(value);
-    if b64 {
+    if value.is_empty() {
+        // An empty value as mod_dav_svn writes it.
+        let _ = writeln!(out, "<{el}/>");
+    } else if b64 {
         let _ = writeln!(out, "<{el} V:encoding=\"base64\">{v}</{el}>");
     } else {
         let _ = writeln!(out, "<{el}>{v}</{el}>");

@@ -268,9 +268,24 @@ fn connections_past_max_connections_get_503() {
     // counted out: the server sees that close on the probe's own thread, which may run
     // after it accepted this request's connection.
     get_until(&addr, 200);
-    let held = TcpStream::connect(&addr).expect("connect");
-    // The one slot is held (once the previous request's connection is counted out).
-    let text = get_until(&addr, 503);
+    // The one slot is held, once the previous request's connection is counted out: a
+    // connection accepted before that is itself refused, so it is made again until a
+    // request finds the slot taken.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let (held, text) = loop {
+        let held = TcpStream::connect(&addr).expect("connect");
+        std::thread::sleep(Duration::from_millis(200));
+        let (got, text) = request(&addr, "GET", "/svn/repo/", &[], b"");
+        if got == 503 {
+            break (held, text);
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "wanted 503, got {got}: {text}"
+        );
+        drop(held);
+        std::thread::sleep(Duration::from_millis(100));
+    };
     assert!(text.contains("Server busy"), "{text}");
     drop(held);
     get_until(&addr, 200);
@@ -577,7 +592,7 @@ fn a_client_that_does_not_read_holds_bounded_memory() {
 
 /// A request body of 16 MiB of empty XML elements (four bytes each) is refused with 400
 /// once its tree passes twelve times its text: the server's peak resident memory grows by
-/// less than 320 MiB (it took 650 MB before the bound); one element with 100,000
+/// less than 400 MiB (about 300; 650 before the bound); one element with 100,000
 /// attributes is refused at once (quick-xml compares each with those before it: 60,000
 /// took 4 s of CPU).
 #[test]
@@ -605,7 +620,7 @@ fn xml_bodies_are_parsed_in_bounded_memory_and_time() {
     assert!(text.contains("too many elements"), "{text}");
     let once = server.peak_rss_kib().expect("the server's VmHWM");
     assert!(
-        once.saturating_sub(before) < 320 * 1024,
+        once.saturating_sub(before) < 400 * 1024,
         "peak RSS grew from {before} to {once} KiB"
     );
     let attrs: String = (0..100_000).map(|i| format!(" a{i}=''")).collect();
