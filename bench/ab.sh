@@ -8,11 +8,12 @@
 # process, /proc/PID/stat) around them. Prints the median and min-max over the ROUNDS
 # (default 5) for each operation; the raw figures go to WORK/raw.txt.
 #
-# Operations: export (svnbench null-export trunk), blame (svnbench null-blame HOT), log
-# (svnbench null-log -v), log-file (svnbench null-log -v HOT), ls-R (svn ls -R -v trunk),
+# Operations: export (svnbench null-export TREE), blame (svnbench null-blame HOT), log
+# (svnbench null-log -v), log-file (svnbench null-log -v HOT), ls-R (svn ls -R -v TREE),
 # cat (svn cat HOT), export-x10 (ten null-exports at once).
 #
-# Environment: OPS (which operations), REPS (10), HOT (trunk/ChangeLog), WORK (a scratch
+# Environment: OPS (which operations), REPS (10), HOT (trunk/ChangeLog), TREE (what export,
+# ls-R and export-x10 read: trunk; a tag, say, to read a copied tree), WORK (a scratch
 # directory, default /tmp/svelto-ab), PROTO (svn, default; http: both serve HTTP too, with
 # --http-listen, and the clients use http:// URLs: the stock client's ra_serf), FSFS (the
 # same history loaded into FSFS: svnserve -T -M 1024 -c 0 --cache-revprops yes --block-read
@@ -26,6 +27,7 @@ REPO=$(cd "$3" && pwd)
 ROUNDS=${4:-5}
 REPS=${REPS:-10}
 HOT=${HOT:-trunk/ChangeLog}
+TREE=${TREE:-trunk}
 OPS=${OPS:-export blame log ls-R cat export-x10}
 WORK=${WORK:-/tmp/svelto-ab}
 PROTO=${PROTO:-svn}
@@ -79,15 +81,15 @@ C=(--non-interactive --config-dir "$WORK/cfg")
 run1() { # BINARY OPERATION
     local u="$PROTO://127.0.0.1:${PORT[$1]}/r"
     case $2 in
-    export) svnbench null-export "${C[@]}" "$u/trunk" ;;
+    export) svnbench null-export "${C[@]}" "$u/$TREE" ;;
     blame) svnbench null-blame "${C[@]}" "$u/$HOT" ;;
     log) svnbench null-log -v "${C[@]}" "$u" ;;
     log-file) svnbench null-log -v "${C[@]}" "$u/$HOT" ;;
-    ls-R) svn ls -R -v "${C[@]}" "$u/trunk" ;;
+    ls-R) svn ls -R -v "${C[@]}" "$u/$TREE" ;;
     cat) svn cat "${C[@]}" "$u/$HOT" ;;
     export-x10)
         local ps=()
-        for _ in $(seq 10); do svnbench null-export "${C[@]}" "$u/trunk" & ps+=($!); done
+        for _ in $(seq 10); do svnbench null-export "${C[@]}" "$u/$TREE" & ps+=($!); done
         wait "${ps[@]}"
         ;;
     *) echo "unknown operation $2" >&2; exit 2 ;;

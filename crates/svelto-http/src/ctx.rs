@@ -9,7 +9,8 @@ use crate::uri::{encode_dav, Target};
 use crate::xml::{self, Elem};
 use crate::{Req, State};
 use hyper::StatusCode;
-use svelto_core::Revnum;
+use std::cell::RefCell;
+use svelto_core::{NodeKind, Revnum};
 
 /// The first line of every XML answer.
 pub(crate) const XML_HEADER: &str = "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n";
@@ -27,6 +28,49 @@ pub(crate) struct Ctx<'a> {
     pub target: Target,
     /// The request's path, as sent (what mod_dav_svn's 404 messages name).
     pub uri: String,
+    /// The directories the connection found lately through the same repository handle
+    /// (None: a write, which keeps nothing).
+    pub dirs: Option<&'a RefCell<Dirs>>,
+}
+
+/// The directories a connection looked up last, by revision and path, so that the next
+/// request for a file in one of them (ra_serf's checkouts and exports are a `GET` per
+/// file, in tree order, on a few connections) looks up one entry instead of walking from
+/// the root. A revision's tree never changes, so an entry stays true for as long as the
+/// repository handle it was found through: [`crate::ConnCache`] empties it when it reads
+/// the repository again.
+#[derive(Default)]
+pub(crate) struct Dirs {
+    entries: Vec<(Revnum, String, svelto_repos::Node)>,
+    /// The entry replaced next once there are [`DIRS`].
+    next: usize,
+}
+
+/// How many directories a connection keeps.
+const DIRS: usize = 16;
+
+impl Dirs {
+    fn get(&self, rev: Revnum, path: &str) -> Option<svelto_repos::Node> {
+        self.entries
+            .iter()
+            .find(|(r, p, _)| *r == rev && p == path)
+            .map(|(_, _, n)| n.clone())
+    }
+
+    fn put(&mut self, rev: Revnum, path: &str, node: svelto_repos::Node) {
+        let entry = (rev, path.to_string(), node);
+        if self.entries.len() < DIRS {
+            self.entries.push(entry);
+        } else {
+            self.entries[self.next] = entry;
+            self.next = (self.next + 1) % DIRS;
+        }
+    }
+
+    pub fn clear(&mut self) {
+        self.entries.clear();
+        self.next = 0;
+    }
 }
 
 /// A node found at a path in a revision.
@@ -78,10 +122,38 @@ impl Ctx<'_> {
         Ok(rev)
     }
 
+    /// The node at `path` in `rev` (None when there is none): from the revision's changed
+    /// paths when it changed `path` (ra_serf fetches each file by the revision that last
+    /// changed it), else through the connection's directories when it has its parent's,
+    /// else by a walk from the root.
+    fn find(&self, rev: Revnum, path: &str) -> Result<Option<svelto_repos::Node>, HttpError> {
+        if path.is_empty() {
+            return Ok(self.svc.node(path, rev)?);
+        }
+        if let Some(n) = self.svc.changed_node(path, rev)? {
+            return Ok(Some(n));
+        }
+        let (Some(dirs), Some((parent, name))) = (self.dirs, path.rsplit_once('/')) else {
+            return Ok(self.svc.node(path, rev)?);
+        };
+        let known = dirs.borrow().get(rev, parent);
+        let dir = match known {
+            Some(d) => d,
+            None => match self.svc.node(parent, rev)? {
+                Some(d) if d.kind() == NodeKind::Dir => {
+                    dirs.borrow_mut().put(rev, parent, d.clone());
+                    d
+                }
+                _ => return Ok(None),
+            },
+        };
+        Ok(self.svc.child(&dir, name)?)
+    }
+
     /// The node at `path` in `rev`, or a 404 in mod_dav_svn's words.
     pub fn node(&self, rev: Revnum, path: &str) -> Result<Node, HttpError> {
         let rev = self.check_rev(rev)?;
-        match self.svc.node(path, rev)? {
+        match self.find(rev, path)? {
             Some(node) => Ok(Node {
                 rev,
                 path: path.to_string(),

@@ -389,6 +389,8 @@ where
 #[derive(Default)]
 pub(crate) struct ConnCache {
     last: Option<Admitted>,
+    /// Directories found through `last`'s repository handle (emptied with it).
+    pub dirs: RefCell<ctx::Dirs>,
 }
 
 /// An admission a connection keeps.
@@ -409,11 +411,23 @@ struct Admitted {
 pub(crate) const CONF_TTL: Duration = Duration::from_secs(1);
 
 impl ConnCache {
-    /// The admission of a request to the repository in `dir` with the credentials `who`:
-    /// this connection's last one when it is for the same repository and the very same
-    /// credentials, read less than [`CONF_TTL`] ago (a reuse does not extend that), and
-    /// `reads` (a request that only reads), else from `load` (kept when it succeeds; a
-    /// refusal is never kept).
+    /// This connection's last admission, when it is to the repository in `dir` with the very
+    /// same credentials `who` and was read less than [`CONF_TTL`] ago (a reuse does not
+    /// extend that): a request that only reads takes it as it is, without looking at the
+    /// repository's directory or configuration again.
+    pub fn kept(
+        &self,
+        dir: &Path,
+        who: &[u8],
+    ) -> Option<(svelto_repos::service::Ctx, access::Gate)> {
+        let a = self.last.as_ref()?;
+        (a.dir == dir && a.who == who && a.at.elapsed() < CONF_TTL)
+            .then(|| (a.svc.clone(), a.gate.clone()))
+    }
+
+    /// A new admission of a request to the repository in `dir` with the credentials `who`,
+    /// from `load`: kept (in place of the last) when it succeeds for a request that only
+    /// `reads`; a refusal is never kept.
     pub fn admit(
         &mut self,
         dir: &Path,
@@ -421,12 +435,8 @@ impl ConnCache {
         reads: bool,
         load: impl FnOnce() -> Result<(svelto_repos::service::Ctx, access::Gate), HttpError>,
     ) -> Result<(svelto_repos::service::Ctx, access::Gate), HttpError> {
-        if let Some(a) = &self.last {
-            if reads && a.dir == dir && a.who == who && a.at.elapsed() < CONF_TTL {
-                return Ok((a.svc.clone(), a.gate.clone()));
-            }
-        }
         self.last = None;
+        self.dirs.get_mut().clear();
         let at = Instant::now();
         let (svc, gate) = load()?;
         if reads {

@@ -64,22 +64,12 @@ pub(crate) fn handle(
     req: &Req,
     note: &mut crate::Note,
 ) -> Result<Reply, HttpError> {
-    let target = match crate::uri::locate(state, &req.path)? {
-        Located::Repo(t) => t,
-        Located::Parent => {
-            return Err(HttpError::new(
-                StatusCode::FORBIDDEN,
-                "Listing the repositories under the parent path is not allowed",
-            ))
-        }
-    };
     // A connection keeps its admission (repository handle, configuration, login) for a
-    // moment: ra_serf's checkouts are a GET per file on a few connections.
+    // moment: ra_serf's checkouts are a GET per file on a few connections. Keyed by the
+    // credentials: the Authorization header and, when a reverse proxy may name the user,
+    // its header (one proxy connection can carry several users' requests). Every value of
+    // each, so that a request with one more header than the last is not taken for it.
     let reads = crate::access::reads_only(&req.method);
-    // Keyed by the credentials: the Authorization header and, when a reverse proxy may name
-    // the user, its header (one proxy connection can carry several users' requests).
-    // Every value of each, so that a request with one more header than the last is not
-    // taken for it.
     let mut who = Vec::new();
     let proxy = state.config.user_header.as_deref();
     for name in std::iter::once("authorization").chain(proxy) {
@@ -89,9 +79,27 @@ pub(crate) fn handle(
         }
         who.push(b'\0');
     }
-    let (svc, gate) = cache.admit(&target.repo_dir, &who, reads, || {
-        crate::access::admit(state, &target, (state.open)(&target.repo_dir)?, req)
+    // A read taking the kept admission does not look for the repository again.
+    let mut kept = None;
+    let located = crate::uri::locate_in(state, &req.path, |dir| {
+        kept = if reads { cache.kept(dir, &who) } else { None };
+        kept.is_some()
     })?;
+    let target = match located {
+        Located::Repo(t) => t,
+        Located::Parent => {
+            return Err(HttpError::new(
+                StatusCode::FORBIDDEN,
+                "Listing the repositories under the parent path is not allowed",
+            ))
+        }
+    };
+    let (svc, gate) = match kept {
+        Some(k) => k,
+        None => cache.admit(&target.repo_dir, &who, reads, || {
+            crate::access::admit(state, &target, (state.open)(&target.repo_dir)?, req)
+        })?,
+    };
     // A GET or PROPFIND of a revision already known (ra_serf's GET of every file of a
     // checkout names its revision) needs no new look at `db/current`: revisions never go
     // away. Everything else sees the youngest revision on disk now.
@@ -115,6 +123,7 @@ pub(crate) fn handle(
         youngest,
         target,
         uri: req.path.clone(),
+        dirs: reads.then_some(&cache.dirs),
     };
     let named = format!("http-{}", req.method.as_str().to_ascii_lowercase());
     if crate::write::is_write(&req.method) {
@@ -699,7 +708,8 @@ impl Ctx<'_> {
     /// `GET` with `X-SVN-VR-Base`: svndiff from the base's text to the node's, or None when
     /// the base is not a file this repository has.
     fn delta_get(&self, base: &str, node: &Node, version: u8) -> Result<Option<Reply>, HttpError> {
-        let Ok(Located::Repo(bt)) = crate::uri::locate(self.state, base.trim()) else {
+        let this = |dir: &std::path::Path| dir == self.target.repo_dir;
+        let Ok(Located::Repo(bt)) = crate::uri::locate_in(self.state, base.trim(), this) else {
             return Ok(None);
         };
         if bt.repo_name != self.target.repo_name {

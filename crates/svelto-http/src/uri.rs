@@ -163,6 +163,16 @@ fn revnum(s: Option<&String>, what: &str) -> Result<Revnum, HttpError> {
 
 /// Maps a request path (still encoded) onto a repository resource.
 pub fn locate(state: &State, path: &str) -> Result<Located, HttpError> {
+    locate_in(state, path, |_| false)
+}
+
+/// [`locate`], taking the directories `known` says hold a repository for one (a
+/// connection's repository of a moment ago) without looking at them again.
+pub fn locate_in(
+    state: &State,
+    path: &str,
+    known: impl FnOnce(&std::path::Path) -> bool,
+) -> Result<Located, HttpError> {
     let prefix = &state.config.prefix;
     let rest = match path.strip_prefix(prefix.as_str()) {
         Some(r) if r.is_empty() || r.starts_with('/') => r,
@@ -184,7 +194,7 @@ pub fn locate(state: &State, path: &str) -> Result<Located, HttpError> {
         ));
     }
     let repo_dir = state.config.root.join(name);
-    if !repo_dir.join("db").join("format").is_file() {
+    if !known(&repo_dir) && !repo_dir.join("db").join("format").is_file() {
         return Err(HttpError::svn(
             StatusCode::NOT_FOUND,
             svelto_core::code::RA_LOCAL_REPOS_OPEN_FAILED,
@@ -257,7 +267,7 @@ pub fn url_path(value: &str) -> &str {
 /// The repository relpath a report's `src-path`/`dst-path` names: a URL or an absolute
 /// path of the same repository.
 pub fn report_path(state: &State, target: &Target, value: &str) -> Result<String, HttpError> {
-    match locate(state, url_path(value))? {
+    match locate_in(state, url_path(value), |dir| dir == target.repo_dir)? {
         Located::Repo(t) if t.repo_name == target.repo_name && t.kind == Kind::Public => Ok(t.path),
         _ => Err(HttpError::bad_request(format!(
             "'{value}' is not a path in repository '{}'",

@@ -21,7 +21,7 @@ use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use svelto_core::{NodeKind, PropList, Revnum};
+use svelto_core::{ChangeKind, NodeKind, PropList, Revnum};
 use svelto_delta::Window;
 
 /// Revision properties changed after their commit: how much of `db/revprops` has been
@@ -514,21 +514,52 @@ impl Repo {
             return Ok(Some((off, node)));
         }
         for comp in path.split('/') {
-            if node.kind != NodeKind::Dir {
-                return Ok(None);
+            match self.child(&node, comp)? {
+                Some((o, n)) => (off, node) = (o, n),
+                None => return Ok(None),
             }
-            let entries = self.dir(&node)?;
-            match entries.binary_search_by(|e| e.name.as_bytes().cmp(comp.as_bytes())) {
-                Ok(i) => off = entries[i].node,
-                Err(_) => return Ok(None),
-            }
-            node = self.node(off)?;
         }
         Ok(Some((off, node)))
     }
 
+    /// The entry `name` of a directory node-revision (None when `node` is not a directory
+    /// or has no such entry): one step of [`Repo::lookup_from`].
+    pub fn child(&self, node: &NodeRev, name: &str) -> Result<Option<(Offset, Arc<NodeRev>)>> {
+        if node.kind != NodeKind::Dir {
+            return Ok(None);
+        }
+        let entries = self.dir(node)?;
+        match entries.binary_search_by(|e| e.name.as_bytes().cmp(name.as_bytes())) {
+            Ok(i) => {
+                let off = entries[i].node;
+                Ok(Some((off, self.node(off)?)))
+            }
+            Err(_) => Ok(None),
+        }
+    }
+
     pub fn lookup(&self, rev: Revnum, path: &str) -> Result<Option<(Offset, Arc<NodeRev>)>> {
         self.lookup_from(self.root(rev)?, path)
+    }
+
+    /// The node-revision at `path` in `rev` when `rev` changed that path (added, modified or
+    /// replaced it): its changed-path entry names it, found by one binary search of the
+    /// revision's list (sorted component-wise, docs/formats/store.md) instead of a walk from
+    /// the root. None when `rev` did not change `path` (or deleted it): look it up then. A
+    /// client that fetches files by the revision that last changed them (ra_serf's `GET` of
+    /// every file of a checkout) finds them this way.
+    pub fn changed_node(&self, rev: Revnum, path: &str) -> Result<Option<(Offset, Arc<NodeRev>)>> {
+        let meta = self.rev_meta(rev)?;
+        let found = meta
+            .changes
+            .binary_search_by(|c| svelto_core::compare_paths(&c.path, path))
+            .ok()
+            .map(|i| &meta.changes[i])
+            .filter(|c| c.node != 0 && c.change != ChangeKind::Delete && c.path == path);
+        match found {
+            Some(c) => Ok(Some((c.node, self.node(c.node)?))),
+            None => Ok(None),
+        }
     }
 
     /// Like `lookup`, but a missing path is an error naming it.

@@ -16,7 +16,7 @@ fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_svelto"))
 }
 
-use crate::{addr_and_path, htpasswd};
+use crate::{addr_and_path, htpasswd, KeepAlive};
 
 /// The users of the login tests, one per hash form.
 const LOGINS: &[(&str, &str, &str)] = &[
@@ -315,84 +315,6 @@ fn password_db_in_svnserve_conf() {
         log.contains("user old: the password file") && log.contains("crypt(3) DES"),
         "{log}"
     );
-}
-
-/// One keep-alive connection: requests sent one after the other on it, answered in turn.
-struct KeepAlive {
-    stream: std::net::TcpStream,
-    addr: String,
-}
-
-impl KeepAlive {
-    fn open(addr: &str) -> KeepAlive {
-        let stream = std::net::TcpStream::connect(addr).unwrap_or_else(|e| panic!("{addr}: {e}"));
-        stream
-            .set_read_timeout(Some(std::time::Duration::from_secs(30)))
-            .expect("read timeout");
-        KeepAlive {
-            stream,
-            addr: addr.to_string(),
-        }
-    }
-
-    /// `GET path` with `headers` (raw lines): the status, and whether the server keeps the
-    /// connection open.
-    fn get(&mut self, path: &str, headers: &[Vec<u8>]) -> (u16, bool) {
-        use std::io::{Read, Write};
-        let mut head = format!("GET {path} HTTP/1.1\r\nHost: {}\r\n", self.addr).into_bytes();
-        for h in headers {
-            head.extend_from_slice(h);
-            head.extend_from_slice(b"\r\n");
-        }
-        head.extend_from_slice(b"\r\n");
-        self.stream.write_all(&head).expect("write the request");
-        let mut buf = Vec::new();
-        let mut byte = [0u8; 1];
-        while !buf.ends_with(b"\r\n\r\n") {
-            let n = self.stream.read(&mut byte).expect("read the response");
-            assert_eq!(n, 1, "the connection closed in a response head: {buf:?}");
-            buf.push(byte[0]);
-        }
-        let text = String::from_utf8_lossy(&buf).to_ascii_lowercase();
-        let status = crate::status_of(&text);
-        let header = |name: &str| {
-            text.lines().find_map(|l| {
-                let (n, v) = l.split_once(':')?;
-                (n.trim() == name).then(|| v.trim().to_string())
-            })
-        };
-        if header("transfer-encoding").is_some_and(|v| v.contains("chunked")) {
-            loop {
-                let mut line = Vec::new();
-                while !line.ends_with(b"\r\n") {
-                    self.stream
-                        .read_exact(&mut byte)
-                        .expect("read a chunk size");
-                    line.push(byte[0]);
-                }
-                let size = usize::from_str_radix(
-                    String::from_utf8_lossy(&line)
-                        .trim()
-                        .split(';')
-                        .next()
-                        .unwrap_or(""),
-                    16,
-                )
-                .expect("a chunk size");
-                let mut chunk = vec![0u8; size + 2];
-                self.stream.read_exact(&mut chunk).expect("read a chunk");
-                if size == 0 {
-                    break;
-                }
-            }
-        } else {
-            let len: usize = header("content-length").map_or(0, |v| v.parse().expect("length"));
-            let mut body = vec![0u8; len];
-            self.stream.read_exact(&mut body).expect("read the body");
-        }
-        let open = !header("connection").is_some_and(|v| v.contains("close"));
-        (status, open)
-    }
 }
 
 /// A keep-alive connection to each side, both asking for the same file.

@@ -7,6 +7,7 @@
 mod auth;
 mod bad;
 mod bench_client;
+mod conn;
 mod locks;
 mod log;
 mod options;
@@ -125,6 +126,93 @@ pub fn status_of(text: &str) -> u16 {
         .nth(1)
         .and_then(|s| s.parse().ok())
         .unwrap_or_else(|| panic!("no status line in {text:?}"))
+}
+
+/// One keep-alive connection: requests sent one after the other on it, answered in turn.
+pub struct KeepAlive {
+    stream: std::net::TcpStream,
+    pub addr: String,
+}
+
+impl KeepAlive {
+    pub fn open(addr: &str) -> KeepAlive {
+        let stream = std::net::TcpStream::connect(addr).unwrap_or_else(|e| panic!("{addr}: {e}"));
+        stream
+            .set_read_timeout(Some(std::time::Duration::from_secs(30)))
+            .expect("read timeout");
+        KeepAlive {
+            stream,
+            addr: addr.to_string(),
+        }
+    }
+
+    /// `GET path` with `headers` (raw lines): the status, and whether the server keeps the
+    /// connection open.
+    pub fn get(&mut self, path: &str, headers: &[Vec<u8>]) -> (u16, bool) {
+        let (status, open, _) = self.fetch(path, headers);
+        (status, open)
+    }
+
+    /// `GET path` with `headers`: the status, whether the server keeps the connection open,
+    /// and the body.
+    pub fn fetch(&mut self, path: &str, headers: &[Vec<u8>]) -> (u16, bool, Vec<u8>) {
+        use std::io::{Read, Write};
+        let mut head = format!("GET {path} HTTP/1.1\r\nHost: {}\r\n", self.addr).into_bytes();
+        for h in headers {
+            head.extend_from_slice(h);
+            head.extend_from_slice(b"\r\n");
+        }
+        head.extend_from_slice(b"\r\n");
+        self.stream.write_all(&head).expect("write the request");
+        let mut buf = Vec::new();
+        let mut byte = [0u8; 1];
+        while !buf.ends_with(b"\r\n\r\n") {
+            let n = self.stream.read(&mut byte).expect("read the response");
+            assert_eq!(n, 1, "the connection closed in a response head: {buf:?}");
+            buf.push(byte[0]);
+        }
+        let text = String::from_utf8_lossy(&buf).to_ascii_lowercase();
+        let status = status_of(&text);
+        let header = |name: &str| {
+            text.lines().find_map(|l| {
+                let (n, v) = l.split_once(':')?;
+                (n.trim() == name).then(|| v.trim().to_string())
+            })
+        };
+        let mut body = Vec::new();
+        if header("transfer-encoding").is_some_and(|v| v.contains("chunked")) {
+            loop {
+                let mut line = Vec::new();
+                while !line.ends_with(b"\r\n") {
+                    self.stream
+                        .read_exact(&mut byte)
+                        .expect("read a chunk size");
+                    line.push(byte[0]);
+                }
+                let size = usize::from_str_radix(
+                    String::from_utf8_lossy(&line)
+                        .trim()
+                        .split(';')
+                        .next()
+                        .unwrap_or(""),
+                    16,
+                )
+                .expect("a chunk size");
+                let mut chunk = vec![0u8; size + 2];
+                self.stream.read_exact(&mut chunk).expect("read a chunk");
+                if size == 0 {
+                    break;
+                }
+                body.extend_from_slice(&chunk[..size]);
+            }
+        } else {
+            let len: usize = header("content-length").map_or(0, |v| v.parse().expect("length"));
+            body = vec![0u8; len];
+            self.stream.read_exact(&mut body).expect("read the body");
+        }
+        let open = !header("connection").is_some_and(|v| v.contains("close"));
+        (status, open, body)
+    }
 }
 
 /// A self-signed certificate for `cn` and its key, `DIR/cert.pem` and `DIR/key.pem`, made

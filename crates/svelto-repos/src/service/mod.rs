@@ -198,6 +198,19 @@ impl Ctx {
         Ok(self.repo.lookup(rev, path)?.map(|(_, n)| Node(n)))
     }
 
+    /// The entry `name` of the directory `dir`, or None when there is none (or `dir` is a
+    /// file): one step of a path lookup, for a front end that keeps the directories it
+    /// found ([`Ctx::node`] walks from the root).
+    pub fn child(&self, dir: &Node, name: &str) -> Result<Option<Node>> {
+        Ok(self.repo.child(&dir.0, name)?.map(|(_, n)| Node(n)))
+    }
+
+    /// The node at `path` in `rev` when `rev` changed `path` (None otherwise: use
+    /// [`Ctx::node`]): no walk from the root ([`svelto_store::Repo::changed_node`]).
+    pub fn changed_node(&self, path: &str, rev: Revnum) -> Result<Option<Node>> {
+        Ok(self.repo.changed_node(rev, path)?.map(|(_, n)| Node(n)))
+    }
+
     /// The node at `path` in `rev`; "File not found" when there is none.
     pub fn node_at(&self, path: &str, rev: Revnum) -> Result<Node> {
         Ok(Node(self.repo.node_at(rev, path)?.1))

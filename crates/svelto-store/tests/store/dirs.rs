@@ -91,3 +91,92 @@ fn refresh_never_moves_backwards() {
     );
     assert!(repo.lookup(1, "a").expect("lookup").is_some());
 }
+
+/// Every path of every revision: the node-revision `changed_node` finds is the one a walk
+/// from the root finds, and it finds one exactly for the paths the revision added,
+/// modified or replaced (through a copy too; not a copied directory's children, nor a
+/// deleted path, nor an unchanged one).
+#[test]
+fn changed_node_is_the_walk_for_the_changed_paths() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut w = new_repo(dir.path());
+    let commits: Vec<Vec<(&str, &str)>> = vec![
+        vec![
+            ("mkdir", "trunk"),
+            ("mkdir", "trunk/a"),
+            ("file", "trunk/a/x"),
+            ("file", "trunk/a/y"),
+            ("mkdir", "trunk/a b"),
+            ("file", "trunk/a b/z"),
+            ("file", "trunk/a-1"),
+            ("mkdir", "branches"),
+        ],
+        vec![("text", "trunk/a/x"), ("prop", "trunk/a")],
+        vec![("copy", "branches/b"), ("delete", "trunk/a/y")],
+        vec![("text", "branches/b/a/y"), ("replace", "trunk/a-1")],
+    ];
+    for ops in &commits {
+        let mut t = Txn::begin(&mut w).expect("begin");
+        let base = t.base_rev();
+        for &(op, path) in ops {
+            match op {
+                "mkdir" => t.make_node(path, NodeKind::Dir).expect("mkdir"),
+                "file" => t.make_node(path, NodeKind::File).expect("add"),
+                "text" => {
+                    t.set_text(path, &mut &b"changed\n"[..]).expect("text");
+                }
+                "prop" => t.change_prop(path, b"p", Some(b"v")).expect("prop"),
+                "copy" => t.copy(base, "trunk", path).expect("copy"),
+                "delete" => t.delete(path).expect("delete"),
+                "replace" => {
+                    t.delete(path).expect("delete");
+                    t.make_node(path, NodeKind::Dir).expect("replace");
+                }
+                _ => unreachable!(),
+            }
+        }
+        t.commit().expect("commit");
+    }
+    w.sync().expect("sync");
+    drop(w);
+    let repo = Repo::open(dir.path()).expect("open");
+    let mut found = 0;
+    for rev in 1..=commits.len() as u64 {
+        let changed: Vec<(String, bool)> = repo
+            .rev_meta(rev)
+            .expect("meta")
+            .changes
+            .iter()
+            .map(|c| (c.path.clone(), c.change != svelto_core::ChangeKind::Delete))
+            .collect();
+        let mut paths = vec![String::new()];
+        let mut all = Vec::new();
+        while let Some(p) = paths.pop() {
+            let (_, node) = repo.node_at(rev, &p).expect("walk");
+            if node.kind == NodeKind::Dir {
+                for e in repo.dir(&node).expect("listing").iter() {
+                    paths.push(svelto_core::join(&p, &e.name));
+                }
+            }
+            all.push(p);
+        }
+        all.extend(changed.iter().map(|(p, _)| p.clone()));
+        all.push("trunk/none".into());
+        for p in all.iter().filter(|p| !p.is_empty()) {
+            let walked = repo.lookup(rev, p).expect("lookup").map(|(o, _)| o);
+            let direct = repo.changed_node(rev, p).expect("changed_node");
+            let is_changed = changed.iter().any(|(c, live)| c == p && *live);
+            match &direct {
+                Some((off, node)) => {
+                    let off = *off;
+                    assert_eq!(Some(off), walked, "r{rev} {p}");
+                    assert_eq!(node.created_rev, rev, "r{rev} {p}");
+                    found += 1;
+                }
+                None => assert!(!is_changed, "r{rev} {p}: changed but not found"),
+            }
+            assert_eq!(direct.is_some(), is_changed, "r{rev} {p}");
+        }
+    }
+    assert!(found >= 14, "{found} paths found through their changes");
+}

@@ -1,0 +1,129 @@
+//! What one connection keeps between its requests (its admission to the repository for up
+//! to a second, the directories it looked up) never hides a commit made meanwhile, nor a
+//! repository put in the place of the one it read.
+
+use std::path::Path;
+use std::time::Duration;
+
+use svelto_testkit::{Pair, Run};
+
+use crate::{addr_and_path, head, KeepAlive};
+
+/// The `svn://` URL of the Svelto side's repository (the HTTP pair's server serves both;
+/// its log names the svn:// port).
+fn svn_url(pair: &Pair, name: &str) -> String {
+    let log = std::fs::read_to_string(pair.subject_repo().join("../../serve.log"))
+        .expect("read serve.log");
+    let port = log
+        .lines()
+        .find_map(|l| {
+            let at = l.find("INFO listening on 127.0.0.1:")?;
+            let rest = &l[at + "INFO listening on 127.0.0.1:".len()..];
+            Some(rest.trim().to_string())
+        })
+        .unwrap_or_else(|| panic!("no svn:// port in serve.log:\n{log}"));
+    format!("svn://127.0.0.1:{port}/{name}")
+}
+
+/// `svnmucc ACTIONS...` against `url` as an anonymous writer.
+fn mucc(pair: &Pair, url: &str, actions: &[&str]) {
+    Run::tool("svnmucc")
+        .arg("--non-interactive")
+        .arg("--config-dir")
+        .arg(pair.client().config_dir())
+        .args(["-U", url, "-m", "change"])
+        .args(actions)
+        .success();
+}
+
+/// On one keep-alive connection: a commit through svn:// is seen by the next request at
+/// once (the youngest revision is read again for every request naming none; a revision
+/// past the one known is looked for), and after a second a repository moved into the
+/// place of the one read before is the one answered, though it holds other trees at the
+/// same revision numbers: a path it deleted is a 404, not what the connection found in the
+/// old one's directories.
+#[test]
+fn a_connection_sees_commits_and_replaced_repositories() {
+    let pair = Pair::http("basic", Path::new(env!("CARGO_BIN_EXE_svelto")));
+    pair.set_svnserve_conf("[general]\nanon-access = write\n");
+    let (addr, root) = addr_and_path(&pair, 1);
+    let repo = pair.subject_repo().to_path_buf();
+    let name = repo
+        .file_name()
+        .expect("a repository name")
+        .to_string_lossy()
+        .into_owned();
+    let h = head(&pair);
+    let (readme, main_c) = ("trunk/README.txt", "trunk/src/new.c");
+    let mut conn = KeepAlive::open(&addr);
+    let mut get = |path: &str| {
+        let (status, open, body) = conn.fetch(&format!("{root}/{path}"), &[]);
+        assert!(open, "the connection was closed after {path}");
+        (status, String::from_utf8_lossy(&body).into_owned())
+    };
+    let (status, original) = get(readme);
+    assert_eq!(status, 200);
+    assert_eq!(
+        get(&format!("!svn/rvr/{h}/{readme}")),
+        (200, original.clone())
+    );
+    let (status, main_text) = get(&format!("!svn/rvr/{h}/{main_c}"));
+    assert_eq!(status, 200);
+
+    // A copy of the repository as it is, served beside it under another name.
+    let copy = repo.with_file_name(format!("{name}-copy"));
+    Run::tool("cp").arg("-a").arg(&repo).arg(&copy).success();
+
+    // A commit through svn:// between two requests of the connection, well within its
+    // second: the next requests see it.
+    let work = pair.dir().join("conn-work");
+    std::fs::create_dir_all(&work).expect("work directory");
+    let one = work.join("one.txt");
+    std::fs::write(&one, "one\n").expect("write one.txt");
+    let one = one.to_string_lossy().into_owned();
+    mucc(&pair, &svn_url(&pair, &name), &["put", &one, readme]);
+    let next = h + 1;
+    assert_eq!(get(readme), (200, "one\n".to_string()));
+    assert_eq!(
+        get(&format!("!svn/rvr/{next}/{readme}")),
+        (200, "one\n".to_string())
+    );
+    // A file the commit did not change, found through trunk/src in the new revision.
+    assert_eq!(
+        get(&format!("!svn/rvr/{next}/{main_c}")),
+        (200, main_text.clone())
+    );
+
+    // The copy's revision `next` deletes trunk/src/main.c instead; then it takes the
+    // repository's place.
+    mucc(
+        &pair,
+        &svn_url(&pair, &format!("{name}-copy")),
+        &["rm", main_c],
+    );
+    let old = repo.with_file_name(format!("{name}-old"));
+    std::fs::rename(&repo, &old).expect("move the repository away");
+    std::fs::rename(&copy, &repo).expect("move the copy into its place");
+    std::thread::sleep(Duration::from_millis(1100));
+    let (status, _) = get(&format!("!svn/rvr/{next}/{main_c}"));
+    assert_eq!(
+        status, 404,
+        "{main_c} in r{next} of the repository now in place"
+    );
+    assert_eq!(get(readme), (200, original.clone()));
+    assert_eq!(
+        get(&format!("!svn/rvr/{next}/{readme}")),
+        (200, original.clone())
+    );
+    assert_eq!(
+        get(&format!("!svn/rvr/{h}/{main_c}")),
+        (200, main_text.clone())
+    );
+
+    // The repository gone: a 404 naming it, once the second is over.
+    std::fs::rename(&repo, repo.with_file_name(format!("{name}-gone")))
+        .expect("move the repository away");
+    std::thread::sleep(Duration::from_millis(1100));
+    let (status, body) = get(readme);
+    assert_eq!(status, 404, "{body}");
+}
