@@ -7,6 +7,7 @@ use crate::uri::Kind;
 use crate::xml::{esc, Elem, SVN};
 use crate::{Reply, Req};
 use hyper::StatusCode;
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use svelto_core::{join, ChangeKind, Depth, NodeKind, Revnum};
@@ -198,6 +199,7 @@ fn list(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
     Ok(Reply::xml_stream(Box::new(move |w| {
         let mut header = false;
         let mut revinfo = RevInfo::default();
+        let mut item = String::new();
         svc.list(&path, rev, depth, patterns.as_deref(), &mut |p, n| {
             if !header {
                 header = true;
@@ -207,7 +209,8 @@ fn list(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
                 )
                 .map_err(crate::error::write_err)?;
             }
-            let item = list_item(&svc, &mut revinfo, &fields, p, n)?;
+            item.clear();
+            list_item(&mut item, &svc, &mut revinfo, &fields, p, n)?;
             w.write_all(item.as_bytes())
                 .map_err(crate::error::write_err)
         })
@@ -247,14 +250,16 @@ impl RevInfo {
     }
 }
 
+/// Appends an entry's `S:item` to `s`.
 fn list_item(
+    s: &mut String,
     svc: &svelto_repos::service::Ctx,
     revinfo: &mut RevInfo,
     fields: &Fields,
     path: &str,
     n: &Node,
-) -> svelto_repos::Result<String> {
-    let mut s = String::from("<S:item node-kind=\"");
+) -> svelto_repos::Result<()> {
+    s.push_str("<S:item node-kind=\"");
     s.push_str(if fields.kind {
         kind_word(n.kind())
     } else {
@@ -275,27 +280,25 @@ fn list_item(
         let _ = write!(s, " created-rev=\"{}\"", n.created_rev());
     }
     let (date, author) = if fields.time || fields.author {
-        revinfo.get(svc, n.created_rev())?.clone()
+        let (d, a) = revinfo.get(svc, n.created_rev())?;
+        (d.as_deref(), a.as_deref())
     } else {
         (None, None)
     };
-    if fields.time {
-        if let Some(d) = &date {
-            let _ = write!(s, " date=\"{}\"", esc(d));
-        }
+    if let (true, Some(d)) = (fields.time, date) {
+        s.push_str(" date=\"");
+        crate::xml::esc_to(s, d);
+        s.push('"');
     }
-    let _ = write!(s, ">/{}", crate::xml::esc_cdata(path));
-    if fields.author {
-        if let Some(a) = &author {
-            let _ = write!(
-                s,
-                "<D:creator-displayname>{}</D:creator-displayname>",
-                esc(a)
-            );
-        }
+    s.push_str(">/");
+    crate::xml::esc_cdata_to(s, path);
+    if let (true, Some(a)) = (fields.author, author) {
+        s.push_str("<D:creator-displayname>");
+        crate::xml::esc_to(s, a);
+        s.push_str("</D:creator-displayname>");
     }
     s.push_str("</S:item>\n");
-    Ok(s)
+    Ok(())
 }
 
 fn kind_word(k: NodeKind) -> &'static str {
@@ -307,18 +310,19 @@ fn kind_word(k: NodeKind) -> &'static str {
     }
 }
 
-/// Subversion's `svn_xml_fuzzy_escape`: control characters other than tab, newline and
-/// carriage return become `?\NNN`.
-fn fuzzy(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        if (c as u32) < 0x20 && c != '\t' && c != '\n' && c != '\r' {
-            let _ = write!(out, "?\\{:03}", c as u32);
-        } else {
-            out.push(c);
+/// Appends `s` as Subversion's `svn_xml_fuzzy_escape` makes it (control characters other
+/// than tab, newline and carriage return become `?\NNN`) and then `esc` escapes it
+/// (`?\NNN` has nothing `esc` escapes, so one pass does both).
+fn fuzzy_esc_to(out: &mut String, s: &str) {
+    let mut from = 0;
+    for (i, b) in s.bytes().enumerate() {
+        if b < 0x20 && b != b'\t' && b != b'\n' && b != b'\r' {
+            crate::xml::esc_to(out, &s[from..i]);
+            let _ = write!(out, "?\\{b:03}");
+            from = i + 1;
         }
     }
-    out
+    crate::xml::esc_to(out, &s[from..]);
 }
 
 fn log(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
@@ -380,8 +384,10 @@ fn log(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
             format!("{XML_HEADER}<S:log-report xmlns:S=\"svn:\" xmlns:D=\"DAV:\">\n").as_bytes(),
         )?;
         let mut depth = 0usize;
+        let mut s = String::new();
         svc.log(&opts, &mut |e: LogEntry| {
-            let s = log_item(&e, encode_binary, &mut depth);
+            s.clear();
+            log_item(&mut s, &e, encode_binary, &mut depth);
             w.write_all(s.as_bytes()).map_err(crate::error::write_err)
         })
         .map_err(HttpError::from)?;
@@ -391,11 +397,13 @@ fn log(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
     .action(logged))
 }
 
-fn log_item(e: &LogEntry, encode_binary: bool, depth: &mut usize) -> String {
-    let mut s = String::new();
+/// Appends a log entry's `S:log-item` to `s` (nothing for the end of merged revisions at
+/// the top level).
+fn log_item(s: &mut String, e: &LogEntry, encode_binary: bool, depth: &mut usize) {
+    use crate::xml::{esc_cdata_to, esc_to};
     if e.invalid_rev {
         if *depth == 0 {
-            return s;
+            return;
         }
         *depth -= 1;
     }
@@ -407,10 +415,13 @@ fn log_item(e: &LogEntry, encode_binary: bool, depth: &mut usize) -> String {
             ChangeKind::Delete => "S:deleted-path",
             _ => "S:modified-path",
         };
-        let _ = write!(s, "<{el}");
+        s.push('<');
+        s.push_str(el);
         if let Some((p, r)) = &c.copyfrom {
             if matches!(c.action, ChangeKind::Add | ChangeKind::Replace) {
-                let _ = write!(s, " copyfrom-path=\"{}\" copyfrom-rev=\"{r}\"", esc(p));
+                s.push_str(" copyfrom-path=\"");
+                esc_to(s, p);
+                let _ = write!(s, "\" copyfrom-rev=\"{r}\"");
             }
         }
         let kind = match c.kind {
@@ -418,47 +429,46 @@ fn log_item(e: &LogEntry, encode_binary: bool, depth: &mut usize) -> String {
             Some(NodeKind::Dir) => "dir",
             _ => "unknown",
         };
-        let _ = writeln!(
+        let _ = write!(
             s,
-            " node-kind=\"{kind}\" text-mods=\"{}\" prop-mods=\"{}\">{}</{el}>",
+            " node-kind=\"{kind}\" text-mods=\"{}\" prop-mods=\"{}\">",
             c.text_mods.unwrap_or(false),
             c.prop_mods.unwrap_or(false),
-            crate::xml::esc_cdata(&c.path)
         );
+        esc_cdata_to(s, &c.path);
+        s.push_str("</");
+        s.push_str(el);
+        s.push_str(">\n");
     }
     let rev = if e.invalid_rev { -1 } else { e.rev as i64 };
     let _ = writeln!(s, "<D:version-name>{rev}</D:version-name>");
     for (name, value) in &e.revprops {
-        let (b64, v) = if encode_binary && !crate::xml::is_xml_safe(value) {
-            (true, crate::xml::base64_lines(value))
+        let b64 = encode_binary && !crate::xml::is_xml_safe(value);
+        let v = if b64 {
+            Cow::Owned(crate::xml::base64_lines(value))
         } else {
-            (false, String::from_utf8_lossy(value).into_owned())
+            String::from_utf8_lossy(value)
         };
         let enc = if b64 { " encoding=\"base64\"" } else { "" };
-        match name.as_slice() {
-            b"svn:author" => {
-                let _ = writeln!(
-                    s,
-                    "<D:creator-displayname{enc}>{}</D:creator-displayname>",
-                    esc(&v)
-                );
-            }
-            b"svn:date" => {
-                let _ = writeln!(s, "<S:date{enc}>{}</S:date>", esc(&v));
-            }
-            b"svn:log" => {
-                let v = if b64 { v } else { fuzzy(&v) };
-                let _ = writeln!(s, "<D:comment{enc}>{}</D:comment>", esc(&v));
-            }
-            _ => {
-                let _ = writeln!(
-                    s,
-                    "<S:revprop name=\"{}\"{enc}>{}</S:revprop>",
-                    esc(&String::from_utf8_lossy(name)),
-                    esc(&v)
-                );
-            }
+        let (open, close) = match name.as_slice() {
+            b"svn:author" => ("<D:creator-displayname", "</D:creator-displayname>\n"),
+            b"svn:date" => ("<S:date", "</S:date>\n"),
+            b"svn:log" => ("<D:comment", "</D:comment>\n"),
+            _ => ("<S:revprop name=\"", "</S:revprop>\n"),
+        };
+        s.push_str(open);
+        if close.starts_with("</S:revprop") {
+            esc_to(s, &String::from_utf8_lossy(name));
+            s.push('"');
         }
+        s.push_str(enc);
+        s.push('>');
+        if name.as_slice() == b"svn:log" && !b64 {
+            fuzzy_esc_to(s, &v);
+        } else {
+            esc_to(s, &v);
+        }
+        s.push_str(close);
     }
     if e.has_children {
         s.push_str("<S:has-children/>");
@@ -468,7 +478,6 @@ fn log_item(e: &LogEntry, encode_binary: bool, depth: &mut usize) -> String {
         s.push_str("<S:subtractive-merge/>");
     }
     s.push_str("</S:log-item>\n");
-    s
 }
 
 /// The `S:path` element of a report, relative to the resource's path.

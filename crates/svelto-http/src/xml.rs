@@ -179,6 +179,37 @@ fn close(stack: &mut [Elem], root: &mut Option<Elem>, el: Elem) {
     }
 }
 
+/// Appends `s` to `out` with `&`, `<`, `>` escaped, `"` too with `quot`, and `\r` as
+/// `&#13;` with `cr`: runs without those are copied whole.
+fn escape_to(out: &mut String, s: &str, quot: bool, cr: bool) {
+    let mut from = 0;
+    for (i, b) in s.bytes().enumerate() {
+        let e = match b {
+            b'&' => "&amp;",
+            b'<' => "&lt;",
+            b'>' => "&gt;",
+            b'"' if quot => "&quot;",
+            b'\r' if cr => "&#13;",
+            _ => continue,
+        };
+        // ASCII bytes never fall inside a UTF-8 sequence: both ends are char boundaries.
+        out.push_str(&s[from..i]);
+        out.push_str(e);
+        from = i + 1;
+    }
+    out.push_str(&s[from..]);
+}
+
+/// Appends `s` escaped as [`esc`] escapes it.
+pub fn esc_to(out: &mut String, s: &str) {
+    escape_to(out, s, true, false)
+}
+
+/// Appends `s` escaped as [`esc_cdata`] escapes it.
+pub fn esc_cdata_to(out: &mut String, s: &str) {
+    escape_to(out, s, false, true)
+}
+
 /// Escapes text or an attribute value (`&`, `<`, `>`, `"`).
 pub fn esc(s: &str) -> Cow<'_, str> {
     // `apr_xml_quote_string(..., 1)` as mod_dav_svn calls it: `<`, `>`, `&` and `"`, not `'`.
@@ -396,5 +427,13 @@ mod tests {
         assert!(!is_xml_safe(b"bell\x07"));
         assert!(!is_xml_safe(b"\xff"));
         assert_eq!(esc_cdata("a<b>&\r"), "a&lt;b&gt;&amp;&#13;");
+        for text in ["", "plain", "é<\"ü\">&\r\n'", "&&", "<<a>>\"", "\r"] {
+            let mut out = String::from("x");
+            esc_to(&mut out, text);
+            assert_eq!(out, format!("x{}", esc(text)), "{text:?}");
+            let mut out = String::from("y");
+            esc_cdata_to(&mut out, text);
+            assert_eq!(out, format!("y{}", esc_cdata(text)), "{text:?}");
+        }
     }
 }
