@@ -176,7 +176,7 @@ start() {
         open_to_daemon "$root" "$SCRATCH/$s"
         apache_start "$SCRATCH/$s" "$SCRATCH/$s.stderr"
         PID[$s]=$APACHE_PID
-        URL[$s]=http://127.0.0.1:$port/repo
+        URL[$s]=http://127.0.0.1:$APACHE_PORT/repo
         return 0
         ;;
     esac

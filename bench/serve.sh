@@ -306,7 +306,7 @@ start_server() {
         LOG[$s]=$SCRATCH/$s/error.log
         apache_start "$SCRATCH/$s" "$SCRATCH/$s.stderr"
         PID[$s]=$APACHE_PID
-        URL[$s]=http://127.0.0.1:$port/$SIZE
+        URL[$s]=http://127.0.0.1:$APACHE_PORT/$SIZE
         return 0
         ;;
     svelto-http) ARGS+=(--http-listen 127.0.0.1:0) ;;

@@ -26,9 +26,14 @@ apache_version() { "$APACHE_BIN" -v 2>/dev/null | sed -n 's|^Server version: Apa
 
 # free_port: a TCP port nothing listens on (for Apache, which cannot be given port 0).
 free_port() {
-    local p
+    local p lo=20000 hi=50000 eph
+    # Below the kernel's ephemeral range where there is room: a port the range hands to an
+    # outgoing connection between this check and the server's bind fails the bind (seen
+    # on a machine busy with other clients).
+    eph=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+    ((eph > lo + 2000)) && hi=$eph
     for _ in $(seq 1 200); do
-        p=$((20000 + RANDOM % 30000))
+        p=$((lo + RANDOM % (hi - lo)))
         if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
             echo "$p"
             return 0
@@ -119,16 +124,30 @@ EOC
 }
 
 # apache_start DIR STDERR: starts Apache with DIR/httpd.conf (apache_conf) in the
-# background and waits until it listens; sets APACHE_PID. Dies with its logs otherwise.
+# background and waits until it listens; sets APACHE_PID and APACHE_PORT. A port taken
+# between free_port and Apache's bind is replaced by another (up to 5 times). Dies with
+# its logs otherwise.
 apache_start() {
-    local dir=$1 err=$2 port i
+    local dir=$1 err=$2 port i try
     port=$(sed -n 's/^Listen 127.0.0.1:\([0-9]*\)$/\1/p' "$dir/httpd.conf")
-    "$APACHE_BIN" -DFOREGROUND -f "$dir/httpd.conf" 2>"$err" &
-    APACHE_PID=$!
-    for i in $(seq 1 600); do
-        kill -0 "$APACHE_PID" 2>/dev/null || break
-        (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && return 0
-        sleep 0.1
+    for try in 1 2 3 4 5; do
+        "$APACHE_BIN" -DFOREGROUND -f "$dir/httpd.conf" 2>"$err" &
+        APACHE_PID=$!
+        for i in $(seq 1 600); do
+            kill -0 "$APACHE_PID" 2>/dev/null || break
+            # Listening, and Apache itself (its pid file is written once it has bound).
+            if [[ -s "$dir/run/httpd.pid" && "$(cat "$dir/run/httpd.pid" 2>/dev/null)" == "$APACHE_PID" ]] &&
+                (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+                APACHE_PORT=$port
+                return 0
+            fi
+            sleep 0.1
+        done
+        wait "$APACHE_PID" 2>/dev/null || true
+        grep -q "Address already in use" "$err" 2>/dev/null || break
+        port=$(free_port) || break
+        say "Apache's port was taken meanwhile; trying $port (attempt $((try + 1)))"
+        sed -i "s/^Listen 127.0.0.1:[0-9]*$/Listen 127.0.0.1:$port/" "$dir/httpd.conf"
     done
     cat "$err" "$dir/error.log" >&2 2>/dev/null || true
     die "Apache ($dir/httpd.conf) did not start listening"
