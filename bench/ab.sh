@@ -10,15 +10,23 @@
 #
 # Operations: export (svnbench null-export TREE), blame (svnbench null-blame HOT), log
 # (svnbench null-log -v), log-file (svnbench null-log -v HOT), ls-R (svn ls -R -v TREE),
-# cat (svn cat HOT), export-x10 (ten null-exports at once).
+# cat (svn cat HOT), export-xN (N null-exports at once, e.g. export-x10), and with the client
+# writing files: checkout (svn checkout trunk), svn-export (svn export trunk), update (svn
+# update -r UPDATE_TO of a working copy of trunk at UPDATE_FROM, copied afresh before each
+# update, the copy not timed). Besides server CPU, the table gives the client's wall time
+# per measurement (medians).
 #
 # Environment: OPS (which operations), REPS (10), HOT (trunk/ChangeLog), TREE (what export,
-# ls-R and export-x10 read: trunk; a tag, say, to read a copied tree), WORK (a scratch
+# ls-R and export-xN read: trunk; a tag, say, to read a copied tree), WORK (a scratch
 # directory, default /tmp/svelto-ab), PROTO (svn, default; http: both serve HTTP too, with
 # --http-listen, and the clients use http:// URLs: the stock client's ra_serf), FSFS (the
 # same history loaded into FSFS: svnserve -T -M 1024 -c 0 --cache-revprops yes --block-read
 # yes serves it too, as a third server in the rotation, and the table gains its column and
-# the ratio after/svnserve; svn:// only).
+# the ratio after/svnserve; svn:// only), SVN_TOO (with PROTO=http, 1 adds the BEFORE
+# server's svn:// URL to the rotation as "svn", for the ratio of HTTP to svn://), CONFIG (a
+# client --config-option for every command, e.g. servers:global:http-bulk-updates=yes),
+# WARMUP (the operations run once on each server before the rounds; default OPS),
+# UPDATE_FROM (11000), UPDATE_TO (12000).
 set -euo pipefail
 
 [[ $# -ge 3 ]] || { echo "usage: bench/ab.sh BEFORE AFTER REPO [ROUNDS]" >&2; exit 2; }
@@ -39,8 +47,10 @@ esac
 for t in svn svnbench awk python3; do
     command -v "$t" >/dev/null || { echo "$t not found (apt-get install -y subversion)" >&2; exit 1; }
 done
+UPDATE_FROM=${UPDATE_FROM:-11000}
+UPDATE_TO=${UPDATE_TO:-12000}
 rm -rf "$WORK"
-mkdir -p "$WORK/root" "$WORK/cfg"
+mkdir -p "$WORK/root" "$WORK/cfg" "$WORK/tmp"
 ln -s "$REPO" "$WORK/root/r"
 
 declare -A PID PORT
@@ -76,10 +86,31 @@ for b in before after; do
     [[ -n "${PORT[$b]}" ]] || { echo "$b: the server did not start (see $WORK/$b.out)" >&2; exit 1; }
 done
 
+# The "svn" server is the BEFORE binary over its svn:// port.
+if [[ $PROTO == http && ${SVN_TOO:-0} == 1 ]]; then
+    PID[svn]=${PID[before]}
+    PORT[svn]=$(grep -h "listening on 127.0.0.1:" "$WORK/before.out" "$WORK/before.log" 2>/dev/null |
+        grep -v "http listening" | grep -o "127.0.0.1:[0-9]*" | head -1 | cut -d: -f2 || true)
+    [[ -n "${PORT[svn]}" ]] || { echo "before: no svn:// port found (see $WORK/before.out)" >&2; exit 1; }
+    SERVERS+=(svn)
+fi
+url() {
+    case $1 in
+    svn | svnserve) echo "svn://127.0.0.1:${PORT[$1]}/r" ;;
+    *) echo "$PROTO://127.0.0.1:${PORT[$1]}/r" ;;
+    esac
+}
+
 ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 C=(--non-interactive --config-dir "$WORK/cfg")
-run1() { # BINARY OPERATION
-    local u="$PROTO://127.0.0.1:${PORT[$1]}/r"
+[[ -n ${CONFIG:-} ]] && C+=(--config-option "$CONFIG")
+WALL=0 # microseconds of client wall time the last run took, preparation not counted
+run1() { # SERVER OPERATION
+    local u t0 out="$WORK/tmp/$1"
+    u=$(url "$1")
+    rm -rf "$out"
+    if [[ $2 == update ]]; then cp -a "$WORK/wc-$1" "$out"; fi
+    t0=${EPOCHREALTIME/./}
     case $2 in
     export) svnbench null-export "${C[@]}" "$u/$TREE" ;;
     blame) svnbench null-blame "${C[@]}" "$u/$HOT" ;;
@@ -87,17 +118,27 @@ run1() { # BINARY OPERATION
     log-file) svnbench null-log -v "${C[@]}" "$u/$HOT" ;;
     ls-R) svn ls -R -v "${C[@]}" "$u/$TREE" ;;
     cat) svn cat "${C[@]}" "$u/$HOT" ;;
-    export-x10)
+    checkout) svn checkout -q "${C[@]}" "$u/trunk" "$out" ;;
+    svn-export) svn export -q "${C[@]}" "$u/trunk" "$out" ;;
+    update) svn update -q -r "$UPDATE_TO" "${C[@]}" "$out" ;;
+    export-x[0-9]*)
         local ps=()
-        for _ in $(seq 10); do svnbench null-export "${C[@]}" "$u/$TREE" & ps+=($!); done
+        for _ in $(seq "${2#export-x}"); do svnbench null-export "${C[@]}" "$u/$TREE" & ps+=($!); done
         wait "${ps[@]}"
         ;;
     *) echo "unknown operation $2" >&2; exit 2 ;;
-    esac >/dev/null 2>&1
+    esac >/dev/null 2>"$WORK/tmp/$1.err" || { echo "$1 $2 failed:" >&2; cat "$WORK/tmp/$1.err" >&2; exit 1; }
+    WALL=$((WALL + ${EPOCHREALTIME/./} - t0))
+    rm -rf "$out"
 }
-run() { local i; for i in $(seq "$REPS"); do run1 "$@"; done; }
+run() { local i; WALL=0; for i in $(seq "$REPS"); do run1 "$@"; done; }
 
-for b in "${SERVERS[@]}"; do for op in $OPS; do run1 "$b" "$op"; done; done # warm-up
+if [[ " $OPS " == *" update "* ]]; then # the working copies updates start from
+    for b in "${SERVERS[@]}"; do
+        svn checkout -q -r "$UPDATE_FROM" "${C[@]}" "$(url "$b")/trunk" "$WORK/wc-$b"
+    done
+fi
+for b in "${SERVERS[@]}"; do for op in ${WARMUP-$OPS}; do run1 "$b" "$op"; done; done # warm-up
 for r in $(seq "$ROUNDS"); do
     # Each round starts with the next server (with two, the order flips).
     n=${#SERVERS[@]}
@@ -108,36 +149,37 @@ for r in $(seq "$ROUNDS"); do
             t0=$(ticks "${PID[$b]}")
             run "$b" "$op"
             t1=$(ticks "${PID[$b]}")
-            echo "$r $op $b $((t1 - t0))"
+            echo "$r $op $b $((t1 - t0)) $WALL"
         done
     done
 done >"$WORK/raw.txt"
 
-python3 - "$WORK/raw.txt" "$(getconf CLK_TCK)" <<'PY'
+python3 - "$WORK/raw.txt" "$(getconf CLK_TCK)" "${SERVERS[@]}" <<'PY'
 import collections, statistics, sys
 ticks = collections.defaultdict(list)
+wall = collections.defaultdict(list)
 ops = []
 for line in open(sys.argv[1]):
-    _, op, b, t = line.split()
+    _, op, b, t, w = line.split()
     ticks[(op, b)].append(int(t))
+    wall[(op, b)].append(int(w))
     if op not in ops:
         ops.append(op)
 hz = int(sys.argv[2])
+servers = sys.argv[3:]
 def cell(op, b):
     v = ticks[(op, b)]
-    return "%.2f s (%.2f-%.2f)" % (statistics.median(v) / hz, min(v) / hz, max(v) / hz)
-fsfs = any(b == "svnserve" for (_, b) in ticks)
-if fsfs:
-    print("| operation | before: server CPU, median (min-max) | after | svnserve | after / svnserve |")
-    print("|---|---|---|---|---|")
-else:
-    print("| operation | before: server CPU, median (min-max) | after |")
-    print("|---|---|---|")
+    return "%.2f s (%.2f-%.2f) | %.2f s" % (statistics.median(v) / hz, min(v) / hz, max(v) / hz,
+                                            statistics.median(wall[(op, b)]) / 1e6)
+fsfs = "svnserve" in servers
+head = " | ".join(f"{b}: server CPU, median (min-max) | {b}: client wall" for b in servers)
+print(f"| operation | {head} |" + (" after / svnserve |" if fsfs else ""))
+print("|---" * (1 + 2 * len(servers) + fsfs) + "|")
 for op in ops:
-    row = f"| {op} | {cell(op, 'before')} | {cell(op, 'after')} |"
+    row = f"| {op} | " + " | ".join(cell(op, b) for b in servers) + " |"
     if fsfs:
         s = statistics.median(ticks[(op, "svnserve")])
         ratio = "%.2f" % (statistics.median(ticks[(op, "after")]) / s) if s else "-"
-        row += f" {cell(op, 'svnserve')} | {ratio} |"
+        row += f" {ratio} |"
     print(row)
 PY

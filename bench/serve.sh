@@ -275,7 +275,7 @@ describe_server() {
     svnserve-fast) echo "svnserve -M 1024 -c 0 --cache-revprops yes --block-read yes: a process per connection, each with its own 1 GB cache (the seeds' \"fast\")" ;;
     svnserve-T) echo "svnserve -T -M 1024 -c 0 --cache-revprops yes --block-read yes: threads sharing one 1 GB cache (svnserve's best here)" ;;
     svelto) echo "svelto serve: no tuning options" ;;
-    svelto-http) echo "svelto serve --http-listen: the same server over http:// (the stock client's ra_serf)" ;;
+    svelto-http) echo "svelto serve --http-listen: the same server over http:// (the stock client's ra_serf: skelta updates, a GET per file)" ;;
     apache) echo "Apache httpd $(apache_version) (event MPM, Debian's defaults: 25 threads a child) with mod_dav_svn and its defaults (16 MB cache per child process, SVNAllowBulkUpdates On: ra_serf fetches each file with its own GET)" ;;
     apache-fast) echo "Apache httpd $(apache_version) with mod_dav_svn and the seeds' \"fast\": $(echo "$APACHE_FAST" | tr -s ' \n' ' ')(1 GB cache per child process; bulk updates preferred: one report carries every file)" ;;
     esac

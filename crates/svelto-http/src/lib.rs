@@ -372,6 +372,11 @@ where
             Ok::<_, Infallible>(logged(resp, seen))
         }
     });
+    // No `pipeline_flush`: hyper then copies every body byte into one buffer before it
+    // writes (its "flatten" strategy); with `writev` a streamed report's 64 KiB chunks go
+    // to the socket as they are (a send-all null-export of the medium trunk: 1.02 s of
+    // server CPU against 2.15 s, medians of 3; a skelta one, a GET per file, 1.46 against
+    // 1.50 s).
     let conn = hyper::server::conn::http1::Builder::new()
         .keep_alive(!busy)
         .writev(true)
@@ -474,11 +479,10 @@ impl Req {
         self.headers.get(name).and_then(|v| v.to_str().ok())
     }
 
-    /// The svndiff version of a `GET`'s delta, if the client takes svndiff at all:
-    /// uncompressed to a client on this machine (as the svn:// side sends it: compressing
-    /// costs more than it saves over the loopback), else the best its `Accept-Encoding`
-    /// offers. (Reports keep the best offered: their svndiff is base64-encoded, and
-    /// compressing it first costs less than encoding the larger stream.)
+    /// The svndiff version of a `GET`'s delta or an update report's texts, if the client
+    /// takes svndiff at all: uncompressed to a client on this machine (as the svn:// side
+    /// sends it: compressing costs more than it saves over the loopback), else the best its
+    /// `Accept-Encoding` offers. (file-revs and replay reports keep the best offered.)
     pub fn svndiff_version(&self) -> Option<u8> {
         let best = ctx::svndiff_version(self.header("accept-encoding"))?;
         if self.peer.is_loopback() {
@@ -949,12 +953,17 @@ struct ChanWriter {
 }
 
 impl Write for ChanWriter {
-    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
-        self.buf.extend_from_slice(data);
-        if self.buf.len() >= CHUNK {
+    fn write(&mut self, mut data: &[u8]) -> std::io::Result<usize> {
+        let n = data.len();
+        // Chunks of exactly CHUNK bytes: the buffer never grows past its capacity.
+        while self.buf.len() + data.len() >= CHUNK {
+            let take = CHUNK - self.buf.len();
+            self.buf.extend_from_slice(&data[..take]);
+            data = &data[take..];
             self.flush()?;
         }
-        Ok(data.len())
+        self.buf.extend_from_slice(data);
+        Ok(n)
     }
 
     fn flush(&mut self) -> std::io::Result<()> {

@@ -6,7 +6,7 @@
 use crate::ctx::{svndiff_version, Ctx, XML_HEADER};
 use crate::error::HttpError;
 use crate::uri::Kind;
-use crate::xml::{esc, Base64Lines, Elem, SVN};
+use crate::xml::{esc, Base64Stream, Elem, SVN};
 use crate::{Reply, Req};
 use std::io::Write;
 use svelto_core::{Md5, Revnum};
@@ -68,7 +68,7 @@ pub(crate) fn replay_report(ctx: &Ctx<'_>, req: &Req, doc: &Elem) -> Result<Repl
         let mut editor = ReplayXml {
             w,
             in_delta: false,
-            b64: Base64Lines::default(),
+            b64: Base64Stream::default(),
         };
         editor.put(&format!("{XML_HEADER}<S:editor-report xmlns:S=\"svn:\">\n"))?;
         svc.replay(rev, &opts, &mut editor)?;
@@ -84,7 +84,7 @@ struct ReplayXml<'w> {
     w: &'w mut dyn Write,
     /// Inside `S:apply-textdelta` (closed by the next call).
     in_delta: bool,
-    b64: Base64Lines,
+    b64: Base64Stream,
 }
 
 impl ReplayXml<'_> {
@@ -227,7 +227,7 @@ impl Editor for ReplayXml<'_> {
         };
         self.event(&s)?;
         self.in_delta = true;
-        self.b64 = Base64Lines::default();
+        self.b64.start();
         Ok(())
     }
     fn textdelta_chunk(&mut self, _: Token, chunk: &[u8]) -> svelto_repos::Result<()> {

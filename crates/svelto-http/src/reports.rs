@@ -510,7 +510,7 @@ fn file_revs(ctx: &Ctx<'_>, req: &Req, doc: &Elem) -> Result<Reply, HttpError> {
         let mut h = FileRevsXml {
             w,
             header: false,
-            b64: crate::xml::Base64Lines::default(),
+            b64: crate::xml::Base64Stream::default(),
             in_delta: false,
         };
         svc.file_revs(&path, &opts, &mut h)
@@ -526,7 +526,7 @@ fn file_revs(ctx: &Ctx<'_>, req: &Req, doc: &Elem) -> Result<Reply, HttpError> {
 struct FileRevsXml<'w> {
     w: &'w mut dyn std::io::Write,
     header: bool,
-    b64: crate::xml::Base64Lines,
+    b64: crate::xml::Base64Stream,
     /// Inside an `S:txdelta` (the version changed the text); `file_rev_end` comes for
     /// every version, with or without one.
     in_delta: bool,
@@ -579,7 +579,7 @@ impl svelto_repos::FileRevsHandler for FileRevsXml<'_> {
         self.in_delta = rev.text_delta;
         if rev.text_delta {
             s.push_str("<S:txdelta>");
-            self.b64 = crate::xml::Base64Lines::default();
+            self.b64.start();
         } else {
             s.push_str("</S:file-rev>\n");
         }

@@ -5,7 +5,7 @@
 //! the "skelta" (the tree, entry and changed properties inline when asked, the texts
 //! fetched by the client with `GET`s of the `D:checked-in` hrefs).
 
-use crate::ctx::{svndiff_version, Ctx, XML_HEADER};
+use crate::ctx::{Ctx, XML_HEADER};
 use crate::error::HttpError;
 use crate::uri::Kind;
 use crate::xml::{esc, Elem, SVN};
@@ -162,7 +162,7 @@ pub(crate) fn update_report(ctx: &Ctx<'_>, req: &Req, doc: &Elem) -> Result<Repl
             links.push((join(&anchor, &target), d.clone()));
         }
     }
-    let svndiff = svndiff_version(req.header("accept-encoding")).unwrap_or(0);
+    let svndiff = req.svndiff_version().unwrap_or(0);
     let opts = ReportOptions {
         anchor: anchor.clone(),
         target: target.clone(),
@@ -220,7 +220,7 @@ pub(crate) fn update_report(ctx: &Ctx<'_>, req: &Req, doc: &Elem) -> Result<Repl
             w,
             items: HashMap::new(),
             next: 0,
-            b64: crate::xml::Base64Lines::default(),
+            b64: crate::xml::Base64Stream::default(),
         };
         prepared.run(&mut editor).map_err(HttpError::from)?;
         Ok(())
@@ -292,7 +292,7 @@ struct XmlEditor<'w> {
     items: HashMap<Token, Item>,
     next: Token,
     /// The current svndiff stream's base64.
-    b64: crate::xml::Base64Lines,
+    b64: crate::xml::Base64Stream,
 }
 
 fn name_of(path: &str) -> &str {
@@ -552,7 +552,7 @@ impl Editor for XmlEditor<'_> {
             Some(m) => format!("<S:txdelta base-checksum=\"{}\">", m.to_hex()),
             None => "<S:txdelta>".to_string(),
         };
-        self.b64 = crate::xml::Base64Lines::default();
+        self.b64.start();
         self.put(&open)
     }
 

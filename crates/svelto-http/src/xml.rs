@@ -280,42 +280,74 @@ fn encode_lines(v: &[u8], out: &mut Vec<u8>) {
     }
 }
 
-/// Base64 of a stream written in pieces (an svndiff stream inside `S:txdelta`), 76
-/// characters a line, as Subversion's base64 stream writes it.
+/// Base64 of a stream written in pieces (an svndiff stream inside `S:txdelta`,
+/// `S:apply-textdelta`), in one line, as mod_dav_svn 1.14 writes it (its base64 output
+/// stream does not break lines; the client's decoder takes any length). One long run
+/// costs the client's XML parser one character-data callback per buffer instead of two a
+/// line, and the encoder one call per piece.
 #[derive(Default)]
-pub struct Base64Lines {
-    /// Fewer than 57 bytes waiting for the rest of their line.
-    carry: Vec<u8>,
-    /// The encoded text, reused from piece to piece.
+pub struct Base64Stream {
+    /// The bytes (fewer than 3) waiting for the rest of their group.
+    carry: [u8; 3],
+    carried: usize,
+    /// The encoded text, reused from piece to piece and stream to stream (it only grows,
+    /// so it is zeroed once, not on every piece).
     buf: Vec<u8>,
 }
 
-impl Base64Lines {
-    /// Encodes the whole lines `data` completes; the rest waits for more.
-    pub fn push(&mut self, mut data: &[u8], out: &mut dyn std::io::Write) -> std::io::Result<()> {
-        self.buf.clear();
-        if !self.carry.is_empty() {
-            let take = (57 - self.carry.len()).min(data.len());
-            self.carry.extend_from_slice(&data[..take]);
-            data = &data[take..];
-            if self.carry.len() < 57 {
-                return Ok(());
-            }
-            encode_lines(&self.carry, &mut self.buf);
-            self.carry.clear();
-        }
-        let whole = data.len() / 57 * 57;
-        encode_lines(&data[..whole], &mut self.buf);
-        self.carry.extend_from_slice(&data[whole..]);
-        out.write_all(&self.buf)
+impl Base64Stream {
+    /// Begins a new stream.
+    pub fn start(&mut self) {
+        self.carried = 0;
     }
 
-    /// Encodes what is left.
+    /// Encodes the whole groups of 3 bytes `data` completes; the rest waits for more.
+    pub fn push(&mut self, mut data: &[u8], out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        use base64::Engine;
+        let mut head = [0u8; 4];
+        let mut head_len = 0;
+        if self.carried > 0 {
+            let take = (3 - self.carried).min(data.len());
+            self.carry[self.carried..self.carried + take].copy_from_slice(&data[..take]);
+            self.carried += take;
+            data = &data[take..];
+            if self.carried < 3 {
+                return Ok(());
+            }
+            head_len = base64::engine::general_purpose::STANDARD
+                .encode_slice(self.carry, &mut head)
+                .expect("4 bytes for 3");
+            self.carried = 0;
+        }
+        let whole = data.len() / 3 * 3;
+        let rest = &data[whole..];
+        self.carry[..rest.len()].copy_from_slice(rest);
+        self.carried = rest.len();
+        if head_len > 0 {
+            out.write_all(&head[..head_len])?;
+        }
+        if whole == 0 {
+            return Ok(());
+        }
+        let need = whole / 3 * 4;
+        if self.buf.len() < need {
+            self.buf.resize(need, 0);
+        }
+        let n = base64::engine::general_purpose::STANDARD
+            .encode_slice(&data[..whole], &mut self.buf[..need])
+            .expect("sized for the groups");
+        out.write_all(&self.buf[..n])
+    }
+
+    /// Encodes what is left (with its padding).
     pub fn finish(&mut self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
-        self.buf.clear();
-        encode_lines(&self.carry, &mut self.buf);
-        self.carry.clear();
-        out.write_all(&self.buf)
+        use base64::Engine;
+        let mut tail = [0u8; 4];
+        let n = base64::engine::general_purpose::STANDARD
+            .encode_slice(&self.carry[..self.carried], &mut tail)
+            .expect("4 bytes for 2");
+        self.carried = 0;
+        out.write_all(&tail[..n])
     }
 }
 
@@ -348,22 +380,39 @@ mod tests {
     use super::*;
 
     #[test]
-    fn base64_in_pieces_is_base64_of_the_whole() {
+    fn base64_lines_break_every_76_characters() {
         let data: Vec<u8> = (0..1000u32).map(|i| (i * 7 + i / 13) as u8).collect();
-        let whole = base64_lines(&data);
-        assert!(whole.lines().all(|l| l.len() <= 76));
-        for sizes in [&[1usize][..], &[56, 1, 57, 200], &[3, 500], &[1000]] {
-            let mut b = Base64Lines::default();
-            let mut out = Vec::new();
-            let (mut at, mut i) = (0, 0);
-            while at < data.len() {
-                let n = sizes[i % sizes.len()].min(data.len() - at);
-                b.push(&data[at..at + n], &mut out).expect("to a Vec");
-                at += n;
-                i += 1;
+        let lines = base64_lines(&data);
+        assert!(lines.lines().all(|l| l.len() <= 76));
+        assert_eq!(lines.lines().count(), 1000usize.div_ceil(57));
+    }
+
+    #[test]
+    fn base64_in_pieces_is_base64_of_the_whole() {
+        use base64::Engine;
+        let data: Vec<u8> = (0..1000u32).map(|i| (i * 7 + i / 13) as u8).collect();
+        let b = &mut Base64Stream::default();
+        for len in [0, 1, 2, 3, 4, 998, 999, 1000] {
+            let data = &data[..len];
+            let whole = base64::engine::general_purpose::STANDARD.encode(data);
+            for sizes in [&[1usize][..], &[2], &[56, 1, 57, 200], &[3, 500], &[1000]] {
+                // One encoder for every stream, as an editor keeps it.
+                b.start();
+                let mut out = Vec::new();
+                let (mut at, mut i) = (0, 0);
+                while at < data.len() {
+                    let n = sizes[i % sizes.len()].min(data.len() - at);
+                    b.push(&data[at..at + n], &mut out).expect("to a Vec");
+                    at += n;
+                    i += 1;
+                }
+                b.finish(&mut out).expect("to a Vec");
+                assert_eq!(
+                    String::from_utf8(out).expect("ASCII"),
+                    whole,
+                    "{len} {sizes:?}"
+                );
             }
-            b.finish(&mut out).expect("to a Vec");
-            assert_eq!(String::from_utf8(out).expect("ASCII"), whole, "{sizes:?}");
         }
     }
 
