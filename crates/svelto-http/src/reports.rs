@@ -13,7 +13,7 @@ use std::fmt::Write as _;
 use svelto_core::{join, ChangeKind, Depth, NodeKind, Revnum};
 use svelto_repos::action;
 use svelto_repos::list::DirentFields as Fields;
-use svelto_repos::log::{LogEntry, LogOptions};
+use svelto_repos::log::{LogEntryRef, LogOptions};
 use svelto_repos::Node;
 
 /// Answers a `REPORT`.
@@ -385,9 +385,9 @@ fn log(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
         )?;
         let mut depth = 0usize;
         let mut s = String::new();
-        svc.log(&opts, &mut |e: LogEntry| {
+        svc.log_ref(&opts, &mut |e: &LogEntryRef<'_>| {
             s.clear();
-            log_item(&mut s, &e, encode_binary, &mut depth);
+            log_item(&mut s, e, encode_binary, &mut depth);
             w.write_all(s.as_bytes()).map_err(crate::error::write_err)
         })
         .map_err(HttpError::from)?;
@@ -399,7 +399,7 @@ fn log(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
 
 /// Appends a log entry's `S:log-item` to `s` (nothing for the end of merged revisions at
 /// the top level).
-fn log_item(s: &mut String, e: &LogEntry, encode_binary: bool, depth: &mut usize) {
+fn log_item(s: &mut String, e: &LogEntryRef<'_>, encode_binary: bool, depth: &mut usize) {
     use crate::xml::{esc_cdata_to, esc_to};
     if e.invalid_rev {
         if *depth == 0 {
@@ -408,7 +408,7 @@ fn log_item(s: &mut String, e: &LogEntry, encode_binary: bool, depth: &mut usize
         *depth -= 1;
     }
     s.push_str("<S:log-item>\n");
-    for c in &e.changed_paths {
+    for c in e.changed_paths.iter() {
         let el = match c.action {
             ChangeKind::Add => "S:added-path",
             ChangeKind::Replace => "S:replaced-path",
@@ -417,10 +417,10 @@ fn log_item(s: &mut String, e: &LogEntry, encode_binary: bool, depth: &mut usize
         };
         s.push('<');
         s.push_str(el);
-        if let Some((p, r)) = &c.copyfrom {
+        if let Some((p, r)) = c.copyfrom {
             if matches!(c.action, ChangeKind::Add | ChangeKind::Replace) {
-                s.push_str(" copyfrom-path=\"");
-                esc_to(s, p);
+                s.push_str(" copyfrom-path=\"/");
+                esc_to(s, p.trim_matches('/'));
                 let _ = write!(s, "\" copyfrom-rev=\"{r}\"");
             }
         }
@@ -432,17 +432,17 @@ fn log_item(s: &mut String, e: &LogEntry, encode_binary: bool, depth: &mut usize
         let _ = write!(
             s,
             " node-kind=\"{kind}\" text-mods=\"{}\" prop-mods=\"{}\">",
-            c.text_mods.unwrap_or(false),
-            c.prop_mods.unwrap_or(false),
+            c.text_mods, c.prop_mods,
         );
-        esc_cdata_to(s, &c.path);
+        s.push('/');
+        esc_cdata_to(s, c.relpath.trim_matches('/'));
         s.push_str("</");
         s.push_str(el);
         s.push_str(">\n");
     }
     let rev = if e.invalid_rev { -1 } else { e.rev as i64 };
     let _ = writeln!(s, "<D:version-name>{rev}</D:version-name>");
-    for (name, value) in &e.revprops {
+    for (name, value) in e.revprops.iter() {
         let b64 = encode_binary && !crate::xml::is_xml_safe(value);
         let v = if b64 {
             Cow::Owned(crate::xml::base64_lines(value))
@@ -450,7 +450,7 @@ fn log_item(s: &mut String, e: &LogEntry, encode_binary: bool, depth: &mut usize
             String::from_utf8_lossy(value)
         };
         let enc = if b64 { " encoding=\"base64\"" } else { "" };
-        let (open, close) = match name.as_slice() {
+        let (open, close) = match name {
             b"svn:author" => ("<D:creator-displayname", "</D:creator-displayname>\n"),
             b"svn:date" => ("<S:date", "</S:date>\n"),
             b"svn:log" => ("<D:comment", "</D:comment>\n"),
@@ -463,7 +463,7 @@ fn log_item(s: &mut String, e: &LogEntry, encode_binary: bool, depth: &mut usize
         }
         s.push_str(enc);
         s.push('>');
-        if name.as_slice() == b"svn:log" && !b64 {
+        if name == b"svn:log" && !b64 {
             fuzzy_esc_to(s, &v);
         } else {
             esc_to(s, &v);
