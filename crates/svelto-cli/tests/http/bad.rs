@@ -619,8 +619,10 @@ fn xml_bodies_are_parsed_in_bounded_memory_and_time() {
     assert_eq!(status, 400, "{text}");
     assert!(text.contains("too many elements"), "{text}");
     let once = server.peak_rss_kib().expect("the server's VmHWM");
+    // Unbounded, this body grew the server by about 650 MB; bounded, by about 300 MB
+    // alone and up to 435 MB while other tests load the machine (allocator arenas).
     assert!(
-        once.saturating_sub(before) < 400 * 1024,
+        once.saturating_sub(before) < 500 * 1024,
         "peak RSS grew from {before} to {once} KiB"
     );
     let attrs: String = (0..100_000).map(|i| format!(" a{i}=''")).collect();
@@ -629,7 +631,9 @@ fn xml_bodies_are_parsed_in_bounded_memory_and_time() {
     let (status, text) = request(&addr, "REPORT", "/svn/repo/!svn/me", &[], body.as_bytes());
     assert_eq!(status, 400, "{text}");
     assert!(text.contains("too many attributes"), "{text}");
-    assert!(started.elapsed() < Duration::from_secs(20));
+    // Quadratic, this took about 45 minutes of CPU; linear, well under a second: the
+    // bound is wide for a loaded machine.
+    assert!(started.elapsed() < Duration::from_secs(120));
     let (status, _) = request(&addr, "GET", "/svn/repo/", &[], b"");
     assert_eq!(status, 200);
 }
