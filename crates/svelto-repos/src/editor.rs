@@ -96,16 +96,44 @@ pub fn send_text(
         } else {
             delta_windows(source, target)
         };
-        let mut chunk = Vec::new();
-        for window in windows {
-            chunk.clear();
-            window
-                .encode(opts.svndiff_version, 1, &mut chunk)
-                .map_err(|e| crate::ReposError::Internal(format!("encoding a text delta: {e}")))?;
-            editor.textdelta_chunk(file, &chunk)?;
-        }
+        send_window_chunks(editor, file, &windows, opts)?;
     }
     editor.textdelta_end(file)
+}
+
+/// Sends the text change of an open file as `windows`, a delta already made against the
+/// text whose MD5 is `base_md5` (a version stored as a delta against the one the receiver
+/// has): the same calls as [`send_text`], nothing computed.
+pub fn send_windows(
+    editor: &mut dyn Editor,
+    file: Token,
+    base_md5: &Md5,
+    windows: &[Window],
+    opts: TextOptions,
+) -> Result<()> {
+    editor.apply_textdelta(file, Some(base_md5))?;
+    editor.textdelta_chunk(file, &stream_header(opts.svndiff_version))?;
+    if opts.send_deltas {
+        send_window_chunks(editor, file, windows, opts)?;
+    }
+    editor.textdelta_end(file)
+}
+
+fn send_window_chunks(
+    editor: &mut dyn Editor,
+    file: Token,
+    windows: &[Window],
+    opts: TextOptions,
+) -> Result<()> {
+    let mut chunk = Vec::new();
+    for window in windows {
+        chunk.clear();
+        window
+            .encode(opts.svndiff_version, 1, &mut chunk)
+            .map_err(|e| crate::ReposError::Internal(format!("encoding a text delta: {e}")))?;
+        editor.textdelta_chunk(file, &chunk)?;
+    }
+    Ok(())
 }
 
 /// One editor call, as [`Recorder`] keeps it. Tokens are the recorder's own counter.

@@ -692,11 +692,27 @@ impl Repo {
         if text.rep == 0 || base == 0 {
             return Ok(None);
         }
-        let t = self.rep_trailer(text.rep)?;
+        let (t, near) = self.rep_near(text.rep)?;
         if t.base != base {
             return Ok(None);
         }
-        rep::windows(self, text.rep, &t).map(Some)
+        match near {
+            Some(bytes) => rep::windows_in(self, text.rep, &t, bytes).map(Some),
+            None => rep::windows(self, text.rep, &t).map(Some),
+        }
+    }
+
+    /// The bytes `text`'s windows take in `db/data` when it is stored self-contained (about
+    /// its size when the contents do not compress); None when it is stored as a delta.
+    pub fn self_contained_bytes(&self, text: &FileText) -> Result<Option<u64>> {
+        if text.rep == 0 {
+            return Ok(None);
+        }
+        let t = self.rep_trailer(text.rep)?;
+        if t.base != 0 || t.windows == 0 {
+            return Ok(None);
+        }
+        Ok(Some(text.rep - t.first_window))
     }
 
     /// `text`'s windows and contents when it is stored as a delta against the

@@ -3,12 +3,15 @@
 
 use super::entries::{no_such_revision, Ent};
 use super::PreparedDrive;
-use crate::editor::{send_text, Editor, TextOptions, Token};
+use crate::editor::{send_text, send_windows, Editor, TextOptions, Token};
 use crate::error::{ReposError, Result, SvnErrorKind};
 use crate::stream::read_full;
 use std::collections::HashMap;
+use svelto_core::Md5;
 use svelto_core::{join, parent_and_name, skip_ancestor, Depth, NodeKind, PropList, Revnum};
-use svelto_delta::{compute_window, stream_header, Window, WINDOW_SIZE};
+use svelto_delta::{
+    compute_window, fulltext_v0_header, stream_header, Instruction, Window, WINDOW_SIZE,
+};
 use svelto_store::{DirEntry, FileText, NodeRev, Offset};
 pub(super) const COMMITTED_REV: &[u8] = b"svn:entry:committed-rev";
 pub(super) const COMMITTED_DATE: &[u8] = b"svn:entry:committed-date";
@@ -19,6 +22,9 @@ pub(super) const LOCK_TOKEN: &[u8] = b"svn:entry:lock-token";
 /// Files larger than this are sent from streams, window by window, instead of from texts held
 /// in memory.
 pub(super) const STREAM_ABOVE: u64 = 16 << 20;
+
+/// A self-contained text stored in more than all but 1/this of its size does not compress.
+const INCOMPRESSIBLE: u64 = 32;
 
 /// The node whose properties are being sent.
 #[derive(Clone, Copy)]
@@ -811,6 +817,16 @@ impl Driver<'_> {
             let base = base.as_ref().map(|b| (&[][..], &b.md5));
             return send_text(&mut *self.editor, file, base, &[], opts);
         }
+        if let Some(b) = &base {
+            // Stored as a delta against the receiver's version: those windows are the delta
+            // (the writer made them with the same computation from the same two texts).
+            if let Some(windows) = repo.stored_delta(&target, b.rep)? {
+                return send_windows(&mut *self.editor, file, &b.md5, &windows, opts);
+            }
+            if target.size > WINDOW_SIZE as u64 && self.looks_unrelated(b, &target)? {
+                return self.send_new_text(file, &b.md5, &target);
+            }
+        }
         if target.size > STREAM_ABOVE || base.is_some_and(|b| b.size > STREAM_ABOVE) {
             return self.stream_text(file, base, target);
         }
@@ -828,6 +844,60 @@ impl Driver<'_> {
             }
             None => send_text(&mut *self.editor, file, None, &text, opts),
         }
+    }
+
+    /// Whether a delta of `target` against `base` would find nothing to copy, judged without
+    /// reading either whole: `target` is stored self-contained and does not compress (an
+    /// archive, an image, a PDF: a new version of such a file shares no runs of bytes with the
+    /// old one except a prefix left as it was), and its first window copies nothing from
+    /// `base`'s first.
+    fn looks_unrelated(&self, base: &FileText, target: &FileText) -> Result<bool> {
+        let repo = &self.p.repo;
+        let Some(stored) = repo.self_contained_bytes(target)? else {
+            return Ok(false);
+        };
+        if stored < target.size - target.size / INCOMPRESSIBLE {
+            return Ok(false);
+        }
+        let mut t = vec![0u8; WINDOW_SIZE];
+        let t_len = read_full(&mut repo.text_reader(target)?, &mut t)?;
+        let mut s = vec![0u8; WINDOW_SIZE];
+        let s_len = read_full(&mut repo.text_reader(base)?, &mut s)?;
+        let window = compute_window(&s[..s_len], 0, &t[..t_len]);
+        Ok(!window
+            .instructions
+            .iter()
+            .any(|i| matches!(i, Instruction::CopySource { .. })))
+    }
+
+    /// Sends `target` as new data (each window its bytes, no source), streamed from storage,
+    /// as the change from the text whose MD5 is `base_md5`.
+    fn send_new_text(&mut self, file: Token, base_md5: &Md5, target: &FileText) -> Result<()> {
+        let opts = self.p.opts.text;
+        let mut reader = self.p.repo.text_reader(target)?;
+        self.editor.apply_textdelta(file, Some(base_md5))?;
+        self.editor
+            .textdelta_chunk(file, &stream_header(opts.svndiff_version))?;
+        let mut buf = vec![0u8; WINDOW_SIZE];
+        let mut chunk = Vec::new();
+        loop {
+            let n = read_full(&mut reader, &mut buf)?;
+            if n == 0 {
+                break;
+            }
+            if opts.svndiff_version == 0 {
+                self.editor
+                    .textdelta_chunk(file, &fulltext_v0_header(n as u64))?;
+                self.editor.textdelta_chunk(file, &buf[..n])?;
+            } else {
+                chunk.clear();
+                Window::fulltext(&buf[..n])
+                    .encode(opts.svndiff_version, 1, &mut chunk)
+                    .map_err(|e| ReposError::Internal(format!("encoding a text delta: {e}")))?;
+                self.editor.textdelta_chunk(file, &chunk)?;
+            }
+        }
+        self.editor.textdelta_end(file)
     }
 
     /// Sends a text change read from streams: each window of the target is a delta against

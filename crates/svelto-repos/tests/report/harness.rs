@@ -33,6 +33,13 @@ impl Fixture {
         Fixture { loaded, head }
     }
 
+    /// Any dump, loaded into both servers.
+    pub fn from_dump(dump: &std::path::Path) -> Fixture {
+        let loaded = LoadedPair::from_dump(dump, false);
+        let head = loaded.youngest();
+        Fixture { loaded, head }
+    }
+
     /// A session with `svnserve -i` on the FSFS copy.
     pub fn svnserve(&self) -> SvnserveClient {
         self.loaded.svnserve(Mode::Inetd)

@@ -379,3 +379,240 @@ fn switches_between_branches() {
     eprintln!("{checked} switches checked");
     assert!(checked > 500, "{checked}");
 }
+
+/// Updates across versions stored as a delta against the version the working copy has (one
+/// step forward: an edit, a copy's first edit, a replacement's successor) send those stored
+/// windows instead of computing a delta; the working copy still comes out as the target.
+#[test]
+fn stored_deltas_update_working_copies() {
+    let mut stored = 0;
+    for name in ["basic", "copies", "replace", "mixed", "moves"] {
+        let fx = Fixture::load(name);
+        for from in 0..fx.head {
+            for to in from + 1..=fx.head {
+                for (path, kind) in harness::nodes_below(&fx.repo, to, "") {
+                    if kind != svelto_core::NodeKind::File {
+                        continue;
+                    }
+                    let (Ok(Some((_, a))), Ok(Some((_, b)))) =
+                        (fx.repo.lookup(from, &path), fx.repo.lookup(to, &path))
+                    else {
+                        continue;
+                    };
+                    let (a, b) = (a.file_text(), b.file_text());
+                    if a.rep != b.rep {
+                        let windows = fx.repo.stored_delta(&b, a.rep).expect("stored delta");
+                        stored += usize::from(windows.is_some());
+                    }
+                }
+                let sc = Scenario::update("", "", to, vec![Op::set("", from)]);
+                match model_check(&fx.repo, &sc) {
+                    Ok((Ours::Drive(_), true)) => {}
+                    Ok((other, _)) => panic!("{}\nfailed: {other:?}", describe(&fx, &sc)),
+                    Err(e) => panic!("{}\n{e}", describe(&fx, &sc)),
+                }
+            }
+        }
+    }
+    assert!(
+        stored > 20,
+        "only {stored} updated files stored as deltas against their base"
+    );
+}
+
+/// Bytes that do not compress (an archive's, an image's).
+fn noise(seed: u64, len: usize) -> Vec<u8> {
+    let mut rng = Rng::new(seed);
+    (0..len).map(|_| rng.next() as u8).collect()
+}
+
+/// A dump (format 2, full texts) of `revisions`, each a list of (action, kind, path,
+/// copy source, text).
+#[allow(clippy::type_complexity)]
+fn dump_of(revisions: &[Vec<(&str, &str, &str, Option<(&str, u64)>, Option<Vec<u8>>)>]) -> Vec<u8> {
+    let mut out =
+        b"SVN-fs-dump-format-version: 2\n\nUUID: 0b5c1f9e-1e64-4a2b-9d7e-3c51c7d0a001\n\n".to_vec();
+    let props = |pairs: &[(&str, &str)]| {
+        let mut p = String::new();
+        for (k, v) in pairs {
+            p += &format!("K {}\n{k}\nV {}\n{v}\n", k.len(), v.len());
+        }
+        p + "PROPS-END\n"
+    };
+    let rev0 = props(&[("svn:date", "2026-01-01T00:00:00.000000Z")]);
+    out.extend(
+        format!(
+            "Revision-number: 0\nProp-content-length: {0}\nContent-length: {0}\n\n{rev0}\n",
+            rev0.len()
+        )
+        .bytes(),
+    );
+    for (i, changes) in revisions.iter().enumerate() {
+        let rp = props(&[
+            ("svn:author", "harry"),
+            ("svn:date", &format!("2026-01-0{}T00:00:00.000000Z", i + 2)),
+            ("svn:log", "r"),
+        ]);
+        out.extend(
+            format!(
+                "Revision-number: {}\nProp-content-length: {1}\nContent-length: {1}\n\n{rp}\n",
+                i + 1,
+                rp.len()
+            )
+            .bytes(),
+        );
+        for (action, kind, path, copy, text) in changes {
+            out.extend(format!("Node-path: {path}\n").bytes());
+            if *action != "delete" {
+                out.extend(format!("Node-kind: {kind}\n").bytes());
+            }
+            out.extend(format!("Node-action: {action}\n").bytes());
+            if let Some((from, rev)) = copy {
+                out.extend(
+                    format!("Node-copyfrom-rev: {rev}\nNode-copyfrom-path: {from}\n").bytes(),
+                );
+            }
+            if *action == "delete" {
+                out.extend(b"\n\n");
+                continue;
+            }
+            let pr = if *action == "change" {
+                String::new()
+            } else {
+                props(&[])
+            };
+            let body = text.clone().unwrap_or_default();
+            if text.is_some() {
+                out.extend(format!("Text-content-length: {}\n", body.len()).bytes());
+            }
+            out.extend(
+                format!(
+                    "Prop-content-length: {}\nContent-length: {}\n\n",
+                    pr.len(),
+                    pr.len() + body.len()
+                )
+                .bytes(),
+            );
+            out.extend(pr.bytes());
+            out.extend(&body);
+            out.extend(b"\n\n");
+        }
+    }
+    out
+}
+
+/// Large files that do not compress, changed into unrelated contents (edited, copied and
+/// edited, replaced) are sent as new data without reading the version the working copy has;
+/// one keeping its first window (an appended archive) still gets a delta. Every update
+/// between the revisions gives svnserve's working copy.
+#[test]
+fn unrelated_binaries_are_sent_as_new_data() {
+    let text = |salt: &str| -> Vec<u8> {
+        (0..9000)
+            .flat_map(|i| format!("{salt} line {i}\n").into_bytes())
+            .collect()
+    };
+    let kept = noise(2, 200_000);
+    let dump = dump_of(&[
+        vec![
+            ("add", "dir", "bin", None, None),
+            ("add", "file", "bin/a.pdf", None, Some(noise(1, 300_000))),
+            ("add", "file", "bin/b.zip", None, Some(kept.clone())),
+            ("add", "file", "bin/c.txt", None, Some(text("one"))),
+        ],
+        vec![
+            ("change", "file", "bin/a.pdf", None, Some(noise(3, 280_000))),
+            (
+                "change",
+                "file",
+                "bin/b.zip",
+                None,
+                Some([&kept[..], &noise(4, 90_000)].concat()),
+            ),
+            (
+                "change",
+                "file",
+                "bin/c.txt",
+                None,
+                Some(
+                    [
+                        &text("one")[..50_000],
+                        b"inserted\n",
+                        &text("one")[50_000..],
+                    ]
+                    .concat(),
+                ),
+            ),
+        ],
+        vec![
+            (
+                "add",
+                "file",
+                "bin/a2.pdf",
+                Some(("bin/a.pdf", 2)),
+                Some(noise(5, 250_000)),
+            ),
+            ("delete", "", "bin/b.zip", None, None),
+            ("add", "file", "bin/b.zip", None, Some(noise(6, 210_000))),
+        ],
+        vec![("change", "file", "bin/a.pdf", None, Some(noise(7, 330_000)))],
+    ]);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("binaries.dump");
+    std::fs::write(&path, dump).expect("write dump");
+    let fx = Fixture::from_dump(&path);
+    assert_eq!(fx.head, 4);
+    let mut serve = fx.svnserve();
+    for from in 0..=fx.head {
+        for to in 0..=fx.head {
+            let mut sc = Scenario::update("", "", to, vec![Op::set("", from)]);
+            for copyfrom in [false, true] {
+                sc.send_copyfrom = copyfrom;
+                match model_check(&fx.repo, &sc) {
+                    Ok((Ours::Drive(_), true)) => {}
+                    Ok((other, _)) => panic!("{}\nfailed: {other:?}", describe(&fx, &sc)),
+                    Err(e) => panic!("{}\n{e}", describe(&fx, &sc)),
+                }
+                if let Err(e) = differential(&fx, &mut serve, &sc) {
+                    panic!("{}\n{e}", describe(&fx, &sc));
+                }
+            }
+        }
+    }
+    // What r1 -> r2 sends for each file: how many bytes come from the old version.
+    let sc = Scenario::update("", "", 2, vec![Op::set("", 1)]);
+    let Ours::Drive(calls) = run_ours(&fx.repo, &sc) else {
+        panic!("no drive")
+    };
+    let mut names = std::collections::HashMap::new();
+    let mut streams: std::collections::BTreeMap<String, Vec<u8>> = Default::default();
+    for call in &calls {
+        match call {
+            svelto_repos::editor::Call::OpenFile(path, _, token, _) => {
+                names.insert(*token, path.clone());
+            }
+            svelto_repos::editor::Call::TextdeltaChunk(token, bytes) => {
+                streams
+                    .entry(names[token].clone())
+                    .or_default()
+                    .extend(bytes);
+            }
+            _ => {}
+        }
+    }
+    let copied = |path: &str| -> u64 {
+        let windows = svelto_delta::decode_stream(&streams[path], &svelto_delta::Limits::default())
+            .expect("svndiff");
+        windows
+            .iter()
+            .flat_map(|w| &w.instructions)
+            .map(|i| match i {
+                svelto_delta::Instruction::CopySource { len, .. } => *len,
+                _ => 0,
+            })
+            .sum()
+    };
+    assert_eq!(copied("bin/a.pdf"), 0);
+    assert!(copied("bin/b.zip") >= 199_000, "{}", copied("bin/b.zip"));
+    assert!(copied("bin/c.txt") > 50_000, "{}", copied("bin/c.txt"));
+}
