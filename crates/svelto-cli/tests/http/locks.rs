@@ -117,6 +117,16 @@ fn deleted_paths_lose_their_locks_as_through_apache() {
         assert_eq!(out.success(), ok, "svn {}:\n{out}", all.join(" "));
         out
     };
+    // `status -u` lists several locks in APR's hash order, different with each of
+    // Apache's answers: compared as a set of lines.
+    let status_u = |s: &mut Script| {
+        let out = s.run_any_order(
+            w,
+            "svn",
+            &["status", "-u", alice[0], alice[1], alice[2], alice[3], "wa"],
+        );
+        assert!(out.success(), "svn status -u:\n{out}");
+    };
     for f in ["a", "b", "c", "d"] {
         s.write(&format!("dellocks/{f}.txt"), &format!("{f}\n"));
         run(
@@ -148,8 +158,6 @@ fn deleted_paths_lose_their_locks_as_through_apache() {
     run(&mut s, &alice, &["unlock", "wa/a.txt"], true);
     run(&mut s, &alice, &["lock", "-m", "", "wa/a.txt"], true);
     run(&mut s, &alice, &["info", "wa/a.txt"], true);
-    // `status -u` lists several locks in APR's hash order, different with each of
-    // Apache's answers: those listings are compared as sets of lines.
     run(&mut s, &alice, &["unlock", "wa/a.txt"], true);
     run(&mut s, &alice, &["lock", "wa/b.txt"], true);
     run(&mut s, &alice, &["lock", "wa/c.txt"], true);
@@ -161,40 +169,14 @@ fn deleted_paths_lose_their_locks_as_through_apache() {
         std::fs::remove_file(repo.join("hooks/pre-commit")).expect("rm pre-commit");
     }
     assert_same_locks(&pair);
-    let status = s.run_any_order(
-        w,
-        "svn",
-        &[
-            "status",
-            "-u",
-            "--username",
-            "alice",
-            "--password",
-            "apw",
-            "wa",
-        ],
-    );
-    assert!(status.success(), "svn status -u:\n{status}");
+    status_u(&mut s);
     run(
         &mut s,
         &alice,
         &["commit", "--no-unlock", "-m", "kept", "wa"],
         true,
     );
-    let status = s.run_any_order(
-        w,
-        "svn",
-        &[
-            "status",
-            "-u",
-            "--username",
-            "alice",
-            "--password",
-            "apw",
-            "wa",
-        ],
-    );
-    assert!(status.success(), "svn status -u:\n{status}");
+    status_u(&mut s);
     run(&mut s, &alice, &["ls", "-v", "{URL}/d"], true);
     run(&mut s, &alice, &["lock", "wa/d.txt"], true);
     run(&mut s, &alice, &["rm", "wa/d.txt"], true);
