@@ -360,7 +360,9 @@ impl Sender<'_> {
                 a.sha1 != b.sha1 || a.size != b.size
             }
         };
-        let fspath = format!("/{}", pr.path);
+        let mut fspath = String::with_capacity(pr.path.len() + 1);
+        fspath.push('/');
+        fspath.push_str(&pr.path);
         self.handler.file_rev(&FileRev {
             path: &fspath,
             rev: pr.rev,

@@ -219,19 +219,20 @@ pub fn windows(data: &impl DataFile, rep: Offset, t: &RepTrailer) -> Result<Vec<
     windows_from(data, t, Frames::new(t, rep))
 }
 
-/// [`windows`] from their records' bytes already read (`bytes`: from the first window's
-/// record up to the REP record at `rep`).
+/// [`windows`] from their records' bytes already read (`bytes[from..]`: from the first
+/// window's record on, up to the REP record at `rep` or past it).
 pub fn windows_in(
     data: &impl DataFile,
     rep: Offset,
     t: &RepTrailer,
     bytes: Vec<u8>,
+    from: usize,
 ) -> Result<Vec<Window>> {
     let frames = Frames {
         pos: rep,
         end: rep,
         buf: bytes,
-        at: 0,
+        at: from,
         windows: t.windows,
     };
     windows_from(data, t, frames)

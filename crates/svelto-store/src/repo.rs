@@ -14,8 +14,19 @@ use crate::node::{
 };
 use crate::rep::{self, DataFile, RepTrailer, WindowStream};
 
-/// How far before a REP record [`Repo::text_over`] reads in the same read, for its windows.
+/// How far before a REP record [`Repo::stored_delta`] reads in the same read, for its
+/// windows (an update's changed files: deltas of a few KB).
 const NEAR: u64 = 4 << 10;
+/// How far [`Repo::text_over`] reads before a REP record: a blame walks thousands of
+/// versions of one file, mostly deltas of a few hundred bytes (an entry added to a log), and
+/// copying 4 KiB out of the page cache for each was a quarter of its cost; a larger delta
+/// costs a second read.
+const NEAR_SMALL: u64 = 1 << 10;
+/// The longest REP record, framed: 87 bytes of payload (five varints of at most 10 bytes, a
+/// version byte, MD5 and SHA-1) and 9 of frame.
+const REP_RECORD_MAX: u64 = 96;
+/// Bytes read with a REP record and where its windows' records begin in them.
+type NearWindows = (Vec<u8>, usize);
 use crate::{MAX_DIR_CHAIN, TAG_DIR, TAG_DIR_DELTA, TAG_NODE, TAG_PROPS, TAG_REVISION};
 use std::collections::HashMap;
 use std::io::Read;
@@ -639,16 +650,17 @@ impl Repo {
         Self::trailer(off, &payload)
     }
 
-    /// The REP record at `off` and, when they lie within [`NEAR`] bytes before it (a small
-    /// delta's do: they are written just before it), its windows' records: one read.
-    fn rep_near(&self, off: Offset) -> Result<(RepTrailer, Option<Vec<u8>>)> {
+    /// The REP record at `off` and, when they lie within `before` bytes before it (a small
+    /// delta's do: they are written just before it), the bytes read and where its windows'
+    /// records begin in them: one read.
+    fn rep_near(&self, off: Offset, before: u64) -> Result<(RepTrailer, Option<NearWindows>)> {
         let limit = self.current().len(Which::Data);
         if off < 16 || off >= limit {
             return Ok((self.rep_trailer(off)?, None));
         }
-        let start = off.saturating_sub(NEAR).max(16);
-        let end = off.saturating_add(512).min(limit);
-        let buf = self.read_raw(Which::Data, start, (end - start) as usize)?;
+        let start = off.saturating_sub(before).max(16);
+        let end = off.saturating_add(REP_RECORD_MAX).min(limit);
+        let mut buf = self.read_raw(Which::Data, start, (end - start) as usize)?;
         let at = (off - start) as usize;
         let Some((tag, payload)) = files::record_in(&buf[at..], Which::Data, off, limit)? else {
             return Ok((self.rep_trailer(off)?, None));
@@ -661,9 +673,12 @@ impl Repo {
             return Err(Self::corrupt(Which::Data, off, what));
         }
         let t = Self::trailer(off, payload)?;
-        let windows =
-            (t.first_window >= start).then(|| buf[(t.first_window - start) as usize..at].to_vec());
-        Ok((t, windows))
+        if t.first_window < start {
+            return Ok((t, None));
+        }
+        buf.truncate(at);
+        let from = (t.first_window - start) as usize;
+        Ok((t, Some((buf, from))))
     }
 
     fn trailer(off: Offset, payload: &[u8]) -> Result<RepTrailer> {
@@ -692,12 +707,12 @@ impl Repo {
         if text.rep == 0 || base == 0 {
             return Ok(None);
         }
-        let (t, near) = self.rep_near(text.rep)?;
+        let (t, near) = self.rep_near(text.rep, NEAR)?;
         if t.base != base {
             return Ok(None);
         }
         match near {
-            Some(bytes) => rep::windows_in(self, text.rep, &t, bytes).map(Some),
+            Some((bytes, from)) => rep::windows_in(self, text.rep, &t, bytes, from).map(Some),
             None => rep::windows(self, text.rep, &t).map(Some),
         }
     }
@@ -729,12 +744,12 @@ impl Repo {
         if text.rep == 0 || base == 0 {
             return Ok(None);
         }
-        let (t, near) = self.rep_near(text.rep)?;
+        let (t, near) = self.rep_near(text.rep, NEAR_SMALL)?;
         if t.base != base {
             return Ok(None);
         }
         let windows = match near {
-            Some(bytes) => rep::windows_in(self, text.rep, &t, bytes)?,
+            Some((bytes, from)) => rep::windows_in(self, text.rep, &t, bytes, from)?,
             None => rep::windows(self, text.rep, &t)?,
         };
         let contents = rep::apply_all(text.rep, &t, &windows, base_text)?;
