@@ -233,25 +233,22 @@ pub fn compute_window(source_view: &[u8], source_offset: u64, target: &[u8]) -> 
         emit.copy_source(0, prefix);
     }
     let (lo, hi) = (prefix, target.len() - suffix);
-    // A small edit of a large text (a line changed, an entry added to a log) is matched
-    // against the source around the place it replaces, not the whole view: indexing every
-    // block of a 100 KB view for each of thousands of one-line changes was most of the cost
-    // of a blame. What this can miss is bounded by the edit's own length.
-    let (index_lo, index_hi) = if hi - lo <= LOCAL_EDIT {
-        let reach = (4 * (hi - lo)).max(1024);
-        (
-            prefix.saturating_sub(reach),
-            (source.len() - suffix)
-                .saturating_add(reach)
-                .min(source.len()),
-        )
+    let src_hi = source.len() - suffix;
+    if hi - lo <= LOCAL_EDIT {
+        local_edit(source, (lo, src_hi), target, (lo, hi), &mut emit);
+    } else if let Some((at, from, len)) = shifted_run(source, src_hi, target, lo, hi) {
+        // Edits near both ends of one long run: each matched near its own place.
+        local_edit(source, (lo, from), target, (lo, at), &mut emit);
+        emit.copy_source(from, len);
+        local_edit(
+            source,
+            (from + len, src_hi),
+            target,
+            (at + len, hi),
+            &mut emit,
+        );
     } else {
-        (0, source.len())
-    };
-    if hi - lo >= BLOCK && (source.len() >= BLOCK || hi - lo >= 2 * BLOCK) {
-        match_blocks(source, (index_lo, index_hi), target, lo, hi, &mut emit);
-    } else {
-        emit.new_data(lo, hi);
+        segment(source, (0, source.len()), target, (lo, hi), &mut emit);
     }
     if suffix > 0 {
         emit.copy_source(source.len() - suffix, suffix);
@@ -263,6 +260,87 @@ pub fn compute_window(source_view: &[u8], source_offset: u64, target: &[u8]) -> 
         instructions: emit.instructions,
         new_data: emit.new_data,
     }
+}
+
+/// Emits instructions for a small edit, `target[t.0..t.1]` (at most [`LOCAL_EDIT`] bytes)
+/// replacing `source[s.0..s.1]`: matched against the source around the place it replaces,
+/// not the whole view. Indexing every block of a 100 KB view for each of thousands of
+/// one-line changes was most of the cost of a blame. What this can miss is bounded by the
+/// edit's own length.
+fn local_edit(
+    source: &[u8],
+    s: (usize, usize),
+    target: &[u8],
+    t: (usize, usize),
+    emit: &mut Emitter<'_>,
+) {
+    let reach = (4 * (t.1 - t.0)).max(1024);
+    let index = (
+        s.0.saturating_sub(reach),
+        s.1.saturating_add(reach).min(source.len()),
+    );
+    segment(source, index, target, t, emit);
+}
+
+/// Emits instructions for `target[t.0..t.1]` from copies of `source[index.0..index.1]` (and
+/// of the target), or as new data when it is too short to match.
+fn segment(
+    source: &[u8],
+    index: (usize, usize),
+    target: &[u8],
+    t: (usize, usize),
+    emit: &mut Emitter<'_>,
+) {
+    let (lo, hi) = t;
+    if hi - lo >= BLOCK && (source.len() >= BLOCK || hi - lo >= 2 * BLOCK) {
+        match_blocks(source, index, target, lo, hi, emit);
+    } else {
+        emit.new_data(lo, hi);
+    }
+}
+
+/// For a changed middle longer than [`LOCAL_EDIT`] (`target[lo..hi]` against
+/// `source[lo..src_hi]`), one long run of source bytes that it keeps, moved by an edit of at
+/// most `LOCAL_EDIT` bytes at its front and followed by at most that many: entries removed
+/// from the top of a change log and others added at its bottom, or added at its top and
+/// removed from its bottom. Returns where the run is in the target, where in the source and
+/// its length. Finding it costs a search of a few KB and a comparison, where indexing every
+/// block of the view cost most of a blame's versions stored as skip-deltas.
+fn shifted_run(
+    source: &[u8],
+    src_hi: usize,
+    target: &[u8],
+    lo: usize,
+    hi: usize,
+) -> Option<(usize, usize, usize)> {
+    if hi - lo < 2 * BLOCK || src_hi < lo + 2 * BLOCK {
+        return None;
+    }
+    let mut best: Option<(usize, usize, usize)> = None;
+    // Bytes removed at the front: the target's first block further on in the source.
+    let hay = &source[lo..src_hi.min(lo + LOCAL_EDIT + BLOCK)];
+    if let Some(i) = find_block(hay, &target[lo..lo + BLOCK]) {
+        let from = lo + i;
+        let len = common_prefix(&source[from..src_hi], &target[lo..hi]);
+        best = Some((lo, from, len));
+    }
+    // Bytes inserted at the front: the source's first block further on in the target.
+    let hay = &target[lo..hi.min(lo + LOCAL_EDIT + BLOCK)];
+    if let Some(i) = find_block(hay, &source[lo..lo + BLOCK]) {
+        let at = lo + i;
+        let len = common_prefix(&source[lo..src_hi], &target[at..hi]);
+        if best.is_none_or(|b| len > b.2) {
+            best = Some((at, lo, len));
+        }
+    }
+    best.filter(|&(at, _, len)| hi - (at + len) <= LOCAL_EDIT)
+}
+
+/// The first place `needle` ([`BLOCK`] bytes) occurs in `hay`.
+fn find_block(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    let last = hay.len().checked_sub(needle.len())?;
+    let first = word(needle);
+    (0..=last).find(|&i| word(&hay[i..]) == first && hay[i..i + needle.len()] == *needle)
 }
 
 /// Emits instructions for `target[lo..hi]`, which is at least [`BLOCK`] bytes long, from
@@ -480,6 +558,34 @@ mod tests {
         let far = [&text[..60_000], &text[1000..3000], &text[60_000..]].concat();
         let w = rebuild(&text, &far);
         assert!(w.new_data.len() <= 2000, "{} new bytes", w.new_data.len());
+    }
+
+    #[test]
+    fn edits_at_both_ends_of_a_long_text() {
+        let mut text = Vec::new();
+        for i in 0..3000 {
+            text.extend_from_slice(format!("{i:05} an entry of a long change log\n").as_bytes());
+        }
+        let entry = b"99999 a new entry, written at the end of the log\n";
+        // Entries removed from the top and one added at the bottom; and the other way round.
+        let rotated = [&text[3000..], entry.as_slice()].concat();
+        let w = rebuild(&text, &rotated);
+        assert!(w.new_data.len() <= entry.len(), "{} new", w.new_data.len());
+        assert_eq!(
+            shifted_run(&text, text.len(), &rotated, 0, rotated.len()).map(|r| r.1),
+            Some(3000)
+        );
+        let back = [entry.as_slice(), &text[..text.len() - 3000]].concat();
+        let w = rebuild(&text, &back);
+        assert!(w.new_data.len() <= entry.len(), "{} new", w.new_data.len());
+        // Copies near the edits are still found: the new bottom entry repeats the last ones.
+        let again = [&text[3000..], &text[text.len() - 200..], entry.as_slice()].concat();
+        let w = rebuild(&text, &again);
+        assert!(w.new_data.len() <= entry.len(), "{} new", w.new_data.len());
+        // An edit longer than a local one falls back to the whole view.
+        let long = [&text[3000..60_000], &vec![b'x'; 5000], &text[..2000]].concat();
+        assert!(shifted_run(&text, text.len(), &long, 0, long.len()).is_none());
+        rebuild(&text, &long);
     }
 
     #[test]
