@@ -590,6 +590,144 @@ fn a_client_that_does_not_read_holds_bounded_memory() {
     assert!(body == text, "the text sent is not the file's");
 }
 
+/// The answers on `bytes`, each as (status, body), read off one stream until it closes.
+fn answers(mut rest: &[u8]) -> Vec<(u16, Vec<u8>)> {
+    let mut out = Vec::new();
+    while !rest.is_empty() {
+        let end = rest
+            .windows(4)
+            .position(|w| w == b"\r\n\r\n")
+            .expect("the head's end")
+            + 4;
+        let head = String::from_utf8_lossy(&rest[..end]).to_ascii_lowercase();
+        rest = &rest[end..];
+        let status = crate::status_of(&head);
+        let length = head
+            .lines()
+            .find_map(|l| l.strip_prefix("content-length:"))
+            .map(|v| v.trim().parse::<usize>().expect("a length"));
+        let body = match length {
+            Some(n) => {
+                let b = rest[..n].to_vec();
+                rest = &rest[n..];
+                b
+            }
+            None => {
+                assert!(head.contains("transfer-encoding: chunked"), "{head}");
+                let body = crate::dechunk(rest);
+                // Past the chunks: sizes, data, CRLFs and the last chunk's "0\r\n\r\n".
+                let mut at = 0;
+                loop {
+                    let eol = at
+                        + rest[at..]
+                            .windows(2)
+                            .position(|w| w == b"\r\n")
+                            .expect("size");
+                    let size = usize::from_str_radix(
+                        std::str::from_utf8(&rest[at..eol]).expect("hex").trim(),
+                        16,
+                    )
+                    .expect("a chunk size");
+                    at = eol + 2 + size + 2;
+                    if size == 0 {
+                        break;
+                    }
+                }
+                rest = &rest[at..];
+                body
+            }
+        };
+        out.push((status, body));
+    }
+    out
+}
+
+/// Pipelined requests (ra_serf keeps several `GET`s in flight on each connection) are
+/// answered in order and whole, also when a streamed answer (a `REPORT`) and a `PROPFIND`
+/// come between them and their answers are gathered into fewer writes; a lone request on
+/// a kept-alive connection gets its answer at once, not held back for more.
+#[test]
+fn pipelined_requests_are_answered_in_order() {
+    let (addr, repo) = svelto_addr();
+    let file = format!("{repo}/trunk/README.txt");
+    let (status, one) = request(&addr, "GET", &file, &[], b"");
+    assert_eq!(status, 200, "{one}");
+    let text = one
+        .split_once("\r\n\r\n")
+        .expect("a head")
+        .1
+        .as_bytes()
+        .to_vec();
+    assert!(!text.is_empty());
+    let get = format!("GET {file} HTTP/1.1\r\nHost: x\r\n\r\n");
+    let log = "<S:log-report xmlns:S=\"svn:\"><S:start-revision>1</S:start-revision><S:end-revision>0</S:end-revision><S:path></S:path></S:log-report>";
+    let mut all = get.repeat(20);
+    all.push_str(&format!(
+        "REPORT {repo}/!svn/me HTTP/1.1\r\nHost: x\r\nContent-Type: text/xml\r\nContent-Length: {}\r\n\r\n{log}",
+        log.len()
+    ));
+    all.push_str(&format!(
+        "PROPFIND {repo}/trunk HTTP/1.1\r\nHost: x\r\nDepth: 0\r\nContent-Length: 0\r\n\r\n"
+    ));
+    all.push_str(&get.repeat(20));
+    all.push_str(&format!(
+        "GET {file} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    ));
+    let mut stream = TcpStream::connect(&addr).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .expect("read timeout");
+    stream.write_all(all.as_bytes()).expect("send");
+    let mut out = Vec::new();
+    stream.read_to_end(&mut out).expect("read the answers");
+    let got = answers(&out);
+    assert_eq!(got.len(), 43, "{}", String::from_utf8_lossy(&out));
+    for (i, (status, body)) in got.iter().enumerate() {
+        match i {
+            20 => {
+                assert_eq!(*status, 200);
+                let xml = String::from_utf8_lossy(body);
+                assert!(xml.contains("S:log-item"), "{xml}");
+                assert!(xml.trim_end().ends_with("</S:log-report>"), "{xml}");
+            }
+            21 => {
+                assert_eq!(*status, 207);
+                assert!(String::from_utf8_lossy(body).contains("D:multistatus"));
+            }
+            _ => {
+                assert_eq!(*status, 200, "answer {i}");
+                assert!(*body == text, "answer {i} is not the file's text");
+            }
+        }
+    }
+
+    // One request at a time on a kept-alive connection: each answer comes without a close.
+    let mut stream = TcpStream::connect(&addr).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .expect("read timeout");
+    for _ in 0..3 {
+        stream.write_all(get.as_bytes()).expect("send");
+        let mut got = Vec::new();
+        let mut buf = [0u8; 4096];
+        loop {
+            let n = stream
+                .read(&mut buf)
+                .expect("an answer without waiting for more requests");
+            assert!(n > 0, "closed");
+            got.extend_from_slice(&buf[..n]);
+            if let Some(end) = got.windows(4).position(|w| w == b"\r\n\r\n") {
+                if got.len() >= end + 4 + text.len() {
+                    break;
+                }
+            }
+        }
+        let answered = answers(&got);
+        assert_eq!(answered.len(), 1);
+        assert!(answered[0].1 == text);
+    }
+}
+
 /// A request body of 16 MiB of empty XML elements (four bytes each) is refused with 400
 /// once its tree passes twelve times its text: the server's peak resident memory grows by
 /// less than 400 MiB (about 300; 650 before the bound); one element with 100,000
