@@ -213,6 +213,7 @@ pub(crate) fn update_report(ctx: &Ctx<'_>, req: &Req, doc: &Elem) -> Result<Repl
         send_all,
         include_props,
         safe_cr: ctx.svc.safe_cr(target_rev),
+        dirs: Vec::new(),
     };
     Ok(Reply::xml_stream(Box::new(move |w| {
         let mut editor = XmlEditor {
@@ -240,6 +241,10 @@ struct XmlState {
     send_all: bool,
     include_props: bool,
     safe_cr: svelto_repos::SafeCr,
+    /// The directories above the last node [`XmlState::created`] looked up, root first
+    /// (repository relpath and node in the target revision): the drive goes depth first,
+    /// so a node is found from its parent in one step instead of a walk from the root.
+    dirs: Vec<(String, svelto_repos::Node)>,
 }
 
 impl XmlState {
@@ -263,11 +268,53 @@ impl XmlState {
     /// mod_dav_svn's "safe created revision" of the node at `path` in the target revision
     /// (see [`SafeCr`]), and the file's SHA-1.
     fn created(&mut self, path: &str) -> (Revnum, Option<String>) {
-        let Ok(Some(n)) = self.svc.node(path, self.target_rev) else {
+        let Some(n) = self.node(path) else {
             return (self.target_rev, None);
         };
         let sha1 = (n.kind() == NodeKind::File).then(|| n.sha1().to_hex());
         (self.safe_cr.get(path, &n), sha1)
+    }
+
+    /// The node at the repository relpath `path` in the target revision, found from the
+    /// directories kept in [`XmlState::dirs`].
+    fn node(&mut self, path: &str) -> Option<svelto_repos::Node> {
+        if path.is_empty() {
+            return self.svc.node("", self.target_rev).ok().flatten();
+        }
+        let (parent, name) = path.rsplit_once('/').unwrap_or(("", path));
+        // Keep only the directories above `parent` (or `parent` itself).
+        while let Some((p, _)) = self.dirs.last() {
+            let above = p.is_empty()
+                || p == parent
+                || (parent.starts_with(p.as_str())
+                    && parent.as_bytes().get(p.len()) == Some(&b'/'));
+            if above {
+                break;
+            }
+            self.dirs.pop();
+        }
+        if self.dirs.is_empty() {
+            let root = self.svc.node("", self.target_rev).ok().flatten()?;
+            self.dirs.push((String::new(), root));
+        }
+        // Down from the deepest kept directory to `parent`.
+        loop {
+            let (p, dir) = self.dirs.last()?;
+            if p == parent {
+                break;
+            }
+            let rest = if p.is_empty() {
+                parent
+            } else {
+                &parent[p.len() + 1..]
+            };
+            let step = rest.split('/').next().unwrap_or(rest);
+            let child = self.svc.child(dir, step).ok().flatten()?;
+            let at = join(p, step);
+            self.dirs.push((at, child));
+        }
+        let (_, dir) = self.dirs.last()?;
+        self.svc.child(dir, name).ok().flatten()
     }
 
     fn href(&self, kind: &str, rev: Revnum, path: &str) -> String {
@@ -322,7 +369,12 @@ impl XmlEditor<'_> {
     fn checked_in(&mut self, rel: &str) -> svelto_repos::Result<()> {
         let real = self.s.real_path(rel);
         let (cr, _) = self.s.created(&real);
-        let href = self.s.href("rvr", cr, &real);
+        self.checked_in_at(&real, cr)
+    }
+
+    /// `D:checked-in` of the node at the repository relpath `real`, created in `cr`.
+    fn checked_in_at(&mut self, real: &str, cr: Revnum) -> svelto_repos::Result<()> {
+        let href = self.s.href("rvr", cr, real);
         self.put(&format!(
             "<D:checked-in><D:href>{}</D:href></D:checked-in>\n",
             esc(&href)
@@ -356,7 +408,7 @@ impl XmlEditor<'_> {
         }
         el.push_str(">\n");
         self.put(&el)?;
-        self.checked_in(path)?;
+        self.checked_in_at(&real, cr)?;
         Ok(self.token(Item {
             rel: path.to_string(),
             added: true,
