@@ -429,12 +429,15 @@ fn log_item(s: &mut String, e: &LogEntryRef<'_>, encode_binary: bool, depth: &mu
             Some(NodeKind::Dir) => "dir",
             _ => "unknown",
         };
-        let _ = write!(
-            s,
-            " node-kind=\"{kind}\" text-mods=\"{}\" prop-mods=\"{}\">",
-            c.text_mods, c.prop_mods,
-        );
-        s.push('/');
+        let yes = |b: bool| if b { "true" } else { "false" };
+        // Pieces pushed, not formatted: r2 of the medium history changes 22,603 paths.
+        s.push_str(" node-kind=\"");
+        s.push_str(kind);
+        s.push_str("\" text-mods=\"");
+        s.push_str(yes(c.text_mods));
+        s.push_str("\" prop-mods=\"");
+        s.push_str(yes(c.prop_mods));
+        s.push_str("\">/");
         esc_cdata_to(s, c.relpath.trim_matches('/'));
         s.push_str("</");
         s.push_str(el);
