@@ -182,20 +182,42 @@ fn close(stack: &mut [Elem], root: &mut Option<Elem>, el: Elem) {
 /// Appends `s` to `out` with `&`, `<`, `>` escaped, `"` too with `quot`, and `\r` as
 /// `&#13;` with `cr`: runs without those are copied whole.
 fn escape_to(out: &mut String, s: &str, quot: bool, cr: bool) {
+    let bytes = s.as_bytes();
+    // The fourth byte to escape, if any (`"` or `\r`; never both).
+    let other = if quot {
+        Some(b'"')
+    } else if cr {
+        Some(b'\r')
+    } else {
+        None
+    };
     let mut from = 0;
-    for (i, b) in s.bytes().enumerate() {
-        let e = match b {
+    // Found with memchr (a log's paths and messages seldom hold any), not byte by byte.
+    let mut next3 = memchr::memchr3(b'&', b'<', b'>', bytes);
+    let mut next1 = other.and_then(|o| memchr::memchr(o, bytes));
+    loop {
+        let i = match (next3, next1) {
+            (Some(a), Some(b)) => a.min(b),
+            (Some(a), None) | (None, Some(a)) => a,
+            (None, None) => break,
+        };
+        let e = match bytes[i] {
             b'&' => "&amp;",
             b'<' => "&lt;",
             b'>' => "&gt;",
-            b'"' if quot => "&quot;",
-            b'\r' if cr => "&#13;",
-            _ => continue,
+            b'"' => "&quot;",
+            _ => "&#13;",
         };
         // ASCII bytes never fall inside a UTF-8 sequence: both ends are char boundaries.
         out.push_str(&s[from..i]);
         out.push_str(e);
         from = i + 1;
+        if next3 == Some(i) {
+            next3 = memchr::memchr3(b'&', b'<', b'>', &bytes[from..]).map(|p| p + from);
+        }
+        if next1 == Some(i) {
+            next1 = other.and_then(|o| memchr::memchr(o, &bytes[from..]).map(|p| p + from));
+        }
     }
     out.push_str(&s[from..]);
 }
@@ -476,7 +498,18 @@ mod tests {
         assert!(!is_xml_safe(b"bell\x07"));
         assert!(!is_xml_safe(b"\xff"));
         assert_eq!(esc_cdata("a<b>&\r"), "a&lt;b&gt;&amp;&#13;");
-        for text in ["", "plain", "é<\"ü\">&\r\n'", "&&", "<<a>>\"", "\r"] {
+        let long = "path/é/".repeat(40) + "a\"b\r<c>&d" + &"x".repeat(100) + "\"";
+        for text in [
+            "",
+            "plain",
+            "é<\"ü\">&\r\n'",
+            "&&",
+            "<<a>>\"",
+            "\r",
+            "\"\r\"\r&\"",
+            "x\"y&z\"<",
+            &long,
+        ] {
             let mut out = String::from("x");
             esc_to(&mut out, text);
             assert_eq!(out, format!("x{}", esc(text)), "{text:?}");
