@@ -430,14 +430,17 @@ impl Driver<'_> {
         let mut related = false;
         if let (Some(s), Some(t)) = (s_ent, t_ent) {
             if s.kind == t.kind {
-                let (s_node, t_node) = (p.repo.node(s.off)?, p.repo.node(t.off)?);
                 let same = s.off == t.off;
-                let ancestry = same || s_node.node_id == t_node.node_id;
-                // A related file with the same text and properties (a copy) is not sent.
+                let mut ancestry = true;
                 let mut changed = true;
-                if !p.opts.ignore_ancestry && t.kind == NodeKind::File && ancestry && !same {
-                    changed =
-                        s_node.props_key != t_node.props_key || s_node.text_key != t_node.text_key;
+                if !same {
+                    let (s_node, t_node) = (p.repo.node(s.off)?, p.repo.node(t.off)?);
+                    ancestry = s_node.node_id == t_node.node_id;
+                    // A related file with the same text and properties (a copy) is not sent.
+                    if !p.opts.ignore_ancestry && t.kind == NodeKind::File && ancestry {
+                        changed = s_node.props_key != t_node.props_key
+                            || s_node.text_key != t_node.text_key;
+                    }
                 }
                 if (same || !changed)
                     && !self.any_below(e_path)
@@ -680,6 +683,16 @@ impl Driver<'_> {
                     continue;
                 }
                 let s_ent = s_list.as_ref().and_then(|s| s.get(&t_entry.name));
+                // The same node-revision on both sides, which the report says nothing about
+                // (the loop above took every report entry below this directory): nothing to
+                // send, as update_entry would find, without building its paths.
+                if source.is_some()
+                    && s_ent.is_some_and(|s| s.off == t_entry.node && s.kind == t_entry.kind)
+                    && (t_entry.kind == NodeKind::File || below(requested) <= below(wc_depth))
+                {
+                    debug_assert!(!self.any_below(&join(e_path, &t_entry.name)));
+                    continue;
+                }
                 let s_full = match (s_ent, source) {
                     (Some(_), Some((s_path, _))) => Some(join(s_path, &t_entry.name)),
                     _ => None,
