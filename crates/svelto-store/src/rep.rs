@@ -93,10 +93,17 @@ struct Frames {
     buf: Vec<u8>,
     at: usize,
     windows: u64,
+    /// How much the next read asks for at least: [`FIRST_CHUNK`], doubling up to [`CHUNK`].
+    chunk: usize,
 }
 
-/// How much of a representation's windows is read at once.
+/// The most of a representation's windows read at once.
 const CHUNK: usize = 4 << 20;
+/// What the first read of a representation's windows asks for: one window of 100 KB that
+/// does not compress and its record. A reader that wants only the first window (an update
+/// judging whether two large binaries share anything) then reads 128 KiB, not 4 MiB, and
+/// further reads double.
+const FIRST_CHUNK: usize = 128 << 10;
 
 impl Frames {
     fn new(t: &RepTrailer, rep: Offset) -> Frames {
@@ -106,6 +113,7 @@ impl Frames {
             buf: Vec::new(),
             at: 0,
             windows: t.windows,
+            chunk: FIRST_CHUNK,
         }
     }
 
@@ -122,11 +130,16 @@ impl Frames {
                 "window records run past their representation".into(),
             ));
         }
-        let len = (self.end - self.pos).min(missing.max(CHUNK as u64)) as usize;
+        let len = (self.end - self.pos).min(missing.max(self.chunk as u64)) as usize;
+        self.chunk = (self.chunk * 2).min(CHUNK);
         let more = data.read_data(self.pos, len)?;
-        self.buf.drain(..self.at);
+        if self.at == self.buf.len() {
+            self.buf = more;
+        } else {
+            self.buf.drain(..self.at);
+            self.buf.extend_from_slice(&more);
+        }
         self.at = 0;
-        self.buf.extend_from_slice(&more);
         self.pos += len as u64;
         Ok(())
     }
@@ -233,6 +246,7 @@ pub fn windows_in(
         end: rep,
         buf: bytes,
         at: from,
+        chunk: FIRST_CHUNK,
         windows: t.windows,
     };
     windows_from(data, t, frames)
