@@ -200,6 +200,37 @@ impl ServeArgs {
     }
 }
 
+/// Raises the soft limit on open files to the hard limit, as a server that keeps files
+/// open should: each repository the server has opened keeps its handle's files open (five
+/// descriptors) for the next request, beside one per connection, so under the usual soft
+/// limit of 1,024 a root of 150-odd repositories ran out ("Too many open files" in every
+/// answer from then on) where Apache, which opens a repository per request, did not.
+/// Returns the line to log, or None when the soft limit already is the hard one.
+fn raise_open_files_limit() -> Option<String> {
+    use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
+    let now = getrlimit(Resource::Nofile);
+    if now.current == now.maximum {
+        return None;
+    }
+    let shown = |v: Option<u64>| v.map_or("unlimited".to_string(), |v| v.to_string());
+    let raised = Rlimit {
+        current: now.maximum,
+        maximum: now.maximum,
+    };
+    Some(match setrlimit(Resource::Nofile, raised) {
+        Ok(()) => format!(
+            "open files limit raised from {} to {}",
+            shown(now.current),
+            shown(now.maximum)
+        ),
+        Err(e) => format!(
+            "open files limit {} (could not raise it to {}: {e})",
+            shown(now.current),
+            shown(now.maximum)
+        ),
+    })
+}
+
 pub fn run(args: ServeArgs) -> Result<()> {
     if args.version {
         let mut out = std::io::stdout();
@@ -384,6 +415,9 @@ pub fn run(args: ServeArgs) -> Result<()> {
     if let Some(p) = &args.pid_file {
         std::fs::write(p, format!("{}\n", std::process::id()))
             .with_context(|| format!("writing pid file '{}'", p.display()))?;
+    }
+    if let Some(line) = raise_open_files_limit() {
+        shared.log.line(&line);
     }
     shared.log.line(&format!("listening on {local}"));
     if let Some(a) = metrics_addr {

@@ -127,3 +127,71 @@ fn a_connection_sees_commits_and_replaced_repositories() {
     let (status, body) = get(readme);
     assert_eq!(status, 404, "{body}");
 }
+
+/// Many repositories under a small soft limit on open files: each repository the server has
+/// opened keeps its files open for the next request, so under a soft limit of 1,024 (a
+/// login shell's usual one) Subversion's suite, whose files leave a hundred-odd
+/// repositories behind, saw every answer from then on fail with "Too many open files",
+/// where Apache opens a repository per request. The server raises its soft limit to the
+/// hard one at startup (and says so in its log): with a soft limit of 64, sixty
+/// repositories are all listed.
+#[test]
+fn many_repositories_under_a_small_open_files_limit() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join("root");
+    std::fs::create_dir(&root).expect("mkdir root");
+    let bin = env!("CARGO_BIN_EXE_svelto");
+    for i in 0..60 {
+        Run::new(bin)
+            .args(["admin", "create"])
+            .arg(root.join(format!("r{i}")))
+            .success();
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("free port")
+        .port();
+    let log = dir.path().join("serve.log");
+    let mut server = std::process::Command::new("prlimit")
+        .args(["--nofile=64:4096", "--"])
+        .arg(bin)
+        .args(["serve", "-d", "--foreground", "--listen-host", "127.0.0.1"])
+        .args(["--listen-port", "0", "--log-file"])
+        .arg(&log)
+        .arg("-r")
+        .arg(&root)
+        .arg("--http-listen")
+        .arg(format!("127.0.0.1:{port}"))
+        .spawn()
+        .expect("start prlimit svelto serve (prlimit is util-linux's)");
+    let up = (0..100).any(|_| {
+        std::thread::sleep(Duration::from_millis(100));
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+    });
+    let mut failed = Vec::new();
+    if up {
+        for i in 0..60 {
+            let out = Run::tool("svn")
+                .args(["ls", "--non-interactive"])
+                .arg(format!("http://127.0.0.1:{port}/r{i}/"))
+                .output();
+            if !out.success() {
+                failed.push(format!("r{i}: {out}"));
+            }
+        }
+    }
+    let _ = server.kill();
+    let _ = server.wait();
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(up, "the server did not start:\n{text}");
+    assert!(
+        failed.is_empty(),
+        "{} failed:\n{}",
+        failed.len(),
+        failed.join("\n")
+    );
+    assert!(
+        text.contains("open files limit raised from 64 to 4096"),
+        "no line about the limit in the log:\n{text}"
+    );
+}
