@@ -294,7 +294,7 @@ fn list_item(
     crate::xml::esc_cdata_to(s, path);
     if let (true, Some(a)) = (fields.author, author) {
         s.push_str("<D:creator-displayname>");
-        crate::xml::esc_to(s, a);
+        crate::xml::esc_to(s, &crate::xml::displayable_author(a));
         s.push_str("</D:creator-displayname>");
     }
     s.push_str("</S:item>\n");

@@ -379,6 +379,23 @@ fn put(ctx: &Ctx<'_>, req: &Req, edit: &mut Edit) -> Result<Reply, HttpError> {
     Ok(crate::locks::lock_headers(reply, lock.as_ref()).header("x-svn-result-fulltext-md5", md5))
 }
 
+/// A MERGE body's `lock-path`: a relpath as it is, not a URI (ra_serf writes the path
+/// itself, so a file named `a %( ) .txt` comes as that), refused (400) unless canonical as
+/// mod_dav_svn refuses it, and with a `..` or NUL.
+fn lock_relpath(path: &str) -> Result<&str, HttpError> {
+    let canonical = path.is_empty()
+        || path
+            .split('/')
+            .all(|s| !s.is_empty() && s != "." && s != ".." && !s.contains('\0'));
+    if canonical {
+        Ok(path)
+    } else {
+        Err(HttpError::bad_request(format!(
+            "Path '{path}' is not canonical"
+        )))
+    }
+}
+
 /// An svndiff that builds `text` from nothing.
 fn fulltext_delta(text: &[u8]) -> Result<Vec<u8>, HttpError> {
     let mut out = svelto_delta::stream_header(0).to_vec();
@@ -459,6 +476,14 @@ fn copy(ctx: &Ctx<'_>, req: &Req, rev: Revnum) -> Result<Reply, HttpError> {
             StatusCode::METHOD_NOT_ALLOWED,
             "The root directory of a transaction cannot be replaced",
         ));
+    }
+    // mod_authz_svn checks the Destination before the copy runs, as a write of its whole
+    // subtree: 403 ("Access to '...' forbidden"), not the commit's "Access denied"
+    // (Subversion's authz_tests 5).
+    if let Some(a) = &ctx.svc.authz {
+        if !a.allows_recursive(ctx.svc.user.as_deref(), &dst.path, true) {
+            return Err(ctx.gate.refuse(true));
+        }
     }
     let src = ctx.target.path.clone();
     let kind = ctx.node(rev, &src)?.node.kind();
@@ -777,8 +802,8 @@ fn merge(ctx: &Ctx<'_>, req: &Req) -> Result<Reply, HttpError> {
                     "A lock in the MERGE request lacks its lock-path or lock-token",
                 ));
             };
-            let rel = crate::uri::segments(path)?.join("/");
-            tokens.push((svelto_core::join(&ctx.target.path, &rel), token.to_string()));
+            let rel = lock_relpath(path)?;
+            tokens.push((svelto_core::join(&ctx.target.path, rel), token.to_string()));
         }
     }
     let options = req.header("x-svn-options").unwrap_or("");

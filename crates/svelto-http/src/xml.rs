@@ -275,6 +275,20 @@ pub fn is_xml_safe(v: &[u8]) -> bool {
     })
 }
 
+/// An author as mod_dav_svn writes it in `D:creator-displayname` for `PROPFIND` and the
+/// `list` report (`dav_svn__fuzzy_escape_author`): one that XML cannot carry (a control
+/// character other than tab, line feed and carriage return) loses every control
+/// character, so that `svn ls --xml` and `svn info` parse the answer (mod_dav_svn does
+/// this for Subversion clients and sends other clients the raw bytes, which no XML
+/// parser takes: Svelto filters for every client).
+pub fn displayable_author(a: &str) -> Cow<'_, str> {
+    if is_xml_safe(a.as_bytes()) {
+        Cow::Borrowed(a)
+    } else {
+        Cow::Owned(a.chars().filter(|c| !c.is_ascii_control()).collect())
+    }
+}
+
 /// Subversion's `svn_xml_escape_cdata`: `&`, `<`, `>`, and `\r` as `&#13;`.
 pub fn esc_cdata(s: &str) -> String {
     escape_with(s, |c| (c == '\r').then_some("&#13;"))
