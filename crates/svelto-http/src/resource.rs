@@ -743,10 +743,9 @@ impl Ctx<'_> {
         if base_node.node.kind() != NodeKind::File {
             return Ok(None);
         }
-        let source = self.svc.read_text(&base_node.node)?;
-        let target = self.svc.read_text(&node.node)?;
+        let windows = self.svc.file_delta(&base_node.node, &node.node)?;
         let mut out = svelto_delta::stream_header(version).to_vec();
-        for w in svelto_delta::delta_windows(&source, &target) {
+        for w in windows {
             w.encode(version, 1, &mut out).map_err(|e| {
                 HttpError::new(
                     StatusCode::INTERNAL_SERVER_ERROR,

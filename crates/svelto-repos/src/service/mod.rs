@@ -235,6 +235,20 @@ impl Ctx {
         }
     }
 
+    /// The delta from the contents of file `base` to those of file `target`: the windows
+    /// `target` is stored as when they are a delta against `base`'s version (one read; the
+    /// writer made them with the same [`svelto_delta::delta_windows`] from the same two
+    /// texts), else computed from both texts.
+    pub fn file_delta(&self, base: &Node, target: &Node) -> Result<Vec<svelto_delta::Window>> {
+        let (b, t) = (base.0.file_text(), target.0.file_text());
+        if let Some(windows) = self.repo.stored_delta(&t, b.rep)? {
+            return Ok(windows);
+        }
+        let source = self.read_text(base)?;
+        let text = self.read_text(target)?;
+        Ok(svelto_delta::delta_windows(&source, &text))
+    }
+
     /// The repository's UUID.
     pub fn uuid(&self) -> Result<String> {
         Ok(self.repo.uuid()?)

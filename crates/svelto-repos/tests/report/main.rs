@@ -420,6 +420,74 @@ fn stored_deltas_update_working_copies() {
     );
 }
 
+/// `Ctx::file_delta` (what an HTTP `GET` with a base answers) takes a version stored as a
+/// delta against the base as it is stored and computes the others; either way the delta
+/// applied to the base's contents gives the target's, for every pair of a file's versions.
+#[test]
+fn file_delta_turns_any_version_into_any_other() {
+    let (mut stored, mut computed) = (0, 0);
+    for name in ["basic", "copies", "replace", "mixed", "moves"] {
+        let fx = Fixture::load(name);
+        let writer = std::sync::Arc::new(svelto_repos::service::WriterSlot::new(&fx.svelto_path));
+        let ctx = svelto_repos::service::Ctx::new(
+            fx.repo.clone(),
+            writer,
+            None,
+            None,
+            fx.svelto_path.join("conf/hooks-env"),
+        );
+        for from in 0..fx.head {
+            for to in from + 1..=fx.head {
+                for (path, kind) in harness::nodes_below(&fx.repo, to, "") {
+                    if kind != svelto_core::NodeKind::File {
+                        continue;
+                    }
+                    let (Some(a), Some(b)) = (
+                        ctx.node(&path, from).expect("node"),
+                        ctx.node(&path, to).expect("node"),
+                    ) else {
+                        continue;
+                    };
+                    if a.kind() != svelto_core::NodeKind::File {
+                        continue;
+                    }
+                    let (ta, tb) = (
+                        fx.repo
+                            .lookup(from, &path)
+                            .expect("lookup")
+                            .expect("a")
+                            .1
+                            .file_text(),
+                        fx.repo
+                            .lookup(to, &path)
+                            .expect("lookup")
+                            .expect("b")
+                            .1
+                            .file_text(),
+                    );
+                    if fx.repo.stored_delta(&tb, ta.rep).expect("stored").is_some() {
+                        stored += 1;
+                    } else {
+                        computed += 1;
+                    }
+                    let windows = ctx.file_delta(&a, &b).expect("file_delta");
+                    let base = ctx.read_text(&a).expect("base text");
+                    let got = svelto_delta::apply_windows(&windows, &base).expect("apply");
+                    assert_eq!(
+                        got,
+                        *ctx.read_text(&b).expect("target text"),
+                        "{name}: {path} r{from} -> r{to}"
+                    );
+                }
+            }
+        }
+    }
+    assert!(
+        stored > 20 && computed > 20,
+        "stored {stored}, computed {computed}"
+    );
+}
+
 /// Bytes that do not compress (an archive's, an image's).
 fn noise(seed: u64, len: usize) -> Vec<u8> {
     let mut rng = Rng::new(seed);
