@@ -192,8 +192,21 @@ pub(crate) fn check_change(
     path: &str,
     recurse: bool,
 ) -> Result<Option<Lock>, HttpError> {
+    check_change_with(ctx, req, path, recurse, Vec::new())
+}
+
+/// [`check_change`] with `more` tokens than the `If:` header's (a `DELETE` body's
+/// `S:lock-token-list`).
+pub(crate) fn check_change_with(
+    ctx: &Ctx<'_>,
+    req: &Req,
+    path: &str,
+    recurse: bool,
+    more: Vec<String>,
+) -> Result<Option<Lock>, HttpError> {
     let lock = ctx.svc.get_lock(path)?;
-    let tokens = if_tokens(req);
+    let mut tokens = if_tokens(req);
+    tokens.extend(more);
     if let Some(l) = &lock {
         if !tokens.iter().any(|t| t == &l.token) {
             return Err(locked());

@@ -447,9 +447,22 @@ fn mkcol(ctx: &Ctx<'_>, req: &Req, edit: &mut Edit) -> Result<Reply, HttpError> 
 }
 
 /// `DELETE` of a path in the transaction, as of the client's `X-SVN-Version-Name`.
+/// The client sends the tokens of the locks below the path in an `S:lock-token-list` body
+/// instead of the `If:` header when a server or proxy refused that header as too long (400:
+/// Apache's and nginx's 8 KB limits), as mod_dav_svn reads them.
 fn delete(ctx: &Ctx<'_>, req: &Req, edit: &mut Edit) -> Result<Reply, HttpError> {
     let path = node_path(ctx)?;
-    let lock = crate::locks::check_change(ctx, req, path, true)?;
+    let mut body_tokens = Vec::new();
+    if !req.body.iter().all(u8::is_ascii_whitespace) {
+        let doc = xml::parse(&req.body)?;
+        if doc.is(SVN, "lock-token-list") {
+            body_tokens = lock_token_list(&doc, "DELETE")?
+                .into_iter()
+                .map(|(_, token)| token)
+                .collect();
+        }
+    }
+    let lock = crate::locks::check_change_with(ctx, req, path, true, body_tokens)?;
     let version = version_name(req)?;
     let (parent, _) = parent_and_name(path);
     edit.delete(path, version, parent).map_err(commit_error)?;
@@ -769,6 +782,24 @@ fn proppatch_rev(ctx: Ctx<'_>, req: &Req, rev: Revnum) -> Result<Reply, HttpErro
     })
 }
 
+/// The (relative lock path, token) pairs of an `S:lock-token-list` element (a `MERGE`'s or
+/// a `DELETE`'s, `method`).
+fn lock_token_list(list: &Elem, method: &str) -> Result<Vec<(String, String)>, HttpError> {
+    let mut out = Vec::new();
+    for lock in list.children.iter().filter(|c| c.is(SVN, "lock")) {
+        let (Some(path), Some(token)) = (
+            lock.child_text("", "lock-path"),
+            lock.child_text("", "lock-token"),
+        ) else {
+            return Err(HttpError::malformed_xml(format!(
+                "A lock in the {method} request lacks its lock-path or lock-token"
+            )));
+        };
+        out.push((lock_relpath(path)?.to_string(), token.to_string()));
+    }
+    Ok(out)
+}
+
 /// `MERGE` on the commit's anchor: the transaction named by `D:source` is committed, with
 /// the lock tokens of `S:lock-token-list` (paths relative to the anchor), releasing them
 /// unless `X-SVN-Options` lacks `release-locks`.
@@ -793,17 +824,8 @@ fn merge(ctx: &Ctx<'_>, req: &Req) -> Result<Reply, HttpError> {
     };
     let mut tokens = Vec::new();
     if let Some(list) = doc.child(SVN, "lock-token-list") {
-        for lock in list.children.iter().filter(|c| c.is(SVN, "lock")) {
-            let (Some(path), Some(token)) = (
-                lock.child_text("", "lock-path"),
-                lock.child_text("", "lock-token"),
-            ) else {
-                return Err(HttpError::malformed_xml(
-                    "A lock in the MERGE request lacks its lock-path or lock-token",
-                ));
-            };
-            let rel = lock_relpath(path)?;
-            tokens.push((svelto_core::join(&ctx.target.path, rel), token.to_string()));
+        for (rel, token) in lock_token_list(list, "MERGE")? {
+            tokens.push((svelto_core::join(&ctx.target.path, &rel), token));
         }
     }
     let options = req.header("x-svn-options").unwrap_or("");
