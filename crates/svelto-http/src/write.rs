@@ -289,6 +289,22 @@ fn version_name(req: &Req) -> Result<Option<Revnum>, HttpError> {
     }
 }
 
+/// A `PUT` or `PROPPATCH` naming the version it changes (`X-SVN-Version-Name`) of a path
+/// the transaction lacks (deleted since): mod_dav_svn's out-of-date check asks for the
+/// path's created revision in the transaction and answers FSFS's "File not found:
+/// transaction 'NAME', path '/p'" with 500, the error the repository's open_file gives.
+fn not_in_txn(edit: &mut Edit, path: &str) -> HttpError {
+    let mut err = match edit.open_file(path, None) {
+        Err(e) => commit_error(e),
+        Ok(()) => HttpError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("'/{path}' is in the transaction after all"),
+        ),
+    };
+    err.status = StatusCode::INTERNAL_SERVER_ERROR;
+    err
+}
+
 /// A commit error as mod_dav_svn answers it: out-of-date refusals are 409 with
 /// `SVN_ERR_RA_OUT_OF_DATE`, the rest as the error's own code says.
 fn commit_error(e: ReposError) -> HttpError {
@@ -327,6 +343,10 @@ fn put(ctx: &Ctx<'_>, req: &Req, edit: &mut Edit) -> Result<Reply, HttpError> {
     let lock = crate::locks::check_change(ctx, req, path, false)?;
     let version = version_name(req)?;
     let added = match edit.lookup(path).map_err(commit_error)? {
+        // The client changes the version it names of a path the transaction lacks (deleted
+        // since): mod_dav_svn's out-of-date check asks for the path's created revision and
+        // fails with FSFS's "File not found" (500), as the repository's open_file does.
+        None if version.is_some() => return Err(not_in_txn(edit, path)),
         None => {
             let (parent, _) = parent_and_name(path);
             edit.add(path, NodeKind::File, None, parent, false)
@@ -650,7 +670,7 @@ fn proppatch_node(ctx: &Ctx<'_>, req: &Req, edit: &mut Edit) -> Result<Reply, Ht
                 .check_dir_current(path, version)
                 .map_err(commit_error)?,
             Some(_) => edit.open_file(path, Some(version)).map_err(commit_error)?,
-            None => {}
+            None => return Err(not_in_txn(edit, path)),
         }
     }
     if let Some(refused) = refused_change(ctx, &changes, |_| true) {

@@ -364,3 +364,32 @@ fn refused_property_changes_in_a_commit() {
     s.svn(w, &["log", "-q", "-l", "1", "{URL}"]);
     s.assert_same_repositories();
 }
+
+/// Commits of changes made against versions deleted or changed since (Subversion's
+/// commit_tests 30 over HTTP): an edited file deleted meanwhile, a deleted file edited
+/// meanwhile, a property set on a deleted directory, each refused as Apache refuses it
+/// (an edited file the transaction lacks: mod_dav_svn's out-of-date check finds no created
+/// revision, "File not found", where Svelto said "Base checksum mismatch").
+#[test]
+fn changes_to_versions_deleted_since_are_refused_as_apache_refuses_them() {
+    let pair = writable_http_pair("basic");
+    let mut s = Script::new(&pair);
+    let _scope = pair.scope("gone");
+    let w = "gone";
+    s.svn(w, &["mkdir", "-m", "dir", "{URL}/gone", "{URL}/gone/d"]);
+    s.write("gone/src/chi", "chi\n");
+    s.write("gone/src/omega", "omega\n");
+    s.svn(w, &["import", "-m", "files", "src", "{URL}/gone/f"]);
+    s.svn(w, &["checkout", "{URL}/gone", "wc1"]);
+    s.svn(w, &["checkout", "{URL}/gone", "wc2"]);
+    s.svn(w, &["rm", "wc1/f/chi", "wc1/d"]);
+    s.append("gone/wc1/f/omega", "more omega\n");
+    s.svn(w, &["commit", "-m", "first", "wc1"]);
+    s.append("gone/wc2/f/chi", "more chi\n");
+    s.svn_fails(w, &["commit", "-m", "edit deleted", "wc2/f/chi"]);
+    s.svn(w, &["rm", "wc2/f/omega"]);
+    s.svn_fails(w, &["commit", "-m", "delete edited", "wc2/f/omega"]);
+    s.svn(w, &["propset", "p", "v", "wc2/d"]);
+    s.svn_fails(w, &["commit", "-m", "prop on deleted", "wc2/d"]);
+    s.assert_same_repositories();
+}
