@@ -119,6 +119,40 @@ pub fn send_windows(
     editor.textdelta_end(file)
 }
 
+/// Sends the text change of an open file as the contents read from `text`, each window its
+/// bytes as new data (applying to any base, here the text whose MD5 is `base_md5`), read as a
+/// stream so memory stays at one window whatever the size: what an add sends, and a change
+/// whose delta would find nothing to copy.
+pub fn send_new_text(
+    editor: &mut dyn Editor,
+    file: Token,
+    base_md5: Option<&Md5>,
+    text: &mut dyn std::io::Read,
+    opts: TextOptions,
+) -> Result<()> {
+    editor.apply_textdelta(file, base_md5)?;
+    editor.textdelta_chunk(file, &stream_header(opts.svndiff_version))?;
+    let mut buf = vec![0u8; WINDOW_SIZE];
+    let mut chunk = Vec::new();
+    loop {
+        let n = crate::stream::read_full(text, &mut buf)?;
+        if n == 0 {
+            break;
+        }
+        if opts.svndiff_version == 0 {
+            editor.textdelta_chunk(file, &fulltext_v0_header(n as u64))?;
+            editor.textdelta_chunk(file, &buf[..n])?;
+        } else {
+            chunk.clear();
+            Window::fulltext(&buf[..n])
+                .encode(opts.svndiff_version, 1, &mut chunk)
+                .map_err(|e| crate::ReposError::Internal(format!("encoding a text delta: {e}")))?;
+            editor.textdelta_chunk(file, &chunk)?;
+        }
+    }
+    editor.textdelta_end(file)
+}
+
 fn send_window_chunks(
     editor: &mut dyn Editor,
     file: Token,

@@ -15,14 +15,12 @@
 use crate::editor::{send_text, Editor, TextOptions, Token};
 use crate::error::{ReposError, Result};
 use crate::log::Readable;
-use crate::stream::read_full;
 use std::collections::HashMap;
 use std::sync::Arc;
 use svelto_core::{
     compare_paths, is_ancestor, join, parent_and_name, skip_ancestor, ChangeKind, NodeKind,
     PropList, Revnum,
 };
-use svelto_delta::{stream_header, Window, WINDOW_SIZE};
 use svelto_store::{Change, FileText, NodeRev, Repo, StoreError, DELTA_MAX};
 
 /// The parameters of one replay.
@@ -495,25 +493,14 @@ impl Replayer<'_> {
             let base = source.as_ref().map(|(t, md5)| (&t[..], md5));
             return send_text(&mut *self.editor, file, base, &text, opts);
         }
-        self.editor
-            .apply_textdelta(file, base.as_ref().map(|b| &b.md5))?;
-        self.editor
-            .textdelta_chunk(file, &stream_header(self.svndiff_version))?;
         let mut reader = self.repo.text_reader(&target)?;
-        let mut buf = vec![0u8; WINDOW_SIZE];
-        let mut chunk = Vec::with_capacity(WINDOW_SIZE + 64);
-        loop {
-            let n = read_full(&mut reader, &mut buf)?;
-            if n == 0 {
-                break;
-            }
-            chunk.clear();
-            Window::fulltext(&buf[..n])
-                .encode(self.svndiff_version, 1, &mut chunk)
-                .map_err(|e| ReposError::Internal(format!("encoding a text delta: {e}")))?;
-            self.editor.textdelta_chunk(file, &chunk)?;
-        }
-        self.editor.textdelta_end(file)
+        crate::editor::send_new_text(
+            &mut *self.editor,
+            file,
+            base.as_ref().map(|b| &b.md5),
+            &mut reader,
+            opts,
+        )
     }
 }
 

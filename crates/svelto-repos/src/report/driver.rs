@@ -9,9 +9,7 @@ use crate::stream::read_full;
 use std::collections::HashMap;
 use svelto_core::Md5;
 use svelto_core::{join, parent_and_name, skip_ancestor, Depth, NodeKind, PropList, Revnum};
-use svelto_delta::{
-    compute_window, fulltext_v0_header, stream_header, Instruction, Window, WINDOW_SIZE,
-};
+use svelto_delta::{compute_window, stream_header, Instruction, Window, WINDOW_SIZE};
 use svelto_store::{DirEntry, FileText, NodeRev, Offset};
 pub(super) const COMMITTED_REV: &[u8] = b"svn:entry:committed-rev";
 pub(super) const COMMITTED_DATE: &[u8] = b"svn:entry:committed-date";
@@ -886,31 +884,14 @@ impl Driver<'_> {
     /// Sends `target` as new data (each window its bytes, no source), streamed from storage,
     /// as the change from the text whose MD5 is `base_md5`.
     fn send_new_text(&mut self, file: Token, base_md5: &Md5, target: &FileText) -> Result<()> {
-        let opts = self.p.opts.text;
         let mut reader = self.p.repo.text_reader(target)?;
-        self.editor.apply_textdelta(file, Some(base_md5))?;
-        self.editor
-            .textdelta_chunk(file, &stream_header(opts.svndiff_version))?;
-        let mut buf = vec![0u8; WINDOW_SIZE];
-        let mut chunk = Vec::new();
-        loop {
-            let n = read_full(&mut reader, &mut buf)?;
-            if n == 0 {
-                break;
-            }
-            if opts.svndiff_version == 0 {
-                self.editor
-                    .textdelta_chunk(file, &fulltext_v0_header(n as u64))?;
-                self.editor.textdelta_chunk(file, &buf[..n])?;
-            } else {
-                chunk.clear();
-                Window::fulltext(&buf[..n])
-                    .encode(opts.svndiff_version, 1, &mut chunk)
-                    .map_err(|e| ReposError::Internal(format!("encoding a text delta: {e}")))?;
-                self.editor.textdelta_chunk(file, &chunk)?;
-            }
-        }
-        self.editor.textdelta_end(file)
+        crate::editor::send_new_text(
+            &mut *self.editor,
+            file,
+            Some(base_md5),
+            &mut reader,
+            self.p.opts.text,
+        )
     }
 
     /// Sends a text change read from streams: each window of the target is a delta against
