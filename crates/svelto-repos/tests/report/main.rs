@@ -380,6 +380,25 @@ fn switches_between_branches() {
     assert!(checked > 500, "{checked}");
 }
 
+/// The files of `fx` in revision `to` that are files at the same path in revision `from`,
+/// each with its two texts.
+fn files_in_both(
+    fx: &Fixture,
+    from: u64,
+    to: u64,
+) -> Vec<(String, svelto_store::FileText, svelto_store::FileText)> {
+    use svelto_core::NodeKind::File;
+    harness::nodes_below(&fx.repo, to, "")
+        .into_iter()
+        .filter(|(_, kind)| *kind == File)
+        .filter_map(|(path, _)| {
+            let (_, a) = fx.repo.lookup(from, &path).ok()??;
+            let (_, b) = fx.repo.lookup(to, &path).ok()??;
+            (a.kind == File).then(|| (path, a.file_text(), b.file_text()))
+        })
+        .collect()
+}
+
 /// Updates across versions stored as a delta against the version the working copy has (one
 /// step forward: an edit, a copy's first edit, a replacement's successor) send those stored
 /// windows instead of computing a delta; the working copy still comes out as the target.
@@ -390,16 +409,7 @@ fn stored_deltas_update_working_copies() {
         let fx = Fixture::load(name);
         for from in 0..fx.head {
             for to in from + 1..=fx.head {
-                for (path, kind) in harness::nodes_below(&fx.repo, to, "") {
-                    if kind != svelto_core::NodeKind::File {
-                        continue;
-                    }
-                    let (Ok(Some((_, a))), Ok(Some((_, b)))) =
-                        (fx.repo.lookup(from, &path), fx.repo.lookup(to, &path))
-                    else {
-                        continue;
-                    };
-                    let (a, b) = (a.file_text(), b.file_text());
+                for (_, a, b) in files_in_both(&fx, from, to) {
                     if a.rep != b.rep {
                         let windows = fx.repo.stored_delta(&b, a.rep).expect("stored delta");
                         stored += usize::from(windows.is_some());
@@ -438,38 +448,14 @@ fn file_delta_turns_any_version_into_any_other() {
         );
         for from in 0..fx.head {
             for to in from + 1..=fx.head {
-                for (path, kind) in harness::nodes_below(&fx.repo, to, "") {
-                    if kind != svelto_core::NodeKind::File {
-                        continue;
-                    }
-                    let (Some(a), Some(b)) = (
-                        ctx.node(&path, from).expect("node"),
-                        ctx.node(&path, to).expect("node"),
-                    ) else {
-                        continue;
-                    };
-                    if a.kind() != svelto_core::NodeKind::File {
-                        continue;
-                    }
-                    let (ta, tb) = (
-                        fx.repo
-                            .lookup(from, &path)
-                            .expect("lookup")
-                            .expect("a")
-                            .1
-                            .file_text(),
-                        fx.repo
-                            .lookup(to, &path)
-                            .expect("lookup")
-                            .expect("b")
-                            .1
-                            .file_text(),
-                    );
+                for (path, ta, tb) in files_in_both(&fx, from, to) {
                     if fx.repo.stored_delta(&tb, ta.rep).expect("stored").is_some() {
                         stored += 1;
                     } else {
                         computed += 1;
                     }
+                    let node = |rev| ctx.node(&path, rev).expect("node").expect("a file");
+                    let (a, b) = (node(from), node(to));
                     let windows = ctx.file_delta(&a, &b).expect("file_delta");
                     let base = ctx.read_text(&a).expect("base text");
                     let got = svelto_delta::apply_windows(&windows, &base).expect("apply");
