@@ -8,12 +8,13 @@
 use crate::ctx::{Ctx, XML_HEADER};
 use crate::error::HttpError;
 use crate::uri::Kind;
-use crate::xml::{esc, Elem, SVN};
+use crate::xml::{esc, esc_to, hex_to, Elem, SVN};
 use crate::{Reply, Req};
 use hyper::StatusCode;
 use std::collections::HashMap;
+use std::fmt::Write as _;
 use std::io::Write;
-use svelto_core::{join, Depth, Md5, NodeKind, Revnum};
+use svelto_core::{join, Depth, Md5, NodeKind, Revnum, Sha1};
 use svelto_repos::{action, Editor, Report, ReportOptions, ReposError, TextOptions, Token};
 
 fn depth_word(w: &str) -> Result<Depth, HttpError> {
@@ -222,8 +223,11 @@ pub(crate) fn update_report(ctx: &Ctx<'_>, req: &Req, doc: &Elem) -> Result<Repl
             items: HashMap::new(),
             next: 0,
             b64: crate::xml::Base64Stream::default(),
+            buf: String::with_capacity(FLUSH_AT + 4096),
+            scratch: String::new(),
         };
         prepared.run(&mut editor).map_err(HttpError::from)?;
+        editor.flush().map_err(HttpError::from)?;
         Ok(())
     }))
     .action(logged))
@@ -250,6 +254,9 @@ struct XmlState {
 impl XmlState {
     /// The repository relpath an editor path (relative to the anchor) has in the target.
     fn real_path(&self, rel: &str) -> String {
+        if self.links.is_empty() {
+            return join(&self.dst_base, rel);
+        }
         let src = join(&self.anchor, rel);
         let mut best: Option<(&str, &str)> = None;
         for (from, to) in &self.links {
@@ -267,11 +274,11 @@ impl XmlState {
 
     /// mod_dav_svn's "safe created revision" of the node at `path` in the target revision
     /// (see [`SafeCr`]), and the file's SHA-1.
-    fn created(&mut self, path: &str) -> (Revnum, Option<String>) {
+    fn created(&mut self, path: &str) -> (Revnum, Option<Sha1>) {
         let Some(n) = self.node(path) else {
             return (self.target_rev, None);
         };
-        let sha1 = (n.kind() == NodeKind::File).then(|| n.sha1().to_hex());
+        let sha1 = (n.kind() == NodeKind::File).then(|| n.sha1());
         (self.safe_cr.get(path, &n), sha1)
     }
 
@@ -317,8 +324,12 @@ impl XmlState {
         self.svc.child(dir, name).ok().flatten()
     }
 
-    fn href(&self, kind: &str, rev: Revnum, path: &str) -> String {
-        crate::uri::build_uri(&self.root_href, kind, rev, path)
+    /// Appends the href `ROOT/!svn/KIND/REV/path`, escaped for XML, to `out` (`scratch`
+    /// holds it unescaped on the way).
+    fn href_to(&self, out: &mut String, scratch: &mut String, kind: &str, rev: Revnum, path: &str) {
+        scratch.clear();
+        crate::uri::build_uri_to(scratch, &self.root_href, kind, rev, path);
+        esc_to(out, scratch);
     }
 }
 
@@ -336,6 +347,12 @@ struct Item {
 struct XmlEditor<'w> {
     s: XmlState,
     w: &'w mut dyn Write,
+    /// What is written, before it goes to `w` (at [`FLUSH_AT`] bytes, before a text's
+    /// base64 and at the end): each element is appended piece by piece, not formatted
+    /// into strings of its own.
+    buf: String,
+    /// An href on its way into `buf`.
+    scratch: String,
     items: HashMap<Token, Item>,
     next: Token,
     /// The current svndiff stream's base64.
@@ -346,11 +363,32 @@ fn name_of(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)
 }
 
+/// How much XML the editor gathers before it hands it to the response.
+const FLUSH_AT: usize = 32 * 1024;
+
 impl XmlEditor<'_> {
     fn put(&mut self, s: &str) -> svelto_repos::Result<()> {
-        self.w
-            .write_all(s.as_bytes())
-            .map_err(crate::error::write_err)
+        self.buf.push_str(s);
+        self.wrote()
+    }
+
+    /// Hands what is gathered to the response once there is enough of it.
+    fn wrote(&mut self) -> svelto_repos::Result<()> {
+        if self.buf.len() >= FLUSH_AT {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Hands everything gathered to the response.
+    fn flush(&mut self) -> svelto_repos::Result<()> {
+        if !self.buf.is_empty() {
+            self.w
+                .write_all(self.buf.as_bytes())
+                .map_err(crate::error::write_err)?;
+            self.buf.clear();
+        }
+        Ok(())
     }
 
     fn token(&mut self, item: Item) -> Token {
@@ -374,11 +412,11 @@ impl XmlEditor<'_> {
 
     /// `D:checked-in` of the node at the repository relpath `real`, created in `cr`.
     fn checked_in_at(&mut self, real: &str, cr: Revnum) -> svelto_repos::Result<()> {
-        let href = self.s.href("rvr", cr, real);
-        self.put(&format!(
-            "<D:checked-in><D:href>{}</D:href></D:checked-in>\n",
-            esc(&href)
-        ))
+        self.buf.push_str("<D:checked-in><D:href>");
+        self.s
+            .href_to(&mut self.buf, &mut self.scratch, "rvr", cr, real);
+        self.buf.push_str("</D:href></D:checked-in>\n");
+        self.wrote()
     }
 
     fn add(
@@ -389,28 +427,33 @@ impl XmlEditor<'_> {
     ) -> svelto_repos::Result<Token> {
         let real = self.s.real_path(path);
         let (cr, sha1) = self.s.created(&real);
-        let mut el = format!(
-            "<S:add-{} name=\"{}\"",
-            if is_dir { "directory" } else { "file" },
-            esc(name_of(path))
-        );
+        let b = &mut self.buf;
+        b.push_str(if is_dir {
+            "<S:add-directory name=\""
+        } else {
+            "<S:add-file name=\""
+        });
+        esc_to(b, name_of(path));
+        b.push('"');
         if is_dir {
-            let bc = self.s.href("bc", cr, &real);
-            el.push_str(&format!(" bc-url=\"{}\"", esc(&bc)));
+            b.push_str(" bc-url=\"");
+            self.s.href_to(b, &mut self.scratch, "bc", cr, &real);
+            b.push('"');
         } else if let Some(sha1) = sha1 {
-            el.push_str(&format!(" sha1-checksum=\"{sha1}\""));
+            b.push_str(" sha1-checksum=\"");
+            hex_to(b, &sha1.0);
+            b.push('"');
         }
         if let Some((p, r)) = copyfrom {
-            el.push_str(&format!(
-                " copyfrom-path=\"{}\" copyfrom-rev=\"{r}\"",
-                esc(p)
-            ));
+            b.push_str(" copyfrom-path=\"");
+            esc_to(b, p);
+            let _ = write!(b, "\" copyfrom-rev=\"{r}\"");
         }
-        el.push_str(">\n");
-        self.put(&el)?;
+        b.push_str(">\n");
         self.checked_in_at(&real, cr)?;
         Ok(self.token(Item {
-            rel: path.to_string(),
+            // Only an opened file's close looks at it.
+            rel: String::new(),
             added: true,
             copied: copyfrom.is_some(),
             is_dir,
@@ -426,12 +469,16 @@ impl XmlEditor<'_> {
         path: &str,
         base: Option<Revnum>,
     ) -> svelto_repos::Result<Token> {
-        self.put(&format!(
-            "<S:open-{} name=\"{}\" rev=\"{}\">\n",
-            if is_dir { "directory" } else { "file" },
-            esc(name_of(path)),
-            rev_text(base)
-        ))?;
+        let b = &mut self.buf;
+        b.push_str(if is_dir {
+            "<S:open-directory name=\""
+        } else {
+            "<S:open-file name=\""
+        });
+        esc_to(b, name_of(path));
+        b.push_str("\" rev=\"");
+        rev_to(b, base);
+        b.push_str("\">\n");
         self.checked_in(path)?;
         Ok(self.token(Item {
             rel: path.to_string(),
@@ -447,28 +494,33 @@ impl XmlEditor<'_> {
     fn prop(&mut self, t: Token, name: &[u8], value: Option<&[u8]>) -> svelto_repos::Result<()> {
         let (send_all, include_props) = (self.s.send_all, self.s.include_props);
         let item = self.item(t)?;
-        let name = String::from_utf8_lossy(name).into_owned();
+        let name = String::from_utf8_lossy(name);
         let send = if send_all || !item.added {
             true
         } else {
             if item.copied && value.is_none() {
-                item.removed_props.push(name.clone());
+                item.removed_props.push(name.clone().into_owned());
             }
             value.is_some() && include_props
         };
         if !send {
             return Ok(());
         }
-        let qname = esc(&name).into_owned();
+        let b = &mut self.buf;
         match value {
             Some(v) => {
-                let mut el = String::new();
-                let attrs = format!(" name=\"{qname}\"");
-                crate::xml::value_element(&mut el, "S:set-prop", &attrs, "encoding", v);
-                self.put(&el)
+                b.push_str("<S:set-prop name=\"");
+                esc_to(b, &name);
+                b.push('"');
+                crate::xml::value_rest(b, "S:set-prop", "encoding", v);
             }
-            None => self.put(&format!("<S:remove-prop name=\"{qname}\"/>\n")),
+            None => {
+                b.push_str("<S:remove-prop name=\"");
+                esc_to(b, &name);
+                b.push_str("\"/>\n");
+            }
         }
+        self.wrote()
     }
 
     fn close(&mut self, t: Token) -> svelto_repos::Result<()> {
@@ -476,19 +528,36 @@ impl XmlEditor<'_> {
             .items
             .remove(&t)
             .ok_or_else(|| ReposError::Internal(format!("unknown editor token {t}")))?;
+        let b = &mut self.buf;
         if item.copied {
             for p in &item.removed_props {
-                self.put(&format!("<S:remove-prop name=\"{}\"/>\n", esc(p)))?;
+                b.push_str("<S:remove-prop name=\"");
+                esc_to(b, p);
+                b.push_str("\"/>\n");
             }
         }
-        let kind = if item.is_dir { "directory" } else { "file" };
-        let verb = if item.added { "add" } else { "open" };
-        self.put(&format!("</S:{verb}-{kind}>\n"))
+        b.push_str(match (item.added, item.is_dir) {
+            (true, true) => "</S:add-directory>\n",
+            (true, false) => "</S:add-file>\n",
+            (false, true) => "</S:open-directory>\n",
+            (false, false) => "</S:open-file>\n",
+        });
+        self.wrote()
     }
 }
 
 fn rev_text(r: Option<Revnum>) -> String {
     r.map_or_else(|| "-1".to_string(), |r| r.to_string())
+}
+
+/// Appends a base revision as the report writes it (`-1` for none).
+fn rev_to(out: &mut String, r: Option<Revnum>) {
+    match r {
+        Some(r) => {
+            let _ = write!(out, "{r}");
+        }
+        None => out.push_str("-1"),
+    }
 }
 
 impl Editor for XmlEditor<'_> {
@@ -600,12 +669,17 @@ impl Editor for XmlEditor<'_> {
         if !send_all {
             return Ok(());
         }
-        let open = match base_md5 {
-            Some(m) => format!("<S:txdelta base-checksum=\"{}\">", m.to_hex()),
-            None => "<S:txdelta>".to_string(),
-        };
+        match base_md5 {
+            Some(m) => {
+                self.buf.push_str("<S:txdelta base-checksum=\"");
+                hex_to(&mut self.buf, &m.0);
+                self.buf.push_str("\">");
+            }
+            None => self.buf.push_str("<S:txdelta>"),
+        }
         self.b64.start();
-        self.put(&open)
+        // The base64 goes to the response directly: what is gathered goes first.
+        self.flush()
     }
 
     fn textdelta_chunk(&mut self, _: Token, chunk: &[u8]) -> svelto_repos::Result<()> {
@@ -642,21 +716,24 @@ impl Editor for XmlEditor<'_> {
             let rel = item.rel.clone();
             let real = self.s.real_path(&rel);
             let (_, sha1) = self.s.created(&real);
-            let mut el = String::from("<S:fetch-file");
-            if let Some(b) = base {
-                el.push_str(&format!(" base-checksum=\"{b}\""));
+            let b = &mut self.buf;
+            b.push_str("<S:fetch-file");
+            if let Some(c) = base {
+                b.push_str(" base-checksum=\"");
+                b.push_str(&c);
+                b.push('"');
             }
             if let Some(s) = sha1 {
-                el.push_str(&format!(" sha1-checksum=\"{s}\""));
+                b.push_str(" sha1-checksum=\"");
+                hex_to(b, &s.0);
+                b.push('"');
             }
-            el.push_str("/>\n");
-            self.put(&el)?;
+            b.push_str("/>\n");
         }
         if let Some(m) = text_md5 {
-            self.put(&format!(
-                "<S:prop><V:md5-checksum>{}</V:md5-checksum></S:prop>",
-                m.to_hex()
-            ))?;
+            self.buf.push_str("<S:prop><V:md5-checksum>");
+            hex_to(&mut self.buf, &m.0);
+            self.buf.push_str("</V:md5-checksum></S:prop>");
         }
         self.close(file)
     }
@@ -669,7 +746,8 @@ impl Editor for XmlEditor<'_> {
     }
 
     fn close_edit(&mut self) -> svelto_repos::Result<()> {
-        self.put("</S:update-report>\n")
+        self.put("</S:update-report>\n")?;
+        self.flush()
     }
 
     fn abort_edit(&mut self) -> svelto_repos::Result<()> {

@@ -38,6 +38,13 @@ pub fn encode(path: &str) -> String {
     utf8_percent_encode(path, PATH_ESCAPE).to_string()
 }
 
+/// Appends [`encode`]'s answer to `out`.
+pub fn encode_to(out: &mut String, path: &str) {
+    for piece in utf8_percent_encode(path, PATH_ESCAPE) {
+        out.push_str(piece);
+    }
+}
+
 /// A path as it appears in the href of a resource mod_dav names (a PROPFIND's members):
 /// Apache's `ap_escape_uri`, which keeps `;` and writes its escapes in lower case.
 pub fn encode_dav(path: &str) -> String {
@@ -53,7 +60,19 @@ pub fn encode_dav(path: &str) -> String {
 /// `ROOT/!svn/KIND/REV/path` as `dav_svn__build_uri` writes it: the path after a slash (the
 /// root's is the slash alone).
 pub fn build_uri(root_href: &str, kind: &str, rev: Revnum, path: &str) -> String {
-    format!("{root_href}/!svn/{kind}/{rev}/{}", encode(path))
+    let mut out = String::with_capacity(root_href.len() + kind.len() + path.len() + 16);
+    build_uri_to(&mut out, root_href, kind, rev, path);
+    out
+}
+
+/// Appends [`build_uri`]'s answer to `out`.
+pub fn build_uri_to(out: &mut String, root_href: &str, kind: &str, rev: Revnum, path: &str) {
+    use std::fmt::Write as _;
+    out.push_str(root_href);
+    out.push_str("/!svn/");
+    out.push_str(kind);
+    let _ = write!(out, "/{rev}/");
+    encode_to(out, path);
 }
 
 /// What a request path names inside a repository.

@@ -269,10 +269,11 @@ fn escape_with(s: &str, more: impl Fn(char) -> Option<&'static str>) -> String {
 /// Subversion's `svn_xml_is_xml_safe`: UTF-8 without control characters other than tab,
 /// newline and carriage return.
 pub fn is_xml_safe(v: &[u8]) -> bool {
-    std::str::from_utf8(v).is_ok_and(|s| {
-        !s.chars()
-            .any(|c| (c as u32) < 0x20 && c != '\t' && c != '\n' && c != '\r')
-    })
+    // The control characters are single bytes (every byte of a longer UTF-8 sequence is
+    // 0x80 or above): tested byte by byte, not char by char.
+    v.iter()
+        .all(|&b| b >= 0x20 || b == b'\t' || b == b'\n' || b == b'\r')
+        && std::str::from_utf8(v).is_ok()
 }
 
 /// An author as mod_dav_svn writes it in `D:creator-displayname` for `PROPFIND` and the
@@ -401,14 +402,43 @@ pub fn prop_value(v: &[u8]) -> (bool, String) {
 /// `ENC_ATTR="base64"` added when it is not XML-safe (`ENC_ATTR` is `encoding` in reports,
 /// `V:encoding` in PROPFIND answers).
 pub fn value_element(out: &mut String, tag: &str, attrs: &str, enc_attr: &str, value: &[u8]) {
-    use std::fmt::Write as _;
-    let (b64, v) = prop_value(value);
-    let enc = if b64 {
-        format!(" {enc_attr}=\"base64\"")
-    } else {
-        String::new()
-    };
-    let _ = writeln!(out, "<{tag}{attrs}{enc}>{v}</{tag}>");
+    out.push('<');
+    out.push_str(tag);
+    out.push_str(attrs);
+    value_rest(out, tag, enc_attr, value);
+}
+
+/// The rest of [`value_element`] once `<TAG ATTRS` is written: the encoding attribute if
+/// any, `>`, the value, `</TAG>` and a newline, appended to `out` without a copy of the
+/// value in between.
+pub fn value_rest(out: &mut String, tag: &str, enc_attr: &str, value: &[u8]) {
+    match std::str::from_utf8(value)
+        .ok()
+        .filter(|_| is_xml_safe(value))
+    {
+        Some(v) => {
+            out.push('>');
+            esc_cdata_to(out, v);
+        }
+        None => {
+            out.push(' ');
+            out.push_str(enc_attr);
+            out.push_str("=\"base64\">");
+            out.push_str(&base64_lines(value));
+        }
+    }
+    out.push_str("</");
+    out.push_str(tag);
+    out.push_str(">\n");
+}
+
+/// Appends the lowercase hex of `bytes` (a checksum) to `out`.
+pub fn hex_to(out: &mut String, bytes: &[u8]) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    for &b in bytes {
+        out.push(HEX[(b >> 4) as usize] as char);
+        out.push(HEX[(b & 15) as usize] as char);
+    }
 }
 
 #[cfg(test)]
