@@ -27,7 +27,7 @@ pub(crate) struct Ctx<'a> {
     pub youngest: Revnum,
     pub target: Target,
     /// The request's path, as sent (what mod_dav_svn's 404 messages name).
-    pub uri: String,
+    pub uri: &'a str,
     /// The directories the connection found lately through the same repository handle
     /// (None: a write, which keeps nothing).
     pub dirs: Option<&'a RefCell<Dirs>>,
@@ -171,7 +171,7 @@ impl Ctx<'_> {
         let rev = self.target.rev().unwrap_or(self.youngest);
         self.node(rev, &self.target.path).map_err(|e| {
             if e.code == crate::error::FS_NOT_FOUND {
-                let uri = percent_encoding::percent_decode_str(&self.uri).decode_utf8_lossy();
+                let uri = percent_encoding::percent_decode_str(self.uri).decode_utf8_lossy();
                 HttpError::not_found(format!("'{uri}' path not found"))
             } else {
                 e

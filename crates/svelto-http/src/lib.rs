@@ -531,7 +531,7 @@ pub(crate) struct Note {
     /// The Subversion error answered.
     pub error: Option<(u32, String)>,
     /// The name the metrics count it under, when not `http-METHOD`.
-    pub command: Option<String>,
+    pub command: Option<std::borrow::Cow<'static, str>>,
     /// The user the request was admitted as.
     pub user: Option<String>,
 }
@@ -540,8 +540,14 @@ pub(crate) enum ReplyBody {
     Bytes(Vec<u8>),
     /// Bytes shared with a cache (a file's text), sent without a copy.
     Shared(Bytes),
+    /// Pieces read one by one as the connection takes them, on its own thread (a large
+    /// file's stored windows): no thread, channel or copy of its own.
+    Pieces(Pieces),
     Stream(Streamer),
 }
+
+/// The pieces of a [`ReplyBody::Pieces`].
+pub(crate) type Pieces = Box<dyn Iterator<Item = svelto_repos::Result<Vec<u8>>> + Send>;
 
 impl Reply {
     pub fn new(status: StatusCode, content_type: &str, body: Vec<u8>) -> Reply {
@@ -598,7 +604,7 @@ async fn respond(
     cache: &RefCell<ConnCache>,
     peer: std::net::IpAddr,
     req: Request<Incoming>,
-) -> Response<RespBody> {
+) -> Response<Noted> {
     let (parts, body) = req.into_parts();
     let max = state.config.max_request;
     let streamed_put = parts.method == hyper::Method::PUT
@@ -717,7 +723,7 @@ fn drain(req: &Req, max: usize) {
 
 /// Answers a request on the runtime's blocking pool (a streamed `PUT`: its handler waits
 /// for body chunks that this connection's thread receives).
-async fn run_blocking(state: Arc<State>, req: Req) -> Response<RespBody> {
+async fn run_blocking(state: Arc<State>, req: Req) -> Response<Noted> {
     let handled = tokio::task::spawn_blocking(move || {
         // A write: nothing of the connection's cached admission is used.
         let mut cache = ConnCache::default();
@@ -730,7 +736,7 @@ async fn run_blocking(state: Arc<State>, req: Req) -> Response<RespBody> {
 }
 
 /// A handler's reply, or a 500 when the handler panicked.
-async fn reply_or_failure(handled: Option<Reply>) -> Response<RespBody> {
+async fn reply_or_failure(handled: Option<Reply>) -> Response<Noted> {
     match handled {
         Some(reply) => to_response(reply).await,
         None => {
@@ -749,11 +755,24 @@ async fn reply_or_failure(handled: Option<Reply>) -> Response<RespBody> {
 /// Turns a handler's reply into a response. A streamed body is started first: an error
 /// before its first 64 KiB (a report that fails before it writes much) still becomes a
 /// proper error response; a later one can only break the body off.
-async fn to_response(reply: Reply) -> Response<RespBody> {
+async fn to_response(reply: Reply) -> Response<Noted> {
     let note = reply.note;
     let body = match reply.body {
         ReplyBody::Bytes(b) => RespBody::Full(Some(Bytes::from(b))),
         ReplyBody::Shared(b) => RespBody::Full(Some(b)),
+        ReplyBody::Pieces(mut pieces) => match pieces.next() {
+            None => RespBody::Full(None),
+            Some(Err(e)) => {
+                // Failed before its first bytes: an error answer, as a streamed one.
+                let mut r = HttpError::from(e).reply();
+                r.note = Note {
+                    error: r.note.error,
+                    ..note
+                };
+                return Box::pin(to_response(r)).await;
+            }
+            Some(Ok(first)) => RespBody::Pull(Some(Bytes::from(first)), pieces),
+        },
         ReplyBody::Stream(f) => {
             let (tx, mut rx) = mpsc::channel(8);
             let producer = std::thread::Builder::new()
@@ -791,13 +810,13 @@ async fn to_response(reply: Reply) -> Response<RespBody> {
             }
         }
     };
-    let mut resp = Response::new(body);
-    resp.extensions_mut().insert(note);
+    let mut resp = Response::new(Noted { body, note });
     *resp.status_mut() = reply.status;
     let headers = resp.headers_mut();
     headers.insert("server", HeaderValue::from_static("Svelto SVN/1.14.2"));
     for (name, value) in reply.headers {
-        if let Ok(v) = HeaderValue::from_str(&value) {
+        // The value's bytes become the header's, without a copy.
+        if let Ok(v) = HeaderValue::from_maybe_shared(Bytes::from(value)) {
             headers.append(HeaderName::from_static(name), v);
         }
     }
@@ -901,18 +920,25 @@ fn repos_segment(prefix: &str, path: &str) -> String {
 /// The response with its body counted and reported (when there is an observer) once it
 /// has been sent or the connection dropped it.
 fn logged(
-    resp: Response<RespBody>,
+    resp: Response<Noted>,
     seen: Option<Seen>,
     urgent: Rc<std::cell::Cell<bool>>,
 ) -> Response<Answer> {
+    let (parts, Noted { body, note }) = resp.into_parts();
     let seen = seen.map(|mut s| {
-        s.status = resp.status().as_u16();
-        if let Some(n) = resp.extensions().get::<Note>() {
-            s.note = n.clone();
-        }
+        s.status = parts.status.as_u16();
+        s.note = note;
         s
     });
-    resp.map(|body| Answer { body, seen, urgent })
+    Response::from_parts(parts, Answer { body, seen, urgent })
+}
+
+/// A response body and what the handler noted of the request, until [`logged`] hands the
+/// note to the request log (not in the response's extensions: a map allocated per
+/// request).
+pub(crate) struct Noted {
+    body: RespBody,
+    note: Note,
 }
 
 /// A response body and the request it answers, for the request log.
@@ -935,9 +961,19 @@ impl Body for Answer {
         let this = self.get_mut();
         let polled = match &mut this.body {
             RespBody::Full(b) => Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
-            RespBody::Chan(first @ Some(_), _) => {
+            RespBody::Chan(first @ Some(_), _) | RespBody::Pull(first @ Some(_), _) => {
                 Poll::Ready(first.take().map(|b| Ok(Frame::data(b))))
             }
+            RespBody::Pull(None, pieces) => Poll::Ready(pieces.next().map(|r| {
+                r.map(|v| Frame::data(Bytes::from(v))).map_err(|e| {
+                    // Broken off after its first bytes: the error is still logged.
+                    let e = HttpError::from(e);
+                    if let Some(s) = &mut this.seen {
+                        s.note.error = Some((e.code, e.message.clone()));
+                    }
+                    std::io::Error::other(e.message)
+                })
+            })),
             RespBody::Chan(None, rx) => rx.poll_recv(cx).map(|o| {
                 o.map(|r| {
                     r.map(Frame::data).map_err(|e| {
@@ -969,7 +1005,7 @@ impl Body for Answer {
         match &self.body {
             RespBody::Full(Some(b)) => http_body::SizeHint::with_exact(b.len() as u64),
             RespBody::Full(None) => http_body::SizeHint::with_exact(0),
-            RespBody::Chan(..) => http_body::SizeHint::default(),
+            RespBody::Chan(..) | RespBody::Pull(..) => http_body::SizeHint::default(),
         }
     }
 }
@@ -1010,4 +1046,6 @@ pub(crate) enum RespBody {
     Full(Option<Bytes>),
     /// The first chunk (already received), then the rest.
     Chan(Option<Bytes>, mpsc::Receiver<Result<Bytes, HttpError>>),
+    /// The first piece (already read), then the rest, each read when hyper asks for it.
+    Pull(Option<Bytes>, Pieces),
 }

@@ -56,7 +56,7 @@ pub(crate) fn report(ctx: &Ctx<'_>, req: &Req) -> Result<Reply, HttpError> {
     };
     // A known report is counted by its name.
     answer.map(|mut r| {
-        r.note.command = Some(format!("http-{}", doc.name));
+        r.note.command = Some(format!("http-{}", doc.name).into());
         r
     })
 }

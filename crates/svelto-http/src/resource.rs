@@ -122,10 +122,17 @@ pub(crate) fn handle(
         gate,
         youngest,
         target,
-        uri: req.path.clone(),
+        uri: &req.path,
         dirs: reads.then_some(&cache.dirs),
     };
-    let named = format!("http-{}", req.method.as_str().to_ascii_lowercase());
+    let named: std::borrow::Cow<'static, str> = match req.method {
+        Method::GET => "http-get".into(),
+        Method::HEAD => "http-head".into(),
+        Method::OPTIONS => "http-options".into(),
+        ref m if m.as_str() == "PROPFIND" => "http-propfind".into(),
+        ref m if m.as_str() == "REPORT" => "http-report".into(),
+        ref m => format!("http-{}", m.as_str().to_ascii_lowercase()).into(),
+    };
     if crate::write::is_write(&req.method) {
         note.command = Some(named);
         return crate::write::handle(ctx, req);
@@ -684,21 +691,20 @@ impl Ctx<'_> {
                 return Ok(reply.header("etag", etag));
             }
         }
-        let mut reply = if node.node.size() <= 1 << 20 {
-            let text = bytes::Bytes::from_owner(SharedText(self.svc.read_text(&node.node)?));
-            Reply {
-                status: StatusCode::OK,
-                headers: vec![("content-type", mime)],
-                body: crate::ReplyBody::Shared(text),
-                note: crate::Note::default(),
-            }
-        } else {
-            let (svc, file) = (self.svc.clone(), node.node.clone());
-            Reply::stream(
-                StatusCode::OK,
-                &mime,
-                Box::new(move |w| svc.write_text(&file, w).map_err(HttpError::from)),
-            )
+        // A large file stored as it is goes out window by window as the connection takes
+        // them; any other is held whole (shared with the text cache), as the store
+        // reconstructs it anyway.
+        let body = match self.svc.large_text(&node.node)? {
+            Some(pieces) => crate::ReplyBody::Pieces(Box::new(pieces)),
+            None => crate::ReplyBody::Shared(bytes::Bytes::from_owner(SharedText(
+                self.svc.read_text(&node.node)?,
+            ))),
+        };
+        let mut reply = Reply {
+            status: StatusCode::OK,
+            headers: vec![("content-type", mime)],
+            body,
+            note: crate::Note::default(),
         };
         reply = reply.header("etag", etag).header(
             "cache-control",

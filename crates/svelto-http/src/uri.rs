@@ -142,12 +142,19 @@ fn bad_path(what: &str) -> HttpError {
     )
 }
 
-/// The decoded segments of a request path, refusing `..`, NUL, escapes that do not decode
-/// to UTF-8 and a `%` that is no escape (400, as Apache), and an escaped slash (404, as
-/// Apache's `AllowEncodedSlashes Off`: no path the client sends has one). Other control
-/// characters pass, as through mod_dav_svn: no stored path has them (a read finds nothing),
-/// and a commit's own rules refuse new names with them in Subversion's words (E160005).
+/// The decoded segments of a request path ([`decoded`] and [`split`]), owned.
+#[cfg(test)]
 pub fn segments(path: &str) -> Result<Vec<String>, HttpError> {
+    let decoded = decoded(path)?;
+    Ok(split(&decoded)?.into_iter().map(str::to_string).collect())
+}
+
+/// A request path with its escapes decoded, refusing escapes that do not decode to UTF-8
+/// and a `%` that is no escape (400, as Apache), and an escaped slash (404, as Apache's
+/// `AllowEncodedSlashes Off`: no path the client sends has one). Other control characters
+/// pass, as through mod_dav_svn: no stored path has them (a read finds nothing), and a
+/// commit's own rules refuse new names with them in Subversion's words (E160005).
+fn decoded(path: &str) -> Result<std::borrow::Cow<'_, str>, HttpError> {
     for (i, _) in path.match_indices('%') {
         match path.as_bytes().get(i + 1..i + 3) {
             Some(h) if h.eq_ignore_ascii_case(b"2f") => {
@@ -160,22 +167,26 @@ pub fn segments(path: &str) -> Result<Vec<String>, HttpError> {
             _ => return Err(bad_path("a '%' that begins no escape")),
         }
     }
-    let decoded = percent_decode_str(path)
+    percent_decode_str(path)
         .decode_utf8()
-        .map_err(|_| bad_path("it does not decode to UTF-8"))?;
-    let mut out = Vec::new();
+        .map_err(|_| bad_path("it does not decode to UTF-8"))
+}
+
+/// The segments of a decoded path (borrowed from it), refusing `..` and NUL (400).
+fn split(decoded: &str) -> Result<Vec<&str>, HttpError> {
+    let mut out = Vec::with_capacity(8);
     for seg in decoded.split('/') {
         match seg {
             "" | "." => {}
             ".." => return Err(bad_path("'..' is not allowed")),
             s if s.contains('\0') => return Err(bad_path("NUL is not allowed")),
-            s => out.push(s.to_string()),
+            s => out.push(s),
         }
     }
     Ok(out)
 }
 
-fn revnum(s: Option<&String>, what: &str) -> Result<Revnum, HttpError> {
+fn revnum(s: Option<&&str>, what: &str) -> Result<Revnum, HttpError> {
     s.and_then(|s| s.parse::<Revnum>().ok())
         .ok_or_else(|| HttpError::bad_request(format!("Invalid revision in the {what} URL")))
 }
@@ -202,8 +213,9 @@ pub fn locate_in(
             ))
         }
     };
-    let segs = segments(rest)?;
-    let Some((name, rest)) = segs.split_first() else {
+    let decoded = decoded(rest)?;
+    let segs = split(&decoded)?;
+    let Some((&name, rest)) = segs.split_first() else {
         return Ok(Located::Parent);
     };
     if name.starts_with('!') {
@@ -223,8 +235,8 @@ pub fn locate_in(
     let root_href = format!("{prefix}/{}", encode(name));
     let mut txn = String::new();
     let mut root_stub = "rvr";
-    let (kind, path) = if rest.first().map(String::as_str) == Some("!svn") {
-        let kind = rest.get(1).map(String::as_str).unwrap_or("");
+    let (kind, path) = if rest.first() == Some(&"!svn") {
+        let kind = rest.get(1).copied().unwrap_or("");
         let after = rest.get(3..).unwrap_or_default().join("/");
         match kind {
             "me" if rest.len() == 2 => (Kind::Me, String::new()),
@@ -239,11 +251,11 @@ pub fn locate_in(
             "vcc" if rest.len() == 3 && rest[2] == "default" => (Kind::Vcc, String::new()),
             "bln" if rest.len() == 3 => (Kind::Baseline(revnum(rest.get(2), "baseline")?), String::new()),
             "txn" | "vtxn" if rest.len() == 3 => {
-                txn = rest[2].clone();
+                txn = rest[2].to_string();
                 (Kind::Txn, String::new())
             }
             "txr" | "vtxr" if rest.len() >= 3 => {
-                txn = rest[2].clone();
+                txn = rest[2].to_string();
                 (Kind::TxnRoot, after)
             }
             "act" | "wrk" | "wbl" => {
@@ -264,7 +276,7 @@ pub fn locate_in(
         (Kind::Public, rest.join("/"))
     };
     Ok(Located::Repo(Target {
-        repo_name: name.clone(),
+        repo_name: name.to_string(),
         repo_dir,
         root_href,
         kind,

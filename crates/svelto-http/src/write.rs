@@ -674,14 +674,14 @@ fn proppatch_node(ctx: &Ctx<'_>, req: &Req, edit: &mut Edit) -> Result<Reply, Ht
         }
     }
     if let Some(refused) = refused_change(ctx, &changes, |_| true) {
-        return Ok(proppatch_failed(&ctx.uri, &changes, refused));
+        return Ok(proppatch_failed(ctx.uri, &changes, refused));
     }
     for c in &changes {
         edit.change_prop(path, &c.name, c.value.as_deref())
             .map_err(commit_error)?;
     }
     Ok(crate::locks::lock_headers(
-        proppatch_ok(&ctx.uri, &changes),
+        proppatch_ok(ctx.uri, &changes),
         lock.as_ref(),
     ))
 }
@@ -745,13 +745,13 @@ fn proppatch_txn(ctx: &Ctx<'_>, req: &Req, edit: &mut Edit) -> Result<Reply, Htt
     let changes = prop_changes(req)?;
     // svn:author is the server's to set: a change of it is ignored, never refused.
     if let Some(refused) = refused_change(ctx, &changes, |c| c.name != b"svn:author") {
-        return Ok(proppatch_failed(&ctx.uri, &changes, refused));
+        return Ok(proppatch_failed(ctx.uri, &changes, refused));
     }
     for c in &changes {
         edit.set_revprop(&c.name, c.value.as_deref())
             .map_err(commit_error)?;
     }
-    Ok(proppatch_ok(&ctx.uri, &changes))
+    Ok(proppatch_ok(ctx.uri, &changes))
 }
 
 /// `PROPPATCH` of `!svn/rev/N` (or v1's `!svn/bln/N`, which `svn propset --revprop`

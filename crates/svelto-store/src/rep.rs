@@ -286,6 +286,28 @@ fn io_error(e: crate::StoreError) -> std::io::Error {
     std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string())
 }
 
+impl<D: DataFile> WindowStream<D> {
+    /// The contents of the next window (None after the last), owned: a window that is
+    /// new data alone (a file stored as it is, which does not compress) gives its new data
+    /// without a copy. For a reader that passes each window on as it is (an HTTP answer's
+    /// body), instead of copying it through a buffer of its own. Not to be mixed with
+    /// `read`.
+    pub fn next_chunk(&mut self) -> Result<Option<Vec<u8>>> {
+        let Some((w, off)) = self.frames.next(&self.data, self.version)? else {
+            return Ok(None);
+        };
+        let whole_new = w.source_len == 0
+            && w.new_data.len() as u64 == w.target_len
+            && matches!(w.instructions[..], [svelto_delta::Instruction::NewData { len }] if len == w.target_len);
+        if whole_new {
+            return Ok(Some(w.new_data));
+        }
+        let mut out = Vec::new();
+        apply(&w, &[], off, &mut out)?;
+        Ok(Some(out))
+    }
+}
+
 impl<D: DataFile> Read for WindowStream<D> {
     fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
         while self.pos == self.buf.len() {

@@ -841,6 +841,21 @@ impl Repo {
         }
     }
 
+    /// The windows of a file stored self-contained, to be read one by one
+    /// ([`WindowStream::next_chunk`]) when it is too large to be held whole (past
+    /// `DELTA_MAX`, as [`Repo::write_text`] streams it); None otherwise (read it with
+    /// [`Repo::read_text`]).
+    pub fn large_text_windows(&self, text: &FileText) -> Result<Option<WindowStream<Repo>>> {
+        if text.rep == 0 || text.size as usize <= rep::DELTA_MAX {
+            return Ok(None);
+        }
+        let t = self.rep_trailer(text.rep)?;
+        if t.base != 0 {
+            return Ok(None);
+        }
+        Ok(Some(WindowStream::new(self.clone(), text.rep, &t)))
+    }
+
     /// The contents of a file as a stream; memory stays bounded for large files.
     pub fn text_reader(&self, text: &FileText) -> Result<Box<dyn Read + Send>> {
         self.reader(text.rep)

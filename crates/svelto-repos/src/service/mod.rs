@@ -226,6 +226,16 @@ impl Ctx {
         Ok(self.repo.write_text(&file.0.file_text(), out)?)
     }
 
+    /// A file's contents window by window when it is stored self-contained and too large
+    /// to be held whole (as [`Ctx::write_text`] streams it: past `svelto_store::DELTA_MAX`);
+    /// None otherwise: [`Ctx::read_text`] then holds it (as `write_text` would).
+    pub fn large_text(&self, file: &Node) -> Result<Option<TextChunks>> {
+        Ok(self
+            .repo
+            .large_text_windows(&file.0.file_text())?
+            .map(TextChunks))
+    }
+
     /// A file's whole contents, shared with the repository's text cache (empty for a
     /// directory or an empty file).
     pub fn read_text(&self, file: &Node) -> Result<Arc<Vec<u8>>> {
@@ -637,5 +647,16 @@ fn merge_refused<T>(denied: &[bool], done: Many<T>) -> Many<T> {
     Many {
         results,
         post_hook_failure: done.post_hook_failure,
+    }
+}
+
+/// A large file's contents, one piece per stored window, in order ([`Ctx::large_text`]).
+pub struct TextChunks(svelto_store::WindowStream<svelto_store::Repo>);
+
+impl Iterator for TextChunks {
+    type Item = Result<Vec<u8>>;
+
+    fn next(&mut self) -> Option<Result<Vec<u8>>> {
+        self.0.next_chunk().map_err(Into::into).transpose()
     }
 }
