@@ -86,8 +86,10 @@ impl Gate {
 /// Reads the configuration of the repository a request names, authenticates the request
 /// and returns its service context (the user, the authz rules) and gate. Configuration
 /// files are read for each request, so edits apply at once (as on svn:// for each
-/// connection). An `svnserve.conf`, password file or authz file that cannot be read or
-/// parsed is a `500` naming it (svnserve refuses the connection and logs the same words).
+/// connection). An `svnserve.conf` or password file that cannot be read or parsed is a
+/// `500` naming it (svnserve refuses the connection and logs the same words); an authz file
+/// that cannot be read or parsed refuses every request as mod_authz_svn does (401 or 403),
+/// its error in the log only.
 pub(crate) fn admit(
     state: &State,
     target: &Target,
@@ -175,13 +177,20 @@ pub(crate) fn admit(
                 case: conf.force_username_case,
                 repos: Some(target.repo_name.clone()),
             };
-            let ctx = svc.load_authz(src, &target.repo_dir).map_err(|why| {
-                HttpError::new(
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    format!("Invalid authz configuration: {why}"),
-                )
-            })?;
-            Some(ctx)
+            match svc.load_authz(src, &target.repo_dir) {
+                Ok(ctx) => Some(ctx),
+                Err(why) => {
+                    // mod_authz_svn logs "Failed to load the mod_authz_svn config" and
+                    // declines, which refuses the request as rules that allow nothing
+                    // would (401 where a login could help, else 403); the client is not
+                    // told why, nor where the file is.
+                    state.log(&format!(
+                        "{}: Invalid authz configuration: {why}",
+                        target.repo_name
+                    ));
+                    return Err(gate.refuse(!reads_only(&req.method)));
+                }
+            }
         }
     };
     svc.user = user;

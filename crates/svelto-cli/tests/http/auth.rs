@@ -222,6 +222,66 @@ fn require_valid_user_matches_apache() {
     }
 }
 
+/// An authz file that cannot be used (a rule naming an undefined group, groups that
+/// include each other) refuses every request as mod_authz_svn refuses it: 401 where a login
+/// could help, 403 for a logged-in user, whatever the method and URL (`!svn/me` too), and
+/// the client is not told where the file is; the same output from the stock client. A
+/// usable file again, and reads work again.
+#[test]
+fn broken_authz_refuses_as_apache() {
+    let pair = Pair::http_auth("basic", &bin(), true);
+    htpasswd(&pair.htpasswd(), LOGINS);
+    let (a_addr, a_path) = addr_and_path(&pair, 0);
+    let (s_addr, s_path) = addr_and_path(&pair, 1);
+    let anon: Vec<String> = Vec::new();
+    let harry = creds("harry", "harryssecret");
+    for rules in [
+        "[/]\n* = r\n[/trunk/a]\n@undefined_group = rw\n",
+        "[groups]\nadmins = a1, @devs\ndevs = @admins, d1\n[/]\n* = r\n",
+    ] {
+        install(&pair, &conf(true), rules);
+        for who in [&anon, &harry] {
+            both_as(&pair, who, &["ls", "{URL}/trunk"]);
+            both_as(&pair, who, &["cat", "{URL}/trunk/README.txt"]);
+            both_as(&pair, who, &["mkdir", "-m", "m", "{URL}/trunk/new"]);
+        }
+        for headers in [vec![], vec![basic(b"harry:harryssecret")]] {
+            for (method, rel) in [
+                ("GET", "/trunk/"),
+                ("PROPFIND", "/trunk"),
+                ("OPTIONS", "/"),
+                ("POST", "/!svn/me"),
+                ("MKCOL", "/trunk/x"),
+            ] {
+                let mut headers = headers.clone();
+                if method == "PROPFIND" {
+                    headers.push(b"Depth: 0".to_vec());
+                }
+                let a = request(&a_addr, method, &format!("{a_path}{rel}"), &headers);
+                let s = request(&s_addr, method, &format!("{s_path}{rel}"), &headers);
+                assert_eq!(a.0, s.0, "{rules:?}: {method} {rel}: Apache, Svelto");
+                assert!(s.0 == 401 || s.0 == 403, "{method} {rel}: {}", s.0);
+                let headers: Vec<&[u8]> = headers.iter().map(Vec::as_slice).collect();
+                let (_, text) =
+                    crate::raw_request(&s_addr, method, &format!("{s_path}{rel}"), &headers, b"");
+                assert!(
+                    !text.contains("conf/authz") && !text.contains("undefined"),
+                    "{method} {rel}: {text}"
+                );
+            }
+        }
+    }
+    let log = std::fs::read_to_string(pair.subject_repo().join("../../serve.log"))
+        .expect("read serve.log");
+    assert!(
+        log.contains("Invalid authz configuration") && log.contains("undefined_group"),
+        "{log}"
+    );
+    install(&pair, &conf(true), "[/]\n* = r\n");
+    let out = both_as(&pair, &harry, &["ls", "{URL}/trunk"]);
+    assert!(out.success());
+}
+
 /// The HTTP pair of the authz matrix (`Satisfy Any`): the matrix's users in the password
 /// file (bcrypt, `$apr1$`, `{SHA}`), its rules and svnserve.conf.
 fn matrix_pair() -> Pair {
