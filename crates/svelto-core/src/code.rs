@@ -116,3 +116,15 @@ pub const CATEGORY_SIZE: u32 = 5000;
 pub fn in_category(code: u32, start: u32) -> bool {
     (start..start + CATEGORY_SIZE).contains(&code)
 }
+
+/// Subversion's text for an error created without one (`svn_strerror`, what
+/// `svn_err_best_message` falls back to), for the codes Svelto creates without a message;
+/// empty for the others.
+pub fn default_message(code: u32) -> &'static str {
+    match code {
+        BAD_DATE => "Bogus date",
+        BAD_PROPERTY_VALUE => "Wrong or unexpected property value",
+        BAD_PROPERTY_VALUE_EOL => "Invalid property value",
+        _ => "",
+    }
+}

@@ -717,12 +717,32 @@ fn refused_change(
 /// document order, the refused one `500` with mod_dav's "Could not execute PROPPATCH."
 /// (the reason is in the server's log), the others `424 Failed Dependency`.
 fn proppatch_failed(href: &str, changes: &PropChanges, failed: usize) -> Reply {
+    proppatch_refused(
+        href,
+        changes,
+        failed,
+        "500 Internal Server Error",
+        "Could not execute PROPPATCH.",
+    )
+}
+
+/// The 207 answer to a PROPPATCH whose change `failed` failed with `status` and `why`, as
+/// mod_dav answers it: every change in document order, the failed one with its status and
+/// `why` as its `D:responsedescription`, each other one `424 Failed Dependency` with
+/// mod_dav's words for a set or a remove.
+fn proppatch_refused(
+    href: &str,
+    changes: &PropChanges,
+    failed: usize,
+    status: &str,
+    why: &str,
+) -> Reply {
     let mut out = String::from(XML_HEADER);
     out.push_str("<D:multistatus xmlns:D=\"DAV:\">\n<D:response>\n");
     out.push_str(&format!("<D:href>{}</D:href>\n", esc(href)));
     for (i, c) in changes.iter().enumerate() {
         let (status, why) = if i == failed {
-            ("500 Internal Server Error", "Could not execute PROPPATCH.")
+            (status, why)
         } else if c.value.is_some() {
             (
                 "424 Failed Dependency",
@@ -759,8 +779,11 @@ fn proppatch_txn(ctx: &Ctx<'_>, req: &Req, edit: &mut Edit) -> Result<Reply, Htt
 /// each through the service layer's rules and the pre- and post-revprop-change hooks,
 /// atomic when the client sends the old value. A refused change is answered as mod_dav
 /// answers a failed PROPPATCH: 207, the property's `D:propstat` with the failure's status
-/// (412 for an old value that does not match, else 500) and the message as its
-/// `D:responsedescription`, the properties not yet changed `424 Failed Dependency`.
+/// (412 for an old value that does not match, else 500) and the error's first message as
+/// its `D:responsedescription` (mod_dav_svn's best message: Subversion's text for the code
+/// when the error has none, "Wrong or unexpected property value" for a bogus `svn:date`),
+/// every other property `424 Failed Dependency` (those changed before it stay changed, as
+/// through Apache).
 fn proppatch_rev(ctx: Ctx<'_>, req: &Req, rev: Revnum) -> Result<Reply, HttpError> {
     let changes = prop_changes(req)?;
     ctx.check_rev(rev)?;
@@ -775,6 +798,15 @@ fn proppatch_rev(ctx: Ctx<'_>, req: &Req, rev: Revnum) -> Result<Reply, HttpErro
         logged = Some(svelto_repos::action::change_rev_prop(rev, name));
         let expected = c.expected.as_ref().map(|e| e.as_deref());
         if let Err(e) = svc.change_rev_prop(rev, name, c.value.as_deref(), expected) {
+            // Each link's best message: Subversion's text for its code when it has none.
+            let chain: Vec<String> = e
+                .chain()
+                .into_iter()
+                .map(|(code, m)| match m.is_empty() {
+                    true => svelto_core::code::default_message(code).to_string(),
+                    false => m,
+                })
+                .collect();
             let err = HttpError::from(e);
             let status = if err.code == svelto_core::code::FS_PROP_BASEVALUE_MISMATCH {
                 "412 Precondition Failed"
@@ -783,15 +815,13 @@ fn proppatch_rev(ctx: Ctx<'_>, req: &Req, rev: Revnum) -> Result<Reply, HttpErro
             } else {
                 "500 Internal Server Error"
             };
-            let mut out = String::from(XML_HEADER);
-            out.push_str("<D:multistatus xmlns:D=\"DAV:\">\n<D:response>\n");
-            out.push_str(&format!("<D:href>{}</D:href>\n", esc(&uri)));
-            propstat(&mut out, &changes[i..=i], status, Some(&err.message));
-            if changes.len() > i + 1 {
-                propstat(&mut out, &changes[i + 1..], "424 Failed Dependency", None);
-            }
-            out.push_str("</D:response>\n</D:multistatus>\n");
-            let reply = Reply::xml(StatusCode::MULTI_STATUS, out.into_bytes());
+            ctx.state.log(&format!(
+                "{}: PROPPATCH {uri}: {}",
+                ctx.target.repo_name,
+                chain.join(": ")
+            ));
+            let why = chain.first().map_or("", String::as_str);
+            let reply = proppatch_refused(&uri, &changes, i, status, why);
             return Ok(reply.action(svelto_repos::action::change_rev_prop(rev, name)));
         }
     }

@@ -323,23 +323,13 @@ pub fn error_lines(e: &anyhow::Error) -> Vec<(u32, String)> {
             .find_map(|(c, _)| *c)
             .unwrap_or(code::BASE);
         let message = if message.is_empty() {
-            default_message(code).to_string()
+            code::default_message(code).to_string()
         } else {
             message.clone()
         };
         out.push((code, message));
     }
     out
-}
-
-/// Subversion's text for an error created without one (`svn_strerror`).
-fn default_message(code: u32) -> &'static str {
-    match code {
-        code::BAD_DATE => "Bogus date",
-        code::BAD_PROPERTY_VALUE => "Wrong or unexpected property value",
-        code::BAD_PROPERTY_VALUE_EOL => "Invalid property value",
-        _ => "",
-    }
 }
 
 /// The Subversion error code of one link of an error chain, if it has its own.

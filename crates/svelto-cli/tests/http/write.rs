@@ -393,3 +393,105 @@ fn changes_to_versions_deleted_since_are_refused_as_apache_refuses_them() {
     s.svn_fails(w, &["commit", "-m", "prop on deleted", "wc2/d"]);
     s.assert_same_repositories();
 }
+
+/// The `D:status` codes and `D:responsedescription`s of a PROPPATCH's 207 answer, in order
+/// (Apache writes `(status)` where a reason phrase goes and a newline before each
+/// description).
+fn propstats(text: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for part in text.split("<D:propstat>").skip(1) {
+        let status = part
+            .split("<D:status>HTTP/1.1 ")
+            .nth(1)
+            .and_then(|s| s.get(..3))
+            .unwrap_or("")
+            .to_string();
+        let why = part
+            .split("<D:responsedescription>")
+            .nth(1)
+            .and_then(|s| s.split("</D:responsedescription>").next())
+            .unwrap_or("")
+            .trim()
+            .to_string();
+        out.push((status, why));
+    }
+    out
+}
+
+/// Revision property values the repository refuses (Subversion's prop_tests 26 over HTTP:
+/// a bogus `svn:date`), and refused changes among others in one PROPPATCH of a revision:
+/// the client prints what it prints against Apache ("Wrong or unexpected property value",
+/// where Svelto's message was empty), and each change's status and description in the
+/// 207 answer are Apache's (the refused one 500 with the error's first message, every
+/// other one 424), the changes made before the refused one kept on both.
+#[test]
+fn refused_revision_property_values_are_answered_as_apache_answers_them() {
+    let pair = writable_http_pair("basic");
+    install(&pair, "pre-revprop-change", "#!/bin/sh\nexit 0\n");
+    let mut s = Script::new(&pair);
+    let _scope = pair.scope("bad-revprops");
+    let w = "bad-revprops";
+    for (name, value) in [
+        ("svn:date", "Sat May 10 12:12:31 2008"),
+        ("svn:date", ""),
+        ("svn:date", "2008-05-10T12:12:31.000000Z"),
+    ] {
+        s.run(
+            w,
+            "svn",
+            &["propset", "--revprop", "-r", "0", name, value, "{URL}"],
+        );
+    }
+    let out = s.svn_fails(
+        w,
+        &[
+            "propset",
+            "--revprop",
+            "-r",
+            "1",
+            "svn:date",
+            "bogus",
+            "{URL}",
+        ],
+    );
+    assert!(
+        out.stderr_text()
+            .contains("E175008: Wrong or unexpected property value"),
+        "{}",
+        out.stderr_text()
+    );
+    let svn = "http://subversion.tigris.org/xmlns/svn/";
+    let custom = "http://subversion.tigris.org/xmlns/custom/";
+    let bodies = [
+        format!("<S:date xmlns:S=\"{svn}\">bad</S:date>"),
+        format!("<S:log xmlns:S=\"{svn}\">a&#13;\nb</S:log><S:date xmlns:S=\"{svn}\">bad</S:date>"),
+        format!(
+            "<S:log xmlns:S=\"{svn}\">new log</S:log></D:prop></D:set><D:remove><D:prop>\
+             <C:gone xmlns:C=\"{custom}\"/></D:prop></D:remove><D:set><D:prop>\
+             <S:date xmlns:S=\"{svn}\">bad</S:date><C:after xmlns:C=\"{custom}\">x</C:after>"
+        ),
+    ];
+    let mut answers = [Vec::new(), Vec::new()];
+    for (i, answer) in answers.iter_mut().enumerate() {
+        let (addr, path) = crate::addr_and_path(&pair, i);
+        for props in &bodies {
+            let body = format!(
+                "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<D:propertyupdate xmlns:D=\"DAV:\">\
+                 <D:set><D:prop>{props}</D:prop></D:set></D:propertyupdate>"
+            );
+            let (status, text) = crate::raw_request(
+                &addr,
+                "PROPPATCH",
+                &format!("{path}/!svn/bln/2"),
+                &[b"Content-Type: text/xml"],
+                body.as_bytes(),
+            );
+            answer.push((status, propstats(&text)));
+        }
+    }
+    assert_eq!(answers[0], answers[1], "Apache, Svelto");
+    assert_eq!(answers[1][2].1.len(), 4, "{:?}", answers[1]);
+    s.svn(w, &["propget", "--revprop", "-r", "2", "svn:log", "{URL}"]);
+    s.svn(w, &["log", "-r", "0:2", "{URL}"]);
+    s.assert_same_repositories();
+}
