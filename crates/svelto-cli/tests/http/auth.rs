@@ -282,6 +282,48 @@ fn broken_authz_refuses_as_apache() {
     assert!(out.success());
 }
 
+/// Updates whose target or switch source became unreadable (Subversion's authz_tests 29
+/// over HTTP: a file external `Z` of a file in `/trunk`, and a directory `/trunk/Z` copied in
+/// later and then made unreadable) go through as through Apache: mod_dav_svn checks neither the update's
+/// target nor a switch's source as a whole (the drive sends what is unreadable as absent),
+/// where Svelto refused the REPORT 403. Also an update of a subdirectory made unreadable
+/// (its parent the anchor) and a switch into one.
+#[test]
+fn updates_over_unreadable_targets_match_apache() {
+    let pair = Pair::http_auth("basic", &bin(), true);
+    htpasswd(&pair.htpasswd(), LOGINS);
+    // Anonymous users may not write on either side (Apache's `Satisfy Any` lets them write
+    // where the rules do).
+    install(&pair, &conf(true), "[/]\n* = r\nharry = rw\n");
+    let harry = creds("harry", "harryssecret");
+    let scope = pair.scope("unreadable-targets");
+    let run = |args: &[&str]| {
+        let mut v: Vec<&str> = vec![args[0]];
+        v.extend(harry.iter().map(String::as_str));
+        v.extend_from_slice(&args[1..]);
+        scope.both_any(&v)
+    };
+    assert!(run(&["checkout", "{URL}", "wc"]).success());
+    assert!(run(&["propset", "svn:externals", "Z {URL}/trunk/README.txt", "wc"]).success());
+    assert!(run(&["update", "wc"]).success());
+    scope.compare_wc("wc");
+    // The external's switch names `trunk/Z` (the external's directory in the repository and
+    // its name in the working copy).
+    assert!(run(&["copy", "-m", "Add Z", "{URL}/trunk/a", "{URL}/trunk/Z"]).success());
+    install(
+        &pair,
+        &conf(true),
+        "[/]\n* = r\nharry = rw\n[/trunk/Z]\n* =\n[/trunk/a]\n* =\n",
+    );
+    let up = run(&["update", "wc"]);
+    assert!(up.success(), "{}", String::from_utf8_lossy(&up.stderr));
+    scope.compare_wc("wc");
+    run(&["update", "wc/trunk/a"]);
+    scope.compare_wc("wc");
+    run(&["switch", "{URL}/trunk/a", "wc/branches"]);
+    scope.compare_wc("wc");
+}
+
 /// The HTTP pair of the authz matrix (`Satisfy Any`): the matrix's users in the password
 /// file (bcrypt, `$apr1$`, `{SHA}`), its rules and svnserve.conf.
 fn matrix_pair() -> Pair {
