@@ -479,6 +479,9 @@ impl ConnCache {
 pub(crate) struct Req {
     pub method: hyper::Method,
     pub path: String,
+    /// The query of the request target (after `?`), if it has one: mod_dav_svn reads
+    /// `p=PEG` and `r=REV` from a public URL's.
+    pub query: Option<String>,
     /// The client's address (a reverse proxy's, behind one).
     pub peer: std::net::IpAddr,
     pub headers: hyper::HeaderMap,
@@ -634,6 +637,7 @@ async fn respond(
         let req = Req {
             method: parts.method,
             path: parts.uri.path().to_string(),
+            query: parts.uri.query().map(str::to_string),
             headers: parts.headers,
             body: Bytes::new(),
             peer,
@@ -682,6 +686,7 @@ async fn respond(
     let req = Req {
         method: parts.method,
         path: parts.uri.path().to_string(),
+        query: parts.uri.query().map(str::to_string),
         peer,
         headers: parts.headers,
         body,

@@ -513,6 +513,7 @@ mod tests {
         Req {
             method: hyper::Method::PUT,
             path: "/".into(),
+            query: None,
             peer: std::net::IpAddr::from([127, 0, 0, 1]),
             headers: map,
             body: bytes::Bytes::new(),

@@ -116,6 +116,12 @@ pub(crate) fn handle(
     };
     note.user = svc.user.clone();
     crate::access::check_url(&svc, &gate, &req.method, &target)?;
+    let mut target = target;
+    if let (Kind::Public, true, Some(query)) = (&target.kind, reads, &req.query) {
+        if let Some(redirect) = public_query(state, &svc, youngest, &mut target, query, req)? {
+            return Ok(redirect);
+        }
+    }
     let ctx = Ctx {
         state,
         svc,
@@ -162,6 +168,149 @@ pub(crate) fn handle(
     };
     note.command = Some(named);
     handler(&ctx, req)
+}
+
+/// `strtol` of a query value as C's `atol` reads it (mod_dav_svn's `SVN_STR_TO_REV`):
+/// leading white space, a sign, the digits up to the first other character; none is 0.
+fn atol(s: &str) -> i64 {
+    let s = s.trim_start_matches([' ', '\t', '\n', '\r', '\x0b', '\x0c']);
+    let (negative, digits) = match s.as_bytes().first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let mut n: i64 = 0;
+    for d in digits.bytes().take_while(u8::is_ascii_digit) {
+        n = n.saturating_mul(10).saturating_add(i64::from(d - b'0'));
+    }
+    if negative {
+        -n
+    } else {
+        n
+    }
+}
+
+/// The revision a `p=` or `r=` value names (mod_dav_svn skips leading `r`s), if valid.
+fn query_rev(value: &str) -> Option<Revnum> {
+    Revnum::try_from(atol(value.trim_start_matches('r'))).ok()
+}
+
+/// `http(s)://HOST` + `path`: an absolute URL on this server as the request named it
+/// (Apache's `ap_construct_url` under `UseCanonicalName Off`).
+fn own_url(state: &State, req: &Req, path: &str) -> String {
+    let host = req.header("host").unwrap_or("localhost");
+    let scheme = if state.config.tls.is_some() {
+        "https"
+    } else {
+        "http"
+    };
+    format!("{scheme}://{host}{path}")
+}
+
+/// mod_dav_svn's "universal" URL of a public path, `path?[p=PEG][&r=REV]`, read as its
+/// `parse_querystring` reads it (pairs split at `&`, keys in any case, the last of a key
+/// winning, values as `atol` reads them after leading `r`s): the path as it is in `PEG`
+/// (default the youngest revision) seen in `REV` (default `PEG`). `REV` younger than `PEG`
+/// is a 400; older, the path is traced back to `REV` and the client redirected to
+/// `PATH@REV?p=REV` (301 when `p` was given, else 302), 404 where the node did not exist.
+/// Sets the target's revision, and whether it is pegged (`p=`); other keys (`kw=1`, a
+/// keyword expansion Svelto does not make) are ignored. None: no redirect.
+fn public_query(
+    state: &State,
+    svc: &svelto_repos::service::Ctx,
+    youngest: Revnum,
+    target: &mut crate::uri::Target,
+    query: &str,
+    req: &Req,
+) -> Result<Option<Reply>, HttpError> {
+    let (mut peg, mut working) = (None, None);
+    for pair in query.split('&') {
+        let Some((key, value)) = pair.trim().split_once('=') else {
+            continue;
+        };
+        if key.eq_ignore_ascii_case("p") {
+            peg = Some(value.to_string());
+        } else if key.eq_ignore_ascii_case("r") {
+            working = Some(value.to_string());
+        }
+    }
+    let peg_rev = match &peg {
+        Some(v) => query_rev(v)
+            .ok_or_else(|| bad_query(state, target, "invalid peg rev in query string"))?,
+        None => youngest,
+    };
+    let working_rev = match &working {
+        Some(v) => query_rev(v)
+            .ok_or_else(|| bad_query(state, target, "invalid working rev in query string"))?,
+        None => peg_rev,
+    };
+    if working_rev > peg_rev {
+        return Err(bad_query(
+            state,
+            target,
+            "working rev greater than peg rev.",
+        ));
+    }
+    if working_rev == peg_rev {
+        if peg_rev > youngest {
+            return Err(HttpError::svn(
+                StatusCode::NOT_FOUND,
+                crate::error::FS_NO_SUCH_REVISION,
+                format!("No such revision {peg_rev}"),
+            ));
+        }
+        target.peg = Some(peg_rev);
+        target.pegged = peg.is_some();
+        return Ok(None);
+    }
+    let locations = svc.locations(&target.path, peg_rev, &[working_rev])?;
+    let Some((_, path)) = locations.into_iter().find(|(r, _)| *r == working_rev) else {
+        // mod_dav_svn's "path doesn't exist in that revision." goes to its log; the client
+        // gets Apache's page.
+        return Err(HttpError::page(
+            StatusCode::NOT_FOUND,
+            "The requested URL was not found on this server.",
+        ));
+    };
+    let path = path.trim_start_matches('/');
+    let location = own_url(
+        state,
+        req,
+        &format!(
+            "{}/{}?p={working_rev}",
+            target.root_href,
+            crate::uri::encode_dav(path)
+        ),
+    );
+    let status = if peg.is_some() {
+        StatusCode::MOVED_PERMANENTLY
+    } else {
+        StatusCode::FOUND
+    };
+    Ok(Some(moved(status, location)))
+}
+
+/// A redirect (301, 302) to `location` with Apache's page.
+fn moved(status: StatusCode, location: String) -> Reply {
+    let page = format!(
+        "<!DOCTYPE HTML PUBLIC \"-//W3C//DTD HTML 4.01//EN\" \"http://www.w3.org/TR/html4/strict.dtd\">\n\
+         <html><head>\n<title>{code} {reason}</title>\n</head><body>\n<h1>{reason}</h1>\n\
+         <p>The document has moved <a href=\"{href}\">here</a>.</p>\n</body></html>\n",
+        code = status.as_u16(),
+        reason = status.canonical_reason().unwrap_or(""),
+        href = esc(&location),
+    );
+    Reply::new(status, "text/html; charset=iso-8859-1", page.into_bytes())
+        .header("location", location)
+}
+
+/// A query mod_dav_svn refuses: 400 with Apache's page, mod_dav_svn's words in the log.
+fn bad_query(state: &State, target: &crate::uri::Target, why: &str) -> HttpError {
+    state.log(&format!("{}: {why}", target.repo_name));
+    HttpError::page(
+        StatusCode::BAD_REQUEST,
+        "Your browser sent a request that this server could not understand.<br />\n",
+    )
 }
 
 impl Ctx<'_> {
@@ -241,7 +390,7 @@ impl Ctx<'_> {
             })
         };
         match self.target.kind {
-            Kind::Public => in_rev(self.youngest),
+            Kind::Public => in_rev(self.target.peg.unwrap_or(self.youngest)),
             Kind::RevRoot(rev) => in_rev(rev),
             // A version resource exists once its revision does (mod_dav_svn's
             // prep_version looks no further), never a collection.
@@ -661,16 +810,31 @@ impl Ctx<'_> {
                 ))
             }
         }
-        let node = self.target_node()?;
-        let fixed = self.target.kind != Kind::Public;
+        let node = match self.target_node() {
+            // mod_dav answers a GET of a path its revision lacks with Apache's page.
+            Err(e)
+                if e.code == crate::error::FS_NOT_FOUND
+                    && matches!(self.target.kind, Kind::Public | Kind::RevRoot(_)) =>
+            {
+                return Err(HttpError::page(
+                    StatusCode::NOT_FOUND,
+                    "The requested URL was not found on this server.",
+                ))
+            }
+            r => r?,
+        };
+        // A versioned URL, or a public one pegged by `?p=`, always answers the same.
+        let fixed = self.target.kind != Kind::Public || self.target.pegged;
         let cr = node.node.created_rev();
         if node.node.kind() == NodeKind::Dir {
             if !req.path.ends_with('/') {
-                let host = req.header("host").unwrap_or("localhost");
-                return Ok(
-                    Reply::new(StatusCode::MOVED_PERMANENTLY, "text/html", Vec::new())
-                        .header("location", format!("http://{host}{}/", req.path)),
-                );
+                // Apache's redirect keeps the query (`?p=PEG`).
+                let query = req
+                    .query
+                    .as_deref()
+                    .map_or(String::new(), |q| format!("?{q}"));
+                let location = own_url(self.state, req, &format!("{}/{query}", req.path));
+                return Ok(moved(StatusCode::MOVED_PERMANENTLY, location));
             }
             let reply = self
                 .listing(&node)?
@@ -775,8 +939,14 @@ impl Ctx<'_> {
             "<html><head><title>{t}</title></head>\n<body>\n <h2>{t}</h2>\n <ul>\n",
             t = esc(&title)
         );
+        // A listing reached by `?p=PEG` gives its links the same peg (mod_dav_svn's).
+        let peg = if self.target.pegged {
+            format!("?p={}", node.rev)
+        } else {
+            String::new()
+        };
         if !node.path.is_empty() {
-            out.push_str("  <li><a href=\"../\">..</a></li>\n");
+            let _ = writeln!(out, "  <li><a href=\"../{peg}\">..</a></li>");
         }
         for (name, child) in self.entries(node)? {
             let slash = if child.kind() == NodeKind::Dir {
@@ -786,7 +956,7 @@ impl Ctx<'_> {
             };
             let _ = writeln!(
                 out,
-                "  <li><a href=\"{}{slash}\">{}{slash}</a></li>",
+                "  <li><a href=\"{}{slash}{peg}\">{}{slash}</a></li>",
                 esc(&encode_dav(&name)),
                 esc(&name)
             );

@@ -115,6 +115,11 @@ pub struct Target {
     /// The `!svn/` name a `RevRoot` was reached by, `rvr` or v1's `bc`: its hrefs keep it
     /// (mod_dav_svn answers with the URI it was asked).
     pub root_stub: &'static str,
+    /// The revision a `Public` URL's query names (`?p=PEG`, `?r=REV`; None: the youngest).
+    pub peg: Option<Revnum>,
+    /// Whether that query named a peg revision (`p=`): the answer never changes then
+    /// (a file's `GET` may be cached a week), and a listing's links carry it.
+    pub pegged: bool,
 }
 
 impl Target {
@@ -122,6 +127,7 @@ impl Target {
     pub fn rev(&self) -> Option<Revnum> {
         match self.kind {
             Kind::RevRoot(r) | Kind::Version(r) => Some(r),
+            Kind::Public => self.peg,
             _ => None,
         }
     }
@@ -283,6 +289,8 @@ pub fn locate_in(
         path,
         txn,
         root_stub,
+        peg: None,
+        pegged: false,
     }))
 }
 

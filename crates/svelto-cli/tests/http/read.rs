@@ -154,9 +154,8 @@ fn unsafe_authors_are_filtered_as_apache_filters_them() {
 /// 1 and 7): a public URL's file or directory has `Last-Modified` (its created revision's
 /// date: wget and curl keep it as the file's time) and `Cache-Control: max-age=0` (the
 /// answer changes with the youngest revision); a versioned URL's file a week's
-/// `max-age` and no `Last-Modified`; a versioned directory `max-age=0`. (Not compared:
-/// mod_dav_svn's `?p=PEG` and `?r=REV` queries, which Svelto does not read: it answers the
-/// youngest version, with `max-age=0`, where Apache answers the pegged one for a week.)
+/// `max-age` and no `Last-Modified`; a versioned directory `max-age=0`. (mod_dav_svn's
+/// `?p=PEG` and `?r=REV` queries: `public_queries_match_apache`.)
 #[test]
 fn get_caching_headers_match_apache() {
     let pair = pair("basic");
@@ -188,5 +187,119 @@ fn get_caching_headers_match_apache() {
         });
         assert_eq!(apache.0, 200, "GET {rel}: Apache answered {apache:?}");
         assert_eq!(apache, svelto, "GET {rel}: Apache, then Svelto");
+    }
+}
+
+/// mod_dav_svn's "universal" URLs, `path?p=PEG&r=REV` (Subversion's mod_dav_svn_tests 1):
+/// GETs of files and directories pegged or not, followed back through copies and renames
+/// (a 301 when pegged, else a 302, to `PATH?p=REV`), the directory redirect keeping the
+/// query, pegged listings whose links carry the peg, and the queries mod_dav_svn refuses
+/// (400), finds nothing for (404) or reads oddly (`P=`, `p=r2`, `p=2x`, repeated keys):
+/// status, `Location`, caching headers, ETag and body as Apache's; PROPFINDs of the same
+/// URLs name the same versions.
+#[test]
+fn public_queries_match_apache() {
+    let pair = pair("copies");
+    let h = head(pair);
+    let mut cases: Vec<String> = [
+        "/trunk/main-copy.c?p=7&r=6",
+        "/trunk/main-copy.c?r=2",
+        "/trunk/main-copy.c?p=7&r=1",
+        "/trunk/main-copy.c?p=7",
+        "/trunk/lib2/a.c?p=9&r=3",
+        "/trunk/lib2/added.c?p=9&r=3",
+        "/trunk/lib/a.c?p=1",
+        "/trunk/lib/a.c?p=2",
+        "/trunk/lib/a.c?r=1",
+        "/trunk/lib/a.c?p=1&r=1",
+        "/trunk/lib/a.c?P=2",
+        "/trunk/lib/a.c?p=r2",
+        "/trunk/lib/a.c?p=2x",
+        "/trunk/lib/a.c?p=1&p=2",
+        "/trunk/lib/a.c?foo=1",
+        "/trunk/lib/a.c?kw=1&p=2",
+        "/trunk/lib/a.c?p=-1",
+        "/trunk/lib/a.c?r=5&p=2",
+        "/trunk/lib/a.c?p=r",
+        "/trunk/?p=1",
+        "/trunk/?p=3&r=1",
+        "/trunk?p=1",
+        "/trunk?r=2",
+        "/branches/feature/?p=6",
+        "/trunk/lib2/?p=9&r=3",
+        "/?p=3",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    cases.push(format!("/trunk/lib/a.c?p={}", h + 1));
+    cases.push(format!("/trunk/?r={h}"));
+    for rel in &cases {
+        let [apache, svelto] = [0, 1].map(|i| {
+            let (addr, path) = crate::addr_and_path(pair, i);
+            let (status, text) =
+                crate::raw_request(&addr, "GET", &format!("{path}{rel}"), &[], b"");
+            let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+            let mut headers: Vec<String> = head
+                .lines()
+                .skip(1)
+                .map(|l| l.trim().replace(&addr, "HOST"))
+                .filter(|l| {
+                    let l = l.to_ascii_lowercase();
+                    [
+                        "cache-control:",
+                        "last-modified:",
+                        "location:",
+                        "etag:",
+                        "content-type:",
+                    ]
+                    .iter()
+                    .any(|h| l.starts_with(h))
+                })
+                .map(|l| match l.split_once(':') {
+                    Some((n, v)) => format!("{}:{v}", n.to_ascii_lowercase()),
+                    None => l,
+                })
+                .collect();
+            headers.sort();
+            let body = if head
+                .to_ascii_lowercase()
+                .contains("transfer-encoding: chunked")
+            {
+                String::from_utf8_lossy(&crate::dechunk(body.as_bytes())).into_owned()
+            } else {
+                body.to_string()
+            };
+            let body: Vec<String> = body
+                .replace(&addr, "HOST")
+                .lines()
+                .filter(|l| !l.contains("Powered by"))
+                .map(str::to_string)
+                .collect();
+            (status, headers, body)
+        });
+        assert_eq!(apache, svelto, "GET {rel}: Apache, then Svelto");
+    }
+    // PROPFIND of the same URLs: the same status, and the same versions named.
+    for rel in &cases {
+        let [apache, svelto] = [0, 1].map(|i| {
+            let (addr, path) = crate::addr_and_path(pair, i);
+            let (status, text) = crate::raw_request(
+                &addr,
+                "PROPFIND",
+                &format!("{path}{rel}"),
+                &[b"Depth: 0"],
+                b"",
+            );
+            let named: Vec<String> = ["version-name>", "getetag>", "D:href>"]
+                .iter()
+                .filter_map(|tag| {
+                    let v = text.split(tag).nth(1)?.split('<').next()?;
+                    Some(v.replace("&quot;", "\""))
+                })
+                .collect();
+            (status, if status == 207 { named } else { Vec::new() })
+        });
+        assert_eq!(apache, svelto, "PROPFIND {rel}: Apache, then Svelto");
     }
 }
