@@ -231,6 +231,18 @@ fn raise_open_files_limit() -> Option<String> {
     })
 }
 
+/// How many idle repositories the server keeps open: a thirty-second of the open files
+/// limit (an open repository holds 5 descriptors, 16 once its writer has committed: the
+/// store's five files read, the same five appended to, and the write lock's), at least 2
+/// and at most 1,024. Past it the least recently used idle repository is closed, and
+/// reopened on its next request (a few small reads).
+fn open_repos_bound() -> usize {
+    let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile).current;
+    limit.map_or(1024, |n| {
+        usize::try_from(n / 32).unwrap_or(usize::MAX).clamp(2, 1024)
+    })
+}
+
 pub fn run(args: ServeArgs) -> Result<()> {
     if args.version {
         let mut out = std::io::stdout();
@@ -304,7 +316,14 @@ pub fn run(args: ServeArgs) -> Result<()> {
             ignored.join(", ")
         ));
     }
+    // Raised before the repository table is sized from it.
+    let limit_line = if stdio_mode {
+        None
+    } else {
+        raise_open_files_limit()
+    };
     let mut config = Config::new(root);
+    config.max_open_repos = open_repos_bound();
     config.read_only = args.read_only;
     config.max_request =
         usize::try_from(args.max_request_size.saturating_mul(1 << 20)).unwrap_or(usize::MAX);
@@ -416,7 +435,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
         std::fs::write(p, format!("{}\n", std::process::id()))
             .with_context(|| format!("writing pid file '{}'", p.display()))?;
     }
-    if let Some(line) = raise_open_files_limit() {
+    if let Some(line) = limit_line {
         shared.log.line(&line);
     }
     shared.log.line(&format!("listening on {local}"));

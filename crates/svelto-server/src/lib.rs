@@ -115,6 +115,10 @@ pub struct Config {
     /// (requests being read and decoded, update reports) beyond a small free share each
     /// ([`budget::FREE_PER_CONNECTION`]); a request that would go over it is refused.
     pub memory_budget: usize,
+    /// Repositories kept open while idle (each holds a few descriptors and its caches);
+    /// the least recently used idle one is closed past it. `svelto serve` derives it from
+    /// the open files limit.
+    pub max_open_repos: usize,
 }
 
 impl Config {
@@ -133,6 +137,7 @@ impl Config {
             tunnel_user: None,
             hostname: "localhost".into(),
             memory_budget: 1 << 30,
+            max_open_repos: svelto_repos::service::DEFAULT_MAX_OPEN,
         }
     }
 }
@@ -158,7 +163,7 @@ pub struct Shared {
 
 impl Shared {
     pub fn new(config: Config, log: Logger) -> Arc<Shared> {
-        let repos = Repos::new(config.cache_bytes);
+        let repos = Repos::new(config.cache_bytes, config.max_open_repos);
         let budget = budget::MemoryBudget::new(config.memory_budget);
         Arc::new(Shared {
             budget,

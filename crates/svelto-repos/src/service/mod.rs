@@ -24,7 +24,7 @@ mod registry;
 
 pub use authz::{AuthzCtx, AuthzSource, Where};
 pub use commit::{check_new_name, CommitEdit, CommitRequest, Committed};
-pub use registry::{cache_stats, Opened, Repos, WriterSlot};
+pub use registry::{cache_stats, Opened, Repos, WriterSlot, DEFAULT_MAX_OPEN};
 
 use crate::locks::{Lock, LockTarget, Many, UnlockTarget};
 use crate::node::Node;

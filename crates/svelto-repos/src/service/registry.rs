@@ -20,21 +20,98 @@ pub fn cache_stats() -> Vec<(&'static str, u64, u64)> {
 /// front end hands them to [`super::Ctx::new`]).
 pub type Opened = (Repo, Arc<WriterSlot>);
 
-/// Every repository opened so far, by directory. `Repo` is a cheap handle onto shared
-/// caches, so the first checkout warms what the next one reads.
-#[derive(Default)]
+/// The repositories a server keeps open, by directory: at most `max_open` of them (more
+/// only while more are in use), the least recently used idle one closed first. `Repo` is a
+/// cheap handle onto shared caches, so the first checkout warms what the next one reads;
+/// each open handle holds a few descriptors and its caches, so a root of thousands of
+/// repositories cannot keep them all.
 pub struct Repos {
-    map: Mutex<HashMap<PathBuf, (Repo, Arc<WriterSlot>)>>,
+    map: Mutex<Open>,
     /// Memory for the caches of each repository's handle.
     cache_bytes: usize,
+    /// How many handles to keep open when they are idle.
+    max_open: usize,
+}
+
+/// The open handles and the clock their last use is read on.
+#[derive(Default)]
+struct Open {
+    handles: HashMap<PathBuf, Handle>,
+    clock: u64,
+}
+
+/// One repository's handle and writer slot, and when it was last handed out.
+struct Handle {
+    repo: Repo,
+    writer: Arc<WriterSlot>,
+    used: u64,
+}
+
+impl Handle {
+    /// Whether nobody holds it but the map: every user of a handle (a connection's or a
+    /// request's `service::Ctx`) holds its writer slot too.
+    fn idle(&self) -> bool {
+        Arc::strong_count(&self.writer) == 1
+    }
+}
+
+impl Open {
+    /// Hands out `dir`'s handle, marking it used now.
+    fn take(&mut self, dir: &Path) -> Option<Opened> {
+        self.clock += 1;
+        let now = self.clock;
+        let h = self.handles.get_mut(dir)?;
+        h.used = now;
+        Some((h.repo.clone(), h.writer.clone()))
+    }
+
+    /// Closes the least recently used idle handles until at most `keep` remain, or only
+    /// handles in use do.
+    fn trim(&mut self, keep: usize) {
+        if self.handles.len() <= keep {
+            return;
+        }
+        let mut idle: Vec<(u64, PathBuf)> = self
+            .handles
+            .iter()
+            .filter(|(_, h)| h.idle())
+            .map(|(p, h)| (h.used, p.clone()))
+            .collect();
+        idle.sort_unstable();
+        let excess = self.handles.len() - keep;
+        for (_, p) in idle.into_iter().take(excess) {
+            self.handles.remove(&p);
+        }
+    }
+}
+
+/// Idle handles a server keeps open by default (`Repos::default`).
+pub const DEFAULT_MAX_OPEN: usize = 256;
+
+impl Default for Repos {
+    fn default() -> Repos {
+        Repos::new(0, DEFAULT_MAX_OPEN)
+    }
 }
 
 impl Repos {
-    pub fn new(cache_bytes: usize) -> Repos {
+    /// Handles with `cache_bytes` of caches each, at most `max_open` (at least 1) kept open
+    /// when idle.
+    pub fn new(cache_bytes: usize, max_open: usize) -> Repos {
         Repos {
-            map: Mutex::new(HashMap::new()),
+            map: Mutex::new(Open::default()),
             cache_bytes,
+            max_open: max_open.max(1),
         }
+    }
+
+    /// How many repositories are open now.
+    pub fn open_count(&self) -> usize {
+        self.map
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .handles
+            .len()
     }
 
     /// Whether `dir` holds a Svelto repository.
@@ -45,11 +122,12 @@ impl Repos {
     /// The shared handle of the repository in `dir` and its writer slot, opened on first
     /// use, and opened again when the directory no longer holds the files the handle opened
     /// (the repository was deleted and created again, or replaced with `mv`), as svnserve
-    /// opens the repository for each connection. The map's lock is not held while a
-    /// repository is opened.
+    /// opens the repository for each connection. Opening one closes the least recently
+    /// used idle handles past `max_open`. The map's lock is not held while a repository is
+    /// opened.
     pub fn open(&self, dir: &Path) -> svelto_store::Result<Opened> {
         let lock = || self.map.lock().unwrap_or_else(|e| e.into_inner());
-        let cached = lock().get(dir).cloned();
+        let cached = lock().take(dir);
         if let Some((r, w)) = cached {
             if !r.replaced() {
                 return Ok((r, w));
@@ -60,25 +138,33 @@ impl Repos {
         // Forget the handles of other repositories deleted or replaced since (their open files
         // would keep the deleted data on disk, and their caches in memory).
         let known: Vec<(PathBuf, Repo)> = lock()
+            .handles
             .iter()
-            .map(|(p, (r, _))| (p.clone(), r.clone()))
+            .map(|(p, h)| (p.clone(), h.repo.clone()))
             .collect();
         let gone: Vec<(PathBuf, Repo)> = known.into_iter().filter(|(_, r)| r.replaced()).collect();
-        let mut map = lock();
+        let mut open = lock();
         for (p, old) in &gone {
-            if map.get(p).is_some_and(|(r, _)| r.same_files(old)) {
-                map.remove(p);
+            if open.handles.get(p).is_some_and(|h| h.repo.same_files(old)) {
+                open.handles.remove(p);
             }
         }
         // Another connection may have opened it meanwhile: keep one handle per repository.
-        if let Some((other, w)) = map.get(dir) {
-            if other.same_files(&r) {
-                return Ok((other.clone(), w.clone()));
+        if let Some(h) = open.handles.get(dir) {
+            if h.repo.same_files(&r) {
+                return Ok(open.take(dir).expect("present above"));
             }
         }
-        let w = Arc::new(WriterSlot::new(dir));
-        map.insert(dir.to_path_buf(), (r.clone(), w.clone()));
-        Ok((r, w))
+        open.trim(self.max_open - 1);
+        open.handles.insert(
+            dir.to_path_buf(),
+            Handle {
+                repo: r,
+                writer: Arc::new(WriterSlot::new(dir)),
+                used: 0,
+            },
+        );
+        Ok(open.take(dir).expect("inserted above"))
     }
 }
 
@@ -182,6 +268,62 @@ mod tests {
     use std::time::Duration;
     use svelto_core::NodeKind;
     use svelto_store::StoreError;
+
+    /// At most `max_open` handles stay open while idle, the least recently used idle one
+    /// closed first; a handle in use is never closed, however old; a closed repository
+    /// opens again on its next use.
+    #[test]
+    fn idle_handles_past_the_bound_are_closed_least_recently_used_first() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let paths: Vec<PathBuf> = (0..4)
+            .map(|i| {
+                let p = dir.path().join(format!("r{i}"));
+                crate::create::create(
+                    &p,
+                    "00000000-0000-4000-8000-000000000000",
+                    "2026-01-01T00:00:00.000000Z",
+                )
+                .expect("create");
+                p
+            })
+            .collect();
+        let repos = Repos::new(1 << 20, 2);
+        let weak = |i: usize| Arc::downgrade(&repos.open(&paths[i]).expect("open").1);
+        let (a, b) = (weak(0), weak(1));
+        assert_eq!(repos.open_count(), 2);
+        // r0 used again, then r2 opened: r1, the least recently used, is closed.
+        let _ = weak(0);
+        let _c = weak(2);
+        assert_eq!(repos.open_count(), 2);
+        assert!(a.upgrade().is_some(), "r0 was used last but one");
+        assert!(b.upgrade().is_none(), "r1 was the least recently used");
+        // r2 held by a user: opening r3 and r1 closes r0, then r3, never r2.
+        let held = repos.open(&paths[2]).expect("open r2");
+        let d = weak(3);
+        assert!(a.upgrade().is_none(), "r0 is closed");
+        let _ = weak(1);
+        assert!(d.upgrade().is_none(), "r3 is closed");
+        assert_eq!(repos.open_count(), 2);
+        assert!(Arc::ptr_eq(&held.1, &repos.open(&paths[2]).expect("r2").1));
+        // Nothing idle to close: the bound is passed while the handles are in use.
+        let more: Vec<Opened> = (0..4)
+            .map(|i| repos.open(&paths[i]).expect("open"))
+            .collect();
+        assert_eq!(repos.open_count(), 4);
+        drop(more);
+        let _ = weak(0);
+        assert_eq!(repos.open_count(), 4, "closed only when another opens");
+        drop(held);
+        let extra = dir.path().join("r4");
+        crate::create::create(
+            &extra,
+            "00000000-0000-4000-8000-000000000000",
+            "2026-01-01T00:00:00.000000Z",
+        )
+        .expect("create");
+        repos.open(&extra).expect("open r4");
+        assert_eq!(repos.open_count(), 2);
+    }
 
     /// Commits get the writer in the order they asked for it: eight committers queue
     /// one after the other behind a held writer, then commit in that order (revisions 1 to
