@@ -52,6 +52,16 @@ impl Weigh for Arc<Vec<DirEntry>> {
     }
 }
 
+impl Weigh for Arc<svelto_core::PropList> {
+    fn weigh(&self) -> u64 {
+        // A B-tree node's share and each name's and value's heap block, roughly.
+        self.iter()
+            .map(|(k, v)| (k.len() + v.len() + 64) as u64)
+            .sum::<u64>()
+            + ENTRY_OVERHEAD
+    }
+}
+
 impl Weigh for RevRecord {
     fn weigh(&self) -> u64 {
         size_of::<RevRecord>() as u64 + ENTRY_OVERHEAD

@@ -44,8 +44,8 @@ type Overlay = (u64, HashMap<Revnum, (u64, u32)>);
 const CACHE_BYTES: u64 = 64 << 20;
 
 /// How a handle's cache memory is shared, in parts of 100: reconstructed texts, directory
-/// listings, node-revisions, revision metadata, `db/revs` records.
-const CACHE_SHARES: [u64; 5] = [72, 12, 8, 5, 3];
+/// listings, node-revisions, revision metadata, `db/revs` records, property lists.
+const CACHE_SHARES: [u64; 6] = [70, 12, 8, 5, 3, 2];
 
 struct Inner {
     path: PathBuf,
@@ -63,6 +63,8 @@ struct Inner {
     metas: Bounded<CachedMeta>,
     /// Reconstructed file texts by the offset of their representation.
     fulltexts: Bounded<Arc<Vec<u8>>>,
+    /// Decoded PROPS records by offset (a checkout sends every file's properties).
+    props: Bounded<Arc<PropList>>,
 }
 
 /// A handle to read a repository; cheap to clone, safe to share between threads.
@@ -149,6 +151,7 @@ impl Repo {
                 nodes: Bounded::new(cache_share(CACHE_BYTES, 2), 256),
                 metas: Bounded::new(cache_share(CACHE_BYTES, 3), 1024),
                 revs: Bounded::new(cache_share(CACHE_BYTES, 4), 100),
+                props: Bounded::new(cache_share(CACHE_BYTES, 5), 128),
             }),
         };
         Ok((repo, current))
@@ -199,6 +202,7 @@ impl Repo {
         inner.nodes.set_capacity(cache_share(bytes, 2));
         inner.metas.set_capacity(cache_share(bytes, 3));
         inner.revs.set_capacity(cache_share(bytes, 4));
+        inner.props.set_capacity(cache_share(bytes, 5));
     }
 
     pub fn path(&self) -> &Path {
@@ -509,12 +513,26 @@ impl Repo {
         if off == 0 {
             return Ok(PropList::new());
         }
-        let payload = self.record(Which::Data, off, TAG_PROPS)?;
-        decode_props(&payload).map_err(|w| Self::corrupt(Which::Data, off, w))
+        Ok(PropList::clone(&*self.props_shared(off)?))
     }
 
     pub fn props(&self, node: &NodeRev) -> Result<PropList> {
         self.props_at(node.props)
+    }
+
+    /// The property list at `off` (0: none) as the cache holds it, shared.
+    pub fn props_shared(&self, off: Offset) -> Result<Arc<PropList>> {
+        if off == 0 {
+            return Ok(Arc::default());
+        }
+        if let Some(p) = self.inner.props.get(off) {
+            return Ok(p);
+        }
+        let payload = self.record(Which::Data, off, TAG_PROPS)?;
+        let props =
+            Arc::new(decode_props(&payload).map_err(|w| Self::corrupt(Which::Data, off, w))?);
+        self.inner.props.put(off, props.clone());
+        Ok(props)
     }
 
     /// Finds `path` under the directory node at `root`.
@@ -813,6 +831,7 @@ impl Repo {
         self.inner.dirs.clear();
         self.inner.revs.clear();
         self.inner.metas.clear();
+        self.inner.props.clear();
     }
 
     /// Writes the contents of a file to `out`, in as few large writes as it can.

@@ -7,8 +7,9 @@ use crate::editor::{send_text, send_windows, Editor, TextOptions, Token};
 use crate::error::{ReposError, Result, SvnErrorKind};
 use crate::stream::read_full;
 use std::collections::HashMap;
+use std::rc::Rc;
 use svelto_core::Md5;
-use svelto_core::{join, parent_and_name, skip_ancestor, Depth, NodeKind, PropList, Revnum};
+use svelto_core::{join, parent_and_name, skip_ancestor, Depth, NodeKind, Revnum};
 use svelto_delta::{compute_window, stream_header, Instruction, Window, WINDOW_SIZE};
 use svelto_store::{DirEntry, FileText, NodeRev, Offset};
 pub(super) const COMMITTED_REV: &[u8] = b"svn:entry:committed-rev";
@@ -82,8 +83,12 @@ impl Listing {
     }
 }
 
-/// svn:date and svn:author of a revision.
-pub(super) type RevInfo = (Option<Vec<u8>>, Option<Vec<u8>>);
+/// svn:date and svn:author of a revision, shared by every node the drive sends from it.
+pub(super) type RevInfo = Rc<(Option<Vec<u8>>, Option<Vec<u8>>)>;
+
+/// The revisions whose svn:date and svn:author a drive keeps (a checkout of a tree changed
+/// in 12,000 revisions sends nodes from most of them, in no order).
+const REVINFO_KEPT: usize = 1 << 16;
 
 pub(super) struct Driver<'a> {
     pub(super) p: &'a PreparedDrive,
@@ -257,12 +262,13 @@ impl Driver<'_> {
         if let Some(info) = self.revinfo.get(&rev) {
             return Ok(info.clone());
         }
-        let props = self.p.repo.revprops(rev)?;
-        let info = (
-            props.get(&b"svn:date"[..]).cloned(),
-            props.get(&b"svn:author"[..]).cloned(),
-        );
-        if self.revinfo.len() >= 4096 {
+        // Borrowed from the cached metadata: only the two values are copied.
+        let meta = self.p.repo.rev_meta(rev)?;
+        let info = Rc::new((
+            meta.revprops.get(&b"svn:date"[..]).cloned(),
+            meta.revprops.get(&b"svn:author"[..]).cloned(),
+        ));
+        if self.revinfo.len() >= REVINFO_KEPT {
             self.revinfo.clear();
         }
         self.revinfo.insert(rev, info.clone());
@@ -737,8 +743,10 @@ impl Driver<'_> {
     ) -> Result<()> {
         let p = self.p;
         let crev = t_node.created_rev;
-        self.change_prop(node, COMMITTED_REV, Some(crev.to_string().as_bytes()))?;
-        let (date, author) = self.revision_info(crev)?;
+        let mut digits = [0u8; 20];
+        self.change_prop(node, COMMITTED_REV, Some(decimal(crev, &mut digits)))?;
+        let info = self.revision_info(crev)?;
+        let (date, author) = &*info;
         if date.is_some() || source.is_some() {
             self.change_prop(node, COMMITTED_DATE, date.as_deref())?;
         }
@@ -752,36 +760,36 @@ impl Driver<'_> {
             }
         }
 
-        let mut s_props: Option<PropList> = None;
+        let mut s_props = None;
         if let Some(s_off) = source {
             let s_node = p.repo.node(s_off)?;
             if s_node.props == t_node.props {
                 return Ok(());
             }
-            let props = p.repo.props(&s_node)?;
-            if props == p.repo.props(t_node)? {
+            let props = p.repo.props_shared(s_node.props)?;
+            if props == p.repo.props_shared(t_node.props)? {
                 return Ok(());
             }
             s_props = Some(props);
         }
-        let t_props = p.repo.props(t_node)?;
+        let t_props = p.repo.props_shared(t_node.props)?;
         match s_props {
             Some(s_props) if !s_props.is_empty() => {
-                for (name, value) in &s_props {
+                for (name, value) in s_props.iter() {
                     match t_props.get(name) {
                         None => self.change_prop(node, name, None)?,
                         Some(v) if v != value => self.change_prop(node, name, Some(v))?,
                         Some(_) => {}
                     }
                 }
-                for (name, value) in &t_props {
+                for (name, value) in t_props.iter() {
                     if !s_props.contains_key(name) {
                         self.change_prop(node, name, Some(value))?;
                     }
                 }
             }
             _ => {
-                for (name, value) in &t_props {
+                for (name, value) in t_props.iter() {
                     self.change_prop(node, name, Some(value))?;
                 }
             }
@@ -938,6 +946,19 @@ impl Driver<'_> {
             self.editor.textdelta_chunk(file, &chunk)?;
         }
         self.editor.textdelta_end(file)
+    }
+}
+
+/// `n` in decimal, written into the end of `buf`.
+fn decimal(mut n: u64, buf: &mut [u8; 20]) -> &[u8] {
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            return &buf[i..];
+        }
     }
 }
 
