@@ -7,6 +7,8 @@
 //! the later calls name.
 
 use crate::Result;
+use std::ops::Range;
+use std::sync::Arc;
 use svelto_core::{Md5, Revnum};
 use svelto_delta::{delta_windows, fulltext_v0_header, stream_header, Window, WINDOW_SIZE};
 
@@ -41,6 +43,17 @@ pub trait Editor {
     fn apply_textdelta(&mut self, file: Token, base_md5: Option<&Md5>) -> Result<()>;
     /// The next bytes of one svndiff stream; boundaries may fall anywhere.
     fn textdelta_chunk(&mut self, file: Token, chunk: &[u8]) -> Result<()>;
+    /// `textdelta_chunk` of `text[range]`, the text shared: an editor that writes its output
+    /// later may hold on to it instead of copying it (the server's wire editor writes it
+    /// with the commands around it in one `writev`).
+    fn textdelta_shared(
+        &mut self,
+        file: Token,
+        text: &Arc<Vec<u8>>,
+        range: Range<usize>,
+    ) -> Result<()> {
+        self.textdelta_chunk(file, &text[range])
+    }
     fn textdelta_end(&mut self, file: Token) -> Result<()>;
     fn change_file_prop(&mut self, file: Token, name: &[u8], value: Option<&[u8]>) -> Result<()>;
     fn close_file(&mut self, file: Token, text_md5: Option<&Md5>) -> Result<()>;
@@ -97,6 +110,29 @@ pub fn send_text(
             delta_windows(source, target)
         };
         send_window_chunks(editor, file, &windows, opts)?;
+    }
+    editor.textdelta_end(file)
+}
+
+/// [`send_text`] of an added file (no base) whose contents are shared: uncompressed, each
+/// window's bytes go to the editor as a slice of `target` it may hold instead of copy.
+pub fn send_added_text(
+    editor: &mut dyn Editor,
+    file: Token,
+    target: &Arc<Vec<u8>>,
+    opts: TextOptions,
+) -> Result<()> {
+    if !(opts.send_deltas && opts.svndiff_version == 0) {
+        return send_text(editor, file, None, target, opts);
+    }
+    editor.apply_textdelta(file, None)?;
+    editor.textdelta_chunk(file, &stream_header(0))?;
+    let mut at = 0;
+    while at < target.len() {
+        let end = (at + WINDOW_SIZE).min(target.len());
+        editor.textdelta_chunk(file, &fulltext_v0_header((end - at) as u64))?;
+        editor.textdelta_shared(file, target, at..end)?;
+        at = end;
     }
     editor.textdelta_end(file)
 }

@@ -7,7 +7,8 @@
 //! are given back once the connection waits for its next command with nothing pending.
 
 use crate::budget::{Charge, MemoryBudget, OverBudget, FREE_PER_CONNECTION};
-use std::io::{self, Read, Write};
+use std::io::{self, IoSlice, Read, Write};
+use std::ops::Range;
 use std::sync::Arc;
 use svelto_wire::{Decoder, Item, Limits, WireError};
 
@@ -44,6 +45,8 @@ const MIN_READ: usize = 4 * 1024;
 const READ_CHUNK: usize = 64 * 1024;
 /// Output is written to the peer once this much is buffered.
 const OUT_CHUNK: usize = 64 * 1024;
+/// A shared text slice at least this long is held until the output goes out, not copied.
+const HOLD_MIN: usize = 1024;
 /// A buffer bigger than this is released while the connection waits between commands.
 const IDLE_KEEP: usize = 8 * 1024;
 
@@ -69,8 +72,14 @@ pub struct Conn<R: Read, W: Write> {
     /// The next read's size (grows from `MIN_READ` to `READ_CHUNK`).
     read_size: usize,
     writer: W,
-    /// Output not yet written to `writer`.
+    /// Output not yet written to `writer`: these bytes, with the `held` slices in their
+    /// places.
     out: Vec<u8>,
+    /// Slices of shared texts (a file's contents in the text cache) that go out with `out`,
+    /// each before the byte of `out` it names, in order: written with `writev`, not copied.
+    held: Vec<Held>,
+    /// The bytes `held` names.
+    held_len: usize,
     /// Reused to encode outgoing items.
     scratch: Vec<u8>,
     /// Bytes read over the connection's life (for the log).
@@ -104,6 +113,8 @@ impl<R: Read, W: Write> Conn<R, W> {
             read_size: MIN_READ,
             writer,
             out: Vec::new(),
+            held: Vec::new(),
+            held_len: 0,
             scratch: Vec::new(),
             bytes_in: 0,
             bytes_out: 0,
@@ -279,7 +290,7 @@ impl<R: Read, W: Write> Conn<R, W> {
     /// Buffers `bytes` for the peer, writing out once `OUT_CHUNK` is reached (a large
     /// write goes straight through).
     fn put(&mut self, bytes: &[u8]) -> io::Result<()> {
-        if self.out.len() + bytes.len() > OUT_CHUNK {
+        if self.out.len() + self.held_len + bytes.len() > OUT_CHUNK {
             self.flush_out()?;
             if bytes.len() >= OUT_CHUNK {
                 return self.writer.write_all(bytes);
@@ -289,13 +300,50 @@ impl<R: Read, W: Write> Conn<R, W> {
         Ok(())
     }
 
-    fn flush_out(&mut self) -> io::Result<()> {
-        if !self.out.is_empty() {
-            let r = self.writer.write_all(&self.out);
-            self.out.clear();
-            r?;
+    /// Like [`put`](Self::put) of `text[range]`, holding the text instead of copying it;
+    /// what is buffered goes out, in one `writev`, once `OUT_CHUNK` is reached.
+    fn put_shared(&mut self, text: &Arc<Vec<u8>>, range: Range<usize>) -> io::Result<()> {
+        if range.len() < HOLD_MIN {
+            return self.put(&text[range]);
+        }
+        self.held_len += range.len();
+        self.held.push(Held {
+            at: self.out.len(),
+            text: text.clone(),
+            range,
+        });
+        if self.out.len() + self.held_len >= OUT_CHUNK {
+            self.flush_out()?;
         }
         Ok(())
+    }
+
+    fn flush_out(&mut self) -> io::Result<()> {
+        if self.held.is_empty() {
+            if !self.out.is_empty() {
+                let r = self.writer.write_all(&self.out);
+                self.out.clear();
+                r?;
+            }
+            return Ok(());
+        }
+        let mut slices = Vec::with_capacity(2 * self.held.len() + 1);
+        let mut from = 0;
+        for h in &self.held {
+            if h.at > from {
+                slices.push(IoSlice::new(&self.out[from..h.at]));
+                from = h.at;
+            }
+            slices.push(IoSlice::new(&h.text[h.range.clone()]));
+        }
+        if from < self.out.len() {
+            slices.push(IoSlice::new(&self.out[from..]));
+        }
+        let r = write_all_vectored(&mut self.writer, &mut slices);
+        self.out.clear();
+        self.held.clear();
+        self.held_len = 0;
+        r
     }
 
     /// Like [`read_item`](Self::read_item), but the end of input is an error.
@@ -348,10 +396,55 @@ impl<R: Read, W: Write> Conn<R, W> {
         self.put(b" ")
     }
 
+    /// Writes one string item whose bytes are `text[range]`, held rather than copied.
+    pub fn write_string_shared(
+        &mut self,
+        text: &Arc<Vec<u8>>,
+        range: Range<usize>,
+    ) -> io::Result<()> {
+        let len = range.len();
+        self.count_out(len + 2 + decimal_len(len))?;
+        let mut head = [0u8; 24];
+        let head_len = {
+            let mut w = &mut head[..];
+            write!(w, "{len}:")?;
+            24 - w.len()
+        };
+        self.put(&head[..head_len])?;
+        self.put_shared(text, range)?;
+        self.put(b" ")
+    }
+
     pub fn flush(&mut self) -> io::Result<()> {
         self.flush_out()?;
         self.writer.flush()
     }
+}
+
+/// A slice of a shared text waiting in the output (see `Conn::held`).
+struct Held {
+    /// Where in `Conn::out` it goes: before the byte at this index.
+    at: usize,
+    text: Arc<Vec<u8>>,
+    range: Range<usize>,
+}
+
+/// `Write::write_all` over several buffers (`write_all_vectored` is not stable).
+fn write_all_vectored<W: Write>(w: &mut W, mut bufs: &mut [IoSlice<'_>]) -> io::Result<()> {
+    while !bufs.is_empty() {
+        match w.write_vectored(bufs) {
+            Ok(0) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::WriteZero,
+                    "failed to write whole buffer",
+                ))
+            }
+            Ok(n) => IoSlice::advance_slices(&mut bufs, n),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 /// Streams file contents as string items of at most `CHUNK` bytes.
@@ -429,6 +522,99 @@ mod tests {
         let b = conn.read_item().expect("read").expect("item");
         assert_eq!(b.to_bytes(), b"( stat ( 3:a b ( 1 ) ) ) ".to_vec());
         assert!(conn.read_item().expect("clean end").is_none());
+    }
+
+    /// Shared text slices held in the output come out in their places, whole, through a
+    /// peer that takes a few bytes of one buffer per write, and in as many writes as the
+    /// same output copied (one per `OUT_CHUNK`).
+    #[test]
+    fn held_text_slices_go_out_in_place_through_partial_writes() {
+        // Takes at most 7 bytes per call, of the first non-empty buffer only.
+        #[derive(Default)]
+        struct Stingy {
+            got: Vec<u8>,
+            calls: usize,
+        }
+        impl Write for Stingy {
+            fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+                self.calls += 1;
+                let n = buf.len().min(7);
+                self.got.extend_from_slice(&buf[..n]);
+                Ok(n)
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        // Counts the writes, whole.
+        #[derive(Default)]
+        struct Counting {
+            got: Vec<u8>,
+            writes: usize,
+        }
+        impl Write for Counting {
+            fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+                self.writes += 1;
+                self.got.extend_from_slice(buf);
+                Ok(buf.len())
+            }
+            fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+                self.writes += 1;
+                let mut n = 0;
+                for b in bufs {
+                    self.got.extend_from_slice(b);
+                    n += b.len();
+                }
+                Ok(n)
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        let texts: Vec<Arc<Vec<u8>>> = [10usize, 1023, 1024, 5000, 40_000, 70_000, 150_000]
+            .iter()
+            .enumerate()
+            .map(|(i, &n)| Arc::new((0..n).map(|k| (k * 31 + i) as u8).collect()))
+            .collect();
+        let mut expected = Vec::new();
+        let mut copied = Conn::new(&b""[..], Counting::default(), Limits::default());
+        let mut stingy = Conn::new(&b""[..], Stingy::default(), Limits::default());
+        let mut held = Conn::new(&b""[..], Counting::default(), Limits::default());
+        for round in 0..3 {
+            for t in &texts {
+                let ranges = [0..t.len(), t.len() / 3..t.len(), 0..t.len() / 2];
+                let r = ranges[round].clone();
+                let cmd = format!("( textdelta-chunk ( 2:c{round} ");
+                expected.extend_from_slice(cmd.as_bytes());
+                expected.extend_from_slice(format!("{}:", r.len()).as_bytes());
+                expected.extend_from_slice(&t[r.clone()]);
+                expected.extend_from_slice(b" ) ) ");
+                copied.write_raw(cmd.as_bytes()).expect("write");
+                copied.write_string(&t[r.clone()]).expect("write");
+                copied.write_raw(b") ) ").expect("write");
+                stingy.write_raw(cmd.as_bytes()).expect("write");
+                stingy.write_string_shared(t, r.clone()).expect("write");
+                stingy.write_raw(b") ) ").expect("write");
+                held.write_raw(cmd.as_bytes()).expect("write");
+                held.write_string_shared(t, r.clone()).expect("write");
+                held.write_raw(b") ) ").expect("write");
+            }
+        }
+        copied.flush().expect("flush");
+        stingy.flush().expect("flush");
+        held.flush().expect("flush");
+        assert!(held.held.is_empty() && held.out.is_empty());
+        assert_eq!(copied.writer.got, expected);
+        assert_eq!(held.writer.got, expected);
+        assert_eq!(stingy.writer.got, expected);
+        assert!(stingy.writer.calls >= expected.len() / 7);
+        assert_eq!(held.bytes_out, expected.len() as u64);
+        assert!(
+            held.writer.writes <= copied.writer.writes,
+            "{} writes held against {} copied",
+            held.writer.writes,
+            copied.writer.writes
+        );
     }
 
     #[test]

@@ -3,6 +3,8 @@
 
 use crate::conn::Conn;
 use std::io::{Read, Write};
+use std::ops::Range;
+use std::sync::Arc;
 use svelto_core::{Md5, Revnum};
 use svelto_repos::{Editor, ReposError, Result, Token};
 use svelto_wire::ItemWriter;
@@ -225,6 +227,32 @@ impl<R: Read, W: Write> Editor for WireEditor<'_, R, W> {
             .conn
             .write_raw(&buf)
             .and_then(|()| self.conn.write_string(chunk))
+            .and_then(|()| self.conn.write_raw(b") ) "));
+        self.buf = buf;
+        res.map_err(|e| {
+            self.broken = true;
+            ReposError::Io {
+                context: "writing a text delta to the client".into(),
+                err: e,
+            }
+        })
+    }
+
+    fn textdelta_shared(
+        &mut self,
+        f: Token,
+        text: &Arc<Vec<u8>>,
+        range: Range<usize>,
+    ) -> Result<()> {
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.clear();
+        let mut w = ItemWriter(&mut buf);
+        w.open().word("textdelta-chunk").open();
+        file(&mut w, f);
+        let res = self
+            .conn
+            .write_raw(&buf)
+            .and_then(|()| self.conn.write_string_shared(text, range))
             .and_then(|()| self.conn.write_raw(b") ) "));
         self.buf = buf;
         res.map_err(|e| {

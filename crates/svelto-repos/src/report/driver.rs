@@ -3,7 +3,7 @@
 
 use super::entries::{no_such_revision, Ent};
 use super::PreparedDrive;
-use crate::editor::{send_text, send_windows, Editor, TextOptions, Token};
+use crate::editor::{send_added_text, send_text, send_windows, Editor, TextOptions, Token};
 use crate::error::{ReposError, Result, SvnErrorKind};
 use crate::stream::read_full;
 use std::collections::HashMap;
@@ -861,7 +861,7 @@ impl Driver<'_> {
                     opts,
                 )
             }
-            None => send_text(&mut *self.editor, file, None, &text, opts),
+            None => send_added_text(&mut *self.editor, file, &text, opts),
         }
     }
 
