@@ -47,7 +47,7 @@ pub(crate) struct Dirs {
 }
 
 /// How many directories a connection keeps.
-const DIRS: usize = 16;
+const DIRS: usize = 32;
 
 impl Dirs {
     fn get(&self, rev: Revnum, path: &str) -> Option<svelto_repos::Node> {
@@ -55,6 +55,21 @@ impl Dirs {
             .iter()
             .find(|(r, p, _)| *r == rev && p == path)
             .map(|(_, _, n)| n.clone())
+    }
+
+    /// The deepest directory kept of `rev` that is `path` or above it (not the root: a
+    /// walk from the root starts there anyway), with its path's length.
+    fn above(&self, rev: Revnum, path: &str) -> Option<(usize, svelto_repos::Node)> {
+        self.entries
+            .iter()
+            .filter(|(r, p, _)| {
+                *r == rev
+                    && !p.is_empty()
+                    && path.starts_with(p.as_str())
+                    && matches!(path.as_bytes().get(p.len()), None | Some(b'/'))
+            })
+            .max_by_key(|(_, p, _)| p.len())
+            .map(|(_, p, n)| (p.len(), n.clone()))
     }
 
     fn put(&mut self, rev: Revnum, path: &str, node: svelto_repos::Node) {
@@ -139,13 +154,32 @@ impl Ctx<'_> {
         let known = dirs.borrow().get(rev, parent);
         let dir = match known {
             Some(d) => d,
-            None => match self.svc.node(parent, rev)? {
-                Some(d) if d.kind() == NodeKind::Dir => {
-                    dirs.borrow_mut().put(rev, parent, d.clone());
-                    d
+            None => {
+                // Down from the deepest directory kept above it (a file in a sibling
+                // directory was asked for just before, most often), keeping each directory
+                // on the way; from the root when none is kept.
+                let above = dirs.borrow().above(rev, parent);
+                let (mut at, mut dir) = match above {
+                    Some((len, d)) => (len, d),
+                    None => match self.svc.node("", rev)? {
+                        Some(root) => (0, root),
+                        None => return Ok(None),
+                    },
+                };
+                while at < parent.len() {
+                    let from = if at == 0 { 0 } else { at + 1 };
+                    let end = parent[from..].find('/').map_or(parent.len(), |i| from + i);
+                    match self.svc.child(&dir, &parent[from..end])? {
+                        Some(d) if d.kind() == NodeKind::Dir => {
+                            dirs.borrow_mut().put(rev, &parent[..end], d.clone());
+                            dir = d;
+                        }
+                        _ => return Ok(None),
+                    }
+                    at = end;
                 }
-                _ => return Ok(None),
-            },
+                dir
+            }
         };
         Ok(self.svc.child(&dir, name)?)
     }

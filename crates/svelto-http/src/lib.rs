@@ -832,16 +832,20 @@ const CHUNK: usize = 64 * 1024;
 
 /// A request being answered, until its answer's body is done with: then it is reported to
 /// the observer.
+///
+/// It holds the request's URI, method and headers as hyper parsed them (shared with the
+/// request, no copies made) and reads them as text when it reports.
 struct Seen {
     observer: Observer,
     start: Instant,
     client: std::net::IpAddr,
-    repos: String,
-    method: String,
-    target: String,
+    /// Where the repository's name lies in the URI's path (empty: `-`).
+    repos: std::ops::Range<usize>,
+    method: hyper::Method,
+    uri: hyper::Uri,
     version: &'static str,
-    referer: Option<String>,
-    user_agent: Option<String>,
+    referer: Option<HeaderValue>,
+    user_agent: Option<HeaderValue>,
     bytes_in: u64,
     status: u16,
     note: Note,
@@ -855,29 +859,33 @@ impl Seen {
         client: std::net::IpAddr,
         req: &Request<Incoming>,
     ) -> Seen {
-        let header = |n: hyper::header::HeaderName| {
-            req.headers()
-                .get(n)
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_string)
+        let header = |n: hyper::header::HeaderName| req.headers().get(n).cloned();
+        let path = req.uri().path();
+        let repos = match repos_segment(prefix, path) {
+            "-" => 0..0,
+            // A slice of the path: its place in it.
+            r => {
+                let at = r.as_ptr() as usize - path.as_ptr() as usize;
+                at..at + r.len()
+            }
         };
         Seen {
             observer,
             start: Instant::now(),
             client,
-            repos: repos_segment(prefix, req.uri().path()),
-            method: req.method().as_str().to_string(),
-            target: req
-                .uri()
-                .path_and_query()
-                .map_or_else(|| req.uri().path().to_string(), |p| p.as_str().to_string()),
+            repos,
+            method: req.method().clone(),
+            uri: req.uri().clone(),
             version: match req.version() {
                 hyper::Version::HTTP_10 => "HTTP/1.0",
                 _ => "HTTP/1.1",
             },
             referer: header(hyper::header::REFERER),
             user_agent: header(hyper::header::USER_AGENT),
-            bytes_in: header(hyper::header::CONTENT_LENGTH)
+            bytes_in: req
+                .headers()
+                .get(hyper::header::CONTENT_LENGTH)
+                .and_then(|v| v.to_str().ok())
                 .and_then(|v| v.trim().parse().ok())
                 .unwrap_or(0),
             status: 0,
@@ -892,12 +900,17 @@ impl Drop for Seen {
         // Named by a handler; refused before one saw it (busy, too large, an unknown
         // method): `http-other`, so that clients cannot make up counters.
         let command = self.note.command.as_deref().unwrap_or("http-other");
+        let path = self.uri.path();
+        let repos = path.get(self.repos.clone()).filter(|r| !r.is_empty());
+        fn text(v: &Option<HeaderValue>) -> Option<&str> {
+            v.as_ref().and_then(|v| v.to_str().ok())
+        }
         (self.observer)(&Served {
             client: self.client,
             user: self.note.user.as_deref(),
-            repos: &self.repos,
-            method: &self.method,
-            target: &self.target,
+            repos: repos.unwrap_or("-"),
+            method: self.method.as_str(),
+            target: self.uri.path_and_query().map_or(path, |p| p.as_str()),
             version: self.version,
             status: self.status,
             command,
@@ -906,20 +919,20 @@ impl Drop for Seen {
             duration: self.start.elapsed(),
             bytes_in: self.bytes_in,
             bytes_out: self.bytes_out,
-            referer: self.referer.as_deref(),
-            user_agent: self.user_agent.as_deref(),
+            referer: text(&self.referer),
+            user_agent: text(&self.user_agent),
         });
     }
 }
 
-/// The repository name a request path names (as the URL spells it), or `-`.
-fn repos_segment(prefix: &str, path: &str) -> String {
+/// The repository name a request path names (as the URL spells it: a slice of `path`), or
+/// `-`.
+fn repos_segment<'p>(prefix: &str, path: &'p str) -> &'p str {
     path.strip_prefix(prefix)
         .and_then(|r| r.strip_prefix('/'))
         .and_then(|r| r.split('/').next())
         .filter(|n| !n.is_empty() && !n.starts_with('!'))
         .unwrap_or("-")
-        .to_string()
 }
 
 /// The response with its body counted and reported (when there is an observer) once it
