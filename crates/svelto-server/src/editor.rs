@@ -108,6 +108,33 @@ impl<'c, R: Read, W: Write> WireEditor<'c, R, W> {
             }
         })
     }
+
+    /// Writes `( textdelta-chunk ( file-token string ) ) `, the string's length and bytes
+    /// written by `body` (without building an Item around a possibly large chunk).
+    fn send_chunk(
+        &mut self,
+        f: Token,
+        body: impl FnOnce(&mut Conn<R, W>) -> std::io::Result<()>,
+    ) -> Result<()> {
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.clear();
+        let mut w = ItemWriter(&mut buf);
+        w.open().word("textdelta-chunk").open();
+        file(&mut w, f);
+        let res = self
+            .conn
+            .write_raw(&buf)
+            .and_then(|()| body(self.conn))
+            .and_then(|()| self.conn.write_raw(b") ) "));
+        self.buf = buf;
+        res.map_err(|e| {
+            self.broken = true;
+            ReposError::Io {
+                context: "writing a text delta to the client".into(),
+                err: e,
+            }
+        })
+    }
 }
 
 impl<R: Read, W: Write> Editor for WireEditor<'_, R, W> {
@@ -217,25 +244,7 @@ impl<R: Read, W: Write> Editor for WireEditor<'_, R, W> {
     }
 
     fn textdelta_chunk(&mut self, f: Token, chunk: &[u8]) -> Result<()> {
-        // Written without building an Item around the (possibly large) chunk.
-        let mut buf = std::mem::take(&mut self.buf);
-        buf.clear();
-        let mut w = ItemWriter(&mut buf);
-        w.open().word("textdelta-chunk").open();
-        file(&mut w, f);
-        let res = self
-            .conn
-            .write_raw(&buf)
-            .and_then(|()| self.conn.write_string(chunk))
-            .and_then(|()| self.conn.write_raw(b") ) "));
-        self.buf = buf;
-        res.map_err(|e| {
-            self.broken = true;
-            ReposError::Io {
-                context: "writing a text delta to the client".into(),
-                err: e,
-            }
-        })
+        self.send_chunk(f, |conn| conn.write_string(chunk))
     }
 
     fn textdelta_shared(
@@ -244,24 +253,7 @@ impl<R: Read, W: Write> Editor for WireEditor<'_, R, W> {
         text: &Arc<Vec<u8>>,
         range: Range<usize>,
     ) -> Result<()> {
-        let mut buf = std::mem::take(&mut self.buf);
-        buf.clear();
-        let mut w = ItemWriter(&mut buf);
-        w.open().word("textdelta-chunk").open();
-        file(&mut w, f);
-        let res = self
-            .conn
-            .write_raw(&buf)
-            .and_then(|()| self.conn.write_string_shared(text, range))
-            .and_then(|()| self.conn.write_raw(b") ) "));
-        self.buf = buf;
-        res.map_err(|e| {
-            self.broken = true;
-            ReposError::Io {
-                context: "writing a text delta to the client".into(),
-                err: e,
-            }
-        })
+        self.send_chunk(f, |conn| conn.write_string_shared(text, range))
     }
 
     fn textdelta_end(&mut self, f: Token) -> Result<()> {
