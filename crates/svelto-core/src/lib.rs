@@ -1,7 +1,7 @@
 //! Subversion's vocabulary, shared by every Svelto crate.
 //!
 //! Owns: revision numbers, repository paths and their ordering, node kinds,
-//! property lists, checksums, Subversion's error codes (`code`), the guarded place in a
+//! property lists, checksums, decimal numbers written without allocating, Subversion's error codes (`code`), the guarded place in a
 //! bounded count that both front ends bound their connections with (`Permit`). Must not: do I/O, depend on any other Svelto crate.
 
 mod checksum;
@@ -21,6 +21,20 @@ pub use props::{validate_svn_prop, PropList};
 
 /// A revision number. Revision 0 is the empty root every repository starts with.
 pub type Revnum = u64;
+
+/// `n` in decimal, written into the end of `buf` (no allocation: for numbers written once
+/// per file or per protocol item).
+pub fn decimal(mut n: u64, buf: &mut [u8; 20]) -> &[u8] {
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            return &buf[i..];
+        }
+    }
+}
 
 /// The kind of a node in a revision tree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -107,6 +121,17 @@ impl Depth {
             Depth::Infinity
         } else {
             Depth::Files
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn decimal_writes_every_number_as_display_does() {
+        let mut buf = [0u8; 20];
+        for n in [0, 7, 9, 10, 99, 100, 12_000, u32::MAX as u64, u64::MAX] {
+            assert_eq!(super::decimal(n, &mut buf), n.to_string().as_bytes());
         }
     }
 }

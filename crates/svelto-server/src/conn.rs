@@ -55,15 +55,6 @@ const IDLE_KEEP: usize = 8 * 1024;
 #[error("The server response size exceeds the configured limit (--max-response-size)")]
 pub struct ResponseTooLarge;
 
-fn decimal_len(mut n: usize) -> usize {
-    let mut d = 1;
-    while n >= 10 {
-        n /= 10;
-        d += 1;
-    }
-    d
-}
-
 pub struct Conn<R: Read, W: Write> {
     reader: R,
     buf: Vec<u8>,
@@ -384,14 +375,7 @@ impl<R: Read, W: Write> Conn<R, W> {
 
     /// Writes one string item `len:bytes ` without copying the bytes into an `Item`.
     pub fn write_string(&mut self, bytes: &[u8]) -> io::Result<()> {
-        self.count_out(bytes.len() + 2 + decimal_len(bytes.len()))?;
-        let mut head = [0u8; 24];
-        let head_len = {
-            let mut w = &mut head[..];
-            write!(w, "{}:", bytes.len())?;
-            24 - w.len()
-        };
-        self.put(&head[..head_len])?;
+        self.put_string_head(bytes.len())?;
         self.put(bytes)?;
         self.put(b" ")
     }
@@ -402,17 +386,18 @@ impl<R: Read, W: Write> Conn<R, W> {
         text: &Arc<Vec<u8>>,
         range: Range<usize>,
     ) -> io::Result<()> {
-        let len = range.len();
-        self.count_out(len + 2 + decimal_len(len))?;
-        let mut head = [0u8; 24];
-        let head_len = {
-            let mut w = &mut head[..];
-            write!(w, "{len}:")?;
-            24 - w.len()
-        };
-        self.put(&head[..head_len])?;
+        self.put_string_head(range.len())?;
         self.put_shared(text, range)?;
         self.put(b" ")
+    }
+
+    /// Counts a string item of `len` bytes and buffers its `len:` head.
+    fn put_string_head(&mut self, len: usize) -> io::Result<()> {
+        let mut buf = [0u8; 20];
+        let digits = svelto_core::decimal(len as u64, &mut buf);
+        self.count_out(digits.len() + len + 2)?;
+        self.put(digits)?;
+        self.put(b":")
     }
 
     pub fn flush(&mut self) -> io::Result<()> {

@@ -211,18 +211,9 @@ impl ItemWriter<'_> {
     }
 }
 
-fn write_decimal(mut n: u64, out: &mut Vec<u8>) {
+fn write_decimal(n: u64, out: &mut Vec<u8>) {
     let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&digits[i..]);
+    out.extend_from_slice(svelto_core::decimal(n, &mut digits));
 }
 
 #[cfg(test)]

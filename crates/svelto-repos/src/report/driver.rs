@@ -9,7 +9,7 @@ use crate::stream::read_full;
 use std::collections::HashMap;
 use std::rc::Rc;
 use svelto_core::Md5;
-use svelto_core::{join, parent_and_name, skip_ancestor, Depth, NodeKind, Revnum};
+use svelto_core::{decimal, join, parent_and_name, skip_ancestor, Depth, NodeKind, Revnum};
 use svelto_delta::{compute_window, stream_header, Instruction, Window, WINDOW_SIZE};
 use svelto_store::{DirEntry, FileText, NodeRev, Offset};
 pub(super) const COMMITTED_REV: &[u8] = b"svn:entry:committed-rev";
@@ -946,19 +946,6 @@ impl Driver<'_> {
             self.editor.textdelta_chunk(file, &chunk)?;
         }
         self.editor.textdelta_end(file)
-    }
-}
-
-/// `n` in decimal, written into the end of `buf`.
-fn decimal(mut n: u64, buf: &mut [u8; 20]) -> &[u8] {
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            return &buf[i..];
-        }
     }
 }
 
