@@ -352,6 +352,7 @@ where
     };
     let max = state.config.max_connections;
     let cache = Rc::new(RefCell::new(ConnCache::default()));
+    let reaped = cache.clone();
     let stream = batch::Batched::new(stream);
     let urgent = stream.urgent();
     let service = hyper::service::service_fn(move |req: Request<Incoming>| {
@@ -401,7 +402,24 @@ where
         .timer(hyper_util::rt::TokioTimer::new())
         .header_read_timeout(idle)
         .serve_connection(hyper_util::rt::TokioIo::new(stream), service);
-    let _ = conn.await;
+    // An admission older than CONF_TTL is never used again: let it go while the connection
+    // idles, so that an idle keep-alive connection does not keep its repository open (the
+    // server closes idle repositories past its bound, never one in use).
+    let mut conn = std::pin::pin!(conn);
+    let mut tick = tokio::time::interval(CONF_TTL);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    std::future::poll_fn(|cx| {
+        if conn.as_mut().poll(cx).is_ready() {
+            return std::task::Poll::Ready(());
+        }
+        while tick.poll_tick(cx).is_ready() {
+            if let Ok(mut kept) = reaped.try_borrow_mut() {
+                kept.forget_stale();
+            }
+        }
+        std::task::Poll::Pending
+    })
+    .await;
 }
 
 /// What a connection keeps between its requests: the repository it last used, with its
@@ -446,6 +464,19 @@ impl ConnCache {
         let a = self.last.as_ref()?;
         (a.dir == dir && a.who == who && a.at.elapsed() < CONF_TTL)
             .then(|| (a.svc.clone(), a.gate.clone()))
+    }
+
+    /// Drops the last admission once it is too old to be [`kept`](Self::kept), with the
+    /// directories found through it.
+    fn forget_stale(&mut self) {
+        if self
+            .last
+            .as_ref()
+            .is_some_and(|a| a.at.elapsed() >= CONF_TTL)
+        {
+            self.last = None;
+            self.dirs.get_mut().clear();
+        }
     }
 
     /// A new admission of a request to the repository in `dir` with the credentials `who`,

@@ -103,7 +103,14 @@ impl Repo {
                 });
             }
         }
-        let fmt = fmt.map_err(|_| StoreError::NotARepository(path.display().to_string()))?;
+        // Only a missing db/format says "not a repository": any other failure (out of file
+        // descriptors, permissions) is reported as it is.
+        let fmt = fmt.map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory => {
+                StoreError::NotARepository(path.display().to_string())
+            }
+            _ => io_err(format!("reading {}", db.join("format").display()))(e),
+        })?;
         if fmt != FORMAT {
             let first: String = fmt.lines().next().unwrap_or("").chars().take(80).collect();
             return Err(StoreError::UnsupportedFormat {

@@ -296,3 +296,100 @@ fn more_repositories_than_open_handles_are_served_in_turn() {
     );
     assert!(most_fds < 64, "{most_fds} descriptors open");
 }
+
+/// Keep-alive connections that went idle after a request do not keep their repositories
+/// open: under a limit of 64 open files (2 idle repositories kept open), four connections
+/// each read one repository and stay open; two seconds later a fifth repository is read,
+/// and the server then holds files of at most three repositories (before, an idle
+/// connection's kept admission counted its repository as in use, and all five stayed open;
+/// a sixth or seventh then failed with "Too many open files").
+#[test]
+fn idle_keep_alive_connections_do_not_keep_their_repositories_open() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join("root");
+    std::fs::create_dir(&root).expect("mkdir root");
+    let bin = env!("CARGO_BIN_EXE_svelto");
+    let n = 5;
+    for i in 0..n {
+        let repo = root.join(format!("r{i}"));
+        Run::new(bin).args(["admin", "create"]).arg(&repo).success();
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("free port")
+        .port();
+    let log = dir.path().join("serve.log");
+    let server = std::process::Command::new("prlimit")
+        .args(["--nofile=64:64", "--"])
+        .arg(bin)
+        .args(["serve", "-d", "--foreground", "--listen-host", "127.0.0.1"])
+        .args(["--listen-port", "0", "--log-file"])
+        .arg(&log)
+        .arg("-r")
+        .arg(&root)
+        .arg("--http-listen")
+        .arg(format!("127.0.0.1:{port}"))
+        .spawn()
+        .expect("start prlimit svelto serve (prlimit is util-linux's)");
+    // Stopped however the test ends (a failed request panics).
+    struct Stopped(std::process::Child);
+    impl Drop for Stopped {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let server = Stopped(server);
+    let addr = format!("127.0.0.1:{port}");
+    let up = (0..100).any(|_| {
+        std::thread::sleep(Duration::from_millis(100));
+        std::net::TcpStream::connect(&addr).is_ok()
+    });
+    // The repositories the server holds a file of, by their directory names.
+    let open_repos = |pid: u32| {
+        let mut names = std::collections::BTreeSet::new();
+        for e in std::fs::read_dir(format!("/proc/{pid}/fd"))
+            .into_iter()
+            .flatten()
+        {
+            let Ok(target) = std::fs::read_link(e.expect("fd entry").path()) else {
+                continue;
+            };
+            if let Ok(rest) = target.strip_prefix(&root) {
+                if let Some(first) = rest.components().next() {
+                    names.insert(first.as_os_str().to_string_lossy().into_owned());
+                }
+            }
+        }
+        names
+    };
+    let mut statuses = Vec::new();
+    let mut held = Vec::new();
+    let (mut before, mut after) = Default::default();
+    if up {
+        for i in 0..n - 1 {
+            let mut c = KeepAlive::open(&addr);
+            let (status, open) = c.get(&format!("/r{i}/"), &[]);
+            statuses.push((i, status, open));
+            held.push(c);
+        }
+        before = open_repos(server.0.id());
+        std::thread::sleep(Duration::from_millis(2500));
+        let mut c = KeepAlive::open(&addr);
+        statuses.push((n - 1, c.get(&format!("/r{}/", n - 1), &[]).0, true));
+        after = open_repos(server.0.id());
+    }
+    drop(server);
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(up, "the server did not start:\n{text}");
+    assert!(
+        statuses.iter().all(|&(_, s, open)| s == 200 && open),
+        "{statuses:?}\n{text}"
+    );
+    assert!(
+        after.len() <= 3,
+        "still open: {after:?} (after the first four requests: {before:?})"
+    );
+    assert!(after.contains(&format!("r{}", n - 1)), "{after:?}");
+    drop(held);
+}

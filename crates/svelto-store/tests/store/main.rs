@@ -7,4 +7,5 @@ mod dirs;
 mod history;
 mod hotcopy;
 mod model;
+mod open;
 mod staged;
