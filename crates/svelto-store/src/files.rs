@@ -231,18 +231,23 @@ impl StoreFile {
 
 pub fn read_exact_at(f: &StoreFile, which: Which, off: u64, len: usize) -> Result<Vec<u8>> {
     let mut buf = vec![0u8; len];
-    f.read_exact_at(&mut buf, off).map_err(|e| match e.kind() {
+    read_exact_into(f, which, off, &mut buf)?;
+    Ok(buf)
+}
+
+/// Fills `buf` from `off`.
+pub fn read_exact_into(f: &StoreFile, which: Which, off: u64, buf: &mut [u8]) -> Result<()> {
+    f.read_exact_at(buf, off).map_err(|e| match e.kind() {
         std::io::ErrorKind::UnexpectedEof => StoreError::Corrupt {
             file: which.name(),
             offset: off,
-            what: Corruption::new(format!("{len} bytes expected, file ends first")),
+            what: Corruption::new(format!("{} bytes expected, file ends first", buf.len())),
         },
         _ => StoreError::Io {
             context: format!("reading db/{} at {off}", which.name()),
             err: e,
         },
-    })?;
-    Ok(buf)
+    })
 }
 
 /// Reads one framed record at `off`, checking that it lies below `limit` and its CRC.

@@ -81,8 +81,8 @@ fn bad(off: Offset, what: String) -> crate::StoreError {
 /// Where window records are read from: `db/data` of a repository (implemented by
 /// `Repo`; this module decodes and applies windows and knows nothing else of it).
 pub trait DataFile {
-    /// `len` bytes of `db/data` at `off`.
-    fn read_data(&self, off: u64, len: usize) -> Result<Vec<u8>>;
+    /// Fills `buf` with the bytes of `db/data` at `off`.
+    fn read_data_into(&self, off: u64, buf: &mut [u8]) -> Result<()>;
 }
 
 /// The WINDOW records of one representation, read in large chunks (one read for most
@@ -132,14 +132,13 @@ impl Frames {
         }
         let len = (self.end - self.pos).min(missing.max(self.chunk as u64)) as usize;
         self.chunk = (self.chunk * 2).min(CHUNK);
-        let more = data.read_data(self.pos, len)?;
-        if self.at == self.buf.len() {
-            self.buf = more;
-        } else {
-            self.buf.drain(..self.at);
-            self.buf.extend_from_slice(&more);
-        }
+        // What is left of the last read moves to the front; the new bytes are read in
+        // place after it, in the buffer's own memory once it has grown.
+        self.buf.drain(..self.at);
         self.at = 0;
+        let kept = self.buf.len();
+        self.buf.resize(kept + len, 0);
+        data.read_data_into(self.pos, &mut self.buf[kept..])?;
         self.pos += len as u64;
         Ok(())
     }
@@ -195,15 +194,37 @@ fn apply(w: &Window, base: &[u8], off: Offset, out: &mut Vec<u8>) -> Result<()> 
         .map_err(|e| bad(off, format!("svndiff window: {e}")))
 }
 
-/// Reconstructs the representation at `rep` (trailer `t`) given its base's contents.
-pub fn apply_on(data: &impl DataFile, rep: Offset, t: &RepTrailer, base: &[u8]) -> Result<Vec<u8>> {
-    let mut out = Vec::with_capacity(usize::try_from(t.size).unwrap_or(0).min(DELTA_MAX * 4));
-    let mut frames = Frames::new(t, rep);
+/// Reconstructs the representation at `rep` (trailer `t`) given its base's contents into
+/// `out` (emptied first), its window records read from `near` when given (bytes read with
+/// its REP record, the first window's at the index given: [`windows_in`]).
+pub fn apply_into(
+    data: &impl DataFile,
+    rep: Offset,
+    t: &RepTrailer,
+    near: Option<(Vec<u8>, usize)>,
+    base: &[u8],
+    out: &mut Vec<u8>,
+) -> Result<()> {
+    out.clear();
+    let mut frames = match near {
+        Some((buf, at)) => Frames {
+            pos: rep,
+            end: rep,
+            buf,
+            at,
+            chunk: FIRST_CHUNK,
+            windows: t.windows,
+        },
+        // Every window is wanted: the first read asks for all of them, up to CHUNK.
+        None => Frames {
+            chunk: CHUNK,
+            ..Frames::new(t, rep)
+        },
+    };
     while let Some((w, off)) = frames.next(data, t.version)? {
-        apply(&w, base, off, &mut out)?;
+        apply(&w, base, off, out)?;
     }
-    check_size(rep, t, &out)?;
-    Ok(out)
+    check_size(rep, t, out)
 }
 
 /// The contents of the representation at `rep` (trailer `t`) from its decoded `windows`

@@ -781,12 +781,17 @@ impl Repo {
         Ok(Some((windows, contents)))
     }
 
-    /// The expanded contents of a representation. Delta bases are reconstructed once and
-    /// kept in a bounded cache, so a file's history costs one application per version.
+    /// The expanded contents of a representation, kept in a bounded cache.
     ///
     /// The chain is walked without recursion and never further than the writer makes it
     /// (`MAX_CHAIN` deltas above a self-contained representation); each base lies before
-    /// the representation built on it, so damaged records cannot make it loop.
+    /// the representation built on it, so damaged records cannot make it loop. Each REP
+    /// record is read with the windows written just before it (one read for most deltas).
+    /// The bases on the way are rebuilt in two buffers used in turn and not kept: a
+    /// checkout's texts share none of them, and keeping them doubled the memory a first
+    /// checkout fills (every new page a fault) and pushed its texts out of the cache; the
+    /// version before (`text_over`'s callers, a dump's or a replay's previous version) is
+    /// kept as a text of its own when it was read.
     pub fn fulltext(&self, rep: Offset) -> Result<Arc<Vec<u8>>> {
         if rep == 0 {
             return Ok(Arc::new(Vec::new()));
@@ -799,11 +804,11 @@ impl Repo {
         // Down the chain to a self-contained or cached base, then back up applying deltas.
         let mut chain = Vec::new();
         let mut at = rep;
-        let mut text = loop {
-            let t = self.rep_trailer(at)?;
-            chain.push((at, t));
+        let base = loop {
+            let (t, near) = self.rep_near(at, NEAR_SMALL)?;
+            chain.push((at, t, near));
             if t.base == 0 {
-                break Arc::new(Vec::new());
+                break None;
             }
             if chain.len() > rep::MAX_CHAIN as usize {
                 let what = Corruption::new(format!(
@@ -815,14 +820,34 @@ impl Repo {
             // A base found on the way is not counted as a use of its own: the versions a
             // blame or a replay reads once must not earn a place through each other.
             if let Some(base) = self.inner.fulltexts.peek(t.base) {
-                break base;
+                break Some(base);
             }
             at = t.base;
         };
-        for (off, t) in chain.iter().rev() {
-            text = Arc::new(rep::apply_on(self, *off, t, &text)?);
-            self.inner.fulltexts.put(*off, text.clone());
+        let (top, bases) = chain.split_first_mut().expect("the chain holds `rep`");
+        let mut prev = Vec::new();
+        let mut next = Vec::new();
+        let deepest = bases.len();
+        for (i, (off, t, near)) in bases.iter_mut().enumerate().rev() {
+            let src: &[u8] = match (&base, i + 1 == deepest) {
+                (Some(b), true) => b,
+                (None, true) => &[],
+                _ => &prev,
+            };
+            rep::apply_into(self, *off, t, near.take(), src, &mut next)?;
+            std::mem::swap(&mut prev, &mut next);
         }
+        let src: &[u8] = match (&base, bases.is_empty()) {
+            (Some(b), true) => b,
+            (None, true) => &[],
+            _ => &prev,
+        };
+        let (off, t, near) = top;
+        let mut out =
+            Vec::with_capacity(usize::try_from(t.size).unwrap_or(0).min(rep::DELTA_MAX * 4));
+        rep::apply_into(self, *off, t, near.take(), src, &mut out)?;
+        let text = Arc::new(out);
+        self.inner.fulltexts.put(rep, text.clone());
         Ok(text)
     }
 
@@ -906,8 +931,8 @@ impl Repo {
 }
 
 impl DataFile for Repo {
-    fn read_data(&self, off: u64, len: usize) -> Result<Vec<u8>> {
-        self.read_raw(Which::Data, off, len)
+    fn read_data_into(&self, off: u64, buf: &mut [u8]) -> Result<()> {
+        files::read_exact_into(self.file(Which::Data), Which::Data, off, buf)
     }
 }
 
