@@ -85,26 +85,93 @@ pub(crate) fn unpack(
         1 => inflate(section, payload, original)?,
         2 => {
             let mut out = vec![0u8; original];
-            let got = lz4_flex::block::decompress_into(payload, &mut out).map_err(|e| {
-                DeltaError::Decompress {
-                    section,
-                    codec: "LZ4",
-                    detail: e.to_string(),
-                    cause: Some(Box::new(e)),
-                }
-            })?;
-            if got != original {
-                return Err(DeltaError::DecompressedLengthMismatch {
-                    section,
-                    expected: original as u64,
-                    actual: got as u64,
-                });
-            }
+            lz4_into(section, payload, &mut out)?;
             out
         }
         _ => return Err(DeltaError::UnsupportedVersion(version)),
     };
     Ok(Cow::Owned(out))
+}
+
+/// Decompresses LZ4 `payload` into the whole of `out`, which must be exactly filled.
+fn lz4_into(section: Section, payload: &[u8], out: &mut [u8]) -> Result<(), DeltaError> {
+    let got =
+        lz4_flex::block::decompress_into(payload, out).map_err(|e| DeltaError::Decompress {
+            section,
+            codec: "LZ4",
+            detail: e.to_string(),
+            cause: Some(Box::new(e)),
+        })?;
+    if got != out.len() {
+        return Err(DeltaError::DecompressedLengthMismatch {
+            section,
+            expected: out.len() as u64,
+            actual: got as u64,
+        });
+    }
+    Ok(())
+}
+
+/// The original length of a section read from a window of `version` (what [`unpack`] gives
+/// the bytes of), checked against `limit`, without unpacking it.
+pub(crate) fn unpacked_len(
+    section: Section,
+    bytes: &[u8],
+    version: u8,
+    limit: u64,
+) -> Result<u64, DeltaError> {
+    if version == 0 {
+        return Ok(bytes.len() as u64);
+    }
+    let field = match section {
+        Section::Instructions => "original length of the instructions section",
+        Section::NewData => "original length of the new data section",
+    };
+    let Some((original, _)) = varint::decode(bytes, field)? else {
+        return Err(DeltaError::MissingOriginalLength { section });
+    };
+    if original > limit {
+        return Err(DeltaError::LimitExceeded {
+            field,
+            value: original,
+            limit,
+        });
+    }
+    Ok(original)
+}
+
+/// [`unpack`], the original bytes appended to `out`: an LZ4 section is decompressed straight
+/// into it. On an error `out` is left as it was.
+pub(crate) fn unpack_onto(
+    section: Section,
+    bytes: &[u8],
+    version: u8,
+    limit: u64,
+    out: &mut Vec<u8>,
+) -> Result<(), DeltaError> {
+    if version != 2 {
+        out.extend_from_slice(&unpack(section, bytes, version, limit)?);
+        return Ok(());
+    }
+    let original = unpacked_len(section, bytes, version, limit)?;
+    let used = varint::decode(bytes, "original length")?.map_or(0, |(_, used)| used);
+    let payload = &bytes[used..];
+    if payload.len() as u64 == original {
+        out.extend_from_slice(payload);
+        return Ok(());
+    }
+    let original = usize::try_from(original).map_err(|_| DeltaError::TooLargeForMemory {
+        field: "original length of the new data section",
+        value: original,
+    })?;
+    let start = out.len();
+    out.try_reserve(original)
+        .map_err(|_| DeltaError::TooLargeForMemory {
+            field: "original length of the new data section",
+            value: original as u64,
+        })?;
+    out.resize(start + original, 0);
+    lz4_into(section, payload, &mut out[start..]).inspect_err(|_| out.truncate(start))
 }
 
 /// Inflates a zlib stream that must produce exactly `original` bytes. Bytes after the end of

@@ -36,7 +36,9 @@ mod window;
 
 pub use compute::compute_window;
 pub use error::{DeltaError, Section};
-pub use parse::{decode_stream, parse_window, stream_header, Limits, StreamDecoder};
+pub use parse::{
+    decode_stream, parse_window, parse_window_onto, stream_header, Limits, StreamDecoder,
+};
 pub use sequence::{apply_windows, delta_windows, encode_stream};
 pub use window::{fulltext_v0_header, Instruction, Window};
 

@@ -5,7 +5,7 @@
 use crate::compress;
 use crate::varint;
 use crate::window::decode_instructions;
-use crate::{DeltaError, Section, Window, WINDOW_SIZE};
+use crate::{DeltaError, Instruction, Section, Window, WINDOW_SIZE};
 
 /// The largest instruction: one selector byte and two 10-byte integers.
 const MAX_INSTRUCTION_LEN: u64 = 1 + 2 * varint::MAX_LEN as u64;
@@ -185,6 +185,59 @@ pub fn parse_window(
         new_data: new_data.into_owned(),
     };
     Ok(Some((window, header.total_len())))
+}
+
+/// [`parse_window`] for a reader that applies each window onto `out` as it parses it: a
+/// window that is its new data alone (no source view, one instruction taking all of its
+/// target from the new data: a text stored whole) is not returned; its new data is appended
+/// to `out`, decompressed straight into it, as applying it would append it. Any other window
+/// is returned as [`parse_window`] returns it (`Some`), for the caller to apply. The same
+/// checks as [`parse_window`]; on an error `out` is left as it was.
+pub fn parse_window_onto(
+    input: &[u8],
+    version: u8,
+    limits: &Limits,
+    out: &mut Vec<u8>,
+) -> Result<Option<(Option<Window>, usize)>, DeltaError> {
+    let Some(header) = parse_header(input, version, limits)? else {
+        return Ok(None);
+    };
+    if input.len() < header.total_len() {
+        return Ok(None);
+    }
+    let body = &input[header.header_len..header.total_len()];
+    let (instructions, new_data) = body.split_at(header.instructions_len);
+    let instructions = compress::unpack(
+        Section::Instructions,
+        instructions,
+        version,
+        limits.max_section_len,
+    )?;
+    let new_len = compress::unpacked_len(Section::NewData, new_data, version, header.target_len)?;
+    let instructions =
+        decode_instructions(&instructions, header.source_len, header.target_len, new_len)?;
+    if header.source_len == 0
+        && matches!(instructions[..], [Instruction::NewData { len }] if len == header.target_len)
+    {
+        compress::unpack_onto(Section::NewData, new_data, version, header.target_len, out)?;
+        return Ok(Some((None, header.total_len())));
+    }
+    let new_data = compress::unpack(Section::NewData, new_data, version, header.target_len)?;
+    if new_data.len() as u64 != new_len {
+        return Err(DeltaError::DecompressedLengthMismatch {
+            section: Section::NewData,
+            expected: new_len,
+            actual: new_data.len() as u64,
+        });
+    }
+    let window = Window {
+        source_offset: header.source_offset,
+        source_len: header.source_len,
+        target_len: header.target_len,
+        instructions,
+        new_data: new_data.into_owned(),
+    };
+    Ok(Some((Some(window), header.total_len())))
 }
 
 /// A sans-io decoder for a whole svndiff stream: the 4-byte header, then windows.

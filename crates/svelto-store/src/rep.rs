@@ -7,7 +7,7 @@ use crate::node::Offset;
 use crate::TAG_WINDOW;
 use std::io::Read;
 use svelto_core::{Md5, Sha1};
-use svelto_delta::{parse_window, Limits, Window};
+use svelto_delta::{parse_window, parse_window_onto, Limits, Window};
 
 /// Deltas are computed only for contents up to this size; larger files are stored as
 /// self-contained windows and streamed, never held whole in memory.
@@ -143,8 +143,9 @@ impl Frames {
         Ok(())
     }
 
-    /// The next window, decoded, and its record's offset.
-    fn next(&mut self, data: &impl DataFile, version: u8) -> Result<Option<(Window, Offset)>> {
+    /// The next window record's payload (its range in `self.buf`, CRC checked) and offset;
+    /// the record is consumed.
+    fn frame(&mut self, data: &impl DataFile) -> Result<Option<(std::ops::Range<usize>, Offset)>> {
         if self.windows == 0 {
             return Ok(None);
         }
@@ -170,13 +171,43 @@ impl Frames {
         if crc32fast::hash(&frame[..len + 5]) != crc {
             return Err(bad(off, "CRC mismatch".into()));
         }
-        let payload = &frame[5..len + 5];
+        let payload = self.at + 5..self.at + 5 + len;
+        self.at += len + FRAME_OVERHEAD;
+        Ok(Some((payload, off)))
+    }
+
+    /// The next window, decoded, and its record's offset.
+    fn next(&mut self, data: &impl DataFile, version: u8) -> Result<Option<(Window, Offset)>> {
+        let Some((payload, off)) = self.frame(data)? else {
+            return Ok(None);
+        };
+        let payload = &self.buf[payload];
         let w = match parse_window(payload, version, &limits()) {
             Ok(Some((w, used))) if used == payload.len() => w,
             Ok(_) => return Err(bad(off, "svndiff window does not fill its record".into())),
             Err(e) => return Err(bad(off, format!("svndiff window: {e}"))),
         };
-        self.at += len + FRAME_OVERHEAD;
+        Ok(Some((w, off)))
+    }
+
+    /// The next window applied onto `out` when it is new data alone (decompressed straight
+    /// into it: `parse_window_onto`), else decoded and returned to be applied; and its
+    /// record's offset.
+    fn next_onto(
+        &mut self,
+        data: &impl DataFile,
+        version: u8,
+        out: &mut Vec<u8>,
+    ) -> Result<Option<(Option<Window>, Offset)>> {
+        let Some((payload, off)) = self.frame(data)? else {
+            return Ok(None);
+        };
+        let payload = &self.buf[payload];
+        let w = match parse_window_onto(payload, version, &limits(), out) {
+            Ok(Some((w, used))) if used == payload.len() => w,
+            Ok(_) => return Err(bad(off, "svndiff window does not fill its record".into())),
+            Err(e) => return Err(bad(off, format!("svndiff window: {e}"))),
+        };
         Ok(Some((w, off)))
     }
 }
@@ -221,8 +252,10 @@ pub fn apply_into(
             ..Frames::new(t, rep)
         },
     };
-    while let Some((w, off)) = frames.next(data, t.version)? {
-        apply(&w, base, off, out)?;
+    while let Some((w, off)) = frames.next_onto(data, t.version, out)? {
+        if let Some(w) = w {
+            apply(&w, base, off, out)?;
+        }
     }
     check_size(rep, t, out)
 }

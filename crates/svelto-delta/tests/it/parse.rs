@@ -278,3 +278,77 @@ fn custom_limits_are_enforced_by_the_stream_decoder() {
         1
     );
 }
+
+/// What `parse_window_onto` leaves in `out` and returns for `bytes` (one window of `version`),
+/// the window applied to a source view of zeros.
+fn onto(bytes: &[u8], version: u8, out: &mut Vec<u8>) -> Result<bool, DeltaError> {
+    let before = out.clone();
+    match svelto_delta::parse_window_onto(bytes, version, &Limits::default(), out) {
+        Ok(Some((Some(w), used))) => {
+            assert_eq!(used, bytes.len());
+            assert_eq!(out, &before, "a returned window is not applied");
+            w.apply(&vec![0u8; w.source_len as usize], out)
+                .expect("a parsed window applies");
+            Ok(true)
+        }
+        Ok(Some((None, used))) => {
+            assert_eq!(used, bytes.len());
+            Ok(false)
+        }
+        Ok(None) => panic!("a whole window"),
+        Err(e) => {
+            assert_eq!(out, &before, "a failed window leaves `out` as it was");
+            Err(e)
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(crate::common::proptest_config(200))]
+
+    /// Parsing onto `out` gives what parsing and applying give; a window of new data alone
+    /// (compressible or not) is appended, not returned; a corrupted one fails as
+    /// `parse_window` fails and leaves `out` alone.
+    #[test]
+    fn parse_window_onto_appends_what_applying_appends(
+        w in valid_window(),
+        whole in prop::collection::vec(any::<u8>(), 0..3000),
+        repeat in 1usize..40,
+        version in 0u8..3,
+        flips in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 0..3),
+    ) {
+        let text: Vec<u8> = whole.iter().copied().cycle().take(whole.len() * repeat).collect();
+        let text = &text[..text.len().min(100_000)];
+        for (window, alone) in [(w, None), (Window::fulltext(&whole), Some(&whole[..])), (Window::fulltext(text), Some(text))] {
+            let mut bytes = Vec::new();
+            window.encode(version, 6, &mut bytes).expect("valid");
+            let mut want = b"before".to_vec();
+            window.apply(&vec![0u8; window.source_len as usize], &mut want).expect("valid");
+            let mut out = b"before".to_vec();
+            let returned = onto(&bytes, version, &mut out).expect("valid");
+            prop_assert_eq!(&out, &want);
+            if let Some(alone) = alone {
+                prop_assert_eq!(returned, alone.is_empty(), "new data alone is appended");
+            }
+            if flips.is_empty() {
+                continue;
+            }
+            for &(at, value) in &flips {
+                let at = at.index(bytes.len());
+                bytes[at] = value;
+            }
+            let parsed = parse_window(&bytes, version, &Limits::default());
+            let mut out = b"before".to_vec();
+            if let Ok(Some((w, used))) = &parsed {
+                if *used == bytes.len() {
+                    let mut want = out.clone();
+                    w.apply(&vec![0u8; w.source_len as usize], &mut want).expect("valid");
+                    onto(&bytes, version, &mut out).expect("parse_window took it");
+                    prop_assert_eq!(&out, &want);
+                }
+            } else if parsed.is_err() {
+                prop_assert!(onto(&bytes, version, &mut out).is_err());
+            }
+        }
+    }
+}
