@@ -412,6 +412,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
             }
             config.user_header = args.http_user_header.clone();
             config.trusted_proxies = args.http_trusted_proxy.clone();
+            config.zone = crate::localtime::zone();
             // The same handles as svn:// connections: both protocols warm the same caches.
             let repos = shared.clone();
             let open: svelto_http::OpenRepo = Arc::new(move |dir| Ok(repos.repos.open(dir)?));

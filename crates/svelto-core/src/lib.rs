@@ -7,6 +7,7 @@
 mod checksum;
 pub mod code;
 mod date;
+pub mod localtime;
 mod path;
 mod permit;
 mod props;

@@ -130,6 +130,8 @@ pub struct HttpConfig {
     pub trusted_proxies: Vec<std::net::IpAddr>,
     /// Connections served at once (a thread each); more get a 503.
     pub max_connections: usize,
+    /// The server's local time zone: the long date of a keyword expanded for `?kw=1`.
+    pub zone: svelto_core::localtime::Zone,
 }
 
 impl HttpConfig {
@@ -146,6 +148,7 @@ impl HttpConfig {
             user_header: None,
             trusted_proxies: Vec::new(),
             max_connections: 1000,
+            zone: svelto_core::localtime::Zone::utc(),
         }
     }
 }

@@ -213,8 +213,9 @@ fn own_url(state: &State, req: &Req, path: &str) -> String {
 /// (default the youngest revision) seen in `REV` (default `PEG`). `REV` younger than `PEG`
 /// is a 400; older, the path is traced back to `REV` and the client redirected to
 /// `PATH@REV?p=REV` (301 when `p` was given, else 302), 404 where the node did not exist.
-/// Sets the target's revision, and whether it is pegged (`p=`); other keys (`kw=1`, a
-/// keyword expansion Svelto does not make) are ignored. None: no redirect.
+/// Sets the target's revision, whether it is pegged (`p=`) and whether a file's keywords
+/// are to be expanded (`kw=1`, kept in a redirect); other keys are ignored. None: no
+/// redirect.
 fn public_query(
     state: &State,
     svc: &svelto_repos::service::Ctx,
@@ -223,7 +224,7 @@ fn public_query(
     query: &str,
     req: &Req,
 ) -> Result<Option<Reply>, HttpError> {
-    let (mut peg, mut working) = (None, None);
+    let (mut peg, mut working, mut keywords) = (None, None, None);
     for pair in query.split('&') {
         let Some((key, value)) = pair.trim().split_once('=') else {
             continue;
@@ -232,8 +233,11 @@ fn public_query(
             peg = Some(value.to_string());
         } else if key.eq_ignore_ascii_case("r") {
             working = Some(value.to_string());
+        } else if key.eq_ignore_ascii_case("kw") {
+            keywords = Some(value == "1");
         }
     }
+    target.keywords = keywords == Some(true);
     let peg_rev = match &peg {
         Some(v) => query_rev(v)
             .ok_or_else(|| bad_query(state, target, "invalid peg rev in query string"))?,
@@ -277,9 +281,10 @@ fn public_query(
         state,
         req,
         &format!(
-            "{}/{}?p={working_rev}",
+            "{}/{}?p={working_rev}{}",
             target.root_href,
-            crate::uri::encode_dav(path)
+            crate::uri::encode_dav(path),
+            if target.keywords { "&kw=1" } else { "" }
         ),
     );
     let status = if peg.is_some() {
@@ -289,6 +294,27 @@ fn public_query(
     };
     Ok(Some(moved(status, location)))
 }
+
+/// What Apache escapes in a path it writes into a URL (`ap_escape_uri`): all but letters,
+/// digits, `/` and `$-_.+!*'(),:@&=~`.
+const URI_PATH: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'/')
+    .remove(b'$')
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'+')
+    .remove(b'!')
+    .remove(b'*')
+    .remove(b'\'')
+    .remove(b'(')
+    .remove(b')')
+    .remove(b',')
+    .remove(b':')
+    .remove(b'@')
+    .remove(b'&')
+    .remove(b'=')
+    .remove(b'~');
 
 /// A redirect (301, 302) to `location` with Apache's page.
 fn moved(status: StatusCode, location: String) -> Reply {
@@ -855,12 +881,18 @@ impl Ctx<'_> {
                 return Ok(reply.header("etag", etag));
             }
         }
+        // `?kw=1` on a file with `svn:keywords`: its text with their values put in.
+        let keywords = match props.get(&b"svn:keywords"[..]) {
+            Some(prop) if self.target.keywords => Some(self.keywords_text(req, &node, prop)?),
+            _ => None,
+        };
         // A large file stored as it is goes out window by window as the connection takes
         // them; any other is held whole (shared with the text cache), as the store
         // reconstructs it anyway.
-        let body = match self.svc.large_text(&node.node)? {
-            Some(pieces) => crate::ReplyBody::Pieces(Box::new(pieces)),
-            None => crate::ReplyBody::Shared(bytes::Bytes::from_owner(SharedText(
+        let body = match (keywords, self.svc.large_text(&node.node)?) {
+            (Some(text), _) => crate::ReplyBody::Shared(text.into()),
+            (None, Some(pieces)) => crate::ReplyBody::Pieces(Box::new(pieces)),
+            (None, None) => crate::ReplyBody::Shared(bytes::Bytes::from_owner(SharedText(
                 self.svc.read_text(&node.node)?,
             ))),
         };
@@ -891,6 +923,30 @@ impl Ctx<'_> {
             Some(d) => reply.header("last-modified", d),
             None => reply,
         })
+    }
+
+    /// A file's text with the keywords `prop` (its `svn:keywords`) names expanded as
+    /// mod_dav_svn expands them for `?kw=1`: the file's last change (revision, date,
+    /// author), the URL asked for (on the `Host` the client named) and the repository's
+    /// root URL.
+    fn keywords_text(&self, req: &Req, node: &Node, prop: &[u8]) -> Result<Vec<u8>, HttpError> {
+        let cr = node.node.created_rev();
+        let (date, author) = self.date_author(cr)?;
+        let path = percent_encoding::percent_decode_str(&req.path).decode_utf8_lossy();
+        let escaped = percent_encoding::utf8_percent_encode(&path, URI_PATH).to_string();
+        let url = own_url(self.state, req, &escaped);
+        let root_url = own_url(self.state, req, &self.target.root_href);
+        let facts = svelto_repos::keywords::Facts {
+            rev: cr,
+            url: &url,
+            root_url: &root_url,
+            date: date.as_deref(),
+            author: author.as_deref(),
+            zone: &self.state.config.zone,
+        };
+        let keywords = svelto_repos::keywords::build(prop, &facts);
+        let text = self.svc.read_text(&node.node)?;
+        Ok(svelto_repos::keywords::expand(&text, &keywords))
     }
 
     /// `GET` with `X-SVN-VR-Base`: svndiff from the base's text to the node's, or None when

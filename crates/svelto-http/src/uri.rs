@@ -120,6 +120,9 @@ pub struct Target {
     /// Whether that query named a peg revision (`p=`): the answer never changes then
     /// (a file's `GET` may be cached a week), and a listing's links carry it.
     pub pegged: bool,
+    /// Whether a `Public` URL's query asked for keywords expanded (`?kw=1`): a file's `GET`
+    /// then carries the values its `svn:keywords` names, as mod_dav_svn's does.
+    pub keywords: bool,
 }
 
 impl Target {
@@ -291,6 +294,7 @@ pub fn locate_in(
         root_stub,
         peg: None,
         pegged: false,
+        keywords: false,
     }))
 }
 

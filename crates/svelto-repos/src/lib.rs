@@ -22,6 +22,7 @@ mod file_revs;
 mod fs;
 pub mod hooks;
 mod hotcopy;
+pub mod keywords;
 pub mod list;
 mod load;
 pub mod locations;

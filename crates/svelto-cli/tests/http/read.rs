@@ -303,3 +303,59 @@ fn public_queries_match_apache() {
         assert_eq!(apache, svelto, "PROPFIND {rel}: Apache, then Svelto");
     }
 }
+
+/// mod_dav_svn's `?kw=1`: a file's `GET` with the keywords its `svn:keywords` names expanded
+/// (revision, author, dates, URLs as the client asked for them), as Apache answers, on the
+/// eol-keywords fixture: the file with every fixed keyword (r2 and r3), with only `Id`
+/// (the youngest), a file with keyword-like text but no property, `kw=0`, a key in
+/// capitals, and an older revision reached by a redirect that keeps `kw=1`.
+#[test]
+fn keywords_expanded_on_request_as_apache_does() {
+    let pair = pair("eol-keywords");
+    let cases = [
+        "/trunk/keywords.txt?kw=1",
+        "/trunk/keywords.txt?kw=1&p=2",
+        "/trunk/keywords.txt?p=3&kw=1",
+        "/trunk/keywords.txt?KW=1&p=3",
+        "/trunk/keywords.txt?kw=0&p=3",
+        "/trunk/keywords.txt?p=3",
+        "/trunk/keywords.txt?kw=1&r=2",
+        "/trunk/no-prop.txt?kw=1",
+        "/trunk/native.txt?kw=1",
+    ];
+    let mut expanded = 0;
+    for rel in cases {
+        let [apache, svelto] = [0, 1].map(|i| {
+            let (addr, path) = crate::addr_and_path(pair, i);
+            let (status, text) =
+                crate::raw_request(&addr, "GET", &format!("{path}{rel}"), &[], b"");
+            let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+            let location: Vec<String> = head
+                .lines()
+                .filter_map(|l| l.split_once(':'))
+                .filter(|(name, _)| name.eq_ignore_ascii_case("location"))
+                .map(|(_, v)| v.trim().replace(&addr, "HOST").replace(&path, "PATH"))
+                .collect();
+            let body = if head
+                .to_ascii_lowercase()
+                .contains("transfer-encoding: chunked")
+            {
+                String::from_utf8_lossy(&crate::dechunk(body.as_bytes())).into_owned()
+            } else {
+                body.to_string()
+            };
+            let body = body.replace(&addr, "HOST").replace(&path, "PATH");
+            (
+                status,
+                location,
+                if status == 200 { body } else { String::new() },
+            )
+        });
+        assert_eq!(apache, svelto, "GET {rel}: Apache, then Svelto");
+        if apache.2.contains("$Id: keywords.txt") {
+            expanded += 1;
+        }
+    }
+    // The fixture's file does carry expanded keywords in some of these answers.
+    assert!(expanded >= 3, "{expanded} answers with $Id expanded");
+}
