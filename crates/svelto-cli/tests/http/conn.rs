@@ -137,37 +137,9 @@ fn a_connection_sees_commits_and_replaced_repositories() {
 /// repositories are all listed.
 #[test]
 fn many_repositories_under_a_small_open_files_limit() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let root = dir.path().join("root");
-    std::fs::create_dir(&root).expect("mkdir root");
-    let bin = env!("CARGO_BIN_EXE_svelto");
-    for i in 0..60 {
-        Run::new(bin)
-            .args(["admin", "create"])
-            .arg(root.join(format!("r{i}")))
-            .success();
-    }
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("free port")
-        .port();
-    let log = dir.path().join("serve.log");
-    let mut server = std::process::Command::new("prlimit")
-        .args(["--nofile=64:4096", "--"])
-        .arg(bin)
-        .args(["serve", "-d", "--foreground", "--listen-host", "127.0.0.1"])
-        .args(["--listen-port", "0", "--log-file"])
-        .arg(&log)
-        .arg("-r")
-        .arg(&root)
-        .arg("--http-listen")
-        .arg(format!("127.0.0.1:{port}"))
-        .spawn()
-        .expect("start prlimit svelto serve (prlimit is util-linux's)");
-    let up = (0..100).any(|_| {
-        std::thread::sleep(Duration::from_millis(100));
-        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
-    });
+    let mut server = Limited::start(60, "64:4096", None, 0);
+    let port = server.http_port;
+    let up = server.up(0);
     let mut failed = Vec::new();
     if up {
         for i in 0..60 {
@@ -180,9 +152,7 @@ fn many_repositories_under_a_small_open_files_limit() {
             }
         }
     }
-    let _ = server.kill();
-    let _ = server.wait();
-    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    let text = server.stop();
     assert!(up, "the server did not start:\n{text}");
     assert!(
         failed.is_empty(),
@@ -205,45 +175,16 @@ fn many_repositories_under_a_small_open_files_limit() {
 /// descriptors, sixteen once committed to, and the fourth ran out.)
 #[test]
 fn more_repositories_than_open_handles_are_served_in_turn() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let root = dir.path().join("root");
-    std::fs::create_dir(&root).expect("mkdir root");
-    let bin = env!("CARGO_BIN_EXE_svelto");
     let n = 40;
-    for i in 0..n {
-        let repo = root.join(format!("r{i}"));
-        Run::new(bin).args(["admin", "create"]).arg(&repo).success();
-        std::fs::write(
-            repo.join("conf/svnserve.conf"),
-            "[general]\nanon-access = write\n",
-        )
-        .expect("svnserve.conf");
-    }
-    let free = || {
-        std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("free port")
-            .port()
-    };
-    let (svn_port, http_port) = (free(), free());
-    let log = dir.path().join("serve.log");
-    let mut server = std::process::Command::new("prlimit")
-        .args(["--nofile=64:64", "--"])
-        .arg(bin)
-        .args(["serve", "-d", "--foreground", "--listen-host", "127.0.0.1"])
-        .args(["--listen-port", &svn_port.to_string(), "--log-file"])
-        .arg(&log)
-        .arg("-r")
-        .arg(&root)
-        .arg("--http-listen")
-        .arg(format!("127.0.0.1:{http_port}"))
-        .spawn()
-        .expect("start prlimit svelto serve (prlimit is util-linux's)");
-    let up = (0..100).any(|_| {
-        std::thread::sleep(Duration::from_millis(100));
-        std::net::TcpStream::connect(("127.0.0.1", http_port)).is_ok()
-            && std::net::TcpStream::connect(("127.0.0.1", svn_port)).is_ok()
-    });
+    let svn_port = free_port();
+    let mut server = Limited::start(
+        n,
+        "64:64",
+        Some("[general]\nanon-access = write\n"),
+        svn_port,
+    );
+    let http_port = server.http_port;
+    let up = server.up(svn_port);
     let url = |i: usize, http: bool| {
         if http {
             format!("http://127.0.0.1:{http_port}/r{i}")
@@ -254,11 +195,7 @@ fn more_repositories_than_open_handles_are_served_in_turn() {
     let mut failed = Vec::new();
     let mut most_fds = 0;
     if up {
-        let fds = || {
-            std::fs::read_dir(format!("/proc/{}/fd", server.id()))
-                .map(|d| d.count())
-                .unwrap_or(0)
-        };
+        let fds = || server.fds();
         for i in 0..n {
             let out = Run::tool("svn")
                 .args(["mkdir", "--non-interactive", "-m", "d"])
@@ -284,9 +221,7 @@ fn more_repositories_than_open_handles_are_served_in_turn() {
             }
         }
     }
-    let _ = server.kill();
-    let _ = server.wait();
-    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    let text = server.stop();
     assert!(up, "the server did not start:\n{text}");
     assert!(
         failed.is_empty(),
@@ -305,46 +240,12 @@ fn more_repositories_than_open_handles_are_served_in_turn() {
 /// a sixth or seventh then failed with "Too many open files").
 #[test]
 fn idle_keep_alive_connections_do_not_keep_their_repositories_open() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let root = dir.path().join("root");
-    std::fs::create_dir(&root).expect("mkdir root");
-    let bin = env!("CARGO_BIN_EXE_svelto");
     let n = 5;
-    for i in 0..n {
-        let repo = root.join(format!("r{i}"));
-        Run::new(bin).args(["admin", "create"]).arg(&repo).success();
-    }
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("free port")
-        .port();
-    let log = dir.path().join("serve.log");
-    let server = std::process::Command::new("prlimit")
-        .args(["--nofile=64:64", "--"])
-        .arg(bin)
-        .args(["serve", "-d", "--foreground", "--listen-host", "127.0.0.1"])
-        .args(["--listen-port", "0", "--log-file"])
-        .arg(&log)
-        .arg("-r")
-        .arg(&root)
-        .arg("--http-listen")
-        .arg(format!("127.0.0.1:{port}"))
-        .spawn()
-        .expect("start prlimit svelto serve (prlimit is util-linux's)");
-    // Stopped however the test ends (a failed request panics).
-    struct Stopped(std::process::Child);
-    impl Drop for Stopped {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-    let server = Stopped(server);
+    let mut server = Limited::start(n, "64:64", None, 0);
+    let root = server.root();
+    let port = server.http_port;
     let addr = format!("127.0.0.1:{port}");
-    let up = (0..100).any(|_| {
-        std::thread::sleep(Duration::from_millis(100));
-        std::net::TcpStream::connect(&addr).is_ok()
-    });
+    let up = server.up(0);
     // The repositories the server holds a file of, by their directory names.
     let open_repos = |pid: u32| {
         let mut names = std::collections::BTreeSet::new();
@@ -373,14 +274,13 @@ fn idle_keep_alive_connections_do_not_keep_their_repositories_open() {
             statuses.push((i, status, open));
             held.push(c);
         }
-        before = open_repos(server.0.id());
+        before = open_repos(server.child.id());
         std::thread::sleep(Duration::from_millis(2500));
         let mut c = KeepAlive::open(&addr);
         statuses.push((n - 1, c.get(&format!("/r{}/", n - 1), &[]).0, true));
-        after = open_repos(server.0.id());
+        after = open_repos(server.child.id());
     }
-    drop(server);
-    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    let text = server.stop();
     assert!(up, "the server did not start:\n{text}");
     assert!(
         statuses.iter().all(|&(_, s, open)| s == 200 && open),
@@ -392,4 +292,90 @@ fn idle_keep_alive_connections_do_not_keep_their_repositories_open() {
     );
     assert!(after.contains(&format!("r{}", n - 1)), "{after:?}");
     drop(held);
+}
+
+/// A `svelto serve` of `n` new repositories `r0`, `r1`... under `prlimit --nofile=LIMITS`,
+/// over svn:// on `svn_port` (0: any) and HTTP on a free port, each repository with
+/// `conf` as its svnserve.conf when given; killed when dropped (a failed request panics).
+struct Limited {
+    child: std::process::Child,
+    dir: tempfile::TempDir,
+    http_port: u16,
+}
+
+impl Limited {
+    fn start(n: usize, limits: &str, conf: Option<&str>, svn_port: u16) -> Limited {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().join("root");
+        std::fs::create_dir(&root).expect("mkdir root");
+        let bin = env!("CARGO_BIN_EXE_svelto");
+        for i in 0..n {
+            let repo = root.join(format!("r{i}"));
+            Run::new(bin).args(["admin", "create"]).arg(&repo).success();
+            if let Some(conf) = conf {
+                std::fs::write(repo.join("conf/svnserve.conf"), conf).expect("svnserve.conf");
+            }
+        }
+        let http_port = free_port();
+        let child = std::process::Command::new("prlimit")
+            .arg(format!("--nofile={limits}"))
+            .arg("--")
+            .arg(bin)
+            .args(["serve", "-d", "--foreground", "--listen-host", "127.0.0.1"])
+            .args(["--listen-port", &svn_port.to_string(), "--log-file"])
+            .arg(dir.path().join("serve.log"))
+            .arg("-r")
+            .arg(&root)
+            .arg("--http-listen")
+            .arg(format!("127.0.0.1:{http_port}"))
+            .spawn()
+            .expect("start prlimit svelto serve (prlimit is util-linux's)");
+        Limited {
+            child,
+            dir,
+            http_port,
+        }
+    }
+
+    /// Whether both ports answer within ten seconds.
+    fn up(&self, svn_port: u16) -> bool {
+        (0..100).any(|_| {
+            std::thread::sleep(Duration::from_millis(100));
+            std::net::TcpStream::connect(("127.0.0.1", self.http_port)).is_ok()
+                && (svn_port == 0 || std::net::TcpStream::connect(("127.0.0.1", svn_port)).is_ok())
+        })
+    }
+
+    fn root(&self) -> std::path::PathBuf {
+        self.dir.path().join("root")
+    }
+
+    /// The number of descriptors the server holds.
+    fn fds(&self) -> usize {
+        std::fs::read_dir(format!("/proc/{}/fd", self.child.id()))
+            .map(|d| d.count())
+            .unwrap_or(0)
+    }
+
+    /// Stops the server; its log.
+    fn stop(&mut self) -> String {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        std::fs::read_to_string(self.dir.path().join("serve.log")).unwrap_or_default()
+    }
+}
+
+impl Drop for Limited {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A port nothing listens on now.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("free port")
+        .port()
 }
