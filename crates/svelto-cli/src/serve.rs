@@ -604,25 +604,18 @@ fn http_request(shared: &Shared, r: &svelto_http::Served<'_>) {
         .map(|(code, msg)| (u64::from(code), msg.to_string()))
         .into_iter()
         .collect();
-    let client = r.client.to_string();
-    shared.log.http(&svelto_server::HttpRequest {
-        request: svelto_server::Request {
-            client: &client,
-            user: r.user,
-            repos: r.repos,
-            command: r.command,
-            actions: &actions,
-            duration: r.duration,
-            bytes_in: r.bytes_in,
-            bytes_out: r.bytes_out,
-            error: &error,
-        },
-        method: r.method,
-        target: r.target,
-        version: r.version,
-        status: r.status,
-        referer: r.referer,
-        user_agent: r.user_agent,
+    // The address as text, written once per thread while it stays the same (an HTTP
+    // connection's thread answers one client), not once per request.
+    thread_local! {
+        static CLIENT: std::cell::RefCell<Option<(std::net::IpAddr, String)>> =
+            const { std::cell::RefCell::new(None) };
+    }
+    CLIENT.with_borrow_mut(|last| {
+        if last.as_ref().is_none_or(|(ip, _)| *ip != r.client) {
+            *last = Some((r.client, r.client.to_string()));
+        }
+        let client = last.as_ref().map_or("", |(_, text)| text.as_str());
+        http_logged(shared, r, client, &actions, &error);
     });
     shared
         .metrics
@@ -637,4 +630,33 @@ fn http_request(shared: &Shared, r: &svelto_http::Served<'_>) {
                 .error(svelto_server::ErrorKind::of_code(u64::from(code)));
         }
     }
+}
+
+/// [`http_request`]'s line in the request log.
+fn http_logged(
+    shared: &Shared,
+    r: &svelto_http::Served<'_>,
+    client: &str,
+    actions: &[String],
+    error: &[(u64, String)],
+) {
+    shared.log.http(&svelto_server::HttpRequest {
+        request: svelto_server::Request {
+            client,
+            user: r.user,
+            repos: r.repos,
+            command: r.command,
+            actions,
+            duration: r.duration,
+            bytes_in: r.bytes_in,
+            bytes_out: r.bytes_out,
+            error,
+        },
+        method: r.method,
+        target: r.target,
+        version: r.version,
+        status: r.status,
+        referer: r.referer,
+        user_agent: r.user_agent,
+    });
 }

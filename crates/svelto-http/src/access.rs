@@ -175,7 +175,7 @@ pub(crate) fn admit(
                 rules,
                 groups: conf.groups_db.as_ref(),
                 case: conf.force_username_case,
-                repos: Some(target.repo_name.clone()),
+                repos: Some(target.repo_name.to_string()),
             };
             match svc.load_authz(src, &target.repo_dir) {
                 Ok(ctx) => Some(ctx),

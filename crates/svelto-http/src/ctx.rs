@@ -21,9 +21,9 @@ pub(crate) struct Ctx<'a> {
     /// The repository as the service layer offers it to this request's user: the handle,
     /// the writer, the user (`svc.user`: the authenticated name, None for an anonymous
     /// request; the commit author and the authz user) and the authz rules.
-    pub svc: svelto_repos::service::Ctx,
+    pub svc: &'a svelto_repos::service::Ctx,
     /// What the configuration lets the user do beyond the rules, and the realm.
-    pub gate: crate::access::Gate,
+    pub gate: &'a crate::access::Gate,
     pub youngest: Revnum,
     pub target: Target,
     /// The request's path, as sent (what mod_dav_svn's 404 messages name).

@@ -439,8 +439,8 @@ pub(crate) struct ConnCache {
 
 /// An admission a connection keeps.
 struct Admitted {
-    /// The repository directory.
-    dir: PathBuf,
+    /// The repository.
+    place: uri::Place,
     /// The request's credentials: every value of its `Authorization` header and of the
     /// trusted proxy's user header.
     who: Vec<u8>,
@@ -455,21 +455,23 @@ struct Admitted {
 pub(crate) const CONF_TTL: Duration = Duration::from_secs(1);
 
 impl ConnCache {
-    /// This connection's last admission, when it is to the repository in `dir` with the very
+    /// This connection's last admission's repository, when it is the one named `name` with the very
     /// same credentials `who` and was read less than [`CONF_TTL`] ago (a reuse does not
-    /// extend that): a request that only reads takes it as it is, without looking at the
-    /// repository's directory or configuration again.
-    pub fn kept(
-        &self,
-        dir: &Path,
-        who: &[u8],
-    ) -> Option<(svelto_repos::service::Ctx, access::Gate)> {
-        let a = self.last.as_ref()?;
-        (a.dir == dir && a.who == who && a.at.elapsed() < CONF_TTL)
-            .then(|| (a.svc.clone(), a.gate.clone()))
+    /// extend that): a request that only reads then takes it as it is ([`ConnCache::kept`]),
+    /// without looking at the repository's directory or configuration again.
+    pub fn keeps(&self, name: &str, who: &[u8]) -> Option<uri::Place> {
+        self.last
+            .as_ref()
+            .filter(|a| &*a.place.name == name && a.who == who && a.at.elapsed() < CONF_TTL)
+            .map(|a| a.place.clone())
     }
 
-    /// Drops the last admission once it is too old to be [`kept`](Self::kept), with the
+    /// The last admission, borrowed (no copy of its context per request), when one is kept.
+    pub fn kept(&self) -> Option<(&svelto_repos::service::Ctx, &access::Gate)> {
+        self.last.as_ref().map(|a| (&a.svc, &a.gate))
+    }
+
+    /// Drops the last admission once it is too old to be [`kept`](Self::keeps), with the
     /// directories found through it.
     fn forget_stale(&mut self) {
         if self
@@ -482,12 +484,12 @@ impl ConnCache {
         }
     }
 
-    /// A new admission of a request to the repository in `dir` with the credentials `who`,
+    /// A new admission of a request to the repository `place` with the credentials `who`,
     /// from `load`: kept (in place of the last) when it succeeds for a request that only
     /// `reads`; a refusal is never kept.
     pub fn admit(
         &mut self,
-        dir: &Path,
+        place: uri::Place,
         who: &[u8],
         reads: bool,
         load: impl FnOnce() -> Result<(svelto_repos::service::Ctx, access::Gate), HttpError>,
@@ -498,7 +500,7 @@ impl ConnCache {
         let (svc, gate) = load()?;
         if reads {
             self.last = Some(Admitted {
-                dir: dir.to_path_buf(),
+                place,
                 who: who.to_vec(),
                 at,
                 svc: svc.clone(),
@@ -512,7 +514,8 @@ impl ConnCache {
 /// A request as the handlers see it: its head and its whole (bounded) body.
 pub(crate) struct Req {
     pub method: hyper::Method,
-    pub path: String,
+    /// The request target as hyper parsed it ([`Req::path`] is its path, not copied).
+    pub uri: hyper::Uri,
     /// The query of the request target (after `?`), if it has one: mod_dav_svn reads
     /// `p=PEG` and `r=REV` from a public URL's.
     pub query: Option<String>,
@@ -530,6 +533,11 @@ pub(crate) struct Req {
 pub(crate) type BodyStream = mpsc::Receiver<Result<Bytes, String>>;
 
 impl Req {
+    /// The request's path, as sent.
+    pub fn path(&self) -> &str {
+        self.uri.path()
+    }
+
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers.get(name).and_then(|v| v.to_str().ok())
     }
@@ -554,7 +562,8 @@ pub(crate) type Streamer = Box<dyn FnOnce(&mut dyn Write) -> Result<(), HttpErro
 /// What a handler answers.
 pub(crate) struct Reply {
     pub status: StatusCode,
-    pub headers: Vec<(&'static str, String)>,
+    /// Header values as bytes: a static one (a content type, `max-age`) costs no copy.
+    pub headers: Vec<(&'static str, Bytes)>,
     pub body: ReplyBody,
     pub note: Note,
 }
@@ -587,10 +596,10 @@ pub(crate) enum ReplyBody {
 pub(crate) type Pieces = Box<dyn Iterator<Item = svelto_repos::Result<Vec<u8>>> + Send>;
 
 impl Reply {
-    pub fn new(status: StatusCode, content_type: &str, body: Vec<u8>) -> Reply {
+    pub fn new(status: StatusCode, content_type: &'static str, body: Vec<u8>) -> Reply {
         Reply {
             status,
-            headers: vec![("content-type", content_type.to_string())],
+            headers: vec![("content-type", Bytes::from_static(content_type.as_bytes()))],
             body: ReplyBody::Bytes(body),
             note: Note::default(),
         }
@@ -610,10 +619,10 @@ impl Reply {
         Reply::new(status, "text/xml; charset=\"utf-8\"", body)
     }
 
-    pub fn stream(status: StatusCode, content_type: &str, f: Streamer) -> Reply {
+    pub fn stream(status: StatusCode, content_type: &'static str, f: Streamer) -> Reply {
         Reply {
             status,
-            headers: vec![("content-type", content_type.to_string())],
+            headers: vec![("content-type", Bytes::from_static(content_type.as_bytes()))],
             body: ReplyBody::Stream(f),
             note: Note::default(),
         }
@@ -624,7 +633,7 @@ impl Reply {
         Reply::stream(StatusCode::OK, "text/xml; charset=\"utf-8\"", f)
     }
 
-    pub fn header(mut self, name: &'static str, value: impl Into<String>) -> Reply {
+    pub fn header(mut self, name: &'static str, value: impl Into<Bytes>) -> Reply {
         self.headers.push((name, value.into()));
         self
     }
@@ -670,8 +679,8 @@ async fn respond(
         });
         let req = Req {
             method: parts.method,
-            path: parts.uri.path().to_string(),
             query: parts.uri.query().map(str::to_string),
+            uri: parts.uri,
             headers: parts.headers,
             body: Bytes::new(),
             peer,
@@ -702,25 +711,29 @@ async fn respond(
         }
         _ => {}
     }
-    let body = match http_body_util::BodyExt::collect(http_body_util::Limited::new(body, max)).await
-    {
-        Ok(b) => b.to_bytes(),
-        Err(e) => {
-            let e = if e.is::<http_body_util::LengthLimitError>() {
-                HttpError::new(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    format!("The request body exceeds the limit of {max} bytes"),
-                )
-            } else {
-                HttpError::bad_request(format!("The request body could not be read: {e}"))
-            };
-            return to_response(e.reply()).await;
+    // A request without a body (a GET's, a PROPFIND's of no XML) has nothing to collect.
+    let body = if http_body::Body::is_end_stream(&body) {
+        Bytes::new()
+    } else {
+        match http_body_util::BodyExt::collect(http_body_util::Limited::new(body, max)).await {
+            Ok(b) => b.to_bytes(),
+            Err(e) => {
+                let e = if e.is::<http_body_util::LengthLimitError>() {
+                    HttpError::new(
+                        StatusCode::PAYLOAD_TOO_LARGE,
+                        format!("The request body exceeds the limit of {max} bytes"),
+                    )
+                } else {
+                    HttpError::bad_request(format!("The request body could not be read: {e}"))
+                };
+                return to_response(e.reply()).await;
+            }
         }
     };
     let req = Req {
         method: parts.method,
-        path: parts.uri.path().to_string(),
         query: parts.uri.query().map(str::to_string),
+        uri: parts.uri,
         peer,
         headers: parts.headers,
         body,
@@ -855,7 +868,7 @@ async fn to_response(reply: Reply) -> Response<Noted> {
     headers.insert("server", HeaderValue::from_static("Svelto SVN/1.14.2"));
     for (name, value) in reply.headers {
         // The value's bytes become the header's, without a copy.
-        if let Ok(v) = HeaderValue::from_maybe_shared(Bytes::from(value)) {
+        if let Ok(v) = HeaderValue::from_maybe_shared(value) {
             headers.append(HeaderName::from_static(name), v);
         }
     }

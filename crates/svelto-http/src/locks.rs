@@ -512,7 +512,7 @@ mod tests {
         }
         Req {
             method: hyper::Method::PUT,
-            path: "/".into(),
+            uri: hyper::Uri::from_static("/"),
             query: None,
             peer: std::net::IpAddr::from([127, 0, 0, 1]),
             headers: map,

@@ -70,20 +70,29 @@ pub(crate) fn handle(
     // its header (one proxy connection can carry several users' requests). Every value of
     // each, so that a request with one more header than the last is not taken for it.
     let reads = crate::access::reads_only(&req.method);
-    let mut who = Vec::new();
     let proxy = state.config.user_header.as_deref();
-    for name in std::iter::once("authorization").chain(proxy) {
-        for v in req.headers.get_all(name) {
-            who.extend_from_slice(v.as_bytes());
-            who.push(b'\n');
+    let names = || std::iter::once("authorization").chain(proxy);
+    // Anonymous (no such header, as every request of an anonymous checkout): a NUL per name,
+    // without building it.
+    let who: std::borrow::Cow<'_, [u8]> = if names().any(|n| req.headers.contains_key(n)) {
+        let mut who = Vec::new();
+        for name in names() {
+            for v in req.headers.get_all(name) {
+                who.extend_from_slice(v.as_bytes());
+                who.push(b'\n');
+            }
+            who.push(b'\0');
         }
-        who.push(b'\0');
-    }
+        who.into()
+    } else {
+        (&b"\0\0"[..1 + usize::from(proxy.is_some())]).into()
+    };
     // A read taking the kept admission does not look for the repository again.
-    let mut kept = None;
-    let located = crate::uri::locate_in(state, &req.path, |dir| {
-        kept = if reads { cache.kept(dir, &who) } else { None };
-        kept.is_some()
+    let mut known = false;
+    let located = crate::uri::locate_in(state, req.path(), |name| {
+        let kept = if reads { cache.keeps(name, &who) } else { None };
+        known = kept.is_some();
+        kept
     })?;
     let target = match located {
         Located::Repo(t) => t,
@@ -94,11 +103,19 @@ pub(crate) fn handle(
             ))
         }
     };
-    let (svc, gate) = match kept {
-        Some(k) => k,
-        None => cache.admit(&target.repo_dir, &who, reads, || {
+    // The kept admission is borrowed from the connection's cache; a new one is read (and
+    // kept, for a read) here.
+    let admitted;
+    let (svc, gate) = if known {
+        match cache.kept() {
+            Some(k) => k,
+            None => unreachable_admission()?,
+        }
+    } else {
+        admitted = cache.admit(target.place(), &who, reads, || {
             crate::access::admit(state, &target, (state.open)(&target.repo_dir)?, req)
-        })?,
+        })?;
+        (&admitted.0, &admitted.1)
     };
     // A GET or PROPFIND of a revision already known (ra_serf's GET of every file of a
     // checkout names its revision) needs no new look at `db/current`: revisions never go
@@ -115,10 +132,10 @@ pub(crate) fn handle(
         _ => svc.head()?,
     };
     note.user = svc.user.clone();
-    crate::access::check_url(&svc, &gate, &req.method, &target)?;
+    crate::access::check_url(svc, gate, &req.method, &target)?;
     let mut target = target;
     if let (Kind::Public, true, Some(query)) = (&target.kind, reads, &req.query) {
-        if let Some(redirect) = public_query(state, &svc, youngest, &mut target, query, req)? {
+        if let Some(redirect) = public_query(state, svc, youngest, &mut target, query, req)? {
             return Ok(redirect);
         }
     }
@@ -128,7 +145,7 @@ pub(crate) fn handle(
         gate,
         youngest,
         target,
-        uri: &req.path,
+        uri: req.path(),
         dirs: reads.then_some(&cache.dirs),
     };
     let named: std::borrow::Cow<'static, str> = match req.method {
@@ -168,6 +185,24 @@ pub(crate) fn handle(
     };
     note.command = Some(named);
     handler(&ctx, req)
+}
+
+/// A file's `ETag`, `"CR//PATH"` (mod_dav_svn's), made at its exact size: it becomes the
+/// header's bytes without another allocation.
+fn file_etag(cr: Revnum, path: &str) -> bytes::Bytes {
+    use std::io::Write as _;
+    let digits = cr.checked_ilog10().map_or(1, |d| d as usize + 1);
+    let mut v = Vec::with_capacity(digits + path.len() + 4);
+    let _ = write!(v, "\"{cr}//{path}\"");
+    bytes::Bytes::from(v)
+}
+
+/// The kept admission [`crate::ConnCache::keeps`] just reported, which cannot be missing.
+fn unreachable_admission<T>() -> Result<T, HttpError> {
+    Err(HttpError::new(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "The connection's kept admission went away",
+    ))
 }
 
 /// `strtol` of a query value as C's `atol` reads it (mod_dav_svn's `SVN_STR_TO_REV`):
@@ -376,7 +411,7 @@ impl Ctx<'_> {
                     "dav",
                     "http://subversion.tigris.org/xmlns/dav/svn/replay-rev-resource",
                 )
-                .header("svn-repository-root", root)
+                .header("svn-repository-root", root.to_string())
                 .header("svn-me-resource", format!("{root}/!svn/me"))
                 .header("svn-rev-root-stub", format!("{root}/!svn/rvr"))
                 .header("svn-rev-stub", format!("{root}/!svn/rev"))
@@ -504,7 +539,7 @@ impl Ctx<'_> {
                     StatusCode::FORBIDDEN,
                     format!(
                         "PROPFIND requests with a Depth of \"infinity\" are not allowed for {}.",
-                        req.path
+                        req.path()
                     ),
                 ))
             }
@@ -853,13 +888,13 @@ impl Ctx<'_> {
         let fixed = self.target.kind != Kind::Public || self.target.pegged;
         let cr = node.node.created_rev();
         if node.node.kind() == NodeKind::Dir {
-            if !req.path.ends_with('/') {
+            if !req.path().ends_with('/') {
                 // Apache's redirect keeps the query (`?p=PEG`).
                 let query = req
                     .query
                     .as_deref()
                     .map_or(String::new(), |q| format!("?{q}"));
-                let location = own_url(self.state, req, &format!("{}/{query}", req.path));
+                let location = own_url(self.state, req, &format!("{}/{query}", req.path()));
                 return Ok(moved(StatusCode::MOVED_PERMANENTLY, location));
             }
             let reply = self
@@ -868,12 +903,13 @@ impl Ctx<'_> {
                 .header("cache-control", "max-age=0");
             return self.last_modified(reply, cr);
         }
-        let props = self.svc.node_props(&node.node)?;
-        let mime = props
-            .get(&b"svn:mime-type"[..])
-            .map(|v| String::from_utf8_lossy(v).into_owned())
-            .unwrap_or_else(|| "text/plain".into());
-        let etag = format!("\"{cr}//{}\"", node.path);
+        // The property list as cached (no copy); most files have no svn:mime-type.
+        let props = self.svc.node_props_shared(&node.node)?;
+        let mime = match props.get(&b"svn:mime-type"[..]) {
+            Some(v) => bytes::Bytes::from(String::from_utf8_lossy(v).into_owned()),
+            None => bytes::Bytes::from_static(b"text/plain"),
+        };
+        let etag = file_etag(cr, &node.path);
         // A delta against a base the client has, when it asks for one.
         let svndiff = req.svndiff_version();
         if let (Some(version), Some(base)) = (svndiff, req.header("x-svn-vr-base")) {
@@ -896,9 +932,11 @@ impl Ctx<'_> {
                 self.svc.read_text(&node.node)?,
             ))),
         };
+        let mut headers = Vec::with_capacity(4);
+        headers.push(("content-type", mime));
         let mut reply = Reply {
             status: StatusCode::OK,
-            headers: vec![("content-type", mime)],
+            headers,
             body,
             note: crate::Note::default(),
         };
@@ -932,7 +970,7 @@ impl Ctx<'_> {
     fn keywords_text(&self, req: &Req, node: &Node, prop: &[u8]) -> Result<Vec<u8>, HttpError> {
         let cr = node.node.created_rev();
         let (date, author) = self.date_author(cr)?;
-        let path = percent_encoding::percent_decode_str(&req.path).decode_utf8_lossy();
+        let path = percent_encoding::percent_decode_str(req.path()).decode_utf8_lossy();
         let escaped = percent_encoding::utf8_percent_encode(&path, URI_PATH).to_string();
         let url = own_url(self.state, req, &escaped);
         let root_url = own_url(self.state, req, &self.target.root_href);
@@ -952,7 +990,7 @@ impl Ctx<'_> {
     /// `GET` with `X-SVN-VR-Base`: svndiff from the base's text to the node's, or None when
     /// the base is not a file this repository has.
     fn delta_get(&self, base: &str, node: &Node, version: u8) -> Result<Option<Reply>, HttpError> {
-        let this = |dir: &std::path::Path| dir == self.target.repo_dir;
+        let this = |name: &str| (name == &*self.target.repo_name).then(|| self.target.place());
         let Ok(Located::Repo(bt)) = crate::uri::locate_in(self.state, base.trim(), this) else {
             return Ok(None);
         };
@@ -1194,6 +1232,20 @@ pub(crate) fn http_date(svn_date: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn file_etags_are_mod_dav_svns() {
+        for (cr, path) in [
+            (0, ""),
+            (9, "trunk/a"),
+            (10, "trunk/ü b"),
+            (12000, "x"),
+            (Revnum::MAX, "deep/er/path.c"),
+        ] {
+            let tag = file_etag(cr, path);
+            assert_eq!(&tag[..], format!("\"{cr}//{path}\"").as_bytes());
+        }
+    }
 
     #[test]
     fn http_dates() {

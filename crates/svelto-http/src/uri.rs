@@ -7,7 +7,8 @@ use crate::error::HttpError;
 use crate::State;
 use hyper::StatusCode;
 use percent_encoding::{percent_decode_str, utf8_percent_encode, AsciiSet, CONTROLS};
-use std::path::PathBuf;
+use std::path::Path;
+use std::sync::Arc;
 use svelto_core::Revnum;
 
 /// Characters Apache's `ap_escape_uri` escapes in the hrefs of the resources mod_dav walks
@@ -103,10 +104,10 @@ pub enum Kind {
 #[derive(Debug, Clone)]
 pub struct Target {
     /// The repository's directory name under the root.
-    pub repo_name: String,
-    pub repo_dir: PathBuf,
+    pub repo_name: Arc<str>,
+    pub repo_dir: Arc<Path>,
     /// `PREFIX/REPO`, encoded: what `SVN-Repository-Root` says.
-    pub root_href: String,
+    pub root_href: Arc<str>,
     pub kind: Kind,
     /// The repository relpath ("" for the root).
     pub path: String,
@@ -125,7 +126,25 @@ pub struct Target {
     pub keywords: bool,
 }
 
+/// Where a repository is: what a request path's first segment leads to, shared (a
+/// connection keeps the last one, so that its requests make none of it again).
+#[derive(Debug, Clone)]
+pub struct Place {
+    pub name: Arc<str>,
+    pub dir: Arc<Path>,
+    pub root_href: Arc<str>,
+}
+
 impl Target {
+    /// The repository the target is in.
+    pub fn place(&self) -> Place {
+        Place {
+            name: self.repo_name.clone(),
+            dir: self.repo_dir.clone(),
+            root_href: self.root_href.clone(),
+        }
+    }
+
     /// The revision a node resource reads (None: the youngest).
     pub fn rev(&self) -> Option<Revnum> {
         match self.kind {
@@ -155,7 +174,8 @@ fn bad_path(what: &str) -> HttpError {
 #[cfg(test)]
 pub fn segments(path: &str) -> Result<Vec<String>, HttpError> {
     let decoded = decoded(path)?;
-    Ok(split(&decoded)?.into_iter().map(str::to_string).collect())
+    let segments = split(&decoded)?.iter().map(|s| s.to_string()).collect();
+    Ok(segments)
 }
 
 /// A request path with its escapes decoded, refusing escapes that do not decode to UTF-8
@@ -182,8 +202,8 @@ fn decoded(path: &str) -> Result<std::borrow::Cow<'_, str>, HttpError> {
 }
 
 /// The segments of a decoded path (borrowed from it), refusing `..` and NUL (400).
-fn split(decoded: &str) -> Result<Vec<&str>, HttpError> {
-    let mut out = Vec::with_capacity(8);
+fn split(decoded: &str) -> Result<smallvec::SmallVec<[&str; 24]>, HttpError> {
+    let mut out = smallvec::SmallVec::new();
     for seg in decoded.split('/') {
         match seg {
             "" | "." => {}
@@ -202,15 +222,15 @@ fn revnum(s: Option<&&str>, what: &str) -> Result<Revnum, HttpError> {
 
 /// Maps a request path (still encoded) onto a repository resource.
 pub fn locate(state: &State, path: &str) -> Result<Located, HttpError> {
-    locate_in(state, path, |_| false)
+    locate_in(state, path, |_| None)
 }
 
-/// [`locate`], taking the directories `known` says hold a repository for one (a
-/// connection's repository of a moment ago) without looking at them again.
+/// [`locate`], taking the repository `known` returns for a name (a connection's
+/// repository of a moment ago) as it is, without looking at its directory again.
 pub fn locate_in(
     state: &State,
     path: &str,
-    known: impl FnOnce(&std::path::Path) -> bool,
+    known: impl FnOnce(&str) -> Option<Place>,
 ) -> Result<Located, HttpError> {
     let prefix = &state.config.prefix;
     let rest = match path.strip_prefix(prefix.as_str()) {
@@ -233,15 +253,26 @@ pub fn locate_in(
             "No repository is named by the URL",
         ));
     }
-    let repo_dir = state.config.root.join(name);
-    if !known(&repo_dir) && !repo_dir.join("db").join("format").is_file() {
-        return Err(HttpError::svn(
-            StatusCode::NOT_FOUND,
-            svelto_core::code::RA_LOCAL_REPOS_OPEN_FAILED,
-            format!("Could not open the requested SVN filesystem ('{name}' is not a repository)"),
-        ));
-    }
-    let root_href = format!("{prefix}/{}", encode(name));
+    let place = match known(name) {
+        Some(place) => place,
+        None => {
+            let repo_dir = state.config.root.join(name);
+            if !repo_dir.join("db").join("format").is_file() {
+                return Err(HttpError::svn(
+                    StatusCode::NOT_FOUND,
+                    svelto_core::code::RA_LOCAL_REPOS_OPEN_FAILED,
+                    format!(
+                        "Could not open the requested SVN filesystem ('{name}' is not a repository)"
+                    ),
+                ));
+            }
+            Place {
+                name: name.into(),
+                dir: repo_dir.into(),
+                root_href: format!("{prefix}/{}", encode(name)).into(),
+            }
+        }
+    };
     let mut txn = String::new();
     let mut root_stub = "rvr";
     let (kind, path) = if rest.first() == Some(&"!svn") {
@@ -285,9 +316,9 @@ pub fn locate_in(
         (Kind::Public, rest.join("/"))
     };
     Ok(Located::Repo(Target {
-        repo_name: name.to_string(),
-        repo_dir,
-        root_href,
+        repo_name: place.name,
+        repo_dir: place.dir,
+        root_href: place.root_href,
         kind,
         path,
         txn,
@@ -310,7 +341,8 @@ pub fn url_path(value: &str) -> &str {
 /// The repository relpath a report's `src-path`/`dst-path` names: a URL or an absolute
 /// path of the same repository.
 pub fn report_path(state: &State, target: &Target, value: &str) -> Result<String, HttpError> {
-    match locate_in(state, url_path(value), |dir| dir == target.repo_dir)? {
+    let same = |name: &str| (name == &*target.repo_name).then(|| target.place());
+    match locate_in(state, url_path(value), same)? {
         Located::Repo(t) if t.repo_name == target.repo_name && t.kind == Kind::Public => Ok(t.path),
         _ => Err(HttpError::bad_request(format!(
             "'{value}' is not a path in repository '{}'",

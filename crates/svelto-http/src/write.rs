@@ -140,7 +140,7 @@ fn with_txn<T>(
     let slot = ctx.state.txns.get(name).ok_or_else(|| no_such_txn(name))?;
     let mut guard = slot.lock().unwrap_or_else(|e| e.into_inner());
     let open = guard.as_mut().ok_or_else(|| no_such_txn(name))?;
-    if open.repo_dir != target.repo_dir {
+    if *open.repo_dir != *target.repo_dir {
         return Err(no_such_txn(name));
     }
     open.used = Instant::now();
@@ -237,8 +237,8 @@ fn post(ctx: Ctx<'_>, req: &Req) -> Result<Reply, HttpError> {
         capabilities: capabilities(req),
         ..CommitRequest::default()
     };
-    let (state, repo_dir) = (ctx.state, ctx.target.repo_dir.clone());
-    let mut edit = CommitEdit::begin(Arc::new(ctx.svc), request).map_err(commit_error)?;
+    let (state, repo_dir) = (ctx.state, ctx.target.repo_dir.to_path_buf());
+    let mut edit = CommitEdit::begin(Arc::new(ctx.svc.clone()), request).map_err(commit_error)?;
     edit.open_root(None).map_err(commit_error)?;
     let open = Open {
         repo_dir,
@@ -257,7 +257,7 @@ fn abort(ctx: &Ctx<'_>) -> Result<Reply, HttpError> {
         let guard = slot.lock().unwrap_or_else(|e| e.into_inner());
         if guard
             .as_ref()
-            .is_none_or(|o| o.repo_dir != ctx.target.repo_dir)
+            .is_none_or(|o| *o.repo_dir != *ctx.target.repo_dir)
         {
             return Err(no_such_txn(name));
         }
@@ -789,7 +789,7 @@ fn proppatch_rev(ctx: Ctx<'_>, req: &Req, rev: Revnum) -> Result<Reply, HttpErro
     ctx.check_rev(rev)?;
     // mod_dav_svn names the revision's baseline in its answer, whichever URL was used.
     let uri = ctx.special_href("bln", rev, "");
-    let mut svc = ctx.svc;
+    let mut svc = ctx.svc.clone();
     let mut logged = None;
     for (i, c) in changes.iter().enumerate() {
         let name = std::str::from_utf8(&c.name)

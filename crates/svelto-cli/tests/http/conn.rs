@@ -128,6 +128,71 @@ fn a_connection_sees_commits_and_replaced_repositories() {
     assert_eq!(status, 404, "{body}");
 }
 
+/// On one keep-alive connection, requests alternating between two repositories with the
+/// same trees up to a revision each get their own repository's answer: the connection keeps
+/// the last repository it was admitted to (its place, handle and configuration, borrowed by
+/// each request that takes them), keyed by the repository's name, and a request for the
+/// other one is admitted afresh. The copy has one commit more, changing a file: the file's
+/// text and a revision only the copy has tell which one answered.
+#[test]
+fn alternating_repositories_on_one_connection_answer_each_its_own() {
+    let pair = Pair::http("basic", Path::new(env!("CARGO_BIN_EXE_svelto")));
+    pair.set_svnserve_conf("[general]\nanon-access = write\n");
+    let (addr, root) = addr_and_path(&pair, 1);
+    let repo = pair.subject_repo().to_path_buf();
+    let name = repo
+        .file_name()
+        .expect("a repository name")
+        .to_string_lossy()
+        .into_owned();
+    let h = head(&pair);
+    let readme = "trunk/README.txt";
+    let copy = repo.with_file_name(format!("{name}-copy"));
+    Run::tool("cp").arg("-a").arg(&repo).arg(&copy).success();
+    let work = pair.dir().join("alternate-work");
+    std::fs::create_dir_all(&work).expect("work directory");
+    let changed = work.join("changed.txt");
+    std::fs::write(&changed, "the copy's\n").expect("write changed.txt");
+    let changed = changed.to_string_lossy().into_owned();
+    mucc(
+        &pair,
+        &svn_url(&pair, &format!("{name}-copy")),
+        &["put", &changed, readme],
+    );
+    let copy_root = format!(
+        "{}/{name}-copy",
+        &root[..root.rfind('/').expect("a parent")]
+    );
+    let next = h + 1;
+    let mut conn = KeepAlive::open(&addr);
+    let (status, _, original) = conn.fetch(&format!("{root}/{readme}"), &[]);
+    assert_eq!(status, 200);
+    let original = String::from_utf8_lossy(&original).into_owned();
+    assert_ne!(original, "the copy's\n");
+    for round in 0..3 {
+        for (base, text, newest) in [
+            (&root, original.as_str(), 404),
+            (&copy_root, "the copy's\n", 200),
+        ] {
+            let (status, open, body) = conn.fetch(&format!("{base}/{readme}"), &[]);
+            assert!(open, "the connection was closed (round {round}, {base})");
+            assert_eq!(
+                (status, String::from_utf8_lossy(&body).as_ref()),
+                (200, text),
+                "{base}/{readme} in round {round}"
+            );
+            let (status, _, _) = conn.fetch(&format!("{base}/!svn/rvr/{next}/{readme}"), &[]);
+            assert_eq!(status, newest, "r{next} of {base} in round {round}");
+            let (status, _, body) = conn.fetch(&format!("{base}/!svn/rvr/{h}/{readme}"), &[]);
+            assert_eq!(
+                (status, String::from_utf8_lossy(&body).as_ref()),
+                (200, original.as_str()),
+                "r{h} of {base} in round {round}"
+            );
+        }
+    }
+}
+
 /// Many repositories under a small soft limit on open files: each repository the server has
 /// opened keeps its files open for the next request, so under a soft limit of 1,024 (a
 /// login shell's usual one) Subversion's suite, whose files leave a hundred-odd

@@ -221,6 +221,12 @@ impl Ctx {
         Ok(self.repo.props(&node.0)?)
     }
 
+    /// A node's own properties as the repository's cache holds them, shared: no copy (a
+    /// `GET` reads one, `svn:mime-type`).
+    pub fn node_props_shared(&self, node: &Node) -> Result<Arc<PropList>> {
+        Ok(self.repo.props_shared(node.0.props)?)
+    }
+
     /// A file's contents to `out`.
     pub fn write_text(&self, file: &Node, out: &mut dyn std::io::Write) -> Result<()> {
         Ok(self.repo.write_text(&file.0.file_text(), out)?)
