@@ -5,19 +5,21 @@
 #
 # ra_serf exports, checks out and updates with a skelta report (the tree, no texts) and then
 # one GET per file (25,106 for the medium trunk). Here nginx (one process, no request log)
-# answers those GETs itself, from a copy of the exported tree on disk (page cache warm),
+# answers those GETs itself, from the tree's texts on disk (page cache warm),
 # with sendfile on ("ngx-sendfile": no copy through user space) and off ("ngx-copy"), and
 # passes every other request (OPTIONS, PROPFIND, the REPORT) to the Svelto server. The
 # server CPU of the nginx rows is nginx's plus Svelto's for what it was passed: about the
 # least any server can spend on the GETs of an export, whatever its storage. Each round
-# runs `svnbench null-export TREE` once against each of: svn (Svelto over svn://), http
-# (Svelto over http://), ngx-sendfile, ngx-copy; server CPU is utime+stime from /proc
-# (1/100 s ticks), wall the client's. Prints the medians over ROUNDS (default 5), with the
-# ratio to the svn row; raw lines to WORK/raw.txt.
+# runs each operation once against each of: svn (Svelto over svn://), http (Svelto over
+# http://), ngx-sendfile, ngx-copy; server CPU is utime+stime from /proc (1/100 s ticks),
+# wall the client's. Prints the medians over ROUNDS (default 5), with the ratio to the svn
+# row; raw lines to WORK/raw.txt.
 #
-# Environment: SVELTO_BIN (default target/release/svelto), TREE (trunk), WORK (scratch,
-# default /tmp/svelto-http-static; the exported tree is written there). Needs nginx
-# (apt-get install nginx-light), svn, svnbench.
+# Environment: OPS (export: `svnbench null-export TREE`; checkout: `svn checkout TREE`
+# into WORK, removed after; default "export"), SVELTO_BIN (default target/release/svelto),
+# TREE (trunk), WORK (scratch, default /tmp/svelto-http-static; the texts nginx serves and
+# the checkouts are written there: tmpfs keeps the disk out of the checkout's wall). Needs
+# nginx (apt-get install nginx-light), svn, svnbench.
 set -euo pipefail
 
 BENCH=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -29,6 +31,7 @@ source "$BENCH/common.sh"
 REPO=$(cd "$1" && pwd)
 ROUNDS=${2:-5}
 TREE=${TREE:-trunk}
+OPS=${OPS:-export}
 WORK=${WORK:-/tmp/svelto-http-static}
 SVELTO_BIN=${SVELTO_BIN:-$BENCH/../target/release/svelto}
 for t in nginx svn svnbench; do
@@ -55,8 +58,26 @@ done
 SVN_PORT=$(grep -o "INFO listening on 127.0.0.1:[0-9]*" "$WORK/svelto.log" | head -1 | sed 's/.*://')
 [[ -n "$SVN_PORT" ]] || die "svelto serve did not start: $(cat "$WORK/svelto.log")"
 HEAD=$(svn info --show-item revision "svn://127.0.0.1:$SVN_PORT/r")
-say "exporting $TREE@$HEAD for nginx"
-svn export -q "svn://127.0.0.1:$SVN_PORT/r/$TREE@$HEAD" "$WORK/tree"
+# The files as the repository holds them (an export would expand keywords and translate
+# line endings, and the client checks each text's checksum): a checkout's pristine texts,
+# linked under their paths.
+say "checking out $TREE@$HEAD: nginx serves its pristine texts"
+svn checkout -q "svn://127.0.0.1:$SVN_PORT/r/$TREE@$HEAD" "$WORK/co"
+python3 - "$WORK/co" "$WORK/tree" <<'EOF'
+import os
+import sqlite3
+import sys
+
+co, tree = sys.argv[1:]
+db = sqlite3.connect(os.path.join(co, ".svn", "wc.db"))
+rows = db.execute("SELECT local_relpath, checksum FROM nodes WHERE op_depth = 0 AND kind = 'file'")
+for relpath, checksum in rows:
+    sha1 = checksum.split("$")[2]
+    dst = os.path.join(tree, relpath)
+    os.makedirs(os.path.dirname(dst), exist_ok=True)
+    os.link(os.path.join(co, ".svn", "pristine", sha1[:2], sha1 + ".svn-base"), dst)
+EOF
+rm -rf "$WORK/co"
 
 declare -A NGX_PID
 for sf in on off; do
@@ -115,29 +136,43 @@ proc() {
     esac
 }
 ROWS=(svn http ngx-sendfile ngx-copy)
+run_op() { # OP URL
+    case $1 in
+    export) svnbench null-export "$2" >/dev/null ;;
+    checkout)
+        svn checkout -q "$2" "$WORK/wc"
+        rm -rf "$WORK/wc"
+        ;;
+    *) die "unknown operation $1 (export, checkout)" ;;
+    esac
+}
 say "warm-up: one export against each"
-for t in "${ROWS[@]}"; do svnbench null-export "$(url "$t")" >/dev/null; done
+for t in "${ROWS[@]}"; do run_op export "$(url "$t")"; done
 : >"$WORK/raw.txt"
 for r in $(seq "$ROUNDS"); do
-    for t in "${ROWS[@]}"; do
-        p=$(proc "$t")
-        a=$(cpu "$p") s=$(cpu "$SVELTO_PID") t0=$(date +%s.%N)
-        svnbench null-export "$(url "$t")" >"$WORK/out.txt"
-        t1=$(date +%s.%N) b=$(cpu "$p") s2=$(cpu "$SVELTO_PID")
-        other=0
-        [[ $p == "$SVELTO_PID" ]] || other=$((s2 - s))
-        files=$(awk '/files/ {gsub(",", "", $1); print $1; exit}' "$WORK/out.txt")
-        echo "$r $t $((b - a)) $other $(echo "$t1 - $t0" | bc) $files" >>"$WORK/raw.txt"
+    for op in $OPS; do
+        for t in "${ROWS[@]}"; do
+            p=$(proc "$t")
+            a=$(cpu "$p") s=$(cpu "$SVELTO_PID") t0=$(date +%s.%N)
+            run_op "$op" "$(url "$t")"
+            t1=$(date +%s.%N) b=$(cpu "$p") s2=$(cpu "$SVELTO_PID")
+            other=0
+            [[ $p == "$SVELTO_PID" ]] || other=$((s2 - s))
+            echo "$r $op $t $((b - a)) $other $(echo "$t1 - $t0" | bc)" >>"$WORK/raw.txt"
+        done
     done
 done
 median() { sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
-col() { awk -v t="$1" -v c="$2" '$2 == t {print $c}' "$WORK/raw.txt"; }
-svn_cpu=$(col svn 3 | median)
-echo "| $TREE@$HEAD, null-export ($(col svn 6 | head -1) files), medians of $ROUNDS | server CPU s | of which Svelto, passed requests | client wall s | CPU ÷ svn:// |"
+col() { awk -v o="$1" -v t="$2" -v c="$3" '$2 == o && $3 == t {print $c}' "$WORK/raw.txt"; }
+files=$(find "$WORK/tree" -type f | wc -l)
+echo "| $TREE@$HEAD ($files files), medians of $ROUNDS | server CPU s | of which Svelto, passed requests | client wall s | CPU ÷ svn:// |"
 echo "|---|---|---|---|---|"
-for t in "${ROWS[@]}"; do
-    c=$(col "$t" 3 | median) o=$(col "$t" 4 | median) w=$(col "$t" 5 | median)
-    passed=–
-    [[ $t == ngx-* ]] && passed=$(awk -v o="$o" 'BEGIN {printf "%.2f", o / 100}')
-    echo "| $t | $(awk -v c="$c" -v o="$o" 'BEGIN {printf "%.2f", (c + o) / 100}') | $passed | $(printf %.2f "$w") | $(awk -v c="$c" -v o="$o" -v s="$svn_cpu" 'BEGIN {printf "%.1f", (c + o) / s}') |"
+for op in $OPS; do
+    svn_cpu=$(col "$op" svn 4 | median)
+    for t in "${ROWS[@]}"; do
+        c=$(col "$op" "$t" 4 | median) o=$(col "$op" "$t" 5 | median) w=$(col "$op" "$t" 6 | median)
+        passed=–
+        [[ $t == ngx-* ]] && passed=$(awk -v o="$o" 'BEGIN {printf "%.2f", o / 100}')
+        echo "| $op, $t | $(awk -v c="$c" -v o="$o" 'BEGIN {printf "%.2f", (c + o) / 100}') | $passed | $(printf %.2f "$w") | $(awk -v c="$c" -v o="$o" -v s="$svn_cpu" 'BEGIN {printf "%.1f", (c + o) / s}') |"
+    done
 done
