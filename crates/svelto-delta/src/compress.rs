@@ -59,28 +59,11 @@ pub(crate) fn unpack(
     if version == 0 {
         return Ok(Cow::Borrowed(bytes));
     }
-    let field = match section {
-        Section::Instructions => "original length of the instructions section",
-        Section::NewData => "original length of the new data section",
-    };
-    let Some((original, used)) = varint::decode(bytes, field)? else {
-        return Err(DeltaError::MissingOriginalLength { section });
-    };
-    if original > limit {
-        return Err(DeltaError::LimitExceeded {
-            field,
-            value: original,
-            limit,
-        });
-    }
-    let payload = &bytes[used..];
+    let (original, payload) = original_len(section, bytes, limit)?;
     if payload.len() as u64 == original {
         return Ok(Cow::Borrowed(payload));
     }
-    let original = usize::try_from(original).map_err(|_| DeltaError::TooLargeForMemory {
-        field,
-        value: original,
-    })?;
+    let original = in_memory(section, original)?;
     let out = match version {
         1 => inflate(section, payload, original)?,
         2 => {
@@ -91,6 +74,39 @@ pub(crate) fn unpack(
         _ => return Err(DeltaError::UnsupportedVersion(version)),
     };
     Ok(Cow::Owned(out))
+}
+
+/// The name of a section's original-length field, in errors.
+fn field(section: Section) -> &'static str {
+    match section {
+        Section::Instructions => "original length of the instructions section",
+        Section::NewData => "original length of the new data section",
+    }
+}
+
+/// The original length a compressed section (svndiff1 or 2) starts with, checked against
+/// `limit`, and the payload after it.
+fn original_len(section: Section, bytes: &[u8], limit: u64) -> Result<(u64, &[u8]), DeltaError> {
+    let field = field(section);
+    let Some((original, used)) = varint::decode(bytes, field)? else {
+        return Err(DeltaError::MissingOriginalLength { section });
+    };
+    if original > limit {
+        return Err(DeltaError::LimitExceeded {
+            field,
+            value: original,
+            limit,
+        });
+    }
+    Ok((original, &bytes[used..]))
+}
+
+/// An original length as a size this machine can hold.
+fn in_memory(section: Section, original: u64) -> Result<usize, DeltaError> {
+    usize::try_from(original).map_err(|_| DeltaError::TooLargeForMemory {
+        field: field(section),
+        value: original,
+    })
 }
 
 /// Decompresses LZ4 `payload` into the whole of `out`, which must be exactly filled.
@@ -123,21 +139,7 @@ pub(crate) fn unpacked_len(
     if version == 0 {
         return Ok(bytes.len() as u64);
     }
-    let field = match section {
-        Section::Instructions => "original length of the instructions section",
-        Section::NewData => "original length of the new data section",
-    };
-    let Some((original, _)) = varint::decode(bytes, field)? else {
-        return Err(DeltaError::MissingOriginalLength { section });
-    };
-    if original > limit {
-        return Err(DeltaError::LimitExceeded {
-            field,
-            value: original,
-            limit,
-        });
-    }
-    Ok(original)
+    Ok(original_len(section, bytes, limit)?.0)
 }
 
 /// [`unpack`], the original bytes appended to `out`: an LZ4 section is decompressed straight
@@ -153,21 +155,16 @@ pub(crate) fn unpack_onto(
         out.extend_from_slice(&unpack(section, bytes, version, limit)?);
         return Ok(());
     }
-    let original = unpacked_len(section, bytes, version, limit)?;
-    let used = varint::decode(bytes, "original length")?.map_or(0, |(_, used)| used);
-    let payload = &bytes[used..];
+    let (original, payload) = original_len(section, bytes, limit)?;
     if payload.len() as u64 == original {
         out.extend_from_slice(payload);
         return Ok(());
     }
-    let original = usize::try_from(original).map_err(|_| DeltaError::TooLargeForMemory {
-        field: "original length of the new data section",
-        value: original,
-    })?;
+    let original = in_memory(section, original)?;
     let start = out.len();
     out.try_reserve(original)
         .map_err(|_| DeltaError::TooLargeForMemory {
-            field: "original length of the new data section",
+            field: field(section),
             value: original as u64,
         })?;
     out.resize(start + original, 0);

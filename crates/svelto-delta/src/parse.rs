@@ -156,35 +156,11 @@ pub fn parse_window(
     version: u8,
     limits: &Limits,
 ) -> Result<Option<(Window, usize)>, DeltaError> {
-    let Some(header) = parse_header(input, version, limits)? else {
+    let Some(parts) = window_parts(input, version, limits)? else {
         return Ok(None);
     };
-    if input.len() < header.total_len() {
-        return Ok(None);
-    }
-    let body = &input[header.header_len..header.total_len()];
-    let (instructions, new_data) = body.split_at(header.instructions_len);
-    let instructions = compress::unpack(
-        Section::Instructions,
-        instructions,
-        version,
-        limits.max_section_len,
-    )?;
-    let new_data = compress::unpack(Section::NewData, new_data, version, header.target_len)?;
-    let instructions = decode_instructions(
-        &instructions,
-        header.source_len,
-        header.target_len,
-        new_data.len() as u64,
-    )?;
-    let window = Window {
-        source_offset: header.source_offset,
-        source_len: header.source_len,
-        target_len: header.target_len,
-        instructions,
-        new_data: new_data.into_owned(),
-    };
-    Ok(Some((window, header.total_len())))
+    let total = parts.header.total_len();
+    Ok(Some((parts.into_window(version)?, total)))
 }
 
 /// [`parse_window`] for a reader that applies each window onto `out` as it parses it: a
@@ -199,6 +175,42 @@ pub fn parse_window_onto(
     limits: &Limits,
     out: &mut Vec<u8>,
 ) -> Result<Option<(Option<Window>, usize)>, DeltaError> {
+    let Some(parts) = window_parts(input, version, limits)? else {
+        return Ok(None);
+    };
+    let (header, total) = (parts.header, parts.header.total_len());
+    if header.source_len == 0
+        && matches!(parts.instructions[..], [Instruction::NewData { len }] if len == header.target_len)
+    {
+        compress::unpack_onto(
+            Section::NewData,
+            parts.new_data,
+            version,
+            header.target_len,
+            out,
+        )?;
+        return Ok(Some((None, total)));
+    }
+    Ok(Some((Some(parts.into_window(version)?), total)))
+}
+
+/// A window as far as parsing goes before its new data is unpacked: its header, its
+/// instructions decoded and checked (against the new data's original length), and its new
+/// data section as stored.
+struct WindowParts<'a> {
+    header: WindowHeader,
+    instructions: Vec<Instruction>,
+    new_data: &'a [u8],
+    new_len: u64,
+}
+
+/// The window at the front of `input`, up to its new data; `Ok(None)` when `input` ends
+/// inside it.
+fn window_parts<'a>(
+    input: &'a [u8],
+    version: u8,
+    limits: &Limits,
+) -> Result<Option<WindowParts<'a>>, DeltaError> {
     let Some(header) = parse_header(input, version, limits)? else {
         return Ok(None);
     };
@@ -216,28 +228,34 @@ pub fn parse_window_onto(
     let new_len = compress::unpacked_len(Section::NewData, new_data, version, header.target_len)?;
     let instructions =
         decode_instructions(&instructions, header.source_len, header.target_len, new_len)?;
-    if header.source_len == 0
-        && matches!(instructions[..], [Instruction::NewData { len }] if len == header.target_len)
-    {
-        compress::unpack_onto(Section::NewData, new_data, version, header.target_len, out)?;
-        return Ok(Some((None, header.total_len())));
-    }
-    let new_data = compress::unpack(Section::NewData, new_data, version, header.target_len)?;
-    if new_data.len() as u64 != new_len {
-        return Err(DeltaError::DecompressedLengthMismatch {
-            section: Section::NewData,
-            expected: new_len,
-            actual: new_data.len() as u64,
-        });
-    }
-    let window = Window {
-        source_offset: header.source_offset,
-        source_len: header.source_len,
-        target_len: header.target_len,
+    Ok(Some(WindowParts {
+        header,
         instructions,
-        new_data: new_data.into_owned(),
-    };
-    Ok(Some((Some(window), header.total_len())))
+        new_data,
+        new_len,
+    }))
+}
+
+impl WindowParts<'_> {
+    /// The whole window, its new data unpacked.
+    fn into_window(self, version: u8) -> Result<Window, DeltaError> {
+        let h = self.header;
+        let new_data = compress::unpack(Section::NewData, self.new_data, version, h.target_len)?;
+        if new_data.len() as u64 != self.new_len {
+            return Err(DeltaError::DecompressedLengthMismatch {
+                section: Section::NewData,
+                expected: self.new_len,
+                actual: new_data.len() as u64,
+            });
+        }
+        Ok(Window {
+            source_offset: h.source_offset,
+            source_len: h.source_len,
+            target_len: h.target_len,
+            instructions: self.instructions,
+            new_data: new_data.into_owned(),
+        })
+    }
 }
 
 /// A sans-io decoder for a whole svndiff stream: the 4-byte header, then windows.
