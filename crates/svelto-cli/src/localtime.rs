@@ -22,7 +22,9 @@ pub fn zone() -> Zone {
     std::fs::read(file).map_or_else(|_| Zone::utc(), Zone::from_tzif)
 }
 
-/// `2002-06-23 11:13:02 +0300 (Sun, 23 Jun 2002)`: an `svn:date` in the local time zone.
+/// `2002-06-23 11:13:02 +0300 (Sun, 23 Jun 2002)`: an `svn:date` in the local time zone
+/// (read once per process, as the C library's `tzset` does).
 pub fn human_date(svn_date: &str) -> Option<String> {
-    svelto_core::localtime::human_date(svn_date, &zone())
+    static ZONE: std::sync::OnceLock<Zone> = std::sync::OnceLock::new();
+    svelto_core::localtime::human_date(svn_date, ZONE.get_or_init(zone))
 }

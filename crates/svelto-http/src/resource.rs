@@ -917,20 +917,22 @@ impl Ctx<'_> {
                 return Ok(reply.header("etag", etag));
             }
         }
-        // `?kw=1` on a file with `svn:keywords`: its text with their values put in.
-        let keywords = match props.get(&b"svn:keywords"[..]) {
-            Some(prop) if self.target.keywords => Some(self.keywords_text(req, &node, prop)?),
-            _ => None,
-        };
-        // A large file stored as it is goes out window by window as the connection takes
-        // them; any other is held whole (shared with the text cache), as the store
-        // reconstructs it anyway.
-        let body = match (keywords, self.svc.large_text(&node.node)?) {
-            (Some(text), _) => crate::ReplyBody::Shared(text.into()),
-            (None, Some(pieces)) => crate::ReplyBody::Pieces(Box::new(pieces)),
-            (None, None) => crate::ReplyBody::Shared(bytes::Bytes::from_owner(SharedText(
+        let keywords = props
+            .get(&b"svn:keywords"[..])
+            .filter(|_| self.target.keywords);
+        let body = if let Some(prop) = keywords {
+            // `?kw=1` on a file with `svn:keywords`: its text with their values put in.
+            crate::ReplyBody::Shared(self.keywords_text(req, &node, prop)?.into())
+        } else if let Some(pieces) = self.svc.large_text(&node.node)? {
+            // A large file stored as it is goes out window by window as the connection
+            // takes them.
+            crate::ReplyBody::Pieces(Box::new(pieces))
+        } else {
+            // Any other is held whole (shared with the text cache), as the store
+            // reconstructs it anyway.
+            crate::ReplyBody::Shared(bytes::Bytes::from_owner(SharedText(
                 self.svc.read_text(&node.node)?,
-            ))),
+            )))
         };
         let mut headers = Vec::with_capacity(4);
         headers.push(("content-type", mime));

@@ -100,13 +100,16 @@ impl<'c, R: Read, W: Write> WireEditor<'c, R, W> {
         w.close().close();
         let r = self.conn.write_raw(&buf);
         self.buf = buf;
-        r.map_err(|e| {
-            self.broken = true;
-            ReposError::Io {
-                context: "writing an editor command to the client".into(),
-                err: e,
-            }
-        })
+        r.map_err(|e| self.failed("writing an editor command to the client", e))
+    }
+
+    /// A write to the client failed: nothing more is sent (the connection is broken).
+    fn failed(&mut self, context: &str, err: std::io::Error) -> ReposError {
+        self.broken = true;
+        ReposError::Io {
+            context: context.into(),
+            err,
+        }
     }
 
     /// Writes `( textdelta-chunk ( file-token string ) ) `, the string's length and bytes
@@ -127,13 +130,7 @@ impl<'c, R: Read, W: Write> WireEditor<'c, R, W> {
             .and_then(|()| body(self.conn))
             .and_then(|()| self.conn.write_raw(b") ) "));
         self.buf = buf;
-        res.map_err(|e| {
-            self.broken = true;
-            ReposError::Io {
-                context: "writing a text delta to the client".into(),
-                err: e,
-            }
-        })
+        res.map_err(|e| self.failed("writing a text delta to the client", e))
     }
 }
 
