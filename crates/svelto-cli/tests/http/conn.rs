@@ -36,14 +36,17 @@ fn mucc(pair: &Pair, url: &str, actions: &[&str]) {
         .success();
 }
 
-/// On one keep-alive connection: a commit through svn:// is seen by the next request at
-/// once (the youngest revision is read again for every request naming none; a revision
-/// past the one known is looked for), and after a second a repository moved into the
-/// place of the one read before is the one answered, though it holds other trees at the
-/// same revision numbers: a path it deleted is a 404, not what the connection found in the
-/// old one's directories.
-#[test]
-fn a_connection_sees_commits_and_replaced_repositories() {
+/// A fresh HTTP pair of the basic fixture that anonymous users may write to: the pair, the
+/// Svelto side's address and URL path, its repository's directory and name.
+struct Writable {
+    pair: Pair,
+    addr: String,
+    root: String,
+    repo: std::path::PathBuf,
+    name: String,
+}
+
+fn writable() -> Writable {
     let pair = Pair::http("basic", Path::new(env!("CARGO_BIN_EXE_svelto")));
     pair.set_svnserve_conf("[general]\nanon-access = write\n");
     let (addr, root) = addr_and_path(&pair, 1);
@@ -53,6 +56,38 @@ fn a_connection_sees_commits_and_replaced_repositories() {
         .expect("a repository name")
         .to_string_lossy()
         .into_owned();
+    Writable {
+        pair,
+        addr,
+        root,
+        repo,
+        name,
+    }
+}
+
+/// Commits `text` as the file `path` of the repository `repo_name` through svn://.
+fn put(pair: &Pair, repo_name: &str, path: &str, text: &str) {
+    let file = tempfile::NamedTempFile::new_in(pair.dir()).expect("a file to put");
+    std::fs::write(file.path(), text).expect("write the file to put");
+    let file = file.path().to_string_lossy().into_owned();
+    mucc(pair, &svn_url(pair, repo_name), &["put", &file, path]);
+}
+
+/// On one keep-alive connection: a commit through svn:// is seen by the next request at
+/// once (the youngest revision is read again for every request naming none; a revision
+/// past the one known is looked for), and after a second a repository moved into the
+/// place of the one read before is the one answered, though it holds other trees at the
+/// same revision numbers: a path it deleted is a 404, not what the connection found in the
+/// old one's directories.
+#[test]
+fn a_connection_sees_commits_and_replaced_repositories() {
+    let Writable {
+        pair,
+        addr,
+        root,
+        repo,
+        name,
+    } = writable();
     let h = head(&pair);
     let (readme, main_c) = ("trunk/README.txt", "trunk/src/new.c");
     let mut conn = KeepAlive::open(&addr);
@@ -76,12 +111,7 @@ fn a_connection_sees_commits_and_replaced_repositories() {
 
     // A commit through svn:// between two requests of the connection, well within its
     // second: the next requests see it.
-    let work = pair.dir().join("conn-work");
-    std::fs::create_dir_all(&work).expect("work directory");
-    let one = work.join("one.txt");
-    std::fs::write(&one, "one\n").expect("write one.txt");
-    let one = one.to_string_lossy().into_owned();
-    mucc(&pair, &svn_url(&pair, &name), &["put", &one, readme]);
+    put(&pair, &name, readme, "one\n");
     let next = h + 1;
     assert_eq!(get(readme), (200, "one\n".to_string()));
     assert_eq!(
@@ -136,29 +166,18 @@ fn a_connection_sees_commits_and_replaced_repositories() {
 /// text and a revision only the copy has tell which one answered.
 #[test]
 fn alternating_repositories_on_one_connection_answer_each_its_own() {
-    let pair = Pair::http("basic", Path::new(env!("CARGO_BIN_EXE_svelto")));
-    pair.set_svnserve_conf("[general]\nanon-access = write\n");
-    let (addr, root) = addr_and_path(&pair, 1);
-    let repo = pair.subject_repo().to_path_buf();
-    let name = repo
-        .file_name()
-        .expect("a repository name")
-        .to_string_lossy()
-        .into_owned();
+    let Writable {
+        pair,
+        addr,
+        root,
+        repo,
+        name,
+    } = writable();
     let h = head(&pair);
     let readme = "trunk/README.txt";
     let copy = repo.with_file_name(format!("{name}-copy"));
     Run::tool("cp").arg("-a").arg(&repo).arg(&copy).success();
-    let work = pair.dir().join("alternate-work");
-    std::fs::create_dir_all(&work).expect("work directory");
-    let changed = work.join("changed.txt");
-    std::fs::write(&changed, "the copy's\n").expect("write changed.txt");
-    let changed = changed.to_string_lossy().into_owned();
-    mucc(
-        &pair,
-        &svn_url(&pair, &format!("{name}-copy")),
-        &["put", &changed, readme],
-    );
+    put(&pair, &format!("{name}-copy"), readme, "the copy's\n");
     let copy_root = format!(
         "{}/{name}-copy",
         &root[..root.rfind('/').expect("a parent")]

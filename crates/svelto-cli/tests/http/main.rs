@@ -100,6 +100,20 @@ pub fn raw_request(
 }
 
 /// A chunked body's data.
+/// A raw response's head and its body as text, dechunked when it came in chunks.
+pub fn head_and_body(text: &str) -> (&str, String) {
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((text, ""));
+    let body = if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        String::from_utf8_lossy(&dechunk(body.as_bytes())).into_owned()
+    } else {
+        body.to_string()
+    };
+    (head, body)
+}
+
 pub fn dechunk(mut rest: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
     loop {

@@ -42,15 +42,7 @@ fn propfind(
         &headers,
         body.as_bytes(),
     );
-    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    let body = if head
-        .to_ascii_lowercase()
-        .contains("transfer-encoding: chunked")
-    {
-        String::from_utf8_lossy(&crate::dechunk(body.as_bytes())).into_owned()
-    } else {
-        body.to_string()
-    };
+    let (_, body) = crate::head_and_body(&text);
     if std::env::var_os("SHOW_PROPFIND").is_some() {
         eprintln!("SIDE {i} {rel} {depth}:\n{text}");
     }

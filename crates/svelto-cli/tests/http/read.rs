@@ -239,7 +239,7 @@ fn public_queries_match_apache() {
             let (addr, path) = crate::addr_and_path(pair, i);
             let (status, text) =
                 crate::raw_request(&addr, "GET", &format!("{path}{rel}"), &[], b"");
-            let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+            let (head, body) = crate::head_and_body(&text);
             let mut headers: Vec<String> = head
                 .lines()
                 .skip(1)
@@ -262,14 +262,6 @@ fn public_queries_match_apache() {
                 })
                 .collect();
             headers.sort();
-            let body = if head
-                .to_ascii_lowercase()
-                .contains("transfer-encoding: chunked")
-            {
-                String::from_utf8_lossy(&crate::dechunk(body.as_bytes())).into_owned()
-            } else {
-                body.to_string()
-            };
             let body: Vec<String> = body
                 .replace(&addr, "HOST")
                 .lines()
@@ -329,21 +321,13 @@ fn keywords_expanded_on_request_as_apache_does() {
             let (addr, path) = crate::addr_and_path(pair, i);
             let (status, text) =
                 crate::raw_request(&addr, "GET", &format!("{path}{rel}"), &[], b"");
-            let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+            let (head, body) = crate::head_and_body(&text);
             let location: Vec<String> = head
                 .lines()
                 .filter_map(|l| l.split_once(':'))
                 .filter(|(name, _)| name.eq_ignore_ascii_case("location"))
                 .map(|(_, v)| v.trim().replace(&addr, "HOST").replace(&path, "PATH"))
                 .collect();
-            let body = if head
-                .to_ascii_lowercase()
-                .contains("transfer-encoding: chunked")
-            {
-                String::from_utf8_lossy(&crate::dechunk(body.as_bytes())).into_owned()
-            } else {
-                body.to_string()
-            };
             let body = body.replace(&addr, "HOST").replace(&path, "PATH");
             (
                 status,
