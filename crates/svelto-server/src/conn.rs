@@ -43,8 +43,13 @@ impl From<io::Error> for ConnError {
 const MIN_READ: usize = 4 * 1024;
 /// Reads grow to this while each one fills the space it was given.
 const READ_CHUNK: usize = 64 * 1024;
-/// Output is written to the peer once this much is buffered.
-const OUT_CHUNK: usize = 64 * 1024;
+/// Output is written to the peer once this much is buffered (copied bytes and held text
+/// slices together). Measured on a hot null-export of the medium history over loopback
+/// (2026-11-27, 15 interleaved rounds): 64 KiB writes cost 0.23 s of server CPU, 512 KiB
+/// and 1 MiB 0.17 s, almost all of the difference the kernel's (fewer sends, each moving
+/// several segments under one socket lock); 256 KiB was level with 64 KiB, 4 MiB with 512.
+/// The buffer is released between commands (`IDLE_KEEP`).
+const OUT_CHUNK: usize = 512 * 1024;
 /// A shared text slice at least this long is held until the output goes out, not copied.
 const HOLD_MIN: usize = 1024;
 /// A buffer bigger than this is released while the connection waits between commands.
