@@ -60,6 +60,7 @@ pub(crate) fn replay_report(ctx: &Ctx<'_>, req: &Req, doc: &Elem) -> Result<Repl
         send_deltas,
         text: TextOptions {
             svndiff_version: svndiff_version(req.header("accept-encoding")).unwrap_or(0),
+            accepts: svndiff_version(req.header("accept-encoding")).unwrap_or(0),
             send_deltas,
         },
     };

@@ -174,6 +174,7 @@ pub(crate) fn update_report(ctx: &Ctx<'_>, req: &Req, doc: &Elem) -> Result<Repl
         ignore_ancestry,
         text: TextOptions {
             svndiff_version: svndiff,
+            accepts: svndiff,
             send_deltas: send_all && text_deltas,
         },
     };

@@ -65,8 +65,13 @@ pub trait Editor {
 /// How text is sent during a drive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TextOptions {
-    /// svndiff version the receiver accepts best (0, 1 or 2).
+    /// svndiff version computed deltas are sent in (0, 1 or 2): what the receiver accepts
+    /// best, or 0 where compressing costs more than the bytes it saves (a peer on this
+    /// machine).
     pub svndiff_version: u8,
+    /// The newest svndiff version the receiver decodes: a text stored self-contained in that
+    /// version or an older one is sent as stored ([`send_stream`]), nothing compressed.
+    pub accepts: u8,
     /// False for `status` and `diff --summarize`: the stream is the 4-byte header alone.
     pub send_deltas: bool,
 }
@@ -75,6 +80,7 @@ impl Default for TextOptions {
     fn default() -> Self {
         TextOptions {
             svndiff_version: 0,
+            accepts: 0,
             send_deltas: true,
         }
     }
@@ -132,6 +138,23 @@ pub fn send_added_text(
         let end = (at + WINDOW_SIZE).min(target.len());
         editor.textdelta_chunk(file, &fulltext_v0_header((end - at) as u64))?;
         editor.textdelta_shared(file, target, at..end)?;
+        at = end;
+    }
+    editor.textdelta_end(file)
+}
+
+/// Sends the text of an added file (no base) as `stream`, a whole svndiff stream as the
+/// repository stores it (header included), in pieces of at most a window's size handed to
+/// the editor shared: nothing decoded, encoded or copied. A piece may end inside a window;
+/// receivers parse the stream across the chunks.
+pub fn send_stream(editor: &mut dyn Editor, file: Token, stream: &Arc<Vec<u8>>) -> Result<()> {
+    editor.apply_textdelta(file, None)?;
+    let header = stream.len().min(4);
+    editor.textdelta_chunk(file, &stream[..header])?;
+    let mut at = header;
+    while at < stream.len() {
+        let end = (at + WINDOW_SIZE).min(stream.len());
+        editor.textdelta_shared(file, stream, at..end)?;
         at = end;
     }
     editor.textdelta_end(file)
@@ -378,6 +401,7 @@ mod tests {
             let mut rec = Recorder::default();
             let opts = TextOptions {
                 svndiff_version: version,
+                accepts: version,
                 send_deltas: true,
             };
             send_text(&mut rec, 3, Some((&base, &md5)), &target, opts).expect("send");
@@ -396,6 +420,7 @@ mod tests {
         let mut rec = Recorder::default();
         let opts = TextOptions {
             svndiff_version: 1,
+            accepts: 1,
             send_deltas: false,
         };
         send_text(&mut rec, 1, None, b"contents", opts).expect("send");

@@ -373,6 +373,7 @@ impl Replayer<'_> {
                 } else {
                     let header_only = TextOptions {
                         svndiff_version: self.svndiff_version,
+                        accepts: self.svndiff_version,
                         send_deltas: false,
                     };
                     send_text(&mut *self.editor, f, None, &[], header_only)?;
@@ -482,6 +483,7 @@ impl Replayer<'_> {
         let small = |t: &FileText| t.size as usize <= DELTA_MAX;
         let opts = TextOptions {
             svndiff_version: self.svndiff_version,
+            accepts: self.svndiff_version,
             send_deltas: true,
         };
         if small(&target) && base.as_ref().is_none_or(small) {

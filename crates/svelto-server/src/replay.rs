@@ -21,6 +21,7 @@ fn options(s: &Session, low_water_mark: Revnum, send_deltas: bool) -> ReplayOpti
         send_deltas,
         text: TextOptions {
             svndiff_version: s.svndiff_version(),
+            accepts: s.svndiff_accepts(),
             send_deltas,
         },
     }

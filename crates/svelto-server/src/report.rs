@@ -66,6 +66,7 @@ impl Drive {
             ignore_ancestry: self.ignore_ancestry,
             text: TextOptions {
                 svndiff_version: s.svndiff_version(),
+                accepts: s.svndiff_accepts(),
                 send_deltas: self.send_deltas,
             },
         })

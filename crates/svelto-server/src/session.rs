@@ -56,6 +56,18 @@ impl Session {
         }
     }
 
+    /// The newest svndiff version the client decodes (texts stored in it are sent as
+    /// stored, also to a peer on this machine).
+    pub fn svndiff_accepts(&self) -> u8 {
+        if self.caps.svndiff2 {
+            2
+        } else if self.caps.svndiff1 {
+            1
+        } else {
+            0
+        }
+    }
+
     /// A client path (relative to the session path) as a repository relpath.
     pub fn full_path(&self, p: &[u8]) -> Result<String, CmdError> {
         let s = std::str::from_utf8(p).map_err(|_| {

@@ -117,7 +117,50 @@ fn representations_that_point_forward_are_refused() {
         assert_corrupt(repo.text_reader(&text).map(|_| ()), r, "not before it");
         assert_corrupt(repo.read_text(&text), r, "not before it");
         assert_corrupt(repo.stored_delta(&text, 16), r, "not before it");
+        assert_corrupt(repo.stored_stream(&text), r, "not before it");
     }
+}
+
+/// A self-contained representation's windows are sent as stored (`Repo::stored_stream`):
+/// a trailer that says they are more than its size allows (a window record longer than
+/// the text, or more windows than bytes) is refused before anything is held for them.
+#[test]
+fn stored_windows_longer_than_their_text_are_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut w = writer(dir.path());
+    let window = w
+        .write_record(crate::TAG_WINDOW, &[7u8; 1000])
+        .expect("window");
+    let rep_of = |windows: u64, size: u64| {
+        let mut p = Vec::new();
+        RepTrailer {
+            first_window: window,
+            windows,
+            size,
+            ..RepTrailer::decode(&trailer(0, 0)).expect("decodes")
+        }
+        .encode(&mut p);
+        p
+    };
+    let long = w.write_record(TAG_REP, &rep_of(1, 10)).expect("rep");
+    let many = w.write_record(TAG_REP, &rep_of(1000, 10)).expect("rep");
+    let repo = w.view().expect("view").clone();
+    let text = |rep| FileText {
+        rep,
+        size: 10,
+        md5: Md5([0; 16]),
+        sha1: Sha1([0; 20]),
+    };
+    assert_corrupt(
+        repo.stored_stream(&text(long)),
+        window,
+        "window records longer than their text",
+    );
+    assert_corrupt(
+        repo.stored_stream(&text(many)),
+        many,
+        "1000 windows for 10 bytes",
+    );
 }
 
 /// A root whose listing names the root itself: a directory cycle.

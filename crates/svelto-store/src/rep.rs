@@ -314,6 +314,55 @@ fn windows_from(data: &impl DataFile, t: &RepTrailer, mut frames: Frames) -> Res
     Ok(out)
 }
 
+/// The most bytes a stored window takes besides what it expands to: its header's five
+/// varints and, compressed, two original-length prefixes. Instructions and new data
+/// together stay under twice the expanded size.
+const WINDOW_HEADER_MAX: u64 = 70;
+
+/// Appends to `out` the windows of the self-contained representation at `rep` (trailer
+/// `t`) as stored: their records' payloads one after another (each CRC checked), which is
+/// the svndiff stream of version `t.version` after its 4-byte header. Nothing is decoded.
+pub fn stored_stream_into(
+    data: &impl DataFile,
+    rep: Offset,
+    t: &RepTrailer,
+    out: &mut Vec<u8>,
+) -> Result<()> {
+    if t.base != 0 {
+        return Err(bad(rep, "a delta has no stored stream of its own".into()));
+    }
+    let mut frames = Frames::new(t, rep);
+    // One read for the whole representation (up to `CHUNK`), not a first small one.
+    frames.chunk = CHUNK;
+    // Windows as stored are bounded by what they expand to (`WINDOW_HEADER_MAX`): a trailer
+    // that says otherwise is damaged, and is not let to make this read the data file into
+    // memory.
+    let most = t
+        .windows
+        .checked_mul(WINDOW_HEADER_MAX)
+        .and_then(|h| h.checked_add(t.size.checked_mul(2)?))
+        .filter(|_| t.windows <= t.size.max(1));
+    let Some(most) = most.and_then(|m| usize::try_from(m).ok()) else {
+        return Err(bad(
+            rep,
+            format!("{} windows for {} bytes", t.windows, t.size),
+        ));
+    };
+    let framing = usize::try_from(t.windows)
+        .unwrap_or(usize::MAX)
+        .saturating_mul(FRAME_OVERHEAD);
+    let stored = usize::try_from(rep.saturating_sub(t.first_window)).unwrap_or(0);
+    out.reserve(stored.saturating_sub(framing).min(most));
+    let start = out.len();
+    while let Some((payload, off)) = frames.frame(data)? {
+        if out.len() - start + payload.len() > most {
+            return Err(bad(off, "window records longer than their text".into()));
+        }
+        out.extend_from_slice(&frames.buf[payload]);
+    }
+    Ok(())
+}
+
 /// A self-contained representation (trailer `t`, at `rep`) decoded window by window as
 /// it is read: memory stays one window whatever the file's size.
 pub struct WindowStream<D> {

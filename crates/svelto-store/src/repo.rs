@@ -39,6 +39,10 @@ use svelto_delta::Window;
 /// read, and revision -> (META offset, length) of the newest record.
 type Overlay = (u64, HashMap<Revnum, (u64, u32)>);
 
+/// Set in a text cache key: the entry is a representation's stored stream
+/// ([`Repo::stored_stream`]), not its reconstructed text. Offsets stay far below it.
+const STORED_STREAM: u64 = 1 << 63;
+
 /// The default memory of a handle's caches (admin tools: loads, dumps, verify); a server
 /// sets its own with [`Repo::set_cache_limit`].
 const CACHE_BYTES: u64 = 64 << 20;
@@ -753,6 +757,36 @@ impl Repo {
             return Ok(None);
         }
         Ok(Some(text.rep - t.first_window))
+    }
+
+    /// `text` as the svndiff stream it is stored as, header included, when it is stored
+    /// self-contained (its windows' bytes as written: sent as they are to a client that reads
+    /// their version, `stream[3]`, nothing decoded, copied or compressed); None when it is
+    /// empty or stored as a delta. Kept in the text cache beside the reconstructed texts and
+    /// weighed with them; that a text is a delta is kept too (as an empty entry), so asking
+    /// again costs no read.
+    pub fn stored_stream(&self, text: &FileText) -> Result<Option<Arc<Vec<u8>>>> {
+        if text.rep == 0 {
+            return Ok(None);
+        }
+        let key = text.rep | STORED_STREAM;
+        let cached = self.inner.fulltexts.get(key);
+        crate::stats::FULLTEXT_CACHE.count(cached.is_some());
+        let stream = match cached {
+            Some(stream) => stream,
+            None => {
+                let t = self.rep_trailer(text.rep)?;
+                let mut stream = Vec::new();
+                if t.base == 0 && t.windows > 0 {
+                    stream.extend_from_slice(&svelto_delta::stream_header(t.version));
+                    rep::stored_stream_into(self, text.rep, &t, &mut stream)?;
+                }
+                let stream = Arc::new(stream);
+                self.inner.fulltexts.put(key, stream.clone());
+                stream
+            }
+        };
+        Ok((!stream.is_empty()).then_some(stream))
     }
 
     /// `text`'s windows and contents when it is stored as a delta against the

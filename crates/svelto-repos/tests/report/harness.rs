@@ -144,6 +144,7 @@ impl Scenario {
             ignore_ancestry: ignore,
             text: TextOptions {
                 svndiff_version: 1,
+                accepts: 1,
                 send_deltas,
             },
         }

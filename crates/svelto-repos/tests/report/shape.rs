@@ -104,6 +104,7 @@ fn opts(anchor: &str, target: &str, rev: Revnum) -> ReportOptions {
         ignore_ancestry: false,
         text: TextOptions {
             svndiff_version: 2,
+            accepts: 2,
             send_deltas: true,
         },
     }
@@ -707,6 +708,22 @@ fn noise(len: usize, seed: u64) -> Vec<u8> {
         .collect()
 }
 
+/// A working copy with nothing but its root directory: what a checkout starts from.
+fn empty_wc() -> Wc {
+    let mut wc = Wc::default();
+    wc.nodes.insert(
+        String::new(),
+        wc::Node {
+            kind: NodeKind::Dir,
+            props: Default::default(),
+            entry: Default::default(),
+            text: Vec::new(),
+            url: String::new(),
+        },
+    );
+    wc
+}
+
 #[test]
 fn large_files_are_streamed_as_windows_against_the_base() {
     let mut h = Hist::new();
@@ -725,16 +742,7 @@ fn large_files_are_streamed_as_windows_against_the_base() {
         );
         let mut got = Wc::default();
         if start_empty {
-            got.nodes.insert(
-                String::new(),
-                wc::Node {
-                    kind: NodeKind::Dir,
-                    props: Default::default(),
-                    entry: Default::default(),
-                    text: Vec::new(),
-                    url: String::new(),
-                },
-            );
+            got = empty_wc();
         } else {
             assert!(copy_tree(
                 &repo,
@@ -847,6 +855,71 @@ impl svelto_repos::Editor for Counter {
 
 /// A tree of 40 000 files: a checkout reads them all, an update of one changed file walks
 /// only the directories above it.
+/// An added file stored self-contained goes to a receiver that reads svndiff2 as the
+/// repository stores it (LZ4 windows, fewer bytes than the text, also when computed deltas
+/// go uncompressed: svndiff_version 0, a peer on this machine), and as svndiff0 new data
+/// to one that reads only svndiff0 or svndiff1; the text a working copy builds from either
+/// is the file's, and a file stored as a delta is sent as before.
+#[test]
+fn added_files_stored_self_contained_are_sent_as_stored() {
+    let mut h = Hist::new();
+    let text: Vec<u8> = (0..30_000u32)
+        .flat_map(|i| format!("line {i} of a text that compresses\n").into_bytes())
+        .collect();
+    let mut changed = text.clone();
+    changed.extend_from_slice(b"one more line\n");
+    h.commit(Some("alice"), |t| {
+        put(t, "whole.txt", &text);
+        put(t, "delta.txt", &text);
+    });
+    h.commit(Some("alice"), |t| put(t, "delta.txt", &changed));
+    let repo = h.repo();
+    let checkout = |accepts: u8| {
+        let mut o = opts("", "", 2);
+        o.text.svndiff_version = 0;
+        o.text.accepts = accepts;
+        let calls = run(
+            &repo,
+            &o,
+            report(|r| r.set_path("", 2, Depth::Infinity, true, None)),
+        );
+        let mut got = empty_wc();
+        wc::apply(&mut got, &calls, &repo, wc::Strictness::FULL).expect("applies");
+        assert!(got.nodes["whole.txt"].text == text, "accepts {accepts}");
+        assert!(got.nodes["delta.txt"].text == changed, "accepts {accepts}");
+        // Each file's stream, in call order: whole.txt is added after delta.txt.
+        let mut streams: Vec<Vec<u8>> = Vec::new();
+        for c in &calls {
+            match c {
+                Call::ApplyTextdelta(..) => streams.push(Vec::new()),
+                Call::TextdeltaChunk(_, b) => streams.last_mut().expect("open").extend(b),
+                _ => {}
+            }
+        }
+        assert_eq!(streams.len(), 2);
+        (streams.remove(1), streams.remove(0))
+    };
+    for accepts in [0, 1] {
+        let (whole, delta) = checkout(accepts);
+        assert_eq!(&whole[..4], b"SVN\0", "accepts {accepts}");
+        assert!(whole.len() > text.len());
+        assert_eq!(&delta[..4], b"SVN\0");
+    }
+    let (whole, delta) = checkout(2);
+    assert_eq!(&whole[..4], b"SVN\x02", "sent as stored");
+    assert!(
+        whole.len() < text.len() / 2,
+        "{} bytes for a text of {}",
+        whole.len(),
+        text.len()
+    );
+    assert_eq!(
+        &delta[..4],
+        b"SVN\0",
+        "a delta is rebuilt and sent as computed"
+    );
+}
+
 #[test]
 fn an_update_walks_only_what_changed() {
     let mut h = Hist::new();

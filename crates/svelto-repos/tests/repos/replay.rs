@@ -435,6 +435,7 @@ fn check_revision(
         send_deltas,
         text: TextOptions {
             svndiff_version: (rev % 3) as u8,
+            accepts: (rev % 3) as u8,
             send_deltas: true,
         },
     };

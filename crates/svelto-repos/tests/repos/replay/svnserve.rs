@@ -242,6 +242,7 @@ pub(super) fn compare(
             send_deltas,
             text: TextOptions {
                 svndiff_version: 2,
+                accepts: 2,
                 send_deltas: true,
             },
         };
