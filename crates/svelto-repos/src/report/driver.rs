@@ -78,6 +78,22 @@ impl Listing {
         self.index(name).map(|i| Ent::of(&self.entries[i]))
     }
 
+    /// [`get`](Self::get) for names asked in increasing byte order, as a walk over another
+    /// sorted listing asks them: `at` (0 before the first call) is where the last search
+    /// ended and only moves forward, so the walk matches the two listings in one pass
+    /// instead of a binary search per name.
+    pub(super) fn get_ascending(&self, at: &mut usize, name: &str) -> Option<Ent> {
+        let entries = &self.entries;
+        while entries
+            .get(*at)
+            .is_some_and(|e| e.name.as_bytes() < name.as_bytes())
+        {
+            *at += 1;
+        }
+        let e = entries.get(*at)?;
+        (e.name == name && !self.gone[*at]).then(|| Ent::of(e))
+    }
+
     pub(super) fn remove(&mut self, name: &str) {
         if let Some(i) = self.index(name) {
             self.gone[i] = true;
@@ -649,8 +665,9 @@ impl Driver<'_> {
 
         // Then the deletions, in name order.
         if let Some(s) = &s_list {
+            let mut t_at = 0;
             for (k, s_entry) in s.entries.iter().enumerate() {
-                if s.gone[k] || t_list.get(&s_entry.name).is_some() {
+                if s.gone[k] || t_list.get_ascending(&mut t_at, &s_entry.name).is_some() {
                     continue;
                 }
                 if s_entry.kind == NodeKind::File && wc_depth < Depth::Files {
@@ -669,6 +686,7 @@ impl Driver<'_> {
         }
 
         // Then the rest of the target, in name order.
+        let mut s_at = 0;
         for (k, t_entry) in t_list.entries.iter().enumerate() {
             if t_list.gone[k] {
                 continue;
@@ -688,7 +706,9 @@ impl Driver<'_> {
                 {
                     continue;
                 }
-                let s_ent = s_list.as_ref().and_then(|s| s.get(&t_entry.name));
+                let s_ent = s_list
+                    .as_ref()
+                    .and_then(|s| s.get_ascending(&mut s_at, &t_entry.name));
                 // The same node-revision on both sides, which the report says nothing about
                 // (the loop above took every report entry below this directory): nothing to
                 // send, as update_entry would find, without building its paths.
