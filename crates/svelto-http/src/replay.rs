@@ -54,13 +54,14 @@ pub(crate) fn replay_report(ctx: &Ctx<'_>, req: &Req, doc: &Elem) -> Result<Repl
     let rev = ctx.check_rev(rev)?;
     ctx.require_read(&base_dir)?;
     let logged = svelto_repos::action::replay(&svelto_repos::action::fspath(&base_dir), rev);
+    let svndiff = svndiff_version(req.header("accept-encoding")).unwrap_or(0);
     let opts = ReplayOptions {
         base_dir,
         low_water_mark,
         send_deltas,
         text: TextOptions {
-            svndiff_version: svndiff_version(req.header("accept-encoding")).unwrap_or(0),
-            accepts: svndiff_version(req.header("accept-encoding")).unwrap_or(0),
+            svndiff_version: svndiff,
+            accepts: svndiff,
             send_deltas,
         },
     };

@@ -47,12 +47,8 @@ impl Session {
     pub fn svndiff_version(&self) -> u8 {
         if self.loopback {
             0
-        } else if self.caps.svndiff2 {
-            2
-        } else if self.caps.svndiff1 {
-            1
         } else {
-            0
+            self.svndiff_accepts()
         }
     }
 

@@ -853,8 +853,6 @@ impl svelto_repos::Editor for Counter {
     }
 }
 
-/// A tree of 40 000 files: a checkout reads them all, an update of one changed file walks
-/// only the directories above it.
 /// An added file stored self-contained goes to a receiver that reads svndiff2 as the
 /// repository stores it (LZ4 windows, fewer bytes than the text, also when computed deltas
 /// go uncompressed: svndiff_version 0, a peer on this machine), and as svndiff0 new data
@@ -920,6 +918,8 @@ fn added_files_stored_self_contained_are_sent_as_stored() {
     );
 }
 
+/// A tree of 40 000 files: a checkout reads them all, an update of one changed file walks
+/// only the directories above it.
 #[test]
 fn an_update_walks_only_what_changed() {
     let mut h = Hist::new();
