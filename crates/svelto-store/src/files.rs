@@ -215,18 +215,57 @@ impl StoreFile {
 
     fn read_exact_at(&self, buf: &mut [u8], off: u64) -> std::io::Result<()> {
         let Some((at, ext)) = &self.ext else {
-            return self.file.read_exact_at(buf, off);
+            return read_windowed(&self.file, buf, off);
         };
         let own = (at.saturating_sub(off) as usize).min(buf.len());
         let (low, high) = buf.split_at_mut(own);
         if !low.is_empty() {
-            self.file.read_exact_at(low, off)?;
+            read_windowed(&self.file, low, off)?;
         }
         if !high.is_empty() {
-            ext.read_exact_at(high, off + own as u64 - at)?;
+            read_windowed(ext, high, off + own as u64 - at)?;
         }
         Ok(())
     }
+}
+
+/// What the kernel is asked to read around a read that misses the page cache.
+const COLD_WINDOW: u64 = 512 * 1024;
+
+/// Fills `buf` from `off` in `file`. A read the page cache answers whole is one system
+/// call; where it misses, the kernel is first asked for the aligned window around the
+/// miss (`POSIX_FADV_WILLNEED`), so that the next records, which a long read (an export,
+/// a replay) usually wants next, arrive in one large I/O instead of one small I/O each:
+/// the kernel's own readahead leaves small reads at scattered offsets to one I/O apiece.
+fn read_windowed(file: &File, buf: &mut [u8], off: u64) -> std::io::Result<()> {
+    use rustix::io::{preadv2, Errno, ReadWriteFlags};
+    if buf.is_empty() {
+        return Ok(());
+    }
+    let done = match preadv2(
+        file,
+        &mut [std::io::IoSliceMut::new(buf)],
+        off,
+        ReadWriteFlags::NOWAIT,
+    ) {
+        Ok(n) => n,
+        // Not cached (AGAIN), or a kernel or file system without RWF_NOWAIT.
+        Err(Errno::AGAIN | Errno::OPNOTSUPP | Errno::NOSYS | Errno::INVAL) => 0,
+        Err(e) => return Err(e.into()),
+    };
+    if done == buf.len() {
+        return Ok(());
+    }
+    let from = (off + done as u64) & !(COLD_WINDOW - 1);
+    let len = COLD_WINDOW.max(off + buf.len() as u64 - from);
+    // Advice only: a refusal changes nothing about the read below.
+    let _ = rustix::fs::fadvise(
+        file,
+        from,
+        std::num::NonZeroU64::new(len),
+        rustix::fs::Advice::WillNeed,
+    );
+    file.read_exact_at(&mut buf[done..], off + done as u64)
 }
 
 pub fn read_exact_at(f: &StoreFile, which: Which, off: u64, len: usize) -> Result<Vec<u8>> {
@@ -533,5 +572,87 @@ impl RevRecord {
             next_node_id: le_u64(&b[24..]),
             next_copy_id: le_u64(&b[32..]),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rustix::fs::{fadvise, Advice};
+    use std::io::Write;
+    use std::time::{Duration, Instant};
+
+    /// How many bytes of `path` the page cache holds, as util-linux's fincore counts them
+    /// (mincore: looking does not read anything in, as a read that may not wait would).
+    fn resident(path: &Path) -> u64 {
+        let out = std::process::Command::new("fincore")
+            .args(["--bytes", "--noheadings", "--raw", "--output", "RES"])
+            .arg(path)
+            .output()
+            .expect("running fincore (Debian's util-linux-extra; scripts/setup installs it)");
+        assert!(out.status.success(), "fincore failed: {out:?}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        text.trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("fincore printed {text:?}"))
+    }
+
+    fn byte(i: u64) -> u8 {
+        (i.wrapping_mul(2_654_435_761) >> 13) as u8
+    }
+
+    #[test]
+    fn a_read_that_misses_the_page_cache_brings_in_its_window() {
+        // Beside the sources, on disk (/tmp may be tmpfs): the test drops the file's pages.
+        let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).expect("a scratch directory");
+        let path = dir.path().join("data");
+        let size = 4u64 << 20;
+        let mut f = File::create(&path).expect("creating the file");
+        let bytes: Vec<u8> = (0..size).map(byte).collect();
+        f.write_all(&bytes).expect("writing the file");
+        f.sync_all().expect("syncing the file");
+        drop(f);
+        let f = File::open(&path).expect("opening the file");
+        fadvise(&f, 0, None, Advice::DontNeed).expect("POSIX_FADV_DONTNEED");
+        assert_eq!(
+            resident(&path),
+            0,
+            "the page cache kept {} after POSIX_FADV_DONTNEED: this test needs a disk-backed file system",
+            path.display()
+        );
+        let at = (1u64 << 20) + 10;
+        let got = read_exact_at(&StoreFile::new(f), Which::Data, at, 100).expect("the read");
+        assert_eq!(got, bytes[at as usize..at as usize + 100]);
+        // The window is read asynchronously: it arrives soon after. Without it the kernel
+        // reads the one page asked for.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let have = resident(&path);
+            if have >= COLD_WINDOW {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{have} bytes resident after a cold read: its {COLD_WINDOW}-byte window was never read"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    #[test]
+    fn reads_cross_into_the_continuation_and_stop_at_its_end() {
+        let dir = tempfile::tempdir().expect("a scratch directory");
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        fs::write(&a, (0..1000).map(byte).collect::<Vec<_>>()).expect("writing a");
+        fs::write(&b, (600..900).map(byte).collect::<Vec<_>>()).expect("writing b");
+        let open = |p: &Path| File::open(p).expect("opening");
+        // `a` up to 600, then `b` (which holds what follows 600).
+        let sf = StoreFile::continued(open(&a), 600, open(&b));
+        let got = read_exact_at(&sf, Which::Data, 550, 300).expect("a read across both");
+        assert_eq!(got, (550..850).map(byte).collect::<Vec<_>>());
+        match read_exact_at(&sf, Which::Data, 850, 100) {
+            Err(StoreError::Corrupt { offset: 850, .. }) => {}
+            other => panic!("a read past the end gave {other:?}"),
+        }
     }
 }
