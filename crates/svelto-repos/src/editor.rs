@@ -143,12 +143,18 @@ pub fn send_added_text(
     editor.textdelta_end(file)
 }
 
-/// Sends the text of an added file (no base) as `stream`, a whole svndiff stream as the
-/// repository stores it (header included), in pieces of at most a window's size handed to
-/// the editor shared: nothing decoded, encoded or copied. A piece may end inside a window;
-/// receivers parse the stream across the chunks.
-pub fn send_stream(editor: &mut dyn Editor, file: Token, stream: &Arc<Vec<u8>>) -> Result<()> {
-    editor.apply_textdelta(file, None)?;
+/// Sends a text as `stream`, a whole self-contained svndiff stream as the repository stores
+/// it (header included; its windows copy nothing from a source, so it applies over any base,
+/// whose MD5 `base_md5` names), in pieces of at most a window's size handed to the editor
+/// shared: nothing decoded, encoded or copied. A piece may end inside a window; receivers
+/// parse the stream across the chunks.
+pub fn send_stream(
+    editor: &mut dyn Editor,
+    file: Token,
+    base_md5: Option<&Md5>,
+    stream: &Arc<Vec<u8>>,
+) -> Result<()> {
+    editor.apply_textdelta(file, base_md5)?;
     let header = stream.len().min(4);
     editor.textdelta_chunk(file, &stream[..header])?;
     let mut at = header;

@@ -42,6 +42,11 @@ type Overlay = (u64, HashMap<Revnum, (u64, u32)>);
 /// Set in a text cache key: the entry is a representation's stored stream
 /// ([`Repo::stored_stream`]), not its reconstructed text. Offsets stay far below it.
 const STORED_STREAM: u64 = 1 << 63;
+/// Set in a text cache key: the entry is a representation's REP record and, for a delta of
+/// at most [`DELTA_KEPT`] bytes, its windows' records ([`Repo::stored_delta`]).
+const STORED_DELTA: u64 = 1 << 62;
+/// The largest stored delta whose windows' records the text cache keeps.
+const DELTA_KEPT: u64 = 256 << 10;
 
 /// The default memory of a handle's caches (admin tools: loads, dumps, verify); a server
 /// sets its own with [`Repo::set_cache_limit`].
@@ -731,19 +736,59 @@ impl Repo {
     /// The windows `text` is stored as, when they are a delta against the representation
     /// `base` (not 0): the delta from that contents to `text`'s, to send as it is instead of
     /// computing one. None when `text` is stored otherwise (self-contained, or against
-    /// another base).
+    /// another base). The REP record and a small delta's windows stay in the text cache:
+    /// every client updating across the same commit asks for the same deltas, and a
+    /// representation that is not one against `base` is known as such without a read.
     pub fn stored_delta(&self, text: &FileText, base: Offset) -> Result<Option<Vec<Window>>> {
         if text.rep == 0 || base == 0 {
             return Ok(None);
         }
-        let (t, near) = self.rep_near(text.rep, NEAR)?;
+        let entry = self.kept(text.rep | STORED_DELTA, || self.delta_entry(text.rep))?;
+        let (t, windows) = Self::split_delta_entry(text.rep, &entry)?;
         if t.base != base {
             return Ok(None);
         }
-        match near {
-            Some((bytes, from)) => rep::windows_in(self, text.rep, &t, bytes, from).map(Some),
-            None => rep::windows(self, text.rep, &t).map(Some),
+        if windows.is_empty() && t.windows > 0 {
+            return rep::windows(self, text.rep, &t).map(Some);
         }
+        rep::windows_in(self, text.rep, &t, windows.to_vec(), 0).map(Some)
+    }
+
+    /// The text cache's entry under `key`, made by `make` and kept when it is missing.
+    fn kept(&self, key: u64, make: impl FnOnce() -> Result<Vec<u8>>) -> Result<Arc<Vec<u8>>> {
+        let cached = self.inner.fulltexts.get(key);
+        crate::stats::FULLTEXT_CACHE.count(cached.is_some());
+        if let Some(entry) = cached {
+            return Ok(entry);
+        }
+        let entry = Arc::new(make()?);
+        self.inner.fulltexts.put(key, entry.clone());
+        Ok(entry)
+    }
+
+    /// What the text cache keeps for [`Repo::stored_delta`]: the REP record's payload after
+    /// its length (4 bytes, little-endian) and, for a delta of at most [`DELTA_KEPT`] bytes,
+    /// its windows' records, read with the REP record when they lie just before it.
+    fn delta_entry(&self, rep: Offset) -> Result<Vec<u8>> {
+        let (t, near) = self.rep_near(rep, NEAR)?;
+        let mut entry = vec![0; 4];
+        t.encode(&mut entry);
+        let len = (entry.len() - 4) as u32;
+        entry[..4].copy_from_slice(&len.to_le_bytes());
+        let bytes = rep - t.first_window;
+        if t.base != 0 && t.windows > 0 && bytes <= DELTA_KEPT {
+            match near {
+                Some((read, from)) => entry.extend_from_slice(&read[from..]),
+                None => entry.extend(self.read_raw(Which::Data, t.first_window, bytes as usize)?),
+            }
+        }
+        Ok(entry)
+    }
+
+    fn split_delta_entry(rep: Offset, entry: &[u8]) -> Result<(RepTrailer, &[u8])> {
+        let len = u32::from_le_bytes([entry[0], entry[1], entry[2], entry[3]]) as usize;
+        let t = Self::trailer(rep, &entry[4..4 + len])?;
+        Ok((t, &entry[4 + len..]))
     }
 
     /// The bytes `text`'s windows take in `db/data` when it is stored self-contained (about
@@ -769,23 +814,15 @@ impl Repo {
         if text.rep == 0 {
             return Ok(None);
         }
-        let key = text.rep | STORED_STREAM;
-        let cached = self.inner.fulltexts.get(key);
-        crate::stats::FULLTEXT_CACHE.count(cached.is_some());
-        let stream = match cached {
-            Some(stream) => stream,
-            None => {
-                let t = self.rep_trailer(text.rep)?;
-                let mut stream = Vec::new();
-                if t.base == 0 && t.windows > 0 {
-                    stream.extend_from_slice(&svelto_delta::stream_header(t.version));
-                    rep::stored_stream_into(self, text.rep, &t, &mut stream)?;
-                }
-                let stream = Arc::new(stream);
-                self.inner.fulltexts.put(key, stream.clone());
-                stream
+        let stream = self.kept(text.rep | STORED_STREAM, || {
+            let t = self.rep_trailer(text.rep)?;
+            let mut stream = Vec::new();
+            if t.base == 0 && t.windows > 0 {
+                stream.extend_from_slice(&svelto_delta::stream_header(t.version));
+                rep::stored_stream_into(self, text.rep, &t, &mut stream)?;
             }
-        };
+            Ok(stream)
+        })?;
         Ok((!stream.is_empty()).then_some(stream))
     }
 

@@ -865,19 +865,18 @@ impl Driver<'_> {
                 return send_windows(&mut *self.editor, file, &b.md5, &windows, opts);
             }
             if target.size > WINDOW_SIZE as u64 && self.looks_unrelated(b, &target)? {
+                if let Some(stream) = self.sendable_stream(&target)? {
+                    return send_stream(&mut *self.editor, file, Some(&b.md5), &stream);
+                }
                 return self.send_new_text(file, &b.md5, &target);
             }
         }
         if target.size > STREAM_ABOVE || base.is_some_and(|b| b.size > STREAM_ABOVE) {
             return self.stream_text(file, base, target);
         }
-        if base.is_none() && opts.accepts > 0 {
-            // Stored self-contained in a version the receiver reads: sent as stored (on
-            // loopback too: fewer bytes through the kernel, and nothing decompressed).
-            if let Some(stream) = repo.stored_stream(&target)? {
-                if stream[3] <= opts.accepts {
-                    return send_stream(&mut *self.editor, file, &stream);
-                }
+        if base.is_none() {
+            if let Some(stream) = self.sendable_stream(&target)? {
+                return send_stream(&mut *self.editor, file, None, &stream);
             }
         }
         let text = repo.read_text(&target)?;
@@ -894,6 +893,21 @@ impl Driver<'_> {
             }
             None => send_added_text(&mut *self.editor, file, &text, opts),
         }
+    }
+
+    /// `target` as it is stored, when it is stored self-contained in an svndiff version the
+    /// receiver reads and is not one streamed for its size: sent as stored (on loopback too:
+    /// fewer bytes through the kernel, and nothing decompressed).
+    fn sendable_stream(&self, target: &FileText) -> Result<Option<std::sync::Arc<Vec<u8>>>> {
+        let accepts = self.p.opts.text.accepts;
+        if accepts == 0 || target.size > STREAM_ABOVE {
+            return Ok(None);
+        }
+        Ok(self
+            .p
+            .repo
+            .stored_stream(target)?
+            .filter(|stream| stream[3] <= accepts))
     }
 
     /// Whether a delta of `target` against `base` would find nothing to copy, judged without

@@ -669,4 +669,34 @@ fn unrelated_binaries_are_sent_as_new_data() {
     assert_eq!(copied("bin/a.pdf"), 0);
     assert!(copied("bin/b.zip") >= 199_000, "{}", copied("bin/b.zip"));
     assert!(copied("bin/c.txt") > 50_000, "{}", copied("bin/c.txt"));
+    assert_eq!(&streams["bin/a.pdf"][..4], b"SVN\x01");
+
+    // A receiver of svndiff2 gets a.pdf's new version as it is stored, LZ4 windows that copy
+    // nothing: they give the new version over the one it has.
+    let mut options = sc.options();
+    options.text.accepts = 2;
+    let prepared =
+        svelto_repos::prepare(&fx.repo, &options, sc.report().expect("report")).expect("prepare");
+    let mut rec = svelto_repos::editor::Recorder::default();
+    prepared.run(&mut rec).expect("drive");
+    let (mut token, mut stream) = (None, Vec::new());
+    for call in &rec.calls {
+        match call {
+            svelto_repos::editor::Call::OpenFile(path, _, t, _) if path == "bin/a.pdf" => {
+                token = Some(*t)
+            }
+            svelto_repos::editor::Call::TextdeltaChunk(t, bytes) if Some(*t) == token => {
+                stream.extend(bytes)
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(&stream[..4], b"SVN\x02", "sent as stored");
+    let windows =
+        svelto_delta::decode_stream(&stream, &svelto_delta::Limits::default()).expect("svndiff2");
+    let old = noise(1, 300_000);
+    assert_eq!(
+        svelto_delta::apply_windows(&windows, &old).expect("applies"),
+        noise(3, 280_000)
+    );
 }

@@ -136,15 +136,12 @@ fn file_history_is_stored_as_bounded_deltas() {
     );
 }
 
-/// `stored_delta` and `text_over` hand out a version's stored windows only against the base
-/// they were stored against (the version before, except every 16th predecessor count:
-/// skip-delta), and those windows turn that base's text into the version's.
-#[test]
-fn stored_deltas_are_offered_against_their_own_base_only() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let mut w = new_repo(dir.path());
+/// A repository at `dir` whose file `f` has `count` versions, r1 to r`count`, 200 lines each,
+/// one line changed from each to the next; their texts.
+fn versions_of_f(dir: &std::path::Path, count: u64) -> Vec<String> {
+    let mut w = new_repo(dir);
     let mut texts = Vec::new();
-    for i in 0..18u64 {
+    for i in 0..count {
         let text: String = (0..200)
             .map(|l| format!("line {l} of version {}\n", if l == 50 { i } else { 0 }))
             .collect();
@@ -157,6 +154,16 @@ fn stored_deltas_are_offered_against_their_own_base_only() {
         texts.push(text);
     }
     w.sync().expect("sync");
+    texts
+}
+
+/// `stored_delta` and `text_over` hand out a version's stored windows only against the base
+/// they were stored against (the version before, except every 16th predecessor count:
+/// skip-delta), and those windows turn that base's text into the version's.
+#[test]
+fn stored_deltas_are_offered_against_their_own_base_only() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let texts = versions_of_f(dir.path(), 18);
     let repo = Repo::open(dir.path()).expect("open");
     // Revision r has the version with predecessor count r - 1.
     let ft = |rev: u64| repo.node_at(rev, "f").expect("node").1.file_text();
@@ -197,6 +204,41 @@ fn stored_deltas_are_offered_against_their_own_base_only() {
         .stored_delta(&ft(1), ft(1).rep)
         .expect("read")
         .is_none());
+}
+
+/// A stored delta once read stays in the handle's text cache: asked again, it is answered
+/// without reading `db/data` (whose windows are damaged in between, which a fresh handle
+/// reports), and asked against another base it is refused the same way.
+#[test]
+fn stored_deltas_once_read_are_answered_from_the_cache() {
+    use std::os::unix::fs::FileExt;
+    let dir = tempfile::tempdir().expect("tempdir");
+    versions_of_f(dir.path(), 2);
+    let repo = Repo::open(dir.path()).expect("open");
+    let (v1, v2) = (
+        repo.node_at(1, "f").expect("node").1.file_text(),
+        repo.node_at(2, "f").expect("node").1.file_text(),
+    );
+    let windows = repo
+        .stored_delta(&v2, v1.rep)
+        .expect("read")
+        .expect("stored against the version before");
+    // The last bytes of the last window record, just before the REP record.
+    let data = std::fs::OpenOptions::new()
+        .write(true)
+        .open(dir.path().join("db/data"))
+        .expect("open db/data");
+    data.write_all_at(&[0xA5; 6], v2.rep - 6).expect("damage");
+    let again = repo
+        .stored_delta(&v2, v1.rep)
+        .expect("answered from the cache");
+    assert_eq!(again, Some(windows));
+    assert!(repo.stored_delta(&v2, v2.rep).expect("cached").is_none());
+    let fresh = Repo::open(dir.path()).expect("open");
+    assert!(
+        fresh.stored_delta(&v2, v1.rep).is_err(),
+        "a fresh handle reads the damaged windows"
+    );
 }
 
 /// Every version of a file reads back whatever was read before it: the newest first (its
