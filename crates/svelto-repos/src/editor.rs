@@ -143,20 +143,22 @@ pub fn send_added_text(
     editor.textdelta_end(file)
 }
 
-/// Sends a text as `stream`, a whole self-contained svndiff stream as the repository stores
-/// it (header included; its windows copy nothing from a source, so it applies over any base,
-/// whose MD5 `base_md5` names), in pieces of at most a window's size handed to the editor
-/// shared: nothing decoded, encoded or copied. A piece may end inside a window; receivers
-/// parse the stream across the chunks.
+/// Sends a text change as `stream[from..]`, a whole svndiff stream as the repository stores
+/// it (header included), against the base whose MD5 `base_md5` names: a delta stored against
+/// that base, or a self-contained text (its windows copy nothing from a source, so it applies
+/// over any base, or none). In pieces of at most a window's size handed to the editor shared:
+/// nothing decoded, encoded or copied. A piece may end inside a window; receivers parse the
+/// stream across the chunks.
 pub fn send_stream(
     editor: &mut dyn Editor,
     file: Token,
     base_md5: Option<&Md5>,
     stream: &Arc<Vec<u8>>,
+    from: usize,
 ) -> Result<()> {
     editor.apply_textdelta(file, base_md5)?;
-    let header = stream.len().min(4);
-    editor.textdelta_chunk(file, &stream[..header])?;
+    let header = (from + 4).min(stream.len());
+    editor.textdelta_chunk(file, &stream[from..header])?;
     let mut at = header;
     while at < stream.len() {
         let end = (at + WINDOW_SIZE).min(stream.len());

@@ -106,6 +106,19 @@ const CHUNK: usize = 4 << 20;
 const FIRST_CHUNK: usize = 128 << 10;
 
 impl Frames {
+    /// The records of `t`'s windows from `bytes[from..]`, read already with the REP record at
+    /// `rep` (and reading on past them if they run further).
+    fn read(t: &RepTrailer, rep: Offset, bytes: Vec<u8>, from: usize) -> Frames {
+        Frames {
+            pos: rep,
+            end: rep,
+            buf: bytes,
+            at: from,
+            chunk: FIRST_CHUNK,
+            windows: t.windows,
+        }
+    }
+
     fn new(t: &RepTrailer, rep: Offset) -> Frames {
         Frames {
             pos: t.first_window,
@@ -295,15 +308,33 @@ pub fn windows_in(
     bytes: Vec<u8>,
     from: usize,
 ) -> Result<Vec<Window>> {
-    let frames = Frames {
-        pos: rep,
-        end: rep,
-        buf: bytes,
-        at: from,
-        chunk: FIRST_CHUNK,
-        windows: t.windows,
-    };
-    windows_from(data, t, frames)
+    windows_from(data, t, Frames::read(t, rep, bytes, from))
+}
+
+/// The windows of the svndiff stream `stream` (header included) that the representation at
+/// `rep` (trailer `t`) was stored as ([`delta_stream_into`]), decoded: exactly `t.windows`.
+pub fn windows_of_stream(rep: Offset, t: &RepTrailer, stream: &[u8]) -> Result<Vec<Window>> {
+    let mut out = Vec::with_capacity(usize::try_from(t.windows).unwrap_or(0).min(1024));
+    let mut at = stream.len().min(4);
+    while at < stream.len() {
+        match parse_window(&stream[at..], t.version, &limits()) {
+            Ok(Some((w, used))) if used > 0 => {
+                out.push(w);
+                at += used;
+            }
+            Ok(_) => return Err(bad(rep, "svndiff stream ends inside a window".into())),
+            Err(e) => return Err(bad(rep, format!("svndiff window: {e}"))),
+        }
+    }
+    if out.len() as u64 != t.windows {
+        let what = format!(
+            "{} windows kept, {} in the REP record",
+            out.len(),
+            t.windows
+        );
+        return Err(bad(rep, what));
+    }
+    Ok(out)
 }
 
 fn windows_from(data: &impl DataFile, t: &RepTrailer, mut frames: Frames) -> Result<Vec<Window>> {
@@ -353,6 +384,36 @@ pub fn stored_stream_into(
         .saturating_mul(FRAME_OVERHEAD);
     let stored = usize::try_from(rep.saturating_sub(t.first_window)).unwrap_or(0);
     out.reserve(stored.saturating_sub(framing).min(most));
+    payloads_into(data, frames, most, out)
+}
+
+/// Appends to `out` the windows of the delta at `rep` (trailer `t`) as stored, as
+/// [`stored_stream_into`] does for a self-contained text; from `near` (bytes read with the
+/// REP record, its windows' records from `near.1` on) when given. What is appended is bounded
+/// by the records' own bytes in `db/data`.
+pub fn delta_stream_into(
+    data: &impl DataFile,
+    rep: Offset,
+    t: &RepTrailer,
+    near: Option<(Vec<u8>, usize)>,
+    out: &mut Vec<u8>,
+) -> Result<()> {
+    let frames = match near {
+        Some((bytes, from)) => Frames::read(t, rep, bytes, from),
+        None => Frames::new(t, rep),
+    };
+    let most = usize::try_from(rep.saturating_sub(t.first_window)).unwrap_or(usize::MAX);
+    payloads_into(data, frames, most, out)
+}
+
+/// Appends the payloads of the records `frames` yields (each CRC checked), at most `most`
+/// bytes of them.
+fn payloads_into(
+    data: &impl DataFile,
+    mut frames: Frames,
+    most: usize,
+    out: &mut Vec<u8>,
+) -> Result<()> {
     let start = out.len();
     while let Some((payload, off)) = frames.frame(data)? {
         if out.len() - start + payload.len() > most {

@@ -27,6 +27,8 @@ const NEAR_SMALL: u64 = 1 << 10;
 const REP_RECORD_MAX: u64 = 96;
 /// Bytes read with a REP record and where its windows' records begin in them.
 type NearWindows = (Vec<u8>, usize);
+/// A stored delta's REP record, its text cache entry and where its stream begins in it.
+type KeptDelta = (RepTrailer, Arc<Vec<u8>>, usize);
 use crate::{MAX_DIR_CHAIN, TAG_DIR, TAG_DIR_DELTA, TAG_NODE, TAG_PROPS, TAG_REVISION};
 use std::collections::HashMap;
 use std::io::Read;
@@ -740,18 +742,43 @@ impl Repo {
     /// every client updating across the same commit asks for the same deltas, and a
     /// representation that is not one against `base` is known as such without a read.
     pub fn stored_delta(&self, text: &FileText, base: Offset) -> Result<Option<Vec<Window>>> {
+        let Some((t, entry, start)) = self.delta_kept(text, base)? else {
+            return Ok(None);
+        };
+        if start == entry.len() {
+            return rep::windows(self, text.rep, &t).map(Some);
+        }
+        rep::windows_of_stream(text.rep, &t, &entry[start..]).map(Some)
+    }
+
+    /// [`Repo::stored_delta`] as the svndiff stream it is stored as, header included (sent
+    /// as it is to a client that reads its version, `stream[3]`): the text cache's entry and
+    /// where the stream begins in it. None when `text` is not stored as a delta against
+    /// `base`, or the delta is larger than what the cache keeps.
+    pub fn stored_delta_stream(
+        &self,
+        text: &FileText,
+        base: Offset,
+    ) -> Result<Option<(Arc<Vec<u8>>, usize)>> {
+        Ok(self
+            .delta_kept(text, base)?
+            .filter(|(_, entry, start)| *start < entry.len())
+            .map(|(_, entry, start)| (entry, start)))
+    }
+
+    /// The text cache's entry for `text`'s stored delta when it is one against `base`: its
+    /// REP record and where its svndiff stream begins in the entry (at the end when not kept).
+    fn delta_kept(&self, text: &FileText, base: Offset) -> Result<Option<KeptDelta>> {
         if text.rep == 0 || base == 0 {
             return Ok(None);
         }
         let entry = self.kept(text.rep | STORED_DELTA, || self.delta_entry(text.rep))?;
-        let (t, windows) = Self::split_delta_entry(text.rep, &entry)?;
+        let len = u32::from_le_bytes([entry[0], entry[1], entry[2], entry[3]]) as usize;
+        let t = Self::trailer(text.rep, &entry[4..4 + len])?;
         if t.base != base {
             return Ok(None);
         }
-        if windows.is_empty() && t.windows > 0 {
-            return rep::windows(self, text.rep, &t).map(Some);
-        }
-        rep::windows_in(self, text.rep, &t, windows.to_vec(), 0).map(Some)
+        Ok(Some((t, entry, 4 + len)))
     }
 
     /// The text cache's entry under `key`, made by `make` and kept when it is missing.
@@ -768,27 +795,19 @@ impl Repo {
 
     /// What the text cache keeps for [`Repo::stored_delta`]: the REP record's payload after
     /// its length (4 bytes, little-endian) and, for a delta of at most [`DELTA_KEPT`] bytes,
-    /// its windows' records, read with the REP record when they lie just before it.
+    /// its windows as an svndiff stream (read with the REP record when they lie just before
+    /// it).
     fn delta_entry(&self, rep: Offset) -> Result<Vec<u8>> {
         let (t, near) = self.rep_near(rep, NEAR)?;
         let mut entry = vec![0; 4];
         t.encode(&mut entry);
         let len = (entry.len() - 4) as u32;
         entry[..4].copy_from_slice(&len.to_le_bytes());
-        let bytes = rep - t.first_window;
-        if t.base != 0 && t.windows > 0 && bytes <= DELTA_KEPT {
-            match near {
-                Some((read, from)) => entry.extend_from_slice(&read[from..]),
-                None => entry.extend(self.read_raw(Which::Data, t.first_window, bytes as usize)?),
-            }
+        if t.base != 0 && t.windows > 0 && rep - t.first_window <= DELTA_KEPT {
+            entry.extend_from_slice(&svelto_delta::stream_header(t.version));
+            rep::delta_stream_into(self, rep, &t, near, &mut entry)?;
         }
         Ok(entry)
-    }
-
-    fn split_delta_entry(rep: Offset, entry: &[u8]) -> Result<(RepTrailer, &[u8])> {
-        let len = u32::from_le_bytes([entry[0], entry[1], entry[2], entry[3]]) as usize;
-        let t = Self::trailer(rep, &entry[4..4 + len])?;
-        Ok((t, &entry[4 + len..]))
     }
 
     /// The bytes `text`'s windows take in `db/data` when it is stored self-contained (about

@@ -115,6 +115,8 @@ pub(super) struct Driver<'a> {
     pub(super) pos: usize,
     pub(super) roots: HashMap<Revnum, Offset>,
     pub(super) revinfo: HashMap<Revnum, RevInfo>,
+    /// The first windows [`Driver::looks_unrelated`] compares, reused from file to file.
+    pub(super) first_windows: (Vec<u8>, Vec<u8>),
 }
 
 impl Driver<'_> {
@@ -860,13 +862,21 @@ impl Driver<'_> {
         }
         if let Some(b) = &base {
             // Stored as a delta against the receiver's version: those windows are the delta
-            // (the writer made them with the same computation from the same two texts).
+            // (the writer made them with the same computation from the same two texts), sent
+            // as stored to a receiver of their version.
+            if opts.accepts > 0 {
+                if let Some((entry, from)) = repo.stored_delta_stream(&target, b.rep)? {
+                    if entry[from + 3] <= opts.accepts {
+                        return send_stream(&mut *self.editor, file, Some(&b.md5), &entry, from);
+                    }
+                }
+            }
             if let Some(windows) = repo.stored_delta(&target, b.rep)? {
                 return send_windows(&mut *self.editor, file, &b.md5, &windows, opts);
             }
             if target.size > WINDOW_SIZE as u64 && self.looks_unrelated(b, &target)? {
                 if let Some(stream) = self.sendable_stream(&target)? {
-                    return send_stream(&mut *self.editor, file, Some(&b.md5), &stream);
+                    return send_stream(&mut *self.editor, file, Some(&b.md5), &stream, 0);
                 }
                 return self.send_new_text(file, &b.md5, &target);
             }
@@ -876,7 +886,7 @@ impl Driver<'_> {
         }
         if base.is_none() {
             if let Some(stream) = self.sendable_stream(&target)? {
-                return send_stream(&mut *self.editor, file, None, &stream);
+                return send_stream(&mut *self.editor, file, None, &stream, 0);
             }
         }
         let text = repo.read_text(&target)?;
@@ -915,7 +925,7 @@ impl Driver<'_> {
     /// archive, an image, a PDF: a new version of such a file shares no runs of bytes with the
     /// old one except a prefix left as it was), and its first window copies nothing from
     /// `base`'s first.
-    fn looks_unrelated(&self, base: &FileText, target: &FileText) -> Result<bool> {
+    fn looks_unrelated(&mut self, base: &FileText, target: &FileText) -> Result<bool> {
         let repo = &self.p.repo;
         let Some(stored) = repo.self_contained_bytes(target)? else {
             return Ok(false);
@@ -923,10 +933,11 @@ impl Driver<'_> {
         if stored < target.size - target.size / INCOMPRESSIBLE {
             return Ok(false);
         }
-        let mut t = vec![0u8; WINDOW_SIZE];
-        let t_len = read_full(&mut repo.text_reader(target)?, &mut t)?;
-        let mut s = vec![0u8; WINDOW_SIZE];
-        let s_len = read_full(&mut repo.text_reader(base)?, &mut s)?;
+        let (t, s) = &mut self.first_windows;
+        t.resize(WINDOW_SIZE, 0);
+        s.resize(WINDOW_SIZE, 0);
+        let t_len = read_full(&mut repo.text_reader(target)?, t)?;
+        let s_len = read_full(&mut repo.text_reader(base)?, s)?;
         let window = compute_window(&s[..s_len], 0, &t[..t_len]);
         Ok(!window
             .instructions

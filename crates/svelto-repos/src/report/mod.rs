@@ -206,6 +206,7 @@ impl PreparedDrive {
             pos: 0,
             roots: HashMap::new(),
             revinfo: HashMap::new(),
+            first_windows: (Vec::new(), Vec::new()),
         };
         d.drive()
     }

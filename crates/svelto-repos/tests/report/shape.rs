@@ -853,6 +853,16 @@ impl svelto_repos::Editor for Counter {
     }
 }
 
+/// A text of 1 MB that compresses well, and the same with one line added at its end.
+fn a_text_and_one_more_line() -> (Vec<u8>, Vec<u8>) {
+    let text: Vec<u8> = (0..30_000u32)
+        .flat_map(|i| format!("line {i} of a text that compresses\n").into_bytes())
+        .collect();
+    let mut changed = text.clone();
+    changed.extend_from_slice(b"one more line\n");
+    (text, changed)
+}
+
 /// An added file stored self-contained goes to a receiver that reads svndiff2 as the
 /// repository stores it (LZ4 windows, fewer bytes than the text, also when computed deltas
 /// go uncompressed: svndiff_version 0, a peer on this machine), and as svndiff0 new data
@@ -861,11 +871,7 @@ impl svelto_repos::Editor for Counter {
 #[test]
 fn added_files_stored_self_contained_are_sent_as_stored() {
     let mut h = Hist::new();
-    let text: Vec<u8> = (0..30_000u32)
-        .flat_map(|i| format!("line {i} of a text that compresses\n").into_bytes())
-        .collect();
-    let mut changed = text.clone();
-    changed.extend_from_slice(b"one more line\n");
+    let (text, changed) = a_text_and_one_more_line();
     h.commit(Some("alice"), |t| {
         put(t, "whole.txt", &text);
         put(t, "delta.txt", &text);
@@ -916,6 +922,54 @@ fn added_files_stored_self_contained_are_sent_as_stored() {
         b"SVN\0",
         "a delta is rebuilt and sent as computed"
     );
+}
+
+/// A version stored as a delta against the one the receiver has goes to a receiver of the
+/// stored svndiff version as it is stored (nothing decoded or encoded), to an older one as
+/// windows in the version it reads; both give the new text.
+#[test]
+fn deltas_stored_against_the_receivers_version_are_sent_as_stored() {
+    let mut h = Hist::new();
+    let (text, changed) = a_text_and_one_more_line();
+    h.commit(Some("alice"), |t| put(t, "f.txt", &text));
+    h.commit(Some("alice"), |t| put(t, "f.txt", &changed));
+    let repo = h.repo();
+    let update = |accepts: u8| -> Vec<u8> {
+        let mut o = opts("", "", 1);
+        let calls = run(
+            &repo,
+            &o,
+            report(|r| r.set_path("", 1, Depth::Infinity, true, None)),
+        );
+        let mut got = empty_wc();
+        wc::apply(&mut got, &calls, &repo, wc::Strictness::FULL).expect("checkout applies");
+        o.target_rev = 2;
+        o.text.svndiff_version = 0;
+        o.text.accepts = accepts;
+        let calls = run(
+            &repo,
+            &o,
+            report(|r| r.set_path("", 1, Depth::Infinity, false, None)),
+        );
+        wc::apply(&mut got, &calls, &repo, wc::Strictness::FULL).expect("update applies");
+        assert!(got.nodes["f.txt"].text == changed, "accepts {accepts}");
+        let mut stream = Vec::new();
+        for c in &calls {
+            if let Call::TextdeltaChunk(_, b) = c {
+                stream.extend_from_slice(b);
+            }
+        }
+        stream
+    };
+    let stored = update(2);
+    assert_eq!(&stored[..4], b"SVN\x02", "sent as stored");
+    assert!(
+        stored.len() < changed.len() / 100,
+        "{} bytes for a one-line change",
+        stored.len()
+    );
+    assert_eq!(&update(1)[..4], b"SVN\0");
+    assert_eq!(&update(0)[..4], b"SVN\0");
 }
 
 /// A tree of 40 000 files: a checkout reads them all, an update of one changed file walks
