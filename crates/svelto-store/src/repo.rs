@@ -45,9 +45,9 @@ type Overlay = (u64, HashMap<Revnum, (u64, u32)>);
 /// ([`Repo::stored_stream`]), not its reconstructed text. Offsets stay far below it.
 const STORED_STREAM: u64 = 1 << 63;
 /// Set in a text cache key: the entry is a representation's REP record and, for a delta of
-/// at most [`DELTA_KEPT`] bytes, its windows' records ([`Repo::stored_delta`]).
+/// at most [`DELTA_KEPT`] bytes, its windows as an svndiff stream ([`Repo::stored_delta`]).
 const STORED_DELTA: u64 = 1 << 62;
-/// The largest stored delta whose windows' records the text cache keeps.
+/// The largest stored delta (its window records' bytes) whose windows the text cache keeps.
 const DELTA_KEPT: u64 = 256 << 10;
 
 /// The default memory of a handle's caches (admin tools: loads, dumps, verify); a server

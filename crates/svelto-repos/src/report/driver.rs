@@ -864,12 +864,8 @@ impl Driver<'_> {
             // Stored as a delta against the receiver's version: those windows are the delta
             // (the writer made them with the same computation from the same two texts), sent
             // as stored to a receiver of their version.
-            if opts.accepts > 0 {
-                if let Some((entry, from)) = repo.stored_delta_stream(&target, b.rep)? {
-                    if entry[from + 3] <= opts.accepts {
-                        return send_stream(&mut *self.editor, file, Some(&b.md5), &entry, from);
-                    }
-                }
+            if let Some((entry, from)) = self.sendable_delta(&target, b)? {
+                return send_stream(&mut *self.editor, file, Some(&b.md5), &entry, from);
             }
             if let Some(windows) = repo.stored_delta(&target, b.rep)? {
                 return send_windows(&mut *self.editor, file, &b.md5, &windows, opts);
@@ -918,6 +914,24 @@ impl Driver<'_> {
             .repo
             .stored_stream(target)?
             .filter(|stream| stream[3] <= accepts))
+    }
+
+    /// [`svelto_store::Repo::stored_delta_stream`] of `target` against `base`, when the receiver reads its
+    /// svndiff version.
+    fn sendable_delta(
+        &self,
+        target: &FileText,
+        base: &FileText,
+    ) -> Result<Option<(std::sync::Arc<Vec<u8>>, usize)>> {
+        let accepts = self.p.opts.text.accepts;
+        if accepts == 0 {
+            return Ok(None);
+        }
+        Ok(self
+            .p
+            .repo
+            .stored_delta_stream(target, base.rep)?
+            .filter(|(entry, from)| entry[from + 3] <= accepts))
     }
 
     /// Whether a delta of `target` against `base` would find nothing to copy, judged without
