@@ -353,18 +353,26 @@ const WINDOW_HEADER_MAX: u64 = 70;
 /// Appends to `out` the windows of the self-contained representation at `rep` (trailer
 /// `t`) as stored: their records' payloads one after another (each CRC checked), which is
 /// the svndiff stream of version `t.version` after its 4-byte header. Nothing is decoded.
+/// From `near` (bytes read with the REP record, its windows' records from `near.1` on) when
+/// given.
 pub fn stored_stream_into(
     data: &impl DataFile,
     rep: Offset,
     t: &RepTrailer,
+    near: Option<(Vec<u8>, usize)>,
     out: &mut Vec<u8>,
 ) -> Result<()> {
     if t.base != 0 {
         return Err(bad(rep, "a delta has no stored stream of its own".into()));
     }
-    let mut frames = Frames::new(t, rep);
-    // One read for the whole representation (up to `CHUNK`), not a first small one.
-    frames.chunk = CHUNK;
+    let frames = match near {
+        Some((bytes, from)) => Frames::read(t, rep, bytes, from),
+        // One read for the whole representation (up to `CHUNK`), not a first small one.
+        None => Frames {
+            chunk: CHUNK,
+            ..Frames::new(t, rep)
+        },
+    };
     // Windows as stored are bounded by what they expand to (`WINDOW_HEADER_MAX`): a trailer
     // that says otherwise is damaged, and is not let to make this read the data file into
     // memory.

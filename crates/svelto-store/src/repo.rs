@@ -27,6 +27,8 @@ const NEAR_SMALL: u64 = 1 << 10;
 const REP_RECORD_MAX: u64 = 96;
 /// Bytes read with a REP record and where its windows' records begin in them.
 type NearWindows = (Vec<u8>, usize);
+/// A REP record read on a chain walk and the bytes read with it.
+type ChainLink = (RepTrailer, Option<NearWindows>);
 /// A stored delta's REP record, its text cache entry and where its stream begins in it.
 type KeptDelta = (RepTrailer, Arc<Vec<u8>>, usize);
 use crate::{MAX_DIR_CHAIN, TAG_DIR, TAG_DIR_DELTA, TAG_NODE, TAG_PROPS, TAG_REVISION};
@@ -830,19 +832,47 @@ impl Repo {
     /// weighed with them; that a text is a delta is kept too (as an empty entry), so asking
     /// again costs no read.
     pub fn stored_stream(&self, text: &FileText) -> Result<Option<Arc<Vec<u8>>>> {
-        if text.rep == 0 {
-            return Ok(None);
-        }
-        let stream = self.kept(text.rep | STORED_STREAM, || {
-            let t = self.rep_trailer(text.rep)?;
-            let mut stream = Vec::new();
-            if t.base == 0 && t.windows > 0 {
-                stream.extend_from_slice(&svelto_delta::stream_header(t.version));
-                rep::stored_stream_into(self, text.rep, &t, &mut stream)?;
-            }
-            Ok(stream)
-        })?;
+        let (stream, _) = self.stream_entry(text)?;
         Ok((!stream.is_empty()).then_some(stream))
+    }
+
+    /// `text`'s stored stream as [`Repo::stored_stream`] gives it, or its contents when it
+    /// is stored as a delta (or empty): what a receiver without a version of the file is sent.
+    /// A delta's REP record, read to learn that it is one, is the first step of the chain
+    /// walk: one read of it, not two.
+    pub fn stored_stream_or_text(&self, text: &FileText) -> Result<Stored> {
+        let (stream, first) = self.stream_entry(text)?;
+        if !stream.is_empty() {
+            return Ok(Stored::Stream(stream));
+        }
+        Ok(Stored::Text(self.fulltext_from(text.rep, first)?))
+    }
+
+    /// The text cache's stream entry for `text` (empty for a delta or an empty text) and,
+    /// when it was just read and is a delta, its REP record and the bytes read with it.
+    fn stream_entry(&self, text: &FileText) -> Result<(Arc<Vec<u8>>, Option<ChainLink>)> {
+        if text.rep == 0 {
+            return Ok((Arc::new(Vec::new()), None));
+        }
+        let key = text.rep | STORED_STREAM;
+        let cached = self.inner.fulltexts.get(key);
+        crate::stats::FULLTEXT_CACHE.count(cached.is_some());
+        if let Some(entry) = cached {
+            return Ok((entry, None));
+        }
+        // The REP record with what lies just before it: a small text's windows.
+        let (t, near) = self.rep_near(text.rep, NEAR_SMALL)?;
+        let mut stream = Vec::new();
+        let mut first = None;
+        if t.base == 0 && t.windows > 0 {
+            stream.extend_from_slice(&svelto_delta::stream_header(t.version));
+            rep::stored_stream_into(self, text.rep, &t, near, &mut stream)?;
+        } else {
+            first = Some((t, near));
+        }
+        let stream = Arc::new(stream);
+        self.inner.fulltexts.put(key, stream.clone());
+        Ok((stream, first))
     }
 
     /// `text`'s windows and contents when it is stored as a delta against the
@@ -883,6 +913,11 @@ impl Repo {
     /// version before (`text_over`'s callers, a dump's or a replay's previous version) is
     /// kept as a text of its own when it was read.
     pub fn fulltext(&self, rep: Offset) -> Result<Arc<Vec<u8>>> {
+        self.fulltext_from(rep, None)
+    }
+
+    /// [`Repo::fulltext`], the REP record at `rep` already read when `first` holds it.
+    fn fulltext_from(&self, rep: Offset, mut first: Option<ChainLink>) -> Result<Arc<Vec<u8>>> {
         if rep == 0 {
             return Ok(Arc::new(Vec::new()));
         }
@@ -895,7 +930,10 @@ impl Repo {
         let mut chain = Vec::new();
         let mut at = rep;
         let base = loop {
-            let (t, near) = self.rep_near(at, NEAR_SMALL)?;
+            let (t, near) = match first.take() {
+                Some(link) => link,
+                None => self.rep_near(at, NEAR_SMALL)?,
+            };
             chain.push((at, t, near));
             if t.base == 0 {
                 break None;
@@ -1033,6 +1071,14 @@ impl AsRef<[u8]> for Shared {
     fn as_ref(&self) -> &[u8] {
         &self.0
     }
+}
+
+/// What [`Repo::stored_stream_or_text`] gives.
+pub enum Stored {
+    /// The svndiff stream a self-contained text is stored as, header included.
+    Stream(Arc<Vec<u8>>),
+    /// The contents of a text stored as a delta, or of an empty one.
+    Text(Arc<Vec<u8>>),
 }
 
 /// One step of a node's history: where and when a node-revision was created.

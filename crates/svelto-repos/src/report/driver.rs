@@ -13,7 +13,7 @@ use std::rc::Rc;
 use svelto_core::Md5;
 use svelto_core::{decimal, join, parent_and_name, skip_ancestor, Depth, NodeKind, Revnum};
 use svelto_delta::{compute_window, stream_header, Instruction, Window, WINDOW_SIZE};
-use svelto_store::{DirEntry, FileText, NodeRev, Offset};
+use svelto_store::{DirEntry, FileText, NodeRev, Offset, Stored};
 pub(super) const COMMITTED_REV: &[u8] = b"svn:entry:committed-rev";
 pub(super) const COMMITTED_DATE: &[u8] = b"svn:entry:committed-date";
 pub(super) const LAST_AUTHOR: &[u8] = b"svn:entry:last-author";
@@ -880,9 +880,15 @@ impl Driver<'_> {
         if target.size > STREAM_ABOVE || base.is_some_and(|b| b.size > STREAM_ABOVE) {
             return self.stream_text(file, base, target);
         }
-        if base.is_none() {
-            if let Some(stream) = self.sendable_stream(&target)? {
-                return send_stream(&mut *self.editor, file, None, &stream, 0);
+        if base.is_none() && opts.accepts != 0 {
+            // One look at the REP record: the stored stream, or the first step of the
+            // text's reconstruction.
+            match repo.stored_stream_or_text(&target)? {
+                Stored::Stream(stream) if stream[3] <= opts.accepts => {
+                    return send_stream(&mut *self.editor, file, None, &stream, 0);
+                }
+                Stored::Text(text) => return send_added_text(&mut *self.editor, file, &text, opts),
+                Stored::Stream(_) => {}
             }
         }
         let text = repo.read_text(&target)?;

@@ -241,6 +241,75 @@ fn stored_deltas_once_read_are_answered_from_the_cache() {
     );
 }
 
+/// What a receiver without a version of a file is sent: a version stored self-contained
+/// comes as its stored stream (a small one's windows read with its REP record, a large
+/// one's read after it), which decodes to the version; a version stored as a delta comes as
+/// its contents, rebuilt from the REP record read to learn that it is one; asked again, each
+/// is answered from the text cache.
+#[test]
+fn stored_streams_or_texts_give_every_version() {
+    use svelto_store::Stored;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut w = new_repo(dir.path());
+    let small = |v: u64| -> String {
+        (0..30)
+            .map(|l| format!("line {l} of version {}\n", if l == 20 { v } else { 0 }))
+            .collect()
+    };
+    // Hardly compressible, several windows: stored whole each time it is unrelated.
+    let large = |v: u64| -> Vec<u8> {
+        let mut x = v.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+        (0..300_000)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect()
+    };
+    let mut versions = Vec::new();
+    for v in 0..4u64 {
+        let mut t = Txn::begin(&mut w).expect("begin");
+        if v == 0 {
+            t.make_node("s", NodeKind::File).expect("add");
+            t.make_node("l", NodeKind::File).expect("add");
+        }
+        let (s, l) = (small(v), large(v));
+        t.set_text("s", &mut s.as_bytes()).expect("text");
+        t.set_text("l", &mut l.as_slice()).expect("text");
+        t.commit().expect("commit");
+        versions.push((v + 1, "s", s.into_bytes()));
+        versions.push((v + 1, "l", l));
+    }
+    w.sync().expect("sync");
+    let repo = Repo::open(dir.path()).expect("open");
+    let (mut streams, mut texts) = (0, 0);
+    for (rev, path, contents) in &versions {
+        let text = repo.node_at(*rev, path).expect("node").1.file_text();
+        for _ in 0..2 {
+            match repo.stored_stream_or_text(&text).expect("read") {
+                Stored::Stream(stream) => {
+                    streams += 1;
+                    let windows = svelto_delta::decode_stream(&stream, &Default::default())
+                        .expect("a valid stream");
+                    let got = svelto_delta::apply_windows(&windows, &[]).expect("apply");
+                    assert!(
+                        got == *contents,
+                        "{path}@{rev}: the stream decodes to another text"
+                    );
+                }
+                Stored::Text(got) => {
+                    texts += 1;
+                    assert!(*got == *contents, "{path}@{rev}: another text");
+                }
+            }
+        }
+    }
+    // s@1 and every l are stored whole; s@2..4 are deltas.
+    assert_eq!((streams, texts), (10, 6));
+}
+
 /// Every version of a file reads back whatever was read before it: the newest first (its
 /// whole chain rebuilt, no base kept), then the others from the oldest up (each chain cut
 /// short at a cached version), from the newest down, and again through a handle whose
