@@ -14,7 +14,6 @@ use svelto_core::{join, ChangeKind, Depth, NodeKind, Revnum};
 use svelto_repos::action;
 use svelto_repos::list::DirentFields as Fields;
 use svelto_repos::log::{LogEntryRef, LogOptions};
-use svelto_repos::Node;
 
 /// Answers a `REPORT`.
 pub(crate) fn report(ctx: &Ctx<'_>, req: &Req) -> Result<Reply, HttpError> {
@@ -257,7 +256,7 @@ fn list_item(
     revinfo: &mut RevInfo,
     fields: &Fields,
     path: &str,
-    n: &Node,
+    n: &svelto_repos::ListedNode,
 ) -> svelto_repos::Result<()> {
     s.push_str("<S:item node-kind=\"");
     s.push_str(if fields.kind {

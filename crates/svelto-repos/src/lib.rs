@@ -61,7 +61,7 @@ pub use log::{
     log, log_authz, log_authz_ref, revision_access, ChangedPath, ChangedPathRef, LogEntry,
     LogEntryRef, LogOptions, Readable, RevisionAccess,
 };
-pub use node::Node;
+pub use node::{ListedNode, Node};
 pub use query::{get_mergeinfo, inherited_props, mergeinfo_for_path};
 pub use replay::{replay, ReplayOptions};
 pub use report::{drive, prepare, PreparedDrive, Report, ReportLimits, ReportOptions};

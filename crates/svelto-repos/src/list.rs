@@ -4,9 +4,9 @@
 //! patterns (case-folded), unreadable entries skipped and not descended.
 
 use crate::authz::fnmatch;
-use crate::node::Node;
+use crate::node::{ListedNode, Node};
 use crate::Result;
-use svelto_core::{join, parent_and_name, Depth, NodeKind, Revnum};
+use svelto_core::{parent_and_name, Depth, NodeKind, Revnum};
 use svelto_store::Repo;
 
 /// Which fields of a directory entry a client asked for (Subversion's `SVN_DIRENT_*`
@@ -39,8 +39,8 @@ impl DirentFields {
     }
 }
 
-/// Walks `path` in `rev` to `depth`, giving each listed entry (its relpath and node) to
-/// `receiver`. `patterns` None lists every name; an entry whose name matches none is not
+/// Walks `path` in `rev` to `depth`, giving each listed entry (its relpath and what it is)
+/// to `receiver`. `patterns` None lists every name; an entry whose name matches none is not
 /// given, but a directory is still descended. A missing path is
 /// [`crate::ReposError::NotFound`]-like: `Path '/PATH' not found` (SVN_ERR_FS_NOT_FOUND).
 pub fn list(
@@ -50,7 +50,7 @@ pub fn list(
     depth: Depth,
     patterns: Option<&[Vec<u8>]>,
     readable: Option<&dyn Fn(&str) -> bool>,
-    receiver: &mut dyn FnMut(&str, &Node) -> Result<()>,
+    receiver: &mut dyn FnMut(&str, &ListedNode) -> Result<()>,
 ) -> Result<()> {
     let Some((_, node)) = repo.lookup(rev, path)? else {
         return Err(crate::ReposError::svn(
@@ -69,32 +69,41 @@ pub fn list(
     };
     let node = Node(node);
     if matches(parent_and_name(path).1) {
-        receiver(path, &node)?;
+        receiver(path, &ListedNode::from(&node))?;
     }
     if node.kind() != NodeKind::Dir || depth == Depth::Empty {
         return Ok(());
     }
-    let mut stack = vec![(path.to_string(), repo.dir(&node.0)?, 0usize)];
-    while let Some(top) = stack.last_mut() {
-        let Some(e) = top.1.get(top.2).cloned() else {
+    // Each directory's entries are walked in place (its shared listing and what each entry
+    // is, an index); a child's path is built in one buffer, kept only for a directory that
+    // is descended.
+    let (entries, listed) = repo.listed_at(node.0.entries)?;
+    let mut stack = vec![(path.to_string(), entries, listed, 0usize)];
+    let mut child_path = String::new();
+    while let Some((dir_path, entries, listed, i)) = stack.last_mut() {
+        let (Some(e), Some(&what)) = (entries.get(*i), listed.get(*i)) else {
             stack.pop();
             continue;
         };
-        top.2 += 1;
-        let child_path = join(&top.0, &e.name);
+        *i += 1;
         if depth == Depth::Files && e.kind == NodeKind::Dir {
             continue;
         }
+        child_path.clear();
+        if !dir_path.is_empty() {
+            child_path.push_str(dir_path);
+            child_path.push('/');
+        }
+        child_path.push_str(&e.name);
         if readable.is_some_and(|f| !f(&child_path)) {
             continue;
         }
-        let child = Node(repo.node(e.node)?);
         if matches(&e.name) {
-            receiver(&child_path, &child)?;
+            receiver(&child_path, &ListedNode(what))?;
         }
         if e.kind == NodeKind::Dir && depth == Depth::Infinity {
-            let entries = repo.dir(&child.0)?;
-            stack.push((child_path, entries, 0));
+            let (entries, listed) = repo.listed_at(what.entries)?;
+            stack.push((child_path.clone(), entries, listed, 0));
         }
     }
     Ok(())

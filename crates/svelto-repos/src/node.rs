@@ -43,3 +43,36 @@ impl Node {
         self.0.file_text().sha1
     }
 }
+
+/// An entry of a listing as `svn ls` shows it (over svn:// and HTTP): its kind, the revision
+/// that last changed it, its size, whether it has properties. Read from the node-revision
+/// once and kept with the directory's listing.
+#[derive(Debug, Clone, Copy)]
+pub struct ListedNode(pub(crate) svelto_store::Listed);
+
+impl ListedNode {
+    pub fn kind(&self) -> NodeKind {
+        self.0.kind
+    }
+
+    /// The revision that last changed the node (Subversion's `created-rev`).
+    pub fn created_rev(&self) -> Revnum {
+        self.0.created_rev
+    }
+
+    /// Whether the node has any properties.
+    pub fn has_props(&self) -> bool {
+        self.0.has_props
+    }
+
+    /// A file's size in bytes (0 for a directory).
+    pub fn size(&self) -> u64 {
+        self.0.size
+    }
+}
+
+impl From<&Node> for ListedNode {
+    fn from(n: &Node) -> ListedNode {
+        ListedNode(svelto_store::Listed::of(&n.0))
+    }
+}

@@ -12,8 +12,8 @@ use std::io::{Read, Write};
 use svelto_core::{parse_svn_date, Depth, NodeKind, PropList, Revnum};
 use svelto_repos::action;
 use svelto_repos::list::DirentFields as Fields;
-use svelto_repos::Node;
-use svelto_wire::{success, Item, TupleReader};
+use svelto_repos::{ListedNode, Node};
+use svelto_wire::{success, Item, ItemWriter, TupleReader};
 
 /// The size svnserve sends for a directory in `stat` and `list` (the client's "invalid").
 const DIR_SIZE: u64 = u64::MAX;
@@ -536,8 +536,9 @@ fn list_walk<R: Read, W: Write>(
 ) -> CmdResult<()> {
     // The walk and its authz filtering are the service's (svn_repos_list); the wire is ours.
     let mut failure: Option<Failure> = None;
+    let mut entry = ListEntry::default();
     let result = s.ctx.list(path, rev, depth, patterns, &mut |p, n| {
-        send_list_entry(s, conn, p, n, fields).map_err(|f| {
+        entry.send(s, conn, p, n, fields).map_err(|f| {
             failure = Some(f);
             svelto_repos::ReposError::Stopped("the list entry could not be sent".into())
         })
@@ -548,47 +549,72 @@ fn list_walk<R: Read, W: Write>(
     }
 }
 
-fn send_list_entry<R: Read, W: Write>(
-    s: &Session,
-    conn: &mut Conn<R, W>,
-    path: &str,
-    node: &Node,
-    fields: Fields,
-) -> CmdResult<()> {
-    let fspath = format!("/{path}");
-    let kind = if fields.kind {
-        kind_word(node.kind())
-    } else {
-        Item::word("unknown")
-    };
-    if fields.only_kind() {
-        conn.write_item(&Item::list(vec![Item::string(fspath), kind]))?;
-        return Ok(());
+/// What `list` writes for each entry, reused from one entry to the next: the entry's bytes
+/// and the date and author of the revisions seen so far (a tree's entries share them).
+#[derive(Default)]
+struct ListEntry {
+    buf: Vec<u8>,
+    revs: std::collections::HashMap<Revnum, svelto_repos::service::DateAuthor>,
+}
+
+impl ListEntry {
+    /// Writes `( path:string kind:word ( ?size ) ( ?has-props ) ( ?created-rev ) ( ?date )
+    /// ( ?author ) )` for `node` at `path`, the fields asked for filled in, without an item
+    /// tree.
+    fn send<R: Read, W: Write>(
+        &mut self,
+        s: &Session,
+        conn: &mut Conn<R, W>,
+        path: &str,
+        node: &ListedNode,
+        fields: Fields,
+    ) -> CmdResult<()> {
+        self.buf.clear();
+        let mut w = ItemWriter(&mut self.buf);
+        w.open().fspath(path.as_bytes());
+        w.word(if fields.kind {
+            node.kind().as_str()
+        } else {
+            "unknown"
+        });
+        if !fields.only_kind() {
+            let rev = node.created_rev();
+            let (date, author) = if fields.time || fields.author {
+                if !self.revs.contains_key(&rev) {
+                    if self.revs.len() >= 100_000 {
+                        self.revs.clear();
+                    }
+                    self.revs.insert(rev, s.ctx.rev_info(rev)?);
+                }
+                let (date, author) = &self.revs[&rev];
+                (date.as_deref(), author.as_deref())
+            } else {
+                (None, None)
+            };
+            let size = match node.kind() {
+                NodeKind::File => node.size(),
+                NodeKind::Dir => DIR_SIZE,
+            };
+            w.open();
+            if fields.size {
+                w.number(size);
+            }
+            w.close().open();
+            if fields.has_props {
+                w.bool(node.has_props());
+            }
+            w.close().open();
+            if fields.created_rev {
+                w.number(rev);
+            }
+            w.close();
+            w.opt_string(date.filter(|_| fields.time));
+            w.opt_string(author.filter(|_| fields.author));
+        }
+        w.close();
+        conn.write_raw(&self.buf)?;
+        Ok(())
     }
-    let (date, author) = if fields.time || fields.author {
-        s.ctx.rev_info(node.created_rev())?
-    } else {
-        (None, None)
-    };
-    let size = match node.kind() {
-        NodeKind::File => node.size(),
-        NodeKind::Dir => DIR_SIZE,
-    };
-    let item = Item::list(vec![
-        Item::string(fspath),
-        kind,
-        Item::opt(fields.size.then_some(Item::Number(size))),
-        Item::opt(fields.has_props.then(|| Item::bool(node.has_props()))),
-        Item::opt(
-            fields
-                .created_rev
-                .then_some(Item::Number(node.created_rev())),
-        ),
-        opt_string(if fields.time { date } else { None }),
-        opt_string(if fields.author { author } else { None }),
-    ]);
-    conn.write_item(&item)?;
-    Ok(())
 }
 
 /// `get-iprops ( path:string [ rev:number ] )`.

@@ -62,6 +62,12 @@ impl Weigh for Arc<svelto_core::PropList> {
     }
 }
 
+impl Weigh for Arc<Vec<crate::repo::Listed>> {
+    fn weigh(&self) -> u64 {
+        (self.len() * size_of::<crate::repo::Listed>()) as u64 + ENTRY_OVERHEAD
+    }
+}
+
 impl Weigh for RevRecord {
     fn weigh(&self) -> u64 {
         size_of::<RevRecord>() as u64 + ENTRY_OVERHEAD

@@ -30,7 +30,7 @@ pub use files::{Current, RevRecord};
 pub use hotcopy::{freeze, hotcopy_db, is_repository, DbCopy, Frozen, HotcopyError};
 pub use node::{Change, DirEntry, FileText, NodeRev, Offset, RevMeta};
 pub use rep::{WindowStream, DELTA_MAX};
-pub use repo::{HistoryEntry, Repo, Stored, FORMAT};
+pub use repo::{HistoryEntry, Listed, Repo, Stored, FORMAT};
 pub use txn::{NodeInfo, Txn};
 pub use writer::{create_db, Writer};
 

@@ -310,7 +310,7 @@ impl Ctx {
         rev: Revnum,
         depth: Depth,
         patterns: Option<&[Vec<u8>]>,
-        receiver: &mut dyn FnMut(&str, &Node) -> Result<()>,
+        receiver: &mut dyn FnMut(&str, &crate::ListedNode) -> Result<()>,
     ) -> Result<()> {
         let allowed = |p: &str| self.allowed(p, false);
         crate::list::list(

@@ -180,3 +180,53 @@ fn changed_node_is_the_walk_for_the_changed_paths() {
     }
     assert!(found >= 14, "{found} paths found through their changes");
 }
+
+/// What a listing's entries are (`Repo::listed_at`, for `svn ls`): each entry's kind,
+/// last-changed revision, size, whether it has properties and its own listing, as its
+/// node-revision says, at every revision; asked again, the same.
+#[test]
+fn listed_entries_are_what_their_nodes_say() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut w = new_repo(dir.path());
+    let mut t = Txn::begin(&mut w).expect("begin");
+    t.make_node("d", NodeKind::Dir).expect("mkdir");
+    t.make_node("d/a", NodeKind::File).expect("add");
+    t.set_text("d/a", &mut &b"hello"[..]).expect("text");
+    t.make_node("d/s", NodeKind::Dir).expect("mkdir");
+    t.make_node("d/s/b", NodeKind::File).expect("add");
+    t.commit().expect("commit");
+    let mut t = Txn::begin(&mut w).expect("begin");
+    t.change_prop("d/a", b"p", Some(b"v")).expect("prop");
+    t.set_text("d/s/b", &mut &b"more bytes"[..]).expect("text");
+    t.commit().expect("commit");
+    w.sync().expect("sync");
+    let repo = Repo::open(dir.path()).expect("open");
+    // (revision, name) -> (kind, created rev, size, has props)
+    let want = [
+        ((1, "a"), (NodeKind::File, 1, 5, false)),
+        ((1, "s"), (NodeKind::Dir, 1, 0, false)),
+        ((2, "a"), (NodeKind::File, 2, 5, true)),
+        ((2, "s"), (NodeKind::Dir, 2, 0, false)),
+    ];
+    for _ in 0..2 {
+        for rev in 1..=2 {
+            let (_, d) = repo.node_at(rev, "d").expect("d");
+            let (entries, listed) = repo.listed_at(d.entries).expect("listed");
+            assert_eq!(entries.len(), listed.len());
+            for (e, l) in entries.iter().zip(listed.iter()) {
+                let n = repo.node(e.node).expect("node");
+                assert_eq!(*l, svelto_store::Listed::of(&n), "{} at r{rev}", e.name);
+                let (_, w) = want
+                    .iter()
+                    .find(|((r, name), _)| *r == rev && *name == e.name)
+                    .expect("a known entry");
+                assert_eq!((l.kind, l.created_rev, l.size, l.has_props), *w);
+                assert_eq!(l.entries != 0, e.name == "s", "{}", e.name);
+            }
+            let s = entries.iter().position(|e| e.name == "s").expect("s");
+            let (inner, inner_listed) = repo.listed_at(listed[s].entries).expect("s listed");
+            assert_eq!(inner.len(), 1);
+            assert_eq!(inner_listed[0].size, if rev == 1 { 0 } else { 10 });
+        }
+    }
+}
