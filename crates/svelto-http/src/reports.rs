@@ -8,7 +8,6 @@ use crate::xml::{esc, Elem, SVN};
 use crate::{Reply, Req};
 use hyper::StatusCode;
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::fmt::Write as _;
 use svelto_core::{join, ChangeKind, Depth, NodeKind, Revnum};
 use svelto_repos::action;
@@ -197,7 +196,7 @@ fn list(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
     let svc = ctx.svc.clone();
     Ok(Reply::xml_stream(Box::new(move |w| {
         let mut header = false;
-        let mut revinfo = RevInfo::default();
+        let mut revinfo = svelto_repos::service::RevInfoMemo::default();
         let mut item = String::new();
         svc.list(&path, rev, depth, patterns.as_deref(), &mut |p, n| {
             if !header {
@@ -226,34 +225,11 @@ fn list(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
     .action(logged))
 }
 
-/// svn:date and svn:author by revision, for one response.
-#[derive(Default)]
-struct RevInfo(HashMap<Revnum, (Option<String>, Option<String>)>);
-
-impl RevInfo {
-    fn get(
-        &mut self,
-        svc: &svelto_repos::service::Ctx,
-        rev: Revnum,
-    ) -> svelto_repos::Result<&(Option<String>, Option<String>)> {
-        if !self.0.contains_key(&rev) {
-            let (date, author) = svc.rev_info(rev)?;
-            let text = |v: Option<Vec<u8>>| v.map(|v| String::from_utf8_lossy(&v).into_owned());
-            let v = (text(date), text(author));
-            if self.0.len() > 100_000 {
-                self.0.clear();
-            }
-            self.0.insert(rev, v);
-        }
-        Ok(&self.0[&rev])
-    }
-}
-
 /// Appends an entry's `S:item` to `s`.
 fn list_item(
     s: &mut String,
     svc: &svelto_repos::service::Ctx,
-    revinfo: &mut RevInfo,
+    revinfo: &mut svelto_repos::service::RevInfoMemo,
     fields: &Fields,
     path: &str,
     n: &svelto_repos::ListedNode,
@@ -280,20 +256,23 @@ fn list_item(
     }
     let (date, author) = if fields.time || fields.author {
         let (d, a) = revinfo.get(svc, n.created_rev())?;
-        (d.as_deref(), a.as_deref())
+        (
+            d.as_deref().map(String::from_utf8_lossy),
+            a.as_deref().map(String::from_utf8_lossy),
+        )
     } else {
         (None, None)
     };
     if let (true, Some(d)) = (fields.time, date) {
         s.push_str(" date=\"");
-        crate::xml::esc_to(s, d);
+        crate::xml::esc_to(s, &d);
         s.push('"');
     }
     s.push_str(">/");
     crate::xml::esc_cdata_to(s, path);
     if let (true, Some(a)) = (fields.author, author) {
         s.push_str("<D:creator-displayname>");
-        crate::xml::esc_to(s, &crate::xml::displayable_author(a));
+        crate::xml::esc_to(s, &crate::xml::displayable_author(&a));
         s.push_str("</D:creator-displayname>");
     }
     s.push_str("</S:item>\n");

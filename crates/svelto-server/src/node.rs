@@ -554,7 +554,7 @@ fn list_walk<R: Read, W: Write>(
 #[derive(Default)]
 struct ListEntry {
     buf: Vec<u8>,
-    revs: std::collections::HashMap<Revnum, svelto_repos::service::DateAuthor>,
+    revs: svelto_repos::service::RevInfoMemo,
 }
 
 impl ListEntry {
@@ -580,13 +580,7 @@ impl ListEntry {
         if !fields.only_kind() {
             let rev = node.created_rev();
             let (date, author) = if fields.time || fields.author {
-                if !self.revs.contains_key(&rev) {
-                    if self.revs.len() >= 100_000 {
-                        self.revs.clear();
-                    }
-                    self.revs.insert(rev, s.ctx.rev_info(rev)?);
-                }
-                let (date, author) = &self.revs[&rev];
+                let (date, author) = self.revs.get(&s.ctx, rev)?;
                 (date.as_deref(), author.as_deref())
             } else {
                 (None, None)

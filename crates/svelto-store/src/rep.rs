@@ -119,6 +119,19 @@ impl Frames {
         }
     }
 
+    /// Every window of `t` is wanted: from `near` (bytes read with the REP record at `rep`,
+    /// the first window's record at `near.1`) when given, else read from the first window
+    /// on, all of them at once up to [`CHUNK`].
+    fn all(t: &RepTrailer, rep: Offset, near: Option<(Vec<u8>, usize)>) -> Frames {
+        match near {
+            Some((bytes, from)) => Frames::read(t, rep, bytes, from),
+            None => Frames {
+                chunk: CHUNK,
+                ..Frames::new(t, rep)
+            },
+        }
+    }
+
     fn new(t: &RepTrailer, rep: Offset) -> Frames {
         Frames {
             pos: t.first_window,
@@ -250,21 +263,7 @@ pub fn apply_into(
     out: &mut Vec<u8>,
 ) -> Result<()> {
     out.clear();
-    let mut frames = match near {
-        Some((buf, at)) => Frames {
-            pos: rep,
-            end: rep,
-            buf,
-            at,
-            chunk: FIRST_CHUNK,
-            windows: t.windows,
-        },
-        // Every window is wanted: the first read asks for all of them, up to CHUNK.
-        None => Frames {
-            chunk: CHUNK,
-            ..Frames::new(t, rep)
-        },
-    };
+    let mut frames = Frames::all(t, rep, near);
     while let Some((w, off)) = frames.next_onto(data, t.version, out)? {
         if let Some(w) = w {
             apply(&w, base, off, out)?;
@@ -365,14 +364,7 @@ pub fn stored_stream_into(
     if t.base != 0 {
         return Err(bad(rep, "a delta has no stored stream of its own".into()));
     }
-    let frames = match near {
-        Some((bytes, from)) => Frames::read(t, rep, bytes, from),
-        // One read for the whole representation (up to `CHUNK`), not a first small one.
-        None => Frames {
-            chunk: CHUNK,
-            ..Frames::new(t, rep)
-        },
-    };
+    let frames = Frames::all(t, rep, near);
     // Windows as stored are bounded by what they expand to (`WINDOW_HEADER_MAX`): a trailer
     // that says otherwise is damaged, and is not let to make this read the data file into
     // memory.
@@ -406,10 +398,7 @@ pub fn delta_stream_into(
     near: Option<(Vec<u8>, usize)>,
     out: &mut Vec<u8>,
 ) -> Result<()> {
-    let frames = match near {
-        Some((bytes, from)) => Frames::read(t, rep, bytes, from),
-        None => Frames::new(t, rep),
-    };
+    let frames = Frames::all(t, rep, near);
     let most = usize::try_from(rep.saturating_sub(t.first_window)).unwrap_or(usize::MAX);
     payloads_into(data, frames, most, out)
 }

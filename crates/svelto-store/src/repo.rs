@@ -881,24 +881,19 @@ impl Repo {
         if text.rep == 0 {
             return Ok((Arc::new(Vec::new()), None));
         }
-        let key = text.rep | STORED_STREAM;
-        let cached = self.inner.fulltexts.get(key);
-        crate::stats::FULLTEXT_CACHE.count(cached.is_some());
-        if let Some(entry) = cached {
-            return Ok((entry, None));
-        }
-        // The REP record with what lies just before it: a small text's windows.
-        let (t, near) = self.rep_near(text.rep, NEAR_SMALL)?;
-        let mut stream = Vec::new();
         let mut first = None;
-        if t.base == 0 && t.windows > 0 {
-            stream.extend_from_slice(&svelto_delta::stream_header(t.version));
-            rep::stored_stream_into(self, text.rep, &t, near, &mut stream)?;
-        } else {
-            first = Some((t, near));
-        }
-        let stream = Arc::new(stream);
-        self.inner.fulltexts.put(key, stream.clone());
+        let stream = self.kept(text.rep | STORED_STREAM, || {
+            // The REP record with what lies just before it: a small text's windows.
+            let (t, near) = self.rep_near(text.rep, NEAR_SMALL)?;
+            let mut stream = Vec::new();
+            if t.base == 0 && t.windows > 0 {
+                stream.extend_from_slice(&svelto_delta::stream_header(t.version));
+                rep::stored_stream_into(self, text.rep, &t, near, &mut stream)?;
+            } else {
+                first = Some((t, near));
+            }
+            Ok(stream)
+        })?;
         Ok((stream, first))
     }
 

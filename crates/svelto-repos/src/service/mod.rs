@@ -44,6 +44,23 @@ use svelto_store::Repo;
 /// A revision's `svn:date` and `svn:author`, when it has them.
 pub type DateAuthor = (Option<Vec<u8>>, Option<Vec<u8>>);
 
+/// `svn:date` and `svn:author` by revision for one response (the entries of a listing share
+/// revisions): each revision's looked up once.
+#[derive(Default)]
+pub struct RevInfoMemo(HashMap<Revnum, DateAuthor>);
+
+impl RevInfoMemo {
+    pub fn get(&mut self, ctx: &Ctx, rev: Revnum) -> Result<&DateAuthor> {
+        if !self.0.contains_key(&rev) {
+            if self.0.len() >= 100_000 {
+                self.0.clear();
+            }
+            self.0.insert(rev, ctx.rev_info(rev)?);
+        }
+        Ok(&self.0[&rev])
+    }
+}
+
 /// One client's view of one repository: the shared handle, its writer, who the client is
 /// and what the authz rules let them see. Cloning is cheap (handles and an `Arc`'d rule
 /// set): a front end that streams an answer from another thread takes a clone along.
