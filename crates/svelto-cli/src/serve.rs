@@ -413,6 +413,10 @@ pub fn run(args: ServeArgs) -> Result<()> {
             config.user_header = args.http_user_header.clone();
             config.trusted_proxies = args.http_trusted_proxy.clone();
             config.zone = crate::localtime::zone();
+            // One shutdown for both protocols: SIGTERM waits for HTTP commits too.
+            config.drain = shared.drain.clone();
+            // One memory budget too: HTTP request bodies are charged against it.
+            config.budget = Some(shared.budget.clone());
             // The same handles as svn:// connections: both protocols warm the same caches.
             let repos = shared.clone();
             let open: svelto_http::OpenRepo = Arc::new(move |dir| Ok(repos.repos.open(dir)?));
@@ -461,13 +465,11 @@ pub fn run(args: ServeArgs) -> Result<()> {
         let left = shared.drain();
         if left > 0 {
             shared.log.line(&format!(
-                "shutdown: {left} write commands still running after {} s; exiting anyway",
+                "shutdown: {left} writes (svn:// commands, HTTP requests and open transactions) still running after {} s; exiting anyway",
                 shared.config.shutdown_grace.as_secs()
             ));
         } else {
-            shared
-                .log
-                .line("shutdown: no write command running; exiting");
+            shared.log.line("shutdown: no write running; exiting");
         }
     }
     Ok(())
@@ -599,8 +601,12 @@ fn login_name() -> Option<String> {
 /// An answered HTTP request, in the request log and the metrics.
 fn http_request(shared: &Shared, r: &svelto_http::Served<'_>) {
     let actions: Vec<String> = r.action.map(str::to_string).into_iter().collect();
+    // A 401 is the challenge every client gets before it sends its credentials (a wrong
+    // password has a log line of its own): an ordinary request, not an error.
+    let challenge = r.status == 401;
     let error: Vec<(u64, String)> = r
         .error
+        .filter(|_| !challenge)
         .map(|(code, msg)| (u64::from(code), msg.to_string()))
         .into_iter()
         .collect();
@@ -619,10 +625,13 @@ fn http_request(shared: &Shared, r: &svelto_http::Served<'_>) {
     });
     shared
         .metrics
-        .command(r.command, r.duration, r.status >= 400);
+        .command(r.command, r.duration, r.status >= 400 && !challenge);
     shared.metrics.bytes(r.bytes_in, r.bytes_out);
-    if let Some(code) = r.error.map(|(c, _)| c) {
-        if r.status == 401 || r.status == 403 {
+    if r.method == "MERGE" && r.status == 200 {
+        shared.metrics.commit();
+    }
+    if let Some(code) = r.error.map(|(c, _)| c).filter(|_| !challenge) {
+        if r.status == 403 {
             shared.metrics.error(svelto_server::ErrorKind::Auth);
         } else if code != 0 || r.status >= 400 {
             shared

@@ -2,11 +2,14 @@
 //!
 //! Owns: revision numbers, repository paths and their ordering, node kinds,
 //! property lists, checksums, decimal numbers written without allocating, Subversion's error codes (`code`), the guarded place in a
-//! bounded count that both front ends bound their connections with (`Permit`). Must not: do I/O, depend on any other Svelto crate.
+//! bounded count that both front ends bound their connections with (`Permit`), and the
+//! shutdown both wait on with the writes it waits for (`Drain`). Must not: do I/O, depend on any other Svelto crate.
 
+pub mod budget;
 mod checksum;
 pub mod code;
 mod date;
+mod drain;
 pub mod localtime;
 mod path;
 mod permit;
@@ -14,6 +17,7 @@ mod props;
 
 pub use checksum::{Md5, Sha1, EMPTY_MD5};
 pub use date::{civil_from_days, format_svn_date, parse_svn_date, svn_date_now};
+pub use drain::{Drain, Writing};
 pub use path::{
     compare_paths, is_ancestor, join, parent_and_name, skip_ancestor, validate_path, PathError,
 };

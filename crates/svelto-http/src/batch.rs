@@ -15,8 +15,11 @@ use std::cell::Cell;
 use std::io::{self, IoSlice};
 use std::pin::Pin;
 use std::rc::Rc;
+use std::sync::Arc;
 use std::task::{ready, Context, Poll};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+
+use crate::conns::Conn;
 
 /// The most a connection holds back, in bytes.
 pub(crate) const BATCH: usize = 64 * 1024;
@@ -30,14 +33,24 @@ pub(crate) struct Batched<S> {
     /// handler still answering, a streamed body's next piece): the next flush writes what
     /// waits.
     urgent: Rc<Cell<bool>>,
+    /// The connection's entry in the table, told when bytes move (its watchdog closes a
+    /// connection whose request moves none for too long).
+    conn: Option<Arc<Conn>>,
 }
 
 impl<S> Batched<S> {
-    pub fn new(io: S) -> Batched<S> {
+    pub fn new(io: S, conn: Option<Arc<Conn>>) -> Batched<S> {
         Batched {
             io,
             buf: Vec::new(),
             urgent: Rc::new(Cell::new(false)),
+            conn,
+        }
+    }
+
+    fn moved(&self) {
+        if let Some(c) = &self.conn {
+            c.moved();
         }
     }
 
@@ -55,6 +68,7 @@ impl<S: AsyncWrite + Unpin> Batched<S> {
             if n == 0 {
                 return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
             }
+            self.moved();
             self.buf.drain(..n);
         }
         Poll::Ready(Ok(()))
@@ -70,12 +84,17 @@ impl<S: AsyncRead + AsyncWrite + Unpin> AsyncRead for Batched<S> {
         let this = self.get_mut();
         match Pin::new(&mut this.io).poll_read(cx, out) {
             Poll::Pending => {
-                // Nothing more to answer for now: the client gets what waits.
+                // Nothing more to answer for now: the client gets what waits, and the
+                // buffer is given back (an idle connection holds none).
                 ready!(this.poll_drain(cx))?;
+                this.buf = Vec::new();
                 ready!(Pin::new(&mut this.io).poll_flush(cx))?;
                 Poll::Pending
             }
-            ready => ready,
+            ready => {
+                this.moved();
+                ready
+            }
         }
     }
 }
@@ -106,7 +125,9 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Batched<S> {
         const MAX: usize = 64;
         loop {
             if this.buf.is_empty() {
-                return Pin::new(&mut this.io).poll_write_vectored(cx, bufs);
+                let n = ready!(Pin::new(&mut this.io).poll_write_vectored(cx, bufs))?;
+                this.moved();
+                return Poll::Ready(Ok(n));
             }
             let mut iov = [IoSlice::new(&[]); MAX + 1];
             iov[0] = IoSlice::new(&this.buf);
@@ -116,6 +137,7 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Batched<S> {
             if n == 0 {
                 return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
             }
+            this.moved();
             if n <= this.buf.len() {
                 this.buf.drain(..n);
                 continue;

@@ -21,6 +21,7 @@
 mod access;
 mod auth;
 mod batch;
+mod conns;
 mod ctx;
 mod error;
 mod htpasswd;
@@ -132,6 +133,15 @@ pub struct HttpConfig {
     pub max_connections: usize,
     /// The server's local time zone: the long date of a keyword expanded for `?kw=1`.
     pub zone: svelto_core::localtime::Zone,
+    /// The server's shutdown and the writes it waits for (shared with svn://): a write
+    /// request counts until its answer is sent, an open transaction until it is merged or
+    /// aborted; once shutdown began, new transactions, locks and revision property changes
+    /// are refused (503) while those open finish.
+    pub drain: Arc<svelto_core::Drain>,
+    /// `--memory-budget`, shared with svn://: a request body past a connection's free
+    /// share is charged against it while the request is answered, and refused (503) when
+    /// the budget has no room for it.
+    pub budget: Option<Arc<svelto_core::budget::MemoryBudget>>,
 }
 
 impl HttpConfig {
@@ -149,6 +159,8 @@ impl HttpConfig {
             trusted_proxies: Vec::new(),
             max_connections: 1000,
             zone: svelto_core::localtime::Zone::utc(),
+            drain: Arc::default(),
+            budget: None,
         }
     }
 }
@@ -167,6 +179,8 @@ pub(crate) struct State {
     open_connections: AtomicUsize,
     /// Connections being answered 503 now (at most [`MAX_REFUSING`]).
     refusing: AtomicUsize,
+    /// The connections served, busy or idle.
+    conns: conns::Conns,
 }
 
 /// The running HTTP side.
@@ -225,6 +239,7 @@ pub fn spawn(
         tls: tls.clone(),
         open_connections: AtomicUsize::new(0),
         refusing: AtomicUsize::new(0),
+        conns: conns::Conns::default(),
     });
     let thread = std::thread::Builder::new()
         .name("svelto-http-listener".into())
@@ -256,7 +271,7 @@ const REFUSAL_WAIT: Duration = Duration::from_secs(5);
 /// A place in one of the bounded counts (connections served, refusals being sent), given
 /// back when dropped: when its connection's thread ends (or panics), or when that thread
 /// could not be started.
-type Permit = svelto_core::Permit<State>;
+type Permit = conns::Permit;
 
 fn accept_loop(listener: std::net::TcpListener, state: Arc<State>) {
     loop {
@@ -268,12 +283,16 @@ fn accept_loop(listener: std::net::TcpListener, state: Arc<State>) {
                 continue;
             }
         };
-        let (permit, refused) = match Permit::take(
+        // Every slot taken: the connection idle the longest gives its slot and closes.
+        let taken = Permit::take(
             &state,
             |s| &s.open_connections,
             state.config.max_connections,
-        ) {
-            Some(p) => (p, false),
+        )
+        .or_else(|| state.conns.evict());
+        let slot = match taken {
+            // In the table at once, so that the next client finds it idle there.
+            Some(p) => Slot::Served(state.conns.register(p)),
             None => {
                 state.log(&format!(
                     "{peer}: refused, {} HTTP connections already served (--max-connections)",
@@ -282,16 +301,17 @@ fn accept_loop(listener: std::net::TcpListener, state: Arc<State>) {
                 // Answered 503 on a short-lived thread of its own; beyond MAX_REFUSING of
                 // those, the connection is just closed.
                 match Permit::take(&state, |s| &s.refusing, MAX_REFUSING) {
-                    Some(p) => (p, true),
+                    Some(p) => Slot::Refused(p),
                     None => continue,
                 }
             }
         };
-        // The permit goes with the thread, and comes back when it ends, even by a panic,
+        // The slot goes with the thread, and comes back when it ends, even by a panic,
         // or when it cannot start (the closure, which owns it, is then dropped).
+        let state = state.clone();
         let spawned = std::thread::Builder::new()
             .name("svelto-http".into())
-            .spawn(move || connection_thread(stream, peer.ip(), permit, refused));
+            .spawn(move || connection_thread(state, stream, peer.ip(), slot));
         if spawned.is_err() {
             // No thread for it: the connection (moved into the closure) is closed.
             std::thread::sleep(Duration::from_millis(50));
@@ -299,16 +319,27 @@ fn accept_loop(listener: std::net::TcpListener, state: Arc<State>) {
     }
 }
 
+/// What a connection's thread holds: its entry in the connection table (and through it
+/// its permit), or its place among the connections being refused.
+enum Slot {
+    Served(Arc<conns::Conn>),
+    Refused(Permit),
+}
+
 /// One connection, on its own thread: the TLS handshake (when serving https://) and
 /// hyper's HTTP/1.1 on a current-thread runtime. A connection past `max_connections` gets
-/// a 503 to its request and is closed.
+/// a 503 to its request and is closed; a served one is in the connection table
+/// ([`conns`]) while it lives, holding its permit there.
 fn connection_thread(
+    state: Arc<State>,
     stream: std::net::TcpStream,
     peer: std::net::IpAddr,
-    permit: Permit,
-    busy: bool,
+    slot: Slot,
 ) {
-    let state = permit.owner().clone();
+    let (conn, busy, _refusal) = match slot {
+        Slot::Served(c) => (Some(c), false, None),
+        Slot::Refused(p) => (None, true, Some(p)),
+    };
     let _ = stream.set_nodelay(true);
     if stream.set_nonblocking(true).is_err() {
         return;
@@ -325,43 +356,70 @@ fn connection_thread(
             return;
         };
         match state.tls.as_ref().map(|t| t.acceptor()) {
-            None => serve_connection(state, peer, busy, stream).await,
+            None => serve_connection(state, peer, conn, stream).await,
             Some(acceptor) => {
-                // A client that does not finish its handshake is dropped like an idle one.
+                // A client that does not finish its handshake in time is dropped, and one
+                // still in it gives its slot to a new client when every slot is taken.
                 let wait = if busy {
                     REFUSAL_WAIT
                 } else {
-                    state.config.idle_timeout
+                    conns::FIRST_REQUEST
                 };
-                if let Ok(Ok(tls)) = tokio::time::timeout(wait, acceptor.accept(stream)).await {
-                    serve_connection(state, peer, busy, tls).await;
+                let mut handshake =
+                    std::pin::pin!(tokio::time::timeout(wait, acceptor.accept(stream)));
+                let watched = conn.clone();
+                let mut evicted = std::pin::pin!(async move {
+                    match &watched {
+                        Some(c) => c.evicted().await,
+                        None => std::future::pending().await,
+                    }
+                });
+                let done = std::future::poll_fn(|cx| {
+                    if let Poll::Ready(r) = handshake.as_mut().poll(cx) {
+                        return Poll::Ready(r.ok());
+                    }
+                    if evicted.as_mut().poll(cx).is_ready() {
+                        return Poll::Ready(None);
+                    }
+                    Poll::Pending
+                })
+                .await;
+                if let Some(Ok(tls)) = done {
+                    serve_connection(state, peer, conn, tls).await;
                 }
             }
         }
     });
-    drop(permit);
 }
 
-/// HTTP/1.1 on one connection (plain or TLS) until it closes or idles out; every request
-/// answered with a 503 when the connection is one too many.
-async fn serve_connection<S>(state: Arc<State>, peer: std::net::IpAddr, busy: bool, stream: S)
-where
+/// HTTP/1.1 on one connection (plain or TLS) until it closes or idles out (see
+/// [`conns`]); every request answered with a 503 when the connection is one too many
+/// (`conn` None).
+async fn serve_connection<S>(
+    state: Arc<State>,
+    peer: std::net::IpAddr,
+    conn: Option<Arc<conns::Conn>>,
+    stream: S,
+) where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + 'static,
 {
-    let idle = if busy {
-        REFUSAL_WAIT
-    } else {
-        state.config.idle_timeout
-    };
+    let busy = conn.is_none();
     let max = state.config.max_connections;
+    let stalled = state.config.idle_timeout;
     let cache = Rc::new(RefCell::new(ConnCache::default()));
     let reaped = cache.clone();
-    let stream = batch::Batched::new(stream);
+    let stream = batch::Batched::new(stream, conn.clone());
     let urgent = stream.urgent();
+    let watched = conn.clone();
     let service = hyper::service::service_fn(move |req: Request<Incoming>| {
         let state = state.clone();
         let cache = cache.clone();
         let urgent = urgent.clone();
+        let answering = conn.as_ref().map(|c| c.begin());
+        // A write is waited for by a shutdown until its answer is sent.
+        let writing = (write::is_write(req.method())
+            || matches!(req.method().as_str(), "LOCK" | "UNLOCK"))
+        .then(|| state.config.drain.write());
         async move {
             let seen = state
                 .observe
@@ -390,7 +448,7 @@ where
                 polled
             })
             .await;
-            Ok::<_, Infallible>(logged(resp, seen, urgent))
+            Ok::<_, Infallible>(logged(resp, seen, urgent, (answering, writing)))
         }
     });
     // No `pipeline_flush`: hyper then copies every body byte into one buffer before it
@@ -398,26 +456,53 @@ where
     // to the socket as they are (a send-all null-export of the medium trunk: 1.02 s of
     // server CPU against 2.15 s, medians of 3; a skelta one, a GET per file, 1.46 against
     // 1.50 s), and holds all it queues without a bound; `Batched` gathers the answers to
-    // pipelined requests instead, holding back at most 64 KiB.
+    // pipelined requests instead, holding back at most 64 KiB. hyper's header timeout stays
+    // the idle timeout, as before the watchdog below: without it, hyper is not polled again
+    // after an answer it buffered (an svnmucc commit then waited a second per request for
+    // the watchdog's tick); the watchdog closes idle connections long before it.
     let conn = hyper::server::conn::http1::Builder::new()
         .keep_alive(!busy)
         .writev(true)
         .timer(hyper_util::rt::TokioTimer::new())
-        .header_read_timeout(idle)
+        .header_read_timeout(if busy { REFUSAL_WAIT } else { stalled })
         .serve_connection(hyper_util::rt::TokioIo::new(stream), service);
     // An admission older than CONF_TTL is never used again: let it go while the connection
     // idles, so that an idle keep-alive connection does not keep its repository open (the
-    // server closes idle repositories past its bound, never one in use).
+    // server closes idle repositories past its bound, never one in use). Each tick also
+    // closes the connection when it idled or stalled too long.
     let mut conn = std::pin::pin!(conn);
     let mut tick = tokio::time::interval(CONF_TTL);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut evicted = std::pin::pin!(async {
+        match &watched {
+            Some(c) => c.evicted().await,
+            None => std::future::pending().await,
+        }
+    });
+    let mut closing = false;
     std::future::poll_fn(|cx| {
+        if !closing && evicted.as_mut().poll(cx).is_ready() {
+            // Closes at once when idle; a request that just began is answered first.
+            closing = true;
+            conn.as_mut().graceful_shutdown();
+        }
         if conn.as_mut().poll(cx).is_ready() {
             return std::task::Poll::Ready(());
         }
         while tick.poll_tick(cx).is_ready() {
             if let Ok(mut kept) = reaped.try_borrow_mut() {
                 kept.forget_stale();
+            }
+            match watched.as_ref().and_then(|c| c.expired(stalled)) {
+                Some("no byte moved") => return std::task::Poll::Ready(()),
+                Some(_) if !closing => {
+                    closing = true;
+                    conn.as_mut().graceful_shutdown();
+                    if conn.as_mut().poll(cx).is_ready() {
+                        return std::task::Poll::Ready(());
+                    }
+                }
+                _ => {}
             }
         }
         std::task::Poll::Pending
@@ -712,22 +797,15 @@ async fn respond(
         _ => {}
     }
     // A request without a body (a GET's, a PROPFIND's of no XML) has nothing to collect.
+    // A body is charged against the memory budget as it arrives, until it is answered.
+    let mut charge =
+        svelto_core::budget::Charge::new(state.config.budget.clone(), FREE_PER_CONNECTION);
     let body = if http_body::Body::is_end_stream(&body) {
         Bytes::new()
     } else {
-        match http_body_util::BodyExt::collect(http_body_util::Limited::new(body, max)).await {
-            Ok(b) => b.to_bytes(),
-            Err(e) => {
-                let e = if e.is::<http_body_util::LengthLimitError>() {
-                    HttpError::new(
-                        StatusCode::PAYLOAD_TOO_LARGE,
-                        format!("The request body exceeds the limit of {max} bytes"),
-                    )
-                } else {
-                    HttpError::bad_request(format!("The request body could not be read: {e}"))
-                };
-                return to_response(e.reply()).await;
-            }
+        match collect_charged(body, max, &mut charge).await {
+            Ok(b) => b,
+            Err(e) => return to_response(e.reply()).await,
         }
     };
     let req = Req {
@@ -755,6 +833,65 @@ fn answer(state: &State, cache: &mut ConnCache, req: &Req) -> Reply {
     reply.note.command = reply.note.command.or(note.command);
     reply.note.action = reply.note.action.or(note.action);
     reply
+}
+
+/// What a connection buffers without a charge against the memory budget (as on svn://).
+const FREE_PER_CONNECTION: usize = svelto_core::budget::FREE_PER_CONNECTION;
+
+/// A request's whole body, at most `max` bytes (413 past it), charged against the memory
+/// budget as it arrives (503 when the budget has no room: the connection then closes
+/// rather than read the rest).
+async fn collect_charged(
+    mut body: Incoming,
+    max: usize,
+    charge: &mut svelto_core::budget::Charge,
+) -> Result<Bytes, HttpError> {
+    let mut parts: Vec<Bytes> = Vec::new();
+    let mut total = 0usize;
+    while let Some(frame) = http_body_util::BodyExt::frame(&mut body).await {
+        let frame = frame.map_err(|e| {
+            HttpError::bad_request(format!("The request body could not be read: {e}"))
+        })?;
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        total = total.saturating_add(data.len());
+        if total > max {
+            return Err(HttpError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!("The request body exceeds the limit of {max} bytes"),
+            ));
+        }
+        if let Err(e) = charge.set(total) {
+            // Refused: what is kept goes back, and the rest of the body is read and
+            // dropped (up to the request bound) so that the client reads the answer
+            // rather than a reset connection.
+            drop(parts);
+            let mut seen = total;
+            while let Some(Ok(frame)) = http_body_util::BodyExt::frame(&mut body).await {
+                seen = seen.saturating_add(frame.data_ref().map_or(0, |d| d.len()));
+                if seen > max {
+                    break;
+                }
+            }
+            return Err(HttpError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                e.to_string(),
+            ));
+        }
+        parts.push(data);
+    }
+    Ok(match parts.len() {
+        0 => Bytes::new(),
+        1 => parts.pop().unwrap_or_default(),
+        _ => {
+            let mut all = Vec::with_capacity(total);
+            for p in &parts {
+                all.extend_from_slice(p);
+            }
+            Bytes::from(all)
+        }
+    })
 }
 
 /// Reads what is left of a streamed body the handler did not take (a refused PUT), up to
@@ -988,6 +1125,7 @@ fn logged(
     resp: Response<Noted>,
     seen: Option<Seen>,
     urgent: Rc<std::cell::Cell<bool>>,
+    answering: (Option<conns::Busy>, Option<svelto_core::Writing>),
 ) -> Response<Answer> {
     let (parts, Noted { body, note }) = resp.into_parts();
     let seen = seen.map(|mut s| {
@@ -995,7 +1133,15 @@ fn logged(
         s.note = note;
         s
     });
-    Response::from_parts(parts, Answer { body, seen, urgent })
+    Response::from_parts(
+        parts,
+        Answer {
+            body,
+            seen,
+            urgent,
+            _answering: answering,
+        },
+    )
 }
 
 /// A response body and what the handler noted of the request, until [`logged`] hands the
@@ -1013,6 +1159,9 @@ pub(crate) struct Answer {
     /// Set while the body waits for its next piece: what the connection holds back goes
     /// out meanwhile ([`batch::Batched`]).
     urgent: Rc<std::cell::Cell<bool>>,
+    /// The connection is busy, and a write counted as running, until the body is done
+    /// with.
+    _answering: (Option<conns::Busy>, Option<svelto_core::Writing>),
 }
 
 impl Body for Answer {

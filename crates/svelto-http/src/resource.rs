@@ -162,6 +162,7 @@ pub(crate) fn handle(
     }
     if matches!(req.method.as_str(), "LOCK" | "UNLOCK") {
         note.command = Some(named);
+        crate::write::refuse_in_shutdown(state)?;
         return crate::locks::handle(ctx, req);
     }
     if matches!(ctx.target.kind, Kind::Txn | Kind::TxnRoot) && req.method != Method::OPTIONS {

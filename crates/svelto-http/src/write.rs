@@ -39,6 +39,8 @@ struct Open {
     repo_dir: std::path::PathBuf,
     edit: Edit,
     used: Instant,
+    /// A shutdown waits for the transaction to be merged or aborted.
+    _writing: svelto_core::Writing,
 }
 
 /// The open transactions, by name.
@@ -80,6 +82,39 @@ impl Txns {
     fn remove(&self, name: &str) -> Option<Arc<Mutex<Option<Open>>>> {
         self.lock().remove(name)
     }
+}
+
+/// A request by another authenticated user than the one who began the transaction:
+/// mod_dav_svn's refusal. An anonymous request is not refused here (as in mod_dav_svn: the
+/// URL's write access was checked for anonymous, and the edit checks each path again).
+fn foreign(open: &Open, ctx: &Ctx<'_>) -> Option<HttpError> {
+    let (Some(owner), Some(user)) = (open.edit.ctx().user.as_deref(), ctx.svc.user.as_deref())
+    else {
+        return None;
+    };
+    (owner != user).then(|| {
+        ctx.state.log(&format!(
+            "user {user}: refused: transaction '{}' is {owner}'s",
+            open.edit.name()
+        ));
+        HttpError::new(
+            StatusCode::NOT_IMPLEMENTED,
+            "Multi-author commits not supported.",
+        )
+    })
+}
+
+/// Once the server is shutting down, a write that would start something new (a
+/// transaction, a revision property change, a lock) is refused; transactions already open
+/// go on to their MERGE.
+pub(crate) fn refuse_in_shutdown(state: &crate::State) -> Result<(), HttpError> {
+    if state.config.drain.is_shutting_down() {
+        return Err(HttpError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "The server is shutting down; try again later",
+        ));
+    }
+    Ok(())
 }
 
 fn no_such_txn(name: &str) -> HttpError {
@@ -142,6 +177,9 @@ fn with_txn<T>(
     let open = guard.as_mut().ok_or_else(|| no_such_txn(name))?;
     if *open.repo_dir != *target.repo_dir {
         return Err(no_such_txn(name));
+    }
+    if let Some(e) = foreign(open, ctx) {
+        return Err(e);
     }
     open.used = Instant::now();
     f(&mut open.edit)
@@ -237,6 +275,7 @@ fn post(ctx: Ctx<'_>, req: &Req) -> Result<Reply, HttpError> {
         capabilities: capabilities(req),
         ..CommitRequest::default()
     };
+    refuse_in_shutdown(ctx.state)?;
     let (state, repo_dir) = (ctx.state, ctx.target.repo_dir.to_path_buf());
     let mut edit = CommitEdit::begin(Arc::new(ctx.svc.clone()), request).map_err(commit_error)?;
     edit.open_root(None).map_err(commit_error)?;
@@ -244,6 +283,7 @@ fn post(ctx: Ctx<'_>, req: &Req) -> Result<Reply, HttpError> {
         repo_dir,
         edit,
         used: Instant::now(),
+        _writing: state.config.drain.write(),
     };
     let name = state.txns.insert(open, state.config.idle_timeout)?;
     Ok(Reply::new(StatusCode::CREATED, "text/plain", Vec::new()).header("svn-txn-name", name))
@@ -255,11 +295,14 @@ fn abort(ctx: &Ctx<'_>) -> Result<Reply, HttpError> {
     let slot = ctx.state.txns.get(name).ok_or_else(|| no_such_txn(name))?;
     {
         let guard = slot.lock().unwrap_or_else(|e| e.into_inner());
-        if guard
+        let Some(open) = guard
             .as_ref()
-            .is_none_or(|o| *o.repo_dir != *ctx.target.repo_dir)
-        {
+            .filter(|o| *o.repo_dir == *ctx.target.repo_dir)
+        else {
             return Err(no_such_txn(name));
+        };
+        if let Some(e) = foreign(open, ctx) {
+            return Err(e);
         }
     }
     if let Some(slot) = ctx.state.txns.remove(name) {
@@ -785,6 +828,7 @@ fn proppatch_txn(ctx: &Ctx<'_>, req: &Req, edit: &mut Edit) -> Result<Reply, Htt
 /// every other property `424 Failed Dependency` (those changed before it stay changed, as
 /// through Apache).
 fn proppatch_rev(ctx: Ctx<'_>, req: &Req, rev: Revnum) -> Result<Reply, HttpError> {
+    refuse_in_shutdown(ctx.state)?;
     let changes = prop_changes(req)?;
     ctx.check_rev(rev)?;
     // mod_dav_svn names the revision's baseline in its answer, whichever URL was used.
@@ -880,13 +924,21 @@ fn merge(ctx: &Ctx<'_>, req: &Req) -> Result<Reply, HttpError> {
     }
     let options = req.header("x-svn-options").unwrap_or("");
     let keep = !options.split_whitespace().any(|o| o == "release-locks");
-    let slot = ctx.state.txns.remove(&txn).ok_or_else(|| {
+    let gone = || {
         HttpError::svn(
             StatusCode::METHOD_NOT_ALLOWED,
             INCORRECT_PARAMS,
             "MERGE activity or transaction resource does not exist",
         )
-    })?;
+    };
+    // Another user's MERGE leaves the transaction open for its owner.
+    if let Some(slot) = ctx.state.txns.get(&txn) {
+        let guard = slot.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(e) = guard.as_ref().and_then(|o| foreign(o, ctx)) {
+            return Err(e);
+        }
+    }
+    let slot = ctx.state.txns.remove(&txn).ok_or_else(gone)?;
     let open = slot
         .lock()
         .unwrap_or_else(|e| e.into_inner())

@@ -95,26 +95,6 @@ fn fatal_kind(e: &ConnError) -> ErrorKind {
     }
 }
 
-/// Counts a write command as running until dropped.
-struct WriteGuard<'a>(&'a Shared);
-
-impl<'a> WriteGuard<'a> {
-    fn new(shared: &'a Shared) -> Self {
-        shared
-            .writes_in_flight
-            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        WriteGuard(shared)
-    }
-}
-
-impl Drop for WriteGuard<'_> {
-    fn drop(&mut self) {
-        self.0
-            .writes_in_flight
-            .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
-    }
-}
-
 fn command_loop<R: Read, W: Write>(
     shared: &Shared,
     conn: &mut Conn<R, W>,
@@ -140,7 +120,7 @@ fn command_loop<R: Read, W: Write>(
         s.note.set(RunNote::default());
         let guard = row
             .is_some_and(|(_, spec)| spec.writes())
-            .then(|| WriteGuard::new(shared));
+            .then(|| shared.drain.write());
         let mut error: Vec<(u64, String)> = Vec::new();
         let mut fatal = None;
         // What the log says, from the request: a revision the client left out is the HEAD

@@ -13,7 +13,8 @@
 
 mod actions;
 mod auth;
-pub mod budget;
+/// The memory budget both front ends charge (in `svelto-core`, shared with HTTP).
+pub use svelto_core::budget;
 mod cmd;
 mod command;
 mod commit;
@@ -68,7 +69,7 @@ pub use log::{HttpRequest, LogFormat, Logger, Request};
 pub use metrics::{ErrorKind, Metrics};
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use svelto_repos::service::Repos;
@@ -151,10 +152,9 @@ pub struct Shared {
     pub repos: Repos,
     active: AtomicUsize,
     next_id: AtomicUsize,
-    /// Set once shutdown began: no new connections are taken.
-    shutdown: AtomicBool,
-    /// Write commands running now (a shutdown waits for them).
-    writes_in_flight: AtomicUsize,
+    /// The shutdown and the writes it waits for, shared with the HTTP front end: no new
+    /// connections are taken once it began, and it waits for running write commands.
+    pub drain: Arc<svelto_core::Drain>,
     /// Threads telling clients the server is busy (bounded: a flood is just dropped).
     refusing: AtomicUsize,
     /// What connections buffer for their clients, bounded by `Config::memory_budget`.
@@ -173,8 +173,7 @@ impl Shared {
             repos,
             active: AtomicUsize::new(0),
             next_id: AtomicUsize::new(1),
-            shutdown: AtomicBool::new(false),
-            writes_in_flight: AtomicUsize::new(0),
+            drain: Arc::new(svelto_core::Drain::default()),
             refusing: AtomicUsize::new(0),
         })
     }
@@ -182,29 +181,23 @@ impl Shared {
     /// Starts a graceful shutdown: the listener takes no new connection (wake it with
     /// [`wake_listener`]); running writes are waited for by [`Shared::drain`].
     pub fn begin_shutdown(&self) {
-        self.shutdown.store(true, Ordering::SeqCst);
+        self.drain.begin_shutdown();
     }
 
     pub fn is_shutting_down(&self) -> bool {
-        self.shutdown.load(Ordering::SeqCst)
+        self.drain.is_shutting_down()
     }
 
-    /// Waits until no write command runs, at most `Config::shutdown_grace`. Returns the
-    /// number still running when it gave up (0: all finished).
+    /// Waits until no write runs (over either protocol), at most
+    /// `Config::shutdown_grace`. Returns the number still running when it gave up (0: all
+    /// finished).
     pub fn drain(&self) -> usize {
-        let deadline = std::time::Instant::now() + self.config.shutdown_grace;
-        loop {
-            let n = self.writes_in_flight.load(Ordering::SeqCst);
-            if n == 0 || std::time::Instant::now() >= deadline {
-                return n;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        self.drain.wait(self.config.shutdown_grace)
     }
 
-    /// Write commands running now.
+    /// Writes running now (over either protocol).
     pub fn writes_in_flight(&self) -> usize {
-        self.writes_in_flight.load(Ordering::SeqCst)
+        self.drain.writes()
     }
 
     /// Connections being served now.

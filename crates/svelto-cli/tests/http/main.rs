@@ -8,9 +8,11 @@ mod auth;
 mod bad;
 mod bench_client;
 mod conn;
+mod idle;
 mod locks;
 mod log;
 mod options;
+mod owners;
 mod propfind;
 mod proxy;
 mod read;
@@ -157,6 +159,24 @@ impl KeepAlive {
         KeepAlive {
             stream,
             addr: addr.to_string(),
+        }
+    }
+
+    /// Whether the server has closed the connection (a read finds its end within two
+    /// seconds).
+    pub fn closed_by_server(&mut self) -> bool {
+        use std::io::Read;
+        self.stream
+            .set_read_timeout(Some(std::time::Duration::from_secs(2)))
+            .expect("read timeout");
+        let mut byte = [0u8; 1];
+        match self.stream.read(&mut byte) {
+            Ok(0) => true,
+            Ok(_) => false,
+            Err(e) => !matches!(
+                e.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+            ),
         }
     }
 

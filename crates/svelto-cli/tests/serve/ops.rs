@@ -867,8 +867,153 @@ fn sigterm_waits_for_a_commit_in_progress() {
         log.contains("waiting up to 30 s for 1 running write commands"),
         "{log}"
     );
+    assert!(log.contains("shutdown: no write running; exiting"), "{log}");
+}
+
+/// The same over http://: the commit's MERGE is in its pre-commit hook when SIGTERM
+/// arrives; the commit lands, the client hears of it, and the server then exits. Once the
+/// shutdown began, a new transaction is refused with a 503 that says why.
+#[test]
+fn sigterm_waits_for_an_http_commit_in_progress() {
+    let dir = tempdir();
+    let root = svelto_root(dir.path());
+    let marker = dir.path().join("hook-started");
+    let hook = root.join("repo").join("hooks").join("pre-commit");
+    std::fs::write(
+        &hook,
+        format!("#!/bin/sh\ntouch '{}'\nsleep 3\nexit 0\n", marker.display()),
+    )
+    .expect("write hook");
+    Run::new("chmod").arg("+x").arg(&hook).success();
+    let http = format!("127.0.0.1:{}", free_port());
+    let mut server = Serve::start(
+        &root,
+        "127.0.0.1",
+        &dir.path().join("svelto.log"),
+        &["--http-listen", &http],
+    );
+    let url = format!("http://{http}/repo");
+    let client = {
+        let url = url.clone();
+        std::thread::spawn(move || svn(&["mkdir", "-m", "slow", &format!("{url}/slow")]))
+    };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !marker.exists() {
+        assert!(Instant::now() < deadline, "the pre-commit hook never ran");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    server.signal("-TERM");
+    std::thread::sleep(Duration::from_millis(300));
+    // A new commit is refused while the running one finishes.
+    let refused = svn(&["mkdir", "-m", "late", &format!("{url}/late")]);
+    assert!(!refused.success(), "a commit began during the shutdown");
     assert!(
-        log.contains("shutdown: no write command running; exiting"),
+        refused.stderr_text().contains("shutting down"),
+        "{}",
+        refused.stderr_text()
+    );
+    let out = client.join().expect("client");
+    assert!(
+        out.success(),
+        "the running commit failed: {}",
+        out.stderr_text()
+    );
+    assert!(
+        out.stdout_text().contains("Committed revision 1."),
+        "{}",
+        out.stdout_text()
+    );
+    let status = server.wait(Duration::from_secs(20));
+    assert!(status.success(), "exit status {status:?}");
+    let log = server.log_text();
+    assert!(log.contains("shutdown: no write running; exiting"), "{log}");
+    let youngest = Run::new(bin())
+        .args(["look", "youngest"])
+        .arg(root.join("repo"))
+        .success();
+    assert_eq!(youngest.stdout_text().trim(), "1");
+}
+
+/// HTTP commits count in `svelto_commits_total` as svn:// ones do, and the 401 challenge
+/// every HTTP client gets before it sends its credentials is an ordinary request: no `ERR`
+/// line, no error in the metrics (a wrong password still is one, with a log line).
+#[test]
+fn http_commits_are_counted_and_challenges_are_not_errors() {
+    let dir = tempdir();
+    let root = svelto_root(dir.path());
+    std::fs::write(
+        root.join("repo/conf/svnserve.conf"),
+        "[general]\nanon-access = read\nauth-access = write\n[http]\npassword-db = htpasswd\n",
+    )
+    .expect("svnserve.conf");
+    Run::new("htpasswd")
+        .args(["-c", "-b", "-B"])
+        .arg(root.join("repo/conf/htpasswd"))
+        .args(["harry", "harryssecret"])
+        .success();
+    let maddr: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().expect("addr");
+    let http = format!("127.0.0.1:{}", free_port());
+    let server = Serve::start(
+        &root,
+        "127.0.0.1",
+        &dir.path().join("svelto.log"),
+        &[
+            "--metrics-listen",
+            &maddr.to_string(),
+            "--http-listen",
+            &http,
+        ],
+    );
+    let url = format!("http://{http}/repo");
+    let harry = ["--username", "harry", "--password", "harryssecret"];
+    for dir_name in ["a", "b"] {
+        let mut args = vec!["mkdir", "-m", "m"];
+        args.extend_from_slice(&harry);
+        let target = format!("{url}/{dir_name}");
+        args.push(&target);
+        svn_ok(&args);
+    }
+    // One commit over svn:// too.
+    std::fs::write(
+        root.join("repo/conf/svnserve.conf"),
+        "[general]\nanon-access = write\n[http]\npassword-db = htpasswd\n",
+    )
+    .expect("svnserve.conf");
+    svn_ok(&["mkdir", "-m", "m", &server.url("repo/c")]);
+    let after = scrape(maddr);
+    assert_eq!(metric(&after, "svelto_commits_total"), 3, "{after}");
+    assert_eq!(
+        metric(&after, "svelto_errors_total{kind=\"auth\"}"),
+        0,
+        "{after}"
+    );
+    let log = std::fs::read_to_string(dir.path().join("svelto.log")).expect("log");
+    assert!(log.contains(" commit r2"), "{log}");
+    assert!(
+        !log.contains(" ERR "),
+        "a challenge was logged as an error:\n{log}"
+    );
+    // A wrong password is still refused, logged and counted.
+    std::fs::write(
+        root.join("repo/conf/svnserve.conf"),
+        "[general]\nanon-access = read\nauth-access = write\n[http]\npassword-db = htpasswd\n",
+    )
+    .expect("svnserve.conf");
+    std::thread::sleep(Duration::from_millis(1100));
+    let out = svn(&[
+        "mkdir",
+        "-m",
+        "m",
+        "--username",
+        "harry",
+        "--password",
+        "wrong",
+        &format!("{url}/d"),
+    ]);
+    assert!(!out.success());
+    let log = std::fs::read_to_string(dir.path().join("svelto.log")).expect("log");
+    assert!(
+        log.contains("user harry: authentication failure: Password Mismatch"),
         "{log}"
     );
 }

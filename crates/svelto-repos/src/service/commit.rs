@@ -14,7 +14,9 @@ use svelto_core::{svn_date_now, NodeKind, PropList, Revnum};
 /// Transaction names: the base revision and a number unique in this process's life,
 /// followed by the process id in five base-36 digits, so that the names of every server
 /// process on a repository differ (one `svelto serve -t` runs per svn+ssh connection, and
-/// staged transactions of all of them share `db/txns`).
+/// staged transactions of all of them share `db/txns`), and 64 random bits in 13 base-36
+/// digits: over HTTP a transaction's name is all a request names it by, so it must not be
+/// guessable from another (the owner check in `svelto-http` refuses other users anyway).
 static TXN_SEQ: AtomicU64 = AtomicU64::new(1);
 
 fn base36(mut n: u64, width: usize) -> String {
@@ -31,7 +33,15 @@ fn txn_name(base: Revnum) -> String {
     let n = TXN_SEQ.fetch_add(1, Ordering::Relaxed);
     // Base 36, as FSFS names its transactions; Linux process ids fit five digits.
     let pid = u64::from(std::process::id());
-    format!("{base}-{}{}", base36(n, 1), base36(pid, 5))
+    // A v4 UUID's halves each hold a few fixed bits; their sum of bits does not.
+    let (hi, lo) = uuid::Uuid::new_v4().as_u64_pair();
+    let random = hi ^ lo;
+    format!(
+        "{base}-{}{}{}",
+        base36(n, 1),
+        base36(pid, 5),
+        base36(random, 13)
+    )
 }
 
 /// What a client asks for besides the edit.
@@ -370,20 +380,27 @@ pub fn check_new_name(path: &[u8]) -> Result<()> {
 mod tests {
     use super::*;
 
-    /// Names differ between commits of one process and between processes: the process id
-    /// ends each name, in five base-36 digits.
+    /// Names differ between commits of one process and between processes (the process id
+    /// follows the counter, in five base-36 digits), and end in 13 random digits.
     #[test]
-    fn transaction_names_hold_the_process_id() {
+    fn transaction_names_hold_the_process_id_and_random_digits() {
         let (a, b) = (txn_name(7), txn_name(7));
         assert_ne!(a, b);
         let pid = base36(u64::from(std::process::id()), 5);
         for name in [&a, &b] {
-            assert!(name.starts_with("7-") && name.ends_with(&pid), "{name}");
+            assert!(name.starts_with("7-"), "{name}");
+            assert_eq!(&name[name.len() - 18..name.len() - 13], pid, "{name}");
             assert!(
                 name[2..].bytes().all(|c| c.is_ascii_alphanumeric()),
                 "{name}"
             );
         }
+        let same = a[a.len() - 13..]
+            .bytes()
+            .zip(b[b.len() - 13..].bytes())
+            .filter(|(x, y)| x == y)
+            .count();
+        assert!(same < 10, "{a} {b}");
         assert_eq!(base36(0, 5), "00000");
         assert_eq!(base36(36, 1), "10");
     }

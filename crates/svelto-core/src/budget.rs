@@ -2,8 +2,9 @@
 //! (requests being read, their decoded items, responses being encoded and written, update
 //! reports, commits' edits while they are sent) is counted against one bound,
 //! and a request that would go over it is refused with an error instead of being taken
-//! (`--memory-budget`). Each connection's first [`FREE_PER_CONNECTION`] bytes are not counted,
-//! so ordinary commands never touch the shared counter.
+//! (`--memory-budget`); HTTP requests' bodies are charged against the same bound. Each
+//! connection's first [`FREE_PER_CONNECTION`] bytes are not counted, so ordinary commands
+//! never touch the shared counter.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

@@ -1,0 +1,252 @@
+//! Idle connections do not keep new clients out, as with Apache's event MPM: connections
+//! that never send a byte, that wait between keep-alive requests or that never finish
+//! their TLS handshake give their slot to a new client when `--max-connections` are open;
+//! a keep-alive connection idle 5 s is closed (Apache's `KeepAliveTimeout`); and request
+//! bodies are bounded by `--memory-budget`.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use svelto_testkit::Run;
+
+use crate::KeepAlive;
+
+/// A `svelto serve` of one repository `repo` (anonymous reads) over HTTP (HTTPS with
+/// `tls`), with `flags`, under a raised open-files limit; killed when dropped.
+struct Server {
+    child: Child,
+    dir: tempfile::TempDir,
+    addr: String,
+}
+
+impl Server {
+    fn start(flags: &[&str], tls: bool) -> Server {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().join("root");
+        std::fs::create_dir(&root).expect("mkdir root");
+        let bin = env!("CARGO_BIN_EXE_svelto");
+        Run::new(bin)
+            .args(["admin", "create"])
+            .arg(root.join("repo"))
+            .success();
+        std::fs::write(
+            root.join("repo/conf/svnserve.conf"),
+            "[general]\nanon-access = read\n",
+        )
+        .expect("svnserve.conf");
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("free port")
+            .port();
+        let addr = format!("127.0.0.1:{port}");
+        let mut cmd = Command::new("prlimit");
+        cmd.args(["--nofile=8192:8192", "--"])
+            .arg(bin)
+            .args(["serve", "-d", "--foreground", "--listen-host", "127.0.0.1"])
+            .args(["--listen-port", "0", "--log-file"])
+            .arg(dir.path().join("serve.log"))
+            .arg("-r")
+            .arg(&root)
+            .arg("--http-listen")
+            .arg(&addr)
+            .args(flags)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        if tls {
+            let (cert, key) = crate::self_signed(dir.path(), "svelto-test");
+            cmd.arg("--http-tls-cert")
+                .arg(cert)
+                .arg("--http-tls-key")
+                .arg(key);
+        }
+        let child = cmd.spawn().expect("start prlimit svelto serve");
+        let up = (0..200).any(|_| {
+            std::thread::sleep(Duration::from_millis(50));
+            TcpStream::connect(&addr).is_ok()
+        });
+        assert!(up, "the server did not start");
+        Server { child, dir, addr }
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("serve.log")).unwrap_or_default()
+    }
+
+    fn threads(&self) -> u64 {
+        let status =
+            std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).expect("status");
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("Threads:"))
+            .and_then(|v| v.trim().parse().ok())
+            .expect("Threads")
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `GET path` on a new connection: the status and how long the answer took (None: no
+/// answer within 10 s, or the connection was closed unanswered).
+fn timed_get(addr: &str, path: &str) -> (Option<u16>, Duration) {
+    let start = Instant::now();
+    let Ok(mut s) = TcpStream::connect(addr) else {
+        return (None, start.elapsed());
+    };
+    s.set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    let req = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    if s.write_all(req.as_bytes()).is_err() {
+        return (None, start.elapsed());
+    }
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    let text = String::from_utf8_lossy(&out);
+    let status = text.split_whitespace().nth(1).and_then(|s| s.parse().ok());
+    (status, start.elapsed())
+}
+
+/// Opens `n` connections that send nothing, and `n` that made one keep-alive request
+/// each and now wait.
+fn idle_connections(addr: &str, path: &str, n: usize) -> Vec<Box<dyn std::any::Any>> {
+    let mut held: Vec<Box<dyn std::any::Any>> = Vec::new();
+    for _ in 0..n {
+        held.push(Box::new(TcpStream::connect(addr).expect("connect")));
+    }
+    for _ in 0..n {
+        let mut c = KeepAlive::open(addr);
+        let (status, open) = c.get(path, &[]);
+        // Past the slots, a kept-alive connection's place may already have gone to the
+        // next: it is still counted as held.
+        assert!(status == 200 || status == 503, "{status}");
+        let _ = open;
+        held.push(Box::new(c));
+    }
+    held
+}
+
+/// With `--max-connections 20`, 20 connections that never send a byte and 20 idle
+/// keep-alive ones leave no slot free; a new client is still answered at once (within a
+/// second), as Apache answers it with the same idle connections open.
+#[test]
+fn idle_connections_do_not_keep_new_clients_out() {
+    let pair = crate::pair("basic");
+    let (apache_addr, apache_path) = crate::addr_and_path(pair, 0);
+    let server = Server::start(&["--max-connections", "20"], false);
+    let mut answers = Vec::new();
+    for (addr, path) in [
+        (apache_addr.as_str(), format!("{apache_path}/")),
+        (server.addr.as_str(), "/repo/".to_string()),
+    ] {
+        let held = idle_connections(addr, &path, 20);
+        std::thread::sleep(Duration::from_millis(200));
+        let mut side = Vec::new();
+        for _ in 0..5 {
+            side.push(timed_get(addr, &path));
+        }
+        drop(held);
+        answers.push(side);
+    }
+    let log = server.log();
+    for (side, got) in ["Apache", "Svelto"].iter().zip(&answers) {
+        for (status, took) in got {
+            assert_eq!(*status, Some(200), "{side}: {got:?}\n{log}");
+            assert!(*took < Duration::from_secs(1), "{side}: {got:?}");
+        }
+    }
+}
+
+/// Over https://, 30 connections that never finish their TLS handshake (with 20 slots)
+/// neither keep a new client out nor hold a thread each past the handshake allowance.
+#[test]
+fn stalled_tls_handshakes_do_not_keep_new_clients_out() {
+    let server = Server::start(&["--max-connections", "20"], true);
+    let threads_before = server.threads();
+    let stalled: Vec<TcpStream> = (0..30)
+        .map(|_| TcpStream::connect(&server.addr).expect("connect"))
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let config = tempfile::tempdir().expect("config dir");
+    let start = Instant::now();
+    let out = Run::tool("svn")
+        .arg("--config-dir")
+        .arg(config.path())
+        .args([
+            "ls",
+            "--non-interactive",
+            "--trust-server-cert-failures=unknown-ca,cn-mismatch",
+        ])
+        .arg(format!("https://{}/repo/", server.addr))
+        .timeout(Duration::from_secs(60))
+        .output();
+    let took = start.elapsed();
+    assert!(out.success(), "{}\n{}", out.stderr_text(), server.log());
+    assert!(took < Duration::from_secs(5), "{took:?}");
+    // The stalled ones hold at most the 20 slots' threads (the evicted ones end at once).
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while server.threads() > threads_before + 21 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let threads = server.threads();
+    assert!(
+        threads <= threads_before + 21,
+        "{threads} threads with 30 stalled handshakes ({threads_before} before)"
+    );
+    drop(stalled);
+}
+
+/// A keep-alive connection idle 5 s is closed, by Apache (`KeepAliveTimeout 5`) and by
+/// Svelto; one that asks again within that time is served on the same connection.
+#[test]
+fn keep_alive_connections_idle_five_seconds_are_closed() {
+    let pair = crate::pair("basic");
+    let (apache_addr, apache_path) = crate::addr_and_path(pair, 0);
+    let server = Server::start(&[], false);
+    let mut closed = Vec::new();
+    for (addr, path) in [
+        (apache_addr.as_str(), format!("{apache_path}/")),
+        (server.addr.as_str(), "/repo/".to_string()),
+    ] {
+        let mut c = KeepAlive::open(addr);
+        assert_eq!(c.get(&path, &[]), (200, true));
+        std::thread::sleep(Duration::from_secs(2));
+        assert_eq!(c.get(&path, &[]), (200, true), "{addr}: closed after 2 s");
+        std::thread::sleep(Duration::from_millis(6500));
+        closed.push(c.closed_by_server());
+    }
+    assert_eq!(
+        closed,
+        vec![true, true],
+        "Apache, Svelto: closed after 6.5 s idle"
+    );
+}
+
+/// `--memory-budget` bounds HTTP too: a request body that would take the server past it is
+/// refused with a 503 that says why, and a small one on the same server is answered.
+#[test]
+fn request_bodies_over_the_memory_budget_are_refused() {
+    let server = Server::start(&["--memory-budget", "1"], false);
+    let report = |filler: usize| {
+        let mut body = String::from(
+            "<?xml version=\"1.0\" encoding=\"utf-8\"?>\
+             <S:log-report xmlns:S=\"svn:\"><S:start-revision>0</S:start-revision>\
+             <S:end-revision>0</S:end-revision><S:path></S:path>",
+        );
+        body.push_str(&"<!-- filler -->".repeat(filler / 15));
+        body.push_str("</S:log-report>");
+        crate::raw_request(&server.addr, "REPORT", "/repo/", &[], body.as_bytes())
+    };
+    let (status, text) = report(2 << 20);
+    assert_eq!(status, 503, "{text}");
+    assert!(text.contains("short of memory"), "{text}");
+    assert!(text.contains("--memory-budget"), "{text}");
+    let (status, text) = report(10_000);
+    assert_eq!(status, 200, "{text}");
+}
