@@ -1,5 +1,5 @@
-//! The `svelto` binary: `svelto admin` (like svnadmin), `svelto serve` (like svnserve) and
-//! `svelto look` (like svnlook).
+//! The `svelto` binary: `svelto admin` (like svnadmin), `svelto serve` (like svnserve, and
+//! like Apache's mod_dav_svn over http:// and https://) and `svelto look` (like svnlook).
 
 mod admin;
 mod localtime;
@@ -19,11 +19,22 @@ use clap::{CommandFactory, FromArgMatches, Subcommand};
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::process::ExitCode;
 
+/// What `svelto --help` and svelto(1) say the program is.
+const ABOUT: &str = "A Subversion-compatible repository server. One process serves svn:// \
+(svnserve's protocol, flags and conf/svnserve.conf) and, with --http-listen, http:// and \
+https:// (Subversion's HTTP protocol as Apache's mod_dav_svn speaks it); sshd runs it for \
+svn+ssh:// (svelto serve -t). The stock svn client, svnsync and svnrdump work unchanged. \
+svelto admin and svelto look are svnadmin and svnlook for its repositories.";
+
 #[derive(clap::Parser)]
 #[command(
     name = "svelto",
     version,
-    about = "A Subversion-compatible repository server"
+    about = "A Subversion-compatible repository server for svn://, svn+ssh://, http:// and https://",
+    long_about = ABOUT,
+    after_help = "Start with `svelto admin create DIR/NAME` and `svelto serve -d -r DIR \
+                  --http-listen 0.0.0.0:8080`; README.md and docs/ say the rest \
+                  (/usr/share/doc/svelto/ where the Debian package is installed)."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -37,7 +48,9 @@ enum Command {
         #[command(subcommand)]
         command: admin::AdminCommand,
     },
-    /// Serve repositories over svn:// (svnserve's flags).
+    /// Serve repositories over svn://, http:// and https://, and svn+ssh:// with -t
+    /// (svnserve's flags, Apache's URLs).
+    #[command(long_about = SERVE_ABOUT)]
     Serve(Box<serve::ServeArgs>),
     /// Inspect a revision or transaction, with svnlook's subcommands and output
     /// (`svelto look help`).
@@ -50,12 +63,21 @@ enum Command {
     GenerateAssets { dir: std::path::PathBuf },
 }
 
+/// What `svelto serve --help` and svelto-serve(1) say the subcommand does.
+const SERVE_ABOUT: &str = "Serve the repositories under ROOT (-r). svn:// on --listen-host and \
+--listen-port (3690), with svnserve's modes (-d, -i, -t, -X) and flags; svn+ssh:// is tunnel \
+mode (-t), which sshd runs for each login. http:// on --http-listen ADDR:PORT, and https:// \
+with --http-tls-cert and --http-tls-key added: URLs as Apache's SVNParentPath ROOT under \
+<Location --http-prefix>. Access rules are each repository's conf/svnserve.conf, passwd \
+and authz, as with svnserve; over HTTP the logins are Basic, as Apache's (--http-auth-file).";
+
 /// What `svelto --version` and `svelto serve --version` print after the program's name: the
 /// version, the commit it was built from, the storage format and the protocols served.
 pub fn version_text() -> String {
     format!(
         "{} (commit {})\n   storage format: {}\n   protocols: svn:// (ra_svn protocol 2), \
-         svn+ssh:// (tunnel mode, -t)",
+         svn+ssh:// (tunnel mode, -t), http:// and https:// (HTTP protocol v2, \
+         --http-listen)",
         env!("CARGO_PKG_VERSION"),
         env!("SVELTO_COMMIT"),
         svelto_store::FORMAT.trim_end(),

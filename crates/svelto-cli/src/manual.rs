@@ -83,6 +83,45 @@ pub fn generate(dir: &Path) -> io::Result<()> {
 mod tests {
     use super::*;
 
+    const SCHEMES: [&str; 4] = ["svn://", "svn+ssh://", "http://", "https://"];
+
+    fn names_every_scheme(what: &str, text: &str) {
+        for scheme in SCHEMES {
+            assert!(
+                text.contains(scheme),
+                "{what} does not name {scheme}:\n{text}"
+            );
+        }
+    }
+
+    /// `svelto --help`, `svelto serve --help`, `--version` and the two manual pages a new
+    /// administrator opens first name all four URL schemes; no flag of `svelto serve`
+    /// shows up with an empty description.
+    #[test]
+    fn help_texts_name_every_url_scheme_and_every_flag_has_help() {
+        let mut cli = full_command();
+        names_every_scheme("svelto --help", &cli.render_long_help().to_string());
+        names_every_scheme("svelto -h", &cli.render_help().to_string());
+        names_every_scheme("svelto --version", &crate::version_text());
+        let mut serve = cli.find_subcommand_mut("serve").expect("serve").clone();
+        names_every_scheme("svelto serve --help", &serve.render_long_help().to_string());
+        let blank: Vec<String> = serve
+            .get_arguments()
+            .filter(|a| !a.is_hide_set())
+            .filter(|a| a.get_help().is_none_or(|h| h.to_string().trim().is_empty()))
+            .map(|a| a.get_id().to_string())
+            .collect();
+        assert!(blank.is_empty(), "serve flags without help: {blank:?}");
+
+        let dir = tempfile::tempdir().expect("tempdir");
+        generate(dir.path()).expect("generate");
+        for page in ["svelto", "svelto-serve"] {
+            let text =
+                fs::read_to_string(dir.path().join("man").join(format!("{page}.1"))).expect("page");
+            names_every_scheme(&format!("{page}(1)"), &text);
+        }
+    }
+
     #[test]
     fn every_program_gets_a_page_with_its_flags() {
         let dir = tempfile::tempdir().expect("tempdir");

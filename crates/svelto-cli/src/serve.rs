@@ -38,16 +38,17 @@ pub struct ServeArgs {
     /// With -d: stay in the foreground.
     #[arg(long)]
     foreground: bool,
-    /// Repositories are found under this directory.
+    /// Repositories are found under this directory: svn://HOST/NAME and
+    /// http(s)://HOST[PREFIX]/NAME are ROOT/NAME.
     #[arg(short = 'r', long = "root", value_name = "ROOT")]
     root: Option<PathBuf>,
-    /// Refuse every write.
+    /// Refuse every write, over svn:// and http(s)://.
     #[arg(short = 'R', long = "read-only")]
     read_only: bool,
-    /// Port to listen on (3690; 0 picks a free port and prints it).
+    /// svn:// port to listen on (3690; 0 picks a free port and prints it).
     #[arg(long, value_name = "PORT", default_value_t = 3690)]
     listen_port: u16,
-    /// Host or address to listen on.
+    /// svn:// host or address to listen on (default: every address).
     #[arg(long, value_name = "HOST")]
     listen_host: Option<String>,
     /// Prefer IPv6 when resolving the listen host.
@@ -56,7 +57,8 @@ pub struct ServeArgs {
     /// Write the log here instead of standard error.
     #[arg(long, value_name = "FILE")]
     log_file: Option<PathBuf>,
-    /// How log lines look: svnserve's format, or one JSON object per line.
+    /// How log lines look: svnserve's format, one JSON object per line, or Apache's
+    /// combined access log for HTTP requests.
     #[arg(long, value_enum, value_name = "FORMAT", default_value = "svnserve")]
     log_format: LogFormatArg,
     /// Serve Prometheus metrics (GET /metrics over HTTP) on this address, e.g.
@@ -77,8 +79,8 @@ pub struct ServeArgs {
     /// without either, nobody logs in over HTTP.
     #[arg(long, value_name = "FILE")]
     http_auth_file: Option<PathBuf>,
-    /// Serve https:// on --http-listen with this certificate chain (PEM, the server's
-    /// certificate first); needs --http-tls-key. Both are read again on SIGHUP.
+    /// Serve https:// instead of http:// on --http-listen with this certificate chain (PEM,
+    /// the server's certificate first); needs --http-tls-key. Both are read again on SIGHUP.
     #[arg(long, value_name = "FILE", requires = "http_tls_key")]
     http_tls_cert: Option<PathBuf>,
     /// The private key of --http-tls-cert (PEM: PKCS#8, RSA or EC).
@@ -123,31 +125,44 @@ pub struct ServeArgs {
     /// that would go over it is refused with an error.
     #[arg(long, value_name = "MiB", default_value_t = 1024)]
     memory_budget: u64,
-    /// Close connections idle for this many seconds.
+    /// Close connections idle for this many seconds (svn:// and HTTP).
     #[arg(long, value_name = "SECONDS", default_value_t = 900)]
     idle_timeout: u64,
     /// svnserve's threads flag: Svelto always serves each connection in its own thread.
     #[arg(short = 'T', long = "threads")]
     threads: bool,
-    /// svnserve tuning knobs Svelto does not need; accepted and ignored (noted in the log).
+    /// svnserve's cache size; accepted and ignored (noted in the log): Svelto sizes its
+    /// caches itself.
     #[arg(short = 'M', long = "memory-cache-size", value_name = "MB")]
     memory_cache_size: Option<String>,
+    /// svnserve's compression level; accepted and ignored (noted in the log): Svelto sends
+    /// what it stores.
     #[arg(short = 'c', long = "compression", value_name = "LEVEL")]
     compression: Option<String>,
+    /// svnserve's cache switch; accepted and ignored (noted in the log).
     #[arg(long, value_name = "yes|no")]
     cache_txdeltas: Option<String>,
+    /// svnserve's cache switch; accepted and ignored (noted in the log).
     #[arg(long, value_name = "yes|no")]
     cache_fulltexts: Option<String>,
+    /// svnserve's cache switch; accepted and ignored (noted in the log).
     #[arg(long, value_name = "yes|no")]
     cache_revprops: Option<String>,
+    /// svnserve's cache switch; accepted and ignored (noted in the log).
     #[arg(long, value_name = "yes|no")]
     cache_nodeprops: Option<String>,
+    /// svnserve's FSFS read mode; accepted and ignored (noted in the log).
     #[arg(long, value_name = "yes|no")]
     block_read: Option<String>,
+    /// svnserve's hint of the clients' bandwidth; accepted and ignored (noted in the log).
     #[arg(long, value_name = "MBPS")]
     client_speed: Option<String>,
+    /// svnserve's thread pool size; accepted and ignored (noted in the log): one thread
+    /// per connection.
     #[arg(long, value_name = "N")]
     min_threads: Option<String>,
+    /// svnserve's thread pool size; accepted and ignored (noted in the log): one thread
+    /// per connection, bounded by --max-connections.
     #[arg(long, value_name = "N")]
     max_threads: Option<String>,
     /// Use this svnserve.conf for every repository instead of each one's conf/svnserve.conf.
