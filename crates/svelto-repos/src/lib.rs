@@ -43,7 +43,7 @@ mod textdelta;
 pub mod verify;
 
 pub use commit::{CommitTxn, Prepared};
-pub use create::create;
+pub use create::{create, create_for, PACKAGED_SVELTO};
 pub use dump::{dump, dump_revprops, DumpOptions, PathFilter, DUMP_CACHE_BYTES};
 pub use editor::{send_text, Editor, TextOptions, Token};
 pub use error::{ReposError, Result, SvnErrorKind};
