@@ -143,6 +143,11 @@ const SVNSERVE_CONF: &str =
 [sasl]
 ### SASL is not supported by Svelto; use CRAM-MD5 (passwd) or svn+ssh.
 # use-sasl = false
+
+[http]
+### HTTP Basic logins check password-db above (the same users as svn://) unless an
+### Apache password file (htpasswd's format) is named here, relative to this directory.
+# password-db = htpasswd
 ";
 
 const PASSWD: &str = "### Users and their passwords for CRAM-MD5 authentication (password-db in

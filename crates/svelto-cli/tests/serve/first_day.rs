@@ -30,8 +30,127 @@ fn repo_with(root: &Path, conf: &str, passwd: &str) -> PathBuf {
     repo
 }
 
+/// The svn:// URL of repository `name` of a server started with `Svelto::start_http`.
+fn svn_url(server: &Svelto, name: &str) -> String {
+    let text = server.stderr_text();
+    let addr = text
+        .lines()
+        .find_map(|l| l.strip_prefix("listening on "))
+        .unwrap_or_else(|| panic!("no 'listening on' line: {text}"));
+    format!("svn://{}/{name}", addr.trim())
+}
+
 const CONF: &str = "[general]\nanon-access = read\nauth-access = write\npassword-db = passwd\n";
 const PASSWD: &str = "[users]\nharry = harryssecret\n";
+
+#[test]
+fn one_password_file_serves_both_protocols_and_an_htpasswd_file_wins() {
+    let dir = tempdir();
+    let root = dir.path().join("root");
+    std::fs::create_dir(&root).expect("mkdir");
+    // What `create` writes: the [http] options, commented out, one line each.
+    Run::new(bin())
+        .args(["admin", "create"])
+        .arg(root.join("fresh"))
+        .success();
+    let fresh = std::fs::read_to_string(root.join("fresh/conf/svnserve.conf")).expect("conf");
+    let http = &fresh[fresh.find("\n[http]\n").expect("an [http] section")..];
+    assert!(http.contains("\n# password-db = "), "{http}");
+    assert!(
+        !http.lines().any(|l| l.starts_with("password-db")),
+        "{http}"
+    );
+
+    repo_with(&root, CONF, PASSWD);
+    let server = Svelto::start_http(&bin(), &root, &dir.path().join("serve.log"), "/svn", &[]);
+    let client = SvnClient::new();
+    let work = dir.path();
+    let as_user = |user: &str, password: &str, args: &[&str]| {
+        let mut all = vec![
+            "--non-interactive",
+            "--no-auth-cache",
+            "--username",
+            user,
+            "--password",
+            password,
+        ];
+        all.extend_from_slice(args);
+        client.svn(&all, work)
+    };
+    let http_url = server.url("r");
+    let svn_repo = svn_url(&server, "r");
+    for (n, url) in [&http_url, &svn_repo].into_iter().enumerate() {
+        let out = as_user(
+            "harry",
+            "harryssecret",
+            &["mkdir", "-m", "m", &format!("{url}/d{n}")],
+        );
+        assert!(out.success(), "{url}: {}", out.stderr_text());
+        let out = as_user(
+            "harry",
+            "wrong",
+            &["mkdir", "-m", "m", &format!("{url}/x{n}")],
+        );
+        assert!(!out.success(), "{url}: a wrong password committed");
+        let out = as_user(
+            "sally",
+            "harryssecret",
+            &["mkdir", "-m", "m", &format!("{url}/y{n}")],
+        );
+        assert!(!out.success(), "{url}: an unknown user committed");
+    }
+    let log = client.svn(&["log", "-q", &svn_repo], work);
+    assert_eq!(
+        log.stdout_text().matches("| harry |").count(),
+        2,
+        "{}",
+        log.stdout_text()
+    );
+    // Anonymous reads are untouched.
+    let ls = client.svn(&["ls", "--non-interactive", &http_url], work);
+    assert!(ls.success(), "{}", ls.stderr_text());
+    assert_eq!(ls.stdout_text(), "d0/\nd1/\n");
+    drop(server);
+
+    // An htpasswd file given on the command line wins over password-db for HTTP logins.
+    let htpasswd = dir.path().join("htpasswd");
+    let made = Run::tool("htpasswd")
+        .args(["-cbB"])
+        .arg(&htpasswd)
+        .args(["harry", "apachepass"])
+        .output();
+    assert!(made.success(), "{made}");
+    let auth_file = htpasswd.to_str().expect("utf-8 path");
+    let server = Svelto::start_http(
+        &bin(),
+        &root,
+        &dir.path().join("serve2.log"),
+        "/svn",
+        &["--http-auth-file", auth_file],
+    );
+    let http_url = server.url("r");
+    let out = as_user(
+        "harry",
+        "harryssecret",
+        &["mkdir", "-m", "m", &format!("{http_url}/z")],
+    );
+    assert!(!out.success(), "password-db's password logged in over HTTP");
+    let out = as_user(
+        "harry",
+        "apachepass",
+        &["mkdir", "-m", "m", &format!("{http_url}/z")],
+    );
+    assert!(out.success(), "{}", out.stderr_text());
+    let out = as_user(
+        "harry",
+        "apachepass",
+        &["mkdir", "-m", "m", &format!("{}/w", svn_url(&server, "r"))],
+    );
+    assert!(
+        !out.success(),
+        "the htpasswd password logged in over svn://"
+    );
+}
 
 /// The pre-commit template `svelto admin create` writes, enabled as its text says, refuses
 /// a commit without a log message and lets one with a message through: it runs `svelto
