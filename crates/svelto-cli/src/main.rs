@@ -2,6 +2,7 @@
 //! `svelto look` (like svnlook).
 
 mod admin;
+mod checks;
 mod localtime;
 mod look;
 mod manual;

@@ -261,9 +261,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
         bail!("You must specify exactly one of -d, -i, -t or -X.");
     }
     let root = match &args.root {
-        Some(r) => r
-            .canonicalize()
-            .with_context(|| format!("root directory '{}'", r.display()))?,
+        Some(r) => crate::checks::root_dir(r)?,
         None => PathBuf::from("/"),
     };
     if args.tunnel_user.is_some() && !args.tunnel {

@@ -6,6 +6,7 @@
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use svelto_testkit::{tempdir, Run, Svelto, SvnClient};
 
@@ -208,4 +209,34 @@ fn hook_templates_call_svelto_look() {
     );
     let out = commit("adds b", "b");
     assert!(out.success(), "{}", out.stderr_text());
+}
+
+/// `svelto serve -r FILE` and `-r MISSING` are refused with svnserve's words.
+#[test]
+fn a_root_that_is_not_a_directory_is_refused_as_svnserve_refuses_it() {
+    let dir = tempdir();
+    let file = dir.path().join("a-file");
+    write(&file, "not a directory\n");
+    for root in [file.clone(), dir.path().join("missing")] {
+        let theirs = Run::tool("svnserve")
+            .args(["-d", "--foreground", "--listen-port", "0", "-r"])
+            .arg(&root)
+            .timeout(Duration::from_secs(20))
+            .output();
+        let ours = Run::new(bin())
+            .args(["serve", "-d", "--foreground", "--listen-port", "0", "-r"])
+            .arg(&root)
+            .timeout(Duration::from_secs(20))
+            .output();
+        assert_eq!(theirs.status.code(), Some(1), "{theirs}");
+        assert_eq!(ours.status.code(), Some(1), "{ours}");
+        let words = theirs
+            .stderr_text()
+            .trim()
+            .strip_prefix("svnserve: ")
+            .expect("svnserve's prefix")
+            .to_string();
+        assert!(words.starts_with("E200009: Root path '"), "{theirs}");
+        assert_eq!(ours.stderr_text().trim(), format!("svelto: error: {words}"));
+    }
 }
