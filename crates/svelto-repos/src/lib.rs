@@ -13,6 +13,7 @@ pub mod action;
 pub mod authz;
 pub mod commit;
 pub mod conf;
+pub mod conf_check;
 mod create;
 pub mod diff;
 mod dump;

@@ -240,3 +240,115 @@ fn a_root_that_is_not_a_directory_is_refused_as_svnserve_refuses_it() {
         assert_eq!(ours.stderr_text().trim(), format!("svelto: error: {words}"));
     }
 }
+
+/// docs/migrating.md's "From Apache" block as it was (comments after values, an indented
+/// comment) and files the server's user cannot read: each is named at start on standard
+/// error and in the log, with the user and the fix; the server still starts.
+#[test]
+fn the_server_warns_at_start_about_what_it_would_misread() {
+    let dir = tempdir();
+    let root = dir.path().join("root");
+    std::fs::create_dir(&root).expect("mkdir");
+    let conf = "[general]\n\
+        anon-access = read          # \"Satisfy Any\": anonymous users get what the authz file gives *\n\
+        \x20                           # (anon-access = none for \"Require valid-user\" alone)\n\
+        auth-access = write\n\
+        realm = Example Subversion  # AuthName: ra_serf caches passwords under the realm\n\
+        password-db = passwd\n\
+        authz-db = authz\n\
+        [http]\n\
+        password-db = htpasswd   # instead of --http-auth-file, per repository\n\
+        [sals]\n";
+    let repo = repo_with(&root, conf, PASSWD);
+    write(&repo.join("conf/authz"), "[/]\n* = r\n");
+    write(&repo.join("conf/htpasswd"), "");
+    // The account the server runs as: `daemon` when the tests run as root (who reads
+    // everything), else this one; either way it cannot read a 0600 file owned by root
+    // (as root) or a 0000 file (as anyone else).
+    let as_root = Run::new("id").arg("-u").success().stdout_text().trim() == "0";
+    let (user, binary) = if as_root {
+        let wrapper = dir.path().join("svelto-as-daemon");
+        write(
+            &wrapper,
+            &format!(
+                "#!/bin/sh\nexec setpriv --reuid=daemon --regid=daemon --clear-groups {} \"$@\"\n",
+                bin().display()
+            ),
+        );
+        std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        for d in [dir.path(), &root, &repo, &repo.join("conf")] {
+            std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+        }
+        for f in ["svnserve.conf", "authz", "htpasswd"] {
+            let p = repo.join("conf").join(f);
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+        }
+        let passwd = repo.join("conf/passwd");
+        std::fs::set_permissions(&passwd, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+        Run::new("chmod")
+            .args(["-R", "a+rX"])
+            .arg(repo.join("db"))
+            .success();
+        ("daemon".to_string(), wrapper)
+    } else {
+        let passwd = repo.join("conf/passwd");
+        std::fs::set_permissions(&passwd, std::fs::Permissions::from_mode(0)).expect("chmod");
+        let me = Run::new("id")
+            .arg("-un")
+            .success()
+            .stdout_text()
+            .trim()
+            .to_string();
+        (me, bin())
+    };
+    let log = dir.path().join("serve.log");
+    let server = Svelto::start_http(&binary, &root, &log, "/svn", &[]);
+    let stderr = server.stderr_text();
+    let logged = std::fs::read_to_string(&log).expect("log");
+    let conf_file = repo.join("conf/svnserve.conf");
+    let passwd = repo.join("conf/passwd");
+    let expected = [
+        format!(
+            "{}:2: [general] anon-access = 'read          # \"Satisfy Any\"",
+            conf_file.display()
+        ),
+        format!(
+            "{}:5: [general] realm = 'Example Subversion  # AuthName",
+            conf_file.display()
+        ),
+        format!(
+            "{}:9: [http] password-db = 'htpasswd   # instead",
+            conf_file.display()
+        ),
+        format!("{}:10: unknown section [sals]", conf_file.display()),
+        format!(
+            "the password file (password-db in {}) '{}' exists but user '{user}', whom the \
+             server runs as, cannot read it (Permission denied",
+            conf_file.display(),
+            passwd.display()
+        ),
+        format!("chmod g+r '{}'", passwd.display()),
+    ];
+    for want in &expected {
+        assert!(
+            stderr.contains(want.as_str()),
+            "stderr lacks {want:?}:\n{stderr}"
+        );
+        assert!(
+            logged.contains(want.as_str()),
+            "the log lacks {want:?}:\n{logged}"
+        );
+    }
+    drop(server);
+
+    // Fixed as the warnings say: nothing to say.
+    let fixed = "[general]\n\
+        ### \"Satisfy Any\": anonymous users get what the authz file gives\n\
+        anon-access = read\nauth-access = write\nrealm = Example Subversion\n\
+        password-db = passwd\nauthz-db = authz\n";
+    write(&conf_file, fixed);
+    std::fs::set_permissions(&passwd, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    let server = Svelto::start_http(&binary, &root, &dir.path().join("serve2.log"), "/svn", &[]);
+    let stderr = server.stderr_text();
+    assert!(!stderr.contains("warning"), "{stderr}");
+}
