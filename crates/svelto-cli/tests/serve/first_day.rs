@@ -292,7 +292,7 @@ fn the_server_warns_at_start_about_what_it_would_misread() {
         ("daemon".to_string(), wrapper)
     } else {
         let passwd = repo.join("conf/passwd");
-        std::fs::set_permissions(&passwd, std::fs::Permissions::from_mode(0)).expect("chmod");
+        std::fs::set_permissions(&passwd, std::fs::Permissions::from_mode(0o000)).expect("chmod");
         let me = Run::new("id")
             .arg("-un")
             .success()
