@@ -181,6 +181,9 @@ http {
   access_log off;
   client_body_temp_path $cfg/nginx-body;
   proxy_temp_path $cfg/nginx-proxy;
+  fastcgi_temp_path $cfg/nginx-fastcgi;
+  uwsgi_temp_path $cfg/nginx-uwsgi;
+  scgi_temp_path $cfg/nginx-scgi;
   client_max_body_size 0;
   proxy_request_buffering off;
   proxy_buffering off;

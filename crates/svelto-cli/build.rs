@@ -3,6 +3,10 @@
 
 use std::process::Command;
 
+// The choice of files to watch, shared with the test that checks it
+// (crates/svelto-cli/tests/scripts.rs).
+include!("build_watch.rs");
+
 fn git(args: &[&str]) -> Option<String> {
     let out = Command::new("git").args(args).output().ok()?;
     if !out.status.success() {
@@ -14,15 +18,10 @@ fn git(args: &[&str]) -> Option<String> {
 fn main() {
     let commit = git(&["rev-parse", "--short=10", "HEAD"]).unwrap_or_else(|| "unknown".into());
     println!("cargo:rustc-env=SVELTO_COMMIT={commit}");
-    // Rebuilt when HEAD moves: HEAD itself, the branch it names, and packed refs.
-    for name in ["HEAD", "packed-refs"] {
-        if let Some(p) = git(&["rev-parse", "--git-path", name]) {
-            println!("cargo:rerun-if-changed={p}");
-        }
+    for p in watched(git) {
+        println!("cargo:rerun-if-changed={p}");
     }
-    if let Some(branch) = git(&["symbolic-ref", "-q", "HEAD"]) {
-        if let Some(p) = git(&["rev-parse", "--git-path", &branch]) {
-            println!("cargo:rerun-if-changed={p}");
-        }
-    }
+    // Without any of them (no git checkout), only this script's own changes rerun it.
+    println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=build_watch.rs");
 }

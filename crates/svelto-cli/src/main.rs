@@ -2,6 +2,7 @@
 //! like Apache's mod_dav_svn over http:// and https://) and `svelto look` (like svnlook).
 
 mod admin;
+mod checks;
 mod localtime;
 mod look;
 mod manual;

@@ -276,9 +276,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
         bail!("You must specify exactly one of -d, -i, -t or -X.");
     }
     let root = match &args.root {
-        Some(r) => r
-            .canonicalize()
-            .with_context(|| format!("root directory '{}'", r.display()))?,
+        Some(r) => crate::checks::root_dir(r)?,
         None => PathBuf::from("/"),
     };
     if args.tunnel_user.is_some() && !args.tunnel {
@@ -307,6 +305,16 @@ pub fn run(args: ServeArgs) -> Result<()> {
         }
         None => None,
     };
+    // Configuration that does not say what it seems to, said before the server detaches.
+    let warnings = crate::checks::startup_warnings(
+        &root,
+        config_file.as_deref(),
+        args.http_auth_file.as_deref(),
+        args.http_listen.is_some(),
+    );
+    if !(args.daemon_child || args.inetd || args.tunnel) {
+        crate::checks::print(&warnings);
+    }
     if args.daemon && !args.foreground && !args.daemon_child {
         return background();
     }
@@ -324,6 +332,9 @@ pub fn run(args: ServeArgs) -> Result<()> {
         LogFormatArg::Json => LogFormat::Json,
         LogFormatArg::Combined => LogFormat::Combined,
     });
+    if args.log_file.is_some() {
+        warnings.iter().for_each(|w| log.line(w));
+    }
     let ignored = args.ignored_flags();
     if !ignored.is_empty() {
         log.line(&format!(

@@ -1,7 +1,9 @@
 //! Who a request is and what it may do, from the same configuration the svn:// side reads:
 //! the repository's `conf/svnserve.conf` (or `--config-file`) with its `anon-access`,
 //! `auth-access`, `realm`, `authz-db` and `groups-db`, and the password file for HTTP
-//! Basic logins (`--http-auth-file`, else svnserve.conf's `[http] password-db`).
+//! Basic logins: an Apache password file (`--http-auth-file`, else svnserve.conf's
+//! `[http] password-db`) when one is given, else svnserve.conf's own `password-db`, the
+//! file svn:// logins check: one user list for both protocols.
 //!
 //! The answers are Apache's with mod_authz_svn under `AuthType Basic`, `AuthUserFile`,
 //! `AuthzSVNAccessFile`, `Satisfy Any` and `Require valid-user`:
@@ -23,8 +25,8 @@ use crate::error::HttpError;
 use crate::uri::{Kind, Target};
 use crate::State;
 use hyper::{Method, StatusCode};
-use std::path::PathBuf;
-use svelto_repos::conf::{Access, SvnserveConf};
+use std::path::{Path, PathBuf};
+use svelto_repos::conf::{Access, PasswdDb, SvnserveConf};
 use svelto_repos::service::{self, AuthzSource, Opened, Where};
 
 /// What the configuration lets the request's user do, beyond the authz rules.
@@ -113,11 +115,16 @@ pub(crate) fn admit(
         Some(r) => r.clone(),
         None => svc.uuid()?,
     };
-    let password_file: Option<PathBuf> = state
+    // An htpasswd file, when one is given, wins over svnserve's password file.
+    let password_file: Option<Passwords> = match state
         .config
         .auth_file
         .clone()
-        .or_else(|| conf.http_password_db.clone());
+        .or_else(|| conf.http_password_db.clone())
+    {
+        Some(f) => Some(Passwords::Htpasswd(f)),
+        None => conf.password_db.clone().map(Passwords::Svnserve),
+    };
     let read_only = state.config.read_only;
     let mut gate = Gate {
         realm,
@@ -136,7 +143,7 @@ pub(crate) fn admit(
     let mut user = proxied_user(state, req)?;
     if user.is_some() {
         // The proxy logged the user in.
-    } else if let Some(file) = &password_file {
+    } else if let Some(passwords) = &password_file {
         let refused = |why: String| {
             state.log(&format!("{}: {why}", target.repo_name));
             HttpError::refused(StatusCode::UNAUTHORIZED, Some(gate.realm.clone()))
@@ -147,14 +154,14 @@ pub(crate) fn admit(
             Presented::Basic {
                 user: name,
                 password,
-            } => match state.logins.check(file, &name, &password) {
+            } => match passwords.check(state, &name, &password) {
                 Ok(()) => user = Some(name),
                 Err(LoginError::Refused(why)) => return Err(refused(why)),
                 Err(LoginError::File(e)) => {
                     state.log(&format!(
                         "{}: cannot read the password file '{}': {e}",
                         target.repo_name,
-                        file.display()
+                        passwords.file().display()
                     ));
                     return Err(HttpError::new(
                         StatusCode::INTERNAL_SERVER_ERROR,
@@ -196,6 +203,49 @@ pub(crate) fn admit(
     svc.user = user;
     svc.authz = authz;
     Ok((svc, gate))
+}
+
+/// Where HTTP Basic logins are checked.
+enum Passwords {
+    /// An Apache password file (`htpasswd`'s hashes).
+    Htpasswd(PathBuf),
+    /// svnserve.conf's `password-db`: `[users]` with `name = password`, as svn:// reads it
+    /// for CRAM-MD5 (read for each login, as for each svn:// connection).
+    Svnserve(PathBuf),
+}
+
+impl Passwords {
+    fn file(&self) -> &Path {
+        match self {
+            Passwords::Htpasswd(f) | Passwords::Svnserve(f) => f,
+        }
+    }
+
+    fn check(&self, state: &State, user: &str, password: &[u8]) -> Result<(), LoginError> {
+        let file = match self {
+            Passwords::Htpasswd(f) => return state.logins.check(f, user, password),
+            Passwords::Svnserve(f) => f,
+        };
+        let db = PasswdDb::load(file)
+            .map_err(|e| LoginError::File(std::io::Error::other(e.to_string())))?;
+        let Some(stored) = db.password(user) else {
+            return Err(LoginError::Refused(format!("user {user} not found")));
+        };
+        // Compared in time that depends on the lengths only.
+        let same = stored.len() == password.len()
+            && stored
+                .bytes()
+                .zip(password)
+                .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+                == 0;
+        if same {
+            Ok(())
+        } else {
+            Err(LoginError::Refused(format!(
+                "user {user}: authentication failure: Password Mismatch"
+            )))
+        }
+    }
 }
 
 /// The user a trusted reverse proxy names in `--http-user-header` (None: no such header,

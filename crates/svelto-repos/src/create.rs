@@ -9,8 +9,20 @@ use svelto_core::PropList;
 /// The top-level `format` file's contents.
 pub const FORMAT: &str = "svelto-repository 1\n";
 
-/// Creates a repository at `path` with revision 0 dated `date` (an `svn:date` value).
+/// Where the packaged `svelto` binary lives: what hook templates call when no other is
+/// named ([`create_for`]).
+pub const PACKAGED_SVELTO: &str = "/usr/bin/svelto";
+
+/// Creates a repository at `path` with revision 0 dated `date` (an `svn:date` value), its
+/// hook templates calling the packaged `svelto`.
 pub fn create(path: &Path, uuid: &str, date: &str) -> Result<()> {
+    create_for(path, uuid, date, PACKAGED_SVELTO)
+}
+
+/// [`create`], the hook templates calling the `svelto` binary at `svelto` (hooks run with
+/// an empty environment, so a hook names its programs by absolute path, as svnadmin's
+/// templates name svnlook; svnlook cannot read a Svelto repository, `svelto look` can).
+pub fn create_for(path: &Path, uuid: &str, date: &str, svelto: &str) -> Result<()> {
     let e = |what: &str| io(format!("creating {} in {}", what, path.display()));
     if path.join("format").exists() || path.join("db").exists() {
         return Err(crate::ReposError::Refused(format!(
@@ -36,7 +48,7 @@ pub fn create(path: &Path, uuid: &str, date: &str) -> Result<()> {
     }
     for hook in HOOKS {
         let name = format!("hooks/{}.tmpl", hook.0);
-        let text = format!("#!/bin/sh\n\n# {} hook: {}\n#\n# To enable it, copy this file to hooks/{} (without .tmpl) and make it\n# executable. Svelto runs hooks with the arguments, standard input and exit\n# code meaning that Subversion documents; the environment is empty unless\n# conf/hooks-env says otherwise.\n\nexit 0\n", hook.0, hook.1, hook.0);
+        let text = hook_template(hook.0, hook.1, svelto);
         fs::write(path.join(&name), text).map_err(e(&name))?;
     }
     fs::write(
@@ -60,6 +72,46 @@ const HOOKS: [(&str, &str); 9] = [
     ("pre-unlock", "run before a path is unlocked; arguments: REPOS PATH USER LOCK-TOKEN BREAK-UNLOCK-FLAG"),
     ("post-unlock", "run after paths are unlocked; arguments: REPOS USER; the paths on stdin"),
 ];
+
+/// The text of `hooks/NAME.tmpl`: what the hook is, how to enable it, and for the hooks
+/// svnadmin's templates give a working body (pre-commit, pre-lock, pre-unlock), the same
+/// checks made with `svelto look`; for the others a commented example.
+fn hook_template(name: &str, what: &str, svelto: &str) -> String {
+    let quoted = svelto.replace('\'', "'\\''");
+    let body = match name {
+        "pre-commit" => "REPOS=\"$1\"\nTXN=\"$2\"\n\n\
+             # Refuse a commit whose log message has no letter or digit.\n\
+             \"$SVELTO\" look log -t \"$TXN\" \"$REPOS\" | grep -q '[[:alnum:]]' || {\n  \
+             echo \"Please describe the change in the log message.\" >&2\n  exit 1\n}\n\n\
+             exit 0\n"
+            .to_string(),
+        "pre-lock" | "pre-unlock" => {
+            let verb = if name == "pre-lock" { "stolen" } else { "broken" };
+            format!(
+                "REPOS=\"$1\"\nLOCKPATH=\"$2\"\nUSER=\"$3\"\n\n\
+                 # A lock held by someone else is not {verb}: only its owner may change it.\n\
+                 OWNER=$(\"$SVELTO\" look lock \"$REPOS\" \"$LOCKPATH\" | sed -n 's/^Owner: //p')\n\
+                 if [ -z \"$OWNER\" ] || [ \"$OWNER\" = \"$USER\" ]; then\n  exit 0\nfi\n\
+                 echo \"$LOCKPATH is locked by $OWNER.\" >&2\nexit 1\n"
+            )
+        }
+        "post-commit" => "REPOS=\"$1\"\nREV=\"$2\"\n\n\
+             # For example, mail what changed (svelto look changed, log, diff):\n\
+             # \"$SVELTO\" look changed -r \"$REV\" \"$REPOS\" | mail -s \"r$REV\" team@example.org\n\n\
+             exit 0\n"
+            .to_string(),
+        _ => "exit 0\n".to_string(),
+    };
+    format!(
+        "#!/bin/sh\n\n# {name} hook: {what}\n#\n# To enable it, copy this file to hooks/{name} (without .tmpl) and make it\n\
+         # executable. Svelto runs hooks with the arguments, standard input and exit\n\
+         # code meaning that Subversion documents; the environment is empty unless\n\
+         # conf/hooks-env says otherwise, so programs are named by absolute path.\n\
+         # A hook examines the repository with `svelto look` (svnlook's subcommands and\n\
+         # options): svnlook cannot read a Svelto repository.\n\n\
+         SVELTO='{quoted}'\n\n{body}"
+    )
+}
 
 const README: &str = "This is a Subversion repository served by Svelto; use `svelto admin` \
 (not svnadmin) to manage it. The history lives in db/; conf/ and hooks/ are as in a \
@@ -91,6 +143,11 @@ const SVNSERVE_CONF: &str =
 [sasl]
 ### SASL is not supported by Svelto; use CRAM-MD5 (passwd) or svn+ssh.
 # use-sasl = false
+
+[http]
+### HTTP Basic logins check password-db above (the same users as svn://) unless an
+### Apache password file (htpasswd's format) is named here, relative to this directory.
+# password-db = htpasswd
 ";
 
 const PASSWD: &str = "### Users and their passwords for CRAM-MD5 authentication (password-db in

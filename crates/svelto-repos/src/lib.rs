@@ -13,6 +13,7 @@ pub mod action;
 pub mod authz;
 pub mod commit;
 pub mod conf;
+pub mod conf_check;
 mod create;
 pub mod diff;
 mod dump;
@@ -43,7 +44,7 @@ mod textdelta;
 pub mod verify;
 
 pub use commit::{CommitTxn, Prepared};
-pub use create::create;
+pub use create::{create, create_for, PACKAGED_SVELTO};
 pub use dump::{dump, dump_revprops, DumpOptions, PathFilter, DUMP_CACHE_BYTES};
 pub use editor::{send_text, Editor, TextOptions, Token};
 pub use error::{ReposError, Result, SvnErrorKind};

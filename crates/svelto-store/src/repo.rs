@@ -101,15 +101,28 @@ pub const FORMAT: &str = "svelto-store 1\n";
 impl Repo {
     /// Opens the repository at `path` (the directory holding `db/`).
     pub fn open(path: &Path) -> Result<Repo> {
-        let (repo, current) = Self::open_files(path, None)?;
+        let (repo, current) = Self::open_files(path, None, None)?;
+        repo.check_current(&current)?;
+        Ok(repo)
+    }
+
+    /// Opens the repository as if `db/current` said `current`, checked as `open` checks
+    /// the real one (`svelto admin recover` tries the lines it rebuilds this way).
+    pub(crate) fn open_as(path: &Path, current: Current) -> Result<Repo> {
+        let (repo, current) = Self::open_files(path, None, Some(current))?;
         repo.check_current(&current)?;
         Ok(repo)
     }
 
     /// Opens the files of `path`'s `db/`, each continued by the file of the same name in
     /// `ext`'s directory past `ext`'s lengths when given (a staged transaction). Returns the
-    /// handle, which reads up to `db/current`'s lengths, and those lengths, unchecked.
-    fn open_files(path: &Path, ext: Option<(&Path, &Current)>) -> Result<(Repo, Current)> {
+    /// handle, which reads up to `db/current`'s lengths (or `given`'s), and those lengths,
+    /// unchecked.
+    fn open_files(
+        path: &Path,
+        ext: Option<(&Path, &Current)>,
+        given: Option<Current>,
+    ) -> Result<(Repo, Current)> {
         let db = path.join("db");
         let fmt = std::fs::read_to_string(db.join("format"));
         if fmt.as_deref().ok() != Some(FORMAT) {
@@ -136,7 +149,10 @@ impl Repo {
                 format: first.escape_debug().to_string(),
             });
         }
-        let current = files::read_current(&db)?;
+        let current = match given {
+            Some(c) => c,
+            None => files::read_current(&db)?,
+        };
         let open = |w: Which| -> Result<StoreFile> {
             let f = files::open_read(&db, w)?;
             Ok(match ext {
@@ -186,7 +202,7 @@ impl Repo {
     /// The repository as a staging writer reads it: its files continued past `base`'s
     /// lengths by those in `dir`, up to `base` for now.
     pub(crate) fn open_continued(path: &Path, dir: &Path, base: &Current) -> Result<Repo> {
-        let (repo, _) = Self::open_files(path, Some((dir, base)))?;
+        let (repo, _) = Self::open_files(path, Some((dir, base)), None)?;
         repo.set_current(*base);
         Ok(repo)
     }
@@ -205,7 +221,7 @@ impl Repo {
         if let Some(cur) = read_txn_line(&staged.join("current"))? {
             let base = read_txn_line(&staged.join("base"))?
                 .ok_or_else(|| StoreError::NoSuchTxn(name.to_string()))?;
-            let (repo, _) = Self::open_files(path, Some((&staged, &base)))?;
+            let (repo, _) = Self::open_files(path, Some((&staged, &base)), None)?;
             repo.check_current(&cur)?;
             repo.set_current(cur);
             return Ok((repo, cur.youngest));

@@ -16,7 +16,13 @@ pub fn run(args: CreateArgs) -> Result<()> {
     let CreateArgs { repo } = args;
     refuse_existing(&repo)?;
     let uuid = uuid::Uuid::new_v4().to_string();
-    svelto_repos::create(&repo, &uuid, &svelto_core::svn_date_now())
+    // Hook templates call the binary that made the repository (the packaged one when it
+    // cannot say where it is).
+    let svelto = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.to_str().map(str::to_owned))
+        .unwrap_or_else(|| svelto_repos::PACKAGED_SVELTO.to_owned());
+    svelto_repos::create_for(&repo, &uuid, &svelto_core::svn_date_now(), &svelto)
         .with_context(|| format!("creating repository '{}'", repo.display()))
 }
 

@@ -182,14 +182,63 @@ fn exclusive(path: &Path, wait: bool) -> Result<Writer> {
 }
 
 pub fn recover(args: RecoverArgs) -> Result<()> {
-    let writer = exclusive(&args.repo, args.wait)?;
+    if !svelto_store::is_repository(&args.repo) || args.repo.to_string_lossy().contains("://") {
+        open(&args.repo)?; // the error svnadmin gives for a path that holds no repository
+    }
+    // db/current is looked at (and rebuilt from the files when missing or damaged) under
+    // the write lock, before anything opens the repository through it.
+    let recovered = match svelto_store::recover_current(&args.repo, false)? {
+        Some(r) => r,
+        None if !args.wait => {
+            return Err(svn_error(
+                code::REPOS_LOCKED,
+                "Failed to get exclusive repository access; perhaps another process\n\
+                 such as httpd, svnserve or svn has it open?",
+            ))
+        }
+        None => {
+            out("Waiting on repository lock; perhaps another process has it open?\n")?;
+            svelto_store::recover_current(&args.repo, true)?
+                .ok_or_else(|| anyhow::anyhow!("the write lock was not taken"))?
+        }
+    };
     out(
         "Repository lock acquired.\nPlease wait; recovering the repository may take some time...\n",
     )?;
+    out(&recovery_report(&recovered))?;
+    // The writer cuts what lies past the committed lengths and drops stale transactions.
+    let writer = exclusive(&args.repo, args.wait)?;
     drop(writer);
     out("\nRecovery completed.\n")?;
     let youngest = open(&args.repo)?.youngest();
     out(&format!("The latest repos revision is {youngest}.\n"))
+}
+
+/// What `recover` found beyond what svnadmin says: nothing when `db/current` agreed with
+/// the files and nothing lay past it.
+fn recovery_report(r: &svelto_store::Recovered) -> String {
+    use svelto_store::Found;
+    let c = &r.current;
+    let mut text = match &r.found {
+        Found::Agrees => String::new(),
+        Found::Missing => format!(
+            "db/current was missing; rebuilt from the files: youngest revision {}.\n",
+            c.youngest
+        ),
+        Found::Damaged(why) => format!(
+            "db/current did not hold up ({why});\nrebuilt from the files: youngest revision {}.\n",
+            c.youngest
+        ),
+    };
+    for (&(name, past), committed) in r.past.iter().zip(c.lens) {
+        if past > 0 {
+            text += &format!(
+                "db/{name} has {past} bytes past its committed length {committed} (left by a \
+                 commit that did not finish): cut now.\n"
+            );
+        }
+    }
+    text
 }
 
 pub fn upgrade(args: UpgradeArgs) -> Result<()> {

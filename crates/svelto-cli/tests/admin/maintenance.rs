@@ -65,6 +65,77 @@ fn maintenance_subcommands_print_as_svnadmin() {
     pair.sv.verify();
 }
 
+/// Subversion's svnadmin_tests 13 (`fsfs_recover_db_current`), on a Svelto repository:
+/// `db/current` moved aside, then written as one revision short, then as "fish": each time
+/// `recover` rebuilds it from the files, byte for byte, and says what it found; stderr
+/// stays empty. Bytes an unfinished commit left past it are named and cut.
+#[test]
+fn recover_rebuilds_a_missing_or_damaged_current() {
+    let repo = SveltoRepo::create();
+    repo.load(&scenario_dump("basic"), &[]);
+    let youngest = repo.info().youngest;
+    assert!(youngest >= 3, "the scenario has {youngest} revisions");
+    let current = repo.path().join("db").join("current");
+    let expected = std::fs::read_to_string(&current).expect("db/current");
+    let recover = || {
+        let out = svelto()
+            .args(["admin", "recover"])
+            .arg(repo.path())
+            .success();
+        assert_eq!(out.stderr_text(), "", "{out}");
+        assert_eq!(
+            std::fs::read_to_string(&current).expect("db/current"),
+            expected,
+            "{out}"
+        );
+        assert!(
+            out.stdout_text()
+                .ends_with(&format!("The latest repos revision is {youngest}.\n")),
+            "{out}"
+        );
+        out.stdout_text()
+    };
+
+    std::fs::rename(&current, repo.path().join("db").join("was_current")).expect("rename");
+    let said = recover();
+    assert!(
+        said.contains(&format!(
+            "db/current was missing; rebuilt from the files: youngest revision {youngest}.\n"
+        )),
+        "{said}"
+    );
+    for bad in [format!("{}\n", youngest - 1), "1\n".into(), "fish\n".into()] {
+        std::fs::write(&current, &bad).expect("write");
+        let said = recover();
+        assert!(
+            said.contains("db/current did not hold up (repository corrupt: current"),
+            "{said}"
+        );
+    }
+    // Nothing found: svnadmin's words alone.
+    let said = recover();
+    assert!(!said.contains("db/current"), "{said}");
+
+    // A commit cut short before its db/current: its bytes are named, then cut.
+    let data = repo.path().join("db").join("data");
+    let len = std::fs::metadata(&data).expect("data").len();
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&data)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, &[9; 77]))
+        .expect("append");
+    std::fs::remove_file(&current).expect("rm");
+    let said = recover();
+    assert!(
+        said.contains(&format!(
+            "db/data has 77 bytes past its committed length {len}"
+        )),
+        "{said}"
+    );
+    assert_eq!(std::fs::metadata(&data).expect("data").len(), len);
+    repo.verify();
+}
+
 #[test]
 fn pack_says_that_nothing_is_packed() {
     let repo = SveltoRepo::create();

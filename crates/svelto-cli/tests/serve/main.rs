@@ -46,6 +46,7 @@ mod concurrency;
 mod diff;
 mod durability;
 mod export;
+mod first_day;
 mod hooks;
 mod lock_sessions;
 mod locks;
