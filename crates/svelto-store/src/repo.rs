@@ -8,6 +8,7 @@ use crate::files::{
     self, le_u32, le_u64, read_exact_at, read_record, Current, RevRecord, StoreFile, Which,
     REVPROPS_RECORD, REV_RECORD,
 };
+use crate::locks::LockTable;
 use crate::node::{
     apply_dir_delta, decode_dir, decode_dir_delta, decode_props, DirEntry, FileText, NodeRev,
     Offset, RevMeta,
@@ -83,6 +84,8 @@ struct Inner {
     props: Bounded<Arc<PropList>>,
     /// What each entry of a directory listing is, by the listing's offset.
     listed: Bounded<Arc<Vec<Listed>>>,
+    /// The lock table as last read or written through this handle.
+    locks: crate::locks::Cache,
 }
 
 /// A handle to read a repository; cheap to clone, safe to share between threads.
@@ -178,6 +181,7 @@ impl Repo {
                 revs: Bounded::new(cache_share(CACHE_BYTES, 4), 100),
                 props: Bounded::new(cache_share(CACHE_BYTES, 5), 128),
                 listed: Bounded::new(cache_share(CACHE_BYTES, 6), 64),
+                locks: crate::locks::Cache::default(),
             }),
         };
         Ok((repo, current))
@@ -250,6 +254,17 @@ impl Repo {
     /// Whether two handles opened the same files (one repository, not one replaced by another).
     pub fn same_files(&self, other: &Repo) -> bool {
         self.inner.data_id == other.inner.data_id
+    }
+
+    /// The repository's locks now (`db/locks`): parsed once per version of the file and
+    /// kept by this handle; changed with [`crate::Writer::set_locks`].
+    pub fn locks(&self) -> Result<Arc<LockTable>> {
+        self.inner.locks.get(&self.inner.db)
+    }
+
+    /// Keeps `table`, just written, as this handle's lock table.
+    pub(crate) fn locks_written(&self, table: Arc<LockTable>) -> Result<()> {
+        self.inner.locks.written(&self.inner.db, table)
     }
 
     pub fn db_path(&self) -> &Path {
