@@ -1,12 +1,13 @@
 //! Subversion's vocabulary, shared by every Svelto crate.
 //!
 //! Owns: revision numbers, repository paths and their ordering, node kinds,
-//! property lists, checksums, locks (`Lock`), decimal numbers written without allocating, Subversion's error codes (`code`), the guarded place in a
+//! property lists, checksums, locks (`Lock`), the clock and fresh names libraries are given (`Env`), decimal numbers written without allocating, Subversion's error codes (`code`), the guarded place in a
 //! bounded count that both front ends bound their connections with (`Permit`). Must not: do I/O, depend on any other Svelto crate.
 
 mod checksum;
 pub mod code;
 mod date;
+mod env;
 pub mod localtime;
 mod lock;
 mod path;
@@ -15,6 +16,7 @@ mod props;
 
 pub use checksum::{Md5, Sha1, EMPTY_MD5};
 pub use date::{civil_from_days, format_svn_date, parse_svn_date, svn_date_now};
+pub use env::{Env, FixedEnv, SystemEnv};
 pub use lock::Lock;
 pub use path::{
     compare_paths, fspath, is_ancestor, join, parent_and_name, relpath, skip_ancestor,

@@ -26,7 +26,7 @@ fn current(repo: &Repo) -> Result<Arc<LockTable>> {
     if !table.any_expiring() {
         return Ok(table);
     }
-    let now = svelto_core::svn_date_now();
+    let now = repo.env().svn_date();
     let expired = |l: &Lock| l.expires.as_deref().is_some_and(|e| e <= now.as_str());
     let mut live = table.locks().clone();
     live.retain(|_, l| !expired(l));
@@ -195,9 +195,10 @@ pub fn lock_many_with(
     }
     let mut results: Vec<Option<Result<Lock>>> = (0..targets.len()).map(|_| None).collect();
     let uuid = uuid_of(repo);
+    let env = repo.env();
     let mut body = |w: &mut Writer| -> Result<()> {
         // Stamped once the writer is held, so creation dates follow the order locks are made.
-        let now = svelto_core::svn_date_now();
+        let now = env.svn_date();
         let date = now.as_str().max(date);
         let head = repo.refresh()?;
         let mut locks = read_locks(repo)?;
@@ -261,7 +262,7 @@ pub fn lock_many_with(
                 }
                 let token = token
                     .clone()
-                    .unwrap_or_else(|| format!("opaquelocktoken:{}", uuid::Uuid::new_v4()));
+                    .unwrap_or_else(|| format!("opaquelocktoken:{}", env.uuid()));
                 Ok(Lock {
                     path: t.path.clone(),
                     token,
@@ -557,5 +558,56 @@ mod tests {
         std::fs::write(path.join("db/locks"), "svelto-locks 1\n99999:x\n").expect("write");
         let e = read_locks(&repo).expect_err("garbage");
         assert!(e.to_string().contains("lock table"), "{e}");
+    }
+
+    #[test]
+    fn lock_dates_tokens_and_expiry_follow_the_handles_env() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("r");
+        crate::create::create(
+            &path,
+            "00000000-0000-4000-8000-000000000000",
+            "2026-01-01T00:00:00.000000Z",
+        )
+        .expect("create");
+        let mut w = Writer::open(&path).expect("writer");
+        let mut txn = svelto_store::Txn::begin(&mut w).expect("txn");
+        txn.make_node("f", NodeKind::File).expect("add");
+        txn.set_text("f", &mut &b"text"[..]).expect("text");
+        txn.commit().expect("commit");
+        w.sync().expect("sync");
+        let repo = Repo::open(&path).expect("open");
+        repo.set_env(Arc::new(svelto_core::FixedEnv::new(
+            "2030-01-01T00:00:00.000000Z",
+        )));
+        let lock = lock_many_with(
+            &repo,
+            None,
+            "alice",
+            None,
+            false,
+            "2026-01-01T00:00:00.000000Z",
+            Some(60),
+            &[LockTarget {
+                path: "f".into(),
+                current_rev: None,
+            }],
+            &[None],
+            |f| f(&mut w),
+        )
+        .expect("lock")
+        .single()
+        .expect("locked");
+        assert_eq!(
+            lock.token,
+            "opaquelocktoken:00000000-0000-4000-8000-000000000001"
+        );
+        assert_eq!(lock.created, "2030-01-01T00:00:00.000000Z");
+        assert_eq!(lock.expires.as_deref(), Some("2030-01-01T00:01:00.000000Z"));
+        assert_eq!(get_lock(&repo, "f").expect("read"), Some(lock));
+        repo.set_env(Arc::new(svelto_core::FixedEnv::new(
+            "2030-01-01T00:01:00.000000Z",
+        )));
+        assert_eq!(get_lock(&repo, "f").expect("read"), None, "expired");
     }
 }

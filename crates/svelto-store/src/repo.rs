@@ -39,7 +39,7 @@ use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use svelto_core::{ChangeKind, NodeKind, PropList, Revnum};
+use svelto_core::{ChangeKind, Env, NodeKind, PropList, Revnum, SystemEnv};
 use svelto_delta::Window;
 
 /// Revision properties changed after their commit: how much of `db/revprops` has been
@@ -86,6 +86,8 @@ struct Inner {
     listed: Bounded<Arc<Vec<Listed>>>,
     /// The lock table as last read or written through this handle.
     locks: crate::locks::Cache,
+    /// Where this handle's users take the time and fresh names from.
+    env: Mutex<Arc<dyn Env>>,
 }
 
 /// A handle to read a repository; cheap to clone, safe to share between threads.
@@ -182,6 +184,7 @@ impl Repo {
                 props: Bounded::new(cache_share(CACHE_BYTES, 5), 128),
                 listed: Bounded::new(cache_share(CACHE_BYTES, 6), 64),
                 locks: crate::locks::Cache::default(),
+                env: Mutex::new(Arc::new(SystemEnv)),
             }),
         };
         Ok((repo, current))
@@ -260,6 +263,23 @@ impl Repo {
     /// kept by this handle; changed with [`crate::Writer::set_locks`].
     pub fn locks(&self) -> Result<Arc<LockTable>> {
         self.inner.locks.get(&self.inner.db)
+    }
+
+    /// Where the users of this handle take the time and fresh names from (lock dates and
+    /// tokens, commit dates): the system's clock and UUIDs unless [`Repo::set_env`] gave
+    /// another where the handle was made. A backend of several servers gives one they agree
+    /// on.
+    pub fn env(&self) -> Arc<dyn Env> {
+        self.inner
+            .env
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Gives this handle (and its clones) `env` (see [`Repo::env`]).
+    pub fn set_env(&self, env: Arc<dyn Env>) {
+        *self.inner.env.lock().unwrap_or_else(|e| e.into_inner()) = env;
     }
 
     /// Keeps `table`, just written, as this handle's lock table.
