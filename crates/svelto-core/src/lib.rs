@@ -1,16 +1,21 @@
 //! Subversion's vocabulary, shared by every Svelto crate.
 //!
 //! Owns: revision numbers, repository paths and their ordering, node kinds,
-//! property lists, checksums, decimal numbers written without allocating, Subversion's error codes (`code`), the guarded place in a
-//! bounded count that both front ends bound their connections with (`Permit`), and the
-//! shutdown both wait on with the writes it waits for (`Drain`). Must not: do I/O, depend on any other Svelto crate.
+//! property lists, checksums, locks (`Lock`), the clock and fresh names libraries are given
+//! (`Env`), decimal numbers written without allocating, Subversion's error codes (`code`),
+//! the guarded place in a bounded count that both front ends bound their connections with
+//! (`Permit`), the shutdown both wait on with the writes it waits for (`Drain`), and the
+//! memory budget both charge (`budget`). Must not: do I/O, depend on any other Svelto
+//! crate.
 
 pub mod budget;
 mod checksum;
 pub mod code;
 mod date;
 mod drain;
+mod env;
 pub mod localtime;
+mod lock;
 mod path;
 mod permit;
 mod props;
@@ -18,8 +23,11 @@ mod props;
 pub use checksum::{Md5, Sha1, EMPTY_MD5};
 pub use date::{civil_from_days, format_svn_date, parse_svn_date, svn_date_now};
 pub use drain::{Drain, Writing};
+pub use env::{Env, FixedEnv, SystemEnv};
+pub use lock::Lock;
 pub use path::{
-    compare_paths, is_ancestor, join, parent_and_name, skip_ancestor, validate_path, PathError,
+    compare_paths, fspath, is_ancestor, join, parent_and_name, relpath, skip_ancestor,
+    validate_path, PathError,
 };
 pub use permit::Permit;
 pub use props::{validate_svn_prop, PropList};

@@ -76,6 +76,22 @@ pub fn skip_ancestor<'a>(ancestor: &str, path: &'a str) -> Option<&'a str> {
     }
 }
 
+/// The fspath of a repository relpath (`trunk/a` -> `/trunk/a`, `` -> `/`); slashes
+/// around `relpath` are dropped.
+pub fn fspath(relpath: &str) -> String {
+    let relpath = relpath.trim_matches('/');
+    let mut p = String::with_capacity(relpath.len() + 1);
+    p.push('/');
+    p.push_str(relpath);
+    p
+}
+
+/// A path a caller gives, as a repository relpath: the slashes around it dropped
+/// (`/trunk/` -> `trunk`, `/` -> ``). Nothing else is checked ([`validate_path`] checks).
+pub fn relpath(path: &str) -> String {
+    path.trim_matches('/').to_string()
+}
+
 /// True if `path` is `ancestor` itself or lies below it.
 pub fn is_ancestor(ancestor: &str, path: &str) -> bool {
     skip_ancestor(ancestor, path).is_some()
@@ -84,6 +100,17 @@ pub fn is_ancestor(ancestor: &str, path: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fspaths_and_relpaths() {
+        assert_eq!(fspath(""), "/");
+        assert_eq!(fspath("trunk/a"), "/trunk/a");
+        assert_eq!(fspath("/trunk/a/"), "/trunk/a");
+        assert_eq!(relpath("/"), "");
+        assert_eq!(relpath("/trunk/a/"), "trunk/a");
+        assert_eq!(relpath("trunk"), "trunk");
+        assert_eq!(relpath(&fspath("a/b")), "a/b");
+    }
 
     #[test]
     fn validation() {

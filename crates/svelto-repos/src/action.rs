@@ -58,10 +58,8 @@ pub fn uri_encode(s: &str) -> String {
     out
 }
 
-/// The fspath of a repository relpath (`trunk/a` → `/trunk/a`, `` → `/`).
-pub fn fspath(relpath: &str) -> String {
-    format!("/{}", relpath.trim_matches('/'))
-}
+/// The fspath of a repository relpath, for the front ends' log lines.
+pub use svelto_core::fspath;
 
 /// A revision number, or `-1` for none.
 pub fn rev_text(r: Option<Revnum>) -> String {

@@ -11,22 +11,10 @@ use crate::error::{ReposError, Result};
 use crate::mergeinfo::{self, Mergeinfo};
 use std::collections::HashMap;
 use std::sync::Arc;
-use svelto_core::{compare_paths, join, skip_ancestor, ChangeKind, NodeKind, Revnum};
+use svelto_core::{compare_paths, fspath, join, skip_ancestor, ChangeKind, NodeKind, Revnum};
 use svelto_store::{NodeRev, Offset, Repo, RevMeta};
 
 pub(crate) const MERGEINFO: &[u8] = b"svn:mergeinfo";
-
-pub(crate) fn fspath(relpath: &str) -> String {
-    let mut p = String::with_capacity(relpath.len() + 1);
-    p.push('/');
-    p.push_str(relpath);
-    p
-}
-
-/// A path given by a caller, as a relpath (a leading or trailing slash is tolerated).
-pub(crate) fn relpath(path: &str) -> String {
-    path.trim_matches('/').to_string()
-}
 
 /// The node-revisions from the root down to a path in one revision.
 pub(crate) type Chain = Vec<(Offset, Arc<NodeRev>)>;

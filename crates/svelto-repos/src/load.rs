@@ -365,6 +365,7 @@ fn load_revision<R: BufRead>(
         // The hooks see one revision at a time: everything before it is published.
         st.publish(w)?;
     }
+    let env = w.repo().env();
     let mut txn = Txn::begin(w)?;
     let next = loop {
         let rec = match reader.next_record() {
@@ -392,10 +393,7 @@ fn load_revision<R: BufRead>(
         }
     };
     if st.opts.ignore_dates {
-        revprops.insert(
-            b"svn:date".to_vec(),
-            svelto_core::svn_date_now().into_bytes(),
-        );
+        revprops.insert(b"svn:date".to_vec(), env.svn_date().into_bytes());
     }
     txn.revprops = revprops;
     let new_rev = txn.commit()?;

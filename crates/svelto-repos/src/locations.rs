@@ -7,8 +7,8 @@
 //! tolerated); paths returned are fspaths.
 
 use crate::error::{ReposError, Result};
-use crate::fs::{self, check_rev, fspath, lookup, prev_location, relpath, History};
-use svelto_core::Revnum;
+use crate::fs::{self, check_rev, lookup, prev_location, History};
+use svelto_core::{fspath, relpath, Revnum};
 use svelto_store::Repo;
 
 /// The path of the node `path@peg_rev` in each of `revs`. Revisions in which the node did

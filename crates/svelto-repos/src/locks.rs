@@ -1,227 +1,54 @@
 //! Locks (`svn lock`), with Subversion's rules (`svn_fs_lock_many`, `svn_fs_unlock_many`,
 //! the lock checks of a commit) and hooks (pre/post-lock, pre/post-unlock).
 //!
-//! All locks of a repository live in `db/locks` (format: docs/formats/store.md), rewritten
-//! whole and atomically (temporary file, fsync, rename) on each change while the
-//! repository's writer is held, so changes are serialized with commits and survive a
-//! crash; readers read the file without locking.
+//! All locks of a repository live in the store's lock table (`Repo::locks`, `db/locks`:
+//! docs/formats/store.md), replaced whole and atomically on each change while the
+//! repository's writer is held (`Writer::set_locks`), so changes are serialized with
+//! commits and survive a crash; readers read it without locking.
 
 use crate::error::{ReposError, Result, SvnErrorKind};
 use crate::hooks::Hooks;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use svelto_core::{is_ancestor, NodeKind, Revnum};
-use svelto_store::{Repo, Writer};
+use svelto_store::{LockTable, Repo, Writer};
 
-const HEADER: &str = "svelto-locks 1\n";
-/// The most bytes of `db/locks` read (a corrupt length never sizes an allocation).
-const MAX_FILE: u64 = 256 << 20;
+pub use svelto_core::Lock;
 
-/// One lock. `path` is a repository relpath.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Lock {
-    pub path: String,
-    pub token: String,
-    pub owner: String,
-    pub comment: Option<String>,
-    /// `svn:date` format.
-    pub created: String,
-    pub expires: Option<String>,
+/// Reads every lock of the repository (without the expired ones), to change them.
+pub fn read_locks(repo: &Repo) -> Result<BTreeMap<String, Lock>> {
+    Ok(current(repo)?.locks().clone())
 }
 
-fn file_of(repo: &Path) -> PathBuf {
-    repo.join("db").join("locks")
-}
-
-fn corrupt(file: &Path, why: &str) -> ReposError {
-    ReposError::svn(
-        SvnErrorKind::FsGeneral,
-        format!("Corrupt lock file '{}': {why}", file.display()),
-    )
-}
-
-fn put(out: &mut String, field: Option<&str>) {
-    match field {
-        None => out.push_str("-\n"),
-        Some(f) => {
-            out.push_str(&f.len().to_string());
-            out.push(':');
-            out.push_str(f);
-            out.push('\n');
-        }
+/// The repository's locks now, without the expired ones.
+fn current(repo: &Repo) -> Result<Arc<LockTable>> {
+    let table = repo.locks()?;
+    if !table.any_expiring() {
+        return Ok(table);
     }
-}
-
-/// Reads every lock of the repository at `repo` (none when the file does not exist), to
-/// change them.
-pub fn read_locks(repo: &Path) -> Result<BTreeMap<String, Lock>> {
-    Ok(current(repo)?.as_ref().clone())
-}
-
-/// The locks as parsed from one version of `db/locks`, and which version: the file's
-/// device, inode, length and modification time (every write replaces the file by a
-/// rename, so a new version is a new inode).
-/// The bool: whether any lock has an expiry date (almost never: only WebDAV clients ask).
-type Parsed = ((u64, u64, u64, i64, i64), Arc<BTreeMap<String, Lock>>, bool);
-
-/// The last `db/locks` parsed for each repository a process reads: a request checking one
-/// path (HTTP checks each PUT, DELETE, PROPPATCH) does not parse every lock again.
-static PARSED: Mutex<BTreeMap<PathBuf, Parsed>> = Mutex::new(BTreeMap::new());
-
-/// The repository's locks now: those of the cached parse while the file is the same,
-/// without the expired ones.
-fn current(repo: &Path) -> Result<Arc<BTreeMap<String, Lock>>> {
-    use std::os::unix::fs::MetadataExt;
-    let file = file_of(repo);
-    let meta = match std::fs::metadata(&file) {
-        Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Arc::default()),
-        Err(e) => {
-            return Err(ReposError::Io {
-                context: format!("reading {}", file.display()),
-                err: e,
-            })
-        }
-    };
-    let version = (
-        meta.dev(),
-        meta.ino(),
-        meta.len(),
-        meta.mtime(),
-        meta.mtime_nsec(),
-    );
-    let cached = {
-        let parsed = PARSED.lock().unwrap_or_else(|e| e.into_inner());
-        parsed
-            .get(repo)
-            .filter(|(v, _, _)| *v == version)
-            .map(|(_, locks, expiring)| (locks.clone(), *expiring))
-    };
-    let (locks, expiring) = match cached {
-        Some(hit) => hit,
-        None => {
-            // Read after the version was taken: a file replaced in between is parsed
-            // again on the next read, whose version differs.
-            let locks = Arc::new(parse_locks(&file)?);
-            let expiring = locks.values().any(|l| l.expires.is_some());
-            let mut parsed = PARSED.lock().unwrap_or_else(|e| e.into_inner());
-            parsed.insert(repo.to_path_buf(), (version, locks.clone(), expiring));
-            (locks, expiring)
-        }
-    };
-    if !expiring {
-        return Ok(locks);
-    }
-    let now = svelto_core::svn_date_now();
+    let now = repo.env().svn_date();
     let expired = |l: &Lock| l.expires.as_deref().is_some_and(|e| e <= now.as_str());
-    let mut live = locks.as_ref().clone();
+    let mut live = table.locks().clone();
     live.retain(|_, l| !expired(l));
-    Ok(Arc::new(live))
+    Ok(Arc::new(LockTable::new(live)))
 }
 
-/// Parses `db/locks` (none when the file does not exist).
-fn parse_locks(file: &Path) -> Result<BTreeMap<String, Lock>> {
-    let file = file.to_path_buf();
-    let bytes = match std::fs::File::open(&file) {
-        Ok(f) => {
-            use std::io::Read;
-            let mut b = Vec::new();
-            f.take(MAX_FILE)
-                .read_to_end(&mut b)
-                .map_err(crate::error::io(format!("reading {}", file.display())))?;
-            b
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
-        Err(e) => {
-            return Err(ReposError::Io {
-                context: format!("reading {}", file.display()),
-                err: e,
-            })
-        }
-    };
-    let text = std::str::from_utf8(&bytes).map_err(|_| corrupt(&file, "not UTF-8"))?;
-    let mut rest = text
-        .strip_prefix(HEADER)
-        .ok_or_else(|| corrupt(&file, "no 'svelto-locks 1' header"))?;
-    let field = |rest: &mut &str| -> Result<Option<String>> {
-        if let Some(r) = rest.strip_prefix("-\n") {
-            *rest = r;
-            return Ok(None);
-        }
-        let colon = rest
-            .find(':')
-            .ok_or_else(|| corrupt(&file, "a field without a length"))?;
-        let len: usize = rest[..colon]
-            .parse()
-            .map_err(|_| corrupt(&file, "a field with a bad length"))?;
-        let body = rest
-            .get(colon + 1..colon + 1 + len)
-            .ok_or_else(|| corrupt(&file, "a field longer than the file"))?;
-        let after = &rest[colon + 1 + len..];
-        *rest = after
-            .strip_prefix('\n')
-            .ok_or_else(|| corrupt(&file, "a field not ended by a newline"))?;
-        Ok(Some(body.to_string()))
-    };
-    let mut out = BTreeMap::new();
-    while !rest.is_empty() {
-        let need =
-            |f: Option<String>| f.ok_or_else(|| corrupt(&file, "a required field is missing"));
-        let path = need(field(&mut rest)?)?;
-        let lock = Lock {
-            path: path.clone(),
-            token: need(field(&mut rest)?)?,
-            owner: need(field(&mut rest)?)?,
-            comment: field(&mut rest)?,
-            created: need(field(&mut rest)?)?,
-            expires: field(&mut rest)?,
-        };
-        out.insert(path, lock);
-    }
-    Ok(out)
-}
-
-fn write_locks(repo: &Path, locks: &BTreeMap<String, Lock>) -> Result<()> {
-    let mut s = String::from(HEADER);
-    for l in locks.values() {
-        put(&mut s, Some(&l.path));
-        put(&mut s, Some(&l.token));
-        put(&mut s, Some(&l.owner));
-        put(&mut s, l.comment.as_deref());
-        put(&mut s, Some(&l.created));
-        put(&mut s, l.expires.as_deref());
-    }
-    let db = repo.join("db");
-    let tmp = db.join("locks.tmp");
-    let ctx = || format!("writing {}", file_of(repo).display());
-    let mut f = std::fs::File::create(&tmp).map_err(crate::error::io(ctx()))?;
-    use std::io::Write;
-    f.write_all(s.as_bytes()).map_err(crate::error::io(ctx()))?;
-    f.sync_all().map_err(crate::error::io(ctx()))?;
-    drop(f);
-    // This process's next read parses the new file whatever its version looks like (an
-    // inode freed by an earlier write may come back within the clock's tick).
-    PARSED
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .remove(repo);
-    std::fs::rename(&tmp, file_of(repo)).map_err(crate::error::io(ctx()))?;
-    std::fs::File::open(&db)
-        .and_then(|d| d.sync_all())
-        .map_err(crate::error::io(ctx()))
+/// Replaces the repository's locks, under `w`, the writer of `repo`.
+fn write_locks(repo: &Repo, w: &mut Writer, locks: BTreeMap<String, Lock>) -> Result<()> {
+    Ok(w.set_locks(locks, repo)?)
 }
 
 /// The lock on `path`, if any.
-pub fn get_lock(repo: &Path, path: &str) -> Result<Option<Lock>> {
-    Ok(current(repo)?.get(path).cloned())
+pub fn get_lock(repo: &Repo, path: &str) -> Result<Option<Lock>> {
+    Ok(current(repo)?.locks().get(path).cloned())
 }
 
 /// The locks at or below `path`, to `depth` (0 = the path itself, 1 = and its children,
 /// None = all).
-pub fn get_locks(repo: &Path, path: &str, depth: Option<usize>) -> Result<Vec<Lock>> {
+pub fn get_locks(repo: &Repo, path: &str, depth: Option<usize>) -> Result<Vec<Lock>> {
     let prefix_len = if path.is_empty() { 0 } else { path.len() + 1 };
     Ok(current(repo)?
+        .locks()
         .values()
         .filter(|l| l.path == path || is_ancestor(path, &l.path))
         .filter(|l| match depth {
@@ -368,12 +195,13 @@ pub fn lock_many_with(
     }
     let mut results: Vec<Option<Result<Lock>>> = (0..targets.len()).map(|_| None).collect();
     let uuid = uuid_of(repo);
-    let mut body = |_w: &mut Writer| -> Result<()> {
+    let env = repo.env();
+    let mut body = |w: &mut Writer| -> Result<()> {
         // Stamped once the writer is held, so creation dates follow the order locks are made.
-        let now = svelto_core::svn_date_now();
+        let now = env.svn_date();
         let date = now.as_str().max(date);
         let head = repo.refresh()?;
-        let mut locks = read_locks(repo.path())?;
+        let mut locks = read_locks(repo)?;
         let mut changed = false;
         for (i, t) in targets.iter().enumerate() {
             let token = match tokens[i].take() {
@@ -434,7 +262,7 @@ pub fn lock_many_with(
                 }
                 let token = token
                     .clone()
-                    .unwrap_or_else(|| format!("opaquelocktoken:{}", uuid::Uuid::new_v4()));
+                    .unwrap_or_else(|| format!("opaquelocktoken:{}", env.uuid()));
                 Ok(Lock {
                     path: t.path.clone(),
                     token,
@@ -451,7 +279,7 @@ pub fn lock_many_with(
             results[i] = Some(r);
         }
         if changed {
-            write_locks(repo.path(), &locks)?;
+            write_locks(repo, w, locks)?;
         }
         Ok(())
     };
@@ -524,8 +352,8 @@ pub fn unlock_many_with(
         })
         .collect();
     let mut results: Vec<Option<Result<()>>> = (0..targets.len()).map(|_| None).collect();
-    let mut body = |_w: &mut Writer| -> Result<()> {
-        let mut locks = read_locks(repo.path())?;
+    let mut body = |w: &mut Writer| -> Result<()> {
+        let mut locks = read_locks(repo)?;
         let mut changed = false;
         for (i, t) in targets.iter().enumerate() {
             if let Some(Err(e)) = pre[i].take() {
@@ -574,7 +402,7 @@ pub fn unlock_many_with(
             results[i] = Some(r);
         }
         if changed {
-            write_locks(repo.path(), &locks)?;
+            write_locks(repo, w, locks)?;
         }
         Ok(())
     };
@@ -609,12 +437,13 @@ pub fn unlock_many_with(
 /// `changed`: each path the commit changes, and whether everything below it changes too
 /// (a delete or replace). `tokens`: the tokens the client sent (path, token).
 pub fn check_commit(
-    repo: &Path,
+    repo: &Repo,
     changed: &[(String, bool)],
     user: Option<&str>,
     tokens: &[(String, String)],
 ) -> Result<()> {
-    let locks = current(repo)?;
+    let table = current(repo)?;
+    let locks = table.locks();
     if locks.is_empty() {
         return Ok(());
     }
@@ -673,9 +502,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_lock_file_round_trips_and_refuses_garbage() {
+    fn locks_round_trip_through_the_store_and_expired_ones_are_left_out() {
         let dir = tempfile::tempdir().expect("tempdir");
-        std::fs::create_dir_all(dir.path().join("db")).expect("db");
+        let path = dir.path().join("r");
+        crate::create::create(
+            &path,
+            "00000000-0000-4000-8000-000000000000",
+            "2026-01-01T00:00:00.000000Z",
+        )
+        .expect("create");
+        let repo = Repo::open(&path).expect("open");
         let mut m = BTreeMap::new();
         for (p, c) in [("a b/c", Some("multi\nline: comment")), ("d", None)] {
             m.insert(
@@ -690,10 +526,14 @@ mod tests {
                 },
             );
         }
-        write_locks(dir.path(), &m).expect("write");
-        assert_eq!(read_locks(dir.path()).expect("read"), m);
-        assert_eq!(get_locks(dir.path(), "", Some(1)).expect("locks").len(), 1);
-        assert_eq!(get_locks(dir.path(), "", None).expect("locks").len(), 2);
+        let mut w = Writer::open(&path).expect("writer");
+        write_locks(&repo, &mut w, m.clone()).expect("write");
+        assert_eq!(read_locks(&repo).expect("read"), m);
+        assert_eq!(get_locks(&repo, "", Some(1)).expect("locks").len(), 1);
+        assert_eq!(get_locks(&repo, "", None).expect("locks").len(), 2);
+        // Another handle (another process) reads the same table.
+        let other = Repo::open(&path).expect("open");
+        assert_eq!(read_locks(&other).expect("read"), m);
         // A lock past its expiry date is no lock.
         let mut expiring = m.clone();
         for (p, when) in [
@@ -702,15 +542,72 @@ mod tests {
         ] {
             expiring.get_mut(p).expect("lock").expires = Some(when.into());
         }
-        write_locks(dir.path(), &expiring).expect("write");
-        let left = read_locks(dir.path()).expect("read");
+        write_locks(&repo, &mut w, expiring).expect("write");
+        let left = read_locks(&repo).expect("read");
         assert_eq!(left.keys().collect::<Vec<_>>(), ["a b/c"]);
+        assert_eq!(
+            read_locks(&other).expect("read").keys().collect::<Vec<_>>(),
+            ["a b/c"],
+            "the other handle sees the new version of the table"
+        );
         assert_eq!(
             date_after("2026-11-25T23:59:30.500000Z", 3600).as_deref(),
             Some("2026-11-26T00:59:30.500000Z")
         );
-        std::fs::write(dir.path().join("db/locks"), "svelto-locks 1\n99999:x\n").expect("write");
-        let e = read_locks(dir.path()).expect_err("garbage");
-        assert!(e.to_string().contains("Corrupt lock file"), "{e}");
+        drop(w);
+        std::fs::write(path.join("db/locks"), "svelto-locks 1\n99999:x\n").expect("write");
+        let e = read_locks(&repo).expect_err("garbage");
+        assert!(e.to_string().contains("lock table"), "{e}");
+    }
+
+    #[test]
+    fn lock_dates_tokens_and_expiry_follow_the_handles_env() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("r");
+        crate::create::create(
+            &path,
+            "00000000-0000-4000-8000-000000000000",
+            "2026-01-01T00:00:00.000000Z",
+        )
+        .expect("create");
+        let mut w = Writer::open(&path).expect("writer");
+        let mut txn = svelto_store::Txn::begin(&mut w).expect("txn");
+        txn.make_node("f", NodeKind::File).expect("add");
+        txn.set_text("f", &mut &b"text"[..]).expect("text");
+        txn.commit().expect("commit");
+        w.sync().expect("sync");
+        let repo = Repo::open(&path).expect("open");
+        repo.set_env(Arc::new(svelto_core::FixedEnv::new(
+            "2030-01-01T00:00:00.000000Z",
+        )));
+        let lock = lock_many_with(
+            &repo,
+            None,
+            "alice",
+            None,
+            false,
+            "2026-01-01T00:00:00.000000Z",
+            Some(60),
+            &[LockTarget {
+                path: "f".into(),
+                current_rev: None,
+            }],
+            &[None],
+            |f| f(&mut w),
+        )
+        .expect("lock")
+        .single()
+        .expect("locked");
+        assert_eq!(
+            lock.token,
+            "opaquelocktoken:00000000-0000-4000-8000-000000000001"
+        );
+        assert_eq!(lock.created, "2030-01-01T00:00:00.000000Z");
+        assert_eq!(lock.expires.as_deref(), Some("2030-01-01T00:01:00.000000Z"));
+        assert_eq!(get_lock(&repo, "f").expect("read"), Some(lock));
+        repo.set_env(Arc::new(svelto_core::FixedEnv::new(
+            "2030-01-01T00:01:00.000000Z",
+        )));
+        assert_eq!(get_lock(&repo, "f").expect("read"), None, "expired");
     }
 }

@@ -8,14 +8,13 @@
 
 use crate::error::{ReposError, Result};
 use crate::fs::{
-    check_rev, fspath, is_missing, lookup, mergeinfo_prop, prev_location, relpath, History,
-    Inherit, MergeinfoCache,
+    check_rev, is_missing, lookup, mergeinfo_prop, prev_location, History, Inherit, MergeinfoCache,
 };
 use crate::locations::{location_segments, Segment};
 use crate::mergeinfo::{self, Mergeinfo, Range};
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
-use svelto_core::{is_ancestor, ChangeKind, NodeKind, PropList, Revnum};
+use svelto_core::{fspath, is_ancestor, relpath, ChangeKind, NodeKind, PropList, Revnum};
 use svelto_store::{Change, Repo, RevMeta};
 
 /// What a `log` request asks for.

@@ -5,12 +5,12 @@
 //!
 //! Paths in and out are relpaths ("" = the root); error messages name fspaths.
 
-use crate::fs::{fspath, node_mergeinfo_prop, open_path, MergeinfoCache, Opened};
+use crate::fs::{node_mergeinfo_prop, open_path, MergeinfoCache, Opened};
 use crate::mergeinfo::{self, Mergeinfo};
 use crate::{Inherit, ReposError, Result};
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use svelto_core::{join, NodeKind, PropList, Revnum};
+use svelto_core::{fspath, join, NodeKind, PropList, Revnum};
 use svelto_store::{NodeRev, Repo};
 
 /// The mergeinfo of `path` (a relpath) in `rev` as FSFS computes it for one path

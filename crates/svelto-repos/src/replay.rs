@@ -18,7 +18,7 @@ use crate::log::Readable;
 use std::collections::HashMap;
 use std::sync::Arc;
 use svelto_core::{
-    compare_paths, is_ancestor, join, parent_and_name, skip_ancestor, ChangeKind, NodeKind,
+    compare_paths, fspath, is_ancestor, join, parent_and_name, skip_ancestor, ChangeKind, NodeKind,
     PropList, Revnum,
 };
 use svelto_store::{Change, FileText, NodeRev, Repo, StoreError, DELTA_MAX};
@@ -147,10 +147,6 @@ fn components(rel: &str) -> usize {
     } else {
         rel.split('/').count()
     }
-}
-
-fn fspath(relpath: &str) -> String {
-    format!("/{relpath}")
 }
 
 impl Replayer<'_> {

@@ -44,7 +44,7 @@ fn verify_files(repo: &Repo) -> Result<()> {
         )));
     }
     repo.verify_files()?;
-    crate::locks::read_locks(repo.path())?;
+    crate::locks::read_locks(repo)?;
     Ok(())
 }
 

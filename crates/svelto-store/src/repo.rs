@@ -8,6 +8,7 @@ use crate::files::{
     self, le_u32, le_u64, read_exact_at, read_record, Current, RevRecord, StoreFile, Which,
     REVPROPS_RECORD, REV_RECORD,
 };
+use crate::locks::LockTable;
 use crate::node::{
     apply_dir_delta, decode_dir, decode_dir_delta, decode_props, DirEntry, FileText, NodeRev,
     Offset, RevMeta,
@@ -38,7 +39,7 @@ use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use svelto_core::{ChangeKind, NodeKind, PropList, Revnum};
+use svelto_core::{ChangeKind, Env, NodeKind, PropList, Revnum, SystemEnv};
 use svelto_delta::Window;
 
 /// Revision properties changed after their commit: how much of `db/revprops` has been
@@ -83,6 +84,10 @@ struct Inner {
     props: Bounded<Arc<PropList>>,
     /// What each entry of a directory listing is, by the listing's offset.
     listed: Bounded<Arc<Vec<Listed>>>,
+    /// The lock table as last read or written through this handle.
+    locks: crate::locks::Cache,
+    /// Where this handle's users take the time and fresh names from.
+    env: Mutex<Arc<dyn Env>>,
 }
 
 /// A handle to read a repository; cheap to clone, safe to share between threads.
@@ -194,6 +199,8 @@ impl Repo {
                 revs: Bounded::new(cache_share(CACHE_BYTES, 4), 100),
                 props: Bounded::new(cache_share(CACHE_BYTES, 5), 128),
                 listed: Bounded::new(cache_share(CACHE_BYTES, 6), 64),
+                locks: crate::locks::Cache::default(),
+                env: Mutex::new(Arc::new(SystemEnv)),
             }),
         };
         Ok((repo, current))
@@ -266,6 +273,34 @@ impl Repo {
     /// Whether two handles opened the same files (one repository, not one replaced by another).
     pub fn same_files(&self, other: &Repo) -> bool {
         self.inner.data_id == other.inner.data_id
+    }
+
+    /// The repository's locks now (`db/locks`): parsed once per version of the file and
+    /// kept by this handle; changed with [`crate::Writer::set_locks`].
+    pub fn locks(&self) -> Result<Arc<LockTable>> {
+        self.inner.locks.get(&self.inner.db)
+    }
+
+    /// Where the users of this handle take the time and fresh names from (lock dates and
+    /// tokens, commit dates): the system's clock and UUIDs unless [`Repo::set_env`] gave
+    /// another where the handle was made. A backend of several servers gives one they agree
+    /// on.
+    pub fn env(&self) -> Arc<dyn Env> {
+        self.inner
+            .env
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Gives this handle (and its clones) `env` (see [`Repo::env`]).
+    pub fn set_env(&self, env: Arc<dyn Env>) {
+        *self.inner.env.lock().unwrap_or_else(|e| e.into_inner()) = env;
+    }
+
+    /// Keeps `table`, just written, as this handle's lock table.
+    pub(crate) fn locks_written(&self, table: Arc<LockTable>) -> Result<()> {
+        self.inner.locks.written(&self.inner.db, table)
     }
 
     pub fn db_path(&self) -> &Path {

@@ -16,13 +16,14 @@ use crate::{
 
 /// Listings smaller than this are always written whole (a delta would save little).
 const DIR_DELTA_MIN: usize = 64;
+use crate::locks::LockTable;
 use md5::Digest;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fs::{File, OpenOptions};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use svelto_core::{Md5, PropList, Revnum, Sha1};
+use svelto_core::{Lock, Md5, PropList, Revnum, Sha1};
 use svelto_delta::{delta_windows, Window, WINDOW_SIZE};
 
 /// zlib level, used only if windows are ever written as svndiff1.
@@ -753,6 +754,32 @@ impl Writer {
 
     pub fn repo(&self) -> &Repo {
         &self.repo
+    }
+
+    /// Replaces the repository's lock table with `locks` (`db/locks`, whole: temporary
+    /// file, fsync, rename, fsync of `db/`), serialized with commits by the write lock this
+    /// writer holds. `reader`, a handle of the same repository (the one the caller read the
+    /// table through), and this writer's own view learn the new table at once, whatever
+    /// the file's version looks like (an inode freed by an earlier write may come back
+    /// within the clock's tick).
+    pub fn set_locks(&mut self, locks: BTreeMap<String, Lock>, reader: &Repo) -> Result<()> {
+        if self.lock_file.is_none() {
+            return Err(StoreError::Conflict(
+                "a staging writer does not hold the write lock to change locks".into(),
+            ));
+        }
+        if !reader.same_files(&self.repo) {
+            return Err(StoreError::Conflict(format!(
+                "the lock table of {} changed through a writer of {}",
+                reader.path().display(),
+                self.repo.path().display()
+            )));
+        }
+        let db = self.repo.db_path().to_path_buf();
+        crate::locks::write(&*self.io, &db, &locks)?;
+        let table = Arc::new(LockTable::new(locks));
+        self.repo.locks_written(table.clone())?;
+        reader.locks_written(table)
     }
 }
 

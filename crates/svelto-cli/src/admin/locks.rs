@@ -157,9 +157,9 @@ pub fn lslocks(args: LslocksArgs) -> Result<()> {
         ));
     }
     let path = relpath(args.paths.first().map(String::as_str).unwrap_or("/"));
-    open(&args.repo)?;
+    let repo = open(&args.repo)?;
     let mut text = String::new();
-    for lock in locks::get_locks(&args.repo, &path, None)? {
+    for lock in locks::get_locks(&repo, &path, None)? {
         let human = |d: &str| crate::localtime::human_date(d).unwrap_or_else(|| d.to_string());
         let comment = lock.comment.as_deref().unwrap_or("");
         let lines = lock
@@ -195,7 +195,7 @@ pub fn rmlocks(args: RmlocksArgs) -> Result<()> {
     for arg in &args.paths {
         let path = relpath(arg);
         let result = (|| -> Result<bool> {
-            if locks::get_lock(&args.repo, &path)?.is_none() {
+            if locks::get_lock(&repo, &path)?.is_none() {
                 return Ok(false);
             }
             let targets = [UnlockTarget {

@@ -54,7 +54,7 @@ impl Ctx<'_> {
     /// The error FSFS gives when it cannot open `path` (shown as `shown`): a file on the
     /// way is "not a directory", else the path is not found.
     pub(super) fn open_error(&self, path: &str, shown: &str) -> LookError {
-        let rel = rel(path);
+        let rel = relpath(path);
         let mut so_far = String::new();
         let comps: Vec<&str> = rel.split('/').filter(|c| !c.is_empty()).collect();
         for comp in comps.iter().take(comps.len().saturating_sub(1)) {
@@ -106,7 +106,7 @@ impl Ctx<'_> {
         path: &str,
         shown: &str,
     ) -> Result<std::sync::Arc<svelto_store::NodeRev>> {
-        match self.repo.lookup(self.rev, &rel(path))? {
+        match self.repo.lookup(self.rev, &relpath(path))? {
             Some((_, n)) => Ok(n),
             None if is_url(path) => Err(LookError::new(
                 code::FS_NOT_FOUND,
@@ -274,7 +274,7 @@ pub(super) fn dispatch(name: &str, st: &State, out: &mut dyn Write) -> Result<()
 /// svnlook's `lock`: the lock on a path, if any (nothing printed when there is none).
 pub(super) fn do_lock(c: &Ctx, path: &str, out: &mut dyn Write) -> Result<()> {
     let relpath = path.trim_matches('/');
-    let Some(lock) = svelto_repos::locks::get_lock(c.repo.path(), relpath)? else {
+    let Some(lock) = svelto_repos::locks::get_lock(&c.repo, relpath)? else {
         return Ok(());
     };
     let human = |d: &str| crate::localtime::human_date(d).unwrap_or_else(|| d.to_string());
@@ -419,7 +419,7 @@ pub(super) fn do_history(c: &Ctx, path: &str, out: &mut dyn Write) -> Result<()>
     }
     out.write_all(b"REVISION   PATH\n--------   ----\n")?;
     c.repo.root(c.rev)?;
-    let mut h = match NodeHistory::new(&c.repo, c.rev, &rel(path)) {
+    let mut h = match NodeHistory::new(&c.repo, c.rev, &relpath(path)) {
         Ok(h) => h,
         Err(ReposError::NotFound { .. }) => return Err(c.not_found(path)),
         // (svn_fs_node_history names the path as given.)
@@ -443,7 +443,7 @@ pub(super) fn do_tree(c: &Ctx, path: &str, out: &mut dyn Write) -> Result<()> {
             "--show-ids is not supported: Svelto's node-revision ids are not FSFS's",
         ));
     }
-    let Some((_, node)) = c.repo.lookup(c.rev, &rel(path))? else {
+    let Some((_, node)) = c.repo.lookup(c.rev, &relpath(path))? else {
         return Err(c.open_error(path, &fspath(path)));
     };
     print_tree(c, path, &node, 0, out)
@@ -588,7 +588,7 @@ pub(super) fn inherited_with(
     path: &str,
     only: Option<&str>,
 ) -> Result<Vec<(String, PropList)>> {
-    let list = svelto_repos::inherited_props(&c.repo, &rel(path), c.rev)?;
+    let list = svelto_repos::inherited_props(&c.repo, &relpath(path), c.rev)?;
     let mut out = Vec::new();
     for (p, mut props) in list {
         if let Some(name) = only {

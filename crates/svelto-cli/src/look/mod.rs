@@ -30,7 +30,7 @@ use std::ffi::OsString;
 use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use svelto_core::{code, join, NodeKind, PropList, Revnum};
+use svelto_core::{code, fspath, join, relpath, NodeKind, PropList, Revnum};
 use svelto_repos::diff::{self, DiffOptions};
 use svelto_repos::look::{change_tree, dirs_changed, ChangeNode};
 use svelto_repos::{NodeHistory, ReposError};
@@ -323,15 +323,6 @@ fn internal_style(s: &str) -> String {
     } else {
         joined
     }
-}
-
-/// A path argument as a relpath of the repository.
-fn rel(path: &str) -> String {
-    path.trim_matches('/').to_string()
-}
-
-fn fspath(path: &str) -> String {
-    format!("/{}", rel(path))
 }
 
 fn check_args(st: &State, n: usize) -> Result<()> {

@@ -41,42 +41,18 @@ pub(super) fn xml_safe(v: &[u8]) -> bool {
             .all(|&b| b >= 0x20 || b == b'\t' || b == b'\n' || b == b'\r')
 }
 
+/// `v` in base64 as Subversion's XML output writes it: lines of 76 characters, each ended
+/// by a newline.
 pub(super) fn base64_lines(v: &[u8]) -> String {
-    const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut s = String::new();
-    let mut col = 0;
-    for chunk in v.chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        let chars = [
-            T[(n >> 18) as usize & 63],
-            T[(n >> 12) as usize & 63],
-            if chunk.len() > 1 {
-                T[(n >> 6) as usize & 63]
-            } else {
-                b'='
-            },
-            if chunk.len() > 2 {
-                T[n as usize & 63]
-            } else {
-                b'='
-            },
-        ];
-        for c in chars {
-            s.push(c as char);
-        }
-        col += 4;
-        if col == 76 {
-            s.push('\n');
-            col = 0;
-        }
-    }
-    if col > 0 {
+    use base64::Engine as _;
+    let encoded = base64::engine::general_purpose::STANDARD.encode(v);
+    let mut s = String::with_capacity(encoded.len() + encoded.len() / 76 + 1);
+    let mut rest = encoded.as_str();
+    while !rest.is_empty() {
+        let (line, after) = rest.split_at(rest.len().min(76));
+        s.push_str(line);
         s.push('\n');
+        rest = after;
     }
     s
 }

@@ -307,9 +307,8 @@ impl<C: Deref<Target = Ctx>> CommitEdit<C> {
         } = self;
         let name = txn.name().to_string();
         let changed = txn.changed_paths();
-        let repo_path = ctx.repo.path().to_path_buf();
         let check_locks = || {
-            crate::locks::check_commit(&repo_path, &changed, ctx.user.as_deref(), &req.lock_tokens)
+            crate::locks::check_commit(&ctx.repo, &changed, ctx.user.as_deref(), &req.lock_tokens)
         };
         check_locks()?;
         if hooks.exists("pre-commit")? {

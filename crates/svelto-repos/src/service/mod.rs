@@ -634,7 +634,7 @@ impl Ctx {
         let tokens: Vec<(String, String)> =
             tokens.iter().map(|t| (String::new(), t.clone())).collect();
         crate::locks::check_commit(
-            self.repo.path(),
+            &self.repo,
             &[(path.to_string(), recurse)],
             self.user.as_deref(),
             &tokens,
@@ -643,12 +643,12 @@ impl Ctx {
 
     /// The lock on `path`, if any.
     pub fn get_lock(&self, path: &str) -> Result<Option<Lock>> {
-        crate::locks::get_lock(self.repo.path(), path)
+        crate::locks::get_lock(&self.repo, path)
     }
 
     /// The locks at or below `path` to `depth` levels (None: all) that the user may read.
     pub fn get_locks(&self, path: &str, depth: Option<usize>) -> Result<Vec<Lock>> {
-        let mut locks = crate::locks::get_locks(self.repo.path(), path, depth)?;
+        let mut locks = crate::locks::get_locks(&self.repo, path, depth)?;
         locks.retain(|l| self.allowed(&l.path, false));
         Ok(locks)
     }

@@ -5,6 +5,7 @@ use crate::{ReposError, Result};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex};
+use svelto_core::{Env, SystemEnv};
 use svelto_store::{Repo, Writer};
 
 /// The storage caches' counters, shared by every repository: (the name a metric labels the
@@ -31,6 +32,8 @@ pub struct Repos {
     cache_bytes: usize,
     /// How many handles to keep open when they are idle.
     max_open: usize,
+    /// The time and fresh names every handle opened here gives its users.
+    env: Arc<dyn Env>,
 }
 
 /// The open handles and the clock their last use is read on.
@@ -102,7 +105,14 @@ impl Repos {
             map: Mutex::new(Open::default()),
             cache_bytes,
             max_open: max_open.max(1),
+            env: Arc::new(SystemEnv),
         }
+    }
+
+    /// These handles with `env` instead of the system's clock and UUIDs (tests).
+    pub fn with_env(mut self, env: Arc<dyn Env>) -> Repos {
+        self.env = env;
+        self
     }
 
     /// How many repositories are open now.
@@ -135,6 +145,7 @@ impl Repos {
         }
         let r = Repo::open(dir)?;
         r.set_cache_limit(self.cache_bytes);
+        r.set_env(self.env.clone());
         // Forget the handles of other repositories deleted or replaced since (their open files
         // would keep the deleted data on disk, and their caches in memory).
         let known: Vec<(PathBuf, Repo)> = lock()
