@@ -34,8 +34,10 @@ pub struct Credentials {
 pub struct Session {
     stream: TcpStream,
     addr: String,
+    /// Bytes read: `buf[start..end]` not decoded yet.
     buf: Vec<u8>,
     start: usize,
+    end: usize,
     decoder: Decoder,
     out: Vec<u8>,
     /// The repository's UUID.
@@ -61,8 +63,9 @@ impl Session {
         let mut s = Session {
             stream,
             addr,
-            buf: Vec::with_capacity(READ_CHUNK * 2),
+            buf: vec![0; READ_CHUNK * 2],
             start: 0,
+            end: 0,
             decoder: Decoder::new(Limits {
                 max_request: 1 << 30,
                 max_depth: 64,
@@ -265,31 +268,34 @@ impl Session {
     /// The next item from the server.
     pub fn read_item(&mut self, while_: &str) -> Result<Item> {
         loop {
-            match self.decoder.decode(&self.buf[self.start..]) {
+            match self.decoder.decode(&self.buf[self.start..self.end]) {
                 Ok(Some((item, used))) => {
                     self.start += used;
-                    if self.start == self.buf.len() {
-                        self.buf.clear();
+                    if self.start == self.end {
                         self.start = 0;
+                        self.end = 0;
                     }
                     return Ok(item);
                 }
                 Ok(None) => {}
                 Err(e) => return Err(protocol(while_, e)),
             }
-            if self.start > 0 && self.start * 2 >= self.buf.len() {
-                self.buf.drain(..self.start);
-                self.start = 0;
-            }
+            // Room for the rest of a long string at once, else a chunk; the unread bytes
+            // moved to the front first when that makes the room.
             let want = self.decoder.hint().unwrap_or(0).clamp(READ_CHUNK, 64 << 20);
-            let len = self.buf.len();
-            self.buf.resize(len + want, 0);
+            if self.buf.len() - self.end < want {
+                self.buf.copy_within(self.start..self.end, 0);
+                self.end -= self.start;
+                self.start = 0;
+                if self.buf.len() - self.end < want {
+                    self.buf.resize(self.end + want, 0);
+                }
+            }
             let n = loop {
-                match self.stream.read(&mut self.buf[len..]) {
+                match self.stream.read(&mut self.buf[self.end..]) {
                     Ok(n) => break n,
                     Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                     Err(source) => {
-                        self.buf.truncate(len);
                         return Err(Error::Io {
                             addr: self.addr.clone(),
                             source,
@@ -297,7 +303,7 @@ impl Session {
                     }
                 }
             };
-            self.buf.truncate(len + n);
+            self.end += n;
             if n == 0 {
                 return Err(Error::Closed {
                     addr: self.addr.clone(),
