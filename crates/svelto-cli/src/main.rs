@@ -3,6 +3,7 @@
 
 mod admin;
 mod checks;
+mod client;
 mod localtime;
 mod look;
 mod manual;
@@ -59,6 +60,10 @@ enum Command {
         #[arg(allow_hyphen_values = true, trailing_var_arg = true)]
         args: Vec<std::ffi::OsString>,
     },
+    /// Check out a working copy the stock svn 1.14 works on, fast (svn:// for now).
+    Checkout(client::ClientArgs),
+    /// Export a tree from a repository (svn:// for now).
+    Export(client::ExportArgs),
     /// Write the manual pages and shell completions under DIR (for packagers).
     #[command(hide = true)]
     GenerateAssets { dir: std::path::PathBuf },
@@ -105,6 +110,8 @@ fn main() -> ExitCode {
         Command::Admin { command } => admin::run(command),
         Command::Serve(args) => serve::run(*args),
         Command::Look { args } => return look::main(args),
+        Command::Checkout(args) => client::checkout(args),
+        Command::Export(args) => client::export(args),
         Command::GenerateAssets { dir } => manual::generate(&dir).map_err(Into::into),
     };
     match result {

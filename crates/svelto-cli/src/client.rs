@@ -1,0 +1,140 @@
+//! `svelto checkout` and `svelto export`: the fast client (svelto-client) with the stock
+//! client's options and output.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::{bail, Context};
+use svelto_client::{Depth, Notify, Options};
+
+#[derive(clap::Args)]
+pub struct ClientArgs {
+    /// The URL to check out (svn://HOST[:PORT]/PATH).
+    url: String,
+    /// Where to put it (default: the URL's last segment).
+    path: Option<PathBuf>,
+    /// The revision (default: HEAD).
+    #[arg(short = 'r', long = "revision")]
+    revision: Option<String>,
+    /// empty, files, immediates or infinity.
+    #[arg(long)]
+    depth: Option<String>,
+    /// Print nothing but errors.
+    #[arg(short, long)]
+    quiet: bool,
+    /// Do not fetch externals (they are not fetched yet in any case).
+    #[arg(long)]
+    ignore_externals: bool,
+    #[arg(long)]
+    username: Option<String>,
+    #[arg(long)]
+    password: Option<String>,
+    /// Never prompt (there are no prompts yet).
+    #[arg(long)]
+    non_interactive: bool,
+}
+
+#[derive(clap::Args)]
+pub struct ExportArgs {
+    #[command(flatten)]
+    common: ClientArgs,
+    /// What `svn:eol-style native` means: LF, CR or CRLF.
+    #[arg(long)]
+    native_eol: Option<String>,
+}
+
+fn options(a: &ClientArgs, native_eol: Option<&'static [u8]>) -> anyhow::Result<Options> {
+    let revision = match a.revision.as_deref() {
+        None => None,
+        Some(r) if r.eq_ignore_ascii_case("HEAD") => None,
+        Some(r) => Some(
+            r.parse::<u64>()
+                .with_context(|| format!("revision '{r}': a number or HEAD"))?,
+        ),
+    };
+    let depth =
+        match a.depth.as_deref() {
+            None => None,
+            Some(d) => Some(Depth::parse(d).with_context(|| {
+                format!("depth '{d}': one of empty, files, immediates, infinity")
+            })?),
+        };
+    let path = match &a.path {
+        Some(p) => p.clone(),
+        None => {
+            let last = a.url.trim_end_matches('/').rsplit('/').next().unwrap_or("");
+            let name = String::from_utf8(svelto_client::url::decode(last))
+                .unwrap_or_else(|_| last.to_string());
+            if name.is_empty() || a.url.trim_end_matches('/').ends_with(':') {
+                bail!("cannot tell a directory name from '{}': give PATH", a.url);
+            }
+            PathBuf::from(name)
+        }
+    };
+    Ok(Options {
+        url: a.url.clone(),
+        path,
+        revision,
+        depth,
+        credentials: svelto_client::ra_svn::Credentials {
+            username: a.username.clone(),
+            password: a.password.clone(),
+        },
+        native_eol,
+        zone: crate::localtime::zone(),
+    })
+}
+
+/// Prints `A    PATH` per node, as the stock client does (nothing with `-q`).
+fn printer(quiet: bool, root: PathBuf) -> impl FnMut(Notify) {
+    let mut out = std::io::BufWriter::new(std::io::stdout());
+    move |n| {
+        if let Notify::Added { relpath, .. } = n {
+            if !quiet {
+                let _ = writeln!(out, "A    {}", root.join(relpath).display());
+            }
+        }
+    }
+}
+
+fn externals_note(ext: &[String], root: &std::path::Path) {
+    for dir in ext {
+        let _ = writeln!(
+            std::io::stderr(),
+            "svelto: svn:externals on '{}' were not fetched; 'svn update {}' fetches them",
+            root.join(dir).display(),
+            root.display()
+        );
+    }
+}
+
+pub fn checkout(a: ClientArgs) -> anyhow::Result<()> {
+    let opts = options(&a, None)?;
+    let mut notify = printer(a.quiet, opts.path.clone());
+    let summary = svelto_client::checkout(&opts, &mut notify)?;
+    drop(notify);
+    externals_note(&summary.externals, &opts.path);
+    if !a.quiet {
+        println!("Checked out revision {}.", summary.revision);
+    }
+    Ok(())
+}
+
+pub fn export(a: ExportArgs) -> anyhow::Result<()> {
+    let native_eol: Option<&'static [u8]> = match a.native_eol.as_deref() {
+        None => None,
+        Some("LF") => Some(b"\n"),
+        Some("CRLF") => Some(b"\r\n"),
+        Some("CR") => Some(b"\r"),
+        Some(other) => bail!("--native-eol '{other}': one of LF, CR, CRLF"),
+    };
+    let opts = options(&a.common, native_eol)?;
+    let mut notify = printer(a.common.quiet, opts.path.clone());
+    let summary = svelto_client::export(&opts, &mut notify)?;
+    drop(notify);
+    externals_note(&summary.externals, &opts.path);
+    if !a.common.quiet {
+        println!("Exported revision {}.", summary.revision);
+    }
+    Ok(())
+}

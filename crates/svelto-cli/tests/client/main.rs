@@ -1,0 +1,351 @@
+//! `svelto checkout` and `svelto export` against the stock client: the same checkout made
+//! by stock `svn` and by Svelto, from svnserve and from `svelto serve` on the testkit's
+//! fixtures, gives the same working files (bytes, modes, links), the same `svn status -v`,
+//! `svn info -R`, `svn proplist -R -v` and wc.db rows; the stock client's `update`,
+//! `commit`, `revert`, `cleanup` and `upgrade` then work on Svelto's working copy.
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use svelto_testkit::{shared_pair, tempdir, Outcome, Pair, Run};
+
+fn binary() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_svelto"))
+}
+
+fn pair(fixture: &str) -> &'static Pair {
+    shared_pair(fixture, binary())
+}
+
+/// Both servers of a pair: (label, repository URL).
+fn servers(pair: &Pair) -> [(&'static str, String); 2] {
+    [
+        ("svnserve", pair.reference_url()),
+        ("svelto serve", pair.subject_url()),
+    ]
+}
+
+fn svn(pair: &Pair, args: &[&str], cwd: &Path) -> Outcome {
+    let out = pair.client().svn(args, cwd);
+    assert!(
+        out.success(),
+        "svn {args:?} in {cwd:?} failed: {}",
+        out.stderr_text()
+    );
+    out
+}
+
+fn svelto(args: &[&str], cwd: &Path) -> Outcome {
+    Run::new(binary()).args(args).current_dir(cwd).success()
+}
+
+/// Every path below `root` (but `.svn`) with what it is: a link's target, or a file's
+/// mode and bytes, or a directory's mode.
+fn tree(root: &Path) -> BTreeMap<PathBuf, String> {
+    let mut out = BTreeMap::new();
+    let mut todo = vec![root.to_path_buf()];
+    while let Some(dir) = todo.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{dir:?}: {e}")) {
+            let entry = entry.unwrap_or_else(|e| panic!("{dir:?}: {e}"));
+            if entry.file_name() == ".svn" {
+                continue;
+            }
+            let path = entry.path();
+            let meta = path
+                .symlink_metadata()
+                .unwrap_or_else(|e| panic!("{path:?}: {e}"));
+            let rel = path.strip_prefix(root).unwrap_or(&path).to_path_buf();
+            let what = if meta.file_type().is_symlink() {
+                let target = std::fs::read_link(&path).unwrap_or_else(|e| panic!("{e}"));
+                format!("link -> {}", target.display())
+            } else if meta.is_dir() {
+                todo.push(path.clone());
+                format!("dir {:o}", meta.mode())
+            } else {
+                let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+                format!(
+                    "file {:o} {:?}",
+                    meta.mode(),
+                    String::from_utf8_lossy(&bytes)
+                )
+            };
+            out.insert(rel, what);
+        }
+    }
+    out
+}
+
+/// The output of a stock command run in the working copy, its absolute path masked, and
+/// without `svn info`'s times of the working files (two checkouts are seconds apart).
+fn in_wc(pair: &Pair, wc: &Path, args: &[&str]) -> String {
+    let text = svn(pair, args, wc).stdout_text();
+    text.replace(&wc.display().to_string(), "{WC}")
+        .lines()
+        .filter(|l| !l.starts_with("Text Last Updated: "))
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
+/// The BASE rows of a wc.db, without what differs from one checkout to the next
+/// (`last_mod_time`) or is written in hash order (the property skels, compared by
+/// `svn proplist` instead).
+fn nodes(wc: &Path) -> Vec<String> {
+    let conn = rusqlite::Connection::open(wc.join(".svn/wc.db")).unwrap_or_else(|e| panic!("{e}"));
+    let mut stmt = conn
+        .prepare(
+            "SELECT local_relpath, op_depth, parent_relpath, repos_id, repos_path, revision,
+               presence, moved_here, moved_to, kind, depth, checksum, symlink_target,
+               changed_revision, changed_date, changed_author, translated_size, dav_cache,
+               file_external, inherited_props, length(properties)
+             FROM NODES ORDER BY local_relpath, op_depth",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    let rows = stmt
+        .query_map([], |row| {
+            let mut cols = Vec::new();
+            for i in 0..21 {
+                let v: rusqlite::types::Value = row.get(i)?;
+                cols.push(format!("{v:?}"));
+            }
+            Ok(cols.join("|"))
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut out: Vec<String> = rows.map(|r| r.unwrap_or_else(|e| panic!("{e}"))).collect();
+    let mut pristine = conn
+        .prepare(
+            "SELECT checksum, compression, size, refcount, md5_checksum FROM PRISTINE ORDER BY 1",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    let rows = pristine
+        .query_map([], |row| {
+            let mut cols = Vec::new();
+            for i in 0..5 {
+                let v: rusqlite::types::Value = row.get(i)?;
+                cols.push(format!("{v:?}"));
+            }
+            Ok(cols.join("|"))
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+    out.extend(rows.map(|r| r.unwrap_or_else(|e| panic!("{e}"))));
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap_or_else(|e| panic!("{e}"));
+    out.push(format!("user_version {version}"));
+    out
+}
+
+/// The pristine store: each file's name, mode and size.
+fn pristines(wc: &Path) -> BTreeMap<PathBuf, String> {
+    let root = wc.join(".svn/pristine");
+    let mut out = BTreeMap::new();
+    for fan in std::fs::read_dir(&root).unwrap_or_else(|e| panic!("{e}")) {
+        let fan = fan.unwrap_or_else(|e| panic!("{e}")).path();
+        for f in std::fs::read_dir(&fan).unwrap_or_else(|e| panic!("{e}")) {
+            let f = f.unwrap_or_else(|e| panic!("{e}")).path();
+            let meta = f.metadata().unwrap_or_else(|e| panic!("{e}"));
+            out.insert(
+                f.strip_prefix(&root).unwrap_or(&f).to_path_buf(),
+                format!("{:o} {}", meta.mode(), meta.len()),
+            );
+        }
+    }
+    out
+}
+
+/// Checks `url` (with `args`) out with the stock client and with Svelto under `dir`, and
+/// compares everything the stock client shows of the two.
+fn compare_checkouts(pair: &Pair, dir: &Path, label: &str, url: &str, args: &[&str]) {
+    let (stock, ours) = (dir.join("stock"), dir.join("svelto"));
+    let mut a = vec!["checkout", "-q"];
+    a.extend_from_slice(args);
+    a.extend([url, "stock"]);
+    svn(pair, &a, dir);
+    let mut b = vec!["checkout", "-q"];
+    b.extend_from_slice(args);
+    b.extend([url, "svelto"]);
+    svelto(&b, dir);
+    let what = format!("{label}: checkout {args:?} {url}");
+    assert_eq!(tree(&stock), tree(&ours), "{what}: working files");
+    for cmd in [
+        &["status", "-v"][..],
+        &["info", "-R"],
+        &["proplist", "-R", "-v"],
+        &["diff"],
+    ] {
+        assert_eq!(
+            in_wc(pair, &stock, cmd),
+            in_wc(pair, &ours, cmd),
+            "{what}: svn {cmd:?}"
+        );
+    }
+    assert_eq!(nodes(&stock), nodes(&ours), "{what}: wc.db rows");
+    assert_eq!(
+        pristines(&stock),
+        pristines(&ours),
+        "{what}: pristine store"
+    );
+}
+
+#[test]
+fn checkouts_match_the_stock_clients() {
+    // eol-keywords: every eol-style and keywords; symlinks: svn:special; names:
+    // non-ASCII names; basic: deep trees and older revisions; mixed: executables.
+    for fixture in ["eol-keywords", "symlinks", "names", "basic", "mixed"] {
+        let pair = pair(fixture);
+        for (label, base) in servers(pair) {
+            for args in [&[][..], &["-r", "3"], &["--depth", "immediates"]] {
+                let dir = tempdir();
+                compare_checkouts(pair, dir.path(), label, &format!("{base}/trunk"), args);
+            }
+        }
+    }
+    let pair = pair("basic");
+    for (label, base) in servers(pair) {
+        for args in [
+            &["--depth", "files"][..],
+            &["--depth", "empty"],
+            &["-r", "5"],
+        ] {
+            let dir = tempdir();
+            compare_checkouts(pair, dir.path(), label, &base, args);
+        }
+    }
+}
+
+#[test]
+fn the_stock_client_updates_reverts_and_cleans_up_sveltos_working_copy() {
+    let pair = pair("eol-keywords");
+    for (label, base) in servers(pair) {
+        let dir = tempdir();
+        let url = format!("{base}/trunk");
+        svn(
+            pair,
+            &["checkout", "-q", "-r", "2", &url, "stock"],
+            dir.path(),
+        );
+        svelto(&["checkout", "-q", "-r", "2", &url, "svelto"], dir.path());
+        let (stock, ours) = (dir.path().join("stock"), dir.path().join("svelto"));
+        for step in [
+            &["update"][..],
+            &["update", "-r", "3"],
+            &["cleanup"],
+            &["update"],
+            &["upgrade"],
+        ] {
+            assert_eq!(
+                in_wc(pair, &stock, step),
+                in_wc(pair, &ours, step),
+                "{label}: svn {step:?}"
+            );
+            assert_eq!(tree(&stock), tree(&ours), "{label}: after svn {step:?}");
+            assert_eq!(
+                in_wc(pair, &stock, &["status", "-v"]),
+                in_wc(pair, &ours, &["status", "-v"]),
+                "{label}: status after svn {step:?}"
+            );
+        }
+        for wc in [&stock, &ours] {
+            std::fs::write(wc.join("native.txt"), "changed\n").unwrap_or_else(|e| panic!("{e}"));
+        }
+        assert_eq!(
+            in_wc(pair, &stock, &["diff"]),
+            in_wc(pair, &ours, &["diff"]),
+            "{label}: svn diff of a change"
+        );
+        assert_eq!(
+            in_wc(pair, &stock, &["revert", "-R", "."]),
+            in_wc(pair, &ours, &["revert", "-R", "."]),
+            "{label}: svn revert"
+        );
+        assert_eq!(tree(&stock), tree(&ours), "{label}: after svn revert");
+    }
+}
+
+#[test]
+fn the_stock_client_commits_from_sveltos_working_copy() {
+    // A pair of its own: the commit changes both repositories.
+    let mut pair = Pair::new("props", binary());
+    pair.mask_dates();
+    pair.set_svnserve_conf("[general]\nanon-access = write\n");
+    for (label, base) in servers(&pair) {
+        let dir = tempdir();
+        let url = format!("{base}/trunk");
+        svelto(&["checkout", "-q", &url, "wc"], dir.path());
+        let wc = dir.path().join("wc");
+        std::fs::write(wc.join("file.txt"), "new text\n").unwrap_or_else(|e| panic!("{e}"));
+        svn(&pair, &["propset", "p", "v", "."], &wc);
+        let out = svn(&pair, &["commit", "-m", "from svelto's wc"], &wc).stdout_text();
+        assert!(out.contains("Committed revision"), "{label}: {out}");
+        let status = svn(&pair, &["status"], &wc).stdout_text();
+        assert_eq!(status, "", "{label}: clean after the commit");
+        // A fresh stock checkout sees the commit.
+        svn(&pair, &["checkout", "-q", &url, "check"], dir.path());
+        let text = std::fs::read_to_string(dir.path().join("check/file.txt"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(text, "new text\n", "{label}");
+    }
+}
+
+#[test]
+fn exports_match_the_stock_clients() {
+    for fixture in ["eol-keywords", "symlinks", "mixed"] {
+        let pair = pair(fixture);
+        for (label, base) in servers(pair) {
+            for args in [&[][..], &["--native-eol", "CRLF"], &["-r", "3"]] {
+                let dir = tempdir();
+                let url = format!("{base}/trunk");
+                let mut a = vec!["export", "-q"];
+                a.extend_from_slice(args);
+                a.extend([url.as_str(), "stock"]);
+                svn(pair, &a, dir.path());
+                let mut b = vec!["export", "-q"];
+                b.extend_from_slice(args);
+                b.extend([url.as_str(), "svelto"]);
+                svelto(&b, dir.path());
+                assert_eq!(
+                    tree(&dir.path().join("stock")),
+                    tree(&dir.path().join("svelto")),
+                    "{label}: export {args:?} of {fixture}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn bad_input_gets_a_clear_error() {
+    let pair = pair("basic");
+    let dir = tempdir();
+    let url = format!("{}/trunk/README.txt", pair.subject_url());
+    let out = Run::new(binary())
+        .args(["checkout", &url, "x"])
+        .current_dir(dir.path())
+        .failure();
+    assert!(
+        out.stderr_text()
+            .contains("refers to a file, not a directory"),
+        "{}",
+        out.stderr_text()
+    );
+    let out = Run::new(binary())
+        .args(["checkout", "svn://127.0.0.1:1/nothing", "x"])
+        .current_dir(dir.path())
+        .failure();
+    assert!(
+        out.stderr_text().contains("cannot connect to 127.0.0.1:1"),
+        "{}",
+        out.stderr_text()
+    );
+    let url = format!("{}/trunk", pair.subject_url());
+    svelto(&["checkout", "-q", &url, "wc"], dir.path());
+    let out = Run::new(binary())
+        .args(["checkout", &url, "wc"])
+        .current_dir(dir.path())
+        .failure();
+    assert!(
+        out.stderr_text().contains("already a working copy"),
+        "{}",
+        out.stderr_text()
+    );
+}

@@ -1,0 +1,872 @@
+//! `checkout` and `export`: one update drive from the server (a report that says "I have
+//! nothing"), received straight into files. Each text is decoded window by window and
+//! written to its pristine (hashed with SHA-1 and MD5 as it is written) and to its working
+//! file at once; nothing is read back. The wc.db rows go in one transaction at the end of
+//! the drive, after a first one that records the root as incomplete (as the stock client
+//! does, so an interrupted checkout is one `svn cleanup` and `svn update` can finish).
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use md5::Digest;
+use svelto_delta::StreamDecoder;
+use svelto_wire::Item;
+
+use crate::error::{file_err, Error, Result};
+use crate::ra_svn::{self, lossy, protocol, Credentials, Session};
+use crate::skel;
+use crate::translate::{self, EolWriter, FileFacts, Translation};
+use crate::url::{self, SvnUrl};
+use crate::wc::{BaseNode, WcDb};
+
+/// `--depth`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Depth {
+    Empty,
+    Files,
+    Immediates,
+    Infinity,
+}
+
+impl Depth {
+    pub fn word(self) -> &'static str {
+        match self {
+            Depth::Empty => "empty",
+            Depth::Files => "files",
+            Depth::Immediates => "immediates",
+            Depth::Infinity => "infinity",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Depth> {
+        Some(match s {
+            "empty" => Depth::Empty,
+            "files" => Depth::Files,
+            "immediates" => Depth::Immediates,
+            "infinity" => Depth::Infinity,
+            _ => return None,
+        })
+    }
+}
+
+/// What to check out or export, and where.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub url: String,
+    pub path: PathBuf,
+    /// None: HEAD.
+    pub revision: Option<u64>,
+    /// None: infinity, not sticky (the update asks for depth `unknown`).
+    pub depth: Option<Depth>,
+    pub credentials: Credentials,
+    /// `export --native-eol`: what `native` means.
+    pub native_eol: Option<&'static [u8]>,
+    /// The local time zone, for the long dates of keywords.
+    pub zone: svelto_core::localtime::Zone,
+}
+
+/// What happened, as it happens (the command line prints it).
+#[derive(Debug)]
+pub enum Notify<'a> {
+    /// A node was added: its path relative to the working copy root.
+    Added { relpath: &'a str, is_dir: bool },
+    /// Bytes of text received so far.
+    Received { bytes: u64 },
+}
+
+/// What a checkout or export did.
+#[derive(Debug, Default, Clone)]
+pub struct Summary {
+    pub revision: u64,
+    pub dirs: u64,
+    pub files: u64,
+    /// Bytes of pristine text written.
+    pub bytes: u64,
+    /// Directories (relpaths) whose `svn:externals` were not fetched.
+    pub externals: Vec<String>,
+}
+
+/// Checks `opts.url` out into a new working copy at `opts.path`.
+pub fn checkout(opts: &Options, notify: &mut dyn FnMut(Notify)) -> Result<Summary> {
+    run(opts, notify, false)
+}
+
+/// Exports `opts.url` (working files only, keywords and line endings applied) to
+/// `opts.path`.
+pub fn export(opts: &Options, notify: &mut dyn FnMut(Notify)) -> Result<Summary> {
+    run(opts, notify, true)
+}
+
+fn run(opts: &Options, notify: &mut dyn FnMut(Notify), export: bool) -> Result<Summary> {
+    let url = SvnUrl::parse(&opts.url)?;
+    let mut session = Session::open(&url, &opts.credentials)?;
+    let rev = match opts.revision {
+        Some(r) => r,
+        None => session.latest_rev()?,
+    };
+    match session.check_path("", rev)?.as_str() {
+        "dir" => {}
+        "none" => {
+            return Err(Error::Usage(format!(
+                "URL '{}' doesn't exist at revision {rev}",
+                url.url
+            )))
+        }
+        _ => {
+            return Err(Error::Usage(format!(
+                "URL '{}' refers to a file, not a directory",
+                url.url
+            )))
+        }
+    }
+    let repos_relpath = url::relpath_below(&session.root_url, &session.url).ok_or_else(|| {
+        protocol(
+            "in repos-info",
+            format!("'{}' is not below '{}'", session.url, session.root_url),
+        )
+    })?;
+    let root = &opts.path;
+    std::fs::create_dir_all(root).map_err(file_err(root))?;
+    let root_depth = opts.depth.unwrap_or(Depth::Infinity);
+    let mut db = None;
+    let mut iprops = None;
+    if !export {
+        if !repos_relpath.is_empty() && session.has_cap("inherited-props") {
+            iprops = Some(skel::iprops(&session.inherited_props(rev)?));
+        }
+        let d = WcDb::create(root, &session.root_url, &session.uuid)?;
+        d.put_base(&BaseNode {
+            local_relpath: "",
+            repos_path: &repos_relpath,
+            revision: rev,
+            presence: "incomplete",
+            kind: "dir",
+            depth: Some(root_depth.word()),
+            ..BaseNode::default()
+        })?;
+        db = Some(d);
+    }
+    let depth_word = opts.depth.map_or("unknown", Depth::word);
+    session.command(
+        "update",
+        vec![
+            Item::list(vec![Item::Number(rev)]),
+            Item::string(""),
+            Item::bool(true),
+            Item::word(depth_word),
+            Item::bool(false),
+            Item::bool(false),
+        ],
+    )?;
+    session.send(&svelto_wire::command(
+        "set-path",
+        vec![
+            Item::string(""),
+            Item::Number(rev),
+            Item::bool(true),
+            Item::empty_list(),
+            Item::word(root_depth.word()),
+        ],
+    ))?;
+    session.send(&svelto_wire::command("finish-report", vec![]))?;
+    // The second auth slot, before the drive.
+    let slot = session.read_item("reading the auth slot after the report")?;
+    ra_svn::success(&slot, "in the auth slot after the report")?;
+    let mut r = Receiver {
+        root: root.clone(),
+        db,
+        opts,
+        repos_relpath,
+        root_url: session.root_url.clone(),
+        root_depth,
+        iprops,
+        target_rev: rev,
+        dirs: HashMap::new(),
+        files: HashMap::new(),
+        summary: Summary::default(),
+        window: Vec::new(),
+        scratch: Vec::new(),
+        tmp_counter: 0,
+    };
+    if let Some(db) = &r.db {
+        db.begin()?;
+    }
+    r.drive(&mut session, notify)?;
+    if let Some(db) = &r.db {
+        db.commit()?;
+    }
+    r.summary.revision = r.target_rev;
+    Ok(r.summary)
+}
+
+/// The entry props of a node (`svn:entry:*`).
+#[derive(Debug, Default, Clone)]
+struct Entry {
+    committed_rev: Option<u64>,
+    committed_date: Option<String>,
+    last_author: Option<String>,
+}
+
+impl Entry {
+    /// Takes an entry prop; false when `name` is not one.
+    fn take(&mut self, name: &[u8], value: Option<&[u8]>) -> bool {
+        let Some(rest) = name.strip_prefix(b"svn:entry:") else {
+            return false;
+        };
+        let v = value.map(lossy);
+        match rest {
+            b"committed-rev" => self.committed_rev = v.and_then(|s| s.parse().ok()),
+            b"committed-date" => self.committed_date = v,
+            b"last-author" => self.last_author = v,
+            _ => {}
+        }
+        true
+    }
+}
+
+struct DirState {
+    relpath: String,
+    props: Vec<(Vec<u8>, Vec<u8>)>,
+    entry: Entry,
+}
+
+/// Where a file's working text goes while it arrives.
+enum Working {
+    /// Straight to the working file, as is.
+    Direct(File),
+    /// To the working file, line endings repaired.
+    Eol(File, EolWriter),
+    /// Kept whole (keywords, special files), written at close.
+    Buffer(Vec<u8>),
+}
+
+struct TextState {
+    decoder: StreamDecoder,
+    pristine: Option<(File, PathBuf)>,
+    working: Working,
+    translation: Translation,
+    sha1: sha1::Sha1,
+    md5: md5::Md5,
+    size: u64,
+}
+
+struct FileState {
+    relpath: String,
+    props: Vec<(Vec<u8>, Vec<u8>)>,
+    entry: Entry,
+    text: Option<TextState>,
+    /// (sha1 hex, md5 hex, size) once the text is complete.
+    done: Option<(String, String, u64)>,
+}
+
+struct Receiver<'o> {
+    root: PathBuf,
+    db: Option<WcDb>,
+    opts: &'o Options,
+    repos_relpath: String,
+    root_url: String,
+    root_depth: Depth,
+    iprops: Option<Vec<u8>>,
+    target_rev: u64,
+    dirs: HashMap<Vec<u8>, DirState>,
+    files: HashMap<Vec<u8>, FileState>,
+    summary: Summary,
+    window: Vec<u8>,
+    scratch: Vec<u8>,
+    tmp_counter: u64,
+}
+
+fn prop_value<'a>(props: &'a [(Vec<u8>, Vec<u8>)], name: &[u8]) -> Option<&'a [u8]> {
+    props
+        .iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| v.as_slice())
+}
+
+fn set_prop(props: &mut Vec<(Vec<u8>, Vec<u8>)>, name: &[u8], value: Option<&[u8]>) {
+    props.retain(|(n, _)| n != name);
+    if let Some(v) = value {
+        props.push((name.to_vec(), v.to_vec()));
+    }
+}
+
+/// The arguments of an editor command: its name and parameter list.
+fn split(item: &Item) -> Result<(&str, &[Item])> {
+    match item.as_list() {
+        Some([Item::Word(w), Item::List(p), ..]) => Ok((w.as_str(), p.as_slice())),
+        _ => Err(protocol(
+            "in the update drive",
+            format!("not an editor command: {}", ra_svn::short(item)),
+        )),
+    }
+}
+
+fn arg_str<'a>(p: &'a [Item], i: usize, cmd: &str) -> Result<&'a [u8]> {
+    p.get(i).and_then(Item::as_string).ok_or_else(|| {
+        protocol(
+            "in the update drive",
+            format!("{cmd}: parameter {} is not a string", i + 1),
+        )
+    })
+}
+
+fn arg_opt_str<'a>(p: &'a [Item], i: usize, cmd: &str) -> Result<Option<&'a [u8]>> {
+    match p.get(i).and_then(Item::as_list) {
+        Some([]) => Ok(None),
+        Some([Item::String(s), ..]) => Ok(Some(s)),
+        _ => Err(protocol(
+            "in the update drive",
+            format!("{cmd}: parameter {} is not an optional string", i + 1),
+        )),
+    }
+}
+
+fn utf8_path(b: &[u8], cmd: &str) -> Result<String> {
+    let s = String::from_utf8(b.to_vec())
+        .map_err(|_| protocol("in the update drive", format!("{cmd}: path is not UTF-8")))?;
+    if s.starts_with('/')
+        || s.split('/')
+            .any(|seg| seg.is_empty() || seg == "." || seg == ".." || seg == ".svn")
+        || s.contains('\0')
+    {
+        return Err(protocol(
+            "in the update drive",
+            format!("{cmd}: refusing the path '{s}'"),
+        ));
+    }
+    Ok(s)
+}
+
+impl Receiver<'_> {
+    fn drive(&mut self, session: &mut Session, notify: &mut dyn FnMut(Notify)) -> Result<()> {
+        loop {
+            let item = session.read_item("in the update drive")?;
+            let (cmd, p) = split(&item)?;
+            match cmd {
+                "target-rev" => {
+                    if let Some(r) = p.first().and_then(Item::as_number) {
+                        self.target_rev = r;
+                    }
+                }
+                "open-root" => {
+                    let token = arg_str(p, 1, cmd)?.to_vec();
+                    self.dirs.insert(
+                        token,
+                        DirState {
+                            relpath: String::new(),
+                            props: Vec::new(),
+                            entry: Entry::default(),
+                        },
+                    );
+                }
+                "add-dir" => {
+                    let relpath = utf8_path(arg_str(p, 0, cmd)?, cmd)?;
+                    let token = arg_str(p, 2, cmd)?.to_vec();
+                    let path = self.root.join(&relpath);
+                    match std::fs::create_dir(&path) {
+                        Ok(()) => {}
+                        Err(e)
+                            if e.kind() == std::io::ErrorKind::AlreadyExists && path.is_dir() => {}
+                        Err(e) => return Err(file_err(&path)(e)),
+                    }
+                    notify(Notify::Added {
+                        relpath: &relpath,
+                        is_dir: true,
+                    });
+                    self.dirs.insert(
+                        token,
+                        DirState {
+                            relpath,
+                            props: Vec::new(),
+                            entry: Entry::default(),
+                        },
+                    );
+                }
+                "change-dir-prop" => {
+                    let token = arg_str(p, 0, cmd)?;
+                    let name = arg_str(p, 1, cmd)?;
+                    let value = arg_opt_str(p, 2, cmd)?;
+                    let dir = self.dirs.get_mut(token).ok_or_else(|| bad_token(cmd))?;
+                    if !dir.entry.take(name, value) && !name.starts_with(b"svn:wc:") {
+                        set_prop(&mut dir.props, name, value);
+                    }
+                }
+                "close-dir" => {
+                    let token = arg_str(p, 0, cmd)?;
+                    let dir = self.dirs.remove(token).ok_or_else(|| bad_token(cmd))?;
+                    self.close_dir(dir)?;
+                }
+                "absent-dir" | "absent-file" => {
+                    let relpath = utf8_path(arg_str(p, 0, cmd)?, cmd)?;
+                    self.absent(&relpath, if cmd == "absent-dir" { "dir" } else { "file" })?;
+                }
+                "add-file" => {
+                    let relpath = utf8_path(arg_str(p, 0, cmd)?, cmd)?;
+                    let token = arg_str(p, 2, cmd)?.to_vec();
+                    self.files.insert(
+                        token,
+                        FileState {
+                            relpath,
+                            props: Vec::new(),
+                            entry: Entry::default(),
+                            text: None,
+                            done: None,
+                        },
+                    );
+                }
+                "change-file-prop" => {
+                    let token = arg_str(p, 0, cmd)?;
+                    let name = arg_str(p, 1, cmd)?;
+                    let value = arg_opt_str(p, 2, cmd)?;
+                    let file = self.files.get_mut(token).ok_or_else(|| bad_token(cmd))?;
+                    if !file.entry.take(name, value) && !name.starts_with(b"svn:wc:") {
+                        set_prop(&mut file.props, name, value);
+                    }
+                }
+                "apply-textdelta" => {
+                    let token = arg_str(p, 0, cmd)?.to_vec();
+                    self.start_text(&token)?;
+                }
+                "textdelta-chunk" => {
+                    let token = arg_str(p, 0, cmd)?;
+                    let chunk = arg_str(p, 1, cmd)?;
+                    let mut file = self.files.remove(token).ok_or_else(|| bad_token(cmd))?;
+                    let result = self.text_chunk(&mut file, chunk);
+                    self.files.insert(token.to_vec(), file);
+                    result?;
+                    notify(Notify::Received {
+                        bytes: self.summary.bytes,
+                    });
+                }
+                "textdelta-end" => {
+                    let token = arg_str(p, 0, cmd)?;
+                    let mut file = self.files.remove(token).ok_or_else(|| bad_token(cmd))?;
+                    let result = self.end_text(&mut file);
+                    self.files.insert(token.to_vec(), file);
+                    result?;
+                }
+                "close-file" => {
+                    let token = arg_str(p, 0, cmd)?;
+                    let md5 = arg_opt_str(p, 1, cmd)?.map(lossy);
+                    let file = self.files.remove(token).ok_or_else(|| bad_token(cmd))?;
+                    notify(Notify::Added {
+                        relpath: &file.relpath,
+                        is_dir: false,
+                    });
+                    self.close_file(file, md5.as_deref())?;
+                }
+                "close-edit" => {
+                    session.send(&svelto_wire::success(vec![]))?;
+                    let resp = session.read_item("reading the response to update")?;
+                    ra_svn::success(&resp, "in the response to update")?;
+                    return Ok(());
+                }
+                "abort-edit" => {
+                    session.send(&svelto_wire::success(vec![]))?;
+                    let resp = session.read_item("reading the failure after abort-edit")?;
+                    ra_svn::success(&resp, "after abort-edit")?;
+                    return Err(protocol(
+                        "in the update drive",
+                        "the server aborted the edit",
+                    ));
+                }
+                "failure" => {
+                    return Err(ra_svn::failure(p));
+                }
+                "delete-entry" | "open-dir" | "open-file" => {
+                    return Err(protocol(
+                        "in the update drive",
+                        format!("{cmd} in a checkout, which starts from nothing"),
+                    ));
+                }
+                other => {
+                    return Err(protocol(
+                        "in the update drive",
+                        format!("unknown editor command '{other}'"),
+                    ))
+                }
+            }
+        }
+    }
+
+    fn repos_path(&self, relpath: &str) -> String {
+        match (self.repos_relpath.is_empty(), relpath.is_empty()) {
+            (true, _) => relpath.to_string(),
+            (false, true) => self.repos_relpath.clone(),
+            (false, false) => format!("{}/{relpath}", self.repos_relpath),
+        }
+    }
+
+    fn close_dir(&mut self, dir: DirState) -> Result<()> {
+        if prop_value(&dir.props, b"svn:externals").is_some() {
+            self.summary.externals.push(dir.relpath.clone());
+        }
+        if !dir.relpath.is_empty() {
+            self.summary.dirs += 1;
+        }
+        let Some(db) = &self.db else {
+            return Ok(());
+        };
+        let depth = if dir.relpath.is_empty() {
+            self.root_depth
+        } else if self.root_depth == Depth::Immediates {
+            Depth::Empty
+        } else {
+            Depth::Infinity
+        };
+        let props = skel::proplist(dir.props.iter().map(|(n, v)| (n.as_slice(), v.as_slice())));
+        let repos_path = self.repos_path(&dir.relpath);
+        db.put_base(&BaseNode {
+            local_relpath: &dir.relpath,
+            repos_path: &repos_path,
+            revision: self.target_rev,
+            presence: "normal",
+            kind: "dir",
+            properties: Some(&props),
+            depth: Some(depth.word()),
+            changed_revision: dir.entry.committed_rev,
+            changed_date: dir
+                .entry
+                .committed_date
+                .as_deref()
+                .and_then(svelto_core::parse_svn_date),
+            changed_author: dir.entry.last_author.as_deref(),
+            inherited_props: if dir.relpath.is_empty() {
+                self.iprops.as_deref()
+            } else {
+                None
+            },
+            ..BaseNode::default()
+        })
+    }
+
+    fn absent(&mut self, relpath: &str, kind: &str) -> Result<()> {
+        let Some(db) = &self.db else {
+            return Ok(());
+        };
+        let repos_path = self.repos_path(relpath);
+        db.put_base(&BaseNode {
+            local_relpath: relpath,
+            repos_path: &repos_path,
+            revision: self.target_rev,
+            presence: "server-excluded",
+            kind,
+            ..BaseNode::default()
+        })
+    }
+
+    /// The translation a file's properties ask for.
+    fn translation(&self, file: &FileState) -> Translation {
+        let special = prop_value(&file.props, b"svn:special").is_some();
+        if special {
+            return Translation {
+                special,
+                ..Translation::default()
+            };
+        }
+        let eol = prop_value(&file.props, b"svn:eol-style")
+            .and_then(|s| translate::eol_of(s, self.opts.native_eol));
+        let keywords = prop_value(&file.props, b"svn:keywords").and_then(|k| {
+            let url = format!(
+                "{}/{}",
+                self.root_url,
+                url::encode(&self.repos_path(&file.relpath))
+            );
+            translate::keywords_of(
+                k,
+                &FileFacts {
+                    rev: file.entry.committed_rev.unwrap_or(0),
+                    url: &url,
+                    root_url: &self.root_url,
+                    date: file.entry.committed_date.as_deref(),
+                    author: file.entry.last_author.as_deref(),
+                },
+                &self.opts.zone,
+            )
+        });
+        Translation {
+            eol,
+            keywords,
+            special,
+        }
+    }
+
+    fn start_text(&mut self, token: &[u8]) -> Result<()> {
+        let file = self
+            .files
+            .get(token)
+            .ok_or_else(|| bad_token("apply-textdelta"))?;
+        let translation = self.translation(file);
+        let working_path = self.root.join(&file.relpath);
+        let working = if translation.keywords.is_some() || translation.special {
+            Working::Buffer(Vec::new())
+        } else {
+            let f = create_new(&working_path)?;
+            match translation.eol {
+                Some(eol) => Working::Eol(f, EolWriter::new(eol)),
+                None => Working::Direct(f),
+            }
+        };
+        let pristine = match &self.db {
+            Some(db) => {
+                self.tmp_counter += 1;
+                let p = db.tmp_dir.join(format!("svelto-{}.tmp", self.tmp_counter));
+                Some((File::create(&p).map_err(file_err(&p))?, p))
+            }
+            None => None,
+        };
+        let file = self
+            .files
+            .get_mut(token)
+            .ok_or_else(|| bad_token("apply-textdelta"))?;
+        file.text = Some(TextState {
+            decoder: StreamDecoder::new(svelto_delta::Limits::default()),
+            pristine,
+            working,
+            translation,
+            sha1: sha1::Sha1::new(),
+            md5: md5::Md5::new(),
+            size: 0,
+        });
+        Ok(())
+    }
+
+    fn text_chunk(&mut self, file: &mut FileState, chunk: &[u8]) -> Result<()> {
+        let Some(text) = file.text.as_mut() else {
+            return Err(protocol(
+                "in the update drive",
+                format!("text for '{}' before apply-textdelta", file.relpath),
+            ));
+        };
+        text.decoder.push(chunk);
+        loop {
+            let window = text.decoder.next_window().map_err(|source| Error::Delta {
+                path: file.relpath.clone(),
+                source,
+            })?;
+            let Some(window) = window else { break };
+            self.window.clear();
+            window
+                .apply(&[], &mut self.window)
+                .map_err(|source| Error::Delta {
+                    path: file.relpath.clone(),
+                    source,
+                })?;
+            let bytes = &self.window;
+            text.sha1.update(bytes);
+            text.md5.update(bytes);
+            text.size += bytes.len() as u64;
+            self.summary.bytes += bytes.len() as u64;
+            if let Some((f, p)) = &mut text.pristine {
+                f.write_all(bytes).map_err(file_err(p.as_path()))?;
+            }
+            let working_path = || self.root.join(&file.relpath);
+            match &mut text.working {
+                Working::Direct(f) => f.write_all(bytes).map_err(file_err(working_path()))?,
+                Working::Eol(f, eol) => {
+                    self.scratch.clear();
+                    eol.push(bytes, &mut self.scratch);
+                    f.write_all(&self.scratch)
+                        .map_err(file_err(working_path()))?;
+                }
+                Working::Buffer(b) => b.extend_from_slice(bytes),
+            }
+        }
+        Ok(())
+    }
+
+    fn end_text(&mut self, file: &mut FileState) -> Result<()> {
+        let Some(mut text) = file.text.take() else {
+            return Err(protocol(
+                "in the update drive",
+                format!(
+                    "textdelta-end for '{}' before apply-textdelta",
+                    file.relpath
+                ),
+            ));
+        };
+        text.decoder.finish().map_err(|source| Error::Delta {
+            path: file.relpath.clone(),
+            source,
+        })?;
+        let sha1 = hex::encode(std::mem::take(&mut text.sha1).finalize());
+        let md5 = hex::encode(std::mem::take(&mut text.md5).finalize());
+        if let Working::Eol(f, eol) = &mut text.working {
+            self.scratch.clear();
+            eol.finish(&mut self.scratch);
+            let path = self.root.join(&file.relpath);
+            f.write_all(&self.scratch).map_err(file_err(path))?;
+        }
+        if let (Some((f, tmp)), Some(db)) = (text.pristine.take(), self.db.as_mut()) {
+            let mut perms = f.metadata().map_err(file_err(&tmp))?.permissions();
+            perms.set_readonly(true);
+            f.set_permissions(perms).map_err(file_err(&tmp))?;
+            drop(f);
+            let dest = db.pristine_path(&sha1)?;
+            if dest.exists() {
+                std::fs::remove_file(&tmp).map_err(file_err(&tmp))?;
+            } else {
+                std::fs::rename(&tmp, &dest).map_err(file_err(&dest))?;
+            }
+            db.put_pristine(&sha1, &md5, text.size)?;
+        }
+        file.done = Some((sha1, md5, text.size));
+        // The working file stays open in `text` until close-file: put it back.
+        file.text = Some(TextState {
+            pristine: None,
+            ..text
+        });
+        Ok(())
+    }
+
+    fn close_file(&mut self, mut file: FileState, expected_md5: Option<&str>) -> Result<()> {
+        self.summary.files += 1;
+        let path = self.root.join(&file.relpath);
+        let translation = self.translation(&file);
+        let text = file.text.take();
+        if text.is_none() && file.done.is_none() {
+            // An empty file: no text was sent.
+            let sha1 = hex::encode(sha1::Sha1::digest(b""));
+            let md5 = hex::encode(md5::Md5::digest(b""));
+            if let Some(db) = self.db.as_mut() {
+                let dest = db.pristine_path(&sha1)?;
+                if !dest.exists() {
+                    File::create(&dest).map_err(file_err(&dest))?;
+                    let mut perms = std::fs::metadata(&dest)
+                        .map_err(file_err(&dest))?
+                        .permissions();
+                    perms.set_readonly(true);
+                    std::fs::set_permissions(&dest, perms).map_err(file_err(&dest))?;
+                }
+                db.put_pristine(&sha1, &md5, 0)?;
+            }
+            file.done = Some((sha1, md5, 0));
+        }
+        let Some((sha1, md5, _)) = file.done.clone() else {
+            return Err(protocol(
+                "in the update drive",
+                format!("close-file for '{}' inside its text", file.relpath),
+            ));
+        };
+        if let Some(expected) = expected_md5 {
+            if !expected.is_empty() && expected != md5 && expected.bytes().any(|b| b != b'0') {
+                return Err(Error::Checksum {
+                    path: file.relpath.clone(),
+                    expected: expected.to_string(),
+                    actual: md5,
+                });
+            }
+        }
+        // The working file: finish what was streamed, or write it now.
+        let written = match text {
+            Some(t) if t.translation == translation => match t.working {
+                Working::Direct(f) | Working::Eol(f, _) => Some(f),
+                Working::Buffer(b) => self.write_working(&path, &b, &translation)?,
+            },
+            other => {
+                // The properties changed after the text began (or there was no text):
+                // write the working file again from the pristine.
+                drop(other);
+                let pristine = match self.db.as_mut() {
+                    Some(db) => {
+                        let p = db.pristine_path(&sha1)?;
+                        std::fs::read(&p).map_err(file_err(&p))?
+                    }
+                    None => Vec::new(),
+                };
+                if path.symlink_metadata().is_ok() {
+                    std::fs::remove_file(&path).map_err(file_err(&path))?;
+                }
+                self.write_working(&path, &pristine, &translation)?
+            }
+        };
+        let mut recorded = (None, None);
+        if let Some(f) = written {
+            let executable = prop_value(&file.props, b"svn:executable").is_some();
+            let read_only = prop_value(&file.props, b"svn:needs-lock").is_some();
+            let meta = f.metadata().map_err(file_err(&path))?;
+            if executable || read_only {
+                let mut mode = meta.permissions().mode();
+                if executable {
+                    // Execute wherever read is allowed, as the stock client does.
+                    mode |= (mode & 0o444) >> 2;
+                }
+                if read_only {
+                    mode &= !0o222;
+                }
+                f.set_permissions(std::fs::Permissions::from_mode(mode))
+                    .map_err(file_err(&path))?;
+            }
+            let mtime = meta
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map(|d| d.as_micros() as i64);
+            recorded = (Some(meta.len()), mtime);
+        }
+        let Some(db) = &self.db else {
+            return Ok(());
+        };
+        let props = skel::proplist(file.props.iter().map(|(n, v)| (n.as_slice(), v.as_slice())));
+        let checksum = format!("$sha1${sha1}");
+        let repos_path = self.repos_path(&file.relpath);
+        db.put_base(&BaseNode {
+            local_relpath: &file.relpath,
+            repos_path: &repos_path,
+            revision: self.target_rev,
+            presence: "normal",
+            kind: "file",
+            properties: Some(&props),
+            checksum: Some(&checksum),
+            changed_revision: file.entry.committed_rev,
+            changed_date: file
+                .entry
+                .committed_date
+                .as_deref()
+                .and_then(svelto_core::parse_svn_date),
+            changed_author: file.entry.last_author.as_deref(),
+            translated_size: recorded.0,
+            last_mod_time: recorded.1,
+            ..BaseNode::default()
+        })
+    }
+
+    /// Writes a whole working file (or makes the link); the open file, or None for a link.
+    fn write_working(
+        &self,
+        path: &Path,
+        text: &[u8],
+        translation: &Translation,
+    ) -> Result<Option<File>> {
+        if translation.special {
+            if let Some(target) = translate::link_target(text) {
+                use std::os::unix::ffi::OsStrExt;
+                let target = std::ffi::OsStr::from_bytes(target);
+                std::os::unix::fs::symlink(target, path).map_err(file_err(path))?;
+                return Ok(None);
+            }
+        }
+        let mut f = create_new(path)?;
+        let out = translate::translate(text, translation);
+        f.write_all(&out).map_err(file_err(path))?;
+        Ok(Some(f))
+    }
+}
+
+fn create_new(path: &Path) -> Result<File> {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(file_err(path))
+}
+
+fn bad_token(cmd: &str) -> Error {
+    protocol(
+        "in the update drive",
+        format!("{cmd}: a file or directory token that is not open"),
+    )
+}

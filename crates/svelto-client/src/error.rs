@@ -1,0 +1,57 @@
+//! The client's errors: each names what failed and where.
+
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("bad URL '{url}': {reason}")]
+    Url { url: String, reason: String },
+    #[error("cannot connect to {addr}: {source}")]
+    Connect {
+        addr: String,
+        source: std::io::Error,
+    },
+    #[error("connection to {addr}: {source}")]
+    Io {
+        addr: String,
+        source: std::io::Error,
+    },
+    #[error("{addr} closed the connection {while_}")]
+    Closed { addr: String, while_: String },
+    #[error("the server sent something unexpected {while_}: {what}")]
+    Protocol { while_: String, what: String },
+    /// A failure the server reported: its error chain, outermost first.
+    #[error("{}", .chain.iter().map(|(code, msg)| format!("E{code}: {msg}")).collect::<Vec<_>>().join("\n"))]
+    Server { chain: Vec<(u64, String)> },
+    #[error("{0}")]
+    Usage(String),
+    #[error("{path}: {source}")]
+    File {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("text of '{path}': {source}")]
+    Delta {
+        path: String,
+        source: svelto_delta::DeltaError,
+    },
+    #[error("checksum mismatch for '{path}': expected {expected}, actual {actual}")]
+    Checksum {
+        path: String,
+        expected: String,
+        actual: String,
+    },
+    #[error("working copy database {path}: {source}")]
+    Db {
+        path: PathBuf,
+        source: rusqlite::Error,
+    },
+}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// Wraps an I/O error with the path it happened on.
+pub fn file_err(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> Error {
+    let path = path.into();
+    move |source| Error::File { path, source }
+}

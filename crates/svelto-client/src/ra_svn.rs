@@ -1,0 +1,405 @@
+//! One svn:// session (docs/formats/svn-protocol.md): the handshake as the 1.14 client
+//! makes it, commands with their auth slots, and items read one at a time from a
+//! buffered socket.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+
+use svelto_wire::{Decoder, Item, Limits, TupleReader};
+
+use crate::error::{Error, Result};
+use crate::url::SvnUrl;
+
+/// What the client announces (those of the 1.14 client).
+const CAPABILITIES: [&str; 7] = [
+    "edit-pipeline",
+    "svndiff1",
+    "accepts-svndiff2",
+    "absent-entries",
+    "depth",
+    "mergeinfo",
+    "log-revprops",
+];
+
+/// How much is read from the socket at a time.
+const READ_CHUNK: usize = 256 * 1024;
+
+/// Credentials for CRAM-MD5, when the server asks for them.
+#[derive(Debug, Clone, Default)]
+pub struct Credentials {
+    pub username: Option<String>,
+    pub password: Option<String>,
+}
+
+pub struct Session {
+    stream: TcpStream,
+    addr: String,
+    /// Bytes read: `buf[start..end]` not decoded yet.
+    buf: Vec<u8>,
+    start: usize,
+    end: usize,
+    decoder: Decoder,
+    out: Vec<u8>,
+    /// The repository's UUID.
+    pub uuid: String,
+    /// The repository root URL, spelled as the session URL is.
+    pub root_url: String,
+    /// The session URL.
+    pub url: String,
+    /// The server's capabilities (greeting and repos-info).
+    pub caps: Vec<String>,
+    creds: Credentials,
+}
+
+impl Session {
+    /// Connects and opens a session on `url`.
+    pub fn open(url: &SvnUrl, creds: &Credentials) -> Result<Session> {
+        let addr = url.addr();
+        let stream = TcpStream::connect(&addr).map_err(|source| Error::Connect {
+            addr: addr.clone(),
+            source,
+        })?;
+        let _ = stream.set_nodelay(true);
+        let mut s = Session {
+            stream,
+            addr,
+            buf: vec![0; READ_CHUNK * 2],
+            start: 0,
+            end: 0,
+            decoder: Decoder::new(Limits {
+                max_request: 1 << 30,
+                max_depth: 64,
+                max_word_len: 31,
+                max_decoded: usize::MAX,
+            }),
+            out: Vec::with_capacity(4096),
+            uuid: String::new(),
+            root_url: String::new(),
+            url: url.url.clone(),
+            caps: Vec::new(),
+            creds: creds.clone(),
+        };
+        let greeting = s.read_item("reading the greeting")?;
+        let results = success(&greeting, "in the greeting")?;
+        let mut t = TupleReader::new(results);
+        let (minver, maxver) = (t.number(), t.number());
+        if !matches!((minver, maxver), (Ok(lo), Ok(hi)) if lo <= 2 && 2 <= hi) {
+            return Err(protocol(
+                "in the greeting",
+                "no support for protocol version 2",
+            ));
+        }
+        let _mechs = t.list();
+        if let Ok(caps) = t.list() {
+            s.caps = caps
+                .iter()
+                .filter_map(Item::as_word)
+                .map(str::to_string)
+                .collect();
+        }
+        if !s.caps.iter().any(|c| c == "edit-pipeline") {
+            return Err(protocol(
+                "in the greeting",
+                "the server lacks edit-pipeline",
+            ));
+        }
+        s.send(&Item::list(vec![
+            Item::Number(2),
+            Item::list(CAPABILITIES.map(Item::word).to_vec()),
+            Item::string(url.url.as_bytes()),
+            Item::string(format!("SVN/1.14.2 (svelto {})", env!("CARGO_PKG_VERSION"))),
+            Item::empty_list(),
+        ]))?;
+        s.auth("at login")?;
+        let info = s.read_item("reading repos-info")?;
+        let results = success(&info, "in repos-info")?;
+        let mut t = TupleReader::new(results);
+        s.uuid = lossy(t.string().map_err(|e| protocol("in repos-info", e))?);
+        s.root_url = lossy(t.string().map_err(|e| protocol("in repos-info", e))?);
+        if let Ok(caps) = t.list() {
+            s.caps
+                .extend(caps.iter().filter_map(Item::as_word).map(str::to_string));
+        }
+        if s.root_url.len() > s.url.len() {
+            return Err(protocol(
+                "in repos-info",
+                format!("root URL '{}' longer than '{}'", s.root_url, s.url),
+            ));
+        }
+        Ok(s)
+    }
+
+    pub fn has_cap(&self, cap: &str) -> bool {
+        self.caps.iter().any(|c| c == cap)
+    }
+
+    /// Reads an auth request and answers it (ANONYMOUS, else CRAM-MD5).
+    fn auth(&mut self, while_: &str) -> Result<()> {
+        let req = self.read_item(while_)?;
+        let results = success(&req, while_)?;
+        let mechs: Vec<&str> = results
+            .first()
+            .and_then(Item::as_list)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(Item::as_word)
+            .collect();
+        if mechs.is_empty() {
+            return Ok(());
+        }
+        let has_user = self.creds.username.is_some() && self.creds.password.is_some();
+        if mechs.contains(&"ANONYMOUS") && !has_user {
+            self.send(&Item::list(vec![
+                Item::word("ANONYMOUS"),
+                Item::list(vec![Item::string("")]),
+            ]))?;
+        } else if mechs.contains(&"CRAM-MD5") {
+            let (Some(user), Some(password)) =
+                (self.creds.username.clone(), self.creds.password.clone())
+            else {
+                return Err(Error::Usage(
+                    "the server asks for a user name and password: give --username and --password"
+                        .to_string(),
+                ));
+            };
+            self.send(&Item::list(vec![
+                Item::word("CRAM-MD5"),
+                Item::empty_list(),
+            ]))?;
+            let step = self.read_item(while_)?;
+            let challenge = match step.as_list() {
+                Some([Item::Word(w), Item::List(l)]) if w == "step" => l
+                    .first()
+                    .and_then(Item::as_string)
+                    .unwrap_or_default()
+                    .to_vec(),
+                _ => return Err(auth_failure(&step)),
+            };
+            let digest = hmac_md5(password.as_bytes(), &challenge);
+            self.send(&Item::string(format!("{user} {}", hex::encode(digest))))?;
+        } else if mechs.contains(&"ANONYMOUS") {
+            self.send(&Item::list(vec![
+                Item::word("ANONYMOUS"),
+                Item::list(vec![Item::string("")]),
+            ]))?;
+        } else {
+            return Err(Error::Server {
+                chain: vec![(210007, "Cannot negotiate authentication mechanism".into())],
+            });
+        }
+        let answer = self.read_item(while_)?;
+        match answer.as_list() {
+            Some([Item::Word(w), ..]) if w == "success" => Ok(()),
+            _ => Err(auth_failure(&answer)),
+        }
+    }
+
+    /// Writes one item.
+    pub fn send(&mut self, item: &Item) -> Result<()> {
+        self.out.clear();
+        item.encode(&mut self.out);
+        let addr = &self.addr;
+        self.stream
+            .write_all(&self.out)
+            .map_err(|source| Error::Io {
+                addr: addr.clone(),
+                source,
+            })
+    }
+
+    /// Sends a command and reads its auth slot.
+    pub fn command(&mut self, name: &str, params: Vec<Item>) -> Result<()> {
+        self.send(&svelto_wire::command(name, params))?;
+        self.auth(&format!("in the auth slot of {name}"))
+    }
+
+    /// Sends a command and reads its response's results.
+    pub fn call(&mut self, name: &str, params: Vec<Item>) -> Result<Vec<Item>> {
+        self.command(name, params)?;
+        let resp = self.read_item(&format!("reading the response to {name}"))?;
+        success(&resp, &format!("in the response to {name}")).map(<[Item]>::to_vec)
+    }
+
+    /// The youngest revision.
+    pub fn latest_rev(&mut self) -> Result<u64> {
+        let r = self.call("get-latest-rev", vec![])?;
+        r.first()
+            .and_then(Item::as_number)
+            .ok_or_else(|| protocol("in get-latest-rev", "no revision number"))
+    }
+
+    /// The kind of the session path at `rev`: `none`, `file` or `dir`.
+    pub fn check_path(&mut self, path: &str, rev: u64) -> Result<String> {
+        let r = self.call(
+            "check-path",
+            vec![Item::string(path), Item::list(vec![Item::Number(rev)])],
+        )?;
+        r.first()
+            .and_then(Item::as_word)
+            .map(str::to_string)
+            .ok_or_else(|| protocol("in check-path", "no node kind"))
+    }
+
+    /// The properties the session path inherits at `rev`: `(repository relpath, props)`,
+    /// the root first.
+    #[allow(clippy::type_complexity)]
+    pub fn inherited_props(&mut self, rev: u64) -> Result<Vec<(Vec<u8>, Vec<(Vec<u8>, Vec<u8>)>)>> {
+        let r = self.call(
+            "get-iprops",
+            vec![Item::string(""), Item::list(vec![Item::Number(rev)])],
+        )?;
+        let mut out = Vec::new();
+        for entry in r.first().and_then(Item::as_list).unwrap_or_default() {
+            let mut t = TupleReader::from_item(entry).map_err(|e| protocol("in get-iprops", e))?;
+            let path = t.string().map_err(|e| protocol("in get-iprops", e))?;
+            let path = path.strip_prefix(b"/").unwrap_or(path).to_vec();
+            let mut props = Vec::new();
+            for p in t.list().map_err(|e| protocol("in get-iprops", e))? {
+                let mut pt = TupleReader::from_item(p).map_err(|e| protocol("in get-iprops", e))?;
+                let name = pt.string().map_err(|e| protocol("in get-iprops", e))?;
+                let value = pt.string().map_err(|e| protocol("in get-iprops", e))?;
+                props.push((name.to_vec(), value.to_vec()));
+            }
+            out.push((path, props));
+        }
+        Ok(out)
+    }
+
+    /// The next item from the server.
+    pub fn read_item(&mut self, while_: &str) -> Result<Item> {
+        loop {
+            match self.decoder.decode(&self.buf[self.start..self.end]) {
+                Ok(Some((item, used))) => {
+                    self.start += used;
+                    if self.start == self.end {
+                        self.start = 0;
+                        self.end = 0;
+                    }
+                    return Ok(item);
+                }
+                Ok(None) => {}
+                Err(e) => return Err(protocol(while_, e)),
+            }
+            // Room for the rest of a long string at once, else a chunk; the unread bytes
+            // moved to the front first when that makes the room.
+            let want = self.decoder.hint().unwrap_or(0).clamp(READ_CHUNK, 64 << 20);
+            if self.buf.len() - self.end < want {
+                self.buf.copy_within(self.start..self.end, 0);
+                self.end -= self.start;
+                self.start = 0;
+                if self.buf.len() - self.end < want {
+                    self.buf.resize(self.end + want, 0);
+                }
+            }
+            let n = loop {
+                match self.stream.read(&mut self.buf[self.end..]) {
+                    Ok(n) => break n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(source) => {
+                        return Err(Error::Io {
+                            addr: self.addr.clone(),
+                            source,
+                        });
+                    }
+                }
+            };
+            self.end += n;
+            if n == 0 {
+                return Err(Error::Closed {
+                    addr: self.addr.clone(),
+                    while_: while_.to_string(),
+                });
+            }
+        }
+    }
+}
+
+/// The results of `( success ( ... ) )`, or the server's failure as an error.
+pub fn success<'a>(item: &'a Item, while_: &str) -> Result<&'a [Item]> {
+    match item.as_list() {
+        Some([Item::Word(w), Item::List(results), ..]) if w == "success" => Ok(results),
+        Some([Item::Word(w)]) if w == "success" => Ok(&[]),
+        Some([Item::Word(w), Item::List(chain), ..]) if w == "failure" => Err(failure(chain)),
+        _ => Err(protocol(while_, format!("not a response: {}", short(item)))),
+    }
+}
+
+/// A failure's error chain as an error.
+pub fn failure(chain: &[Item]) -> Error {
+    let chain = chain
+        .iter()
+        .filter_map(|link| {
+            let l = link.as_list()?;
+            Some((l.first()?.as_number()?, lossy(l.get(1)?.as_string()?)))
+        })
+        .collect();
+    Error::Server { chain }
+}
+
+fn auth_failure(item: &Item) -> Error {
+    let msg = item
+        .as_list()
+        .and_then(|l| l.get(1))
+        .and_then(Item::as_list)
+        .and_then(|l| l.first())
+        .and_then(Item::as_string)
+        .map(lossy)
+        .unwrap_or_else(|| short(item));
+    Error::Server {
+        chain: vec![(170001, format!("Authentication error from server: {msg}"))],
+    }
+}
+
+pub fn protocol(while_: &str, what: impl std::fmt::Display) -> Error {
+    Error::Protocol {
+        while_: while_.to_string(),
+        what: what.to_string(),
+    }
+}
+
+/// An item shown in an error message, cut to a readable length.
+pub fn short(item: &Item) -> String {
+    let bytes = item.to_bytes();
+    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(200)]).into_owned();
+    if bytes.len() > 200 {
+        format!("{text}...")
+    } else {
+        text
+    }
+}
+
+pub fn lossy(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// HMAC-MD5 (RFC 2104).
+fn hmac_md5(key: &[u8], message: &[u8]) -> [u8; 16] {
+    use md5::{Digest, Md5};
+    let mut k = [0u8; 64];
+    if key.len() > 64 {
+        k[..16].copy_from_slice(&Md5::digest(key));
+    } else {
+        k[..key.len()].copy_from_slice(key);
+    }
+    let mut inner = Md5::new();
+    inner.update(k.map(|b| b ^ 0x36));
+    inner.update(message);
+    let mut outer = Md5::new();
+    outer.update(k.map(|b| b ^ 0x5c));
+    outer.update(inner.finalize());
+    outer.finalize().into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hmac_md5_is_rfc_2104s() {
+        // RFC 2104's second test vector.
+        assert_eq!(
+            hex::encode(hmac_md5(b"Jefe", b"what do ya want for nothing?")),
+            "750c783e6ab0b503eaa86e310a5db738"
+        );
+    }
+}

@@ -1,0 +1,96 @@
+//! Skels, the wc.db's serialization of property lists (`NODES.properties`,
+//! `NODES.inherited_props`): `(name value name value)`, each atom bare when it is short,
+//! starts with a letter and holds no white space or brackets, else `LEN SP bytes`.
+
+/// Appends one atom.
+pub fn atom(out: &mut Vec<u8>, bytes: &[u8]) {
+    if is_bare(bytes) {
+        out.extend_from_slice(bytes);
+    } else {
+        out.extend_from_slice(bytes.len().to_string().as_bytes());
+        out.push(b' ');
+        out.extend_from_slice(bytes);
+    }
+}
+
+fn is_bare(bytes: &[u8]) -> bool {
+    let space = |b: u8| matches!(b, b' ' | b'\t' | b'\n' | 0x0c | b'\r');
+    let bracket = |b: u8| matches!(b, b'(' | b')' | b'[' | b']');
+    match bytes.split_first() {
+        Some((first, rest)) if bytes.len() < 100 && first.is_ascii_alphabetic() => {
+            rest.iter().all(|&b| !space(b) && !bracket(b))
+        }
+        _ => false,
+    }
+}
+
+/// A property list as a skel, in the order given.
+pub fn proplist<'a>(props: impl IntoIterator<Item = (&'a [u8], &'a [u8])>) -> Vec<u8> {
+    let mut out = vec![b'('];
+    for (name, value) in props {
+        if out.len() > 1 {
+            out.push(b' ');
+        }
+        atom(&mut out, name);
+        out.push(b' ');
+        atom(&mut out, value);
+    }
+    out.push(b')');
+    out
+}
+
+/// Properties as (name, value) pairs.
+pub type Props = Vec<(Vec<u8>, Vec<u8>)>;
+
+/// Inherited properties as the wc.db caches them at a working copy's root:
+/// `(path (props) path (props) ...)`, nearest ancestor last.
+pub fn iprops(list: &[(Vec<u8>, Props)]) -> Vec<u8> {
+    let mut out = vec![b'('];
+    for (path, props) in list {
+        if out.len() > 1 {
+            out.push(b' ');
+        }
+        atom(&mut out, path);
+        out.push(b' ');
+        out.extend(proplist(
+            props.iter().map(|(n, v)| (n.as_slice(), v.as_slice())),
+        ));
+    }
+    out.push(b')');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn atoms_are_bare_only_when_the_reader_can_tell_where_they_end() {
+        let p = proplist([
+            (&b"svn:eol-style"[..], &b"native"[..]),
+            (b"svn:special", b"*"),
+            (b"empty", b""),
+            (b"multi", b"line one\nline two"),
+            (b"9lives", b"x(y)"),
+        ]);
+        assert_eq!(
+            p,
+            b"(svn:eol-style native svn:special 1 * empty 0  multi 17 line one\nline two 6 9lives 4 x(y))"
+        );
+        assert_eq!(proplist([]), b"()");
+        let long = vec![b'a'; 100];
+        let mut out = Vec::new();
+        atom(&mut out, &long);
+        assert!(out.starts_with(b"100 a"));
+    }
+
+    #[test]
+    fn inherited_props_nest_a_list_per_path() {
+        let list = vec![(
+            b"trunk".to_vec(),
+            vec![(b"svn:auto-props".to_vec(), b"*.c = x".to_vec())],
+        )];
+        assert_eq!(iprops(&list), b"(trunk (svn:auto-props 7 *.c = x))");
+        assert_eq!(iprops(&[]), b"()");
+    }
+}

@@ -1,0 +1,291 @@
+//! The administrative area of a stock Subversion 1.14 working copy: `.svn/{entries,format}`,
+//! the pristine store `.svn/pristine/XX/SHA1.svn-base` and `.svn/wc.db` (SQLite,
+//! `user_version` 31: the tables, indexes, views and refcount triggers the stock client's
+//! queries rely on, with the same planner statistics). One connection in exclusive locking
+//! mode; the caller groups rows into few transactions.
+
+use std::path::{Path, PathBuf};
+
+use rusqlite::{params, Connection};
+
+use crate::error::{file_err, Error, Result};
+
+/// The wc.db schema version of Subversion 1.8 to 1.14.
+pub const WC_FORMAT: i64 = 31;
+
+/// The tables, indexes, views and triggers of format 31 (the names and columns are the
+/// stock client's; its queries name them).
+const SCHEMA: &str = "
+CREATE TABLE REPOSITORY (id INTEGER PRIMARY KEY AUTOINCREMENT, root TEXT UNIQUE NOT NULL,
+  uuid TEXT NOT NULL);
+CREATE INDEX I_UUID ON REPOSITORY (uuid);
+CREATE INDEX I_ROOT ON REPOSITORY (root);
+CREATE TABLE WCROOT (id INTEGER PRIMARY KEY AUTOINCREMENT, local_abspath TEXT UNIQUE);
+CREATE UNIQUE INDEX I_LOCAL_ABSPATH ON WCROOT (local_abspath);
+CREATE TABLE PRISTINE (checksum TEXT NOT NULL PRIMARY KEY, compression INTEGER,
+  size INTEGER NOT NULL, refcount INTEGER NOT NULL, md5_checksum TEXT NOT NULL);
+CREATE INDEX I_PRISTINE_MD5 ON PRISTINE (md5_checksum);
+CREATE TABLE ACTUAL_NODE (wc_id INTEGER NOT NULL REFERENCES WCROOT (id),
+  local_relpath TEXT NOT NULL, parent_relpath TEXT, properties BLOB, conflict_old TEXT,
+  conflict_new TEXT, conflict_working TEXT, prop_reject TEXT, changelist TEXT,
+  text_mod TEXT, tree_conflict_data TEXT, conflict_data BLOB,
+  older_checksum TEXT REFERENCES PRISTINE (checksum),
+  left_checksum TEXT REFERENCES PRISTINE (checksum),
+  right_checksum TEXT REFERENCES PRISTINE (checksum),
+  PRIMARY KEY (wc_id, local_relpath));
+CREATE UNIQUE INDEX I_ACTUAL_PARENT ON ACTUAL_NODE (wc_id, parent_relpath, local_relpath);
+CREATE TABLE LOCK (repos_id INTEGER NOT NULL REFERENCES REPOSITORY (id),
+  repos_relpath TEXT NOT NULL, lock_token TEXT NOT NULL, lock_owner TEXT,
+  lock_comment TEXT, lock_date INTEGER, PRIMARY KEY (repos_id, repos_relpath));
+CREATE TABLE WORK_QUEUE (id INTEGER PRIMARY KEY AUTOINCREMENT, work BLOB NOT NULL);
+CREATE TABLE WC_LOCK (wc_id INTEGER NOT NULL REFERENCES WCROOT (id),
+  local_dir_relpath TEXT NOT NULL, locked_levels INTEGER NOT NULL DEFAULT -1,
+  PRIMARY KEY (wc_id, local_dir_relpath));
+CREATE TABLE NODES (wc_id INTEGER NOT NULL REFERENCES WCROOT (id),
+  local_relpath TEXT NOT NULL, op_depth INTEGER NOT NULL, parent_relpath TEXT,
+  repos_id INTEGER REFERENCES REPOSITORY (id), repos_path TEXT, revision INTEGER,
+  presence TEXT NOT NULL, moved_here INTEGER, moved_to TEXT, kind TEXT NOT NULL,
+  properties BLOB, depth TEXT, checksum TEXT REFERENCES PRISTINE (checksum),
+  symlink_target TEXT, changed_revision INTEGER, changed_date INTEGER,
+  changed_author TEXT, translated_size INTEGER, last_mod_time INTEGER, dav_cache BLOB,
+  file_external INTEGER, inherited_props BLOB,
+  PRIMARY KEY (wc_id, local_relpath, op_depth));
+CREATE UNIQUE INDEX I_NODES_PARENT ON NODES (wc_id, parent_relpath, local_relpath, op_depth);
+CREATE UNIQUE INDEX I_NODES_MOVED ON NODES (wc_id, moved_to, op_depth);
+CREATE VIEW NODES_CURRENT AS SELECT * FROM nodes AS n WHERE op_depth =
+  (SELECT MAX(op_depth) FROM nodes AS n2 WHERE n2.wc_id = n.wc_id
+   AND n2.local_relpath = n.local_relpath);
+CREATE VIEW NODES_BASE AS SELECT * FROM nodes WHERE op_depth = 0;
+CREATE TRIGGER nodes_insert_trigger AFTER INSERT ON nodes WHEN NEW.checksum IS NOT NULL
+BEGIN UPDATE pristine SET refcount = refcount + 1 WHERE checksum = NEW.checksum; END;
+CREATE TRIGGER nodes_delete_trigger AFTER DELETE ON nodes WHEN OLD.checksum IS NOT NULL
+BEGIN UPDATE pristine SET refcount = refcount - 1 WHERE checksum = OLD.checksum; END;
+CREATE TRIGGER nodes_update_checksum_trigger AFTER UPDATE OF checksum ON nodes
+WHEN NEW.checksum IS NOT OLD.checksum BEGIN
+  UPDATE pristine SET refcount = refcount + 1 WHERE checksum = NEW.checksum;
+  UPDATE pristine SET refcount = refcount - 1 WHERE checksum = OLD.checksum; END;
+CREATE TABLE EXTERNALS (wc_id INTEGER NOT NULL REFERENCES WCROOT (id),
+  local_relpath TEXT NOT NULL, parent_relpath TEXT NOT NULL,
+  repos_id INTEGER NOT NULL REFERENCES REPOSITORY (id), presence TEXT NOT NULL,
+  kind TEXT NOT NULL, def_local_relpath TEXT NOT NULL, def_repos_relpath TEXT NOT NULL,
+  def_operational_revision TEXT, def_revision TEXT, PRIMARY KEY (wc_id, local_relpath));
+CREATE UNIQUE INDEX I_EXTERNALS_DEFINED ON EXTERNALS (wc_id, def_local_relpath, local_relpath);
+ANALYZE sqlite_master;
+DELETE FROM sqlite_stat1;
+INSERT INTO sqlite_stat1 (tbl, idx, stat) VALUES
+  ('NODES', 'sqlite_autoindex_NODES_1', '8000 8000 2 1'),
+  ('NODES', 'I_NODES_PARENT', '8000 8000 10 2 1'),
+  ('NODES', 'I_NODES_MOVED', '8000 8000 1 1'),
+  ('ACTUAL_NODE', 'sqlite_autoindex_ACTUAL_NODE_1', '8000 8000 1'),
+  ('ACTUAL_NODE', 'I_ACTUAL_PARENT', '8000 8000 10 1'),
+  ('LOCK', 'sqlite_autoindex_LOCK_1', '100 100 1'),
+  ('WC_LOCK', 'sqlite_autoindex_WC_LOCK_1', '100 100 1'),
+  ('EXTERNALS', 'sqlite_autoindex_EXTERNALS_1', '100 100 1'),
+  ('EXTERNALS', 'I_EXTERNALS_DEFINED', '100 100 3 1');
+ANALYZE sqlite_master;
+PRAGMA user_version = 31;
+";
+
+/// One node of the BASE tree (`NODES` at op_depth 0).
+#[derive(Debug, Clone, Default)]
+pub struct BaseNode<'a> {
+    pub local_relpath: &'a str,
+    pub repos_path: &'a str,
+    pub revision: u64,
+    /// `normal`, `incomplete`, `server-excluded`, `not-present`.
+    pub presence: &'a str,
+    /// `dir` or `file`.
+    pub kind: &'a str,
+    /// The property skel (None for nodes that are not present).
+    pub properties: Option<&'a [u8]>,
+    pub depth: Option<&'a str>,
+    /// `$sha1$HEX`.
+    pub checksum: Option<&'a str>,
+    pub changed_revision: Option<u64>,
+    pub changed_date: Option<i64>,
+    pub changed_author: Option<&'a str>,
+    pub translated_size: Option<u64>,
+    pub last_mod_time: Option<i64>,
+    pub inherited_props: Option<&'a [u8]>,
+}
+
+/// An open wc.db with the working copy's paths.
+pub struct WcDb {
+    conn: Connection,
+    path: PathBuf,
+    /// `.svn/pristine`.
+    pub pristine_dir: PathBuf,
+    /// `.svn/tmp`.
+    pub tmp_dir: PathBuf,
+    made_fanout: [bool; 256],
+}
+
+impl WcDb {
+    /// Creates the administrative area of a new working copy at `root` (which must not
+    /// have one), with its repository.
+    pub fn create(root: &Path, repos_root: &str, uuid: &str) -> Result<WcDb> {
+        let adm = root.join(".svn");
+        if adm.exists() {
+            return Err(Error::Usage(format!(
+                "'{}' is already a working copy (it has .svn); use 'svn update' there",
+                root.display()
+            )));
+        }
+        for dir in [&adm, &adm.join("pristine"), &adm.join("tmp")] {
+            std::fs::create_dir_all(dir).map_err(file_err(dir))?;
+        }
+        for file in ["entries", "format"] {
+            let p = adm.join(file);
+            std::fs::write(&p, b"12\n").map_err(file_err(&p))?;
+        }
+        let path = adm.join("wc.db");
+        let db_err = |p: &Path| {
+            let p = p.to_path_buf();
+            move |source| Error::Db { path: p, source }
+        };
+        let conn = Connection::open(&path).map_err(db_err(&path))?;
+        conn.execute_batch(
+            "PRAGMA locking_mode = EXCLUSIVE; PRAGMA journal_mode = TRUNCATE;
+             PRAGMA synchronous = OFF; PRAGMA case_sensitive_like = 1;
+             PRAGMA recursive_triggers = ON; PRAGMA foreign_keys = OFF;",
+        )
+        .map_err(db_err(&path))?;
+        conn.execute_batch(&format!("BEGIN; {SCHEMA} COMMIT;"))
+            .map_err(db_err(&path))?;
+        conn.execute(
+            "INSERT INTO REPOSITORY (root, uuid) VALUES (?1, ?2)",
+            params![repos_root, uuid],
+        )
+        .map_err(db_err(&path))?;
+        conn.execute("INSERT INTO WCROOT (local_abspath) VALUES (NULL)", [])
+            .map_err(db_err(&path))?;
+        Ok(WcDb {
+            conn,
+            pristine_dir: adm.join("pristine"),
+            tmp_dir: adm.join("tmp"),
+            path,
+            made_fanout: [false; 256],
+        })
+    }
+
+    fn err(&self) -> impl FnOnce(rusqlite::Error) -> Error {
+        let path = self.path.clone();
+        move |source| Error::Db { path, source }
+    }
+
+    pub fn begin(&self) -> Result<()> {
+        self.conn.execute_batch("BEGIN").map_err(self.err())
+    }
+
+    pub fn commit(&self) -> Result<()> {
+        self.conn.execute_batch("COMMIT").map_err(self.err())
+    }
+
+    /// Inserts or replaces a BASE node.
+    pub fn put_base(&self, n: &BaseNode) -> Result<()> {
+        let parent = parent_relpath(n.local_relpath);
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "INSERT OR REPLACE INTO NODES (wc_id, local_relpath, op_depth, parent_relpath,
+                   repos_id, repos_path, revision, presence, kind, properties, depth, checksum,
+                   changed_revision, changed_date, changed_author, translated_size,
+                   last_mod_time, inherited_props)
+                 VALUES (1, ?1, 0, ?2, 1, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+            )
+            .map_err(self.err())?;
+        stmt.execute(params![
+            n.local_relpath,
+            parent,
+            n.repos_path,
+            n.revision as i64,
+            n.presence,
+            n.kind,
+            n.properties,
+            n.depth,
+            n.checksum,
+            n.changed_revision.map(|r| r as i64),
+            n.changed_date,
+            n.changed_author,
+            n.translated_size.map(|s| s as i64),
+            n.last_mod_time,
+            n.inherited_props,
+        ])
+        .map_err(self.err())?;
+        Ok(())
+    }
+
+    /// Records a pristine text (refcount 0: the NODES triggers count references).
+    pub fn put_pristine(&self, sha1: &str, md5: &str, size: u64) -> Result<()> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "INSERT OR IGNORE INTO PRISTINE (checksum, compression, size, refcount,
+                   md5_checksum) VALUES (?1, NULL, ?2, 0, ?3)",
+            )
+            .map_err(self.err())?;
+        stmt.execute(params![
+            format!("$sha1${sha1}"),
+            size as i64,
+            format!("$md5 ${md5}")
+        ])
+        .map_err(self.err())?;
+        Ok(())
+    }
+
+    /// Where the pristine text with this SHA-1 (hex) lives, its fan-out directory made.
+    pub fn pristine_path(&mut self, sha1: &str) -> Result<PathBuf> {
+        let dir = self.pristine_dir.join(&sha1[..2]);
+        let idx = usize::from_str_radix(&sha1[..2], 16).unwrap_or(0);
+        if !self.made_fanout[idx] {
+            std::fs::create_dir_all(&dir).map_err(file_err(&dir))?;
+            self.made_fanout[idx] = true;
+        }
+        Ok(dir.join(format!("{sha1}.svn-base")))
+    }
+}
+
+/// The parent of a local relpath (None for the root, `""`).
+pub fn parent_relpath(relpath: &str) -> Option<&str> {
+    if relpath.is_empty() {
+        None
+    } else {
+        Some(relpath.rsplit_once('/').map_or("", |(p, _)| p))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_new_database_has_the_schema_version_and_the_repository() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let db = WcDb::create(dir.path(), "svn://h/r", "uuid-1").unwrap_or_else(|e| panic!("{e}"));
+        let v: i64 = db
+            .conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(v, WC_FORMAT);
+        db.put_pristine("aa", "bb", 3)
+            .unwrap_or_else(|e| panic!("{e}"));
+        db.put_base(&BaseNode {
+            local_relpath: "f",
+            repos_path: "f",
+            presence: "normal",
+            kind: "file",
+            checksum: Some("$sha1$aa"),
+            ..BaseNode::default()
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+        let refs: i64 = db
+            .conn
+            .query_row("SELECT refcount FROM PRISTINE", [], |r| r.get(0))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(refs, 1, "the insert trigger counts the reference");
+        assert!(WcDb::create(dir.path(), "svn://h/r", "u").is_err());
+        assert_eq!(parent_relpath("a/b"), Some("a"));
+        assert_eq!(parent_relpath("a"), Some(""));
+        assert_eq!(parent_relpath(""), None);
+    }
+}
