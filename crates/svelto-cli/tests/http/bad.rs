@@ -244,10 +244,12 @@ fn http_listen_is_refused_in_inetd_and_tunnel_modes() {
     }
 }
 
-/// `--max-connections` bounds HTTP connections too, as svn:// ones: past it a connection
-/// gets 503, and once one closes the next is served.
+/// `--max-connections` bounds HTTP connections too, as svn:// ones: past it, when every
+/// connection is answering a request (here one whose body is still coming), a connection
+/// gets 503, and once that one closes the next is served. (An idle connection gives its
+/// slot instead: `idle.rs`.)
 #[test]
-fn connections_past_max_connections_get_503() {
+fn busy_connections_past_max_connections_get_503() {
     let dir = tempfile::tempdir().expect("temporary directory");
     let root = dir.path().join("root");
     std::fs::create_dir(&root).expect("root");
@@ -268,12 +270,19 @@ fn connections_past_max_connections_get_503() {
     // counted out: the server sees that close on the probe's own thread, which may run
     // after it accepted this request's connection.
     get_until(&addr, 200);
-    // The one slot is held, once the previous request's connection is counted out: a
-    // connection accepted before that is itself refused, so it is made again until a
-    // request finds the slot taken.
+    // The one slot is held by a request whose body has not all come, once the previous
+    // request's connection is counted out: a connection accepted before that is itself
+    // refused, so it is made again until a request finds the slot taken.
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
     let (held, text) = loop {
-        let held = TcpStream::connect(&addr).expect("connect");
+        let mut held = TcpStream::connect(&addr).expect("connect");
+        held.write_all(
+            format!(
+                "PROPFIND /svn/repo/ HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 1000\r\n\r\n<?xml"
+            )
+            .as_bytes(),
+        )
+        .expect("a request's head and the start of its body");
         std::thread::sleep(Duration::from_millis(200));
         let (got, text) = request(&addr, "GET", "/svn/repo/", &[], b"");
         if got == 503 {
