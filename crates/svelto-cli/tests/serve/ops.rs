@@ -824,27 +824,44 @@ fn sigterm_lets_running_commits_finish_and_exits_zero() {
     assert!(log.contains("SIGTERM: shutting down"), "{log}");
 }
 
-#[test]
-fn sigterm_waits_for_a_commit_in_progress() {
-    let dir = tempdir();
-    let root = svelto_root(dir.path());
-    // The commit is still running (in its pre-commit hook) when SIGTERM arrives.
-    let marker = dir.path().join("hook-started");
+/// A pre-commit hook in `root`'s repository that touches a marker (its path returned, in
+/// `dir`) and then holds the commit `secs` seconds.
+fn hold_commits(root: &Path, dir: &Path, secs: u32) -> PathBuf {
+    let marker = dir.join("hook-started");
     let hook = root.join("repo").join("hooks").join("pre-commit");
     std::fs::write(
         &hook,
-        format!("#!/bin/sh\ntouch '{}'\nsleep 2\nexit 0\n", marker.display()),
+        format!(
+            "#!/bin/sh\ntouch '{}'\nsleep {secs}\nexit 0\n",
+            marker.display()
+        ),
     )
     .expect("write hook");
     Run::new("chmod").arg("+x").arg(&hook).success();
-    let mut server = Serve::start(&root, "127.0.0.1", &dir.path().join("svelto.log"), &[]);
-    let url = server.url("repo");
+    marker
+}
+
+/// `svn mkdir URL/slow` on a thread of its own, returned once its commit is in the hook
+/// [`hold_commits`] installed.
+fn commit_held(url: &str, marker: &Path) -> std::thread::JoinHandle<svelto_testkit::Outcome> {
+    let url = url.to_string();
     let client = std::thread::spawn(move || svn(&["mkdir", "-m", "slow", &format!("{url}/slow")]));
     let deadline = Instant::now() + Duration::from_secs(20);
     while !marker.exists() {
         assert!(Instant::now() < deadline, "the pre-commit hook never ran");
         std::thread::sleep(Duration::from_millis(20));
     }
+    client
+}
+
+/// The commit is still running (in its pre-commit hook) when SIGTERM arrives.
+#[test]
+fn sigterm_waits_for_a_commit_in_progress() {
+    let dir = tempdir();
+    let root = svelto_root(dir.path());
+    let marker = hold_commits(&root, dir.path(), 2);
+    let mut server = Serve::start(&root, "127.0.0.1", &dir.path().join("svelto.log"), &[]);
+    let client = commit_held(&server.url("repo"), &marker);
     server.signal("-TERM");
     // New clients are refused at once while the commit finishes.
     std::thread::sleep(Duration::from_millis(300));
@@ -877,14 +894,7 @@ fn sigterm_waits_for_a_commit_in_progress() {
 fn sigterm_waits_for_an_http_commit_in_progress() {
     let dir = tempdir();
     let root = svelto_root(dir.path());
-    let marker = dir.path().join("hook-started");
-    let hook = root.join("repo").join("hooks").join("pre-commit");
-    std::fs::write(
-        &hook,
-        format!("#!/bin/sh\ntouch '{}'\nsleep 3\nexit 0\n", marker.display()),
-    )
-    .expect("write hook");
-    Run::new("chmod").arg("+x").arg(&hook).success();
+    let marker = hold_commits(&root, dir.path(), 3);
     let http = format!("127.0.0.1:{}", free_port());
     let mut server = Serve::start(
         &root,
@@ -893,15 +903,7 @@ fn sigterm_waits_for_an_http_commit_in_progress() {
         &["--http-listen", &http],
     );
     let url = format!("http://{http}/repo");
-    let client = {
-        let url = url.clone();
-        std::thread::spawn(move || svn(&["mkdir", "-m", "slow", &format!("{url}/slow")]))
-    };
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !marker.exists() {
-        assert!(Instant::now() < deadline, "the pre-commit hook never ran");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let client = commit_held(&url, &marker);
     server.signal("-TERM");
     std::thread::sleep(Duration::from_millis(300));
     // A new commit is refused while the running one finishes.
