@@ -26,8 +26,8 @@ use crate::uri::{Kind, Target};
 use crate::State;
 use hyper::{Method, StatusCode};
 use std::path::{Path, PathBuf};
-use svelto_repos::conf::{Access, PasswdDb, SvnserveConf};
-use svelto_repos::service::{self, AuthzSource, Opened, Where};
+use svelto_repos::conf::{Access, PasswdDb};
+use svelto_repos::service::{self, Opened, Where};
 
 /// What the configuration lets the request's user do, beyond the authz rules.
 #[derive(Clone)]
@@ -52,14 +52,6 @@ pub(crate) fn reads_only(method: &Method) -> bool {
         method.as_str(),
         "OPTIONS" | "GET" | "HEAD" | "PROPFIND" | "REPORT"
     )
-}
-
-fn level_of(a: Access, read_only: bool) -> Access {
-    if read_only && a == Access::Write {
-        Access::Read
-    } else {
-        a
-    }
 }
 
 impl Gate {
@@ -99,22 +91,15 @@ pub(crate) fn admit(
     req: &crate::Req,
 ) -> Result<(service::Ctx, Gate), HttpError> {
     let headers = &req.headers;
-    let conf_dir = target.repo_dir.join("conf");
-    let conf = match &state.config.config_file {
-        Some(f) => {
-            let base = f.parent().unwrap_or(std::path::Path::new("/"));
-            SvnserveConf::load(f, true, base, &conf_dir)
-        }
-        None => SvnserveConf::for_repository(&target.repo_dir),
-    }
-    .map_err(|e| HttpError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
-    let mut svc = service::Ctx::new(repo, writer, None, None, conf.hooks_env.clone());
+    let mut svc = service::Ctx::new(repo, writer, None, None, Default::default());
     // The youngest revision on disk now (the handle is shared and may lag).
     svc.head()?;
-    let realm = match &conf.realm {
-        Some(r) => r.clone(),
-        None => svc.uuid()?,
-    };
+    let adm = state
+        .host
+        .admission(&target.repo_dir, || svc.uuid())
+        .map_err(|e| HttpError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+    let conf = &adm.conf;
+    svc.hooks_env = conf.hooks_env.clone();
     // An htpasswd file, when one is given, wins over svnserve's password file.
     let password_file: Option<Passwords> = match state
         .config
@@ -125,13 +110,10 @@ pub(crate) fn admit(
         Some(f) => Some(Passwords::Htpasswd(f)),
         None => conf.password_db.clone().map(Passwords::Svnserve),
     };
-    let read_only = state.config.read_only;
     let mut gate = Gate {
-        realm,
-        level: level_of(conf.anon_access, read_only),
-        login: password_file
-            .as_ref()
-            .map(|_| level_of(conf.auth_access, read_only)),
+        realm: adm.realm.clone(),
+        level: adm.access(false),
+        login: password_file.as_ref().map(|_| adm.access(true)),
         anonymous: true,
     };
     let presented = crate::auth::presented(headers);
@@ -173,17 +155,11 @@ pub(crate) fn admit(
     }
     if user.is_some() {
         gate.anonymous = false;
-        gate.level = level_of(conf.auth_access, read_only);
+        gate.level = adm.access(true);
     }
-    let authz = match &conf.authz_db {
+    let authz = match adm.authz_source() {
         None => None,
-        Some(rules) => {
-            let src = AuthzSource {
-                rules,
-                groups: conf.groups_db.as_ref(),
-                case: conf.force_username_case,
-                repos: Some(target.repo_name.to_string()),
-            };
+        Some(src) => {
             match svc.load_authz(src, &target.repo_dir) {
                 Ok(ctx) => Some(ctx),
                 Err(why) => {
