@@ -362,6 +362,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
     config.memory_budget =
         usize::try_from(args.memory_budget.saturating_mul(1 << 20)).unwrap_or(usize::MAX);
     config.shutdown_grace = Duration::from_secs(args.shutdown_grace);
+    config.release_thread_memory = Some(crate::release_thread_memory);
     let host = Host::new(config, log);
     let mut svn = svelto_server::Config {
         max_response: args.max_response_size.saturating_mul(1 << 20),

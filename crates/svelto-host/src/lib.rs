@@ -64,6 +64,11 @@ pub struct HostConfig {
     /// the least recently used idle one is closed past it. `svelto serve` derives it from
     /// the open files limit.
     pub max_open_repos: usize,
+    /// Run on a connection's thread as it ends: `svelto serve` gives back to the system
+    /// what the allocator kept for the thread (mimalloc keeps an ended thread's free pages
+    /// until another thread reuses them: after 900 HTTP connections closed, 142 MB of RSS
+    /// stayed held; see `Host::connection_thread`).
+    pub release_thread_memory: Option<fn()>,
 }
 
 impl HostConfig {
@@ -79,6 +84,7 @@ impl HostConfig {
             config_file: None,
             memory_budget: 1 << 30,
             max_open_repos: svelto_repos::service::DEFAULT_MAX_OPEN,
+            release_thread_memory: None,
         }
     }
 }
@@ -131,6 +137,13 @@ impl Host {
         self.drain.writes()
     }
 
+    /// Held by a connection's thread while it serves: when it is dropped (the thread
+    /// ends, also by a panic's unwinding), what the thread's allocations kept is given
+    /// back ([`HostConfig::release_thread_memory`]).
+    pub fn connection_thread(&self) -> ConnectionThread<'_> {
+        ConnectionThread(self)
+    }
+
     /// An answered request, into the request log and the metrics: the one place both
     /// protocols' requests are counted and written.
     pub fn record(&self, r: &Request<'_>) {
@@ -158,6 +171,17 @@ impl Host {
         match &logged.http {
             None => self.log.request(logged),
             Some(h) => self.log.http(logged, h),
+        }
+    }
+}
+
+/// See [`Host::connection_thread`].
+pub struct ConnectionThread<'a>(&'a Host);
+
+impl Drop for ConnectionThread<'_> {
+    fn drop(&mut self) {
+        if let Some(release) = self.0.config.release_thread_memory {
+            release();
         }
     }
 }

@@ -45,15 +45,6 @@ pub(crate) struct Gate {
     pub anonymous: bool,
 }
 
-/// Whether a method only reads (mod_authz_svn: `OPTIONS`, `GET`, `PROPFIND`, `REPORT`;
-/// `HEAD` is a `GET`).
-pub(crate) fn reads_only(method: &Method) -> bool {
-    matches!(
-        method.as_str(),
-        "OPTIONS" | "GET" | "HEAD" | "PROPFIND" | "REPORT"
-    )
-}
-
 impl Gate {
     /// The refusal of something the request's user may not do (`write`: a write).
     pub fn refuse(&self, write: bool) -> HttpError {
@@ -171,7 +162,7 @@ pub(crate) fn admit(
                         "{}: Invalid authz configuration: {why}",
                         target.repo_name
                     ));
-                    return Err(gate.refuse(!reads_only(&req.method)));
+                    return Err(gate.refuse(crate::table::url_check(req.method.as_str()).writes()));
                 }
             }
         }
@@ -260,36 +251,22 @@ fn url_path(target: &Target) -> Option<&str> {
 }
 
 /// The checks mod_authz_svn makes on the request's URL before anything is read or
-/// written: the blanket level, then the authz rules on the URL's path for the method
-/// (read for `OPTIONS`, `GET`, `PROPFIND`, `REPORT`; read of the whole subtree for `COPY`;
-/// write for `MKCOL`, `PUT`, `PROPPATCH`, `CHECKOUT`, `MERGE`, `LOCK`, `UNLOCK`, ...; write
-/// of the whole subtree for `DELETE`, `MOVE` and unknown methods; `MERGE` and path-less
-/// writes as a write anywhere). What a request reads below its URL is filtered later by
-/// the service layer.
+/// written: the blanket level, then the authz rules on the URL's path for what the
+/// method's row in the request table says (`table::UrlCheck`); `!svn/` resources that
+/// name no path are checked as a write anywhere for a write. What a request reads below
+/// its URL is filtered later by the service layer.
 pub(crate) fn check_url(
     svc: &service::Ctx,
     gate: &Gate,
     method: &Method,
     target: &Target,
 ) -> Result<(), HttpError> {
-    gate.require_level(!reads_only(method))?;
-    // COPY reads its source (the URL) and writes its Destination, which the commit edit
-    // checks as it adds the copy.
-    let write = !reads_only(method) && method.as_str() != "COPY";
-    let recursive = matches!(method.as_str(), "COPY" | "MOVE" | "DELETE")
-        || !(reads_only(method)
-            || matches!(
-                method.as_str(),
-                "MKCOL"
-                    | "PUT"
-                    | "PROPPATCH"
-                    | "CHECKOUT"
-                    | "MERGE"
-                    | "MKACTIVITY"
-                    | "LOCK"
-                    | "UNLOCK"
-            ));
-    let path = if method.as_str() == "MERGE" {
+    use crate::table::UrlCheck;
+    let check = crate::table::url_check(method.as_str());
+    gate.require_level(check.needs_write_level())?;
+    let write = check.writes();
+    let recursive = matches!(check, UrlCheck::ReadTree | UrlCheck::WriteTree);
+    let path = if check == UrlCheck::WriteAnywhere {
         None
     } else {
         url_path(target)

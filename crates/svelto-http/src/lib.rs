@@ -278,8 +278,10 @@ fn connection_thread(
         Slot::Served(c) => (Some(c), false, None),
         Slot::Refused(p) => (None, true, Some(p)),
     };
-    // Counted open until the thread ends (also by a panic's unwinding).
+    // Counted open until the thread ends (also by a panic's unwinding), and what the
+    // thread's allocations kept given back then.
     let host = state.host.clone();
+    let _thread = host.connection_thread();
     let _open = (!busy).then(|| host.metrics.connection_opened(svelto_host::Protocol::Http));
     let _ = stream.set_nodelay(true);
     if stream.set_nonblocking(true).is_err() {

@@ -70,7 +70,7 @@ pub(crate) fn handle(
     // credentials: the Authorization header and, when a reverse proxy may name the user,
     // its header (one proxy connection can carry several users' requests). Every value of
     // each, so that a request with one more header than the last is not taken for it.
-    let reads = crate::access::reads_only(&req.method);
+    let reads = crate::table::url_check(req.method.as_str()) == crate::table::UrlCheck::Read;
     let proxy = state.config.user_header.as_deref();
     let names = || std::iter::once("authorization").chain(proxy);
     // Anonymous (no such header, as every request of an anonymous checkout): a NUL per name,

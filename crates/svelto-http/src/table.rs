@@ -1,6 +1,6 @@
 //! The request table: one row per HTTP method Svelto serves and one per `REPORT`, with
-//! the name the metrics and the request log count it under, and whether it writes (a
-//! shutdown waits for it, `-R` refuses it). A new report is one row here plus its handler.
+//! the name the metrics and the request log count it under, whether it writes (a
+//! shutdown waits for it, `-R` refuses it) and what mod_authz_svn checks its URL for. A new report is one row here plus its handler.
 //! The methods' dispatch is `resource::handle`'s; the reports' is [`report`].
 
 use crate::ctx::Ctx;
@@ -24,38 +24,89 @@ pub(crate) enum Access {
     Lock,
 }
 
+/// What mod_authz_svn checks a method's URL for, before anything is read or written
+/// (the service layer filters what it reads below the URL later).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum UrlCheck {
+    /// Read access to the URL's path.
+    Read,
+    /// Read access to the URL's whole subtree, with the blanket write level (`COPY`: it
+    /// reads its source, the URL, and writes its `Destination`, which the commit edit
+    /// checks as it adds the copy).
+    ReadTree,
+    /// Write access to the URL's path.
+    Write,
+    /// Write access to the URL's whole subtree (`DELETE`, `MOVE`, and any method not
+    /// listed, as mod_authz_svn decides them).
+    WriteTree,
+    /// Write access anywhere in the repository (`MERGE`: its URL names no path).
+    WriteAnywhere,
+}
+
+impl UrlCheck {
+    /// Whether the blanket level must allow writing.
+    pub fn needs_write_level(self) -> bool {
+        self != UrlCheck::Read
+    }
+
+    /// Whether the authz rules are asked about a write.
+    pub fn writes(self) -> bool {
+        matches!(
+            self,
+            UrlCheck::Write | UrlCheck::WriteTree | UrlCheck::WriteAnywhere
+        )
+    }
+}
+
 pub(crate) struct Method {
     pub name: &'static str,
     /// What the metrics and the log's `command` call it.
     pub metric: &'static str,
     pub access: Access,
+    pub check: UrlCheck,
 }
 
-const fn m(name: &'static str, metric: &'static str, access: Access) -> Method {
+const fn m(name: &'static str, metric: &'static str, access: Access, check: UrlCheck) -> Method {
     Method {
         name,
         metric,
         access,
+        check,
+    }
+}
+
+/// The URL check of a method, served or not: its row's, HTTP protocol v1's `CHECKOUT` and
+/// `MKACTIVITY` (refused later, checked as the writes they are), else a write of the
+/// whole subtree, as mod_authz_svn checks methods it does not know.
+pub(crate) fn url_check(name: &str) -> UrlCheck {
+    match method(name) {
+        Some(m) => m.check,
+        None if matches!(name, "CHECKOUT" | "MKACTIVITY") => UrlCheck::Write,
+        None => UrlCheck::WriteTree,
     }
 }
 
 /// The methods served, in the order the metrics list them.
-pub(crate) static METHODS: &[Method] = &[
-    m("OPTIONS", "http-options", Access::Read),
-    m("PROPFIND", "http-propfind", Access::Read),
-    m("GET", "http-get", Access::Read),
-    m("HEAD", "http-head", Access::Read),
-    m("REPORT", "http-report", Access::Read),
-    m("POST", "http-post", Access::Write),
-    m("PUT", "http-put", Access::Write),
-    m("MKCOL", "http-mkcol", Access::Write),
-    m("DELETE", "http-delete", Access::Write),
-    m("COPY", "http-copy", Access::Write),
-    m("PROPPATCH", "http-proppatch", Access::Write),
-    m("MERGE", "http-merge", Access::Write),
-    m("LOCK", "http-lock", Access::Lock),
-    m("UNLOCK", "http-unlock", Access::Lock),
-];
+pub(crate) static METHODS: &[Method] = {
+    use Access::{Lock, Read, Write};
+    use UrlCheck as U;
+    &[
+        m("OPTIONS", "http-options", Read, U::Read),
+        m("PROPFIND", "http-propfind", Read, U::Read),
+        m("GET", "http-get", Read, U::Read),
+        m("HEAD", "http-head", Read, U::Read),
+        m("REPORT", "http-report", Read, U::Read),
+        m("POST", "http-post", Write, U::WriteTree),
+        m("PUT", "http-put", Write, U::Write),
+        m("MKCOL", "http-mkcol", Write, U::Write),
+        m("DELETE", "http-delete", Write, U::WriteTree),
+        m("COPY", "http-copy", Write, U::ReadTree),
+        m("PROPPATCH", "http-proppatch", Write, U::Write),
+        m("MERGE", "http-merge", Write, U::WriteAnywhere),
+        m("LOCK", "http-lock", Lock, U::Write),
+        m("UNLOCK", "http-unlock", Lock, U::Write),
+    ]
+};
 
 /// A `REPORT`'s handler: the context, the request, the body's root element.
 pub(crate) type ReportFn = fn(&Ctx<'_>, &Req, &Elem) -> Result<Reply, HttpError>;
@@ -161,5 +212,20 @@ mod tests {
         assert!(method("LOCK").is_some_and(|m| m.access == Access::Lock));
         assert!(method("GET").is_some_and(|m| m.access == Access::Read));
         assert!(method("TRACE").is_none() && report("bogus-report").is_none());
+        // mod_authz_svn's lists: reads, subtree writes, the unknown as a subtree write.
+        for (name, check) in [
+            ("GET", UrlCheck::Read),
+            ("PROPFIND", UrlCheck::Read),
+            ("COPY", UrlCheck::ReadTree),
+            ("PUT", UrlCheck::Write),
+            ("CHECKOUT", UrlCheck::Write),
+            ("DELETE", UrlCheck::WriteTree),
+            ("MOVE", UrlCheck::WriteTree),
+            ("BREW", UrlCheck::WriteTree),
+            ("MERGE", UrlCheck::WriteAnywhere),
+        ] {
+            assert_eq!(url_check(name), check, "{name}");
+        }
+        assert!(UrlCheck::ReadTree.needs_write_level() && !UrlCheck::ReadTree.writes());
     }
 }

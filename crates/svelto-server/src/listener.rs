@@ -63,6 +63,7 @@ fn drain_refused(stream: &TcpStream) {
 
 /// Serves one TCP connection (idle timeout applied).
 pub fn serve_tcp(shared: &Shared, stream: TcpStream) {
+    let _thread = shared.host.connection_thread();
     let addr = stream.peer_addr().ok();
     let peer = addr.map_or_else(|| "?".to_string(), |a| a.to_string());
     let loopback = addr.is_some_and(|a| a.ip().is_loopback());
