@@ -1,26 +1,28 @@
 //! The cluster's real components on 127.0.0.1 (docs/cluster.md, "Test rig"): three etcd
-//! members (Debian's `etcd-server`), each with its data in the test's directory and on free
+//! members (Debian's `etcd-server`) and an S3-compatible object store (SeaweedFS's `weed`,
+//! built by `scripts/s3-server`), each with its data in the test's directory and on free
 //! ports, each killable with SIGKILL and restartable on its data, under the same watchdog as
 //! the other servers so none outlives the test process.
 //!
 //! The rig needs no client library: it asks etcd members for their status over etcd's JSON
-//! gateway with a plain HTTP request. The tests that use the rig bring their own clients
-//! (the ones the backend will use).
+//! gateway with a plain HTTP request, and creates the S3 bucket with `weed shell`. The tests
+//! that use the rig bring their own clients (the ones the backend will use).
 //!
-//! Must not: skip when etcd is missing (it panics, saying what to install).
+//! Must not: skip when etcd or weed is missing (it panics, saying what to install).
 
 use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::serve::{free_port, spawn_watched, Server, ServerKind};
+use crate::serve::{can_connect, free_port, spawn_watched, Server, ServerKind};
 
 /// Debian's etcd server binary (package `etcd-server`).
 pub const ETCD_BINARY: &str = "/usr/bin/etcd";
 
-/// How long a member may take to come up.
+/// How long a member or the object store may take to come up.
 const START_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Panics, saying what to install, unless Debian's etcd is there.
@@ -257,6 +259,297 @@ impl EtcdCluster {
             })
             .collect::<Vec<_>>()
             .join("\n")
+    }
+}
+
+/// The environment variable naming a `weed` binary to use instead of the one
+/// `scripts/s3-server` builds and caches.
+pub const WEED_ENV: &str = "SVELTO_WEED";
+
+/// The `weed` binary: `$SVELTO_WEED`, else the one `scripts/s3-server --installed` names.
+/// Panics, saying how to get it, when neither is there.
+pub fn require_weed() -> PathBuf {
+    if let Some(path) = std::env::var_os(WEED_ENV) {
+        let path = PathBuf::from(path);
+        if path.is_file() {
+            return path;
+        }
+        panic!("\n\n*** {WEED_ENV}={path:?} is not a file ***\n");
+    }
+    let script = repository_root().join("scripts/s3-server");
+    let output = Command::new(&script)
+        .arg("--installed")
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {script:?}: {e}"));
+    let path = PathBuf::from(String::from_utf8_lossy(&output.stdout).trim());
+    if !output.status.success() || !path.is_file() {
+        panic!(
+            "\n\n*** SeaweedFS's weed (the S3-compatible server) is required for the cluster \
+             tests: run scripts/setup (or scripts/s3-server, which builds it once), or set \
+             {WEED_ENV}; {script:?} said: {} ***\n",
+            String::from_utf8_lossy(&output.stderr).trim()
+        );
+    }
+    path
+}
+
+fn repository_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .nth(2)
+        .expect("the testkit lives at crates/svelto-testkit")
+        .to_owned()
+}
+
+/// SeaweedFS's S3 gateway, master, volume server and filer in one `weed server` process,
+/// with one bucket and one set of credentials (see the module doc).
+pub struct S3Server {
+    weed: PathBuf,
+    dir: PathBuf,
+    ports: WeedPorts,
+    bucket: String,
+    server: Option<Server>,
+}
+
+/// Every port `weed server` listens on: it would otherwise pick gRPC ports at its HTTP
+/// ports plus 10000, which may be taken or out of range.
+#[derive(Debug, Clone, Copy)]
+struct WeedPorts {
+    master: u16,
+    master_grpc: u16,
+    volume: u16,
+    volume_grpc: u16,
+    filer: u16,
+    filer_grpc: u16,
+    s3: u16,
+    s3_grpc: u16,
+}
+
+/// The access key of the rig's S3 identity.
+pub const S3_ACCESS_KEY: &str = "svelto-test-access";
+/// Its secret key.
+pub const S3_SECRET_KEY: &str = "svelto-test-secret-0123456789";
+/// The region S3 clients should sign for.
+pub const S3_REGION: &str = "us-east-1";
+
+impl S3Server {
+    /// Starts `weed server` with its data under `dir` and creates `bucket`. Panics with its
+    /// output if it does not serve within a minute.
+    pub fn start(dir: &Path, bucket: &str) -> S3Server {
+        let weed = require_weed();
+        let dir = dir.join("weed");
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("cannot create {dir:?}: {e}"));
+        let identities = format!(
+            r#"{{"identities":[{{"name":"svelto","credentials":[{{"accessKey":"{S3_ACCESS_KEY}","secretKey":"{S3_SECRET_KEY}"}}],"actions":["Admin","Read","List","Tagging","Write"]}}]}}"#
+        );
+        let config = dir.join("s3.json");
+        std::fs::write(&config, identities)
+            .unwrap_or_else(|e| panic!("cannot write {config:?}: {e}"));
+        let ports = WeedPorts {
+            master: free_port(),
+            master_grpc: free_port(),
+            volume: free_port(),
+            volume_grpc: free_port(),
+            filer: free_port(),
+            filer_grpc: free_port(),
+            s3: free_port(),
+            s3_grpc: free_port(),
+        };
+        let mut s3 = S3Server {
+            weed,
+            dir,
+            ports,
+            bucket: bucket.to_owned(),
+            server: None,
+        };
+        s3.spawn();
+        s3.wait_serving();
+        s3.create_bucket();
+        s3
+    }
+
+    fn spawn(&mut self) {
+        let p = self.ports;
+        let config = self.dir.join("s3.json");
+        let args: Vec<OsString> = [
+            "server".to_owned(),
+            format!("-dir={}", self.dir.join("data").display()),
+            "-ip=127.0.0.1".to_owned(),
+            "-ip.bind=127.0.0.1".to_owned(),
+            format!("-master.port={}", p.master),
+            format!("-master.port.grpc={}", p.master_grpc),
+            // Small volumes: the default (30 GB each) is meant for production disks.
+            "-master.volumeSizeLimitMB=64".to_owned(),
+            format!("-master.dir={}", self.dir.join("master").display()),
+            format!("-volume.port={}", p.volume),
+            format!("-volume.port.grpc={}", p.volume_grpc),
+            "-volume.max=16".to_owned(),
+            // Stop at once on SIGTERM (the default waits 10 s for the master to notice).
+            "-volume.preStopSeconds=0".to_owned(),
+            "-filer".to_owned(),
+            format!("-filer.port={}", p.filer),
+            format!("-filer.port.grpc={}", p.filer_grpc),
+            "-s3".to_owned(),
+            format!("-s3.port={}", p.s3),
+            format!("-s3.port.grpc={}", p.s3_grpc),
+            // Off: fixed default ports that concurrent tests would fight over.
+            "-s3.port.iceberg=0".to_owned(),
+            "-s3.port.lance=0".to_owned(),
+            format!("-s3.config={}", config.display()),
+        ]
+        .into_iter()
+        .map(OsString::from)
+        .collect();
+        let watched = spawn_watched(&self.weed, &args);
+        self.server = Some(Server {
+            kind: ServerKind::S3,
+            child: watched.child,
+            stdin: Some(watched.stdin),
+            pid: watched.pid,
+            port: p.s3,
+            base_url: format!("http://127.0.0.1:{}", p.s3),
+            root: self.dir.clone(),
+            log: watched.log,
+            log_file: None,
+        });
+    }
+
+    /// Waits until every part listens and the S3 gateway answers a request.
+    fn wait_serving(&mut self) {
+        let ports = self.ports;
+        let server = self.server.as_mut().expect("started");
+        for (what, port) in [
+            ("weed master", ports.master),
+            ("weed volume server", ports.volume),
+            ("weed filer", ports.filer),
+            ("weed S3 gateway", ports.s3),
+        ] {
+            let deadline = Instant::now() + START_TIMEOUT;
+            while !can_connect(port) {
+                if !server.is_alive() || Instant::now() > deadline {
+                    panic!(
+                        "{what} did not listen on 127.0.0.1:{port}:\n{}",
+                        server.diagnostics()
+                    );
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+        // The gateway listens before it has found the filer: wait for an answer to an
+        // (unsigned, so refused) request that says it serves.
+        let deadline = Instant::now() + START_TIMEOUT;
+        loop {
+            match http_request(ports.s3, "GET", "/", "") {
+                Ok(reply) if reply.starts_with("HTTP/1.") && !reply.contains(" 503 ") => break,
+                other if Instant::now() > deadline => panic!(
+                    "weed's S3 gateway does not answer ({other:?}):\n{}",
+                    server.diagnostics()
+                ),
+                _ => std::thread::sleep(Duration::from_millis(50)),
+            }
+        }
+    }
+
+    /// Creates the bucket with `weed shell` (the rig has no S3 client of its own).
+    fn create_bucket(&self) {
+        let deadline = Instant::now() + START_TIMEOUT;
+        loop {
+            let mut shell = Command::new(&self.weed)
+                .arg("shell")
+                .arg(format!(
+                    "-master=127.0.0.1:{}.{}",
+                    self.ports.master, self.ports.master_grpc
+                ))
+                .arg(format!(
+                    "-filer=127.0.0.1:{}.{}",
+                    self.ports.filer, self.ports.filer_grpc
+                ))
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap_or_else(|e| panic!("cannot run {:?} shell: {e}", self.weed));
+            let script = format!(
+                "s3.bucket.create -name {} -owner svelto\nexit\n",
+                self.bucket
+            );
+            if let Some(mut stdin) = shell.stdin.take() {
+                let _ = stdin.write_all(script.as_bytes());
+            }
+            let output = shell
+                .wait_with_output()
+                .unwrap_or_else(|e| panic!("weed shell failed to run: {e}"));
+            let said = format!(
+                "{}{}",
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            );
+            if self.bucket_exists() {
+                return;
+            }
+            if Instant::now() > deadline {
+                panic!(
+                    "weed shell could not create bucket {}: {said}\n{}",
+                    self.bucket,
+                    self.diagnostics()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    /// Whether the bucket's directory exists in the filer.
+    fn bucket_exists(&self) -> bool {
+        http_request(
+            self.ports.filer,
+            "GET",
+            &format!("/buckets/{}/?limit=1", self.bucket),
+            "",
+        )
+        .is_ok_and(|reply| reply.starts_with("HTTP/1.1 200") || reply.starts_with("HTTP/1.0 200"))
+    }
+
+    /// The S3 endpoint, `http://127.0.0.1:PORT` (path-style addressing).
+    pub fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.ports.s3)
+    }
+
+    /// The bucket the rig created.
+    pub fn bucket(&self) -> &str {
+        &self.bucket
+    }
+
+    /// Whether the process runs (it was not killed, or was restarted).
+    pub fn is_running(&self) -> bool {
+        self.server.as_ref().is_some_and(Server::is_running)
+    }
+
+    /// The `weed` process, while it runs (pid, memory, output).
+    pub fn server(&self) -> Option<&Server> {
+        self.server.as_ref()
+    }
+
+    /// Kills `weed` with SIGKILL and waits until it is gone.
+    pub fn kill(&mut self) {
+        if let Some(mut server) = self.server.take() {
+            server.kill_hard();
+        }
+    }
+
+    /// Restarts `weed` (killed before) on its data and ports, and waits until it serves.
+    pub fn restart(&mut self) {
+        assert!(self.server.is_none(), "weed is still running");
+        self.spawn();
+        self.wait_serving();
+    }
+
+    /// The process's recent output, for failure messages.
+    pub fn diagnostics(&self) -> String {
+        match &self.server {
+            Some(server) => server.diagnostics(),
+            None => "weed: killed".to_owned(),
+        }
     }
 }
 

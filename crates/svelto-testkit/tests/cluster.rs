@@ -1,12 +1,19 @@
 //! Smoke tests of the cluster rig (`svelto_testkit::cluster`, docs/cluster.md): the etcd
-//! members are real, and the client crate the backend is meant to use (`etcd-client`)
-//! works against them. Timings are printed (`-- --nocapture`), never asserted tightly:
-//! speed targets live in bench/.
+//! members and the object store are real, and the client crates the backend is meant to
+//! use (`etcd-client`; `object_store`'s S3 client, signing with ring) work against them.
+//! Timings are printed (`-- --nocapture`), never asserted tightly: speed targets live in
+//! bench/. The object store test needs SeaweedFS's `weed`, which scripts/setup builds.
 
 use std::time::{Duration, Instant};
 
 use etcd_client::{Client, Compare, CompareOp, GetOptions, PutOptions, Txn, TxnOp};
-use svelto_testkit::cluster::EtcdCluster;
+use object_store::aws::{AmazonS3, AmazonS3Builder};
+use object_store::path::Path as ObjectPath;
+use object_store::{
+    ClientOptions, ObjectStore, ObjectStoreExt, PutMode, PutOptions as ObjectPutOptions,
+    PutPayload, RetryConfig,
+};
+use svelto_testkit::cluster::{EtcdCluster, S3Server, S3_ACCESS_KEY, S3_REGION, S3_SECRET_KEY};
 use svelto_testkit::tempdir;
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -168,4 +175,148 @@ fn put_until_accepted(
             cluster.diagnostics()
         );
     }
+}
+
+fn object_store(s3: &S3Server) -> AmazonS3 {
+    AmazonS3Builder::new()
+        .with_endpoint(s3.endpoint())
+        .with_bucket_name(s3.bucket())
+        .with_region(S3_REGION)
+        .with_access_key_id(S3_ACCESS_KEY)
+        .with_secret_access_key(S3_SECRET_KEY)
+        .with_allow_http(true)
+        .with_virtual_hosted_style_request(false)
+        .with_client_options(
+            ClientOptions::new()
+                .with_allow_http(true)
+                .with_timeout(Duration::from_secs(5))
+                .with_connect_timeout(Duration::from_secs(1)),
+        )
+        .with_retry(RetryConfig {
+            max_retries: 1,
+            retry_timeout: Duration::from_secs(3),
+            ..RetryConfig::default()
+        })
+        .build()
+        .unwrap_or_else(|e| panic!("cannot configure the S3 client: {e}"))
+}
+
+/// Bytes that differ at every offset, so a GET of the wrong range or object shows.
+fn segment(len: usize, seed: u8) -> Vec<u8> {
+    (0..len)
+        .map(|i| (i as u32).wrapping_mul(2654435761).to_le_bytes()[3] ^ seed)
+        .collect()
+}
+
+async fn listed(store: &AmazonS3, prefix: &str) -> Vec<String> {
+    let listing = store
+        .list_with_delimiter(Some(&ObjectPath::from(prefix)))
+        .await
+        .unwrap_or_else(|e| panic!("list {prefix}: {e}"));
+    let mut keys: Vec<String> = listing
+        .objects
+        .iter()
+        .map(|o| o.location.to_string())
+        .collect();
+    keys.sort();
+    keys
+}
+
+#[test]
+fn objects_put_get_list_and_survive_kill_9_of_the_object_store() {
+    let dir = tempdir();
+    let started = Instant::now();
+    let mut s3 = S3Server::start(dir.path(), "svelto");
+    let server = s3.server().expect("weed runs");
+    eprintln!(
+        "weed server: serving and bucket made in {} ms, RSS {} KiB",
+        started.elapsed().as_millis(),
+        server.rss_kib().unwrap_or(0)
+    );
+    let rt = runtime();
+    let store = object_store(&s3);
+    let segments = [
+        ("repo/seg/000000000001-aaaa", segment(1000, 1)),
+        ("repo/seg/000000000002-bbbb", segment(6 << 20, 2)),
+        ("repo/seg/000000000003-cccc", segment(0, 3)),
+    ];
+    rt.block_on(async {
+        for (key, bytes) in &segments {
+            let t = Instant::now();
+            store
+                .put_opts(
+                    &ObjectPath::from(*key),
+                    PutPayload::from(bytes.clone()),
+                    ObjectPutOptions::from(PutMode::Create),
+                )
+                .await
+                .unwrap_or_else(|e| panic!("put {key}: {e}\n{}", s3.diagnostics()));
+            eprintln!(
+                "put {key} ({} bytes): {} ms",
+                bytes.len(),
+                t.elapsed().as_millis()
+            );
+        }
+        // Keys are never rewritten: a second create of the same key is refused.
+        let again = store
+            .put_opts(
+                &ObjectPath::from(segments[0].0),
+                PutPayload::from(segment(10, 9)),
+                ObjectPutOptions::from(PutMode::Create),
+            )
+            .await;
+        assert!(
+            matches!(again, Err(object_store::Error::AlreadyExists { .. })),
+            "a put-if-absent over an existing key must fail: {again:?}"
+        );
+        for (key, bytes) in &segments {
+            let got = store
+                .get(&ObjectPath::from(*key))
+                .await
+                .unwrap_or_else(|e| panic!("get {key}: {e}"))
+                .bytes()
+                .await
+                .unwrap_or_else(|e| panic!("read {key}: {e}"));
+            assert!(got == bytes[..], "{key} reads back as it was written");
+        }
+        let range = store
+            .get_range(&ObjectPath::from(segments[1].0), 4_000_000..4_000_100)
+            .await
+            .expect("a ranged get");
+        assert!(range == segments[1].1[4_000_000..4_000_100]);
+        let keys: Vec<&str> = segments.iter().map(|(k, _)| *k).collect();
+        assert_eq!(listed(&store, "repo/seg").await, keys);
+    });
+
+    s3.kill();
+    let refused = rt.block_on(store.get(&ObjectPath::from(segments[0].0)));
+    assert!(
+        refused.is_err(),
+        "a get from a killed object store must fail"
+    );
+    let restarted = Instant::now();
+    s3.restart();
+    eprintln!(
+        "weed restart: serving in {} ms",
+        restarted.elapsed().as_millis()
+    );
+    rt.block_on(async {
+        let keys: Vec<&str> = segments.iter().map(|(k, _)| *k).collect();
+        assert_eq!(listed(&store, "repo/seg").await, keys);
+        for (key, bytes) in &segments {
+            let got = store
+                .get(&ObjectPath::from(*key))
+                .await
+                .unwrap_or_else(|e| {
+                    panic!("get {key} after the restart: {e}\n{}", s3.diagnostics())
+                })
+                .bytes()
+                .await
+                .unwrap_or_else(|e| panic!("read {key} after the restart: {e}"));
+            assert!(
+                got == bytes[..],
+                "{key} survives kill -9 of the object store"
+            );
+        }
+    });
 }
