@@ -339,7 +339,11 @@ impl S3Server {
     pub fn start(dir: &Path, bucket: &str) -> S3Server {
         let weed = require_weed();
         let dir = dir.join("weed");
-        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("cannot create {dir:?}: {e}"));
+        for sub in ["data", "master"] {
+            let path = dir.join(sub);
+            std::fs::create_dir_all(&path)
+                .unwrap_or_else(|e| panic!("cannot create {path:?}: {e}"));
+        }
         let identities = format!(
             r#"{{"identities":[{{"name":"svelto","credentials":[{{"accessKey":"{S3_ACCESS_KEY}","secretKey":"{S3_SECRET_KEY}"}}],"actions":["Admin","Read","List","Tagging","Write"]}}]}}"#
         );

@@ -178,6 +178,8 @@ fn put_until_accepted(
 }
 
 fn object_store(s3: &S3Server) -> AmazonS3 {
+    // reqwest is built without a TLS provider of its own: ring, as svelto-http uses.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     AmazonS3Builder::new()
         .with_endpoint(s3.endpoint())
         .with_bucket_name(s3.bucket())
@@ -189,7 +191,7 @@ fn object_store(s3: &S3Server) -> AmazonS3 {
         .with_client_options(
             ClientOptions::new()
                 .with_allow_http(true)
-                .with_timeout(Duration::from_secs(5))
+                .with_timeout(Duration::from_secs(30))
                 .with_connect_timeout(Duration::from_secs(1)),
         )
         .with_retry(RetryConfig {
