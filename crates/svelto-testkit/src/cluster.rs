@@ -386,6 +386,10 @@ impl S3Server {
             // Small volumes: the default (30 GB each) is meant for production disks.
             "-master.volumeSizeLimitMB=64".to_owned(),
             format!("-master.dir={}", self.dir.join("master").display()),
+            // The single master's raft election after a restart on its data: with the
+            // default 10 s, weed refused PUTs for 27-35 s after a restart ("raft.Server:
+            // Not current leader" while it re-elected itself), though it served GETs.
+            "-master.electionTimeout=1s".to_owned(),
             format!("-volume.port={}", p.volume),
             format!("-volume.port.grpc={}", p.volume_grpc),
             "-volume.max=16".to_owned(),
