@@ -1,4 +1,4 @@
-//! `svelto checkout` and `svelto export`: the fast client (svelto-client) with the stock
+//! `svelto checkout`, `svelto export` and `svelto update`: the fast client (svelto-client) with the stock
 //! client's options and output.
 
 use std::io::Write;
@@ -44,14 +44,7 @@ pub struct ExportArgs {
 }
 
 fn options(a: &ClientArgs, native_eol: Option<&'static [u8]>) -> anyhow::Result<Options> {
-    let revision = match a.revision.as_deref() {
-        None => None,
-        Some(r) if r.eq_ignore_ascii_case("HEAD") => None,
-        Some(r) => Some(
-            r.parse::<u64>()
-                .with_context(|| format!("revision '{r}': a number or HEAD"))?,
-        ),
-    };
+    let revision = parse_revision(a.revision.as_deref())?;
     let depth =
         match a.depth.as_deref() {
             None => None,
@@ -83,6 +76,99 @@ fn options(a: &ClientArgs, native_eol: Option<&'static [u8]>) -> anyhow::Result<
         native_eol,
         zone: crate::localtime::zone(),
     })
+}
+
+#[derive(clap::Args)]
+pub struct UpdateArgs {
+    /// The working copy's root (default: the current directory).
+    path: Option<PathBuf>,
+    /// The revision (default: HEAD).
+    #[arg(short = 'r', long = "revision")]
+    revision: Option<String>,
+    /// Print nothing but errors.
+    #[arg(short, long)]
+    quiet: bool,
+    #[arg(long)]
+    username: Option<String>,
+    #[arg(long)]
+    password: Option<String>,
+    /// Never prompt (there are no prompts yet).
+    #[arg(long)]
+    non_interactive: bool,
+}
+
+fn parse_revision(r: Option<&str>) -> anyhow::Result<Option<u64>> {
+    Ok(match r {
+        None => None,
+        Some(r) if r.eq_ignore_ascii_case("HEAD") => None,
+        Some(r) => Some(
+            r.parse::<u64>()
+                .with_context(|| format!("revision '{r}': a number or HEAD"))?,
+        ),
+    })
+}
+
+/// `svelto update`: prints what `svn update` prints (`Updating 'PATH':`, `A`/`D`/`U`
+/// lines, `Updated to revision N.`).
+pub fn update(a: UpdateArgs) -> anyhow::Result<()> {
+    let path = a.path.clone().unwrap_or_else(|| PathBuf::from("."));
+    let opts = svelto_client::UpdateOptions {
+        path: path.clone(),
+        revision: parse_revision(a.revision.as_deref())?,
+        credentials: svelto_client::ra_svn::Credentials {
+            username: a.username.clone(),
+            password: a.password.clone(),
+        },
+        zone: crate::localtime::zone(),
+    };
+    let quiet = a.quiet;
+    let mut out = std::io::BufWriter::new(std::io::stdout());
+    if !quiet {
+        let _ = writeln!(out, "Updating '{}':", path.display());
+    }
+    let mut changed = false;
+    let summary = {
+        let mut notify = |n: Notify| {
+            // As svn shows them: below PATH, without a leading "./".
+            let shown = |relpath: &str| match (path == std::path::Path::new("."), relpath) {
+                (true, "") => ".".to_string(),
+                (true, r) => r.to_string(),
+                (false, "") => path.display().to_string(),
+                (false, r) => path.join(r).display().to_string(),
+            };
+            let line = match n {
+                Notify::Added { relpath, .. } => format!("A    {}", shown(relpath)),
+                Notify::Deleted { relpath } => format!("D    {}", shown(relpath)),
+                Notify::Updated {
+                    relpath,
+                    text,
+                    props,
+                } => format!(
+                    "{}{}   {}",
+                    if text { 'U' } else { ' ' },
+                    if props { 'U' } else { ' ' },
+                    shown(relpath)
+                ),
+                Notify::Received { .. } => return,
+            };
+            changed = true;
+            if !quiet {
+                let _ = writeln!(out, "{line}");
+            }
+        };
+        svelto_client::update(&opts, &mut notify)?
+    };
+    out.flush()?;
+    externals_note(&summary.externals, &path);
+    if !quiet {
+        if changed {
+            let _ = writeln!(out, "Updated to revision {}.", summary.revision);
+        } else {
+            let _ = writeln!(out, "At revision {}.", summary.revision);
+        }
+    }
+    out.flush()?;
+    Ok(())
 }
 
 /// Prints `A    PATH` per node, as the stock client does (nothing with `-q`).
