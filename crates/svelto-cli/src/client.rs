@@ -171,15 +171,71 @@ pub fn update(a: UpdateArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Prints `A    PATH` per node, as the stock client does (nothing with `-q`).
-fn printer(quiet: bool, root: PathBuf) -> impl FnMut(Notify) {
-    let mut out = std::io::BufWriter::new(std::io::stdout());
-    move |n| {
-        if let Notify::Added { relpath, .. } = n {
-            if !quiet {
-                let _ = writeln!(out, "A    {}", root.join(relpath).display());
-            }
+/// Prints `A    PATH` per node, as the stock client does (nothing with `-q`). When
+/// standard output and standard error are terminals, a progress line on standard error
+/// (indicatif: nodes added, bytes received, time) stays below the `A` lines until the end.
+struct Printer {
+    quiet: bool,
+    root: PathBuf,
+    out: std::io::BufWriter<std::io::Stdout>,
+    bar: Option<indicatif::ProgressBar>,
+}
+
+impl Printer {
+    fn new(quiet: bool, root: PathBuf) -> Printer {
+        use std::io::IsTerminal;
+        let bar = (!quiet && std::io::stdout().is_terminal() && std::io::stderr().is_terminal())
+            .then(|| {
+                let bar = indicatif::ProgressBar::with_draw_target(
+                    None,
+                    indicatif::ProgressDrawTarget::stderr(),
+                );
+                if let Ok(style) = indicatif::ProgressStyle::with_template(
+                    "{spinner} {pos} files and directories, {msg}{elapsed}",
+                ) {
+                    bar.set_style(style);
+                }
+                bar
+            });
+        Printer {
+            quiet,
+            root,
+            out: std::io::BufWriter::new(std::io::stdout()),
+            bar,
         }
+    }
+
+    fn notify(&mut self, n: Notify) {
+        match n {
+            Notify::Added { relpath, .. } => {
+                let line = format!("A    {}", self.root.join(relpath).display());
+                match &self.bar {
+                    Some(bar) => {
+                        bar.inc(1);
+                        bar.println(line);
+                    }
+                    None if !self.quiet => {
+                        let _ = writeln!(self.out, "{line}");
+                    }
+                    None => {}
+                }
+            }
+            Notify::Received { bytes } => {
+                if let Some(bar) = &self.bar {
+                    bar.set_message(format!("{} received, ", indicatif::HumanBytes(bytes)));
+                }
+            }
+            Notify::Updated { .. } | Notify::Deleted { .. } => {}
+        }
+    }
+}
+
+impl Drop for Printer {
+    fn drop(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
+        let _ = self.out.flush();
     }
 }
 
@@ -196,9 +252,9 @@ fn externals_note(ext: &[String], root: &std::path::Path) {
 
 pub fn checkout(a: ClientArgs) -> anyhow::Result<()> {
     let opts = options(&a, None)?;
-    let mut notify = printer(a.quiet, opts.path.clone());
-    let summary = svelto_client::checkout(&opts, &mut notify)?;
-    drop(notify);
+    let mut printer = Printer::new(a.quiet, opts.path.clone());
+    let summary = svelto_client::checkout(&opts, &mut |n| printer.notify(n))?;
+    drop(printer);
     externals_note(&summary.externals, &opts.path);
     if !a.quiet {
         println!("Checked out revision {}.", summary.revision);
@@ -215,9 +271,9 @@ pub fn export(a: ExportArgs) -> anyhow::Result<()> {
         Some(other) => bail!("--native-eol '{other}': one of LF, CR, CRLF"),
     };
     let opts = options(&a.common, native_eol)?;
-    let mut notify = printer(a.common.quiet, opts.path.clone());
-    let summary = svelto_client::export(&opts, &mut notify)?;
-    drop(notify);
+    let mut printer = Printer::new(a.common.quiet, opts.path.clone());
+    let summary = svelto_client::export(&opts, &mut |n| printer.notify(n))?;
+    drop(printer);
     externals_note(&summary.externals, &opts.path);
     if !a.common.quiet {
         println!("Exported revision {}.", summary.revision);

@@ -535,3 +535,29 @@ fn update_keeps_local_changes_it_does_not_touch_and_refuses_the_others() {
         out.stderr_text()
     );
 }
+
+#[test]
+fn on_a_terminal_checkout_draws_progress_below_its_lines() {
+    // `script` gives the command a terminal; what it wrote comes back on its stdout.
+    let pair = pair("basic");
+    let dir = tempdir();
+    let url = format!("{}/trunk", pair.subject_url());
+    let cmd = format!("{} checkout {url} wc", binary().display());
+    let out = std::process::Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap_or_else(|e| panic!("script (util-linux) is needed: {e}"));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("A    wc/README.txt"), "{text}");
+    assert!(text.contains("Checked out revision"), "{text}");
+    assert!(
+        text.contains("files and directories"),
+        "no progress line: {text}"
+    );
+    // Not on a terminal: the stock client's lines only.
+    let out = svelto(&["checkout", &url, "plain"], dir.path()).stdout_text();
+    assert!(!out.contains("files and directories"), "{out}");
+    assert!(out.contains("A    plain/README.txt"), "{out}");
+}
