@@ -13,7 +13,9 @@
 # without a journal (this machine's), a file created within a minute of many deletions
 # makes the inode allocator skip every recently deleted inode (ext4's recently_deleted()),
 # which costs up to a millisecond per created file after an `rm -rf` of a checkout and
-# would be measured as the client's system time.
+# would be measured as the client's system time. For the same reason the script first
+# syncs and waits SETTLE seconds (default 65) after whatever was deleted before it ran
+# (a previous run's cleanup, say).
 set -euo pipefail
 repo=$(readlink -f "$1")
 runs=${2:-3}
@@ -28,6 +30,8 @@ cleanup() {
 }
 trap cleanup EXIT
 tick=$(getconf CLK_TCK)
+sync
+sleep "${SETTLE:-65}"
 
 # start NAME: starts the server NAME; sets url and spid.
 start() {
@@ -58,7 +62,7 @@ start() {
     pids+=("$spid")
     local i
     for i in $(seq 50); do
-        svn info -q "$url" >/dev/null 2>&1 && return 0
+        svn info "$url" >/dev/null 2>&1 && return 0
         sleep 0.2
     done
     echo "the $1 server did not answer at $url" >&2
