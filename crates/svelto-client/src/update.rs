@@ -912,7 +912,20 @@ fn apply(
         let prev = old.get(d.relpath.as_str()).filter(|_| !d.added);
         let depth = match prev {
             Some(n) => n.depth.clone(),
-            None => Some("infinity".to_string()),
+            // A new directory below one checked out with immediates is empty, as svn
+            // records it; below any other, infinity.
+            None => {
+                let parent = crate::wc::parent_relpath(&d.relpath).unwrap_or("");
+                let parent_depth = old.get(parent).and_then(|n| n.depth.as_deref());
+                Some(
+                    if parent_depth == Some("immediates") {
+                        "empty"
+                    } else {
+                        "infinity"
+                    }
+                    .to_string(),
+                )
+            }
         };
         if d.added {
             summary.dirs += 1;

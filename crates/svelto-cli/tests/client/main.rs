@@ -362,10 +362,25 @@ fn sorted_lines(text: &str) -> Vec<String> {
 /// through `svn update` and the other through `svelto update` over the same revisions,
 /// comparing after each step what the stock client shows of both.
 fn compare_updates(pair: &Pair, label: &str, url: &str, from: &str, steps: &[&str]) {
+    compare_sparse_updates(pair, label, url, from, steps, &[]);
+}
+
+/// [`compare_updates`] from a checkout made with `args` (`--depth`).
+fn compare_sparse_updates(
+    pair: &Pair,
+    label: &str,
+    url: &str,
+    from: &str,
+    steps: &[&str],
+    args: &[&str],
+) {
     let dir = tempdir();
     let (stock, ours) = (dir.path().join("stock"), dir.path().join("svelto"));
     for wc in ["stock", "svelto"] {
-        svn(pair, &["checkout", "-q", "-r", from, url, wc], dir.path());
+        let mut a = vec!["checkout", "-q", "-r", from];
+        a.extend_from_slice(args);
+        a.extend([url, wc]);
+        svn(pair, &a, dir.path());
     }
     for to in steps {
         let what = format!("{label}: update {url} from r{from} -r {to}");
@@ -415,6 +430,14 @@ fn updates_match_the_stock_clients() {
     for (label, base) in servers(props) {
         let url = format!("{base}/trunk");
         compare_updates(props, label, &url, "1", &["7", "2", "5", "4", "7"]);
+    }
+    // Sparse working copies: directories the update adds get the depth svn gives them.
+    let basic = pair("basic");
+    for (label, base) in servers(basic) {
+        let url = format!("{base}/trunk");
+        for depth in ["immediates", "files"] {
+            compare_sparse_updates(basic, label, &url, "2", &["HEAD", "3"], &["--depth", depth]);
+        }
     }
     // The repository root: branches and tags come and go.
     let pair = pair("basic");
