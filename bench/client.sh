@@ -1,52 +1,120 @@
 #!/usr/bin/env bash
-# bench/client.sh REPO [RUNS]: the client's side. Stock `svn checkout` / `svn export` against
-# `svelto checkout` / `svelto export` of REPO's trunk, from one `svnserve` on 127.0.0.1,
-# alternating, RUNS times each (default 3); wall, user and system seconds of the client
-# (/usr/bin/time), medians. Prints a Markdown table.
+# bench/client.sh REPO [RUNS]: the client's side. Stock `svn checkout` / `svn export`
+# against `svelto checkout` / `svelto export` of REPO's trunk, side by side in one run,
+# from each server in SERVERS (default "svnserve svelto": `svnserve -d -T` on REPO, and
+# `svelto serve -d` on a Svelto copy of REPO, made by `svelto admin load` unless
+# SVELTO_REPO names one), alternating, RUNS times each (default 3). Per row: the medians of
+# the client's wall, user and system seconds (/usr/bin/time) and of the server's CPU
+# seconds for that operation (/proc/PID/stat, children included). Prints a Markdown table.
 #
 #   SVELTO=target/release/svelto bench/client.sh /path/to/fsfs-repo 3
+#
+# Every run writes into a new directory and nothing is deleted until the end: on an ext4
+# without a journal (this machine's), a file created within a minute of many deletions
+# makes the inode allocator skip every recently deleted inode (ext4's recently_deleted()),
+# which costs up to a millisecond per created file after an `rm -rf` of a checkout and
+# would be measured as the client's system time. For the same reason the script first
+# syncs and waits SETTLE seconds (default 65) after whatever was deleted before it ran
+# (a previous run's cleanup, say).
 set -euo pipefail
 repo=$(readlink -f "$1")
 runs=${2:-3}
 svelto=$(readlink -f "${SVELTO:-target/release/svelto}")
-work=$(mktemp -d)
-trap 'kill "$(cat "$work/pid")" 2>/dev/null || true; rm -rf "$work"' EXIT
-port=$((20000 + RANDOM % 20000))
-svnserve -d -r "$(dirname "$repo")" --listen-host 127.0.0.1 --listen-port "$port" \
-    --pid-file "$work/pid"
-sleep 0.5
-url="svn://127.0.0.1:$port/$(basename "$repo")/trunk"
+servers=${SERVERS:-svnserve svelto}
+work=$(mktemp -d "${BENCH_TMP:-/tmp}/client-bench.XXXXXX")
+pids=()
+cleanup() {
+    local p
+    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+    rm -rf "$work"
+}
+trap cleanup EXIT
+tick=$(getconf CLK_TCK)
+sync
+sleep "${SETTLE:-65}"
 
-# one NAME CMD...: runs CMD in $work, appends "wall user sys" to $work/NAME.
+# start NAME: starts the server NAME; sets url and spid.
+start() {
+    local port=$((20000 + RANDOM % 20000)) root
+    case "$1" in
+    svnserve)
+        root=$(dirname "$repo")
+        svnserve -d --foreground -T -r "$root" --listen-host 127.0.0.1 --listen-port "$port" &
+        spid=$!
+        url="svn://127.0.0.1:$port/$(basename "$repo")/trunk"
+        ;;
+    svelto)
+        local srepo=${SVELTO_REPO:-}
+        if [[ -z $srepo ]]; then
+            srepo=$work/svelto-root/repo
+            mkdir -p "$work/svelto-root"
+            "$svelto" admin create "$srepo" >/dev/null
+            svnadmin dump -q "$repo" | "$svelto" admin load -q "$srepo"
+        fi
+        srepo=$(readlink -f "$srepo")
+        "$svelto" serve -d --foreground -r "$(dirname "$srepo")" \
+            --listen-host 127.0.0.1 --listen-port "$port" 2>"$work/svelto-serve.log" &
+        spid=$!
+        url="svn://127.0.0.1:$port/$(basename "$srepo")/trunk"
+        ;;
+    *) echo "unknown server '$1' (svnserve or svelto)" >&2; exit 2 ;;
+    esac
+    pids+=("$spid")
+    local i
+    for i in $(seq 50); do
+        svn info "$url" >/dev/null 2>&1 && return 0
+        sleep 0.2
+    done
+    echo "the $1 server did not answer at $url" >&2
+    exit 1
+}
+
+# cpu_ticks PID: the process's CPU so far, its reaped children's included, in ticks.
+cpu_ticks() { awk '{print $14 + $15 + $16 + $17}' "/proc/$1/stat"; }
+
+n=0
+# one FILE CMD...: runs CMD in a new directory; appends "wall user sys server-cpu" to FILE.
 one() {
     local name=$1; shift
-    rm -rf "$work/out"
-    (cd "$work" && /usr/bin/time -f "%e %U %S" -o "$work/t" "$@" >/dev/null)
-    cat "$work/t" >>"$work/$name"
+    n=$((n + 1))
+    local dir=$work/runs/$n t0 t1
+    mkdir -p "$dir"
+    t0=$(cpu_ticks "$spid")
+    (cd "$dir" && /usr/bin/time -f "%e %U %S" -o "$dir.t" "$@" >/dev/null)
+    t1=$(cpu_ticks "$spid")
+    echo "$(cat "$dir.t") $(awk -v a="$t0" -v b="$t1" -v t="$tick" 'BEGIN {printf "%.2f", (b - a) / t}')" \
+        >>"$work/$name"
+    last=$dir/out
 }
 
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 
-one warmup svn export -q "$url" out
-for _ in $(seq "$runs"); do
-    one svn-checkout svn checkout -q "$url" out
-    one svelto-checkout "$svelto" checkout -q "$url" out
-    one svn-export svn export -q "$url" out
-    one svelto-export "$svelto" export -q "$url" out
-done
-files=$(find "$work/out" -type f | wc -l)
-echo "| operation | client | wall s | user s | sys s | CPU s |"
-echo "|---|---|---|---|---|---|"
-for op in checkout export; do
-    for c in svn svelto; do
-        f="$work/$c-$op"
-        w=$(cut -d' ' -f1 "$f" | median)
-        u=$(cut -d' ' -f2 "$f" | median)
-        s=$(cut -d' ' -f3 "$f" | median)
-        cpu=$(awk '{print $2 + $3}' "$f" | median)
-        echo "| $op | $c | $w | $u | $s | $cpu |"
+echo "| server | operation | client | wall s | user s | sys s | client CPU s | server CPU s |"
+echo "|---|---|---|---|---|---|---|---|"
+for s in $servers; do
+    start "$s"
+    one "$s-warmup" svn export -q "$url" out
+    for _ in $(seq "$runs"); do
+        one "$s-svn-checkout" svn checkout -q "$url" out
+        one "$s-svelto-checkout" "$svelto" checkout -q "$url" out
+        one "$s-svn-export" svn export -q "$url" out
+        one "$s-svelto-export" "$svelto" export -q "$url" out
+    done
+    files=$(find "$last" -type f | wc -l)
+    kill "$spid" 2>/dev/null || true
+    wait "$spid" 2>/dev/null || true
+    for op in checkout export; do
+        for c in svn svelto; do
+            f="$work/$s-$c-$op"
+            w=$(cut -d' ' -f1 "$f" | median)
+            u=$(cut -d' ' -f2 "$f" | median)
+            sy=$(cut -d' ' -f3 "$f" | median)
+            cpu=$(awk '{print $2 + $3}' "$f" | median)
+            scpu=$(cut -d' ' -f4 "$f" | median)
+            echo "| $s | $op | $c | $w | $u | $sy | $cpu | $scpu |"
+        done
     done
 done
 echo
-echo "($runs runs each, alternating; $files files in the export; svnserve 127.0.0.1;" \
-    "$(date -u +%Y-%m-%d), $(nproc) CPUs)"
+echo "($runs runs each, alternating, medians; $files files in the export; servers on" \
+    "127.0.0.1; $(date -u +%Y-%m-%d), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg))"

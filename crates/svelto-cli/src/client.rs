@@ -1,4 +1,4 @@
-//! `svelto checkout` and `svelto export`: the fast client (svelto-client) with the stock
+//! `svelto checkout`, `svelto export` and `svelto update`: the fast client (svelto-client) with the stock
 //! client's options and output.
 
 use std::io::Write;
@@ -44,14 +44,7 @@ pub struct ExportArgs {
 }
 
 fn options(a: &ClientArgs, native_eol: Option<&'static [u8]>) -> anyhow::Result<Options> {
-    let revision = match a.revision.as_deref() {
-        None => None,
-        Some(r) if r.eq_ignore_ascii_case("HEAD") => None,
-        Some(r) => Some(
-            r.parse::<u64>()
-                .with_context(|| format!("revision '{r}': a number or HEAD"))?,
-        ),
-    };
+    let revision = parse_revision(a.revision.as_deref())?;
     let depth =
         match a.depth.as_deref() {
             None => None,
@@ -85,15 +78,164 @@ fn options(a: &ClientArgs, native_eol: Option<&'static [u8]>) -> anyhow::Result<
     })
 }
 
-/// Prints `A    PATH` per node, as the stock client does (nothing with `-q`).
-fn printer(quiet: bool, root: PathBuf) -> impl FnMut(Notify) {
+#[derive(clap::Args)]
+pub struct UpdateArgs {
+    /// The working copy's root (default: the current directory).
+    path: Option<PathBuf>,
+    /// The revision (default: HEAD).
+    #[arg(short = 'r', long = "revision")]
+    revision: Option<String>,
+    /// Print nothing but errors.
+    #[arg(short, long)]
+    quiet: bool,
+    #[arg(long)]
+    username: Option<String>,
+    #[arg(long)]
+    password: Option<String>,
+    /// Never prompt (there are no prompts yet).
+    #[arg(long)]
+    non_interactive: bool,
+}
+
+fn parse_revision(r: Option<&str>) -> anyhow::Result<Option<u64>> {
+    Ok(match r {
+        None => None,
+        Some(r) if r.eq_ignore_ascii_case("HEAD") => None,
+        Some(r) => Some(
+            r.parse::<u64>()
+                .with_context(|| format!("revision '{r}': a number or HEAD"))?,
+        ),
+    })
+}
+
+/// `svelto update`: prints what `svn update` prints (`Updating 'PATH':`, `A`/`D`/`U`
+/// lines, `Updated to revision N.`).
+pub fn update(a: UpdateArgs) -> anyhow::Result<()> {
+    let path = a.path.clone().unwrap_or_else(|| PathBuf::from("."));
+    let opts = svelto_client::UpdateOptions {
+        path: path.clone(),
+        revision: parse_revision(a.revision.as_deref())?,
+        credentials: svelto_client::ra_svn::Credentials {
+            username: a.username.clone(),
+            password: a.password.clone(),
+        },
+        zone: crate::localtime::zone(),
+    };
+    let quiet = a.quiet;
     let mut out = std::io::BufWriter::new(std::io::stdout());
-    move |n| {
-        if let Notify::Added { relpath, .. } = n {
+    if !quiet {
+        let _ = writeln!(out, "Updating '{}':", path.display());
+    }
+    let mut changed = false;
+    let summary = {
+        let mut notify = |n: Notify| {
+            // As svn shows them: below PATH, without a leading "./".
+            let shown = |relpath: &str| match (path == std::path::Path::new("."), relpath) {
+                (true, "") => ".".to_string(),
+                (true, r) => r.to_string(),
+                (false, "") => path.display().to_string(),
+                (false, r) => path.join(r).display().to_string(),
+            };
+            let line = match n {
+                Notify::Added { relpath, .. } => format!("A    {}", shown(relpath)),
+                Notify::Deleted { relpath } => format!("D    {}", shown(relpath)),
+                Notify::Updated {
+                    relpath,
+                    text,
+                    props,
+                } => format!(
+                    "{}{}   {}",
+                    if text { 'U' } else { ' ' },
+                    if props { 'U' } else { ' ' },
+                    shown(relpath)
+                ),
+                Notify::Received { .. } => return,
+            };
+            changed = true;
             if !quiet {
-                let _ = writeln!(out, "A    {}", root.join(relpath).display());
+                let _ = writeln!(out, "{line}");
             }
+        };
+        svelto_client::update(&opts, &mut notify)?
+    };
+    out.flush()?;
+    externals_note(&summary.externals, &path);
+    if !quiet {
+        if changed {
+            let _ = writeln!(out, "Updated to revision {}.", summary.revision);
+        } else {
+            let _ = writeln!(out, "At revision {}.", summary.revision);
         }
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// Prints `A    PATH` per node, as the stock client does (nothing with `-q`). When
+/// standard output and standard error are terminals, a progress line on standard error
+/// (indicatif: nodes added, bytes received, time) stays below the `A` lines until the end.
+struct Printer {
+    quiet: bool,
+    root: PathBuf,
+    out: std::io::BufWriter<std::io::Stdout>,
+    bar: Option<indicatif::ProgressBar>,
+}
+
+impl Printer {
+    fn new(quiet: bool, root: PathBuf) -> Printer {
+        use std::io::IsTerminal;
+        let bar = (!quiet && std::io::stdout().is_terminal() && std::io::stderr().is_terminal())
+            .then(|| {
+                let bar = indicatif::ProgressBar::with_draw_target(
+                    None,
+                    indicatif::ProgressDrawTarget::stderr(),
+                );
+                if let Ok(style) = indicatif::ProgressStyle::with_template(
+                    "{spinner} {pos} files and directories, {msg}{elapsed}",
+                ) {
+                    bar.set_style(style);
+                }
+                bar
+            });
+        Printer {
+            quiet,
+            root,
+            out: std::io::BufWriter::new(std::io::stdout()),
+            bar,
+        }
+    }
+
+    fn notify(&mut self, n: Notify) {
+        match n {
+            Notify::Added { relpath, .. } => {
+                let line = format!("A    {}", self.root.join(relpath).display());
+                match &self.bar {
+                    Some(bar) => {
+                        bar.inc(1);
+                        bar.println(line);
+                    }
+                    None if !self.quiet => {
+                        let _ = writeln!(self.out, "{line}");
+                    }
+                    None => {}
+                }
+            }
+            Notify::Received { bytes } => {
+                if let Some(bar) = &self.bar {
+                    bar.set_message(format!("{} received, ", indicatif::HumanBytes(bytes)));
+                }
+            }
+            Notify::Updated { .. } | Notify::Deleted { .. } => {}
+        }
+    }
+}
+
+impl Drop for Printer {
+    fn drop(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
+        let _ = self.out.flush();
     }
 }
 
@@ -110,9 +252,9 @@ fn externals_note(ext: &[String], root: &std::path::Path) {
 
 pub fn checkout(a: ClientArgs) -> anyhow::Result<()> {
     let opts = options(&a, None)?;
-    let mut notify = printer(a.quiet, opts.path.clone());
-    let summary = svelto_client::checkout(&opts, &mut notify)?;
-    drop(notify);
+    let mut printer = Printer::new(a.quiet, opts.path.clone());
+    let summary = svelto_client::checkout(&opts, &mut |n| printer.notify(n))?;
+    drop(printer);
     externals_note(&summary.externals, &opts.path);
     if !a.quiet {
         println!("Checked out revision {}.", summary.revision);
@@ -129,9 +271,9 @@ pub fn export(a: ExportArgs) -> anyhow::Result<()> {
         Some(other) => bail!("--native-eol '{other}': one of LF, CR, CRLF"),
     };
     let opts = options(&a.common, native_eol)?;
-    let mut notify = printer(a.common.quiet, opts.path.clone());
-    let summary = svelto_client::export(&opts, &mut notify)?;
-    drop(notify);
+    let mut printer = Printer::new(a.common.quiet, opts.path.clone());
+    let summary = svelto_client::export(&opts, &mut |n| printer.notify(n))?;
+    drop(printer);
     externals_note(&summary.externals, &opts.path);
     if !a.common.quiet {
         println!("Exported revision {}.", summary.revision);

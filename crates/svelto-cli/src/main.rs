@@ -76,6 +76,8 @@ enum Command {
     Checkout(client::ClientArgs),
     /// Export a tree from a repository (svn:// for now).
     Export(client::ExportArgs),
+    /// Bring a working copy without local changes to a revision (svn:// for now).
+    Update(client::UpdateArgs),
     /// Write the manual pages and shell completions under DIR (for packagers).
     #[command(hide = true)]
     GenerateAssets { dir: std::path::PathBuf },
@@ -124,6 +126,7 @@ fn main() -> ExitCode {
         Command::Look { args } => return look::main(args),
         Command::Checkout(args) => client::checkout(args),
         Command::Export(args) => client::export(args),
+        Command::Update(args) => client::update(args),
         Command::GenerateAssets { dir } => manual::generate(&dir).map_err(Into::into),
     };
     match result {

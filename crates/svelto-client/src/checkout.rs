@@ -5,7 +5,7 @@
 //! the drive, after a first one that records the root as incomplete (as the stock client
 //! does, so an interrupted checkout is one `svn cleanup` and `svn update` can finish).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
@@ -75,6 +75,14 @@ pub enum Notify<'a> {
     Added { relpath: &'a str, is_dir: bool },
     /// Bytes of text received so far.
     Received { bytes: u64 },
+    /// An update changed a node's text (`U`), properties (` U`) or both (`UU`).
+    Updated {
+        relpath: &'a str,
+        text: bool,
+        props: bool,
+    },
+    /// An update deleted a node (`D`).
+    Deleted { relpath: &'a str },
 }
 
 /// What a checkout or export did.
@@ -190,6 +198,7 @@ fn run(opts: &Options, notify: &mut dyn FnMut(Notify), export: bool) -> Result<S
         window: Vec::new(),
         scratch: Vec::new(),
         tmp_counter: 0,
+        pristines: HashSet::new(),
     };
     if let Some(db) = &r.db {
         db.begin()?;
@@ -204,19 +213,24 @@ fn run(opts: &Options, notify: &mut dyn FnMut(Notify), export: bool) -> Result<S
 
 /// The entry props of a node (`svn:entry:*`).
 #[derive(Debug, Default, Clone)]
-struct Entry {
-    committed_rev: Option<u64>,
-    committed_date: Option<String>,
-    last_author: Option<String>,
+pub(crate) struct Entry {
+    pub(crate) committed_rev: Option<u64>,
+    pub(crate) committed_date: Option<String>,
+    pub(crate) last_author: Option<String>,
 }
 
 impl Entry {
     /// Takes an entry prop; false when `name` is not one.
-    fn take(&mut self, name: &[u8], value: Option<&[u8]>) -> bool {
+    pub(crate) fn take(&mut self, name: &[u8], value: Option<&[u8]>) -> bool {
         let Some(rest) = name.strip_prefix(b"svn:entry:") else {
             return false;
         };
-        let v = value.map(lossy);
+        // A removed entry prop (a revision without an author) leaves the recorded value,
+        // as with the stock client.
+        let Some(v) = value.map(lossy) else {
+            return true;
+        };
+        let v = Some(v);
         match rest {
             b"committed-rev" => self.committed_rev = v.and_then(|s| s.parse().ok()),
             b"committed-date" => self.committed_date = v,
@@ -243,9 +257,23 @@ enum Working {
     Buffer(Vec<u8>),
 }
 
+/// Where a file's pristine text goes while it arrives.
+enum Pristine {
+    /// Export: nowhere.
+    None,
+    /// Kept in memory (a text up to [`SMALL_TEXT`]), written to its final name at the end:
+    /// one create, one write, no temporary and no rename.
+    Buffer(Vec<u8>),
+    /// A larger text: streamed to a temporary in `.svn/tmp`, renamed at the end.
+    Temp(File, PathBuf),
+}
+
+/// The largest pristine text kept in memory until its SHA-1 (its name) is known.
+const SMALL_TEXT: usize = 1 << 20;
+
 struct TextState {
     decoder: StreamDecoder,
-    pristine: Option<(File, PathBuf)>,
+    pristine: Pristine,
     working: Working,
     translation: Translation,
     sha1: sha1::Sha1,
@@ -277,16 +305,19 @@ struct Receiver<'o> {
     window: Vec<u8>,
     scratch: Vec<u8>,
     tmp_counter: u64,
+    /// The pristine texts written (SHA-1 hex): the store of a new working copy holds only
+    /// these, so no lookup on disk is needed.
+    pristines: HashSet<String>,
 }
 
-fn prop_value<'a>(props: &'a [(Vec<u8>, Vec<u8>)], name: &[u8]) -> Option<&'a [u8]> {
+pub(crate) fn prop_value<'a>(props: &'a [(Vec<u8>, Vec<u8>)], name: &[u8]) -> Option<&'a [u8]> {
     props
         .iter()
         .find(|(n, _)| n == name)
         .map(|(_, v)| v.as_slice())
 }
 
-fn set_prop(props: &mut Vec<(Vec<u8>, Vec<u8>)>, name: &[u8], value: Option<&[u8]>) {
+pub(crate) fn set_prop(props: &mut Vec<(Vec<u8>, Vec<u8>)>, name: &[u8], value: Option<&[u8]>) {
     props.retain(|(n, _)| n != name);
     if let Some(v) = value {
         props.push((name.to_vec(), v.to_vec()));
@@ -294,7 +325,7 @@ fn set_prop(props: &mut Vec<(Vec<u8>, Vec<u8>)>, name: &[u8], value: Option<&[u8
 }
 
 /// The arguments of an editor command: its name and parameter list.
-fn split(item: &Item) -> Result<(&str, &[Item])> {
+pub(crate) fn split(item: &Item) -> Result<(&str, &[Item])> {
     match item.as_list() {
         Some([Item::Word(w), Item::List(p), ..]) => Ok((w.as_str(), p.as_slice())),
         _ => Err(protocol(
@@ -304,7 +335,7 @@ fn split(item: &Item) -> Result<(&str, &[Item])> {
     }
 }
 
-fn arg_str<'a>(p: &'a [Item], i: usize, cmd: &str) -> Result<&'a [u8]> {
+pub(crate) fn arg_str<'a>(p: &'a [Item], i: usize, cmd: &str) -> Result<&'a [u8]> {
     p.get(i).and_then(Item::as_string).ok_or_else(|| {
         protocol(
             "in the update drive",
@@ -313,7 +344,7 @@ fn arg_str<'a>(p: &'a [Item], i: usize, cmd: &str) -> Result<&'a [u8]> {
     })
 }
 
-fn arg_opt_str<'a>(p: &'a [Item], i: usize, cmd: &str) -> Result<Option<&'a [u8]>> {
+pub(crate) fn arg_opt_str<'a>(p: &'a [Item], i: usize, cmd: &str) -> Result<Option<&'a [u8]>> {
     match p.get(i).and_then(Item::as_list) {
         Some([]) => Ok(None),
         Some([Item::String(s), ..]) => Ok(Some(s)),
@@ -324,7 +355,7 @@ fn arg_opt_str<'a>(p: &'a [Item], i: usize, cmd: &str) -> Result<Option<&'a [u8]
     }
 }
 
-fn utf8_path(b: &[u8], cmd: &str) -> Result<String> {
+pub(crate) fn utf8_path(b: &[u8], cmd: &str) -> Result<String> {
     let s = String::from_utf8(b.to_vec())
         .map_err(|_| protocol("in the update drive", format!("{cmd}: path is not UTF-8")))?;
     if s.starts_with('/')
@@ -560,38 +591,14 @@ impl Receiver<'_> {
 
     /// The translation a file's properties ask for.
     fn translation(&self, file: &FileState) -> Translation {
-        let special = prop_value(&file.props, b"svn:special").is_some();
-        if special {
-            return Translation {
-                special,
-                ..Translation::default()
-            };
-        }
-        let eol = prop_value(&file.props, b"svn:eol-style")
-            .and_then(|s| translate::eol_of(s, self.opts.native_eol));
-        let keywords = prop_value(&file.props, b"svn:keywords").and_then(|k| {
-            let url = format!(
-                "{}/{}",
-                self.root_url,
-                url::encode(&self.repos_path(&file.relpath))
-            );
-            translate::keywords_of(
-                k,
-                &FileFacts {
-                    rev: file.entry.committed_rev.unwrap_or(0),
-                    url: &url,
-                    root_url: &self.root_url,
-                    date: file.entry.committed_date.as_deref(),
-                    author: file.entry.last_author.as_deref(),
-                },
-                &self.opts.zone,
-            )
-        });
-        Translation {
-            eol,
-            keywords,
-            special,
-        }
+        translation_of(
+            &file.props,
+            &file.entry,
+            &self.root_url,
+            &self.repos_path(&file.relpath),
+            self.opts.native_eol,
+            &self.opts.zone,
+        )
     }
 
     fn start_text(&mut self, token: &[u8]) -> Result<()> {
@@ -611,12 +618,8 @@ impl Receiver<'_> {
             }
         };
         let pristine = match &self.db {
-            Some(db) => {
-                self.tmp_counter += 1;
-                let p = db.tmp_dir.join(format!("svelto-{}.tmp", self.tmp_counter));
-                Some((File::create(&p).map_err(file_err(&p))?, p))
-            }
-            None => None,
+            Some(_) => Pristine::Buffer(Vec::new()),
+            None => Pristine::None,
         };
         let file = self
             .files
@@ -660,8 +663,22 @@ impl Receiver<'_> {
             text.md5.update(bytes);
             text.size += bytes.len() as u64;
             self.summary.bytes += bytes.len() as u64;
-            if let Some((f, p)) = &mut text.pristine {
-                f.write_all(bytes).map_err(file_err(p.as_path()))?;
+            match &mut text.pristine {
+                Pristine::None => {}
+                Pristine::Temp(f, p) => f.write_all(bytes).map_err(file_err(p.as_path()))?,
+                Pristine::Buffer(b) if b.len() + bytes.len() <= SMALL_TEXT => {
+                    b.extend_from_slice(bytes)
+                }
+                Pristine::Buffer(b) => {
+                    // Too large to keep: from here on, a temporary renamed at the end.
+                    let Some(db) = &self.db else { continue };
+                    self.tmp_counter += 1;
+                    let p = db.tmp_dir.join(format!("svelto-{}.tmp", self.tmp_counter));
+                    let mut f = create_read_only(&p)?;
+                    f.write_all(b).map_err(file_err(&p))?;
+                    f.write_all(bytes).map_err(file_err(&p))?;
+                    text.pristine = Pristine::Temp(f, p);
+                }
             }
             let working_path = || self.root.join(&file.relpath);
             match &mut text.working {
@@ -700,25 +717,35 @@ impl Receiver<'_> {
             let path = self.root.join(&file.relpath);
             f.write_all(&self.scratch).map_err(file_err(path))?;
         }
-        if let (Some((f, tmp)), Some(db)) = (text.pristine.take(), self.db.as_mut()) {
-            let mut perms = f.metadata().map_err(file_err(&tmp))?.permissions();
-            perms.set_readonly(true);
-            f.set_permissions(perms).map_err(file_err(&tmp))?;
-            drop(f);
-            let dest = db.pristine_path(&sha1)?;
-            if dest.exists() {
-                std::fs::remove_file(&tmp).map_err(file_err(&tmp))?;
-            } else {
-                std::fs::rename(&tmp, &dest).map_err(file_err(&dest))?;
+        let pristine = std::mem::replace(&mut text.pristine, Pristine::None);
+        if let Some(db) = self.db.as_mut() {
+            let known = self.pristines.contains(&sha1);
+            match pristine {
+                Pristine::None => {}
+                Pristine::Buffer(b) if !known => {
+                    let dest = db.pristine_path(&sha1)?;
+                    let mut f = create_read_only(&dest)?;
+                    f.write_all(&b).map_err(file_err(&dest))?;
+                }
+                Pristine::Buffer(_) => {}
+                Pristine::Temp(f, tmp) => {
+                    drop(f);
+                    if known {
+                        std::fs::remove_file(&tmp).map_err(file_err(&tmp))?;
+                    } else {
+                        let dest = db.pristine_path(&sha1)?;
+                        std::fs::rename(&tmp, &dest).map_err(file_err(&dest))?;
+                    }
+                }
             }
-            db.put_pristine(&sha1, &md5, text.size)?;
+            if !known {
+                db.put_pristine(&sha1, &md5, text.size)?;
+                self.pristines.insert(sha1.clone());
+            }
         }
         file.done = Some((sha1, md5, text.size));
         // The working file stays open in `text` until close-file: put it back.
-        file.text = Some(TextState {
-            pristine: None,
-            ..text
-        });
+        file.text = Some(text);
         Ok(())
     }
 
@@ -732,16 +759,12 @@ impl Receiver<'_> {
             let sha1 = hex::encode(sha1::Sha1::digest(b""));
             let md5 = hex::encode(md5::Md5::digest(b""));
             if let Some(db) = self.db.as_mut() {
-                let dest = db.pristine_path(&sha1)?;
-                if !dest.exists() {
-                    File::create(&dest).map_err(file_err(&dest))?;
-                    let mut perms = std::fs::metadata(&dest)
-                        .map_err(file_err(&dest))?
-                        .permissions();
-                    perms.set_readonly(true);
-                    std::fs::set_permissions(&dest, perms).map_err(file_err(&dest))?;
+                if !self.pristines.contains(&sha1) {
+                    let dest = db.pristine_path(&sha1)?;
+                    create_read_only(&dest)?;
+                    db.put_pristine(&sha1, &md5, 0)?;
+                    self.pristines.insert(sha1.clone());
                 }
-                db.put_pristine(&sha1, &md5, 0)?;
             }
             file.done = Some((sha1, md5, 0));
         }
@@ -856,7 +879,7 @@ impl Receiver<'_> {
     }
 }
 
-fn create_new(path: &Path) -> Result<File> {
+pub(crate) fn create_new(path: &Path) -> Result<File> {
     std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -864,7 +887,56 @@ fn create_new(path: &Path) -> Result<File> {
         .map_err(file_err(path))
 }
 
-fn bad_token(cmd: &str) -> Error {
+/// The translation a file's properties ask for, with its last change (`entry`) and where
+/// it lives (`repos_path` below `root_url`).
+pub(crate) fn translation_of(
+    props: &[(Vec<u8>, Vec<u8>)],
+    entry: &Entry,
+    root_url: &str,
+    repos_path: &str,
+    native_eol: Option<&'static [u8]>,
+    zone: &svelto_core::localtime::Zone,
+) -> Translation {
+    if prop_value(props, b"svn:special").is_some() {
+        return Translation {
+            special: true,
+            ..Translation::default()
+        };
+    }
+    let eol = prop_value(props, b"svn:eol-style").and_then(|s| translate::eol_of(s, native_eol));
+    let keywords = prop_value(props, b"svn:keywords").and_then(|k| {
+        let url = format!("{root_url}/{}", url::encode(repos_path));
+        translate::keywords_of(
+            k,
+            &FileFacts {
+                rev: entry.committed_rev.unwrap_or(0),
+                url: &url,
+                root_url,
+                date: entry.committed_date.as_deref(),
+                author: entry.last_author.as_deref(),
+            },
+            zone,
+        )
+    });
+    Translation {
+        eol,
+        keywords,
+        special: false,
+    }
+}
+
+/// A new file, read-only from its creation (a pristine text: no chmod afterwards).
+pub(crate) fn create_read_only(path: &Path) -> Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o444)
+        .open(path)
+        .map_err(file_err(path))
+}
+
+pub(crate) fn bad_token(cmd: &str) -> Error {
     protocol(
         "in the update drive",
         format!("{cmd}: a file or directory token that is not open"),

@@ -1,9 +1,9 @@
-//! A fast Subversion client: `checkout` and `export` over svn:// into the stock 1.14
+//! A fast Subversion client: `checkout`, `export` and `update` over svn:// into the stock 1.14
 //! working copy (format 31: `.svn/wc.db`, the pristine store), which every stock `svn`
 //! command then works on.
 //!
 //! Owns: the client side of the svn:// session ([`ra_svn`]), the receiving end of an
-//! update drive ([`checkout`]), the working copy's administrative area ([`wc`]) and the
+//! update drive ([`checkout`], and [`update`] for an existing working copy), the working copy's administrative area ([`wc`]) and the
 //! working form of texts ([`translate`]).
 //! Must not: print (progress goes through [`checkout::Notify`]), parse command lines, or
 //! panic on what a server sends.
@@ -13,8 +13,10 @@ pub mod error;
 pub mod ra_svn;
 pub mod skel;
 pub mod translate;
+pub mod update;
 pub mod url;
 pub mod wc;
 
 pub use checkout::{checkout, export, Depth, Notify, Options, Summary};
 pub use error::{Error, Result};
+pub use update::{update, UpdateOptions};

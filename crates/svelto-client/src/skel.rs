@@ -42,6 +42,50 @@ pub fn proplist<'a>(props: impl IntoIterator<Item = (&'a [u8], &'a [u8])>) -> Ve
 /// Properties as (name, value) pairs.
 pub type Props = Vec<(Vec<u8>, Vec<u8>)>;
 
+/// Reads a property list skel `(name value ...)` back; None when it is not one.
+pub fn parse_proplist(skel: &[u8]) -> Option<Props> {
+    let space = |b: u8| matches!(b, b' ' | b'\t' | b'\n' | 0x0c | b'\r');
+    let inner = skel.trim_ascii().strip_prefix(b"(")?.strip_suffix(b")")?;
+    let mut atoms = Vec::new();
+    let mut i = 0;
+    while i < inner.len() {
+        let b = inner[i];
+        if space(b) {
+            i += 1;
+        } else if b.is_ascii_digit() {
+            let digits = inner[i..].iter().take_while(|b| b.is_ascii_digit()).count();
+            let len: usize = std::str::from_utf8(&inner[i..i + digits])
+                .ok()?
+                .parse()
+                .ok()?;
+            let start = i + digits + 1;
+            if inner.get(i + digits) != Some(&b' ') || start + len > inner.len() {
+                return None;
+            }
+            atoms.push(inner[start..start + len].to_vec());
+            i = start + len;
+        } else if b.is_ascii_alphabetic() {
+            let len = inner[i..]
+                .iter()
+                .take_while(|&&b| !space(b) && !matches!(b, b'(' | b')' | b'[' | b']'))
+                .count();
+            atoms.push(inner[i..i + len].to_vec());
+            i += len;
+        } else {
+            return None;
+        }
+    }
+    if atoms.len() % 2 != 0 {
+        return None;
+    }
+    let mut props = Vec::with_capacity(atoms.len() / 2);
+    let mut it = atoms.into_iter();
+    while let (Some(n), Some(v)) = (it.next(), it.next()) {
+        props.push((n, v));
+    }
+    Some(props)
+}
+
 /// Inherited properties as the wc.db caches them at a working copy's root:
 /// `(path (props) path (props) ...)`, nearest ancestor last.
 pub fn iprops(list: &[(Vec<u8>, Props)]) -> Vec<u8> {
@@ -62,6 +106,25 @@ pub fn iprops(list: &[(Vec<u8>, Props)]) -> Vec<u8> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_proplist_reads_back() {
+        let props: Props = vec![
+            (b"svn:eol-style".to_vec(), b"native".to_vec()),
+            (b"empty".to_vec(), Vec::new()),
+            (b"two words".to_vec(), b"a (b) c\n".to_vec()),
+        ];
+        let skel = proplist(props.iter().map(|(n, v)| (n.as_slice(), v.as_slice())));
+        assert_eq!(parse_proplist(&skel), Some(props));
+        assert_eq!(parse_proplist(b"()"), Some(Vec::new()));
+        assert_eq!(parse_proplist(b"(a)"), None, "a name without a value");
+        assert_eq!(
+            parse_proplist(b"(5 ab)"),
+            None,
+            "an atom longer than the skel"
+        );
+        assert_eq!(parse_proplist(b"a b"), None);
+    }
     use super::*;
 
     #[test]

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use svelto_repos::keywords::{self, Facts, Keywords};
+use svelto_core::keywords::{self, Facts, Keywords};
 
 /// What is done to a pristine text to make the working file.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

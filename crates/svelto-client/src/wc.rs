@@ -109,6 +109,29 @@ pub struct BaseNode<'a> {
     pub inherited_props: Option<&'a [u8]>,
 }
 
+/// A BASE node as read back.
+#[derive(Debug, Clone, Default)]
+pub struct OwnedNode {
+    pub local_relpath: String,
+    pub repos_path: Option<String>,
+    pub revision: Option<u64>,
+    pub presence: String,
+    pub kind: String,
+    pub properties: Option<Vec<u8>>,
+    pub depth: Option<String>,
+    pub checksum: Option<String>,
+    pub changed_revision: Option<u64>,
+    pub changed_date: Option<i64>,
+    pub changed_author: Option<String>,
+    pub translated_size: Option<u64>,
+    pub last_mod_time: Option<i64>,
+    pub inherited_props: Option<Vec<u8>>,
+    /// From a repository other than the working copy's first.
+    pub other_repos: bool,
+    pub file_external: bool,
+    pub moved: bool,
+}
+
 /// An open wc.db with the working copy's paths.
 pub struct WcDb {
     conn: Connection,
@@ -166,6 +189,141 @@ impl WcDb {
             path,
             made_fanout: [false; 256],
         })
+    }
+
+    /// Opens the administrative area of the working copy whose root is `root` (format 31
+    /// only), in exclusive locking mode.
+    pub fn open(root: &Path) -> Result<WcDb> {
+        let adm = root.join(".svn");
+        let path = adm.join("wc.db");
+        if !path.is_file() {
+            return Err(Error::Usage(format!(
+                "'{}' is not the root of a working copy (no .svn/wc.db there)",
+                root.display()
+            )));
+        }
+        let db_err = |p: &Path| {
+            let p = p.to_path_buf();
+            move |source| Error::Db { path: p, source }
+        };
+        let conn = Connection::open_with_flags(&path, rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE)
+            .map_err(db_err(&path))?;
+        conn.execute_batch(
+            "PRAGMA locking_mode = EXCLUSIVE; PRAGMA synchronous = OFF;
+             PRAGMA case_sensitive_like = 1; PRAGMA recursive_triggers = ON;
+             PRAGMA foreign_keys = OFF;",
+        )
+        .map_err(db_err(&path))?;
+        let version: i64 = conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(db_err(&path))?;
+        if version != WC_FORMAT {
+            return Err(Error::Usage(format!(
+                "the working copy at '{}' has format {version}, not {WC_FORMAT} (Subversion \
+                 1.8 to 1.14); use 'svn upgrade' or 'svn update'",
+                root.display()
+            )));
+        }
+        Ok(WcDb {
+            conn,
+            pristine_dir: adm.join("pristine"),
+            tmp_dir: adm.join("tmp"),
+            path,
+            made_fanout: [false; 256],
+        })
+    }
+
+    /// The number of rows `sql` (a `SELECT COUNT(*)`) counts.
+    pub fn count(&self, sql: &str) -> Result<i64> {
+        self.conn
+            .query_row(sql, [], |r| r.get(0))
+            .map_err(self.err())
+    }
+
+    /// The repository (root URL, UUID) of the working copy.
+    pub fn repository(&self) -> Result<(String, String)> {
+        self.conn
+            .query_row("SELECT root, uuid FROM REPOSITORY WHERE id = 1", [], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .map_err(self.err())
+    }
+
+    /// Every BASE node, parents before children.
+    pub fn base_nodes(&self) -> Result<Vec<OwnedNode>> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT local_relpath, repos_path, revision, presence, kind, properties, depth,
+                   checksum, changed_revision, changed_date, changed_author, translated_size,
+                   last_mod_time, inherited_props, repos_id, file_external, moved_to
+                 FROM NODES WHERE wc_id = 1 AND op_depth = 0 ORDER BY local_relpath",
+            )
+            .map_err(self.err())?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok(OwnedNode {
+                    local_relpath: r.get(0)?,
+                    repos_path: r.get(1)?,
+                    revision: r.get::<_, Option<i64>>(2)?.map(|v| v as u64),
+                    presence: r.get(3)?,
+                    kind: r.get(4)?,
+                    properties: r.get(5)?,
+                    depth: r.get(6)?,
+                    checksum: r.get(7)?,
+                    changed_revision: r.get::<_, Option<i64>>(8)?.map(|v| v as u64),
+                    changed_date: r.get(9)?,
+                    changed_author: r.get(10)?,
+                    translated_size: r.get::<_, Option<i64>>(11)?.map(|v| v as u64),
+                    last_mod_time: r.get(12)?,
+                    inherited_props: r.get(13)?,
+                    other_repos: r.get::<_, Option<i64>>(14)?.is_some_and(|id| id != 1),
+                    file_external: r.get::<_, Option<i64>>(15)?.is_some(),
+                    moved: r.get::<_, Option<String>>(16)?.is_some(),
+                })
+            })
+            .map_err(self.err())?;
+        let mut out = Vec::new();
+        for row in rows {
+            out.push(row.map_err(self.err())?);
+        }
+        Ok(out)
+    }
+
+    /// Deletes a BASE node and every node below it.
+    pub fn delete_base_tree(&self, relpath: &str) -> Result<()> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "DELETE FROM NODES WHERE wc_id = 1 AND op_depth = 0
+                   AND (local_relpath = ?1 OR substr(local_relpath, 1, length(?1) + 1) = ?1 || '/')",
+            )
+            .map_err(self.err())?;
+        stmt.execute(params![relpath]).map_err(self.err())?;
+        Ok(())
+    }
+
+    /// The inherited properties cached at the root.
+    pub fn set_root_iprops(&self, iprops: &[u8]) -> Result<()> {
+        self.conn
+            .execute(
+                "UPDATE NODES SET inherited_props = ?1
+                 WHERE wc_id = 1 AND local_relpath = '' AND op_depth = 0",
+                params![iprops],
+            )
+            .map_err(self.err())?;
+        Ok(())
+    }
+
+    /// Every BASE node's revision becomes `rev` (an update's bump).
+    pub fn bump_revisions(&self, rev: u64) -> Result<()> {
+        self.conn
+            .execute(
+                "UPDATE NODES SET revision = ?1 WHERE wc_id = 1 AND op_depth = 0",
+                params![rev as i64],
+            )
+            .map_err(self.err())?;
+        Ok(())
     }
 
     fn err(&self) -> impl FnOnce(rusqlite::Error) -> Error {

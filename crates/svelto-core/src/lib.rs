@@ -1,7 +1,7 @@
 //! Subversion's vocabulary, shared by every Svelto crate.
 //!
 //! Owns: revision numbers, repository paths and their ordering, node kinds,
-//! property lists, checksums, locks (`Lock`), the clock and fresh names libraries are given
+//! property lists, keyword expansion (`keywords`), checksums, locks (`Lock`), the clock and fresh names libraries are given
 //! (`Env`), decimal numbers written without allocating, Subversion's error codes (`code`),
 //! the guarded place in a bounded count that both front ends bound their connections with
 //! (`Permit`), the shutdown both wait on with the writes it waits for (`Drain`), and the
@@ -14,6 +14,7 @@ pub mod code;
 mod date;
 mod drain;
 mod env;
+pub mod keywords;
 pub mod localtime;
 mod lock;
 mod path;

@@ -23,7 +23,8 @@ mod file_revs;
 mod fs;
 pub mod hooks;
 mod hotcopy;
-pub mod keywords;
+/// Keyword expansion lives in svelto-core (the client uses it too); re-exported here.
+pub use svelto_core::keywords;
 pub mod list;
 mod load;
 pub mod locations;

@@ -349,3 +349,238 @@ fn bad_input_gets_a_clear_error() {
         out.stderr_text()
     );
 }
+
+/// What an update printed, its lines sorted (the stock client prints in the drive's order,
+/// Svelto deletions, then additions, then changes).
+fn sorted_lines(text: &str) -> Vec<String> {
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    lines.sort();
+    lines
+}
+
+/// Checks `url` out at `from` twice with the stock client, then takes one working copy
+/// through `svn update` and the other through `svelto update` over the same revisions,
+/// comparing after each step what the stock client shows of both.
+fn compare_updates(pair: &Pair, label: &str, url: &str, from: &str, steps: &[&str]) {
+    compare_sparse_updates(pair, label, url, from, steps, &[]);
+}
+
+/// [`compare_updates`] from a checkout made with `args` (`--depth`).
+fn compare_sparse_updates(
+    pair: &Pair,
+    label: &str,
+    url: &str,
+    from: &str,
+    steps: &[&str],
+    args: &[&str],
+) {
+    let dir = tempdir();
+    let (stock, ours) = (dir.path().join("stock"), dir.path().join("svelto"));
+    for wc in ["stock", "svelto"] {
+        let mut a = vec!["checkout", "-q", "-r", from];
+        a.extend_from_slice(args);
+        a.extend([url, wc]);
+        svn(pair, &a, dir.path());
+    }
+    for to in steps {
+        let what = format!("{label}: update {url} from r{from} -r {to}");
+        let a = svn(pair, &["update", "-r", to], &stock).stdout_text();
+        let b = svelto(&["update", "-r", to], &ours).stdout_text();
+        assert_eq!(sorted_lines(&a), sorted_lines(&b), "{what}: output");
+        assert_eq!(tree(&stock), tree(&ours), "{what}: working files");
+        for cmd in [
+            &["status", "-v"][..],
+            &["info", "-R"],
+            &["proplist", "-R", "-v"],
+            &["diff"],
+        ] {
+            assert_eq!(
+                in_wc(pair, &stock, cmd),
+                in_wc(pair, &ours, cmd),
+                "{what}: svn {cmd:?}"
+            );
+        }
+        assert_eq!(nodes(&stock), nodes(&ours), "{what}: wc.db rows");
+        assert_eq!(
+            pristines(&stock),
+            pristines(&ours),
+            "{what}: pristine store"
+        );
+    }
+}
+
+#[test]
+fn updates_match_the_stock_clients() {
+    // Forward across every change, back (deletions, replacements), forward in steps.
+    for fixture in ["basic", "mixed", "eol-keywords", "symlinks", "replace"] {
+        let pair = pair(fixture);
+        for (label, base) in servers(pair) {
+            compare_updates(
+                pair,
+                label,
+                &format!("{base}/trunk"),
+                "1",
+                &["HEAD", "2", "3", "4", "HEAD"],
+            );
+        }
+    }
+    // Property changes on files and the root (before r8 adds svn:externals, which
+    // svelto update names but does not fetch yet).
+    let props = pair("props");
+    for (label, base) in servers(props) {
+        let url = format!("{base}/trunk");
+        compare_updates(props, label, &url, "1", &["7", "2", "5", "4", "7"]);
+    }
+    // Sparse working copies: directories the update adds get the depth svn gives them.
+    let basic = pair("basic");
+    for (label, base) in servers(basic) {
+        let url = format!("{base}/trunk");
+        for depth in ["immediates", "files"] {
+            compare_sparse_updates(basic, label, &url, "2", &["HEAD", "3"], &["--depth", depth]);
+        }
+    }
+    // The repository root: branches and tags come and go.
+    let pair = pair("basic");
+    for (label, base) in servers(pair) {
+        compare_updates(pair, label, &base, "0", &["5", "HEAD", "1"]);
+    }
+}
+
+#[test]
+fn update_keeps_local_changes_it_does_not_touch_and_refuses_the_others() {
+    let pair = pair("basic");
+    let base = pair.subject_url();
+    let url = format!("{base}/trunk");
+    let dir = tempdir();
+    let (stock, ours) = (dir.path().join("stock"), dir.path().join("svelto"));
+    for wc in ["stock", "svelto"] {
+        svn(pair, &["checkout", "-q", "-r", "5", &url, wc], dir.path());
+    }
+    // Which files does the update from r5 to r6 change, and which does it leave alone?
+    let changed = svn(
+        pair,
+        &["diff", "--summarize", "-r", "5:6", &url],
+        dir.path(),
+    )
+    .stdout_text();
+    let touches = |name: &str| {
+        changed
+            .lines()
+            .any(|l| l.ends_with(&format!("/trunk/{name}")))
+    };
+    let files: Vec<String> = tree(&stock)
+        .into_iter()
+        .filter(|(_, what)| what.starts_with("file"))
+        .map(|(p, _)| p.to_string_lossy().into_owned())
+        .collect();
+    let untouched = files.iter().find(|f| !touches(f)).cloned();
+    let touched = files.iter().find(|f| touches(f)).cloned();
+    let touched = touched.unwrap_or_else(|| panic!("no file of trunk@5 changes by r6: {changed}"));
+    assert!(
+        untouched.is_some(),
+        "every file of trunk@5 changes by r6: {changed}"
+    );
+    if let Some(name) = &untouched {
+        for wc in [&stock, &ours] {
+            std::fs::write(wc.join(name), "local change\n").unwrap_or_else(|e| panic!("{e}"));
+        }
+        svn(pair, &["update", "-r", "6"], &stock);
+        svelto(&["update", "-r", "6"], &ours);
+        assert_eq!(
+            tree(&stock),
+            tree(&ours),
+            "a change the update does not touch stays"
+        );
+        assert_eq!(
+            in_wc(pair, &stock, &["status", "-v"]),
+            in_wc(pair, &ours, &["status", "-v"]),
+            "status after updating past a local change"
+        );
+        assert_eq!(nodes(&stock), nodes(&ours), "wc.db rows");
+    }
+    // A change to a file the update changes: refused, nothing changed.
+    let wc = dir.path().join("refused");
+    svn(
+        pair,
+        &["checkout", "-q", "-r", "5", &url, "refused"],
+        dir.path(),
+    );
+    std::fs::write(wc.join(&touched), "local change\n").unwrap_or_else(|e| panic!("{e}"));
+    let before = (tree(&wc), nodes(&wc));
+    let out = Run::new(binary())
+        .args(["update", "-r", "6"])
+        .current_dir(&wc)
+        .failure();
+    let err = out.stderr_text();
+    assert!(
+        err.contains(&format!("'{touched}' has local changes")) && err.contains("use 'svn update'"),
+        "{err}"
+    );
+    assert_eq!(before.0, tree(&wc), "a refused update changes no file");
+    let after = nodes(&wc);
+    let no_pristines = |rows: &[String]| -> Vec<String> {
+        rows.iter()
+            .filter(|r| !r.starts_with("Text(\"$sha1$"))
+            .cloned()
+            .collect()
+    };
+    assert_eq!(
+        no_pristines(&before.1),
+        no_pristines(&after),
+        "a refused update changes no node"
+    );
+    // Local property changes and scheduled additions: refused, with the reason.
+    for (change, why) in [
+        (&["propset", "p", "v", "."][..], "local property changes"),
+        (&["mkdir", "new-dir"], "scheduled additions"),
+    ] {
+        let wc = dir.path().join(why);
+        svn(pair, &["checkout", "-q", "-r", "5", &url, why], dir.path());
+        svn(pair, change, &wc);
+        let out = Run::new(binary())
+            .args(["update"])
+            .current_dir(&wc)
+            .failure();
+        assert!(
+            out.stderr_text().contains(why),
+            "{why}: {}",
+            out.stderr_text()
+        );
+    }
+    // Not a working copy.
+    let out = Run::new(binary())
+        .args(["update"])
+        .current_dir(dir.path())
+        .failure();
+    assert!(
+        out.stderr_text().contains("not the root of a working copy"),
+        "{}",
+        out.stderr_text()
+    );
+}
+
+#[test]
+fn on_a_terminal_checkout_draws_progress_below_its_lines() {
+    // `script` gives the command a terminal; what it wrote comes back on its stdout.
+    let pair = pair("basic");
+    let dir = tempdir();
+    let url = format!("{}/trunk", pair.subject_url());
+    let cmd = format!("{} checkout {url} wc", binary().display());
+    let out = std::process::Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap_or_else(|e| panic!("script (util-linux) is needed: {e}"));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("A    wc/README.txt"), "{text}");
+    assert!(text.contains("Checked out revision"), "{text}");
+    assert!(
+        text.contains("files and directories"),
+        "no progress line: {text}"
+    );
+    // Not on a terminal: the stock client's lines only.
+    let out = svelto(&["checkout", &url, "plain"], dir.path()).stdout_text();
+    assert!(!out.contains("files and directories"), "{out}");
+    assert!(out.contains("A    plain/README.txt"), "{out}");
+}

@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use svelto_core::Revnum;
+use crate::Revnum;
 
 /// The longest keyword marker, `$` to `$`, that is recognised or written.
 pub const MAX_LEN: usize = 255;
@@ -25,7 +25,7 @@ pub struct Facts<'a> {
     /// That revision's `svn:author`, if it has one.
     pub author: Option<&'a str>,
     /// The time zone of the long date (`%D`): the server's.
-    pub zone: &'a svelto_core::localtime::Zone,
+    pub zone: &'a crate::localtime::Zone,
 }
 
 /// Keyword names (as they appear between the `$`s) and their values.
@@ -91,9 +91,7 @@ fn printf(fmt: &[u8], f: &Facts) -> Vec<u8> {
             b'b' => out.extend_from_slice(&basename(f.url)),
             b'd' => out.extend_from_slice(short_date(f.date).as_bytes()),
             b'D' => {
-                let long = f
-                    .date
-                    .and_then(|d| svelto_core::localtime::human_date(d, f.zone));
+                let long = f.date.and_then(|d| crate::localtime::human_date(d, f.zone));
                 out.extend_from_slice(long.unwrap_or_default().as_bytes());
             }
             b'P' => out.extend_from_slice(&relpath(f.root_url, f.url)),
@@ -113,11 +111,11 @@ fn printf(fmt: &[u8], f: &Facts) -> Vec<u8> {
 
 /// `2026-11-27 20:49:11Z`: the date in UTC, to the second; empty without a date.
 fn short_date(date: Option<&str>) -> String {
-    let Some(micros) = date.and_then(svelto_core::parse_svn_date) else {
+    let Some(micros) = date.and_then(crate::parse_svn_date) else {
         return String::new();
     };
     let secs = micros.div_euclid(1_000_000);
-    let (y, m, d) = svelto_core::civil_from_days(secs.div_euclid(86_400));
+    let (y, m, d) = crate::civil_from_days(secs.div_euclid(86_400));
     let s = secs.rem_euclid(86_400);
     format!(
         "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}Z",
@@ -318,8 +316,8 @@ fn substitute(buf: &[u8], name: &[u8], value: &[u8]) -> Option<Vec<u8>> {
 mod tests {
     use super::*;
 
-    static UTC: std::sync::LazyLock<svelto_core::localtime::Zone> =
-        std::sync::LazyLock::new(svelto_core::localtime::Zone::utc);
+    static UTC: std::sync::LazyLock<crate::localtime::Zone> =
+        std::sync::LazyLock::new(crate::localtime::Zone::utc);
 
     fn facts() -> Facts<'static> {
         Facts {

@@ -1,0 +1,1080 @@
+//! `update`: brings a working copy with a single base revision and nothing scheduled to
+//! the target revision over svn://. The working copy is checked first (anything `svn
+//! update` would have to merge, schedule or resolve is refused, naming why); the server's
+//! drive is then received whole (new texts go to the pristine store, which a refusal
+//! leaves harmless: unreferenced pristines are what `svn cleanup` removes); only then are
+//! the working files changed and the wc.db rows written, in one transaction. A locally
+//! modified file the update does not touch keeps its changes, as with `svn update`; one it
+//! touches is refused before anything changes.
+
+use std::collections::{HashMap, HashSet};
+use std::fs::File;
+use std::io::Write;
+use std::os::unix::fs::{FileExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use md5::Digest;
+use svelto_delta::StreamDecoder;
+use svelto_wire::Item;
+
+use crate::checkout::{
+    arg_opt_str, arg_str, bad_token, create_new, create_read_only, prop_value, set_prop, split,
+    translation_of, utf8_path, Entry, Notify, Summary,
+};
+use crate::error::{file_err, Error, Result};
+use crate::ra_svn::{self, lossy, protocol, Credentials, Session};
+use crate::skel::{self, Props};
+use crate::translate::{self, Translation};
+use crate::url::{self, SvnUrl};
+use crate::wc::{BaseNode, OwnedNode, WcDb};
+
+/// What to update.
+#[derive(Debug, Clone)]
+pub struct UpdateOptions {
+    /// The working copy's root.
+    pub path: PathBuf,
+    /// None: HEAD.
+    pub revision: Option<u64>,
+    pub credentials: Credentials,
+    pub zone: svelto_core::localtime::Zone,
+}
+
+fn refuse(root: &Path, why: impl std::fmt::Display) -> Error {
+    Error::Usage(format!(
+        "svelto update does not update '{}': {why}; use 'svn update'",
+        root.display()
+    ))
+}
+
+/// The entry facts of a node as recorded.
+fn entry_of(n: &OwnedNode) -> Entry {
+    Entry {
+        committed_rev: n.changed_revision,
+        committed_date: n.changed_date.map(|us| {
+            let secs = us.div_euclid(1_000_000);
+            let micros = us.rem_euclid(1_000_000);
+            svelto_core::format_svn_date(secs.max(0) as u64, micros as u32)
+        }),
+        last_author: n.changed_author.clone(),
+    }
+}
+
+fn props_of(n: &OwnedNode, root: &Path) -> Result<Props> {
+    match &n.properties {
+        None => Ok(Vec::new()),
+        Some(s) => skel::parse_proplist(s).ok_or_else(|| {
+            refuse(
+                root,
+                format!(
+                    "the properties of '{}' in wc.db are not a skel",
+                    n.local_relpath
+                ),
+            )
+        }),
+    }
+}
+
+/// Updates the working copy at `opts.path`.
+pub fn update(opts: &UpdateOptions, notify: &mut dyn FnMut(Notify)) -> Result<Summary> {
+    let root = opts.path.clone();
+    let mut db = WcDb::open(&root)?;
+    for (sql, why) in [
+        (
+            "SELECT COUNT(*) FROM WORK_QUEUE",
+            "it has unfinished work ('svn cleanup' finishes it)",
+        ),
+        (
+            "SELECT COUNT(*) FROM WC_LOCK",
+            "it is locked ('svn cleanup' removes stale locks)",
+        ),
+        (
+            "SELECT COUNT(*) FROM NODES WHERE op_depth > 0",
+            "it has scheduled additions, deletions, copies or moves",
+        ),
+        (
+            "SELECT COUNT(*) FROM ACTUAL_NODE",
+            "it has local property changes, conflicts or changelists",
+        ),
+        ("SELECT COUNT(*) FROM EXTERNALS", "it has externals"),
+    ] {
+        if db.count(sql)? > 0 {
+            return Err(refuse(&root, why));
+        }
+    }
+    let nodes = db.base_nodes()?;
+    let Some(root_node) = nodes.iter().find(|n| n.local_relpath.is_empty()) else {
+        return Err(refuse(&root, "wc.db has no root node"));
+    };
+    let base_rev = root_node.revision.unwrap_or(0);
+    let root_repos = root_node.repos_path.clone().unwrap_or_default();
+    let root_depth = root_node.depth.clone().unwrap_or_else(|| "infinity".into());
+    let expected_path = |relpath: &str| match (root_repos.is_empty(), relpath.is_empty()) {
+        (true, _) => relpath.to_string(),
+        (false, true) => root_repos.clone(),
+        (false, false) => format!("{root_repos}/{relpath}"),
+    };
+    let mut by_path: HashMap<&str, &OwnedNode> = HashMap::new();
+    for n in &nodes {
+        let rel = n.local_relpath.as_str();
+        if n.other_repos || n.file_external {
+            return Err(refuse(&root, format!("'{rel}' is an external")));
+        }
+        if n.moved {
+            return Err(refuse(&root, format!("'{rel}' was moved")));
+        }
+        match n.presence.as_str() {
+            "normal" => {
+                if n.revision != Some(base_rev) {
+                    return Err(refuse(
+                        &root,
+                        format!(
+                            "it has mixed revisions ('{rel}' is at r{}, the root at r{base_rev})",
+                            n.revision.unwrap_or(0)
+                        ),
+                    ));
+                }
+            }
+            "server-excluded" => {}
+            other => {
+                return Err(refuse(&root, format!("'{rel}' is {other}")));
+            }
+        }
+        if n.repos_path.as_deref() != Some(expected_path(rel).as_str()) {
+            return Err(refuse(&root, format!("'{rel}' is switched")));
+        }
+        by_path.insert(rel, n);
+    }
+    let (repos_root, uuid) = db.repository()?;
+    let session_url = if root_repos.is_empty() {
+        repos_root.clone()
+    } else {
+        format!("{repos_root}/{}", url::encode(&root_repos))
+    };
+    let mut session = Session::open(&SvnUrl::parse(&session_url)?, &opts.credentials)?;
+    if session.uuid != uuid {
+        return Err(refuse(
+            &root,
+            format!(
+                "the repository at '{session_url}' has UUID {}, the working copy's is {uuid}",
+                session.uuid
+            ),
+        ));
+    }
+    let rev = match opts.revision {
+        Some(r) => r,
+        None => session.latest_rev()?,
+    };
+    let modified = local_changes(&root, &db, &nodes, &repos_root, &opts.zone)?;
+
+    session.command(
+        "update",
+        vec![
+            Item::list(vec![Item::Number(rev)]),
+            Item::string(""),
+            Item::bool(true),
+            Item::word("unknown"),
+            Item::bool(false),
+            Item::bool(false),
+        ],
+    )?;
+    let set_path = |path: &str, depth: &str| {
+        svelto_wire::command(
+            "set-path",
+            vec![
+                Item::string(path),
+                Item::Number(base_rev),
+                Item::bool(false),
+                Item::empty_list(),
+                Item::word(depth),
+            ],
+        )
+    };
+    session.send(&set_path("", &root_depth))?;
+    for n in &nodes {
+        if n.kind == "dir" && !n.local_relpath.is_empty() && n.presence == "normal" {
+            let depth = n.depth.as_deref().unwrap_or("infinity");
+            if depth != "infinity" {
+                session.send(&set_path(&n.local_relpath, depth))?;
+            }
+        }
+    }
+    session.send(&svelto_wire::command("finish-report", vec![]))?;
+    let slot = session.read_item("reading the auth slot after the report")?;
+    ra_svn::success(&slot, "in the auth slot after the report")?;
+
+    let mut r = Drive {
+        root: root.clone(),
+        db: &mut db,
+        by_path: &by_path,
+        target_rev: rev,
+        dirs: HashMap::new(),
+        files: HashMap::new(),
+        plan: Plan::default(),
+        tmp_counter: 0,
+        window: Vec::new(),
+        view: Vec::new(),
+        pristines: HashSet::new(),
+    };
+    r.db.begin()?;
+    let drove = r.drive(&mut session);
+    // New pristines are harmless even when the update stops here (refcount 0).
+    r.db.commit()?;
+    drove?;
+    let plan = std::mem::take(&mut r.plan);
+    let target_rev = r.target_rev;
+
+    // Refuse what would need a merge, before anything changes.
+    for f in &plan.files {
+        if !f.added && modified.contains(&f.relpath) && (f.text.is_some() || f.props_changed) {
+            return Err(refuse(
+                &root,
+                format!(
+                    "'{}' has local changes and the update changes it too (svelto does not merge yet)",
+                    f.relpath
+                ),
+            ));
+        }
+    }
+    for d in &plan.deletes {
+        let prefix = format!("{d}/");
+        if let Some(m) = modified.iter().find(|m| *m == d || m.starts_with(&prefix)) {
+            return Err(refuse(
+                &root,
+                format!("'{m}' has local changes and the update deletes it"),
+            ));
+        }
+    }
+    let deleted: HashSet<&str> = plan.deletes.iter().map(String::as_str).collect();
+    let in_deleted = |rel: &str| {
+        deleted.contains(rel)
+            || rel
+                .match_indices('/')
+                .any(|(i, _)| deleted.contains(&rel[..i]))
+    };
+    for rel in plan
+        .dirs
+        .iter()
+        .filter(|d| d.added)
+        .map(|d| &d.relpath)
+        .chain(plan.files.iter().filter(|f| f.added).map(|f| &f.relpath))
+    {
+        let versioned = by_path.contains_key(rel.as_str()) && in_deleted(rel);
+        if !versioned && root.join(rel).symlink_metadata().is_ok() {
+            return Err(refuse(
+                &root,
+                format!("an unversioned '{rel}' is in the way of the update's addition"),
+            ));
+        }
+    }
+
+    apply(
+        &root,
+        &mut db,
+        plan,
+        target_rev,
+        &repos_root,
+        &root_repos,
+        &mut session,
+        opts,
+        notify,
+    )
+}
+
+/// The files (relpaths) whose working form differs from their pristine's, or are missing.
+fn local_changes(
+    root: &Path,
+    db: &WcDb,
+    nodes: &[OwnedNode],
+    repos_root: &str,
+    zone: &svelto_core::localtime::Zone,
+) -> Result<HashSet<String>> {
+    let mut modified = HashSet::new();
+    for n in nodes {
+        if n.presence != "normal" {
+            continue;
+        }
+        let path = root.join(&n.local_relpath);
+        let meta = path.symlink_metadata();
+        if n.kind == "dir" {
+            if !meta.is_ok_and(|m| m.is_dir()) {
+                return Err(refuse(
+                    root,
+                    format!("the directory '{}' is missing", n.local_relpath),
+                ));
+            }
+            continue;
+        }
+        let Ok(meta) = meta else {
+            return Err(refuse(
+                root,
+                format!(
+                    "'{}' is missing ('svn update' restores it)",
+                    n.local_relpath
+                ),
+            ));
+        };
+        let props = props_of(n, root)?;
+        let special = prop_value(&props, b"svn:special").is_some();
+        if !special && meta.is_file() {
+            let mtime = meta
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map(|d| d.as_micros() as i64);
+            if n.translated_size == Some(meta.len())
+                && n.last_mod_time.is_some()
+                && mtime == n.last_mod_time
+            {
+                continue;
+            }
+        }
+        // Compare the working file with the pristine's working form.
+        let Some(sha1) = n.checksum.as_deref().and_then(|c| c.strip_prefix("$sha1$")) else {
+            modified.insert(n.local_relpath.clone());
+            continue;
+        };
+        let pristine_path = db
+            .pristine_dir
+            .join(&sha1[..2.min(sha1.len())])
+            .join(format!("{sha1}.svn-base"));
+        let pristine = std::fs::read(&pristine_path).map_err(file_err(&pristine_path))?;
+        let same = if special {
+            match (
+                meta.file_type().is_symlink(),
+                translate::link_target(&pristine),
+            ) {
+                (true, Some(target)) => {
+                    use std::os::unix::ffi::OsStrExt;
+                    std::fs::read_link(&path).is_ok_and(|l| l.as_os_str().as_bytes() == target)
+                }
+                _ => false,
+            }
+        } else if meta.is_file() {
+            let t = translation_of(
+                &props,
+                &entry_of(n),
+                repos_root,
+                n.repos_path.as_deref().unwrap_or(""),
+                None,
+                zone,
+            );
+            let working = std::fs::read(&path).map_err(file_err(&path))?;
+            working == translate::translate(&pristine, &t)
+        } else {
+            false
+        };
+        if !same {
+            modified.insert(n.local_relpath.clone());
+        }
+    }
+    Ok(modified)
+}
+
+#[derive(Default)]
+struct Plan {
+    /// Relpaths deleted (each with what is below it).
+    deletes: Vec<String>,
+    /// Directories added or opened, as they closed.
+    dirs: Vec<DirEdit>,
+    /// Files added or opened, as they closed.
+    files: Vec<FileEdit>,
+    /// Paths the server leaves out: (relpath, kind).
+    absent: Vec<(String, &'static str)>,
+}
+
+struct DirEdit {
+    relpath: String,
+    added: bool,
+    props: Props,
+    props_changed: bool,
+    entry: Entry,
+}
+
+struct NewText {
+    decoder: StreamDecoder,
+    /// The base pristine, read window by window.
+    source: Option<File>,
+    tmp: (File, PathBuf),
+    sha1: sha1::Sha1,
+    md5: md5::Md5,
+    size: u64,
+}
+
+struct FileEdit {
+    relpath: String,
+    added: bool,
+    props: Props,
+    props_changed: bool,
+    entry: Entry,
+    /// The base text's SHA-1 (hex), for an opened file.
+    base_sha1: Option<String>,
+    receiving: Option<NewText>,
+    /// The new text: (sha1 hex, md5 hex, size).
+    text: Option<(String, String, u64)>,
+}
+
+struct Drive<'a> {
+    root: PathBuf,
+    db: &'a mut WcDb,
+    by_path: &'a HashMap<&'a str, &'a OwnedNode>,
+    target_rev: u64,
+    dirs: HashMap<Vec<u8>, DirEdit>,
+    files: HashMap<Vec<u8>, FileEdit>,
+    plan: Plan,
+    tmp_counter: u64,
+    window: Vec<u8>,
+    view: Vec<u8>,
+    pristines: HashSet<String>,
+}
+
+impl Drive<'_> {
+    fn node(&self, relpath: &str, cmd: &str) -> Result<&OwnedNode> {
+        self.by_path.get(relpath).copied().ok_or_else(|| {
+            protocol(
+                "in the update drive",
+                format!("{cmd} '{relpath}', which the working copy does not have"),
+            )
+        })
+    }
+
+    fn drive(&mut self, session: &mut Session) -> Result<()> {
+        loop {
+            let item = session.read_item("in the update drive")?;
+            let (cmd, p) = split(&item)?;
+            match cmd {
+                "target-rev" => {
+                    if let Some(r) = p.first().and_then(Item::as_number) {
+                        self.target_rev = r;
+                    }
+                }
+                "open-root" | "open-dir" => {
+                    let (relpath, token) = if cmd == "open-root" {
+                        (String::new(), arg_str(p, 1, cmd)?)
+                    } else {
+                        (utf8_path(arg_str(p, 0, cmd)?, cmd)?, arg_str(p, 2, cmd)?)
+                    };
+                    let node = self.node(&relpath, cmd)?;
+                    let props = props_of(node, &self.root)?;
+                    let entry = entry_of(node);
+                    self.dirs.insert(
+                        token.to_vec(),
+                        DirEdit {
+                            relpath,
+                            added: false,
+                            props,
+                            props_changed: false,
+                            entry,
+                        },
+                    );
+                }
+                "add-dir" => {
+                    let relpath = utf8_path(arg_str(p, 0, cmd)?, cmd)?;
+                    let token = arg_str(p, 2, cmd)?.to_vec();
+                    self.dirs.insert(
+                        token,
+                        DirEdit {
+                            relpath,
+                            added: true,
+                            props: Vec::new(),
+                            props_changed: false,
+                            entry: Entry::default(),
+                        },
+                    );
+                }
+                "change-dir-prop" => {
+                    let token = arg_str(p, 0, cmd)?;
+                    let name = arg_str(p, 1, cmd)?;
+                    let value = arg_opt_str(p, 2, cmd)?;
+                    let dir = self.dirs.get_mut(token).ok_or_else(|| bad_token(cmd))?;
+                    if !dir.entry.take(name, value) && !name.starts_with(b"svn:wc:") {
+                        set_prop(&mut dir.props, name, value);
+                        dir.props_changed = true;
+                    }
+                }
+                "close-dir" => {
+                    let token = arg_str(p, 0, cmd)?;
+                    let dir = self.dirs.remove(token).ok_or_else(|| bad_token(cmd))?;
+                    self.plan.dirs.push(dir);
+                }
+                "delete-entry" => {
+                    let relpath = utf8_path(arg_str(p, 0, cmd)?, cmd)?;
+                    self.node(&relpath, cmd)?;
+                    self.plan.deletes.push(relpath);
+                }
+                "absent-dir" | "absent-file" => {
+                    let relpath = utf8_path(arg_str(p, 0, cmd)?, cmd)?;
+                    let kind = if cmd == "absent-dir" { "dir" } else { "file" };
+                    self.plan.absent.push((relpath, kind));
+                }
+                "add-file" | "open-file" => {
+                    let relpath = utf8_path(arg_str(p, 0, cmd)?, cmd)?;
+                    let token = arg_str(p, 2, cmd)?.to_vec();
+                    let (props, entry, base_sha1) = if cmd == "open-file" {
+                        let node = self.node(&relpath, cmd)?;
+                        let sha1 = node
+                            .checksum
+                            .as_deref()
+                            .and_then(|c| c.strip_prefix("$sha1$"))
+                            .map(str::to_string);
+                        (props_of(node, &self.root)?, entry_of(node), sha1)
+                    } else {
+                        (Vec::new(), Entry::default(), None)
+                    };
+                    self.files.insert(
+                        token,
+                        FileEdit {
+                            relpath,
+                            added: cmd == "add-file",
+                            props,
+                            props_changed: false,
+                            entry,
+                            base_sha1,
+                            receiving: None,
+                            text: None,
+                        },
+                    );
+                }
+                "change-file-prop" => {
+                    let token = arg_str(p, 0, cmd)?;
+                    let name = arg_str(p, 1, cmd)?;
+                    let value = arg_opt_str(p, 2, cmd)?;
+                    let file = self.files.get_mut(token).ok_or_else(|| bad_token(cmd))?;
+                    if !file.entry.take(name, value) && !name.starts_with(b"svn:wc:") {
+                        set_prop(&mut file.props, name, value);
+                        file.props_changed = true;
+                    }
+                }
+                "apply-textdelta" => {
+                    let token = arg_str(p, 0, cmd)?.to_vec();
+                    self.start_text(&token)?;
+                }
+                "textdelta-chunk" => {
+                    let token = arg_str(p, 0, cmd)?;
+                    let chunk = arg_str(p, 1, cmd)?;
+                    let mut file = self.files.remove(token).ok_or_else(|| bad_token(cmd))?;
+                    let result = self.text_chunk(&mut file, chunk);
+                    self.files.insert(token.to_vec(), file);
+                    result?;
+                }
+                "textdelta-end" => {
+                    let token = arg_str(p, 0, cmd)?;
+                    let mut file = self.files.remove(token).ok_or_else(|| bad_token(cmd))?;
+                    let result = self.end_text(&mut file);
+                    self.files.insert(token.to_vec(), file);
+                    result?;
+                }
+                "close-file" => {
+                    let token = arg_str(p, 0, cmd)?;
+                    let md5 = arg_opt_str(p, 1, cmd)?.map(lossy);
+                    let mut file = self.files.remove(token).ok_or_else(|| bad_token(cmd))?;
+                    if file.receiving.is_some() {
+                        return Err(protocol(
+                            "in the update drive",
+                            format!("close-file for '{}' inside its text", file.relpath),
+                        ));
+                    }
+                    if file.added && file.text.is_none() {
+                        // An empty file: no text was sent.
+                        let sha1 = hex::encode(sha1::Sha1::digest(b""));
+                        let md5 = hex::encode(md5::Md5::digest(b""));
+                        self.store_pristine(None, &sha1, &md5, 0)?;
+                        file.text = Some((sha1, md5, 0));
+                    }
+                    if let (Some(expected), Some((_, actual, _))) = (md5.as_deref(), &file.text) {
+                        if !expected.is_empty() && expected != actual {
+                            return Err(Error::Checksum {
+                                path: file.relpath.clone(),
+                                expected: expected.to_string(),
+                                actual: actual.clone(),
+                            });
+                        }
+                    }
+                    self.plan.files.push(file);
+                }
+                "close-edit" => {
+                    session.send(&svelto_wire::success(vec![]))?;
+                    let resp = session.read_item("reading the response to update")?;
+                    ra_svn::success(&resp, "in the response to update")?;
+                    return Ok(());
+                }
+                "abort-edit" => {
+                    session.send(&svelto_wire::success(vec![]))?;
+                    let resp = session.read_item("reading the failure after abort-edit")?;
+                    ra_svn::success(&resp, "after abort-edit")?;
+                    return Err(protocol(
+                        "in the update drive",
+                        "the server aborted the edit",
+                    ));
+                }
+                "failure" => return Err(ra_svn::failure(p)),
+                other => {
+                    return Err(protocol(
+                        "in the update drive",
+                        format!("unknown editor command '{other}'"),
+                    ))
+                }
+            }
+        }
+    }
+
+    fn start_text(&mut self, token: &[u8]) -> Result<()> {
+        let file = self
+            .files
+            .get(token)
+            .ok_or_else(|| bad_token("apply-textdelta"))?;
+        let source = match &file.base_sha1 {
+            Some(sha1) if !file.added => {
+                let p = self.db.pristine_path(sha1)?;
+                Some(File::open(&p).map_err(file_err(&p))?)
+            }
+            _ => None,
+        };
+        self.tmp_counter += 1;
+        let tmp = self
+            .db
+            .tmp_dir
+            .join(format!("svelto-update-{}.tmp", self.tmp_counter));
+        let f = create_read_only(&tmp)?;
+        let file = self
+            .files
+            .get_mut(token)
+            .ok_or_else(|| bad_token("apply-textdelta"))?;
+        file.receiving = Some(NewText {
+            decoder: StreamDecoder::new(svelto_delta::Limits::default()),
+            source,
+            tmp: (f, tmp),
+            sha1: sha1::Sha1::new(),
+            md5: md5::Md5::new(),
+            size: 0,
+        });
+        Ok(())
+    }
+
+    fn text_chunk(&mut self, file: &mut FileEdit, chunk: &[u8]) -> Result<()> {
+        let Some(text) = file.receiving.as_mut() else {
+            return Err(protocol(
+                "in the update drive",
+                format!("text for '{}' before apply-textdelta", file.relpath),
+            ));
+        };
+        text.decoder.push(chunk);
+        let delta_err = |source| Error::Delta {
+            path: file.relpath.clone(),
+            source,
+        };
+        while let Some(window) = text.decoder.next_window().map_err(delta_err)? {
+            self.view.clear();
+            if window.source_len > 0 {
+                let Some(src) = &text.source else {
+                    return Err(protocol(
+                        "in the update drive",
+                        format!("a delta against no base text for '{}'", file.relpath),
+                    ));
+                };
+                self.view.resize(window.source_len as usize, 0);
+                src.read_exact_at(&mut self.view, window.source_offset)
+                    .map_err(|e| {
+                        protocol(
+                            "in the update drive",
+                            format!(
+                                "a delta reads outside the base text of '{}': {e}",
+                                file.relpath
+                            ),
+                        )
+                    })?;
+            }
+            self.window.clear();
+            window
+                .apply(&self.view, &mut self.window)
+                .map_err(|source| Error::Delta {
+                    path: file.relpath.clone(),
+                    source,
+                })?;
+            text.sha1.update(&self.window);
+            text.md5.update(&self.window);
+            text.size += self.window.len() as u64;
+            text.tmp
+                .0
+                .write_all(&self.window)
+                .map_err(file_err(text.tmp.1.as_path()))?;
+        }
+        Ok(())
+    }
+
+    fn end_text(&mut self, file: &mut FileEdit) -> Result<()> {
+        let Some(text) = file.receiving.take() else {
+            return Err(protocol(
+                "in the update drive",
+                format!(
+                    "textdelta-end for '{}' before apply-textdelta",
+                    file.relpath
+                ),
+            ));
+        };
+        text.decoder.finish().map_err(|source| Error::Delta {
+            path: file.relpath.clone(),
+            source,
+        })?;
+        let sha1 = hex::encode(text.sha1.finalize());
+        let md5 = hex::encode(text.md5.finalize());
+        drop(text.tmp.0);
+        self.store_pristine(Some(&text.tmp.1), &sha1, &md5, text.size)?;
+        file.text = Some((sha1, md5, text.size));
+        Ok(())
+    }
+
+    /// Puts a text into the pristine store (from `tmp`, or empty), once.
+    fn store_pristine(
+        &mut self,
+        tmp: Option<&Path>,
+        sha1: &str,
+        md5: &str,
+        size: u64,
+    ) -> Result<()> {
+        let dest = self.db.pristine_path(sha1)?;
+        let have = self.pristines.contains(sha1) || dest.exists();
+        match (tmp, have) {
+            (Some(tmp), true) => std::fs::remove_file(tmp).map_err(file_err(tmp))?,
+            (Some(tmp), false) => std::fs::rename(tmp, &dest).map_err(file_err(&dest))?,
+            (None, true) => {}
+            (None, false) => {
+                create_read_only(&dest)?;
+            }
+        }
+        self.db.put_pristine(sha1, md5, size)?;
+        self.pristines.insert(sha1.to_string());
+        Ok(())
+    }
+}
+
+/// Changes the working files and writes the rows.
+#[allow(clippy::too_many_arguments)]
+fn apply(
+    root: &Path,
+    db: &mut WcDb,
+    plan: Plan,
+    rev: u64,
+    repos_root: &str,
+    root_repos: &str,
+    session: &mut Session,
+    opts: &UpdateOptions,
+    notify: &mut dyn FnMut(Notify),
+) -> Result<Summary> {
+    let repos_path = |relpath: &str| match (root_repos.is_empty(), relpath.is_empty()) {
+        (true, _) => relpath.to_string(),
+        (false, true) => root_repos.to_string(),
+        (false, false) => format!("{root_repos}/{relpath}"),
+    };
+    let nodes = db.base_nodes()?;
+    let mut summary = Summary {
+        revision: rev,
+        ..Summary::default()
+    };
+    // Inherited properties, cached at the root (as checkout does).
+    let iprops = if !root_repos.is_empty() && session.has_cap("inherited-props") {
+        Some(skel::iprops(&session.inherited_props(rev)?))
+    } else {
+        None
+    };
+
+    // Deletions: the versioned files and directories below, deepest first; unversioned
+    // files stay, with their directories.
+    for d in &plan.deletes {
+        let prefix = format!("{d}/");
+        let mut below: Vec<&OwnedNode> = nodes
+            .iter()
+            .filter(|n| n.local_relpath == *d || n.local_relpath.starts_with(&prefix))
+            .collect();
+        below.sort_by(|a, b| b.local_relpath.cmp(&a.local_relpath));
+        for n in below {
+            if n.presence != "normal" {
+                continue;
+            }
+            let path = root.join(&n.local_relpath);
+            let result = if n.kind == "dir" {
+                std::fs::remove_dir(&path)
+            } else {
+                std::fs::remove_file(&path)
+            };
+            match result {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                // A directory that keeps unversioned files stays, unversioned.
+                Err(_) if n.kind == "dir" => {}
+                Err(e) => return Err(file_err(&path)(e)),
+            }
+        }
+        notify(Notify::Deleted { relpath: d });
+    }
+    let mut dirs = plan.dirs;
+    dirs.sort_by(|a, b| a.relpath.cmp(&b.relpath));
+    for d in dirs.iter().filter(|d| d.added) {
+        let path = root.join(&d.relpath);
+        std::fs::create_dir(&path).map_err(file_err(&path))?;
+    }
+
+    // Working files.
+    struct Written {
+        size: Option<u64>,
+        mtime: Option<i64>,
+    }
+    let mut written: HashMap<String, Written> = HashMap::new();
+    let translation_props = [
+        b"svn:eol-style".as_slice(),
+        b"svn:keywords",
+        b"svn:special",
+        b"svn:executable",
+        b"svn:needs-lock",
+    ];
+    let old_props: HashMap<&str, Props> = nodes
+        .iter()
+        .filter(|n| n.kind == "file" && n.presence == "normal")
+        .map(|n| Ok((n.local_relpath.as_str(), props_of(n, root)?)))
+        .collect::<Result<_>>()?;
+    for f in &plan.files {
+        let old = old_props.get(f.relpath.as_str());
+        let translation_changed = match old {
+            None => true,
+            Some(old) => translation_props
+                .iter()
+                .any(|name| prop_value(old, name) != prop_value(&f.props, name)),
+        };
+        let keywords = prop_value(&f.props, b"svn:keywords").is_some();
+        if !(f.added || f.text.is_some() || translation_changed || (keywords && f.props_changed)) {
+            continue;
+        }
+        let sha1 = match (&f.text, nodes.iter().find(|n| n.local_relpath == f.relpath)) {
+            (Some((s, _, _)), _) => s.clone(),
+            (None, Some(n)) => n
+                .checksum
+                .as_deref()
+                .and_then(|c| c.strip_prefix("$sha1$"))
+                .unwrap_or("")
+                .to_string(),
+            (None, None) => String::new(),
+        };
+        let pristine_path = db.pristine_path(&sha1)?;
+        let pristine = std::fs::read(&pristine_path).map_err(file_err(&pristine_path))?;
+        let t: Translation = translation_of(
+            &f.props,
+            &f.entry,
+            repos_root,
+            &repos_path(&f.relpath),
+            None,
+            &opts.zone,
+        );
+        let path = root.join(&f.relpath);
+        let w = write_working(&path, &pristine, &t, &f.props)?;
+        written.insert(f.relpath.clone(), w_into(w));
+        if f.added {
+            notify(Notify::Added {
+                relpath: &f.relpath,
+                is_dir: false,
+            });
+        }
+    }
+    fn w_into(w: Option<(u64, Option<i64>)>) -> Written {
+        match w {
+            Some((size, mtime)) => Written {
+                size: Some(size),
+                mtime,
+            },
+            None => Written {
+                size: None,
+                mtime: None,
+            },
+        }
+    }
+
+    db.begin()?;
+    for d in &plan.deletes {
+        db.delete_base_tree(d)?;
+    }
+    db.bump_revisions(rev)?;
+    for (relpath, kind) in &plan.absent {
+        let rp = repos_path(relpath);
+        db.put_base(&BaseNode {
+            local_relpath: relpath,
+            repos_path: &rp,
+            revision: rev,
+            presence: "server-excluded",
+            kind,
+            ..BaseNode::default()
+        })?;
+    }
+    let old: HashMap<&str, &OwnedNode> = nodes
+        .iter()
+        .map(|n| (n.local_relpath.as_str(), n))
+        .collect();
+    for d in &dirs {
+        let rp = repos_path(&d.relpath);
+        let props = skel::proplist(d.props.iter().map(|(n, v)| (n.as_slice(), v.as_slice())));
+        let prev = old.get(d.relpath.as_str()).filter(|_| !d.added);
+        let depth = match prev {
+            Some(n) => n.depth.clone(),
+            // A new directory below one checked out with immediates is empty, as svn
+            // records it; below any other, infinity.
+            None => {
+                let parent = crate::wc::parent_relpath(&d.relpath).unwrap_or("");
+                let parent_depth = old.get(parent).and_then(|n| n.depth.as_deref());
+                Some(
+                    if parent_depth == Some("immediates") {
+                        "empty"
+                    } else {
+                        "infinity"
+                    }
+                    .to_string(),
+                )
+            }
+        };
+        if d.added {
+            summary.dirs += 1;
+            notify(Notify::Added {
+                relpath: &d.relpath,
+                is_dir: true,
+            });
+        } else if d.props_changed {
+            notify(Notify::Updated {
+                relpath: &d.relpath,
+                text: false,
+                props: true,
+            });
+        }
+        if prop_value(&d.props, b"svn:externals").is_some() {
+            summary.externals.push(d.relpath.clone());
+        }
+        db.put_base(&BaseNode {
+            local_relpath: &d.relpath,
+            repos_path: &rp,
+            revision: rev,
+            presence: "normal",
+            kind: "dir",
+            properties: Some(&props),
+            depth: depth.as_deref(),
+            changed_revision: d.entry.committed_rev,
+            changed_date: d
+                .entry
+                .committed_date
+                .as_deref()
+                .and_then(svelto_core::parse_svn_date),
+            changed_author: d.entry.last_author.as_deref(),
+            inherited_props: if d.relpath.is_empty() {
+                iprops
+                    .as_deref()
+                    .or(prev.and_then(|n| n.inherited_props.as_deref()))
+            } else {
+                None
+            },
+            ..BaseNode::default()
+        })?;
+    }
+    if !dirs.iter().any(|d| d.relpath.is_empty()) {
+        if let Some(ip) = &iprops {
+            db.set_root_iprops(ip)?;
+        }
+    }
+    for f in &plan.files {
+        let rp = repos_path(&f.relpath);
+        let props = skel::proplist(f.props.iter().map(|(n, v)| (n.as_slice(), v.as_slice())));
+        let prev = old.get(f.relpath.as_str()).filter(|_| !f.added);
+        let checksum = match (&f.text, prev) {
+            (Some((sha1, _, _)), _) => Some(format!("$sha1${sha1}")),
+            (None, Some(n)) => n.checksum.clone(),
+            (None, None) => None,
+        };
+        let (size, mtime) = match (written.get(&f.relpath), prev) {
+            (Some(w), _) => (w.size, w.mtime),
+            (None, Some(n)) => (n.translated_size, n.last_mod_time),
+            (None, None) => (None, None),
+        };
+        summary.files += 1;
+        if !f.added && (f.text.is_some() || f.props_changed) {
+            notify(Notify::Updated {
+                relpath: &f.relpath,
+                text: f.text.is_some(),
+                props: f.props_changed,
+            });
+        }
+        db.put_base(&BaseNode {
+            local_relpath: &f.relpath,
+            repos_path: &rp,
+            revision: rev,
+            presence: "normal",
+            kind: "file",
+            properties: Some(&props),
+            checksum: checksum.as_deref(),
+            changed_revision: f.entry.committed_rev,
+            changed_date: f
+                .entry
+                .committed_date
+                .as_deref()
+                .and_then(svelto_core::parse_svn_date),
+            changed_author: f.entry.last_author.as_deref(),
+            translated_size: size,
+            last_mod_time: mtime,
+            ..BaseNode::default()
+        })?;
+    }
+    db.commit()?;
+    Ok(summary)
+}
+
+/// Writes a working file from its pristine text (next to it, then renamed over the old
+/// one); its recorded (size, mtime), or None for a link.
+fn write_working(
+    path: &Path,
+    pristine: &[u8],
+    t: &Translation,
+    props: &Props,
+) -> Result<Option<(u64, Option<i64>)>> {
+    if let Ok(m) = path.symlink_metadata() {
+        if m.is_dir() {
+            return Err(Error::Usage(format!(
+                "'{}' is a directory where the update puts a file; use 'svn update'",
+                path.display()
+            )));
+        }
+    }
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{name}.svelto-tmp"));
+    if t.special {
+        if let Some(target) = translate::link_target(pristine) {
+            use std::os::unix::ffi::OsStrExt;
+            let _ = std::fs::remove_file(&tmp);
+            std::os::unix::fs::symlink(std::ffi::OsStr::from_bytes(target), &tmp)
+                .map_err(file_err(&tmp))?;
+            std::fs::rename(&tmp, path).map_err(file_err(path))?;
+            return Ok(None);
+        }
+    }
+    let _ = std::fs::remove_file(&tmp);
+    let mut f = create_new(&tmp)?;
+    let out = translate::translate(pristine, t);
+    f.write_all(&out).map_err(file_err(&tmp))?;
+    let executable = prop_value(props, b"svn:executable").is_some();
+    let read_only = prop_value(props, b"svn:needs-lock").is_some();
+    let meta = f.metadata().map_err(file_err(&tmp))?;
+    if executable || read_only {
+        let mut mode = meta.permissions().mode();
+        if executable {
+            mode |= (mode & 0o444) >> 2;
+        }
+        if read_only {
+            mode &= !0o222;
+        }
+        f.set_permissions(std::fs::Permissions::from_mode(mode))
+            .map_err(file_err(&tmp))?;
+    }
+    drop(f);
+    std::fs::rename(&tmp, path).map_err(file_err(path))?;
+    let meta = path.symlink_metadata().map_err(file_err(path))?;
+    let mtime = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_micros() as i64);
+    Ok(Some((meta.len(), mtime)))
+}
