@@ -19,6 +19,7 @@ pub mod authz_matrix;
 pub mod dumpfile;
 mod fixtures;
 pub mod generate;
+pub mod memfs;
 pub mod nginx;
 mod run;
 pub mod serve;
