@@ -19,6 +19,18 @@ use clap::{CommandFactory, FromArgMatches, Subcommand};
 /// `MIMALLOC_ALLOW_THP=0` in the server's environment to get the same.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// Gives back to the system the free memory mimalloc keeps for the calling thread, as a
+/// connection's thread ends (`svelto_host::HostConfig::release_thread_memory`): an ended
+/// thread's pages are otherwise kept until another thread happens to reuse them.
+pub(crate) fn release_thread_memory() {
+    // SAFETY: mi_collect takes no pointer and only walks the allocator's own structures
+    // (for the calling thread and the abandoned ones); it may be called at any time.
+    #[allow(unsafe_code)]
+    unsafe {
+        libmimalloc_sys::mi_collect(true);
+    }
+}
 use std::process::ExitCode;
 
 /// What `svelto --help` and svelto(1) say the program is.

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
-use svelto_server::{Config, LogFormat, Logger, Shared};
+use svelto_host::{Host, HostConfig, LogFormat, Logger};
 
 /// `--log-format`.
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -348,7 +348,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
     } else {
         raise_open_files_limit()
     };
-    let mut config = Config::new(root);
+    let mut config = HostConfig::new(root);
     config.max_open_repos = open_repos_bound();
     config.read_only = args.read_only;
     config.max_request =
@@ -361,45 +361,55 @@ pub fn run(args: ServeArgs) -> Result<()> {
     config.max_connections = args.max_connections.max(1);
     config.memory_budget =
         usize::try_from(args.memory_budget.saturating_mul(1 << 20)).unwrap_or(usize::MAX);
-    config.max_response = args.max_response_size.saturating_mul(1 << 20);
-    config.virtual_host = args.virtual_host;
     config.shutdown_grace = Duration::from_secs(args.shutdown_grace);
-    config.hostname = hostname();
+    config.release_thread_memory = Some(crate::release_thread_memory);
+    let host = Host::new(config, log);
+    let mut svn = svelto_server::Config {
+        max_response: args.max_response_size.saturating_mul(1 << 20),
+        virtual_host: args.virtual_host,
+        hostname: hostname(),
+        listen_once: args.listen_once,
+        ..Default::default()
+    };
     if args.tunnel {
-        config.tunnel_user = Some(match &args.tunnel_user {
+        svn.tunnel_user = Some(match &args.tunnel_user {
             Some(u) => u.clone(),
             None => login_name().context("finding this account's user name for EXTERNAL")?,
         });
     }
-    let shared = Shared::new(config, log);
     if stdio_mode {
+        let shared = svelto_server::Shared::new(host, svn);
         let stdin = std::io::stdin().lock();
         let stdout = std::io::stdout().lock();
         svelto_server::serve_streams(&shared, stdin, stdout, "stdio", false);
         return Ok(());
     }
-    let host = args.listen_host.clone().unwrap_or_else(|| {
+    let listen_host = args.listen_host.clone().unwrap_or_else(|| {
         if args.prefer_ipv6 {
             "::".into()
         } else {
             "0.0.0.0".into()
         }
     });
-    let mut addrs: Vec<_> = (host.as_str(), args.listen_port)
+    let mut addrs: Vec<_> = (listen_host.as_str(), args.listen_port)
         .to_socket_addrs()
-        .with_context(|| format!("resolving listen host '{host}'"))?
+        .with_context(|| format!("resolving listen host '{listen_host}'"))?
         .collect();
     addrs.sort_by_key(|a| a.is_ipv6() != args.prefer_ipv6);
-    let listener = TcpListener::bind(&addrs[..])
-        .with_context(|| format!("can't bind server socket on {host}:{}", args.listen_port))?;
+    let listener = TcpListener::bind(&addrs[..]).with_context(|| {
+        format!(
+            "can't bind server socket on {listen_host}:{}",
+            args.listen_port
+        )
+    })?;
     let local = listener.local_addr()?;
     let metrics_addr = match &args.metrics_listen {
         Some(addr) => {
             let l = TcpListener::bind(addr.as_str())
                 .with_context(|| format!("can't bind the metrics socket on {addr}"))?;
             let a = l.local_addr()?;
-            let metrics = shared.metrics.clone();
-            svelto_http::metrics::serve_metrics(l, Arc::new(move || metrics.render()))
+            let metrics = host.clone();
+            svelto_http::metrics::serve_metrics(l, Arc::new(move || metrics.metrics.render()))
                 .context("starting the metrics thread")?;
             Some(a)
         }
@@ -411,24 +421,19 @@ pub fn run(args: ServeArgs) -> Result<()> {
             let l = TcpListener::bind(addr.as_str())
                 .with_context(|| format!("can't bind the HTTP socket on {addr}"))?;
             let a = l.local_addr()?;
-            let mut config = svelto_http::HttpConfig::new(shared.config.root.clone());
+            let mut config = svelto_http::HttpConfig::new();
             config.prefix = args.http_prefix.clone();
-            config.max_request = shared.config.max_request;
-            config.idle_timeout = shared.config.idle_timeout;
-            config.config_file = shared.config.config_file.clone();
-            config.read_only = shared.config.read_only;
             config.auth_file = args
                 .http_auth_file
                 .as_ref()
                 .map(|f| std::path::absolute(f).unwrap_or_else(|_| f.clone()));
             if let Some(f) = config.auth_file.as_ref().filter(|f| !f.is_file()) {
                 // Read for each login (as Apache reads AuthUserFile), so it may come later.
-                shared.log.line(&format!(
+                host.log.line(&format!(
                     "warning: the HTTP password file '{}' does not exist (yet): logins fail until it does",
                     f.display()
                 ));
             }
-            config.max_connections = shared.config.max_connections;
             if let (Some(cert), Some(key)) = (&args.http_tls_cert, &args.http_tls_key) {
                 let abs = |f: &PathBuf| std::path::absolute(f).unwrap_or_else(|_| f.clone());
                 config.tls = Some(svelto_http::TlsFiles {
@@ -439,23 +444,13 @@ pub fn run(args: ServeArgs) -> Result<()> {
             config.user_header = args.http_user_header.clone();
             config.trusted_proxies = args.http_trusted_proxy.clone();
             config.zone = crate::localtime::zone();
-            // One shutdown for both protocols: SIGTERM waits for HTTP commits too.
-            config.drain = shared.drain.clone();
-            // One memory budget too: HTTP request bodies are charged against it.
-            config.budget = Some(shared.budget.clone());
-            // The same handles as svn:// connections: both protocols warm the same caches.
-            let repos = shared.clone();
-            let open: svelto_http::OpenRepo = Arc::new(move |dir| Ok(repos.repos.open(dir)?));
-            let logger = shared.clone();
-            let log: svelto_http::LogLine = Arc::new(move |line| logger.log.line(line));
             let tls = config.tls.is_some();
-            // HTTP requests go to the same request log and metrics as svn:// commands.
-            let seen = shared.clone();
-            let observe: svelto_http::Observer = Arc::new(move |r| http_request(&seen, r));
-            let server = svelto_http::spawn(l, config, open, log, Some(observe))
-                .context("starting the HTTP server")?;
+            // The same host as svn://: one shutdown, one memory budget, the same
+            // repository handles and caches, one request log and metrics.
+            let server =
+                svelto_http::spawn(host.clone(), l, config).context("starting the HTTP server")?;
             if tls {
-                shared.log.line("http: serving https:// (TLS)");
+                host.log.line("http: serving https:// (TLS)");
             }
             http_server = Some(server);
             Some(a)
@@ -467,16 +462,16 @@ pub fn run(args: ServeArgs) -> Result<()> {
             .with_context(|| format!("writing pid file '{}'", p.display()))?;
     }
     if let Some(line) = limit_line {
-        shared.log.line(&line);
+        host.log.line(&line);
     }
-    shared.log.line(&format!("listening on {local}"));
+    host.log.line(&format!("listening on {local}"));
     if let Some(a) = metrics_addr {
-        shared.log.line(&format!("metrics on http://{a}/metrics"));
+        host.log.line(&format!("metrics on http://{a}/metrics"));
     }
     if let Some(a) = http_addr {
-        shared.log.line(&format!("http listening on {a}"));
+        host.log.line(&format!("http listening on {a}"));
     }
-    handle_signals(&shared, local, args.config_file.clone(), http_server)?;
+    handle_signals(&host, local, args.config_file.clone(), http_server)?;
     if args.log_file.is_some() || args.daemon_child {
         // Tell whoever started us (the -d parent, a test harness) where we listen.
         let mut err = std::io::stderr();
@@ -486,16 +481,16 @@ pub fn run(args: ServeArgs) -> Result<()> {
         }
         let _ = err.flush();
     }
-    svelto_server::run_listener(shared.clone(), listener, args.listen_once)?;
-    if shared.is_shutting_down() {
-        let left = shared.drain();
+    svelto_server::run(host.clone(), listener, svn)?;
+    if host.is_shutting_down() {
+        let left = host.wait_for_writes();
         if left > 0 {
-            shared.log.line(&format!(
+            host.log.line(&format!(
                 "shutdown: {left} writes (svn:// commands, HTTP requests and open transactions) still running after {} s; exiting anyway",
-                shared.config.shutdown_grace.as_secs()
+                host.config.shutdown_grace.as_secs()
             ));
         } else {
-            shared.log.line("shutdown: no write running; exiting");
+            host.log.line("shutdown: no write running; exiting");
         }
     }
     Ok(())
@@ -507,7 +502,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
 /// connection; a broken one is reported in the log), and read the HTTPS certificate and key
 /// again (a failure keeps the old ones, and says why in the log).
 fn handle_signals(
-    shared: &Arc<Shared>,
+    host: &Arc<Host>,
     local: std::net::SocketAddr,
     config_file: Option<PathBuf>,
     http: Option<svelto_http::HttpServer>,
@@ -515,13 +510,13 @@ fn handle_signals(
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     let mut signals = signal_hook::iterator::Signals::new([SIGTERM, SIGINT, SIGHUP])
         .context("signal handlers")?;
-    let shared = shared.clone();
+    let host = host.clone();
     std::thread::Builder::new()
         .name("svelto-signals".into())
         .spawn(move || {
             for sig in signals.forever() {
                 if sig == SIGHUP {
-                    let reopened = match shared.log.reopen() {
+                    let reopened = match host.log.reopen() {
                         Ok(true) => "log file reopened".to_string(),
                         Ok(false) => "no log file to reopen".to_string(),
                         Err(e) => format!("could not reopen the log file: {e}"),
@@ -546,17 +541,18 @@ fn handle_signals(
                         Some(Ok(true)) => "; TLS certificate reloaded".to_string(),
                         Some(Err(e)) => format!("; TLS certificate kept: {e}"),
                     };
-                    shared.log.line(&format!("SIGHUP: {reopened}{conf}{tls}"));
+                    host.log.line(&format!("SIGHUP: {reopened}{conf}{tls}"));
                     continue;
                 }
-                shared.log.line(&format!(
-                    "{}: shutting down (no new connections; waiting up to {} s for {} running write commands; {} connections open)",
+                host.log.line(&format!(
+                    "{}: shutting down (no new connections; waiting up to {} s for {} running write commands; {} svn:// and {} HTTP connections open)",
                     if sig == SIGTERM { "SIGTERM" } else { "SIGINT" },
-                    shared.config.shutdown_grace.as_secs(),
-                    shared.writes_in_flight(),
-                    shared.active_connections()
+                    host.config.shutdown_grace.as_secs(),
+                    host.writes_in_flight(),
+                    host.metrics.open_connections(svelto_host::Protocol::Svn),
+                    host.metrics.open_connections(svelto_host::Protocol::Http)
                 ));
-                shared.begin_shutdown();
+                host.begin_shutdown();
                 svelto_server::wake_listener(local);
                 break;
             }
@@ -622,76 +618,4 @@ fn login_name() -> Option<String> {
         .or_else(|_| std::env::var("LOGNAME"))
         .ok()
         .filter(|u| !u.is_empty())
-}
-
-/// An answered HTTP request, in the request log and the metrics.
-fn http_request(shared: &Shared, r: &svelto_http::Served<'_>) {
-    let actions: Vec<String> = r.action.map(str::to_string).into_iter().collect();
-    // A 401 is the challenge every client gets before it sends its credentials (a wrong
-    // password has a log line of its own): an ordinary request, not an error.
-    let challenge = r.status == 401;
-    let error: Vec<(u64, String)> = r
-        .error
-        .filter(|_| !challenge)
-        .map(|(code, msg)| (u64::from(code), msg.to_string()))
-        .into_iter()
-        .collect();
-    // The address as text, written once per thread while it stays the same (an HTTP
-    // connection's thread answers one client), not once per request.
-    thread_local! {
-        static CLIENT: std::cell::RefCell<Option<(std::net::IpAddr, String)>> =
-            const { std::cell::RefCell::new(None) };
-    }
-    CLIENT.with_borrow_mut(|last| {
-        if last.as_ref().is_none_or(|(ip, _)| *ip != r.client) {
-            *last = Some((r.client, r.client.to_string()));
-        }
-        let client = last.as_ref().map_or("", |(_, text)| text.as_str());
-        http_logged(shared, r, client, &actions, &error);
-    });
-    shared
-        .metrics
-        .command(r.command, r.duration, r.status >= 400 && !challenge);
-    shared.metrics.bytes(r.bytes_in, r.bytes_out);
-    if r.method == "MERGE" && r.status == 200 {
-        shared.metrics.commit();
-    }
-    if let Some(code) = r.error.map(|(c, _)| c).filter(|_| !challenge) {
-        if r.status == 403 {
-            shared.metrics.error(svelto_server::ErrorKind::Auth);
-        } else if code != 0 || r.status >= 400 {
-            shared
-                .metrics
-                .error(svelto_server::ErrorKind::of_code(u64::from(code)));
-        }
-    }
-}
-
-/// [`http_request`]'s line in the request log.
-fn http_logged(
-    shared: &Shared,
-    r: &svelto_http::Served<'_>,
-    client: &str,
-    actions: &[String],
-    error: &[(u64, String)],
-) {
-    shared.log.http(&svelto_server::HttpRequest {
-        request: svelto_server::Request {
-            client,
-            user: r.user,
-            repos: r.repos,
-            command: r.command,
-            actions,
-            duration: r.duration,
-            bytes_in: r.bytes_in,
-            bytes_out: r.bytes_out,
-            error,
-        },
-        method: r.method,
-        target: r.target,
-        version: r.version,
-        status: r.status,
-        referer: r.referer,
-        user_agent: r.user_agent,
-    });
 }

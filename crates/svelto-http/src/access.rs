@@ -26,8 +26,8 @@ use crate::uri::{Kind, Target};
 use crate::State;
 use hyper::{Method, StatusCode};
 use std::path::{Path, PathBuf};
-use svelto_repos::conf::{Access, PasswdDb, SvnserveConf};
-use svelto_repos::service::{self, AuthzSource, Opened, Where};
+use svelto_repos::conf::{Access, PasswdDb};
+use svelto_repos::service::{self, Opened, Where};
 
 /// What the configuration lets the request's user do, beyond the authz rules.
 #[derive(Clone)]
@@ -43,23 +43,6 @@ pub(crate) struct Gate {
     pub login: Option<Access>,
     /// Whether the request is anonymous.
     pub anonymous: bool,
-}
-
-/// Whether a method only reads (mod_authz_svn: `OPTIONS`, `GET`, `PROPFIND`, `REPORT`;
-/// `HEAD` is a `GET`).
-pub(crate) fn reads_only(method: &Method) -> bool {
-    matches!(
-        method.as_str(),
-        "OPTIONS" | "GET" | "HEAD" | "PROPFIND" | "REPORT"
-    )
-}
-
-fn level_of(a: Access, read_only: bool) -> Access {
-    if read_only && a == Access::Write {
-        Access::Read
-    } else {
-        a
-    }
 }
 
 impl Gate {
@@ -99,22 +82,15 @@ pub(crate) fn admit(
     req: &crate::Req,
 ) -> Result<(service::Ctx, Gate), HttpError> {
     let headers = &req.headers;
-    let conf_dir = target.repo_dir.join("conf");
-    let conf = match &state.config.config_file {
-        Some(f) => {
-            let base = f.parent().unwrap_or(std::path::Path::new("/"));
-            SvnserveConf::load(f, true, base, &conf_dir)
-        }
-        None => SvnserveConf::for_repository(&target.repo_dir),
-    }
-    .map_err(|e| HttpError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
-    let mut svc = service::Ctx::new(repo, writer, None, None, conf.hooks_env.clone());
+    let mut svc = service::Ctx::new(repo, writer, None, None, Default::default());
     // The youngest revision on disk now (the handle is shared and may lag).
     svc.head()?;
-    let realm = match &conf.realm {
-        Some(r) => r.clone(),
-        None => svc.uuid()?,
-    };
+    let adm = state
+        .host
+        .admission(&target.repo_dir, || svc.uuid())
+        .map_err(|e| HttpError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+    let conf = &adm.conf;
+    svc.hooks_env = conf.hooks_env.clone();
     // An htpasswd file, when one is given, wins over svnserve's password file.
     let password_file: Option<Passwords> = match state
         .config
@@ -125,13 +101,10 @@ pub(crate) fn admit(
         Some(f) => Some(Passwords::Htpasswd(f)),
         None => conf.password_db.clone().map(Passwords::Svnserve),
     };
-    let read_only = state.config.read_only;
     let mut gate = Gate {
-        realm,
-        level: level_of(conf.anon_access, read_only),
-        login: password_file
-            .as_ref()
-            .map(|_| level_of(conf.auth_access, read_only)),
+        realm: adm.realm.clone(),
+        level: adm.access(false),
+        login: password_file.as_ref().map(|_| adm.access(true)),
         anonymous: true,
     };
     let presented = crate::auth::presented(headers);
@@ -173,17 +146,11 @@ pub(crate) fn admit(
     }
     if user.is_some() {
         gate.anonymous = false;
-        gate.level = level_of(conf.auth_access, read_only);
+        gate.level = adm.access(true);
     }
-    let authz = match &conf.authz_db {
+    let authz = match adm.authz_source() {
         None => None,
-        Some(rules) => {
-            let src = AuthzSource {
-                rules,
-                groups: conf.groups_db.as_ref(),
-                case: conf.force_username_case,
-                repos: Some(target.repo_name.to_string()),
-            };
+        Some(src) => {
             match svc.load_authz(src, &target.repo_dir) {
                 Ok(ctx) => Some(ctx),
                 Err(why) => {
@@ -195,7 +162,7 @@ pub(crate) fn admit(
                         "{}: Invalid authz configuration: {why}",
                         target.repo_name
                     ));
-                    return Err(gate.refuse(!reads_only(&req.method)));
+                    return Err(gate.refuse(crate::table::url_check(req.method.as_str()).writes()));
                 }
             }
         }
@@ -284,36 +251,22 @@ fn url_path(target: &Target) -> Option<&str> {
 }
 
 /// The checks mod_authz_svn makes on the request's URL before anything is read or
-/// written: the blanket level, then the authz rules on the URL's path for the method
-/// (read for `OPTIONS`, `GET`, `PROPFIND`, `REPORT`; read of the whole subtree for `COPY`;
-/// write for `MKCOL`, `PUT`, `PROPPATCH`, `CHECKOUT`, `MERGE`, `LOCK`, `UNLOCK`, ...; write
-/// of the whole subtree for `DELETE`, `MOVE` and unknown methods; `MERGE` and path-less
-/// writes as a write anywhere). What a request reads below its URL is filtered later by
-/// the service layer.
+/// written: the blanket level, then the authz rules on the URL's path for what the
+/// method's row in the request table says (`table::UrlCheck`); `!svn/` resources that
+/// name no path are checked as a write anywhere for a write. What a request reads below
+/// its URL is filtered later by the service layer.
 pub(crate) fn check_url(
     svc: &service::Ctx,
     gate: &Gate,
     method: &Method,
     target: &Target,
 ) -> Result<(), HttpError> {
-    gate.require_level(!reads_only(method))?;
-    // COPY reads its source (the URL) and writes its Destination, which the commit edit
-    // checks as it adds the copy.
-    let write = !reads_only(method) && method.as_str() != "COPY";
-    let recursive = matches!(method.as_str(), "COPY" | "MOVE" | "DELETE")
-        || !(reads_only(method)
-            || matches!(
-                method.as_str(),
-                "MKCOL"
-                    | "PUT"
-                    | "PROPPATCH"
-                    | "CHECKOUT"
-                    | "MERGE"
-                    | "MKACTIVITY"
-                    | "LOCK"
-                    | "UNLOCK"
-            ));
-    let path = if method.as_str() == "MERGE" {
+    use crate::table::UrlCheck;
+    let check = crate::table::url_check(method.as_str());
+    gate.require_level(check.needs_write_level())?;
+    let write = check.writes();
+    let recursive = matches!(check, UrlCheck::ReadTree | UrlCheck::WriteTree);
+    let path = if check == UrlCheck::WriteAnywhere {
         None
     } else {
         url_path(target)

@@ -8,7 +8,7 @@
 //! report (`update.rs`, an [`svelto_repos::Editor`] written as update-report XML) and the
 //! other reports (`reports.rs`).
 //! Must not: know the store's format, or the svn:// server's internals. Repositories come
-//! from the caller ([`OpenRepo`]), so one process serves both protocols from the same
+//! from the host ([`svelto_host::Host`]), so one process serves both protocols from the same
 //! `Repo` handles and caches.
 //!
 //! Storage reads are blocking `pread`s: each connection has its own thread (hyper on a
@@ -31,6 +31,7 @@ mod replay;
 mod reports;
 mod resource;
 mod skel;
+mod table;
 mod tls;
 mod update;
 mod uri;
@@ -49,79 +50,24 @@ use std::cell::RefCell;
 use std::convert::Infallible;
 use std::future::Future;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
-use svelto_repos::service::Opened;
 use tokio::sync::mpsc;
 
-/// Opens (or finds already open) the repository in a directory: the svn:// server's
-/// shared handle map, so both protocols share one handle (and one writer) per repository.
-pub type OpenRepo = Arc<dyn Fn(&Path) -> svelto_repos::Result<Opened> + Send + Sync>;
-
-/// Writes a line to the server's log (refused logins, unreadable password files).
-pub type LogLine = Arc<dyn Fn(&str) + Send + Sync>;
-
-/// One answered request, as the server's request log and metrics take it (the caller of
-/// [`spawn`] hands it to the same log and metrics as its svn:// requests).
-pub struct Served<'a> {
-    pub client: std::net::IpAddr,
-    /// The user the request was admitted as (None: anonymous).
-    pub user: Option<&'a str>,
-    /// The repository's name as the URL spells it, or `-`.
-    pub repos: &'a str,
-    pub method: &'a str,
-    /// The request target as the client sent it (path and query).
-    pub target: &'a str,
-    /// `HTTP/1.1`.
-    pub version: &'a str,
-    pub status: u16,
-    /// What the metrics count it under: `http-` and the method (`http-get`), or for a
-    /// known `REPORT` the report's name (`http-update-report`); `http-other` for methods
-    /// Svelto does not serve.
-    pub command: &'a str,
-    /// What it did in Subversion's operational-log words, as mod_dav_svn's `SVN-ACTION`
-    /// (`checkout-or-export /trunk r5 depth=infinity`); None where mod_dav_svn logs
-    /// nothing (a file's `GET`, an `OPTIONS`).
-    pub action: Option<&'a str>,
-    /// The Subversion error answered: code (0 when it has none) and message.
-    pub error: Option<(u32, &'a str)>,
-    /// From the request's arrival to the last byte of its answer handed to the
-    /// connection (or the connection's end).
-    pub duration: Duration,
-    pub bytes_in: u64,
-    pub bytes_out: u64,
-    /// The client's `Referer` and `User-Agent` (Apache's combined format).
-    pub referer: Option<&'a str>,
-    pub user_agent: Option<&'a str>,
-}
-
-/// Where answered requests are reported.
-pub type Observer = Arc<dyn Fn(&Served<'_>) + Send + Sync>;
-
-/// How the HTTP side behaves.
+/// What only the HTTP side is configured with (the rest is the host's:
+/// [`svelto_host::HostConfig`]).
 #[derive(Debug, Clone)]
 pub struct HttpConfig {
-    /// Repositories are the directories under this one (`SVNParentPath ROOT`).
-    pub root: PathBuf,
     /// The URL path the repositories are under ("" or "/svn", as `<Location /svn>`).
     pub prefix: String,
-    /// Largest request body accepted (413 past it).
-    pub max_request: usize,
-    /// A connection idle this long between requests is closed.
-    pub idle_timeout: Duration,
-    /// svnserve's `--config-file`: this svnserve.conf (`anon-access`, `authz-db`) for
-    /// every repository instead of each one's `conf/svnserve.conf`.
-    pub config_file: Option<PathBuf>,
     /// `--http-auth-file`: the htpasswd file for Basic logins to every repository (else
     /// each svnserve.conf's `[http] password-db`).
     pub auth_file: Option<PathBuf>,
-    /// `-R`: nobody writes, whatever svnserve.conf says.
-    pub read_only: bool,
     /// `--http-tls-cert`/`--http-tls-key`: serve `https://` instead of `http://`.
     pub tls: Option<TlsFiles>,
     /// `--http-user-header`: a request header carrying the user name a reverse proxy
@@ -129,49 +75,36 @@ pub struct HttpConfig {
     pub user_header: Option<String>,
     /// `--http-trusted-proxy`: the addresses whose [`HttpConfig::user_header`] is believed.
     pub trusted_proxies: Vec<std::net::IpAddr>,
-    /// Connections served at once (a thread each); more get a 503.
-    pub max_connections: usize,
     /// The server's local time zone: the long date of a keyword expanded for `?kw=1`.
     pub zone: svelto_core::localtime::Zone,
-    /// The server's shutdown and the writes it waits for (shared with svn://): a write
-    /// request counts until its answer is sent, an open transaction until it is merged or
-    /// aborted; once shutdown began, new transactions, locks and revision property changes
-    /// are refused (503) while those open finish.
-    pub drain: Arc<svelto_core::Drain>,
-    /// `--memory-budget`, shared with svn://: a request body past a connection's free
-    /// share is charged against it while the request is answered, and refused (503) when
-    /// the budget has no room for it.
-    pub budget: Option<Arc<svelto_core::budget::MemoryBudget>>,
+}
+
+impl Default for HttpConfig {
+    fn default() -> HttpConfig {
+        HttpConfig::new()
+    }
 }
 
 impl HttpConfig {
-    pub fn new(root: PathBuf) -> HttpConfig {
+    pub fn new() -> HttpConfig {
         HttpConfig {
-            root,
             prefix: String::new(),
-            max_request: 16 << 20,
-            idle_timeout: Duration::from_secs(900),
-            config_file: None,
             auth_file: None,
-            read_only: false,
             tls: None,
             user_header: None,
             trusted_proxies: Vec::new(),
-            max_connections: 1000,
             zone: svelto_core::localtime::Zone::utc(),
-            drain: Arc::default(),
-            budget: None,
         }
     }
 }
 
 /// What every request shares.
 pub(crate) struct State {
+    /// What both protocols share: configuration, repositories, shutdown, budget, log and
+    /// metrics.
+    pub host: Arc<svelto_host::Host>,
     pub config: HttpConfig,
-    pub open: OpenRepo,
     pub logins: auth::Logins,
-    log: LogLine,
-    observe: Option<Observer>,
     /// The commit transactions clients have open (they live across requests).
     pub txns: write::Txns,
     tls: Option<Arc<tls::Tls>>,
@@ -203,7 +136,7 @@ impl HttpServer {
 
 impl State {
     pub fn log(&self, line: &str) {
-        (self.log)(line)
+        self.host.log.line(line)
     }
 }
 
@@ -215,12 +148,13 @@ impl State {
 /// hand-offs); only streamed bodies are written by a helper thread, and a streamed `PUT`
 /// runs on the runtime's blocking pool. It runs until the process ends. Fails when the TLS
 /// certificate or key cannot be used.
+///
+/// The same arguments as `svelto_server::run`: the host both protocols share, the
+/// listener, this protocol's options.
 pub fn spawn(
+    host: Arc<svelto_host::Host>,
     listener: std::net::TcpListener,
     mut config: HttpConfig,
-    open: OpenRepo,
-    log: LogLine,
-    observe: Option<Observer>,
 ) -> std::io::Result<HttpServer> {
     config.prefix = normalize_prefix(&config.prefix);
     let tls = match &config.tls {
@@ -229,12 +163,12 @@ pub fn spawn(
         )),
         None => None,
     };
+    host.metrics
+        .register(svelto_host::Protocol::Http, table::metric_names());
     let state = Arc::new(State {
+        host,
         config,
-        open,
         logins: auth::Logins::default(),
-        log,
-        observe,
         txns: write::Txns::default(),
         tls: tls.clone(),
         open_connections: AtomicUsize::new(0),
@@ -287,16 +221,20 @@ fn accept_loop(listener: std::net::TcpListener, state: Arc<State>) {
         let taken = Permit::take(
             &state,
             |s| &s.open_connections,
-            state.config.max_connections,
+            state.host.config.max_connections,
         )
         .or_else(|| state.conns.evict());
         let slot = match taken {
             // In the table at once, so that the next client finds it idle there.
             Some(p) => Slot::Served(state.conns.register(p)),
             None => {
+                state
+                    .host
+                    .metrics
+                    .error(svelto_host::Protocol::Http, svelto_host::ErrorKind::Busy);
                 state.log(&format!(
                     "{peer}: refused, {} HTTP connections already served (--max-connections)",
-                    state.config.max_connections
+                    state.host.config.max_connections
                 ));
                 // Answered 503 on a short-lived thread of its own; beyond MAX_REFUSING of
                 // those, the connection is just closed.
@@ -340,6 +278,11 @@ fn connection_thread(
         Slot::Served(c) => (Some(c), false, None),
         Slot::Refused(p) => (None, true, Some(p)),
     };
+    // Counted open until the thread ends (also by a panic's unwinding), and what the
+    // thread's allocations kept given back then.
+    let host = state.host.clone();
+    let _thread = host.connection_thread();
+    let _open = (!busy).then(|| host.metrics.connection_opened(svelto_host::Protocol::Http));
     let _ = stream.set_nodelay(true);
     if stream.set_nonblocking(true).is_err() {
         return;
@@ -404,8 +347,8 @@ async fn serve_connection<S>(
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + 'static,
 {
     let busy = conn.is_none();
-    let max = state.config.max_connections;
-    let stalled = state.config.idle_timeout;
+    let max = state.host.config.max_connections;
+    let stalled = state.host.config.idle_timeout;
     let cache = Rc::new(RefCell::new(ConnCache::default()));
     let reaped = cache.clone();
     let stream = batch::Batched::new(stream, conn.clone());
@@ -417,14 +360,16 @@ async fn serve_connection<S>(
         let urgent = urgent.clone();
         let answering = conn.as_ref().map(|c| c.begin());
         // A write is waited for by a shutdown until its answer is sent.
-        let writing = (write::is_write(req.method())
-            || matches!(req.method().as_str(), "LOCK" | "UNLOCK"))
-        .then(|| state.config.drain.write());
+        let writing = table::method(req.method().as_str())
+            .is_some_and(|m| m.access != table::Access::Read)
+            .then(|| state.host.drain.write());
         async move {
-            let seen = state
-                .observe
-                .as_ref()
-                .map(|o| Seen::new(o.clone(), &state.config.prefix, peer, &req));
+            let seen = Some(Seen::new(
+                state.host.clone(),
+                &state.config.prefix,
+                peer,
+                &req,
+            ));
             let answered = async {
                 if busy {
                     let e = HttpError::new(
@@ -661,10 +606,13 @@ pub(crate) struct Note {
     pub action: Option<String>,
     /// The Subversion error answered.
     pub error: Option<(u32, String)>,
-    /// The name the metrics count it under, when not `http-METHOD`.
-    pub command: Option<std::borrow::Cow<'static, str>>,
+    /// The name the metrics count it under (the request table's: [`table`]).
+    pub command: Option<&'static str>,
     /// The user the request was admitted as.
     pub user: Option<String>,
+    /// The repository's name under the root, once the request found it (a nested one's
+    /// is several segments: `projects/tools`).
+    pub repos: Option<std::sync::Arc<str>>,
 }
 
 pub(crate) enum ReplyBody {
@@ -737,7 +685,7 @@ async fn respond(
     req: Request<Incoming>,
 ) -> Response<Noted> {
     let (parts, body) = req.into_parts();
-    let max = state.config.max_request;
+    let max = state.host.config.max_request;
     let streamed_put = parts.method == hyper::Method::PUT
         && parts
             .headers
@@ -799,7 +747,7 @@ async fn respond(
     // A request without a body (a GET's, a PROPFIND's of no XML) has nothing to collect.
     // A body is charged against the memory budget as it arrives, until it is answered.
     let mut charge =
-        svelto_core::budget::Charge::new(state.config.budget.clone(), FREE_PER_CONNECTION);
+        svelto_core::budget::Charge::new(Some(state.host.budget.clone()), FREE_PER_CONNECTION);
     let body = if http_body::Body::is_end_stream(&body) {
         Bytes::new()
     } else {
@@ -830,6 +778,7 @@ fn answer(state: &State, cache: &mut ConnCache, req: &Req) -> Reply {
     let mut note = Note::default();
     let mut reply = resource::handle(state, cache, req, &mut note).unwrap_or_else(|e| e.reply());
     reply.note.user = note.user;
+    reply.note.repos = note.repos;
     reply.note.command = reply.note.command.or(note.command);
     reply.note.action = reply.note.action.or(note.action);
     reply
@@ -917,7 +866,7 @@ async fn run_blocking(state: Arc<State>, req: Req) -> Response<Noted> {
         // A write: nothing of the connection's cached admission is used.
         let mut cache = ConnCache::default();
         let reply = answer(&state, &mut cache, &req);
-        drain(&req, state.config.max_request);
+        drain(&req, state.host.config.max_request);
         reply
     })
     .await;
@@ -1020,7 +969,7 @@ const CHUNK: usize = 64 * 1024;
 /// It holds the request's URI, method and headers as hyper parsed them (shared with the
 /// request, no copies made) and reads them as text when it reports.
 struct Seen {
-    observer: Observer,
+    host: Arc<svelto_host::Host>,
     start: Instant,
     client: std::net::IpAddr,
     /// Where the repository's name lies in the URI's path (empty: `-`).
@@ -1038,7 +987,7 @@ struct Seen {
 
 impl Seen {
     fn new(
-        observer: Observer,
+        host: Arc<svelto_host::Host>,
         prefix: &str,
         client: std::net::IpAddr,
         req: &Request<Incoming>,
@@ -1054,7 +1003,7 @@ impl Seen {
             }
         };
         Seen {
-            observer,
+            host,
             start: Instant::now(),
             client,
             repos,
@@ -1083,28 +1032,57 @@ impl Drop for Seen {
     fn drop(&mut self) {
         // Named by a handler; refused before one saw it (busy, too large, an unknown
         // method): `http-other`, so that clients cannot make up counters.
-        let command = self.note.command.as_deref().unwrap_or("http-other");
+        let command = self.note.command.unwrap_or(table::OTHER);
         let path = self.uri.path();
-        let repos = path.get(self.repos.clone()).filter(|r| !r.is_empty());
+        let found = self.note.repos.take();
+        let repos = found
+            .as_deref()
+            .or_else(|| path.get(self.repos.clone()))
+            .filter(|r| !r.is_empty());
         fn text(v: &Option<HeaderValue>) -> Option<&str> {
             v.as_ref().and_then(|v| v.to_str().ok())
         }
-        (self.observer)(&Served {
-            client: self.client,
-            user: self.note.user.as_deref(),
-            repos: repos.unwrap_or("-"),
-            method: self.method.as_str(),
-            target: self.uri.path_and_query().map_or(path, |p| p.as_str()),
-            version: self.version,
-            status: self.status,
-            command,
-            action: self.note.action.as_deref(),
-            error: self.note.error.as_ref().map(|(c, m)| (*c, m.as_str())),
-            duration: self.start.elapsed(),
-            bytes_in: self.bytes_in,
-            bytes_out: self.bytes_out,
-            referer: text(&self.referer),
-            user_agent: text(&self.user_agent),
+        let actions: Vec<String> = self.note.action.take().into_iter().collect();
+        let error: Vec<(u64, String)> = self
+            .note
+            .error
+            .take()
+            .map(|(code, msg)| (u64::from(code), msg))
+            .into_iter()
+            .collect();
+        // The address as text, written once per thread while it stays the same (a
+        // connection's thread answers one client), not once per request.
+        thread_local! {
+            static CLIENT: RefCell<Option<(std::net::IpAddr, String)>> =
+                const { RefCell::new(None) };
+        }
+        CLIENT.with_borrow_mut(|last| {
+            if last.as_ref().is_none_or(|(ip, _)| *ip != self.client) {
+                *last = Some((self.client, self.client.to_string()));
+            }
+            let client = last.as_ref().map_or("-", |(_, text)| text.as_str());
+            self.host.record(&svelto_host::Request {
+                protocol: svelto_host::Protocol::Http,
+                client,
+                user: self.note.user.as_deref(),
+                repos: repos.unwrap_or("-"),
+                command,
+                actions: &actions,
+                duration: self.start.elapsed(),
+                bytes_in: self.bytes_in,
+                bytes_out: self.bytes_out,
+                error: &error,
+                fatal: false,
+                committed: self.method.as_str() == "MERGE" && self.status == 200,
+                http: Some(svelto_host::HttpRequest {
+                    method: self.method.as_str(),
+                    target: self.uri.path_and_query().map_or(path, |p| p.as_str()),
+                    version: self.version,
+                    status: self.status,
+                    referer: text(&self.referer),
+                    user_agent: text(&self.user_agent),
+                }),
+            });
         });
     }
 }

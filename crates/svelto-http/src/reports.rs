@@ -31,30 +31,16 @@ pub(crate) fn report(ctx: &Ctx<'_>, req: &Req) -> Result<Reply, HttpError> {
     ) {
         ctx.target_node()?;
     }
-    let answer = match doc.name.as_str() {
-        "update-report" => crate::update::update_report(ctx, req, &doc),
-        "inherited-props-report" => inherited_props(ctx, &doc),
-        "get-locks-report" => get_locks(ctx, &doc),
-        "list-report" => list(ctx, &doc),
-        "log-report" => log(ctx, &doc),
-        "file-revs-report" => file_revs(ctx, req, &doc),
-        "get-locations" => get_locations(ctx, &doc),
-        "get-location-segments" => location_segments(ctx, &doc),
-        "mergeinfo-report" => mergeinfo(ctx, &doc),
-        "get-deleted-rev-report" => deleted_rev(ctx, &doc),
-        "dated-rev-report" => dated_rev(ctx, &doc),
-        "replay-report" => crate::replay::replay_report(ctx, req, &doc),
-        _ => {
-            return Err(HttpError::svn(
-                StatusCode::NOT_IMPLEMENTED,
-                UNSUPPORTED_FEATURE,
-                "The requested report is unknown",
-            ))
-        }
+    let Some(row) = crate::table::report(&doc.name) else {
+        return Err(HttpError::svn(
+            StatusCode::NOT_IMPLEMENTED,
+            UNSUPPORTED_FEATURE,
+            "The requested report is unknown",
+        ));
     };
     // A known report is counted by its name.
-    answer.map(|mut r| {
-        r.note.command = Some(format!("http-{}", doc.name).into());
+    (row.handler)(ctx, req, &doc).map(|mut r| {
+        r.note.command = Some(row.metric);
         r
     })
 }
@@ -87,7 +73,7 @@ fn resource_rev(ctx: &Ctx<'_>) -> Revnum {
     ctx.target.rev().unwrap_or(ctx.youngest)
 }
 
-fn inherited_props(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
+pub(crate) fn inherited_props(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
     let rev = rev_of(doc.child(SVN, "revision"))?.unwrap_or_else(|| resource_rev(ctx));
     let rev = ctx.check_rev(rev)?;
     let path = match doc.child(SVN, "path") {
@@ -119,7 +105,7 @@ fn inherited_props(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
     Ok(xml_reply(out).action(action::get_inherited_props(&action::fspath(&path), rev)))
 }
 
-fn get_locks(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
+pub(crate) fn get_locks(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
     let depth = match doc.attr("depth") {
         None | Some("infinity") => None,
         Some("immediates") | Some("files") => Some(1),
@@ -151,7 +137,7 @@ fn get_locks(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
     Ok(xml_reply(out))
 }
 
-fn list(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
+pub(crate) fn list(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
     let path = doc
         .child(SVN, "path")
         .map(|p| rel_path(ctx, &p.text))
@@ -303,7 +289,7 @@ fn fuzzy_esc_to(out: &mut String, s: &str) {
     crate::xml::esc_to(out, &s[from..]);
 }
 
-fn log(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
+pub(crate) fn log(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
     let mut opts = LogOptions {
         start: ctx.youngest,
         end: 0,
@@ -471,7 +457,7 @@ fn path_arg(ctx: &Ctx<'_>, doc: &Elem) -> Result<String, HttpError> {
     }
 }
 
-fn file_revs(ctx: &Ctx<'_>, req: &Req, doc: &Elem) -> Result<Reply, HttpError> {
+pub(crate) fn file_revs(ctx: &Ctx<'_>, req: &Req, doc: &Elem) -> Result<Reply, HttpError> {
     let path = path_arg(ctx, doc)?;
     let opts = svelto_repos::FileRevsOptions {
         start: rev_of(doc.child(SVN, "start-revision"))?,
@@ -586,7 +572,7 @@ impl svelto_repos::FileRevsHandler for FileRevsXml<'_> {
     }
 }
 
-fn get_locations(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
+pub(crate) fn get_locations(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
     let path = path_arg(ctx, doc)?;
     let peg = rev_of(doc.child(SVN, "peg-revision"))?
         .ok_or_else(|| HttpError::bad_request("Not all parameters passed (no peg revision)"))?;
@@ -617,7 +603,7 @@ fn get_locations(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
     Ok(xml_reply(out))
 }
 
-fn location_segments(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
+pub(crate) fn location_segments(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
     let path = path_arg(ctx, doc)?;
     let peg = rev_of(doc.child(SVN, "peg-revision"))?.unwrap_or(ctx.youngest);
     let start = rev_of(doc.child(SVN, "start-revision"))?.unwrap_or(peg);
@@ -662,7 +648,7 @@ fn location_segments(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
     Ok(xml_reply(out))
 }
 
-fn mergeinfo(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
+pub(crate) fn mergeinfo(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
     let rev = rev_of(doc.child(SVN, "revision"))?;
     if let Some(r) = rev {
         ctx.check_rev(r)?;
@@ -696,7 +682,7 @@ fn mergeinfo(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
     )))
 }
 
-fn deleted_rev(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
+pub(crate) fn deleted_rev(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
     let path = path_arg(ctx, doc)?;
     let (Some(peg), Some(end)) = (
         rev_of(doc.child(SVN, "peg-revision"))?,
@@ -714,7 +700,7 @@ fn deleted_rev(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
     )))
 }
 
-fn dated_rev(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
+pub(crate) fn dated_rev(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
     let when = doc
         .child(crate::xml::DAV, "creationdate")
         .and_then(|c| svelto_core::parse_svn_date(c.text.trim()))

@@ -6,6 +6,7 @@
 
 use crate::ctx::{Ctx, Node, XML_HEADER};
 use crate::error::HttpError;
+use crate::table::Access;
 use crate::uri::{build_uri, encode_dav, Kind, Located};
 use crate::xml::{self, esc, CUSTOM_PROP, DAV, SVN_DAV, SVN_PROP};
 use crate::{Reply, Req, State};
@@ -69,7 +70,7 @@ pub(crate) fn handle(
     // credentials: the Authorization header and, when a reverse proxy may name the user,
     // its header (one proxy connection can carry several users' requests). Every value of
     // each, so that a request with one more header than the last is not taken for it.
-    let reads = crate::access::reads_only(&req.method);
+    let reads = crate::table::url_check(req.method.as_str()) == crate::table::UrlCheck::Read;
     let proxy = state.config.user_header.as_deref();
     let names = || std::iter::once("authorization").chain(proxy);
     // Anonymous (no such header, as every request of an anonymous checkout): a NUL per name,
@@ -113,7 +114,16 @@ pub(crate) fn handle(
         }
     } else {
         admitted = cache.admit(target.place(), &who, reads, || {
-            crate::access::admit(state, &target, (state.open)(&target.repo_dir)?, req)
+            crate::access::admit(
+                state,
+                &target,
+                state
+                    .host
+                    .repos
+                    .open(&target.repo_dir)
+                    .map_err(svelto_repos::ReposError::from)?,
+                req,
+            )
         })?;
         (&admitted.0, &admitted.1)
     };
@@ -132,6 +142,10 @@ pub(crate) fn handle(
         _ => svc.head()?,
     };
     note.user = svc.user.clone();
+    if target.repo_name.contains('/') {
+        // A nested repository: the log names all of its path, as svn://'s does.
+        note.repos = Some(svelto_repos::action::uri_encode(&target.repo_name).into());
+    }
     crate::access::check_url(svc, gate, &req.method, &target)?;
     let mut target = target;
     if let (Kind::Public, true, Some(query)) = (&target.kind, reads, &req.query) {
@@ -148,20 +162,15 @@ pub(crate) fn handle(
         uri: req.path(),
         dirs: reads.then_some(&cache.dirs),
     };
-    let named: std::borrow::Cow<'static, str> = match req.method {
-        Method::GET => "http-get".into(),
-        Method::HEAD => "http-head".into(),
-        Method::OPTIONS => "http-options".into(),
-        ref m if m.as_str() == "PROPFIND" => "http-propfind".into(),
-        ref m if m.as_str() == "REPORT" => "http-report".into(),
-        ref m => format!("http-{}", m.as_str().to_ascii_lowercase()).into(),
-    };
-    if crate::write::is_write(&req.method) {
-        note.command = Some(named);
+    let row = crate::table::method(req.method.as_str());
+    let named = row.map(|r| r.metric);
+    let access = row.map(|r| r.access);
+    if access == Some(Access::Write) {
+        note.command = named;
         return crate::write::handle(ctx, req);
     }
-    if matches!(req.method.as_str(), "LOCK" | "UNLOCK") {
-        note.command = Some(named);
+    if access == Some(Access::Lock) {
+        note.command = named;
         crate::write::refuse_in_shutdown(state)?;
         return crate::locks::handle(ctx, req);
     }
@@ -184,7 +193,7 @@ pub(crate) fn handle(
             ))
         }
     };
-    note.command = Some(named);
+    note.command = named;
     handler(&ctx, req)
 }
 

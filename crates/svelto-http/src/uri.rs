@@ -230,7 +230,7 @@ pub fn locate(state: &State, path: &str) -> Result<Located, HttpError> {
 pub fn locate_in(
     state: &State,
     path: &str,
-    known: impl FnOnce(&str) -> Option<Place>,
+    mut known: impl FnMut(&str) -> Option<Place>,
 ) -> Result<Located, HttpError> {
     let prefix = &state.config.prefix;
     let rest = match path.strip_prefix(prefix.as_str()) {
@@ -244,35 +244,60 @@ pub fn locate_in(
     };
     let decoded = decoded(rest)?;
     let segs = split(&decoded)?;
-    let Some((&name, rest)) = segs.split_first() else {
+    if segs.is_empty() {
         return Ok(Located::Parent);
-    };
-    if name.starts_with('!') {
+    }
+    // The repository is named by the segments before `!svn` (all of them for a public
+    // URL): the deepest directory under the root they name that is a repository, as
+    // svn:// finds it (`svelto_host::find_repository`), first among those the connection
+    // already knows (no look at the disk).
+    let named = segs
+        .iter()
+        .position(|s| s.starts_with('!'))
+        .unwrap_or(segs.len());
+    if named == 0 {
         return Err(HttpError::new(
             StatusCode::NOT_FOUND,
             "No repository is named by the URL",
         ));
     }
-    let place = match known(name) {
-        Some(place) => place,
+    let candidates = &segs[..named];
+    let kept = (1..=named).rev().find_map(|n| {
+        let p = known(&candidates[..n].join("/"))?;
+        Some((n, p))
+    });
+    let (n, place) = match kept {
+        Some(found) => found,
         None => {
-            let repo_dir = state.config.root.join(name);
-            if !repo_dir.join("db").join("format").is_file() {
-                return Err(HttpError::svn(
-                    StatusCode::NOT_FOUND,
-                    svelto_core::code::RA_LOCAL_REPOS_OPEN_FAILED,
-                    format!(
-                        "Could not open the requested SVN filesystem ('{name}' is not a repository)"
-                    ),
-                ));
-            }
-            Place {
-                name: name.into(),
-                dir: repo_dir.into(),
-                root_href: format!("{prefix}/{}", encode(name)).into(),
-            }
+            let root = &state.host.config.root;
+            let is_repo = |d: &Path| svelto_repos::service::Repos::is_repo(d);
+            let n = svelto_host::find_repository(root, candidates, &is_repo)
+                .filter(|&n| n > 0)
+                .ok_or_else(|| {
+                    HttpError::svn(
+                        StatusCode::NOT_FOUND,
+                        svelto_core::code::RA_LOCAL_REPOS_OPEN_FAILED,
+                        format!(
+                            "Could not open the requested SVN filesystem ('{}' is not a repository)",
+                            candidates[0]
+                        ),
+                    )
+                })?;
+            let name = candidates[..n].join("/");
+            let mut dir = root.to_path_buf();
+            dir.extend(&candidates[..n]);
+            let root_href = format!("{prefix}/{}", encode(&name));
+            (
+                n,
+                Place {
+                    name: name.into(),
+                    dir: dir.into(),
+                    root_href: root_href.into(),
+                },
+            )
         }
     };
+    let rest = &segs[n..];
     let mut txn = String::new();
     let mut root_stub = "rvr";
     let (kind, path) = if rest.first() == Some(&"!svn") {

@@ -15,7 +15,7 @@ use crate::skel::Skel;
 use crate::uri::{Kind, Located};
 use crate::xml::{self, esc, Elem, CUSTOM_PROP, DAV, SVN, SVN_DAV, SVN_PROP};
 use crate::{Reply, Req};
-use hyper::{Method, StatusCode};
+use hyper::StatusCode;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -108,7 +108,7 @@ fn foreign(open: &Open, ctx: &Ctx<'_>) -> Option<HttpError> {
 /// transaction, a revision property change, a lock) is refused; transactions already open
 /// go on to their MERGE.
 pub(crate) fn refuse_in_shutdown(state: &crate::State) -> Result<(), HttpError> {
-    if state.config.drain.is_shutting_down() {
+    if state.host.drain.is_shutting_down() {
         return Err(HttpError::new(
             StatusCode::SERVICE_UNAVAILABLE,
             "The server is shutting down; try again later",
@@ -122,14 +122,6 @@ fn no_such_txn(name: &str) -> HttpError {
         StatusCode::NOT_FOUND,
         NO_SUCH_TRANSACTION,
         format!("No such transaction '{name}'"),
-    )
-}
-
-/// Whether `method` is one of the write path's.
-pub(crate) fn is_write(method: &Method) -> bool {
-    matches!(
-        method.as_str(),
-        "POST" | "PUT" | "MKCOL" | "DELETE" | "COPY" | "PROPPATCH" | "MERGE"
     )
 }
 
@@ -283,9 +275,9 @@ fn post(ctx: Ctx<'_>, req: &Req) -> Result<Reply, HttpError> {
         repo_dir,
         edit,
         used: Instant::now(),
-        _writing: state.config.drain.write(),
+        _writing: state.host.drain.write(),
     };
-    let name = state.txns.insert(open, state.config.idle_timeout)?;
+    let name = state.txns.insert(open, state.host.config.idle_timeout)?;
     Ok(Reply::new(StatusCode::CREATED, "text/plain", Vec::new()).header("svn-txn-name", name))
 }
 

@@ -6,7 +6,7 @@ use crate::conn::{Conn, ConnError};
 use crate::error::{code, CmdError};
 use md5::{Digest, Md5};
 use std::io::{Read, Write};
-use svelto_repos::conf::{Access, PasswdDb, SvnserveConf};
+use svelto_repos::conf::{Access, PasswdDb};
 use svelto_wire::{success, Item, TupleReader};
 
 /// Failed attempts one exchange tolerates before the connection is closed (svnserve has no
@@ -26,27 +26,19 @@ pub struct Auth {
 }
 
 impl Auth {
-    /// The blanket access levels of `conf`, capped at read under `-R`.
+    /// The blanket access levels the host's admission decided (capped at read under
+    /// `-R`), and the ways to authenticate.
     pub fn new(
-        conf: &SvnserveConf,
-        read_only: bool,
+        adm: &svelto_host::Admission,
         pwdb: Option<PasswdDb>,
-        realm: String,
         tunnel_user: Option<String>,
         hostname: String,
     ) -> Auth {
-        let cap = |a: Access| {
-            if read_only && a == Access::Write {
-                Access::Read
-            } else {
-                a
-            }
-        };
         Auth {
-            anon_access: cap(conf.anon_access),
-            auth_access: cap(conf.auth_access),
+            anon_access: adm.anon_access,
+            auth_access: adm.auth_access,
             pwdb,
-            realm,
+            realm: adm.realm.clone(),
             tunnel_user,
             hostname,
         }

@@ -7,11 +7,11 @@ use crate::cmd;
 use crate::conn::{Conn, ConnError};
 use crate::error::{code, Failure};
 use crate::handshake;
-use crate::metrics::ErrorKind;
 use crate::session::Session;
 use crate::Shared;
 use std::io::{Read, Write};
 use std::time::Instant;
+use svelto_host::{ErrorKind, Protocol};
 use svelto_wire::{failure, TupleReader, WireError};
 
 /// Runs a connection to its end, logging how it ended. True when it ended by refusing
@@ -33,7 +33,8 @@ pub fn run<R: Read, W: Write>(
         });
     let _ = conn.flush();
     // What the commands did not count (the handshake, a last partial read).
-    shared.metrics.bytes(
+    shared.host.metrics.bytes(
+        Protocol::Svn,
         conn.bytes_in.saturating_sub(conn.metered_in),
         conn.bytes_out.saturating_sub(conn.metered_out),
     );
@@ -41,7 +42,7 @@ pub fn run<R: Read, W: Write>(
     let how = match result {
         Ok(()) => "closed".to_string(),
         Err(e) => {
-            shared.metrics.error(fatal_kind(&e));
+            shared.host.metrics.error(Protocol::Svn, fatal_kind(&e));
             // Tell the client why, when it can still hear it.
             let why = match &e {
                 ConnError::Wire(w) => Some(w.svn_error_code()),
@@ -58,7 +59,7 @@ pub fn run<R: Read, W: Write>(
             format!("ended: {e}")
         }
     };
-    shared.log.line(&format!(
+    shared.host.log.line(&format!(
         "conn {id} {peer}: {how} after {commands} commands, {:.3} s, {} bytes in",
         started.elapsed().as_secs_f64(),
         conn.bytes_in
@@ -120,7 +121,7 @@ fn command_loop<R: Read, W: Write>(
         s.note.set(RunNote::default());
         let guard = row
             .is_some_and(|(_, spec)| spec.writes())
-            .then(|| shared.drain.write());
+            .then(|| shared.host.drain.write());
         let mut error: Vec<(u64, String)> = Vec::new();
         let mut fatal = None;
         // What the log says, from the request: a revision the client left out is the HEAD
@@ -132,7 +133,7 @@ fn command_loop<R: Read, W: Write>(
             root_url: &root_url,
             head: &head,
         };
-        let log = shared.log.is_enabled().then_some(&ctx);
+        let log = shared.host.log.is_enabled().then_some(&ctx);
         let served = match row {
             Some((index, _)) => cmd::dispatch(index, s, conn, params, log),
             None => cmd::Served {
@@ -156,9 +157,6 @@ fn command_loop<R: Read, W: Write>(
             error = chain;
         }
         let note = s.note.get();
-        if note.committed.is_some() {
-            shared.metrics.commit();
-        }
         let took = started.elapsed();
         let (bytes_in, bytes_out) = (conn.bytes_in - in_before, conn.bytes_out - out_before);
         if let Some(e) = fatal.as_ref() {
@@ -177,14 +175,6 @@ fn command_loop<R: Read, W: Write>(
             };
             error = vec![(code, e.to_string())];
         }
-        let failed = !error.is_empty() || fatal.is_some();
-        if let Some((code, _)) = error.first() {
-            if fatal.is_none() {
-                shared.metrics.error(ErrorKind::of_code(*code));
-            }
-        }
-        shared.metrics.command(&name, took, failed);
-        shared.metrics.bytes(bytes_in, bytes_out);
         conn.metered_in += bytes_in;
         conn.metered_out += bytes_out;
         // svnserve checks access before it logs a command: a refused one has no action.
@@ -196,16 +186,20 @@ fn command_loop<R: Read, W: Write>(
         } else {
             Vec::new()
         };
-        shared.log.request(&crate::log::Request {
+        shared.host.record(&svelto_host::Request {
+            protocol: Protocol::Svn,
             client,
             user: s.ctx.user.as_deref(),
             repos: &s.repos_name,
-            command: &name,
+            command: row.map_or(svelto_host::OTHER, |(_, spec)| spec.name),
             actions: &actions,
             duration: took,
             bytes_in,
             bytes_out,
             error: &error,
+            fatal: fatal.is_some(),
+            committed: note.committed.is_some(),
+            http: None,
         });
         if let Some(e) = fatal {
             return Err(e);

@@ -5,14 +5,14 @@ use crate::actions::RunNote;
 use crate::auth::Auth;
 use crate::conn::{Conn, ConnError};
 use crate::error::{code, CmdError};
-use crate::metrics::ErrorKind;
 use crate::session::{ClientCaps, Session};
 use crate::url;
 use crate::Shared;
 use std::cell::Cell;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use svelto_repos::conf::{Access, PasswdDb, SvnserveConf};
+use svelto_host::{Admission, ErrorKind, Protocol};
+use svelto_repos::conf::{Access, PasswdDb};
 use svelto_repos::service::{self, Ctx};
 use svelto_repos::ReposError;
 use svelto_wire::{failure, success, Item, TupleReader, WireError};
@@ -118,7 +118,7 @@ pub fn handshake<R: Read, W: Write>(
         mergeinfo: caps.contains(&"mergeinfo"),
     };
     let root = if shared.config.virtual_host {
-        match virtual_root(&shared.config.root, &url) {
+        match virtual_root(&shared.host.config.root, &url) {
             Some(r) => r,
             None => {
                 conn.write_item(&fail_item(
@@ -129,7 +129,7 @@ pub fn handshake<R: Read, W: Write>(
             }
         }
     } else {
-        shared.config.root.clone()
+        shared.host.config.root.clone()
     };
     let located = match url::locate(&root, &url, &service::Repos::is_repo) {
         Ok(l) => l,
@@ -139,6 +139,7 @@ pub fn handshake<R: Read, W: Write>(
         }
     };
     let opened = shared
+        .host
         .repos
         .open(&located.repo_dir)
         .and_then(|r| Ok((r.0.uuid()?, r)));
@@ -146,6 +147,7 @@ pub fn handshake<R: Read, W: Write>(
         Ok(v) => v,
         Err(e) => {
             shared
+                .host
                 .log
                 .line(&format!("{}: {e}", located.repo_dir.display()));
             let e = crate::error::repos_error(&ReposError::from(e));
@@ -154,19 +156,20 @@ pub fn handshake<R: Read, W: Write>(
         }
     };
     // svnserve.conf, reread for every connection (changes apply without a restart).
-    let loaded = load_auth(shared, &located.repo_dir, &uuid).and_then(|(auth, conf)| {
-        let authz = authz_source(shared, &conf, &located.repo_dir)
+    let loaded = load_auth(shared, &located.repo_dir, &uuid).and_then(|(auth, adm)| {
+        let authz = adm
+            .authz_source()
             .map(|src| {
                 service::authz::load(src, &repo, &located.repo_dir)
                     .map_err(|why| authz_refused(shared, &located.repo_dir, &why))
             })
             .transpose()?;
-        Ok((auth, conf, authz))
+        Ok((auth, adm.conf, authz))
     });
     let (auth, conf, authz) = match loaded {
         Ok(v) => v,
         Err(e) => {
-            shared.log.line(&format!(
+            shared.host.log.line(&format!(
                 "{}: refusing the connection: {}",
                 located.repo_dir.display(),
                 e.message()
@@ -176,7 +179,7 @@ pub fn handshake<R: Read, W: Write>(
         }
     };
     if auth.anon_access == Access::None && !auth.can_authenticate_for(Access::Read) {
-        shared.metrics.error(ErrorKind::Auth);
+        shared.host.metrics.error(Protocol::Svn, ErrorKind::Auth);
         conn.write_item(&fail_item(
             code::RA_NOT_AUTHORIZED,
             "No access allowed to this repository",
@@ -186,7 +189,7 @@ pub fn handshake<R: Read, W: Write>(
     let mut user = None;
     auth.request(conn, &mut user, Access::Read, false)?;
     if auth.current(&user) == Access::None {
-        shared.metrics.error(ErrorKind::Auth);
+        shared.host.metrics.error(Protocol::Svn, ErrorKind::Auth);
         conn.write_item(&fail_item(
             code::RA_NOT_AUTHORIZED,
             "Not authorized for access",
@@ -199,12 +202,9 @@ pub fn handshake<R: Read, W: Write>(
         Item::list(vec![Item::word("mergeinfo")]),
     ]))?;
     // svnserve's name for the repository: its path under the root, else its basename.
-    let repos_name = located
-        .repo_dir
-        .strip_prefix(&shared.config.root)
-        .ok()
-        .map(|p| p.to_string_lossy().into_owned())
-        .filter(|p| !p.is_empty())
+    let repos_name = shared
+        .host
+        .repos_name(&located.repo_dir)
         .or_else(|| {
             located
                 .repo_dir
@@ -217,7 +217,7 @@ pub fn handshake<R: Read, W: Write>(
         Some(s) => svelto_repos::action::uri_encode(&s),
         None => "-".into(),
     };
-    shared.log.open(
+    shared.host.log.open(
         client,
         user.as_deref(),
         &repos_name,
@@ -241,22 +241,15 @@ pub fn handshake<R: Read, W: Write>(
     }))
 }
 
-/// The repository's svnserve.conf (or `--config-file`) and what it allows. Errors are what
-/// the client is told before the connection closes.
-fn load_auth(
-    shared: &Shared,
-    repo_dir: &Path,
-    uuid: &str,
-) -> Result<(Auth, SvnserveConf), CmdError> {
-    let repos_conf = repo_dir.join("conf");
-    let conf = match &shared.config.config_file {
-        Some(file) => {
-            let base = file.parent().unwrap_or(Path::new("/"));
-            SvnserveConf::load(file, true, base, &repos_conf)
-        }
-        None => SvnserveConf::for_repository(repo_dir),
-    }
-    .map_err(|e| conf_error(&e))?;
+/// The repository's admission (svnserve.conf or `--config-file`, realm, levels) and how
+/// its clients authenticate over svn://. Errors are what the client is told before the
+/// connection closes.
+fn load_auth(shared: &Shared, repo_dir: &Path, uuid: &str) -> Result<(Auth, Admission), CmdError> {
+    let adm = shared
+        .host
+        .admission(repo_dir, || Ok(uuid.to_string()))
+        .map_err(|e| conf_error(&e))?;
+    let conf = &adm.conf;
     let pwdb = match &conf.password_db {
         None => None,
         Some(path) => match PasswdDb::load(path) {
@@ -265,7 +258,7 @@ fn load_auth(
             Err(ReposError::Io { err, .. })
                 if err.kind() == std::io::ErrorKind::PermissionDenied =>
             {
-                shared.log.line(&format!(
+                shared.host.log.line(&format!(
                     "{}: password-db '{}' is not readable: offering no CRAM-MD5",
                     conf.file.display(),
                     path.display()
@@ -275,6 +268,7 @@ fn load_auth(
             Err(e) => {
                 // The details go to the log; the client gets svnserve's bare message.
                 shared
+                    .host
                     .log
                     .line(&format!("{}: password-db: {e}", conf.file.display()));
                 return Err(CmdError::new(code::AUTHN_FAILED, "Authentication failed"));
@@ -284,16 +278,13 @@ fn load_auth(
     if let Some(refusal) = conf.sasl_refusal() {
         return Err(CmdError::new(code::BAD_CONFIG_VALUE, refusal));
     }
-    let realm = conf.realm.clone().unwrap_or_else(|| uuid.to_string());
     let auth = Auth::new(
-        &conf,
-        shared.config.read_only,
+        &adm,
         pwdb,
-        realm,
         shared.config.tunnel_user.clone(),
         shared.config.hostname.clone(),
     );
-    Ok((auth, conf))
+    Ok((auth, adm))
 }
 
 /// A configuration file error as svnserve reports it to the client.
@@ -319,30 +310,10 @@ fn conf_error(e: &ReposError) -> CmdError {
     }
 }
 
-/// Where the authz rules svnserve.conf names for a connection to the repository in
-/// `repo_dir` are (None without `authz-db`).
-fn authz_source<'a>(
-    shared: &Shared,
-    conf: &'a SvnserveConf,
-    repo_dir: &Path,
-) -> Option<service::AuthzSource<'a>> {
-    let rules = conf.authz_db.as_ref()?;
-    Some(service::AuthzSource {
-        rules,
-        groups: conf.groups_db.as_ref(),
-        case: conf.force_username_case,
-        repos: repo_dir
-            .strip_prefix(&shared.config.root)
-            .ok()
-            .map(|p| p.to_string_lossy().into_owned())
-            .filter(|p| !p.is_empty()),
-    })
-}
-
 /// An authz file that cannot be read or parsed refuses the connection with svnserve's
 /// generic answer; the details go to the log.
 fn authz_refused(shared: &Shared, repo_dir: &Path, why: &str) -> CmdError {
-    shared.log.line(&format!(
+    shared.host.log.line(&format!(
         "{}: refusing the connection: invalid authz configuration: {why}",
         repo_dir.display()
     ));

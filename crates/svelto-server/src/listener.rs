@@ -4,12 +4,13 @@
 //! flag ([`Shared::begin_shutdown`]) that the accept loop and every connection's command
 //! loop observe. The connection itself (handshake, then commands) is `connection.rs`.
 
-use crate::{code, connection, metrics, Conn, Shared};
+use crate::{code, connection, Conn, Shared};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
+use svelto_host::{ErrorKind, Protocol};
 
 /// Serves one connection over any pair of byte streams (a socket, or stdin/stdout in
 /// tunnel mode) until the client leaves or the connection fails. True when it ended by
@@ -28,9 +29,9 @@ pub fn serve_streams<R: Read, W: Write>(
     let id = shared.next_id.fetch_add(1, Ordering::Relaxed);
     let mut conn = Conn::new(reader, writer, shared.limits());
     conn.set_max_response(shared.config.max_response);
-    conn.set_budget(shared.budget.clone());
+    conn.set_budget(shared.host.budget.clone());
     // Counted open until dropped, also when the connection's thread panics.
-    let _open = shared.metrics.connection_opened();
+    let _open = shared.host.metrics.connection_opened(Protocol::Svn);
     connection::run(shared, &mut conn, id, peer, loopback)
 }
 
@@ -62,16 +63,18 @@ fn drain_refused(stream: &TcpStream) {
 
 /// Serves one TCP connection (idle timeout applied).
 pub fn serve_tcp(shared: &Shared, stream: TcpStream) {
+    let _thread = shared.host.connection_thread();
     let addr = stream.peer_addr().ok();
     let peer = addr.map_or_else(|| "?".to_string(), |a| a.to_string());
     let loopback = addr.is_some_and(|a| a.ip().is_loopback());
-    let _ = stream.set_read_timeout(Some(shared.config.idle_timeout));
-    let _ = stream.set_write_timeout(Some(shared.config.idle_timeout));
+    let _ = stream.set_read_timeout(Some(shared.host.config.idle_timeout));
+    let _ = stream.set_write_timeout(Some(shared.host.config.idle_timeout));
     let _ = stream.set_nodelay(true);
     let reader = match stream.try_clone() {
         Ok(r) => r,
         Err(e) => {
             shared
+                .host
                 .log
                 .line(&format!("{peer}: cannot use the socket: {e}"));
             return;
@@ -108,11 +111,11 @@ const MAX_REFUSING: usize = 64;
 /// `RA_SVN_CONNECTION_CLOSED` (the client skips `RA_SVN_CMD_ERR` links, so that code would
 /// print as a malformed error list).
 fn refuse_busy(shared: &Shared, mut stream: TcpStream) {
-    shared.metrics.error(metrics::ErrorKind::Busy);
+    shared.host.metrics.error(Protocol::Svn, ErrorKind::Busy);
     let _ = stream.set_write_timeout(Some(Duration::from_secs(5)));
     let msg = format!(
         "Server busy: it already serves {} connections (--max-connections); try again later",
-        shared.config.max_connections
+        shared.host.config.max_connections
     );
     let item = svelto_wire::failure(&[svelto_wire::ErrorLink::new(
         u64::from(code::RA_SVN_CONNECTION_CLOSED),
@@ -137,7 +140,7 @@ pub fn run_listener(shared: Arc<Shared>, listener: TcpListener, once: bool) -> s
         let stream = match stream {
             Ok(s) => s,
             Err(e) => {
-                shared.log.line(&format!("accept failed: {e}"));
+                shared.host.log.line(&format!("accept failed: {e}"));
                 std::thread::sleep(Duration::from_millis(50));
                 continue;
             }
@@ -150,14 +153,14 @@ pub fn run_listener(shared: Arc<Shared>, listener: TcpListener, once: bool) -> s
             let peer = stream
                 .peer_addr()
                 .map_or_else(|_| "?".to_string(), |a| a.to_string());
-            shared.log.line(&format!(
+            shared.host.log.line(&format!(
                 "{peer}: refused, {} connections already served (--max-connections)",
-                shared.config.max_connections
+                shared.host.config.max_connections
             ));
             // Its own short-lived thread, so that a client that does not read cannot
             // hold up the accept loop; beyond 64 of those, the connection is just closed.
             let Some(refusal) = Slot::Refusal.take(&shared) else {
-                shared.metrics.error(metrics::ErrorKind::Busy);
+                shared.host.metrics.error(Protocol::Svn, ErrorKind::Busy);
                 continue;
             };
             let _ = std::thread::Builder::new()
@@ -173,6 +176,7 @@ pub fn run_listener(shared: Arc<Shared>, listener: TcpListener, once: bool) -> s
             .spawn(move || serve_tcp(permit.owner(), stream));
         if let Err(e) = spawned {
             shared
+                .host
                 .log
                 .line(&format!("cannot start a connection thread: {e}"));
         }
@@ -196,7 +200,9 @@ impl Slot {
     /// A place, unless the count is at its bound.
     fn take(self, shared: &Arc<Shared>) -> Option<Permit> {
         match self {
-            Slot::Connection => Permit::take(shared, |s| &s.active, shared.config.max_connections),
+            Slot::Connection => {
+                Permit::take(shared, |s| &s.active, shared.host.config.max_connections)
+            }
             Slot::Refusal => Permit::take(shared, |s| &s.refusing, MAX_REFUSING),
         }
     }
@@ -205,7 +211,8 @@ impl Slot {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Config, Logger};
+    use crate::Config;
+    use svelto_host::{Host, HostConfig, Logger};
 
     /// A client whose first read panics (as a bug in a command would).
     struct PanickingReader;
@@ -219,9 +226,9 @@ mod tests {
     #[test]
     fn a_panicking_connection_gives_back_its_slot_and_gauge() {
         let dir = tempfile::tempdir().expect("a temporary directory");
-        let mut config = Config::new(dir.path().to_path_buf());
+        let mut config = HostConfig::new(dir.path().to_path_buf());
         config.max_connections = 1;
-        let shared = Shared::new(config, Logger::disabled());
+        let shared = Shared::new(Host::new(config, Logger::disabled()), Config::default());
         let permit = Slot::Connection.take(&shared).expect("a free slot");
         assert!(Slot::Connection.take(&shared).is_none(), "one slot only");
         // What a connection thread of `run_listener` does, with a client that panics it.
@@ -231,8 +238,8 @@ mod tests {
         .join();
         assert!(joined.is_err(), "the connection thread panicked");
         assert_eq!(shared.active_connections(), 0);
-        assert_eq!(shared.metrics.open_connections(), 0);
-        assert_eq!(shared.metrics.connections_total(), 1);
+        assert_eq!(shared.host.metrics.open_connections(Protocol::Svn), 0);
+        assert_eq!(shared.host.metrics.connections_total(Protocol::Svn), 1);
         assert!(
             Slot::Connection.take(&shared).is_some(),
             "the slot is free again"
@@ -242,7 +249,11 @@ mod tests {
     #[test]
     fn refusals_are_bounded() {
         let dir = tempfile::tempdir().expect("a temporary directory");
-        let shared = Shared::new(Config::new(dir.path().to_path_buf()), Logger::disabled());
+        let host = Host::new(
+            HostConfig::new(dir.path().to_path_buf()),
+            Logger::disabled(),
+        );
+        let shared = Shared::new(host, Config::default());
         let held: Vec<Permit> = (0..MAX_REFUSING)
             .map(|_| Slot::Refusal.take(&shared).expect("below the bound"))
             .collect();

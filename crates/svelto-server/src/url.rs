@@ -86,19 +86,15 @@ pub fn locate(
     is_repo: &dyn Fn(&Path) -> bool,
 ) -> Result<Located, CmdError> {
     let segs = segments(url_path(url)?)?;
-    for n in (0..=segs.len()).rev() {
-        let mut dir = root.to_path_buf();
-        for s in &segs[..n] {
-            dir.push(s);
-        }
-        if is_repo(&dir) {
-            let rest = &segs[n..];
-            return Ok(Located {
-                repo_dir: dir,
-                session_path: rest.join("/"),
-                root_url: strip_segments(url, rest.len()),
-            });
-        }
+    if let Some(n) = svelto_host::find_repository(root, &segs, is_repo) {
+        let rest = &segs[n..];
+        let mut repo_dir = root.to_path_buf();
+        repo_dir.extend(&segs[..n]);
+        return Ok(Located {
+            repo_dir,
+            session_path: rest.join("/"),
+            root_url: strip_segments(url, rest.len()),
+        });
     }
     Err(CmdError::new(
         code::RA_SVN_REPOS_NOT_FOUND,

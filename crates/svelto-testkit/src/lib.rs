@@ -16,10 +16,12 @@
 
 pub mod apache;
 pub mod authz_matrix;
+pub mod cluster;
 pub mod dumpfile;
 mod fixtures;
 pub mod generate;
 pub mod memfs;
+mod metrics;
 pub mod nginx;
 mod run;
 pub mod serve;
@@ -32,6 +34,7 @@ pub use fixtures::{
     fixture, fixture_names, fixtures_dir, scenario_dump, variants, Variant, VariantKind,
     FILES_WITH_HISTORY, SMALL_SCENARIOS,
 };
+pub use metrics::metric_sum;
 pub use run::{read_vm_hwm_kib, require_tool, Outcome, Run, Running, DEFAULT_TIMEOUT};
 pub use serve::{
     free_port, mask_dates, shared_http_pair, shared_pair, svelto_binary, Expect, Pair, Same, Scope,

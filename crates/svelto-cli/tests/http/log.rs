@@ -221,9 +221,7 @@ fn scrape(addr: &str) -> String {
 
 /// The value of the sample `name` (with its labels) in a scrape, 0 when absent.
 fn metric(text: &str, name: &str) -> u64 {
-    text.lines()
-        .find_map(|l| l.strip_prefix(name)?.trim().parse().ok())
-        .unwrap_or(0)
+    svelto_testkit::metric_sum(text, name).unwrap_or(0)
 }
 
 #[test]
@@ -290,7 +288,11 @@ fn combined_format_lists_apaches_requests_and_metrics_count_them() {
     assert!(svelto.iter().any(|f| f[4] == "404"));
     let after = scrape(&metrics);
     for (name, at_least) in [
-        ("svelto_requests_total{command=\"http-update-report\"}", 1),
+        (
+            "svelto_requests_total{protocol=\"http\",command=\"http-update-report\"}",
+            1,
+        ),
+        ("svelto_connections_total{protocol=\"http\"}", 1),
         ("svelto_requests_total{command=\"http-log-report\"}", 1),
         ("svelto_requests_total{command=\"http-propfind\"}", 1),
         ("svelto_requests_total{command=\"http-options\"}", 3),

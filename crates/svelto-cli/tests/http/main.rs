@@ -11,6 +11,7 @@ mod conn;
 mod idle;
 mod locks;
 mod log;
+mod nested;
 mod options;
 mod owners;
 mod propfind;

@@ -372,10 +372,7 @@ fn scrape(addr: SocketAddr) -> String {
 }
 
 fn metric(text: &str, name: &str) -> u64 {
-    text.lines()
-        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse::<f64>().ok())
-        .map(|v| v as u64)
-        .unwrap_or_else(|| panic!("no {name} in\n{text}"))
+    svelto_testkit::metric_sum(text, name).unwrap_or_else(|| panic!("no {name} in\n{text}"))
 }
 
 #[test]
@@ -405,7 +402,25 @@ fn metrics_count_requests_bytes_commits_and_cache() {
     assert!(!svn(&["cat", &format!("{url}/trunk/missing")]).success());
     let after = scrape(maddr);
     assert_eq!(metric(&after, "svelto_commits_total"), 2, "{after}");
-    assert!(metric(&after, "svelto_requests_total{command=\"get-file\"}") >= 3);
+    assert!(
+        metric(
+            &after,
+            "svelto_requests_total{protocol=\"svn\",command=\"get-file\"}"
+        ) >= 3
+    );
+    // No HTTP side: no HTTP request names listed.
+    assert_eq!(
+        svelto_testkit::metric_sum(&after, "svelto_requests_total{protocol=\"http\"}"),
+        None
+    );
+    assert!(after.contains("\nsvelto_uptime_seconds "), "{after}");
+    assert!(
+        after.contains(&format!(
+            "\nsvelto_build_info{{version=\"{}\"}} 1\n",
+            env!("CARGO_PKG_VERSION")
+        )),
+        "{after}"
+    );
     assert!(metric(&after, "svelto_requests_total{command=\"update\"}") >= 1);
     assert!(metric(&after, "svelto_request_errors_total{command=\"get-file\"}") >= 1);
     assert!(metric(&after, "svelto_errors_total{kind=\"command\"}") >= 1);
@@ -504,9 +519,15 @@ fn metrics_port_answers_bad_requests_with_http_errors() {
     // Still scraped, over HTTP/1.1 and 1.0, and svn:// still served.
     let text = metrics_raw(maddr, b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
     assert!(text.starts_with("HTTP/1.1 200 OK\r\n"), "{text}");
-    assert!(text.contains("svelto_connections_total "), "{text}");
+    assert!(
+        text.contains("svelto_connections_total{protocol=\"svn\"} "),
+        "{text}"
+    );
     let text = scrape(maddr);
-    assert!(text.contains("svelto_open_connections 0"), "{text}");
+    assert!(
+        text.contains("svelto_open_connections{protocol=\"svn\"} 0"),
+        "{text}"
+    );
     svn_ok(&["ls", &server.url("repo")]);
 }
 
@@ -984,6 +1005,9 @@ fn http_commits_are_counted_and_challenges_are_not_errors() {
     svn_ok(&["mkdir", "-m", "m", &server.url("repo/c")]);
     let after = scrape(maddr);
     assert_eq!(metric(&after, "svelto_commits_total"), 3, "{after}");
+    // Each protocol's own: two over HTTP, one over svn://.
+    assert_eq!(metric(&after, "svelto_commits_total{protocol=\"http\"}"), 2);
+    assert_eq!(metric(&after, "svelto_commits_total{protocol=\"svn\"}"), 1);
     assert_eq!(
         metric(&after, "svelto_errors_total{kind=\"auth\"}"),
         0,

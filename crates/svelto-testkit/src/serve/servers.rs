@@ -52,6 +52,10 @@ pub enum ServerKind {
     Apache,
     /// nginx as a reverse proxy.
     Nginx,
+    /// An etcd member (`cluster.rs`).
+    Etcd,
+    /// SeaweedFS's `weed` as the S3-compatible object store (`cluster.rs`).
+    S3,
 }
 
 impl ServerKind {
@@ -61,6 +65,8 @@ impl ServerKind {
             ServerKind::Svelto => "svelto",
             ServerKind::Apache => "apache",
             ServerKind::Nginx => "nginx",
+            ServerKind::Etcd => "etcd",
+            ServerKind::S3 => "weed",
         }
     }
 }
@@ -127,6 +133,21 @@ impl Server {
                 !state.starts_with('Z') && !state.starts_with('X')
             })
             .unwrap_or(false)
+    }
+
+    /// Kills the server with SIGKILL (no shutdown of any kind, as a crash or the kernel's
+    /// OOM killer would) and waits until it and its watchdog are gone.
+    pub fn kill_hard(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-KILL", &self.pid.to_string()])
+            .stderr(Stdio::null())
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while self.is_running() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        drop(self.stdin.take());
+        let _ = self.child.wait();
     }
 
     /// What the server wrote to standard error (and standard output) so far.

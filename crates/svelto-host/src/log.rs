@@ -5,6 +5,7 @@
 //! default) and JSON, one object per line. A file log can be reopened (after rotation, on
 //! SIGHUP).
 
+use crate::{HttpRequest, Request};
 use std::fs::OpenOptions;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -24,39 +25,6 @@ pub enum LogFormat {
     /// "%{Referer}i" "%{User-agent}i"`), every request; svn:// commands and server events
     /// as in the svnserve format.
     Combined,
-}
-
-/// One answered HTTP request.
-pub struct HttpRequest<'a> {
-    /// What the log shares with an svn:// command (`command`: `http-get`,
-    /// `http-update-report` ...; `actions`: mod_dav_svn's `SVN-ACTION`, if any).
-    pub request: Request<'a>,
-    pub method: &'a str,
-    /// The path and query the client asked for.
-    pub target: &'a str,
-    /// `HTTP/1.1`.
-    pub version: &'a str,
-    pub status: u16,
-    pub referer: Option<&'a str>,
-    pub user_agent: Option<&'a str>,
-}
-
-/// One finished command, as the log and the metrics see it.
-pub struct Request<'a> {
-    /// The client's address (without the port), or `-`.
-    pub client: &'a str,
-    pub user: Option<&'a str>,
-    /// The repository's name under the root (URI-encoded, as svnserve logs it).
-    pub repos: &'a str,
-    /// The protocol command (`get-file`, `update` ...).
-    pub command: &'a str,
-    /// svnserve's action lines (usually one; none for a command it does not log).
-    pub actions: &'a [String],
-    pub duration: Duration,
-    pub bytes_in: u64,
-    pub bytes_out: u64,
-    /// The error chain sent to the client: (code, message) per link.
-    pub error: &'a [(u64, String)],
 }
 
 pub struct Logger {
@@ -199,11 +167,10 @@ impl Logger {
     /// An HTTP request: svnserve's lines for its action and error (as an svn:// command's,
     /// none when it has neither, as mod_dav_svn's `SVN-ACTION`), or a JSON object or a
     /// combined access-log line for every request.
-    pub fn http(&self, h: &HttpRequest<'_>) {
+    pub fn http(&self, r: &Request<'_>, h: &HttpRequest<'_>) {
         if !self.enabled() {
             return;
         }
-        let r = &h.request;
         let text = match self.format {
             LogFormat::Svnserve => return self.request(r),
             LogFormat::Json => {
@@ -264,6 +231,7 @@ impl Logger {
     pub fn open(&self, client: &str, user: Option<&str>, repos: &str, action: &str) {
         let actions = [action.to_string()];
         self.request(&Request {
+            protocol: crate::Protocol::Svn,
             client,
             user,
             repos,
@@ -273,6 +241,9 @@ impl Logger {
             bytes_in: 0,
             bytes_out: 0,
             error: &[],
+            fatal: false,
+            committed: false,
+            http: None,
         });
     }
 }
@@ -365,6 +336,7 @@ mod tests {
             let buf = Shared::default();
             let log = Logger::new(Box::new(buf.clone())).with_format(format);
             log.request(&Request {
+                protocol: crate::Protocol::Svn,
                 client: "127.0.0.1",
                 user: Some("harry"),
                 repos: "repo",
@@ -374,6 +346,9 @@ mod tests {
                 bytes_in: 10,
                 bytes_out: 20,
                 error,
+                fatal: false,
+                committed: false,
+                http: None,
             });
             out.push(String::from_utf8(buf.0.lock().expect("lock").clone()).expect("utf-8"));
         }
@@ -417,8 +392,17 @@ mod tests {
         let out = |format| {
             let buf = Shared::default();
             let log = Logger::new(Box::new(buf.clone())).with_format(format);
-            log.http(&HttpRequest {
-                request: Request {
+            let http = HttpRequest {
+                method: "GET",
+                target: "/svn/repo/a \"b\"",
+                version: "HTTP/1.1",
+                status: 200,
+                referer: None,
+                user_agent: Some("SVN/1.14.2 (x86_64-pc-linux-gnu) serf/1.3.9"),
+            };
+            log.http(
+                &Request {
+                    protocol: crate::Protocol::Http,
                     client: "10.0.0.7",
                     user: None,
                     repos: "repo",
@@ -428,14 +412,12 @@ mod tests {
                     bytes_in: 0,
                     bytes_out: 1234,
                     error: &[],
+                    fatal: false,
+                    committed: false,
+                    http: None,
                 },
-                method: "GET",
-                target: "/svn/repo/a \"b\"",
-                version: "HTTP/1.1",
-                status: 200,
-                referer: None,
-                user_agent: Some("SVN/1.14.2 (x86_64-pc-linux-gnu) serf/1.3.9"),
-            });
+                &http,
+            );
             let text = buf.0.lock().expect("lock").clone();
             String::from_utf8(text).expect("utf-8")
         };

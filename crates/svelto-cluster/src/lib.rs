@@ -1,0 +1,282 @@
+//! Svelto's cluster parts that do not wait for the store traits (docs/cluster.md, issue
+//! 35): a revision's bytes as one immutable segment object in an S3-compatible store
+//! (put-if-absent under a key never rewritten, read back by ranged GETs); the head, the
+//! etcd value that plays `db/current`'s role (its bytes: docs/formats/cluster.md),
+//! published by one etcd transaction conditioned on the head the writer built on and on
+//! the writer's election key, which lives on the writer's lease; writer election with
+//! that lease kept alive; the resolution of a publication whose answer was lost; and the
+//! linearizable head read that gives read-your-writes across front ends.
+//!
+//! The API blocks (the server is a thread per connection): a [`Cluster`] owns a small
+//! tokio runtime for the etcd and S3 clients. Ids (commit ids, writer ids) come from the
+//! caller: the library makes no ids and reads no clock for its results.
+//!
+//! Must not: acknowledge a publication etcd has not committed (only
+//! [`Publish::Published`] means it was); rewrite an object key; hold the etcd and S3
+//! clients' dependencies anywhere but in this crate.
+
+pub mod head;
+pub mod objects;
+mod repo;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use object_store::aws::AmazonS3Builder;
+use object_store::{ClientOptions, RetryConfig};
+
+pub use head::{CommitId, Head, HeadError, IndexRef, SegmentRef, MAX_TAIL, PARTS};
+pub use objects::{Index, Segment, SegmentHeader};
+pub use repo::{HeadVersion, Publish, Repository, WriterLease};
+
+/// Where the cluster's components are and how long to wait for them.
+#[derive(Clone, Debug)]
+pub struct ClusterConfig {
+    /// etcd client URLs (`http://HOST:PORT`), every member's.
+    pub etcd_endpoints: Vec<String>,
+    /// The etcd key prefix, the cluster's name: keys are `PREFIX/repos/NAME/...`.
+    pub etcd_prefix: String,
+    /// The S3 endpoint (`http://HOST:PORT`, path-style addressing).
+    pub s3_endpoint: String,
+    /// The bucket.
+    pub s3_bucket: String,
+    /// The region requests are signed for.
+    pub s3_region: String,
+    /// The access key id.
+    pub s3_access_key: String,
+    /// The secret key.
+    pub s3_secret_key: String,
+    /// The object key prefix (repositories' keys are `PREFIX/REPO/...`).
+    pub object_prefix: String,
+    /// The writer lease's time to live in whole seconds (etcd raises anything below its
+    /// minimum, 2 s with its default election timeout).
+    pub lease_ttl_secs: i64,
+    /// The longest one etcd or object store request may take before it is given up (its
+    /// outcome then unknown).
+    pub request_timeout: Duration,
+    /// The longest one attempt at the head's transaction may take before it is sent again
+    /// (safe: its compare lets at most one copy apply). Shorter than `request_timeout` so
+    /// that an attempt stuck on a killed etcd leader does not hold the commit for long.
+    pub attempt_timeout: Duration,
+    /// The longest a publication may go on resolving an unknown outcome before it answers
+    /// [`ClusterError::OutcomeUnknown`].
+    pub commit_timeout: Duration,
+}
+
+impl ClusterConfig {
+    /// A configuration with the default timeouts: a 2 s lease, 2 s requests, 500 ms
+    /// attempts at the head's transaction, 10 s to resolve a publication.
+    pub fn new(
+        etcd_endpoints: Vec<String>,
+        etcd_prefix: &str,
+        s3_endpoint: &str,
+        s3_bucket: &str,
+    ) -> ClusterConfig {
+        ClusterConfig {
+            etcd_endpoints,
+            etcd_prefix: etcd_prefix.to_owned(),
+            s3_endpoint: s3_endpoint.to_owned(),
+            s3_bucket: s3_bucket.to_owned(),
+            s3_region: "us-east-1".to_owned(),
+            s3_access_key: String::new(),
+            s3_secret_key: String::new(),
+            object_prefix: "svelto".to_owned(),
+            lease_ttl_secs: 2,
+            request_timeout: Duration::from_secs(2),
+            attempt_timeout: Duration::from_millis(500),
+            commit_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// What went wrong, naming the component, the operation and the key.
+#[derive(Debug, thiserror::Error)]
+pub enum ClusterError {
+    /// The configuration cannot be used.
+    #[error("bad cluster configuration: {0}")]
+    Config(String),
+    /// The object store refused or failed a request.
+    #[error("the object store failed ({what} {key}): {source}")]
+    ObjectStore {
+        /// The operation.
+        what: &'static str,
+        /// The object key.
+        key: String,
+        /// The client's error.
+        source: Box<object_store::Error>,
+    },
+    /// The object store did not answer in time.
+    #[error("the object store did not answer ({what} {key}) within {after:?}")]
+    ObjectStoreTimeout {
+        /// The operation.
+        what: &'static str,
+        /// The object key.
+        key: String,
+        /// The timeout.
+        after: Duration,
+    },
+    /// etcd refused or failed a request.
+    #[error("the coordination service (etcd) failed ({what} {key}): {source}")]
+    Etcd {
+        /// The operation.
+        what: &'static str,
+        /// The etcd key.
+        key: String,
+        /// The client's error.
+        source: Box<etcd_client::Error>,
+    },
+    /// etcd did not answer in time.
+    #[error("the coordination service (etcd) did not answer ({what} {key}) within {after:?}")]
+    EtcdTimeout {
+        /// The operation.
+        what: &'static str,
+        /// The etcd key.
+        key: String,
+        /// The timeout.
+        after: Duration,
+    },
+    /// A stored value or object is not what it must be.
+    #[error("corrupt {what} at {key}: {detail}")]
+    Corrupt {
+        /// What kind of value.
+        what: &'static str,
+        /// Its key.
+        key: String,
+        /// What is wrong.
+        detail: String,
+    },
+    /// A publication whose answer never came: it may or may not be published, and the
+    /// client must not be told it succeeded.
+    #[error(
+        "the outcome of publishing r{revision} (commit {commit}) is unknown: etcd gave no \
+         definite answer within {after:?} (last: {last})"
+    )]
+    OutcomeUnknown {
+        /// The revision it would have been.
+        revision: u64,
+        /// Its commit id.
+        commit: CommitId,
+        /// How long it was tried.
+        after: Duration,
+        /// The last error seen.
+        last: String,
+    },
+    /// The repository exists already (at creation).
+    #[error("repository {0} exists already in the cluster")]
+    Exists(String),
+    /// The repository has no head.
+    #[error("repository {name} is not in the cluster (no head at {key})")]
+    NoSuchRepository {
+        /// Its name.
+        name: String,
+        /// The head's key.
+        key: String,
+    },
+}
+
+impl ClusterError {
+    /// Whether this is a component that is down or slow rather than bad data or input (the
+    /// store traits' "backend unavailable or timed out" kind).
+    pub fn is_unavailable(&self) -> bool {
+        matches!(
+            self,
+            ClusterError::ObjectStore { .. }
+                | ClusterError::ObjectStoreTimeout { .. }
+                | ClusterError::Etcd { .. }
+                | ClusterError::EtcdTimeout { .. }
+                | ClusterError::OutcomeUnknown { .. }
+        )
+    }
+}
+
+/// The clients of one cluster and the runtime that drives them.
+pub struct Cluster {
+    inner: Arc<repo::Inner>,
+}
+
+impl Cluster {
+    /// Connects to etcd and configures the S3 client (which connects on first use).
+    pub fn connect(config: ClusterConfig) -> Result<Cluster, ClusterError> {
+        if config.etcd_endpoints.is_empty() {
+            return Err(ClusterError::Config("no etcd endpoint".into()));
+        }
+        if config.lease_ttl_secs < 1 {
+            return Err(ClusterError::Config(format!(
+                "lease TTL of {} s (at least 1)",
+                config.lease_ttl_secs
+            )));
+        }
+        // reqwest is built without a TLS provider of its own: ring, as svelto-http uses.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("svelto-cluster")
+            .enable_all()
+            .build()
+            .map_err(|e| ClusterError::Config(format!("cannot start a tokio runtime: {e}")))?;
+        let store = AmazonS3Builder::new()
+            .with_endpoint(&config.s3_endpoint)
+            .with_bucket_name(&config.s3_bucket)
+            .with_region(&config.s3_region)
+            .with_access_key_id(&config.s3_access_key)
+            .with_secret_access_key(&config.s3_secret_key)
+            .with_allow_http(true)
+            .with_virtual_hosted_style_request(false)
+            .with_client_options(
+                ClientOptions::new()
+                    .with_allow_http(true)
+                    .with_timeout(config.request_timeout)
+                    .with_connect_timeout(Duration::from_secs(1)),
+            )
+            // The callers retry whole operations (a put-if-absent retried by the client
+            // would find its own object and fail): no retries inside the client.
+            .with_retry(RetryConfig {
+                max_retries: 0,
+                retry_timeout: config.request_timeout,
+                ..RetryConfig::default()
+            })
+            .build()
+            .map_err(|e| ClusterError::Config(format!("S3 client: {e}")))?;
+        let options = etcd_client::ConnectOptions::new()
+            .with_connect_timeout(Duration::from_secs(1))
+            .with_timeout(config.request_timeout)
+            .with_keep_alive(Duration::from_secs(1), Duration::from_secs(1));
+        let endpoints = config.etcd_endpoints.clone();
+        let etcd = runtime
+            .block_on(async {
+                tokio::time::timeout(
+                    config.request_timeout * 5,
+                    etcd_client::Client::connect(endpoints, Some(options)),
+                )
+                .await
+            })
+            .map_err(|_| ClusterError::EtcdTimeout {
+                what: "connect to",
+                key: config.etcd_endpoints.join(","),
+                after: config.request_timeout * 5,
+            })?
+            .map_err(|e| ClusterError::Etcd {
+                what: "connect to",
+                key: config.etcd_endpoints.join(","),
+                source: Box::new(e),
+            })?;
+        Ok(Cluster {
+            inner: Arc::new(repo::Inner {
+                runtime,
+                etcd,
+                store: Arc::new(store),
+                config,
+            }),
+        })
+    }
+
+    /// The handle of repository `name` (nothing is read yet).
+    pub fn repository(&self, name: &str) -> Repository {
+        Repository::new(self.inner.clone(), name)
+    }
+
+    /// The configuration it was made with.
+    pub fn config(&self) -> &ClusterConfig {
+        &self.inner.config
+    }
+}

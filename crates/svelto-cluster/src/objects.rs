@@ -1,0 +1,552 @@
+//! Immutable objects in the S3-compatible store (docs/cluster.md, "Where everything
+//! lives"; byte layouts in docs/formats/cluster.md): one segment per published revision
+//! under `PREFIX/seg/RRRRRRRRRRRR-COMMITID`, and index objects under
+//! `PREFIX/idx/FIRST.UPTO` naming the segments that left the head's tail. Every key is
+//! written once, by a put-if-absent (`If-None-Match: *`), and never rewritten or deleted
+//! while a head can name it.
+
+use std::ops::Range;
+use std::sync::Arc;
+use std::time::Duration;
+
+use object_store::path::Path as ObjectPath;
+use object_store::{
+    ObjectStore, ObjectStoreExt, PutMode, PutOptions as ObjectPutOptions, PutPayload,
+};
+
+use crate::head::{CommitId, HeadError, IndexRef, Reader, SegmentRef, PARTS};
+use crate::ClusterError;
+
+/// A segment object's first four bytes.
+pub const SEGMENT_MAGIC: &[u8; 4] = b"SVSG";
+/// An index object's first four bytes.
+pub const INDEX_MAGIC: &[u8; 4] = b"SVIX";
+/// The format number of both (byte 4).
+pub const OBJECT_FORMAT: u8 = 1;
+/// The length of a segment's header, its CRC included: the parts start here.
+pub const SEGMENT_HEADER_LEN: u64 = 73;
+
+/// The bytes one publication appends to each of the local format's five files.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Segment {
+    /// In [`PARTS`] order.
+    pub parts: [Vec<u8>; 5],
+}
+
+impl Segment {
+    /// Each part's length.
+    pub fn lengths(&self) -> [u64; 5] {
+        self.parts.each_ref().map(|p| p.len() as u64)
+    }
+
+    /// The object's bytes for revision `revision` published by `commit`.
+    pub fn encode(&self, revision: u64, commit: CommitId) -> Vec<u8> {
+        let body: usize = self.parts.iter().map(Vec::len).sum();
+        let mut out = Vec::with_capacity(SEGMENT_HEADER_LEN as usize + body + 4);
+        out.extend_from_slice(SEGMENT_MAGIC);
+        out.push(OBJECT_FORMAT);
+        out.extend_from_slice(&revision.to_le_bytes());
+        out.extend_from_slice(&commit.0);
+        for length in self.lengths() {
+            out.extend_from_slice(&length.to_le_bytes());
+        }
+        let crc = crc32fast::hash(&out);
+        out.extend_from_slice(&crc.to_le_bytes());
+        let mut parts_crc = crc32fast::Hasher::new();
+        for part in &self.parts {
+            out.extend_from_slice(part);
+            parts_crc.update(part);
+        }
+        out.extend_from_slice(&parts_crc.finalize().to_le_bytes());
+        out
+    }
+
+    /// Decodes a whole segment object and checks both CRCs and that it is the segment of
+    /// `expected` (a renamed or misplaced object is refused).
+    pub fn decode(bytes: &[u8], expected: SegmentRef) -> Result<Segment, HeadError> {
+        let header = SegmentHeader::decode(bytes)?;
+        if header.revision != expected.revision || header.commit != expected.commit {
+            return Err(HeadError {
+                offset: 5,
+                what: format!(
+                    "segment of r{} commit {}, expected r{} commit {}",
+                    header.revision, header.commit, expected.revision, expected.commit
+                ),
+            });
+        }
+        let total = header.body_len();
+        let start = SEGMENT_HEADER_LEN as usize;
+        let want = total.checked_add(SEGMENT_HEADER_LEN + 4);
+        if want != Some(bytes.len() as u64) {
+            return Err(HeadError {
+                offset: bytes.len(),
+                what: format!(
+                    "object of {} bytes, its header says {}",
+                    bytes.len(),
+                    total.saturating_add(SEGMENT_HEADER_LEN + 4)
+                ),
+            });
+        }
+        let end = bytes.len() - 4;
+        let stored = u32::from_le_bytes(bytes[end..].try_into().expect("4 bytes"));
+        let computed = crc32fast::hash(&bytes[start..end]);
+        if stored != computed {
+            return Err(HeadError {
+                offset: end,
+                what: format!("parts' CRC-32 {stored:08x} stored, {computed:08x} computed"),
+            });
+        }
+        let mut segment = Segment::default();
+        let mut at = start;
+        for (part, length) in segment.parts.iter_mut().zip(header.lengths) {
+            let length = length as usize;
+            *part = bytes[at..at + length].to_vec();
+            at += length;
+        }
+        Ok(segment)
+    }
+}
+
+/// A segment object's header (its first [`SEGMENT_HEADER_LEN`] bytes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SegmentHeader {
+    /// The revision it holds.
+    pub revision: u64,
+    /// The attempt that wrote it.
+    pub commit: CommitId,
+    /// Its parts' lengths, in [`PARTS`] order.
+    pub lengths: [u64; 5],
+}
+
+impl SegmentHeader {
+    /// Decodes and checks the header at the start of `bytes`.
+    pub fn decode(bytes: &[u8]) -> Result<SegmentHeader, HeadError> {
+        let mut r = Reader { bytes, pos: 0 };
+        if r.take(4)? != SEGMENT_MAGIC {
+            return Err(HeadError {
+                offset: 0,
+                what: "not a segment object (no SVSG magic)".into(),
+            });
+        }
+        let format = r.u8()?;
+        if format != OBJECT_FORMAT {
+            return Err(HeadError {
+                offset: 4,
+                what: format!("segment format {format}, this Svelto reads {OBJECT_FORMAT}"),
+            });
+        }
+        let revision = r.u64()?;
+        let commit = CommitId(r.take(16)?.try_into().expect("16 bytes"));
+        let mut lengths = [0u64; 5];
+        for length in &mut lengths {
+            *length = r.u64()?;
+        }
+        let covered = r.pos;
+        let stored = u32::from_le_bytes(r.take(4)?.try_into().expect("4 bytes"));
+        let computed = crc32fast::hash(&bytes[..covered]);
+        if stored != computed {
+            return Err(HeadError {
+                offset: covered,
+                what: format!("header CRC-32 {stored:08x} stored, {computed:08x} computed"),
+            });
+        }
+        let header = SegmentHeader {
+            revision,
+            commit,
+            lengths,
+        };
+        if lengths
+            .iter()
+            .try_fold(0u64, |a, &l| a.checked_add(l))
+            .is_none()
+        {
+            return Err(HeadError {
+                offset: 29,
+                what: "part lengths overflow".into(),
+            });
+        }
+        Ok(header)
+    }
+
+    /// The parts' total length.
+    pub fn body_len(&self) -> u64 {
+        self.lengths.iter().sum()
+    }
+
+    /// Where part `part`'s bytes `range` are in the object, or why they are not there.
+    pub fn object_range(&self, part: usize, range: Range<u64>) -> Result<Range<u64>, String> {
+        let Some(&length) = self.lengths.get(part) else {
+            return Err(format!("no part {part} (0 to 4)"));
+        };
+        if range.start > range.end || range.end > length {
+            return Err(format!(
+                "bytes {}..{} of part {} ({length} bytes)",
+                range.start, range.end, PARTS[part]
+            ));
+        }
+        let start = SEGMENT_HEADER_LEN + self.lengths[..part].iter().sum::<u64>();
+        Ok(start + range.start..start + range.end)
+    }
+}
+
+/// An index object: the segments of revisions `first..=upto` and the index before it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Index {
+    /// The revisions it covers.
+    pub covers: IndexRef,
+    /// The index object before it (None: it starts at r0).
+    pub previous: Option<IndexRef>,
+    /// One commit id per revision, `first` first.
+    pub commits: Vec<CommitId>,
+}
+
+impl Index {
+    /// The index of `segments` (contiguous, oldest first), after `previous`.
+    pub fn of(segments: &[SegmentRef], previous: Option<IndexRef>) -> Index {
+        let first = segments
+            .first()
+            .expect("an index covers a segment")
+            .revision;
+        Index {
+            covers: IndexRef {
+                first,
+                upto: first + segments.len() as u64 - 1,
+            },
+            previous,
+            commits: segments.iter().map(|s| s.commit).collect(),
+        }
+    }
+
+    /// The segment of `revision`, if this index covers it.
+    pub fn get(&self, revision: u64) -> Option<SegmentRef> {
+        let i = usize::try_from(revision.checked_sub(self.covers.first)?).ok()?;
+        self.commits
+            .get(i)
+            .map(|&commit| SegmentRef { revision, commit })
+    }
+
+    /// Its bytes (docs/formats/cluster.md).
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(64 + 16 * self.commits.len());
+        out.extend_from_slice(INDEX_MAGIC);
+        out.push(OBJECT_FORMAT);
+        out.extend_from_slice(&self.covers.first.to_le_bytes());
+        out.extend_from_slice(&self.covers.upto.to_le_bytes());
+        match self.previous {
+            None => out.push(0),
+            Some(p) => {
+                out.push(1);
+                out.extend_from_slice(&p.first.to_le_bytes());
+                out.extend_from_slice(&p.upto.to_le_bytes());
+            }
+        }
+        for commit in &self.commits {
+            out.extend_from_slice(&commit.0);
+        }
+        let crc = crc32fast::hash(&out);
+        out.extend_from_slice(&crc.to_le_bytes());
+        out
+    }
+
+    /// Decodes and checks an index object that should cover `expected`.
+    pub fn decode(bytes: &[u8], expected: IndexRef) -> Result<Index, HeadError> {
+        if bytes.len() < 4 {
+            return Err(HeadError {
+                offset: 0,
+                what: format!("only {} bytes", bytes.len()),
+            });
+        }
+        let end = bytes.len() - 4;
+        let mut r = Reader {
+            bytes: &bytes[..end],
+            pos: 0,
+        };
+        if r.take(4)? != INDEX_MAGIC || r.u8()? != OBJECT_FORMAT {
+            return Err(HeadError {
+                offset: 0,
+                what: "not an index object of format 1 (SVIX, 1)".into(),
+            });
+        }
+        let stored = u32::from_le_bytes(bytes[end..].try_into().expect("4 bytes"));
+        let computed = crc32fast::hash(&bytes[..end]);
+        if stored != computed {
+            return Err(HeadError {
+                offset: end,
+                what: format!("CRC-32 {stored:08x} stored, {computed:08x} computed"),
+            });
+        }
+        let covers = IndexRef {
+            first: r.u64()?,
+            upto: r.u64()?,
+        };
+        if covers != expected {
+            return Err(HeadError {
+                offset: 5,
+                what: format!(
+                    "covers r{}..=r{}, expected r{}..=r{}",
+                    covers.first, covers.upto, expected.first, expected.upto
+                ),
+            });
+        }
+        let previous = match r.u8()? {
+            0 => None,
+            1 => Some(IndexRef {
+                first: r.u64()?,
+                upto: r.u64()?,
+            }),
+            other => {
+                return Err(HeadError {
+                    offset: 21,
+                    what: format!("previous flag {other}, not 0 or 1"),
+                })
+            }
+        };
+        let count = covers.upto - covers.first + 1;
+        let left = (end - r.pos) as u64;
+        if left != count.saturating_mul(16) {
+            return Err(HeadError {
+                offset: r.pos,
+                what: format!("{left} bytes of commit ids for {count} revisions"),
+            });
+        }
+        let mut commits = Vec::with_capacity(count as usize);
+        for _ in 0..count {
+            commits.push(CommitId(r.take(16)?.try_into().expect("16 bytes")));
+        }
+        Ok(Index {
+            covers,
+            previous,
+            commits,
+        })
+    }
+}
+
+/// The object store of one repository: its keys under a prefix, with timeouts.
+#[derive(Clone)]
+pub(crate) struct Objects {
+    pub(crate) store: Arc<dyn ObjectStore>,
+    pub(crate) prefix: String,
+    pub(crate) timeout: Duration,
+}
+
+impl Objects {
+    pub(crate) fn segment_key(&self, segment: SegmentRef) -> String {
+        format!(
+            "{}/seg/{:012}-{}",
+            self.prefix,
+            segment.revision,
+            segment.commit.hex()
+        )
+    }
+
+    pub(crate) fn index_key(&self, index: IndexRef) -> String {
+        format!("{}/idx/{:012}.{:012}", self.prefix, index.first, index.upto)
+    }
+
+    /// Writes `bytes` at `key` unless something is there. `Ok(false)` when an object of
+    /// the same length already is (an earlier attempt of the same put whose answer was
+    /// lost: keys carry 128 random bits, or are deterministic with deterministic content);
+    /// an error otherwise.
+    pub(crate) async fn put_once(
+        &self,
+        what: &'static str,
+        key: &str,
+        bytes: Vec<u8>,
+    ) -> Result<bool, ClusterError> {
+        let path = ObjectPath::from(key);
+        let len = bytes.len() as u64;
+        let put = self.store.put_opts(
+            &path,
+            PutPayload::from(bytes),
+            ObjectPutOptions::from(PutMode::Create),
+        );
+        match tokio::time::timeout(self.timeout, put).await {
+            Ok(Ok(_)) => Ok(true),
+            Ok(Err(object_store::Error::AlreadyExists { .. })) => {
+                let meta = self.timed(what, key, self.store.head(&path)).await?;
+                if meta.size == len {
+                    Ok(false)
+                } else {
+                    Err(ClusterError::Corrupt {
+                        what,
+                        key: key.to_owned(),
+                        detail: format!(
+                            "an object of {} bytes is there already, {len} were to be written",
+                            meta.size
+                        ),
+                    })
+                }
+            }
+            Ok(Err(source)) => Err(ClusterError::ObjectStore {
+                what,
+                key: key.to_owned(),
+                source: Box::new(source),
+            }),
+            Err(_) => Err(ClusterError::ObjectStoreTimeout {
+                what,
+                key: key.to_owned(),
+                after: self.timeout,
+            }),
+        }
+    }
+
+    async fn timed<T>(
+        &self,
+        what: &'static str,
+        key: &str,
+        op: impl std::future::Future<Output = object_store::Result<T>>,
+    ) -> Result<T, ClusterError> {
+        match tokio::time::timeout(self.timeout, op).await {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(source)) => Err(ClusterError::ObjectStore {
+                what,
+                key: key.to_owned(),
+                source: Box::new(source),
+            }),
+            Err(_) => Err(ClusterError::ObjectStoreTimeout {
+                what,
+                key: key.to_owned(),
+                after: self.timeout,
+            }),
+        }
+    }
+
+    pub(crate) async fn get_range(
+        &self,
+        what: &'static str,
+        key: &str,
+        range: Range<u64>,
+    ) -> Result<Vec<u8>, ClusterError> {
+        if range.is_empty() {
+            return Ok(Vec::new());
+        }
+        let path = ObjectPath::from(key);
+        let bytes = self
+            .timed(what, key, self.store.get_range(&path, range))
+            .await?;
+        Ok(bytes.to_vec())
+    }
+
+    pub(crate) async fn get(&self, what: &'static str, key: &str) -> Result<Vec<u8>, ClusterError> {
+        let path = ObjectPath::from(key);
+        let store = self.store.clone();
+        let fetch = async move { store.get(&path).await?.bytes().await };
+        Ok(self.timed(what, key, fetch).await?.to_vec())
+    }
+
+    /// The header of `segment` (one ranged GET).
+    pub(crate) async fn segment_header(
+        &self,
+        segment: SegmentRef,
+    ) -> Result<SegmentHeader, ClusterError> {
+        let key = self.segment_key(segment);
+        let bytes = self
+            .get_range("segment header", &key, 0..SEGMENT_HEADER_LEN)
+            .await?;
+        let header = SegmentHeader::decode(&bytes).map_err(|e| ClusterError::Corrupt {
+            what: "segment",
+            key: key.clone(),
+            detail: e.to_string(),
+        })?;
+        if header.revision != segment.revision || header.commit != segment.commit {
+            return Err(ClusterError::Corrupt {
+                what: "segment",
+                key,
+                detail: format!(
+                    "its header names r{} commit {}",
+                    header.revision, header.commit
+                ),
+            });
+        }
+        Ok(header)
+    }
+
+    pub(crate) async fn index(&self, index: IndexRef) -> Result<Index, ClusterError> {
+        let key = self.index_key(index);
+        let bytes = self.get("index object", &key).await?;
+        Index::decode(&bytes, index).map_err(|e| ClusterError::Corrupt {
+            what: "index object",
+            key,
+            detail: e.to_string(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seg() -> Segment {
+        Segment {
+            parts: [
+                b"data bytes".to_vec(),
+                vec![],
+                b"meta".to_vec(),
+                vec![7; 100],
+                b"p".to_vec(),
+            ],
+        }
+    }
+
+    #[test]
+    fn a_segment_round_trips_and_its_parts_are_where_the_header_says() {
+        let commit = CommitId([9; 16]);
+        let bytes = seg().encode(12, commit);
+        assert_eq!(&bytes[..5], b"SVSG\x01");
+        assert_eq!(
+            bytes.len() as u64,
+            SEGMENT_HEADER_LEN + 10 + 4 + 100 + 1 + 4
+        );
+        let header = SegmentHeader::decode(&bytes).expect("header");
+        assert_eq!(header.lengths, [10, 0, 4, 100, 1]);
+        let meta = header.object_range(2, 1..3).expect("in range");
+        assert_eq!(&bytes[meta.start as usize..meta.end as usize], b"et");
+        assert!(header.object_range(2, 3..5).is_err());
+        assert!(header.object_range(5, 0..0).is_err());
+        let wanted = SegmentRef {
+            revision: 12,
+            commit,
+        };
+        assert_eq!(Segment::decode(&bytes, wanted), Ok(seg()));
+        let other = SegmentRef {
+            revision: 13,
+            commit,
+        };
+        assert!(Segment::decode(&bytes, other).is_err());
+        let mut flipped = bytes.clone();
+        flipped[80] ^= 1;
+        let e = Segment::decode(&flipped, wanted).expect_err("a flipped byte");
+        assert!(e.what.contains("parts' CRC-32"), "{e}");
+        let e = Segment::decode(&bytes[..bytes.len() - 1], wanted).expect_err("truncated");
+        assert!(e.what.contains("its header says"), "{e}");
+        let e = SegmentHeader::decode(&bytes[..40]).expect_err("short header");
+        assert!(e.what.starts_with("truncated"), "{e}");
+    }
+
+    #[test]
+    fn an_index_round_trips_and_refuses_what_it_does_not_cover() {
+        let segments: Vec<SegmentRef> = (64..128)
+            .map(|r| SegmentRef {
+                revision: r,
+                commit: CommitId([r as u8; 16]),
+            })
+            .collect();
+        let before = IndexRef { first: 0, upto: 63 };
+        let index = Index::of(&segments, Some(before));
+        let bytes = index.encode();
+        assert_eq!(bytes.len(), 5 + 16 + 17 + 64 * 16 + 4);
+        let covers = IndexRef {
+            first: 64,
+            upto: 127,
+        };
+        assert_eq!(Index::decode(&bytes, covers), Ok(index.clone()));
+        assert_eq!(index.get(100), Some(segments[36]));
+        assert_eq!(index.get(63), None);
+        assert_eq!(index.get(128), None);
+        assert!(Index::decode(&bytes, before).is_err());
+        let mut cut = bytes[..bytes.len() - 20].to_vec();
+        cut.extend_from_slice(&crc32fast::hash(&cut).to_le_bytes());
+        let e = Index::decode(&cut, covers).expect_err("short");
+        assert!(e.what.contains("commit ids for 64 revisions"), "{e}");
+    }
+}

@@ -1,0 +1,610 @@
+//! One repository in the cluster: its head in etcd, its writer election, its publications
+//! and its segments (docs/cluster.md, "Publishing a commit" and "Reads").
+
+use std::ops::Range;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use etcd_client::{Client, Compare, CompareOp, PutOptions, Txn, TxnOp, TxnOpResponse};
+use object_store::ObjectStore;
+
+use crate::head::{CommitId, Head, SegmentRef};
+use crate::objects::{Index, Objects, Segment, SegmentHeader};
+use crate::{ClusterConfig, ClusterError};
+
+pub(crate) struct Inner {
+    pub(crate) runtime: tokio::runtime::Runtime,
+    pub(crate) etcd: Client,
+    pub(crate) store: Arc<dyn ObjectStore>,
+    pub(crate) config: ClusterConfig,
+}
+
+/// A head and the etcd revision that last wrote it (what a publication is conditioned on).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HeadVersion {
+    /// The decoded head.
+    pub head: Head,
+    /// Its key's mod revision in etcd.
+    pub mod_revision: i64,
+}
+
+/// A definite answer to a publication.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Publish {
+    /// etcd committed it: the revision is published and may be acknowledged. `head` is the
+    /// newest head seen (this publication's, or a later one when the answer was resolved
+    /// after another writer published on top of it).
+    Published {
+        /// The revision published.
+        revision: u64,
+        /// The newest head known.
+        head: HeadVersion,
+    },
+    /// Someone published since the head it was built on: nothing of it is visible; build
+    /// again on `current` (or answer "out of date").
+    Moved {
+        /// The head now.
+        current: HeadVersion,
+    },
+    /// The writer's lease ended (its election key is gone or another's): nothing of it is
+    /// visible, and this front end is no longer the writer.
+    LostLease,
+}
+
+/// The writer's hold on a repository: its etcd lease, kept alive in the background, and
+/// the create revision of the election key on it (publications are conditioned on it).
+/// Dropping it stops the keep-alives (the lease then ends after its TTL, as after a
+/// crash); [`WriterLease::resign`] ends it at once.
+pub struct WriterLease {
+    writer: String,
+    lease: i64,
+    election: i64,
+    lost: Arc<AtomicBool>,
+    keep_alive: tokio::task::JoinHandle<()>,
+    inner: Arc<Inner>,
+}
+
+impl WriterLease {
+    /// The writer id it was won with.
+    pub fn writer(&self) -> &str {
+        &self.writer
+    }
+
+    /// The etcd lease id.
+    pub fn lease_id(&self) -> i64 {
+        self.lease
+    }
+
+    /// The etcd revision at which the election key was created.
+    pub fn election_revision(&self) -> i64 {
+        self.election
+    }
+
+    /// False once a keep-alive answer or a publication said the lease is gone (a hint for
+    /// the front end; the fencing itself is the publication's compare in etcd).
+    pub fn is_held(&self) -> bool {
+        !self.lost.load(Ordering::SeqCst)
+    }
+
+    /// Revokes the lease: the election key goes at once and another writer can win.
+    pub fn resign(self) -> Result<(), ClusterError> {
+        self.keep_alive.abort();
+        self.lost.store(true, Ordering::SeqCst);
+        let mut etcd = self.inner.etcd.clone();
+        let lease = self.lease;
+        let after = self.inner.config.request_timeout;
+        self.inner
+            .runtime
+            .block_on(async { tokio::time::timeout(after, etcd.lease_revoke(lease)).await })
+            .map_err(|_| ClusterError::EtcdTimeout {
+                what: "revoke lease",
+                key: lease.to_string(),
+                after,
+            })?
+            .map_err(|e| ClusterError::Etcd {
+                what: "revoke lease",
+                key: lease.to_string(),
+                source: Box::new(e),
+            })?;
+        Ok(())
+    }
+}
+
+impl Drop for WriterLease {
+    fn drop(&mut self) {
+        self.keep_alive.abort();
+    }
+}
+
+/// A handle on repository `name` (cheap; clone the [`crate::Cluster`] it came from freely).
+#[derive(Clone)]
+pub struct Repository {
+    inner: Arc<Inner>,
+    name: String,
+    head_key: String,
+    writer_key: String,
+    objects: Objects,
+}
+
+fn etcd_error(what: &'static str, key: &str) -> impl FnOnce(etcd_client::Error) -> ClusterError {
+    let key = key.to_owned();
+    move |e| ClusterError::Etcd {
+        what,
+        key,
+        source: Box::new(e),
+    }
+}
+
+impl Repository {
+    pub(crate) fn new(inner: Arc<Inner>, name: &str) -> Repository {
+        let base = format!("{}/repos/{name}", inner.config.etcd_prefix);
+        let objects = Objects {
+            store: inner.store.clone(),
+            prefix: format!("{}/{name}", inner.config.object_prefix),
+            timeout: inner.config.request_timeout,
+        };
+        Repository {
+            name: name.to_owned(),
+            head_key: format!("{base}/head"),
+            writer_key: format!("{base}/writer"),
+            objects,
+            inner,
+        }
+    }
+
+    /// The repository's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The etcd key of its head.
+    pub fn head_key(&self) -> &str {
+        &self.head_key
+    }
+
+    /// The object key of a segment.
+    pub fn segment_key(&self, segment: SegmentRef) -> String {
+        self.objects.segment_key(segment)
+    }
+
+    fn block<T>(&self, f: impl std::future::Future<Output = T>) -> T {
+        self.inner.runtime.block_on(f)
+    }
+
+    async fn etcd_call<T>(
+        &self,
+        what: &'static str,
+        key: &str,
+        call: impl std::future::Future<Output = Result<T, etcd_client::Error>>,
+    ) -> Result<T, ClusterError> {
+        self.etcd_call_within(self.inner.config.request_timeout, what, key, call)
+            .await
+    }
+
+    async fn etcd_call_within<T>(
+        &self,
+        after: Duration,
+        what: &'static str,
+        key: &str,
+        call: impl std::future::Future<Output = Result<T, etcd_client::Error>>,
+    ) -> Result<T, ClusterError> {
+        match tokio::time::timeout(after, call).await {
+            Ok(result) => result.map_err(etcd_error(what, key)),
+            Err(_) => Err(ClusterError::EtcdTimeout {
+                what,
+                key: key.to_owned(),
+                after,
+            }),
+        }
+    }
+
+    fn decode_head(&self, value: &[u8], mod_revision: i64) -> Result<HeadVersion, ClusterError> {
+        let head = Head::decode(value).map_err(|e| ClusterError::Corrupt {
+            what: "head",
+            key: self.head_key.clone(),
+            detail: e.to_string(),
+        })?;
+        Ok(HeadVersion { head, mod_revision })
+    }
+
+    /// Creates the repository with revision 0 holding `segment`, published by `writer`:
+    /// the segment is put, then the head is created iff no head exists.
+    pub fn create(
+        &self,
+        writer: &str,
+        commit: CommitId,
+        segment: &Segment,
+    ) -> Result<HeadVersion, ClusterError> {
+        self.block(async {
+            let zero = SegmentRef {
+                revision: 0,
+                commit,
+            };
+            self.objects
+                .put_once(
+                    "put segment",
+                    &self.objects.segment_key(zero),
+                    segment.encode(0, commit),
+                )
+                .await?;
+            let head = Head::initial(writer, commit, segment.lengths());
+            let txn = Txn::new()
+                .when(vec![Compare::create_revision(
+                    self.head_key.as_str(),
+                    CompareOp::Equal,
+                    0,
+                )])
+                .and_then(vec![TxnOp::put(
+                    self.head_key.as_str(),
+                    head.encode(),
+                    None,
+                )]);
+            let mut etcd = self.inner.etcd.clone();
+            let resp = self
+                .etcd_call("create head", &self.head_key, etcd.txn(txn))
+                .await?;
+            if !resp.succeeded() {
+                return Err(ClusterError::Exists(self.name.clone()));
+            }
+            let revision = resp.header().map_or(0, |h| h.revision());
+            Ok(HeadVersion {
+                head,
+                mod_revision: revision,
+            })
+        })
+    }
+
+    /// The head, by a linearizable read (etcd's leader confirms it leads before it
+    /// answers): at least as new as every publication acknowledged before the call.
+    pub fn head(&self) -> Result<HeadVersion, ClusterError> {
+        self.block(self.head_async())
+    }
+
+    async fn head_async(&self) -> Result<HeadVersion, ClusterError> {
+        let mut etcd = self.inner.etcd.clone();
+        let resp = self
+            .etcd_call(
+                "read head",
+                &self.head_key,
+                etcd.get(self.head_key.as_str(), None),
+            )
+            .await?;
+        let Some(kv) = resp.kvs().first() else {
+            return Err(ClusterError::NoSuchRepository {
+                name: self.name.clone(),
+                key: self.head_key.clone(),
+            });
+        };
+        self.decode_head(kv.value(), kv.mod_revision())
+    }
+
+    /// The id of the writer holding the election key, if one does.
+    pub fn writer(&self) -> Result<Option<String>, ClusterError> {
+        self.block(async {
+            let mut etcd = self.inner.etcd.clone();
+            let resp = self
+                .etcd_call(
+                    "read writer",
+                    &self.writer_key,
+                    etcd.get(self.writer_key.as_str(), None),
+                )
+                .await?;
+            Ok(resp
+                .kvs()
+                .first()
+                .map(|kv| String::from_utf8_lossy(kv.value()).into_owned()))
+        })
+    }
+
+    /// Campaigns once for the writer lease: grants a lease and creates the election key on
+    /// it iff the key is absent. `None` when another writer holds it.
+    pub fn campaign(&self, writer: &str) -> Result<Option<WriterLease>, ClusterError> {
+        let ttl = self.inner.config.lease_ttl_secs;
+        let key = self.writer_key.clone();
+        let won = self.block(async {
+            let mut etcd = self.inner.etcd.clone();
+            let lease = self
+                .etcd_call("grant lease", &key, etcd.lease_grant(ttl, None))
+                .await?
+                .id();
+            let txn = Txn::new()
+                .when(vec![Compare::create_revision(
+                    key.as_str(),
+                    CompareOp::Equal,
+                    0,
+                )])
+                .and_then(vec![TxnOp::put(
+                    key.as_str(),
+                    writer,
+                    Some(PutOptions::new().with_lease(lease)),
+                )]);
+            let result = self.etcd_call("campaign", &key, etcd.txn(txn)).await;
+            match result {
+                Ok(resp) if resp.succeeded() => {
+                    let election = resp.header().map_or(0, |h| h.revision());
+                    Ok(Some((lease, election)))
+                }
+                other => {
+                    // Lost, or unknown: the lease must not keep a key we may have made.
+                    let _ = tokio::time::timeout(
+                        self.inner.config.request_timeout,
+                        etcd.lease_revoke(lease),
+                    )
+                    .await;
+                    other.map(|_| None)
+                }
+            }
+        })?;
+        let Some((lease, election)) = won else {
+            return Ok(None);
+        };
+        let lost = Arc::new(AtomicBool::new(false));
+        let keep_alive = self.inner.runtime.spawn(keep_alive(
+            self.inner.etcd.clone(),
+            lease,
+            Duration::from_secs(ttl as u64),
+            lost.clone(),
+        ));
+        Ok(Some(WriterLease {
+            writer: writer.to_owned(),
+            lease,
+            election,
+            lost,
+            keep_alive,
+            inner: self.inner.clone(),
+        }))
+    }
+
+    /// Publishes `segment` as revision `base.head.youngest + 1` under `commit`: puts the
+    /// segment (and an index object when the head's tail is full), then replaces the head
+    /// with one etcd transaction conditioned on the head still being `base` and on the
+    /// election key still being `lease`'s. Acknowledge the commit only on
+    /// [`Publish::Published`]. A transaction whose answer is lost is sent again (the
+    /// compare makes at most one of its copies apply) and the head is read, until a
+    /// definite answer or `commit_timeout` ([`ClusterError::OutcomeUnknown`]).
+    pub fn publish(
+        &self,
+        lease: &WriterLease,
+        base: &HeadVersion,
+        commit: CommitId,
+        segment: &Segment,
+    ) -> Result<Publish, ClusterError> {
+        let outcome = self.block(self.publish_async(lease, base, commit, segment));
+        if matches!(outcome, Ok(Publish::LostLease)) {
+            lease.lost.store(true, Ordering::SeqCst);
+        }
+        outcome
+    }
+
+    async fn publish_async(
+        &self,
+        lease: &WriterLease,
+        base: &HeadVersion,
+        commit: CommitId,
+        segment: &Segment,
+    ) -> Result<Publish, ClusterError> {
+        let revision = base.head.youngest + 1;
+        let (next, flushed) = base.head.next(&lease.writer, commit, segment.lengths());
+        let mine = SegmentRef { revision, commit };
+        self.objects
+            .put_once(
+                "put segment",
+                &self.objects.segment_key(mine),
+                segment.encode(revision, commit),
+            )
+            .await?;
+        if !flushed.is_empty() {
+            let index = Index::of(&flushed, base.head.index);
+            let key = self.objects.index_key(index.covers);
+            self.objects
+                .put_once("put index object", &key, index.encode())
+                .await?;
+        }
+        let head_key = self.head_key.as_str();
+        let txn = Txn::new()
+            .when(vec![
+                Compare::mod_revision(head_key, CompareOp::Equal, base.mod_revision),
+                Compare::create_revision(
+                    self.writer_key.as_str(),
+                    CompareOp::Equal,
+                    lease.election,
+                ),
+            ])
+            .and_then(vec![TxnOp::put(head_key, next.encode(), None)])
+            .or_else(vec![TxnOp::get(head_key, None)]);
+        let started = Instant::now();
+        let commit_timeout = self.inner.config.commit_timeout;
+        let mut pause = Duration::from_millis(20);
+        loop {
+            let mut etcd = self.inner.etcd.clone();
+            let attempt = etcd.txn(txn.clone());
+            let after = self.inner.config.attempt_timeout;
+            match self
+                .etcd_call_within(after, "publish head", head_key, attempt)
+                .await
+            {
+                Ok(resp) if resp.succeeded() => {
+                    let mod_revision = resp.header().map_or(0, |h| h.revision());
+                    return Ok(Publish::Published {
+                        revision,
+                        head: HeadVersion {
+                            head: next,
+                            mod_revision,
+                        },
+                    });
+                }
+                Ok(resp) => {
+                    let current = resp.op_responses().into_iter().find_map(|op| match op {
+                        TxnOpResponse::Get(get) => get.kvs().first().cloned(),
+                        _ => None,
+                    });
+                    let Some(kv) = current else {
+                        return Err(ClusterError::NoSuchRepository {
+                            name: self.name.clone(),
+                            key: self.head_key.clone(),
+                        });
+                    };
+                    let current = self.decode_head(kv.value(), kv.mod_revision())?;
+                    // An earlier copy of this transaction may have applied, its answer
+                    // lost: then the chain names this commit at this revision.
+                    if current.head.youngest >= revision
+                        && self.segment_of_async(&current.head, revision).await? == mine
+                    {
+                        return Ok(Publish::Published {
+                            revision,
+                            head: current,
+                        });
+                    }
+                    if current.mod_revision != base.mod_revision {
+                        return Ok(Publish::Moved { current });
+                    }
+                    return Ok(Publish::LostLease);
+                }
+                Err(e) => {
+                    // No answer, or an error that may have come after the proposal: the
+                    // outcome is unknown; the same compare-and-swap again resolves it.
+                    let last = e.to_string();
+                    if started.elapsed() + pause > commit_timeout {
+                        return Err(ClusterError::OutcomeUnknown {
+                            revision,
+                            commit,
+                            after: started.elapsed(),
+                            last,
+                        });
+                    }
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(Duration::from_millis(250));
+                }
+            }
+        }
+    }
+
+    /// The segment of `revision` in the chain of `head` (its tail, else its index objects).
+    pub fn segment_of(&self, head: &Head, revision: u64) -> Result<SegmentRef, ClusterError> {
+        self.block(self.segment_of_async(head, revision))
+    }
+
+    async fn segment_of_async(
+        &self,
+        head: &Head,
+        revision: u64,
+    ) -> Result<SegmentRef, ClusterError> {
+        if let Some(found) = head.in_tail(revision) {
+            return Ok(found);
+        }
+        let mut next = head.index;
+        while let Some(at) = next.filter(|_| revision <= head.youngest) {
+            let index = self.objects.index(at).await?;
+            if let Some(found) = index.get(revision) {
+                return Ok(found);
+            }
+            next = index.previous;
+        }
+        Err(ClusterError::Corrupt {
+            what: "head chain",
+            key: self.head_key.clone(),
+            detail: format!("no segment for r{revision} (youngest r{})", head.youngest),
+        })
+    }
+
+    /// Every published segment of `head`'s chain, r0 first.
+    pub fn chain(&self, head: &Head) -> Result<Vec<SegmentRef>, ClusterError> {
+        self.block(async {
+            let mut chain = head.tail.clone();
+            let mut next = head.index;
+            while let Some(at) = next {
+                let index = self.objects.index(at).await?;
+                let mut older: Vec<SegmentRef> =
+                    (at.first..=at.upto).filter_map(|r| index.get(r)).collect();
+                older.append(&mut chain);
+                chain = older;
+                next = index.previous;
+            }
+            Ok(chain)
+        })
+    }
+
+    /// A segment's header (one ranged GET).
+    pub fn segment_header(&self, segment: SegmentRef) -> Result<SegmentHeader, ClusterError> {
+        self.block(self.objects.segment_header(segment))
+    }
+
+    /// Bytes `range` of part `part` ([`crate::PARTS`] order) of a segment: one ranged GET
+    /// for the header, one for the bytes.
+    pub fn read_part(
+        &self,
+        segment: SegmentRef,
+        part: usize,
+        range: Range<u64>,
+    ) -> Result<Vec<u8>, ClusterError> {
+        self.block(async {
+            let header = self.objects.segment_header(segment).await?;
+            let key = self.objects.segment_key(segment);
+            let at = header
+                .object_range(part, range)
+                .map_err(|detail| ClusterError::Corrupt {
+                    what: "segment read",
+                    key: key.clone(),
+                    detail,
+                })?;
+            self.objects.get_range("read segment", &key, at).await
+        })
+    }
+
+    /// A whole segment, both its CRCs checked.
+    pub fn read_segment(&self, segment: SegmentRef) -> Result<Segment, ClusterError> {
+        self.block(async {
+            let key = self.objects.segment_key(segment);
+            let bytes = self.objects.get("read segment", &key).await?;
+            Segment::decode(&bytes, segment).map_err(|e| ClusterError::Corrupt {
+                what: "segment",
+                key,
+                detail: e.to_string(),
+            })
+        })
+    }
+
+    /// Puts `bytes` under a segment's key if nothing is there (for tests of what is
+    /// refused): `Ok(true)` written, `Ok(false)` an object of that length was there.
+    pub fn put_raw_segment(
+        &self,
+        segment: SegmentRef,
+        bytes: Vec<u8>,
+    ) -> Result<bool, ClusterError> {
+        self.block(
+            self.objects
+                .put_once("put segment", &self.objects.segment_key(segment), bytes),
+        )
+    }
+}
+
+/// Keeps `lease` alive every third of its TTL until the task is aborted; sets `lost` when
+/// etcd says the lease is gone. Errors (a killed member, no leader) are retried on a new
+/// stream: while they last, the lease may run out, which the publication's compare sees.
+async fn keep_alive(mut etcd: Client, lease: i64, ttl: Duration, lost: Arc<AtomicBool>) {
+    let interval = (ttl / 3).max(Duration::from_millis(100));
+    loop {
+        let stream = tokio::time::timeout(interval, etcd.lease_keep_alive(lease)).await;
+        if let Ok(Ok((mut keeper, mut answers))) = stream {
+            loop {
+                if !matches!(
+                    tokio::time::timeout(interval, keeper.keep_alive()).await,
+                    Ok(Ok(()))
+                ) {
+                    break;
+                }
+                match tokio::time::timeout(interval, answers.message()).await {
+                    Ok(Ok(Some(answer))) if answer.ttl() <= 0 => {
+                        lost.store(true, Ordering::SeqCst);
+                        return;
+                    }
+                    Ok(Ok(Some(_))) => {}
+                    _ => break,
+                }
+                tokio::time::sleep(interval).await;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}

@@ -1,0 +1,350 @@
+//! The host below both front ends: what `svelto serve` shares between svn:// and
+//! http(s):// so that every server-wide rule lives once.
+//!
+//! Owns: the serve configuration both protocols read ([`HostConfig`]), the repositories
+//! kept open (`service::Repos`: one handle, cache and writer per repository, whichever
+//! protocol asked), the shutdown and the writes it waits for (`svelto_core::Drain`), the
+//! memory budget both charge (`svelto_core::budget`), and the record of one answered
+//! request ([`Request`]) that the request log ([`log`]) and the metrics ([`metrics`]) read.
+//! Must not: speak a protocol (svelto-server and svelto-http decode and encode), decide a
+//! Subversion rule (svelto-repos' `service` does).
+//!
+//! Both front ends take the same arguments: `svelto_server::run(host, listener, ...)` and
+//! `svelto_http::spawn(host, listener, ...)` with their own protocol's options.
+
+pub mod admission;
+pub mod log;
+pub mod metrics;
+
+pub use admission::{find_repository, Admission};
+pub use log::{json_string, LogFormat, Logger};
+pub use metrics::{ErrorKind, Metrics, Protocol, OTHER};
+pub use svelto_core::budget;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+use svelto_repos::service::Repos;
+
+/// What both front ends are configured with (svnserve's flags that are not one
+/// protocol's).
+#[derive(Debug, Clone)]
+pub struct HostConfig {
+    /// `-r ROOT`: URLs name repositories under this directory.
+    pub root: PathBuf,
+    /// `-R`: refuse every write, over every protocol.
+    pub read_only: bool,
+    /// `--max-request-size` in bytes (svnserve's default 16 MiB): the largest svn://
+    /// request, the largest HTTP request body.
+    pub max_request: usize,
+    /// A connection that sends nothing for this long while the server waits is closed.
+    pub idle_timeout: Duration,
+    /// Connections served at once (`--max-connections`), per protocol; the next client is
+    /// told the server is busy.
+    pub max_connections: usize,
+    /// On shutdown, how long running writes (commits, revprop changes, locks) may take to
+    /// finish.
+    pub shutdown_grace: Duration,
+    /// Memory for a repository's caches (reconstructed texts, directories, node-revisions,
+    /// revision metadata), shared by every connection to it. 896 MiB, of which 72% texts:
+    /// a checkout of a 25,000-file trunk (about 500 MB of text) then comes from memory; at
+    /// 128 MiB the same export cost 2.3x the server CPU (bench/, medium history). svnserve's
+    /// best configuration gives its cache a gigabyte (`-M 1024`); with its other memory
+    /// that is about the resident size Svelto keeps under.
+    pub cache_bytes: usize,
+    /// `--config-file`: this svnserve.conf for every repository instead of each one's
+    /// `conf/svnserve.conf` (relative paths in it resolve against its directory).
+    pub config_file: Option<PathBuf>,
+    /// `--memory-budget`: bytes all connections together may buffer for their clients
+    /// (requests being read and decoded, update reports, HTTP request bodies) beyond a
+    /// small free share each ([`budget::FREE_PER_CONNECTION`]); a request that would go
+    /// over it is refused.
+    pub memory_budget: usize,
+    /// Repositories kept open while idle (each holds a few descriptors and its caches);
+    /// the least recently used idle one is closed past it. `svelto serve` derives it from
+    /// the open files limit.
+    pub max_open_repos: usize,
+    /// Run on a connection's thread as it ends: `svelto serve` gives back to the system
+    /// what the allocator kept for the thread (mimalloc keeps an ended thread's free pages
+    /// until another thread reuses them: after 900 HTTP connections closed, 142 MB of RSS
+    /// stayed held; see `Host::connection_thread`).
+    pub release_thread_memory: Option<fn()>,
+}
+
+impl HostConfig {
+    pub fn new(root: PathBuf) -> HostConfig {
+        HostConfig {
+            root,
+            read_only: false,
+            max_request: 16 * 1024 * 1024,
+            idle_timeout: Duration::from_secs(15 * 60),
+            max_connections: 1000,
+            shutdown_grace: Duration::from_secs(30),
+            cache_bytes: 896 << 20,
+            config_file: None,
+            memory_budget: 1 << 30,
+            max_open_repos: svelto_repos::service::DEFAULT_MAX_OPEN,
+            release_thread_memory: None,
+        }
+    }
+}
+
+/// What every connection of every protocol shares.
+pub struct Host {
+    pub config: HostConfig,
+    pub log: Logger,
+    pub metrics: Metrics,
+    /// The repositories opened so far (one shared handle and writer each).
+    pub repos: Repos,
+    /// The shutdown and the writes it waits for: no new connections are taken once it
+    /// began, and it waits for running writes of either protocol.
+    pub drain: Arc<svelto_core::Drain>,
+    /// What connections buffer for their clients, bounded by `HostConfig::memory_budget`.
+    pub budget: Arc<budget::MemoryBudget>,
+}
+
+impl Host {
+    pub fn new(config: HostConfig, log: Logger) -> Arc<Host> {
+        Arc::new(Host {
+            repos: Repos::new(config.cache_bytes, config.max_open_repos),
+            budget: budget::MemoryBudget::new(config.memory_budget),
+            config,
+            log,
+            metrics: Metrics::default(),
+            drain: Arc::new(svelto_core::Drain::default()),
+        })
+    }
+
+    /// Starts a graceful shutdown: the listeners take no new connection; running writes
+    /// are waited for by [`Host::wait_for_writes`].
+    pub fn begin_shutdown(&self) {
+        self.drain.begin_shutdown();
+    }
+
+    pub fn is_shutting_down(&self) -> bool {
+        self.drain.is_shutting_down()
+    }
+
+    /// Waits until no write runs (over either protocol), at most
+    /// `HostConfig::shutdown_grace`. Returns the number still running when it gave up (0:
+    /// all finished).
+    pub fn wait_for_writes(&self) -> usize {
+        self.drain.wait(self.config.shutdown_grace)
+    }
+
+    /// Writes running now (over either protocol).
+    pub fn writes_in_flight(&self) -> usize {
+        self.drain.writes()
+    }
+
+    /// Held by a connection's thread while it serves: when it is dropped (the thread
+    /// ends, also by a panic's unwinding), what the thread's allocations kept is given
+    /// back ([`HostConfig::release_thread_memory`]).
+    pub fn connection_thread(&self) -> ConnectionThread<'_> {
+        ConnectionThread(self)
+    }
+
+    /// An answered request, into the request log and the metrics: the one place both
+    /// protocols' requests are counted and written.
+    pub fn record(&self, r: &Request<'_>) {
+        let failed = r.failed();
+        self.metrics
+            .command(r.protocol, r.command, r.duration, failed);
+        self.metrics.bytes(r.protocol, r.bytes_in, r.bytes_out);
+        if r.committed {
+            self.metrics.commit(r.protocol);
+        }
+        if let Some(kind) = r.error_kind() {
+            self.metrics.error(r.protocol, kind);
+        }
+        // The challenge's 401 is written as the ordinary request it is: no ERR line.
+        let quiet;
+        let logged = if r.challenge() {
+            quiet = Request {
+                error: &[],
+                ..r.clone()
+            };
+            &quiet
+        } else {
+            r
+        };
+        match &logged.http {
+            None => self.log.request(logged),
+            Some(h) => self.log.http(logged, h),
+        }
+    }
+}
+
+/// See [`Host::connection_thread`].
+pub struct ConnectionThread<'a>(&'a Host);
+
+impl Drop for ConnectionThread<'_> {
+    fn drop(&mut self) {
+        if let Some(release) = self.0.config.release_thread_memory {
+            release();
+        }
+    }
+}
+
+/// One answered request of either protocol, as the log and the metrics read it.
+#[derive(Clone)]
+pub struct Request<'a> {
+    pub protocol: Protocol,
+    /// The client's address (without the port), or `-`.
+    pub client: &'a str,
+    /// The user the request was admitted as (None: anonymous).
+    pub user: Option<&'a str>,
+    /// The repository's name under the root (as the URL spells it), or `-`.
+    pub repos: &'a str,
+    /// What the metrics count it under: the front end's name for it, from a finite set
+    /// (the svn:// command, `http-get`, `http-update-report` ...; [`OTHER`]).
+    pub command: &'static str,
+    /// Subversion's operational-log action lines (svnserve's; mod_dav_svn's
+    /// `SVN-ACTION`): usually one, none for a request neither logs.
+    pub actions: &'a [String],
+    pub duration: Duration,
+    pub bytes_in: u64,
+    pub bytes_out: u64,
+    /// The error chain sent to the client: (code, message) per link.
+    pub error: &'a [(u64, String)],
+    /// Whether it ended the connection (a malformed or oversized request, a broken
+    /// connection): its error is counted by the front end under the kind that ended it.
+    pub fatal: bool,
+    /// Whether it made a revision.
+    pub committed: bool,
+    /// What only an HTTP request has.
+    pub http: Option<HttpRequest<'a>>,
+}
+
+/// The HTTP side of a [`Request`]: what Apache's access log shows.
+#[derive(Clone)]
+pub struct HttpRequest<'a> {
+    pub method: &'a str,
+    /// The path and query the client asked for.
+    pub target: &'a str,
+    /// `HTTP/1.1`.
+    pub version: &'a str,
+    pub status: u16,
+    pub referer: Option<&'a str>,
+    pub user_agent: Option<&'a str>,
+}
+
+impl Request<'_> {
+    /// The 401 every HTTP client gets before it sends its credentials (a wrong password
+    /// has a log line of its own): an ordinary request, not an error.
+    fn challenge(&self) -> bool {
+        self.http.as_ref().is_some_and(|h| h.status == 401)
+    }
+
+    /// Whether the client was answered with an error.
+    pub fn failed(&self) -> bool {
+        match &self.http {
+            Some(h) => h.status >= 400 && h.status != 401,
+            None => !self.error.is_empty() || self.fatal,
+        }
+    }
+
+    /// The kind of failure the errors counter counts, if any.
+    fn error_kind(&self) -> Option<ErrorKind> {
+        if self.fatal || self.challenge() {
+            return None;
+        }
+        if self.http.as_ref().is_some_and(|h| h.status == 403) {
+            return Some(ErrorKind::Auth);
+        }
+        let code = self.error.first().map(|(c, _)| *c);
+        match (&self.http, code) {
+            (None, Some(code)) => Some(ErrorKind::of_code(code)),
+            (Some(h), Some(code)) if code != 0 || h.status >= 400 => Some(ErrorKind::of_code(code)),
+            _ => None,
+        }
+    }
+
+    /// The request's log lines as svnserve writes them: its actions, or its error chain.
+    pub fn is_logged(&self) -> bool {
+        !(self.actions.is_empty() && self.error.is_empty())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+    use std::sync::Mutex;
+
+    #[derive(Clone, Default)]
+    struct Buf(Arc<Mutex<Vec<u8>>>);
+    impl Write for Buf {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().expect("lock").extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn http(status: u16, error: &[(u64, String)], host: &Host) {
+        host.record(&Request {
+            protocol: Protocol::Http,
+            client: "10.0.0.7",
+            user: None,
+            repos: "repo",
+            command: "http-propfind",
+            actions: &[],
+            duration: Duration::from_millis(1),
+            bytes_in: 0,
+            bytes_out: 10,
+            error,
+            fatal: false,
+            committed: false,
+            http: Some(HttpRequest {
+                method: "PROPFIND",
+                target: "/repo",
+                version: "HTTP/1.1",
+                status,
+                referer: None,
+                user_agent: None,
+            }),
+        });
+    }
+
+    #[test]
+    fn a_challenge_is_an_ordinary_request_and_a_refusal_an_auth_error() {
+        let buf = Buf::default();
+        let dir = tempfile::tempdir().expect("tempdir");
+        let host = Host::new(
+            HostConfig::new(dir.path().to_path_buf()),
+            Logger::new(Box::new(buf.clone())),
+        );
+        let why = [(0u64, "This server could not verify".to_string())];
+        http(401, &why, &host);
+        assert_eq!(buf.0.lock().expect("lock").len(), 0, "no ERR line");
+        let text = host.metrics.render();
+        assert!(
+            text.contains("svelto_requests_total{protocol=\"http\",command=\"http-propfind\"} 1"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("svelto_request_errors_total{protocol=\"http\""),
+            "{text}"
+        );
+        http(403, &why, &host);
+        let logged = String::from_utf8(buf.0.lock().expect("lock").clone()).expect("utf-8");
+        assert!(
+            logged.contains(" repo ERR - 0 0 This server could not verify"),
+            "{logged}"
+        );
+        let text = host.metrics.render();
+        assert!(
+            text.contains("svelto_errors_total{protocol=\"http\",kind=\"auth\"} 1"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "svelto_request_errors_total{protocol=\"http\",command=\"http-propfind\"} 1"
+            ),
+            "{text}"
+        );
+    }
+}

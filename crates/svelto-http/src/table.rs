@@ -1,0 +1,231 @@
+//! The request table: one row per HTTP method Svelto serves and one per `REPORT`, with
+//! the name the metrics and the request log count it under, whether it writes (a
+//! shutdown waits for it, `-R` refuses it) and what mod_authz_svn checks its URL for. A new report is one row here plus its handler.
+//! The methods' dispatch is `resource::handle`'s; the reports' is [`report`].
+
+use crate::ctx::Ctx;
+use crate::error::HttpError;
+use crate::xml::Elem;
+use crate::{Reply, Req};
+
+/// What a request is counted under when no row names it (an unknown method, a request
+/// refused before its handler saw it), so that clients cannot make up counters.
+pub(crate) const OTHER: &str = "http-other";
+
+/// How a method touches the repository.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Access {
+    /// Reads only.
+    Read,
+    /// Writes into a commit transaction (or makes one): counted by a shutdown until
+    /// answered, refused under `-R`.
+    Write,
+    /// Takes or gives back a lock: counted by a shutdown until answered.
+    Lock,
+}
+
+/// What mod_authz_svn checks a method's URL for, before anything is read or written
+/// (the service layer filters what it reads below the URL later).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum UrlCheck {
+    /// Read access to the URL's path.
+    Read,
+    /// Read access to the URL's whole subtree, with the blanket write level (`COPY`: it
+    /// reads its source, the URL, and writes its `Destination`, which the commit edit
+    /// checks as it adds the copy).
+    ReadTree,
+    /// Write access to the URL's path.
+    Write,
+    /// Write access to the URL's whole subtree (`DELETE`, `MOVE`, and any method not
+    /// listed, as mod_authz_svn decides them).
+    WriteTree,
+    /// Write access anywhere in the repository (`MERGE`: its URL names no path).
+    WriteAnywhere,
+}
+
+impl UrlCheck {
+    /// Whether the blanket level must allow writing.
+    pub fn needs_write_level(self) -> bool {
+        self != UrlCheck::Read
+    }
+
+    /// Whether the authz rules are asked about a write.
+    pub fn writes(self) -> bool {
+        matches!(
+            self,
+            UrlCheck::Write | UrlCheck::WriteTree | UrlCheck::WriteAnywhere
+        )
+    }
+}
+
+pub(crate) struct Method {
+    pub name: &'static str,
+    /// What the metrics and the log's `command` call it.
+    pub metric: &'static str,
+    pub access: Access,
+    pub check: UrlCheck,
+}
+
+const fn m(name: &'static str, metric: &'static str, access: Access, check: UrlCheck) -> Method {
+    Method {
+        name,
+        metric,
+        access,
+        check,
+    }
+}
+
+/// The URL check of a method, served or not: its row's, HTTP protocol v1's `CHECKOUT` and
+/// `MKACTIVITY` (refused later, checked as the writes they are), else a write of the
+/// whole subtree, as mod_authz_svn checks methods it does not know.
+pub(crate) fn url_check(name: &str) -> UrlCheck {
+    match method(name) {
+        Some(m) => m.check,
+        None if matches!(name, "CHECKOUT" | "MKACTIVITY") => UrlCheck::Write,
+        None => UrlCheck::WriteTree,
+    }
+}
+
+/// The methods served, in the order the metrics list them.
+pub(crate) static METHODS: &[Method] = {
+    use Access::{Lock, Read, Write};
+    use UrlCheck as U;
+    &[
+        m("OPTIONS", "http-options", Read, U::Read),
+        m("PROPFIND", "http-propfind", Read, U::Read),
+        m("GET", "http-get", Read, U::Read),
+        m("HEAD", "http-head", Read, U::Read),
+        m("REPORT", "http-report", Read, U::Read),
+        m("POST", "http-post", Write, U::WriteTree),
+        m("PUT", "http-put", Write, U::Write),
+        m("MKCOL", "http-mkcol", Write, U::Write),
+        m("DELETE", "http-delete", Write, U::WriteTree),
+        m("COPY", "http-copy", Write, U::ReadTree),
+        m("PROPPATCH", "http-proppatch", Write, U::Write),
+        m("MERGE", "http-merge", Write, U::WriteAnywhere),
+        m("LOCK", "http-lock", Lock, U::Write),
+        m("UNLOCK", "http-unlock", Lock, U::Write),
+    ]
+};
+
+/// A `REPORT`'s handler: the context, the request, the body's root element.
+pub(crate) type ReportFn = fn(&Ctx<'_>, &Req, &Elem) -> Result<Reply, HttpError>;
+
+pub(crate) struct Report {
+    /// The body's root element (in Subversion's namespace).
+    pub name: &'static str,
+    pub metric: &'static str,
+    pub handler: ReportFn,
+}
+
+const fn r(name: &'static str, metric: &'static str, handler: ReportFn) -> Report {
+    Report {
+        name,
+        metric,
+        handler,
+    }
+}
+
+/// The reports served (every one reads), as mod_dav_svn 1.14 names them.
+pub(crate) static REPORTS: &[Report] = {
+    use crate::reports as rep;
+    &[
+        r("update-report", "http-update-report", |c, q, d| {
+            crate::update::update_report(c, q, d)
+        }),
+        r(
+            "inherited-props-report",
+            "http-inherited-props-report",
+            |c, _, d| rep::inherited_props(c, d),
+        ),
+        r("get-locks-report", "http-get-locks-report", |c, _, d| {
+            rep::get_locks(c, d)
+        }),
+        r("list-report", "http-list-report", |c, _, d| rep::list(c, d)),
+        r("log-report", "http-log-report", |c, _, d| rep::log(c, d)),
+        r("file-revs-report", "http-file-revs-report", |c, q, d| {
+            rep::file_revs(c, q, d)
+        }),
+        r("get-locations", "http-get-locations", |c, _, d| {
+            rep::get_locations(c, d)
+        }),
+        r(
+            "get-location-segments",
+            "http-get-location-segments",
+            |c, _, d| rep::location_segments(c, d),
+        ),
+        r("mergeinfo-report", "http-mergeinfo-report", |c, _, d| {
+            rep::mergeinfo(c, d)
+        }),
+        r(
+            "get-deleted-rev-report",
+            "http-get-deleted-rev-report",
+            |c, _, d| rep::deleted_rev(c, d),
+        ),
+        r("dated-rev-report", "http-dated-rev-report", |c, _, d| {
+            rep::dated_rev(c, d)
+        }),
+        r("replay-report", "http-replay-report", |c, q, d| {
+            crate::replay::replay_report(c, q, d)
+        }),
+    ]
+};
+
+/// The row of a method, if Svelto serves it.
+pub(crate) fn method(name: &str) -> Option<&'static Method> {
+    METHODS.iter().find(|m| m.name == name)
+}
+
+/// The row of a report, if Svelto serves it.
+pub(crate) fn report(name: &str) -> Option<&'static Report> {
+    REPORTS.iter().find(|r| r.name == name)
+}
+
+/// Every name the metrics count HTTP requests under, in the table's order.
+pub(crate) fn metric_names() -> impl Iterator<Item = &'static str> {
+    METHODS
+        .iter()
+        .map(|m| m.metric)
+        .chain(REPORTS.iter().map(|r| r.metric))
+        .chain([OTHER])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_follow_the_rows() {
+        let names: Vec<_> = metric_names().collect();
+        let mut sorted = names.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), names.len(), "{names:?}");
+        for m in METHODS {
+            assert_eq!(m.metric, format!("http-{}", m.name.to_ascii_lowercase()));
+        }
+        for r in REPORTS {
+            assert_eq!(r.metric, format!("http-{}", r.name));
+            assert!(std::ptr::eq(report(r.name).expect("found"), r));
+        }
+        assert!(method("PROPPATCH").is_some_and(|m| m.access == Access::Write));
+        assert!(method("LOCK").is_some_and(|m| m.access == Access::Lock));
+        assert!(method("GET").is_some_and(|m| m.access == Access::Read));
+        assert!(method("TRACE").is_none() && report("bogus-report").is_none());
+        // mod_authz_svn's lists: reads, subtree writes, the unknown as a subtree write.
+        for (name, check) in [
+            ("GET", UrlCheck::Read),
+            ("PROPFIND", UrlCheck::Read),
+            ("COPY", UrlCheck::ReadTree),
+            ("PUT", UrlCheck::Write),
+            ("CHECKOUT", UrlCheck::Write),
+            ("DELETE", UrlCheck::WriteTree),
+            ("MOVE", UrlCheck::WriteTree),
+            ("BREW", UrlCheck::WriteTree),
+            ("MERGE", UrlCheck::WriteAnywhere),
+        ] {
+            assert_eq!(url_check(name), check, "{name}");
+        }
+        assert!(UrlCheck::ReadTree.needs_write_level() && !UrlCheck::ReadTree.writes());
+    }
+}
