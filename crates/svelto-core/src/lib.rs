@@ -1,7 +1,9 @@
 //! Subversion's vocabulary, shared by every Svelto crate.
 //!
 //! Owns: revision numbers, repository paths and their ordering, node kinds,
-//! property lists, keyword expansion (`keywords`), checksums, locks (`Lock`), the clock and fresh names libraries are given
+//! property lists, keyword expansion (`keywords`), checksums, the storage backends' opaque
+//! ids (`NodeRevId`, `TextId`, `PropsId`, `ListingId`), locks (`Lock`), the clock and fresh
+//! names libraries are given
 //! (`Env`), decimal numbers written without allocating, Subversion's error codes (`code`),
 //! the guarded place in a bounded count that both front ends bound their connections with
 //! (`Permit`), the shutdown both wait on with the writes it waits for (`Drain`), and the
@@ -14,6 +16,7 @@ pub mod code;
 mod date;
 mod drain;
 mod env;
+mod ids;
 pub mod keywords;
 pub mod localtime;
 mod lock;
@@ -25,6 +28,7 @@ pub use checksum::{Md5, Sha1, EMPTY_MD5};
 pub use date::{civil_from_days, format_svn_date, parse_svn_date, svn_date_now};
 pub use drain::{Drain, Writing};
 pub use env::{Env, FixedEnv, SystemEnv};
+pub use ids::{ListingId, NodeRevId, PropsId, TextId};
 pub use lock::Lock;
 pub use path::{
     compare_paths, fspath, is_ancestor, join, parent_and_name, relpath, skip_ancestor,

@@ -16,7 +16,7 @@ use svelto_dump::{
     props_bytes, write_format, write_node_headers, write_node_record, write_revision_record,
     write_uuid,
 };
-use svelto_store::{FileText, NodeRev, Repo, DELTA_MAX};
+use svelto_store::{FileText, NodeRev, NodeRevId, ReadRepo, DELTA_MAX};
 
 /// What a dump's repository handle needs of its read caches (`Repo::set_cache_limit`; the
 /// least it takes). A dump reads each revision once: the texts it reconstructs are used
@@ -137,7 +137,7 @@ fn class_match(pattern: &[u8], at: usize, c: u8) -> Option<usize> {
 
 /// Writes revisions `start..=end`; `progress` is called after each revision.
 pub fn dump(
-    repo: &Repo,
+    repo: &dyn ReadRepo,
     out: &mut dyn Write,
     opts: DumpOptions,
     progress: &mut dyn FnMut(Revnum),
@@ -174,7 +174,7 @@ pub fn dump(
 /// Writes the revision properties of revisions `start..=end` as `svnadmin dump-revprops`
 /// does: a format 2 dumpfile of revision records only; `progress` after each revision.
 pub fn dump_revprops(
-    repo: &Repo,
+    repo: &dyn ReadRepo,
     out: &mut dyn Write,
     start: Revnum,
     end: Revnum,
@@ -207,7 +207,7 @@ enum Action {
 }
 
 struct Dumper<'a> {
-    repo: &'a Repo,
+    repo: &'a dyn ReadRepo,
     out: &'a mut dyn Write,
     rev: Revnum,
     use_deltas: bool,
@@ -234,7 +234,7 @@ impl Dumper<'_> {
         self.add_subtree(root, "")
     }
 
-    fn add_subtree(&mut self, dir: u64, path: &str) -> Result<()> {
+    fn add_subtree(&mut self, dir: NodeRevId, path: &str) -> Result<()> {
         let node = self.repo.node(dir)?;
         let entries = self.repo.dir(&node)?;
         for e in entries.iter() {
@@ -367,9 +367,9 @@ impl Dumper<'_> {
                         // The source is excluded: the copy's contents, added.
                         self.dump_node(path, ch.node, kind, action, false, None)?;
                         if kind == NodeKind::Dir {
-                            let node = match ch.node {
-                                0 => self.repo.node_at(self.rev, path)?.0,
-                                off => off,
+                            let node = match ch.node.get() {
+                                None => self.repo.node_at(self.rev, path)?.0,
+                                Some(off) => off,
                             };
                             self.add_subtree(node, path)?;
                             added_whole = Some(path.to_string());
@@ -410,20 +410,20 @@ impl Dumper<'_> {
     }
 
     /// One node record, deciding what to include as Subversion's dump editor does.
-    /// `node` is the node-revision's offset when the caller knows it (0: look it up).
+    /// `node` is the node-revision when the caller knows it (`NONE`: look it up).
     #[allow(clippy::too_many_arguments)]
     fn dump_node(
         &mut self,
         path: &str,
-        node: u64,
+        node: NodeRevId,
         kind: NodeKind,
         action: Action,
         is_copy: bool,
         cmp: Option<(String, Revnum)>,
     ) -> Result<()> {
-        let node = match node {
-            0 => self.repo.node_at(self.rev, path)?.1,
-            off => self.repo.node(off)?,
+        let node = match node.get() {
+            None => self.repo.node_at(self.rev, path)?.1,
+            Some(off) => self.repo.node(off)?,
         };
         let (compare_path, compare_rev) = match &cmp {
             Some((p, r)) => (p.clone(), *r),
@@ -534,9 +534,9 @@ impl Dumper<'_> {
         compare_rev: Revnum,
         compare_path: &str,
     ) -> Result<Arc<NodeRev>> {
-        match node.predecessor {
-            0 => Ok(self.repo.node_at(compare_rev, compare_path)?.1),
-            pred => Ok(self.repo.node(pred)?),
+        match node.predecessor.get() {
+            None => Ok(self.repo.node_at(compare_rev, compare_path)?.1),
+            Some(pred) => Ok(self.repo.node(pred)?),
         }
     }
 

@@ -326,6 +326,7 @@ fn store_link(e: &StoreError) -> (u32, String) {
             format!("Attempted to get textual contents of a *non*-file node '/{p}'"),
         ),
         StoreError::Corrupt { .. } => (code::FS_CORRUPT, e.to_string()),
+        StoreError::Unsupported(_) => (code::UNSUPPORTED_FEATURE, e.to_string()),
         _ => (code::FS_GENERAL, e.to_string()),
     }
 }

@@ -19,7 +19,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use svelto_core::{is_ancestor, NodeKind, PropList, Revnum};
 use svelto_delta::{delta_windows, stream_header, Window};
-use svelto_store::{NodeRev, Offset, Repo};
+use svelto_store::{NodeRev, NodeRevId, ReadRepo};
 
 /// A property change: the name and the new value, None when the property was deleted.
 pub type PropDiff = (Vec<u8>, Option<Vec<u8>>);
@@ -69,7 +69,7 @@ struct PathRev {
     path: String,
     rev: Revnum,
     /// The node-revision at `path@rev`, when the history walk read it.
-    node: Option<Offset>,
+    node: Option<NodeRevId>,
     merged: bool,
     merged_mergeinfo: Option<Mergeinfo>,
 }
@@ -79,7 +79,7 @@ struct PathRev {
 /// a revision above HEAD is `StoreError::NoSuchRevision`, reverse order with
 /// `include_merged` is [`ReposError::Unsupported`].
 pub fn get_file_revs(
-    repo: &Repo,
+    repo: &dyn ReadRepo,
     path: &str,
     opts: &FileRevsOptions,
     handler: &mut dyn FileRevsHandler,
@@ -92,7 +92,7 @@ pub fn get_file_revs(
 /// refuses, as `svn_repos_get_file_revs2` does with an authz function. A file unreadable
 /// in the youngest revision of the range is [`crate::SvnErrorKind::AuthzUnreadable`].
 pub fn get_file_revs_authz(
-    repo: &Repo,
+    repo: &dyn ReadRepo,
     path: &str,
     opts: &FileRevsOptions,
     readable: Option<Readable<'_>>,
@@ -171,7 +171,7 @@ pub fn get_file_revs_authz(
 }
 
 /// Fails unless `path` is a file in `rev`.
-fn check_file(repo: &Repo, rev: Revnum, path: &str) -> Result<()> {
+fn check_file(repo: &dyn ReadRepo, rev: Revnum, path: &str) -> Result<()> {
     match find(repo, rev, path)? {
         Some(node) if node.kind == NodeKind::File => Ok(()),
         _ => Err(ReposError::NotFile {
@@ -190,7 +190,7 @@ fn unreadable() -> ReposError {
 }
 
 struct Search<'r> {
-    repo: &'r Repo,
+    repo: &'r dyn ReadRepo,
     include_merged: bool,
     /// The user's read check: a history walk stops at the first unreadable version.
     readable: Option<Readable<'r>>,
@@ -292,7 +292,7 @@ impl Search<'_> {
 /// inherited mergeinfo in `rev - 1` and in `rev`, both directions joined. None when `rev`
 /// changed no properties on the path or its parents, when the path did not exist before,
 /// or when nothing differs.
-fn merged_mergeinfo(repo: &Repo, path: &str, rev: Revnum) -> Result<Option<Mergeinfo>> {
+fn merged_mergeinfo(repo: &dyn ReadRepo, path: &str, rev: Revnum) -> Result<Option<Mergeinfo>> {
     let Some(prev_rev) = rev.checked_sub(1) else {
         return Ok(None);
     };
@@ -324,7 +324,7 @@ struct Last {
 }
 
 struct Sender<'a> {
-    repo: &'a Repo,
+    repo: &'a dyn ReadRepo,
     handler: &'a mut dyn FileRevsHandler,
     include_merged: bool,
     svndiff_version: u8,

@@ -12,12 +12,12 @@ use crate::mergeinfo::{self, Mergeinfo};
 use std::collections::HashMap;
 use std::sync::Arc;
 use svelto_core::{compare_paths, fspath, join, skip_ancestor, ChangeKind, NodeKind, Revnum};
-use svelto_store::{NodeRev, Offset, Repo, RevMeta};
+use svelto_store::{NodeRev, NodeRevId, PropsId, ReadRepo, RevMeta};
 
 pub(crate) const MERGEINFO: &[u8] = b"svn:mergeinfo";
 
 /// The node-revisions from the root down to a path in one revision.
-pub(crate) type Chain = Vec<(Offset, Arc<NodeRev>)>;
+pub(crate) type Chain = Vec<(NodeRevId, Arc<NodeRev>)>;
 
 pub(crate) enum Opened {
     Found(Chain),
@@ -26,7 +26,7 @@ pub(crate) enum Opened {
     NotDirectory(String),
 }
 
-pub(crate) fn check_rev(repo: &Repo, rev: Revnum) -> Result<()> {
+pub(crate) fn check_rev(repo: &dyn ReadRepo, rev: Revnum) -> Result<()> {
     if rev > repo.youngest() {
         return Err(ReposError::NoSuchRevision(rev));
     }
@@ -36,7 +36,7 @@ pub(crate) fn check_rev(repo: &Repo, rev: Revnum) -> Result<()> {
 /// Walks from the root of `rev` to `path`. A revision above HEAD is the store's
 /// `NoSuchRevision` ([`require`] and [`lookup`] check it first and say
 /// [`ReposError::NoSuchRevision`]).
-pub(crate) fn open_path(repo: &Repo, rev: Revnum, path: &str) -> Result<Opened> {
+pub(crate) fn open_path(repo: &dyn ReadRepo, rev: Revnum, path: &str) -> Result<Opened> {
     let root = repo.root(rev)?;
     let mut chain: Chain = vec![(root, repo.node(root)?)];
     if path.is_empty() {
@@ -62,7 +62,7 @@ pub(crate) fn open_path(repo: &Repo, rev: Revnum, path: &str) -> Result<Opened> 
 }
 
 /// Like `open_path` (the revision checked), but a missing path is Subversion's error.
-pub(crate) fn require(repo: &Repo, rev: Revnum, path: &str) -> Result<Chain> {
+pub(crate) fn require(repo: &dyn ReadRepo, rev: Revnum, path: &str) -> Result<Chain> {
     check_rev(repo, rev)?;
     match open_path(repo, rev, path)? {
         Opened::Found(chain) => Ok(chain),
@@ -78,13 +78,13 @@ pub(crate) fn require(repo: &Repo, rev: Revnum, path: &str) -> Result<Chain> {
 }
 
 /// The node at `path` in `rev`, or None (`svn_fs_check_path` says "none").
-pub(crate) fn lookup(repo: &Repo, rev: Revnum, path: &str) -> Result<Option<Arc<NodeRev>>> {
+pub(crate) fn lookup(repo: &dyn ReadRepo, rev: Revnum, path: &str) -> Result<Option<Arc<NodeRev>>> {
     check_rev(repo, rev)?;
     find(repo, rev, path)
 }
 
 /// Like [`lookup`], without checking the revision first (above HEAD is the store's error).
-pub(crate) fn find(repo: &Repo, rev: Revnum, path: &str) -> Result<Option<Arc<NodeRev>>> {
+pub(crate) fn find(repo: &dyn ReadRepo, rev: Revnum, path: &str) -> Result<Option<Arc<NodeRev>>> {
     match open_path(repo, rev, path)? {
         Opened::Found(mut chain) => Ok(chain.pop().map(|(_, n)| n)),
         _ => Ok(None),
@@ -92,7 +92,7 @@ pub(crate) fn find(repo: &Repo, rev: Revnum, path: &str) -> Result<Option<Arc<No
 }
 
 /// The node at `path@rev`, which must exist.
-pub(crate) fn leaf_node(repo: &Repo, rev: Revnum, path: &str) -> Result<Arc<NodeRev>> {
+pub(crate) fn leaf_node(repo: &dyn ReadRepo, rev: Revnum, path: &str) -> Result<Arc<NodeRev>> {
     Ok(leaf(&require(repo, rev, path)?)?.clone())
 }
 
@@ -125,7 +125,7 @@ fn youngest_copyroot(chain: &Chain) -> (Revnum, String) {
 /// The revision and path of the copy that most recently brought `path@rev` (or one of its
 /// parents) to where it is, if that copy is relevant to the node (`svn_fs_closest_copy`).
 pub(crate) fn closest_copy(
-    repo: &Repo,
+    repo: &dyn ReadRepo,
     rev: Revnum,
     path: &str,
 ) -> Result<Option<(Revnum, String)>> {
@@ -142,7 +142,7 @@ pub(crate) fn closest_copy(
         return Ok(None);
     }
     // A node added below a copy in the copy's own revision was not made by that copy.
-    if then.created_rev == copy_rev && then.predecessor == 0 {
+    if then.created_rev == copy_rev && then.predecessor.is_none() {
         return Ok(None);
     }
     Ok(Some((copy_rev, copy_path)))
@@ -151,7 +151,7 @@ pub(crate) fn closest_copy(
 /// Where `path@rev` was before the copy that most recently affected it: (revision of that
 /// copy, path in the copy source, source revision); None if no copy affected it.
 pub(crate) fn prev_location(
-    repo: &Repo,
+    repo: &dyn ReadRepo,
     rev: Revnum,
     path: &str,
 ) -> Result<Option<(Revnum, String, Revnum)>> {
@@ -170,12 +170,12 @@ pub(crate) fn prev_location(
 
 /// The revision in which the node at `path@rev` came into being (`svn_fs_node_origin_rev`):
 /// node ids are handed out in revision order, and each revision records the next one.
-pub(crate) fn node_origin_rev(repo: &Repo, rev: Revnum, path: &str) -> Result<Revnum> {
+pub(crate) fn node_origin_rev(repo: &dyn ReadRepo, rev: Revnum, path: &str) -> Result<Revnum> {
     let node_id = leaf(&require(repo, rev, path)?)?.node_id;
     let (mut lo, mut hi) = (0, rev);
     while lo < hi {
         let mid = lo + (hi - lo) / 2;
-        if repo.rev_record(mid)?.next_node_id > node_id {
+        if repo.rev_info(mid)?.next_node_id > node_id {
             hi = mid;
         } else {
             lo = mid + 1;
@@ -196,7 +196,7 @@ pub(crate) struct History {
     /// While no copy lies between, history can follow predecessors directly: the revision
     /// of the youngest copy root seen, and the node-revision last reported.
     next_copy: Option<Revnum>,
-    current: Option<Offset>,
+    current: Option<NodeRevId>,
     /// Follow the file's line through the revisions' changed-path lists (`db/meta`) instead
     /// of its node-revisions: set when at least a quarter of the revisions since its copy
     /// root changed it.
@@ -210,7 +210,7 @@ pub(crate) struct History {
 /// What the changed-path lists say about the version before a file's current one.
 enum MetaStep {
     /// The file was changed at this revision, by this node-revision.
-    Found(Revnum, Offset, ChangeKind, Arc<RevMeta>),
+    Found(Revnum, NodeRevId, ChangeKind, Arc<RevMeta>),
     /// The current version is where the line began (an add or replace without history).
     First,
     /// Not decided here (a copy, or nothing changed the path since the copy root): the
@@ -220,11 +220,11 @@ enum MetaStep {
 
 /// How a revision changed a path: the kind of change, the node-revision it made (0 for a
 /// delete) and whether it was a copy.
-type ChangedEntry = (ChangeKind, Offset, bool);
+type ChangedEntry = (ChangeKind, NodeRevId, bool);
 
 /// How `rev` changed `path`, if it did, and the revision's metadata that says so.
 fn changed_entry(
-    repo: &Repo,
+    repo: &dyn ReadRepo,
     rev: Revnum,
     path: &str,
 ) -> Result<(Option<ChangedEntry>, Arc<RevMeta>)> {
@@ -267,7 +267,7 @@ impl History {
 
     /// Steps to the next older interesting location (`svn_fs_history_prev`); false when
     /// the history has ended. `cross_copies` follows the node across copies.
-    pub(crate) fn prev(&mut self, repo: &Repo, cross_copies: bool) -> Result<bool> {
+    pub(crate) fn prev(&mut self, repo: &dyn ReadRepo, cross_copies: bool) -> Result<bool> {
         if self.path.is_empty() {
             // The root changes in every revision and is never copied.
             if !self.interesting {
@@ -293,7 +293,7 @@ impl History {
         }
     }
 
-    fn step(&self, repo: &Repo, cross_copies: bool) -> Result<Option<History>> {
+    fn step(&self, repo: &dyn ReadRepo, cross_copies: bool) -> Result<Option<History>> {
         let mut reported = self.interesting;
         if let (Some(next_copy), Some(current)) = (self.next_copy, self.current) {
             if self.rev > next_copy && self.dense {
@@ -317,7 +317,7 @@ impl History {
             }
             if self.rev > next_copy {
                 let node = repo.node(current)?;
-                if node.predecessor == 0 {
+                if node.predecessor.is_none() {
                     return Ok(None);
                 }
                 let pred = repo.node(node.predecessor)?;
@@ -363,7 +363,7 @@ impl History {
                     meta: None,
                 }));
             }
-            if node.predecessor == 0 {
+            if node.predecessor.is_none() {
                 return Ok(None);
             }
             pred_off = Some(node.predecessor);
@@ -412,7 +412,12 @@ impl History {
     /// from the changed-path lists: the youngest earlier revision that changed the path
     /// (within that range every version of the line was made at this path, and a revision
     /// makes a new version of a file exactly when it lists the path as changed).
-    fn meta_step(&self, repo: &Repo, next_copy: Revnum, current: Offset) -> Result<MetaStep> {
+    fn meta_step(
+        &self,
+        repo: &dyn ReadRepo,
+        next_copy: Revnum,
+        current: NodeRevId,
+    ) -> Result<MetaStep> {
         let change = match self.change {
             Some(c) => c,
             None => match changed_entry(repo, self.rev, &self.path)?.0 {
@@ -427,7 +432,7 @@ impl History {
         }
         for rev in (next_copy + 1..self.rev).rev() {
             if let (Some((change, node, copied)), meta) = changed_entry(repo, rev, &self.path)? {
-                if change == ChangeKind::Delete || node == 0 || copied {
+                if change == ChangeKind::Delete || node.is_none() || copied {
                     return Ok(MetaStep::Unknown);
                 }
                 return Ok(MetaStep::Found(rev, node, change, meta));
@@ -444,13 +449,13 @@ impl History {
 /// while let Some((path, rev)) = h.prev()? { ... }   // youngest first
 /// ```
 pub struct NodeHistory<'r> {
-    repo: &'r Repo,
+    repo: &'r dyn ReadRepo,
     at: History,
 }
 
 impl<'r> NodeHistory<'r> {
     /// Starts at `path` (a relpath) in `rev`; the path must exist there.
-    pub fn new(repo: &'r Repo, rev: Revnum, path: &str) -> Result<Self> {
+    pub fn new(repo: &'r dyn ReadRepo, rev: Revnum, path: &str) -> Result<Self> {
         if find(repo, rev, path)?.is_none() {
             return Err(ReposError::NotFound {
                 rev,
@@ -471,7 +476,7 @@ impl<'r> NodeHistory<'r> {
 
     /// [`NodeHistory::prev`] with the node-revision at that location when the walk read it
     /// on the way (its offset), so a caller need not look the path up again.
-    pub(crate) fn prev_node(&mut self) -> Result<Option<(String, Revnum, Option<Offset>)>> {
+    pub(crate) fn prev_node(&mut self) -> Result<Option<(String, Revnum, Option<NodeRevId>)>> {
         if !self.at.prev(self.repo, true)? {
             return Ok(None);
         }
@@ -516,14 +521,18 @@ impl Inherit {
 /// it still stops the walk up the tree).
 #[derive(Default)]
 pub(crate) struct MergeinfoCache {
-    parsed: HashMap<Offset, Option<Option<Arc<Mergeinfo>>>>,
+    parsed: HashMap<PropsId, Option<Option<Arc<Mergeinfo>>>>,
 }
 
 const MERGEINFO_CACHE_MAX: usize = 4096;
 
 impl MergeinfoCache {
-    fn explicit(&mut self, repo: &Repo, node: &NodeRev) -> Result<Option<Option<Arc<Mergeinfo>>>> {
-        if node.props == 0 {
+    fn explicit(
+        &mut self,
+        repo: &dyn ReadRepo,
+        node: &NodeRev,
+    ) -> Result<Option<Option<Arc<Mergeinfo>>>> {
+        if node.props.is_none() {
             return Ok(None);
         }
         if let Some(v) = self.parsed.get(&node.props) {
@@ -545,7 +554,7 @@ impl MergeinfoCache {
     /// ancestor appended to its sources.
     pub(crate) fn for_path(
         &mut self,
-        repo: &Repo,
+        repo: &dyn ReadRepo,
         rev: Revnum,
         path: &str,
         inherit: Inherit,
@@ -580,15 +589,19 @@ impl MergeinfoCache {
 }
 
 /// The raw `svn:mergeinfo` value of a node.
-pub(crate) fn node_mergeinfo_prop(repo: &Repo, node: &NodeRev) -> Result<Option<Vec<u8>>> {
-    if node.props == 0 {
+pub(crate) fn node_mergeinfo_prop(repo: &dyn ReadRepo, node: &NodeRev) -> Result<Option<Vec<u8>>> {
+    if node.props.is_none() {
         return Ok(None);
     }
     Ok(repo.props(node)?.remove(MERGEINFO))
 }
 
 /// The raw `svn:mergeinfo` value of `path@rev` (the path must exist).
-pub(crate) fn mergeinfo_prop(repo: &Repo, rev: Revnum, path: &str) -> Result<Option<Vec<u8>>> {
+pub(crate) fn mergeinfo_prop(
+    repo: &dyn ReadRepo,
+    rev: Revnum,
+    path: &str,
+) -> Result<Option<Vec<u8>>> {
     let chain = require(repo, rev, path)?;
     node_mergeinfo_prop(repo, leaf(&chain)?)
 }

@@ -7,7 +7,7 @@ use crate::authz::fnmatch;
 use crate::node::{ListedNode, Node};
 use crate::Result;
 use svelto_core::{parent_and_name, Depth, NodeKind, Revnum};
-use svelto_store::Repo;
+use svelto_store::ReadRepo;
 
 /// Which fields of a directory entry a client asked for (Subversion's `SVN_DIRENT_*`
 /// flags): what `get-dir`, `list` and `stat` over svn:// and the list report over HTTP
@@ -44,7 +44,7 @@ impl DirentFields {
 /// given, but a directory is still descended. A missing path is
 /// [`crate::ReposError::NotFound`]-like: `Path '/PATH' not found` (SVN_ERR_FS_NOT_FOUND).
 pub fn list(
-    repo: &Repo,
+    repo: &dyn ReadRepo,
     path: &str,
     rev: Revnum,
     depth: Depth,
@@ -77,7 +77,7 @@ pub fn list(
     // Each directory's entries are walked in place (its shared listing and what each entry
     // is, an index); a child's path is built in one buffer, kept only for a directory that
     // is descended.
-    let (entries, listed) = repo.listed_at(node.0.entries)?;
+    let (entries, listed) = repo.listed(node.0.entries)?;
     let mut stack = vec![(path.to_string(), entries, listed, 0usize)];
     let mut child_path = String::new();
     while let Some((dir_path, entries, listed, i)) = stack.last_mut() {
@@ -102,7 +102,7 @@ pub fn list(
             receiver(&child_path, &ListedNode(what))?;
         }
         if e.kind == NodeKind::Dir && depth == Depth::Infinity {
-            let (entries, listed) = repo.listed_at(what.entries)?;
+            let (entries, listed) = repo.listed(what.entries)?;
             stack.push((child_path.clone(), entries, listed, 0));
         }
     }

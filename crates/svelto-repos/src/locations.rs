@@ -9,7 +9,7 @@
 use crate::error::{ReposError, Result};
 use crate::fs::{self, check_rev, lookup, prev_location, History};
 use svelto_core::{fspath, relpath, Revnum};
-use svelto_store::Repo;
+use svelto_store::ReadRepo;
 
 /// The path of the node `path@peg_rev` in each of `revs`. Revisions in which the node did
 /// not exist (or was another line of history) are left out; the result is ordered youngest
@@ -18,7 +18,7 @@ use svelto_store::Repo;
 /// Errors as Subversion's: `NoSuchRevision` for a revision past HEAD that must be read,
 /// `NotFound` when `path` is missing at `peg_rev` (or at a younger requested revision).
 pub fn get_locations(
-    repo: &Repo,
+    repo: &dyn ReadRepo,
     path: &str,
     peg_rev: Revnum,
     revs: &[Revnum],
@@ -72,7 +72,7 @@ pub fn get_locations(
 /// Does `path@future` lie on the line of history of `path@peg` (Subversion's
 /// `check_ancestry_of_peg_path`)? It does if, following its history back to `peg` or
 /// earlier, the node is still at the path it had in `future`.
-fn descends_from_peg(repo: &Repo, path: &str, peg: Revnum, future: Revnum) -> Result<bool> {
+fn descends_from_peg(repo: &dyn ReadRepo, path: &str, peg: Revnum, future: Revnum) -> Result<bool> {
     check_rev(repo, future)?;
     if lookup(repo, future, path)?.is_none() {
         return Err(ReposError::NotFound {
@@ -109,7 +109,7 @@ pub struct Segment {
 /// messages), `NoSuchRevision` for a peg past HEAD, `NotFound` if `path@peg_rev` is
 /// missing.
 pub fn location_segments(
-    repo: &Repo,
+    repo: &dyn ReadRepo,
     path: &str,
     peg_rev: Revnum,
     start: Revnum,
@@ -163,7 +163,12 @@ pub fn location_segments(
 /// The revision in which `path`, existing at `start`, was first deleted (or replaced by
 /// another node, or by a copy of itself) up to `end`; None if it was not. The two bounds
 /// may come in either order.
-pub fn deleted_rev(repo: &Repo, path: &str, start: Revnum, end: Revnum) -> Result<Option<Revnum>> {
+pub fn deleted_rev(
+    repo: &dyn ReadRepo,
+    path: &str,
+    start: Revnum,
+    end: Revnum,
+) -> Result<Option<Revnum>> {
     let path = relpath(path);
     let (mut start, mut end) = (start.min(end), start.max(end));
     check_rev(repo, start)?;

@@ -15,7 +15,7 @@ use crate::mergeinfo::{self, Mergeinfo, Range};
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 use svelto_core::{fspath, is_ancestor, relpath, ChangeKind, NodeKind, PropList, Revnum};
-use svelto_store::{Change, Repo, RevMeta};
+use svelto_store::{Change, ReadRepo, RevMeta};
 
 /// What a `log` request asks for.
 #[derive(Debug, Clone, Default)]
@@ -220,7 +220,7 @@ const MAX_MERGE_DEPTH: usize = 256;
 /// naming the younger bound and the path) if a path does not exist in the younger of
 /// `start` and `end`. An error may come after some entries were given.
 pub fn log(
-    repo: &Repo,
+    repo: &dyn ReadRepo,
     opts: &LogOptions,
     receiver: &mut dyn FnMut(LogEntry) -> Result<()>,
 ) -> Result<()> {
@@ -230,7 +230,7 @@ pub fn log(
 /// [`log_authz`] giving each entry borrowed ([`LogEntryRef`]): nothing copied out of the
 /// revisions' metadata.
 pub fn log_authz_ref(
-    repo: &Repo,
+    repo: &dyn ReadRepo,
     opts: &LogOptions,
     readable: Option<Readable<'_>>,
     receiver: &mut dyn FnMut(&LogEntryRef<'_>) -> Result<()>,
@@ -331,7 +331,7 @@ fn unreadable() -> ReposError {
 /// unreadable changed paths are left out, and a revision that is partly unreadable shows
 /// only its author and date (one wholly unreadable, no revision properties).
 pub fn log_authz(
-    repo: &Repo,
+    repo: &dyn ReadRepo,
     opts: &LogOptions,
     readable: Option<Readable<'_>>,
     receiver: &mut dyn FnMut(LogEntry) -> Result<()>,
@@ -340,7 +340,7 @@ pub fn log_authz(
 }
 
 fn run_log(
-    repo: &Repo,
+    repo: &dyn ReadRepo,
     opts: &LogOptions,
     readable: Option<Readable<'_>>,
     receiver: &mut dyn FnMut(&LogEntryRef<'_>) -> Result<()>,
@@ -412,7 +412,7 @@ fn run_log(
 /// The revisions and paths of the history of `paths` between `oldest` and `youngest`, as
 /// mergeinfo (merged revisions already in that history are not listed again).
 fn history_as_mergeinfo(
-    repo: &Repo,
+    repo: &dyn ReadRepo,
     paths: &[String],
     youngest: Revnum,
     oldest: Revnum,
@@ -564,7 +564,7 @@ struct Entry<'a> {
 }
 
 struct Ctx<'a, 'r> {
-    repo: &'a Repo,
+    repo: &'a dyn ReadRepo,
     readable: Option<Readable<'a>>,
     strict: bool,
     discover: bool,

@@ -25,7 +25,7 @@ impl Node {
     /// Whether the node has any properties: the store never writes an empty property
     /// list, so a node has properties exactly when it points at one (no read needed).
     pub fn has_props(&self) -> bool {
-        self.0.props != 0
+        self.0.props.is_some()
     }
 
     /// A file's size in bytes (0 for a directory).

@@ -11,14 +11,14 @@ use crate::{Inherit, ReposError, Result};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use svelto_core::{fspath, join, NodeKind, PropList, Revnum};
-use svelto_store::{NodeRev, Repo};
+use svelto_store::{NodeRev, ReadRepo};
 
 /// The mergeinfo of `path` (a relpath) in `rev` as FSFS computes it for one path
 /// (`svn_fs__get_mergeinfo_for_path` with inherited mergeinfo adjusted): None when there
 /// is none, or when the governing value does not parse. A missing path is
 /// [`ReposError::NotFound`], one below a file [`ReposError::NotDirectory`].
 pub fn mergeinfo_for_path(
-    repo: &Repo,
+    repo: &dyn ReadRepo,
     rev: Revnum,
     path: &str,
     inherit: Inherit,
@@ -41,7 +41,7 @@ pub fn mergeinfo_for_path(
 /// The first failing path fails the whole query (svnserve, having started its answer,
 /// sends a broken response then).
 pub fn get_mergeinfo(
-    repo: &Repo,
+    repo: &dyn ReadRepo,
     paths: &[String],
     rev: Option<Revnum>,
     inherit: Inherit,
@@ -63,7 +63,7 @@ pub fn get_mergeinfo(
 
 /// Adds the explicit, parseable mergeinfo of every node below `path` to `out`.
 fn descendant_mergeinfo(
-    repo: &Repo,
+    repo: &dyn ReadRepo,
     rev: Revnum,
     path: &str,
     out: &mut BTreeMap<String, String>,
@@ -99,7 +99,11 @@ fn descendant_mergeinfo(
 /// entry per ancestor that has any properties, the root first, each named by its relpath
 /// ("" for the root). The path's own properties are not included. A missing path is
 /// [`ReposError::PathNotFound`], as svnserve words it.
-pub fn inherited_props(repo: &Repo, path: &str, rev: Revnum) -> Result<Vec<(String, PropList)>> {
+pub fn inherited_props(
+    repo: &dyn ReadRepo,
+    path: &str,
+    rev: Revnum,
+) -> Result<Vec<(String, PropList)>> {
     let Opened::Found(nodes) = open_path(repo, rev, path)? else {
         return Err(ReposError::PathNotFound { path: fspath(path) });
     };
@@ -110,7 +114,7 @@ pub fn inherited_props(repo: &Repo, path: &str, rev: Revnum) -> Result<Vec<(Stri
     };
     let mut out = Vec::new();
     for (depth, (_, node)) in nodes.iter().enumerate().take(nodes.len() - 1) {
-        if node.props == 0 {
+        if node.props.is_none() {
             continue;
         }
         let props = repo.props(node)?;

@@ -21,7 +21,7 @@ use svelto_core::{
     compare_paths, fspath, is_ancestor, join, parent_and_name, skip_ancestor, ChangeKind, NodeKind,
     PropList, Revnum,
 };
-use svelto_store::{Change, FileText, NodeRev, Repo, StoreError, DELTA_MAX};
+use svelto_store::{Change, FileText, NodeRev, NodeRevId, ReadRepo, StoreError, DELTA_MAX};
 
 /// The parameters of one replay.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,7 +50,7 @@ pub struct ReplayOptions {
 /// `abort_edit`. A revision past the youngest is `StoreError::NoSuchRevision`, before any
 /// editor call.
 pub fn replay(
-    repo: &Repo,
+    repo: &dyn ReadRepo,
     rev: Revnum,
     opts: &ReplayOptions,
     editor: &mut dyn Editor,
@@ -64,7 +64,7 @@ pub fn replay(
 /// only when the deleted path was readable (under a copy: its source); unreadable entries
 /// of a copied directory sent as a plain add are left out.
 pub fn replay_authz(
-    repo: &Repo,
+    repo: &dyn ReadRepo,
     rev: Revnum,
     opts: &ReplayOptions,
     readable: Option<Readable<'_>>,
@@ -110,9 +110,9 @@ struct CopyScope {
 }
 
 struct Replayer<'a> {
-    repo: &'a Repo,
+    repo: &'a dyn ReadRepo,
     rev: Revnum,
-    root: u64,
+    root: NodeRevId,
     base_dir: &'a str,
     low_water_mark: Revnum,
     send_deltas: bool,
@@ -237,8 +237,8 @@ impl Replayer<'_> {
 
     /// The node at `path` in the replayed revision.
     fn target(&self, path: &str, change: &Change) -> Result<Arc<NodeRev>> {
-        match change.node {
-            0 => Ok(self
+        match change.node.get() {
+            None => Ok(self
                 .repo
                 .lookup_from(self.root, path)?
                 .ok_or(StoreError::PathNotFound {
@@ -246,7 +246,7 @@ impl Replayer<'_> {
                     path: path.to_string(),
                 })?
                 .1),
-            off => Ok(self.repo.node(off)?),
+            Some(off) => Ok(self.repo.node(off)?),
         }
     }
 
@@ -433,8 +433,8 @@ impl Replayer<'_> {
             }
             // The kind in this revision: a replace may have changed it (svnserve goes by
             // the source's kind there and sends a wrong node or fails).
-            let target = match change.as_ref().map_or(0, |c| c.node) {
-                0 => {
+            let target = match change.as_ref().and_then(|c| c.node.get()) {
+                None => {
                     let found = target_entries
                         .binary_search_by(|t| t.name.as_bytes().cmp(e.name.as_bytes()));
                     match found {
@@ -442,7 +442,7 @@ impl Replayer<'_> {
                         Err(_) => return Err(self.corrupt(&child, "missing from the copy")),
                     }
                 }
-                off => self.repo.node(off)?,
+                Some(off) => self.repo.node(off)?,
             };
             match target.kind {
                 NodeKind::Dir => {

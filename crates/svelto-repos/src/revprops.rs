@@ -8,7 +8,7 @@ use crate::error::{ReposError, Result, SvnErrorKind};
 use crate::hooks::Hooks;
 use crate::log::{revision_access, Readable, RevisionAccess};
 use svelto_core::{PropList, Revnum};
-use svelto_store::{Repo, Writer};
+use svelto_store::{ReadRepo, Writer};
 
 /// One requested change.
 pub struct RevpropChange<'a> {
@@ -27,7 +27,11 @@ pub struct RevpropChange<'a> {
 
 /// The access `readable` gives to revision `rev` (Subversion's
 /// `svn_repos_check_revision_access`): full without a check.
-pub fn access(repo: &Repo, rev: Revnum, readable: Option<Readable<'_>>) -> Result<RevisionAccess> {
+pub fn access(
+    repo: &dyn ReadRepo,
+    rev: Revnum,
+    readable: Option<Readable<'_>>,
+) -> Result<RevisionAccess> {
     let Some(readable) = readable else {
         return Ok(RevisionAccess::Full);
     };
@@ -39,7 +43,7 @@ pub fn access(repo: &Repo, rev: Revnum, readable: Option<Readable<'_>>) -> Resul
 /// `svn_repos_fs_revision_proplist`: all of them for a wholly readable revision, only
 /// `svn:author` and `svn:date` for a partly readable one, none for an unreadable one.
 pub fn readable_revprops(
-    repo: &Repo,
+    repo: &dyn ReadRepo,
     rev: Revnum,
     readable: Option<Readable<'_>>,
 ) -> Result<PropList> {
@@ -56,7 +60,7 @@ pub fn readable_revprops(
 
 /// Makes `change`; `with_writer` runs its argument with the repository's writer held.
 pub fn change_rev_prop(
-    repo: &Repo,
+    repo: &dyn ReadRepo,
     hooks: &Hooks,
     change: &RevpropChange<'_>,
     with_writer: impl FnOnce(&mut dyn FnMut(&mut Writer) -> Result<()>) -> Result<()>,
@@ -87,7 +91,7 @@ impl HookUse {
 
 /// Makes `change` running the hooks `use_hooks` names (`svn_repos_fs_change_rev_prop4`).
 pub fn change_rev_prop_with(
-    repo: &Repo,
+    repo: &dyn ReadRepo,
     hooks: &Hooks,
     change: &RevpropChange<'_>,
     use_hooks: HookUse,
@@ -204,7 +208,7 @@ fn to_lf(bytes: &[u8], repair: bool) -> Result<Vec<u8>> {
 /// Subversion's `svn_repos_dated_revision`: the youngest revision whose `svn:date` is not
 /// after `micros` (microseconds since the epoch), 0 if none; revision dates are taken to
 /// increase, as Subversion does (a binary search).
-pub fn dated_rev(repo: &Repo, micros: i64) -> Result<Revnum> {
+pub fn dated_rev(repo: &dyn ReadRepo, micros: i64) -> Result<Revnum> {
     let head = repo.youngest();
     let (mut lo, mut hi) = (0u64, head);
     let mut found = 0;

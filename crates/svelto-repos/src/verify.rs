@@ -4,7 +4,7 @@ use crate::error::{ReposError, Result};
 use md5::Digest;
 use std::io::Read;
 use svelto_core::{join, ChangeKind, Md5, NodeKind, Revnum, Sha1};
-use svelto_store::{NodeRev, Offset, Repo};
+use svelto_store::{NodeRev, NodeRevId, Repo};
 
 /// Verifies revisions `start..=end`; `progress` is called after each one. The error names
 /// the first bad revision and path.
@@ -84,7 +84,7 @@ fn verify_rev(repo: &Repo, rev: Revnum) -> Result<()> {
                 return Err(bad("changed path does not exist".into()).at_path(rev, &ch.path))
             }
             (_, Some((off, n))) => {
-                if ch.node != 0 && ch.node != off {
+                if ch.node.is_some() && ch.node != off {
                     return Err(
                         bad("changed path points at another node".into()).at_path(rev, &ch.path)
                     );
@@ -109,7 +109,7 @@ fn verify_rev(repo: &Repo, rev: Revnum) -> Result<()> {
 }
 
 /// Checks a node created in `rev` and, below it, every node also created in `rev`.
-fn verify_node(repo: &Repo, rev: Revnum, off: Offset, node: &NodeRev, path: &str) -> Result<()> {
+fn verify_node(repo: &Repo, rev: Revnum, off: NodeRevId, node: &NodeRev, path: &str) -> Result<()> {
     let at = |e: ReposError| e.at_path(rev, path);
     if node.created_rev != rev {
         return Ok(());

@@ -303,7 +303,7 @@ impl Repo {
                     "db/meta offset {off} is not a {n}-byte REVISION record"
                 )));
             }
-            crate::node::RevMeta::decode(&payload)
+            <crate::node::RevMeta as crate::node::Codec>::decode(&payload)
                 .map_err(|w| Repo::corrupt(Which::Meta, off, w))?;
         }
         Ok(())

@@ -6,7 +6,7 @@ use crate::files::Which;
 use crate::node::{encode_dir, DirEntry, FileText, NodeRev, Offset, RevMeta};
 use crate::rep::RepTrailer;
 use crate::{create_db, Repo, StoreError, Writer, TAG_DIR, TAG_REP};
-use svelto_core::{Md5, NodeKind, PropList, Sha1};
+use svelto_core::{ListingId, Md5, NodeKind, NodeRevId, PropList, Sha1, TextId};
 
 fn writer(dir: &std::path::Path) -> Writer {
     create_db(
@@ -41,7 +41,7 @@ fn trailer(base: Offset, chain: u64) -> Vec<u8> {
 fn dir_node(entries: Offset) -> NodeRev {
     NodeRev {
         created_rev: 1,
-        entries,
+        entries: ListingId::from_raw(entries),
         ..NodeRev::empty_root()
     }
 }
@@ -49,7 +49,8 @@ fn dir_node(entries: Offset) -> NodeRev {
 /// Publishes revision 1 with the root node `root` (already written).
 fn publish(w: &mut Writer, root: Offset) -> Repo {
     let meta = RevMeta::new(PropList::new(), Vec::new());
-    w.finish_revision(root, &meta).expect("revision");
+    w.finish_revision(NodeRevId::from_raw(root), &meta)
+        .expect("revision");
     w.sync().expect("sync");
     Repo::open(w.repo().path()).expect("open")
 }
@@ -75,14 +76,23 @@ fn an_absurd_delta_chain_is_refused_without_recursion() {
         base = w.write_record(TAG_REP, &trailer(base, i)).expect("rep");
     }
     let repo = w.view().expect("view").clone();
-    assert_corrupt(repo.fulltext(base), base, "delta chain longer than 48");
+    assert_corrupt(
+        repo.fulltext(TextId::from_raw(base)),
+        base,
+        "delta chain longer than 48",
+    );
     // A chain as long as the writer makes them is fine.
     let mut base = w.write_record(TAG_REP, &trailer(0, 0)).expect("rep");
     for i in 1..=crate::rep::MAX_CHAIN {
         base = w.write_record(TAG_REP, &trailer(base, i)).expect("rep");
     }
     let repo = w.view().expect("view").clone();
-    assert_eq!(repo.fulltext(base).expect("chain of 48").len(), 0);
+    assert_eq!(
+        repo.fulltext(TextId::from_raw(base))
+            .expect("chain of 48")
+            .len(),
+        0
+    );
 }
 
 #[test]
@@ -93,7 +103,7 @@ fn representations_that_point_forward_are_refused() {
     // Its base is itself; then windows said to lie after it.
     let rep = w.write_record(TAG_REP, &trailer(at, 1)).expect("rep");
     let repo = w.view().expect("view").clone();
-    assert_corrupt(repo.fulltext(rep), rep, "not before it");
+    assert_corrupt(repo.fulltext(TextId::from_raw(rep)), rep, "not before it");
     let mut t = trailer(0, 0);
     t[1] = 0x7f; // first_window = 127 ...
     t[2] = 1; // ... with one window: before the header, outside any record.
@@ -109,14 +119,18 @@ fn representations_that_point_forward_are_refused() {
     let repo = w.view().expect("view").clone();
     for r in [rep, far_rep] {
         let text = FileText {
-            rep: r,
+            rep: TextId::from_raw(r),
             size: 1,
             md5: Md5([0; 16]),
             sha1: Sha1([0; 20]),
         };
         assert_corrupt(repo.text_reader(&text).map(|_| ()), r, "not before it");
         assert_corrupt(repo.read_text(&text), r, "not before it");
-        assert_corrupt(repo.stored_delta(&text, 16), r, "not before it");
+        assert_corrupt(
+            repo.stored_delta(&text, TextId::from_raw(16)),
+            r,
+            "not before it",
+        );
         assert_corrupt(repo.stored_stream(&text), r, "not before it");
     }
 }
@@ -146,7 +160,7 @@ fn stored_windows_longer_than_their_text_are_refused() {
     let many = w.write_record(TAG_REP, &rep_of(1000, 10)).expect("rep");
     let repo = w.view().expect("view").clone();
     let text = |rep| FileText {
-        rep,
+        rep: TextId::from_raw(rep),
         size: 10,
         md5: Md5([0; 16]),
         sha1: Sha1([0; 20]),
@@ -176,7 +190,7 @@ fn a_directory_cycle_is_refused() {
         let entry = DirEntry {
             name: "loop".into(),
             kind: NodeKind::Dir,
-            node: root_at,
+            node: NodeRevId::from_raw(root_at),
         };
         encode_dir(&[entry], &mut p);
         let next = listing_at + (p.len() + crate::enc::FRAME_OVERHEAD) as u64;
@@ -186,10 +200,17 @@ fn a_directory_cycle_is_refused() {
         root_at = next;
     };
     assert_eq!(w.write_record(TAG_DIR, &payload).expect("dir"), listing_at);
-    assert_eq!(w.write_node(&dir_node(listing_at)).expect("root"), root_at);
+    assert_eq!(
+        w.write_node(&dir_node(listing_at)).expect("root").raw(),
+        root_at
+    );
     let repo = publish(&mut w, root_at);
     assert_corrupt(repo.lookup(1, "loop/loop/loop"), listing_at, "lies after");
-    assert_corrupt(repo.dir_at(listing_at), listing_at, "lies after");
+    assert_corrupt(
+        repo.dir_at(ListingId::from_raw(listing_at)),
+        listing_at,
+        "lies after",
+    );
 }
 
 #[test]
@@ -200,15 +221,15 @@ fn a_node_that_names_itself_is_refused() {
     let at = data_len(&mut w);
     // Its own offset as the listing (the varint's size does not depend on this value).
     let node_at = w.write_node(&dir_node(at)).expect("node");
-    assert_eq!(node_at, at);
+    assert_eq!(node_at.raw(), at);
     let mut pred = dir_node(0);
-    pred.predecessor = u64::MAX;
+    pred.predecessor = NodeRevId::from_raw(u64::MAX);
     let pred_at = w.write_node(&pred).expect("node");
     let mut root = dir_node(0);
     root.predecessor = r0_root;
     let root_at = w.write_node(&root).expect("root");
-    let repo = publish(&mut w, root_at);
-    assert_corrupt(repo.node(node_at), node_at, "directory listing at");
-    assert_corrupt(repo.node(pred_at), pred_at, "predecessor at");
+    let repo = publish(&mut w, root_at.raw());
+    assert_corrupt(repo.node(node_at), node_at.raw(), "directory listing at");
+    assert_corrupt(repo.node(pred_at), pred_at.raw(), "predecessor at");
     assert_eq!(repo.history(1, "").expect("history").len(), 2);
 }

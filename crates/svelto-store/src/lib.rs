@@ -31,10 +31,12 @@ pub use error::{Corruption, Result, StoreError};
 pub use files::{Current, RevRecord};
 pub use hotcopy::{freeze, hotcopy_db, is_repository, DbCopy, Frozen, HotcopyError};
 pub use locks::LockTable;
-pub use node::{Change, DirEntry, FileText, NodeRev, Offset, RevMeta};
+pub use node::{Change, Codec, DirEntry, FileText, NodeRev, RevMeta};
 pub use recover::{recover_current, Found, Recovered};
 pub use rep::{WindowStream, DELTA_MAX};
-pub use repo::{HistoryEntry, Listed, Repo, Stored, FORMAT};
+pub use repo::{HistoryEntry, Listed, ListedDir, Repo, RevInfo, Stored, FORMAT};
+pub use svelto_core::{ListingId, NodeRevId, PropsId, TextId};
+pub use svelto_fs::ReadRepo;
 pub use txn::{NodeInfo, Txn};
 pub use writer::{create_db, Writer};
 

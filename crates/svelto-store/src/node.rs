@@ -2,46 +2,22 @@
 
 use crate::enc::{put_bytes, put_props, put_varint, Cursor};
 use crate::error::Corruption;
-use std::sync::OnceLock;
-use svelto_core::{ChangeKind, Md5, NodeKind, PropList, Revnum, Sha1};
+use svelto_core::{
+    ChangeKind, ListingId, Md5, NodeKind, NodeRevId, PropList, PropsId, Revnum, Sha1, TextId,
+};
 
-/// Byte offset of a record in `db/data`; 0 means none.
-pub type Offset = u64;
+pub use svelto_fs::{Change, DirEntry, FileText, NodeRev, RevMeta};
 
-/// A file's contents as a node-revision knows them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FileText {
-    /// Offset of the REP trailer; 0 for empty contents.
-    pub rep: Offset,
-    pub size: u64,
-    pub md5: Md5,
-    pub sha1: Sha1,
+/// A record's encoding in the local engine's files (docs/formats/store.md): node-revisions
+/// (NODE) and revision metadata (REVISION).
+pub trait Codec: Sized {
+    fn encode(&self, out: &mut Vec<u8>);
+    fn decode(payload: &[u8]) -> Result<Self, Corruption>;
 }
 
-/// A node-revision: one version of a file or directory (Subversion's `node_revision_t`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NodeRev {
-    pub kind: NodeKind,
-    pub node_id: u64,
-    pub copy_id: u64,
-    pub predecessor: Offset,
-    pub pred_count: u64,
-    pub created_rev: Revnum,
-    pub created_path: String,
-    pub copyfrom: Option<(Revnum, String)>,
-    pub copyroot: (Revnum, String),
-    pub props: Offset,
-    /// Identity of the last property change: a new key each time properties are set, kept
-    /// by copies (FSFS's representation "uniquifier"); 0 = never set. Subversion's dump
-    /// decides "properties changed" by this identity, not by content.
-    pub props_key: u64,
-    /// Files only.
-    pub text: Option<FileText>,
-    /// Identity of the last text change, as `props_key`.
-    pub text_key: u64,
-    /// Directories only: offset of the DIR listing, 0 when empty.
-    pub entries: Offset,
-}
+/// Byte offset of a record in `db/data`; 0 means none. Inside the store only: above it,
+/// records are named by the opaque ids of `svelto_core` (whose raw value is the offset).
+pub(crate) type Offset = u64;
 
 fn put_copyfrom(out: &mut Vec<u8>, copyfrom: &Option<(Revnum, String)>) {
     match copyfrom {
@@ -78,70 +54,50 @@ fn kind_from(b: u8, c: &Cursor) -> Result<NodeKind, Corruption> {
     }
 }
 
-impl NodeRev {
-    /// Revision 0's root: an empty directory with no properties.
-    pub(crate) fn empty_root() -> NodeRev {
-        NodeRev {
-            kind: NodeKind::Dir,
-            node_id: 0,
-            copy_id: 0,
-            predecessor: 0,
-            pred_count: 0,
-            created_rev: 0,
-            created_path: String::new(),
-            copyfrom: None,
-            copyroot: (0, String::new()),
-            props: 0,
-            props_key: 0,
-            text: None,
-            text_key: 0,
-            entries: 0,
-        }
-    }
-
-    pub fn encode(&self, out: &mut Vec<u8>) {
+impl Codec for NodeRev {
+    fn encode(&self, out: &mut Vec<u8>) {
         out.push(kind_byte(self.kind));
         put_varint(out, self.node_id);
         put_varint(out, self.copy_id);
-        put_varint(out, self.predecessor);
+        put_varint(out, self.predecessor.raw());
         put_varint(out, self.pred_count);
         put_varint(out, self.created_rev);
         put_bytes(out, self.created_path.as_bytes());
         put_copyfrom(out, &self.copyfrom);
         put_varint(out, self.copyroot.0);
         put_bytes(out, self.copyroot.1.as_bytes());
-        put_varint(out, self.props);
+        put_varint(out, self.props.raw());
         put_varint(out, self.props_key);
         put_varint(out, self.text_key);
         match self.kind {
             NodeKind::File => {
                 let t = self.text.unwrap_or(FileText::EMPTY);
-                put_varint(out, t.rep);
+                put_varint(out, t.rep.raw());
                 put_varint(out, t.size);
                 out.extend_from_slice(&t.md5.0);
                 out.extend_from_slice(&t.sha1.0);
             }
-            NodeKind::Dir => put_varint(out, self.entries),
+            NodeKind::Dir => put_varint(out, self.entries.raw()),
         }
     }
 
-    pub fn decode(payload: &[u8]) -> Result<NodeRev, Corruption> {
+    fn decode(payload: &[u8]) -> Result<NodeRev, Corruption> {
         let mut c = Cursor::new(payload, "NODE");
         let kind = kind_from(c.u8()?, &c)?;
         let node_id = c.varint()?;
         let copy_id = c.varint()?;
-        let predecessor = c.varint()?;
+        let predecessor = NodeRevId::from_raw(c.varint()?);
         let pred_count = c.varint()?;
         let created_rev = c.varint()?;
         let created_path = c.string()?;
         let copyfrom = get_copyfrom(&mut c)?;
         let copyroot = (c.varint()?, c.string()?);
-        let props = c.varint()?;
+        let props = PropsId::from_raw(c.varint()?);
         let props_key = c.varint()?;
         let text_key = c.varint()?;
         let (text, entries) = match kind {
             NodeKind::File => {
-                let rep = c.varint()?;
+                let rep = TextId::from_raw(c.varint()?);
                 let size = c.varint()?;
                 let md5 = Md5(c.fixed()?);
                 let sha1 = Sha1(c.fixed()?);
@@ -152,10 +108,10 @@ impl NodeRev {
                         md5,
                         sha1,
                     }),
-                    0,
+                    ListingId::NONE,
                 )
             }
-            NodeKind::Dir => (None, c.varint()?),
+            NodeKind::Dir => (None, ListingId::from_raw(c.varint()?)),
         };
         c.finish()?;
         Ok(NodeRev {
@@ -175,31 +131,6 @@ impl NodeRev {
             entries,
         })
     }
-
-    /// The contents of a file node (empty for a directory).
-    pub fn file_text(&self) -> FileText {
-        self.text.unwrap_or(FileText::EMPTY)
-    }
-}
-
-impl FileText {
-    pub const EMPTY: FileText = FileText {
-        rep: 0,
-        size: 0,
-        md5: svelto_core::EMPTY_MD5,
-        sha1: Sha1([
-            0xda, 0x39, 0xa3, 0xee, 0x5e, 0x6b, 0x4b, 0x0d, 0x32, 0x55, 0xbf, 0xef, 0x95, 0x60,
-            0x18, 0x90, 0xaf, 0xd8, 0x07, 0x09,
-        ]),
-    };
-}
-
-/// One entry of a directory listing.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DirEntry {
-    pub name: String,
-    pub kind: NodeKind,
-    pub node: Offset,
 }
 
 pub fn encode_dir(entries: &[DirEntry], out: &mut Vec<u8>) {
@@ -207,7 +138,7 @@ pub fn encode_dir(entries: &[DirEntry], out: &mut Vec<u8>) {
     for e in entries {
         put_bytes(out, e.name.as_bytes());
         out.push(kind_byte(e.kind));
-        put_varint(out, e.node);
+        put_varint(out, e.node.raw());
     }
 }
 
@@ -218,7 +149,7 @@ pub fn decode_dir(payload: &[u8]) -> Result<Vec<DirEntry>, Corruption> {
     for _ in 0..n {
         let name = c.string()?;
         let kind = kind_from(c.u8()?, &c)?;
-        let node = c.varint()?;
+        let node = NodeRevId::from_raw(c.varint()?);
         if let Some(prev) = entries.last() {
             if prev.name.as_bytes() >= name.as_bytes() {
                 return Err(Corruption::new(format!(
@@ -272,7 +203,7 @@ pub fn encode_dir_delta(d: &DirDelta, out: &mut Vec<u8>) {
                 out.push(1);
                 put_bytes(out, e.name.as_bytes());
                 out.push(kind_byte(e.kind));
-                put_varint(out, e.node);
+                put_varint(out, e.node.raw());
             }
         }
     }
@@ -291,7 +222,7 @@ pub fn decode_dir_delta(payload: &[u8]) -> Result<DirDelta, Corruption> {
             0 => DirChange::Remove(name),
             1 => {
                 let kind = kind_from(c.u8()?, &c)?;
-                let node = c.varint()?;
+                let node = NodeRevId::from_raw(c.varint()?);
                 DirChange::Set(DirEntry { name, kind, node })
             }
             k => return Err(Corruption::new(format!("DIRDELTA record: change kind {k}"))),
@@ -392,67 +323,8 @@ pub fn encode_props(props: &PropList) -> Vec<u8> {
     out
 }
 
-/// One changed path of a revision, after folding (Subversion's `svn_fs_path_change3_t`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Change {
-    pub path: String,
-    pub change: ChangeKind,
-    pub kind: Option<NodeKind>,
-    pub text_mod: bool,
-    pub prop_mod: bool,
-    pub copyfrom: Option<(Revnum, String)>,
-    /// The node-revision at `path` in this revision; 0 for deletes.
-    pub node: Offset,
-}
-
-/// A revision's metadata: what `log` reads.
-#[derive(Debug, Clone, Default)]
-pub struct RevMeta {
-    pub revprops: PropList,
-    /// In Subversion's path order (`compare_paths`: a separator sorts first).
-    pub changes: Vec<Change>,
-    /// See [`RevMeta::byte_order`]; computed on first use.
-    byte_order: OnceLock<Option<Box<[u32]>>>,
-}
-
-impl PartialEq for RevMeta {
-    fn eq(&self, other: &Self) -> bool {
-        self.revprops == other.revprops && self.changes == other.changes
-    }
-}
-
-impl Eq for RevMeta {}
-
-impl RevMeta {
-    pub fn new(revprops: PropList, changes: Vec<Change>) -> RevMeta {
-        RevMeta {
-            revprops,
-            changes,
-            byte_order: OnceLock::new(),
-        }
-    }
-
-    /// The indices of `changes` in byte order of their paths (the order `log` reports
-    /// them in), or None where that is the order they are in. Sorted on the first call
-    /// and kept with the metadata (a cached revision of 20,000 changed paths is not
-    /// sorted again by every log that reports it).
-    pub fn byte_order(&self) -> Option<&[u32]> {
-        self.byte_order
-            .get_or_init(|| {
-                let path = |i: u32| self.changes[i as usize].path.as_bytes();
-                let n = u32::try_from(self.changes.len()).unwrap_or(u32::MAX);
-                if (1..n).all(|i| path(i - 1) <= path(i)) {
-                    return None;
-                }
-                let mut order: Vec<u32> = (0..n).collect();
-                // Nearly sorted already: the stable sort merges the few runs.
-                order.sort_by(|&a, &b| path(a).cmp(path(b)));
-                Some(order.into_boxed_slice())
-            })
-            .as_deref()
-    }
-
-    pub fn encode(&self, out: &mut Vec<u8>) {
+impl Codec for RevMeta {
+    fn encode(&self, out: &mut Vec<u8>) {
         put_props(out, &self.revprops);
         put_varint(out, self.changes.len() as u64);
         for ch in &self.changes {
@@ -466,11 +338,11 @@ impl RevMeta {
             out.push(ch.kind.map_or(0, kind_byte));
             out.push(u8::from(ch.text_mod) | (u8::from(ch.prop_mod) << 1));
             put_copyfrom(out, &ch.copyfrom);
-            put_varint(out, ch.node);
+            put_varint(out, ch.node.raw());
         }
     }
 
-    pub fn decode(payload: &[u8]) -> Result<RevMeta, Corruption> {
+    fn decode(payload: &[u8]) -> Result<RevMeta, Corruption> {
         let mut c = Cursor::new(payload, "REVISION");
         let revprops = c.props()?;
         let n = c.varint()?;
@@ -490,7 +362,7 @@ impl RevMeta {
             };
             let flags = c.u8()?;
             let copyfrom = get_copyfrom(&mut c)?;
-            let node = c.varint()?;
+            let node = NodeRevId::from_raw(c.varint()?);
             changes.push(Change {
                 path,
                 change,
@@ -516,22 +388,22 @@ mod tests {
             kind: NodeKind::File,
             node_id: 7,
             copy_id: 2,
-            predecessor: 1234,
+            predecessor: NodeRevId::from_raw(1234),
             pred_count: 3,
             created_rev: 9,
             created_path: "trunk/ü x".into(),
             copyfrom: Some((4, "branches/b".into())),
             copyroot: (9, "trunk".into()),
-            props: 99,
+            props: PropsId::from_raw(99),
             props_key: 5 << 32 | 1,
             text_key: 5 << 32 | 2,
             text: Some(FileText {
-                rep: 5,
+                rep: TextId::from_raw(5),
                 size: 6,
                 md5: Md5([1; 16]),
                 sha1: Sha1([2; 20]),
             }),
-            entries: 0,
+            entries: ListingId::NONE,
         };
         let mut b = Vec::new();
         n.encode(&mut b);
@@ -545,7 +417,7 @@ mod tests {
         let e = |n: &str| DirEntry {
             name: n.into(),
             kind: NodeKind::File,
-            node: 1,
+            node: NodeRevId::from_raw(1),
         };
         encode_dir(&[e("b"), e("a")], &mut b);
         assert!(decode_dir(&b).is_err());

@@ -10,10 +10,11 @@ use crate::files::{
 };
 use crate::locks::LockTable;
 use crate::node::{
-    apply_dir_delta, decode_dir, decode_dir_delta, decode_props, DirEntry, FileText, NodeRev,
-    Offset, RevMeta,
+    apply_dir_delta, decode_dir, decode_dir_delta, decode_props, Codec, DirEntry, FileText,
+    NodeRev, Offset, RevMeta,
 };
 use crate::rep::{self, DataFile, RepTrailer, WindowStream};
+pub use svelto_fs::{HistoryEntry, Listed, ListedDir, RevInfo, Stored};
 
 /// How far before a REP record [`Repo::stored_delta`] reads in the same read, for its
 /// windows (an update's changed files: deltas of a few KB).
@@ -28,8 +29,6 @@ const NEAR_SMALL: u64 = 1 << 10;
 const REP_RECORD_MAX: u64 = 96;
 /// Bytes read with a REP record and where its windows' records begin in them.
 type NearWindows = (Vec<u8>, usize);
-/// A directory's listing and, entry by entry, what each entry is.
-pub type ListedDir = (Arc<Vec<DirEntry>>, Arc<Vec<Listed>>);
 /// A REP record read on a chain walk and the bytes read with it.
 type ChainLink = (RepTrailer, Option<NearWindows>);
 /// A stored delta's REP record, its text cache entry and where its stream begins in it.
@@ -39,7 +38,9 @@ use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use svelto_core::{ChangeKind, Env, NodeKind, PropList, Revnum, SystemEnv};
+use svelto_core::{
+    ChangeKind, Env, ListingId, NodeKind, NodeRevId, PropList, PropsId, Revnum, SystemEnv, TextId,
+};
 use svelto_delta::Window;
 
 /// Revision properties changed after their commit: how much of `db/revprops` has been
@@ -380,6 +381,19 @@ impl Repo {
         }
     }
 
+    /// What a revision is beside its metadata: its root and the identities it left
+    /// unused (`db/revs`'s record without the store's offsets).
+    pub fn rev_info(&self, rev: Revnum) -> Result<RevInfo> {
+        let r = self.rev_record(rev)?;
+        Ok(RevInfo {
+            root: NodeRevId::from_raw(r.root),
+            next_node_id: r.next_node_id,
+            next_copy_id: r.next_copy_id,
+        })
+    }
+
+    /// The local engine's `db/revs` record of `rev` (file offsets: for this engine's own
+    /// tools and damage tests; others use [`Repo::rev_info`]).
     pub fn rev_record(&self, rev: Revnum) -> Result<RevRecord> {
         let cur = self.current();
         if rev > cur.youngest {
@@ -478,11 +492,12 @@ impl Repo {
         Ok(out)
     }
 
-    pub fn root(&self, rev: Revnum) -> Result<Offset> {
-        Ok(self.rev_record(rev)?.root)
+    pub fn root(&self, rev: Revnum) -> Result<NodeRevId> {
+        Ok(self.rev_info(rev)?.root)
     }
 
-    pub fn node(&self, off: Offset) -> Result<Arc<NodeRev>> {
+    pub fn node(&self, id: NodeRevId) -> Result<Arc<NodeRev>> {
+        let off = id.raw();
         let cached = self.inner.nodes.get(off);
         crate::stats::NODE_CACHE.count(cached.is_some());
         if let Some(n) = cached {
@@ -493,10 +508,10 @@ impl Repo {
         // Everything a node-revision names was written before it: no walk over nodes,
         // listings and predecessors can loop, however the records are damaged.
         let pointers = [
-            ("predecessor", n.predecessor),
-            ("property list", n.props),
-            ("directory listing", n.entries),
-            ("representation", n.text.map_or(0, |t| t.rep)),
+            ("predecessor", n.predecessor.raw()),
+            ("property list", n.props.raw()),
+            ("directory listing", n.entries.raw()),
+            ("representation", n.text.map_or(0, |t| t.rep.raw())),
         ];
         if let Some((what, at)) = pointers.iter().find(|(_, p)| *p >= off) {
             let what = Corruption::new(format!("NODE record: {what} at {at} lies after it"));
@@ -512,11 +527,12 @@ impl Repo {
         self.dir_at(node.entries)
     }
 
-    /// The directory listing at `off` and, entry by entry, what each entry is (read from
+    /// The directory listing `id` and, entry by entry, what each entry is (read from
     /// its node-revision once, then kept: a listing of a tree asks for every entry's node,
     /// and one look per directory costs less than one per entry).
-    pub fn listed_at(&self, off: Offset) -> Result<ListedDir> {
-        let entries = self.dir_at(off)?;
+    pub fn listed_at(&self, id: ListingId) -> Result<ListedDir> {
+        let entries = self.dir_at(id)?;
+        let off = id.raw();
         if off == 0 {
             return Ok((entries, Arc::new(Vec::new())));
         }
@@ -532,7 +548,11 @@ impl Repo {
         Ok((entries, listed))
     }
 
-    pub fn dir_at(&self, off: Offset) -> Result<Arc<Vec<DirEntry>>> {
+    pub fn dir_at(&self, id: ListingId) -> Result<Arc<Vec<DirEntry>>> {
+        self.dir_at_offset(id.raw())
+    }
+
+    fn dir_at_offset(&self, off: Offset) -> Result<Arc<Vec<DirEntry>>> {
         if off == 0 {
             return Ok(Arc::new(Vec::new()));
         }
@@ -561,7 +581,7 @@ impl Repo {
                     let what = Corruption::new("DIRDELTA record: depth does not follow its base");
                     return Err(Self::corrupt(Which::Data, off, what));
                 }
-                let base = self.dir_at(d.base)?;
+                let base = self.dir_at_offset(d.base)?;
                 apply_dir_delta(&base, &d.changes)
                     .map_err(|w| Self::corrupt(Which::Data, off, w))?
             }
@@ -570,11 +590,11 @@ impl Repo {
                 return Err(Self::corrupt(Which::Data, off, what));
             }
         };
-        if let Some(e) = listing.iter().find(|e| e.node >= off) {
+        if let Some(e) = listing.iter().find(|e| e.node.raw() >= off) {
             let what = Corruption::new(format!(
                 "directory entry '{}' names node {}, which lies after its listing",
                 e.name.escape_debug(),
-                e.node
+                e.node.raw()
             ));
             return Err(Self::corrupt(Which::Data, off, what));
         }
@@ -607,19 +627,20 @@ impl Repo {
         }
     }
 
-    pub fn props_at(&self, off: Offset) -> Result<PropList> {
-        if off == 0 {
+    pub fn props_at(&self, id: PropsId) -> Result<PropList> {
+        if id.is_none() {
             return Ok(PropList::new());
         }
-        Ok(PropList::clone(&*self.props_shared(off)?))
+        Ok(PropList::clone(&*self.props_shared(id)?))
     }
 
     pub fn props(&self, node: &NodeRev) -> Result<PropList> {
         self.props_at(node.props)
     }
 
-    /// The property list at `off` (0: none) as the cache holds it, shared.
-    pub fn props_shared(&self, off: Offset) -> Result<Arc<PropList>> {
+    /// The property list `id` (`NONE`: none) as the cache holds it, shared.
+    pub fn props_shared(&self, id: PropsId) -> Result<Arc<PropList>> {
+        let off = id.raw();
         if off == 0 {
             return Ok(Arc::default());
         }
@@ -634,7 +655,11 @@ impl Repo {
     }
 
     /// Finds `path` under the directory node at `root`.
-    pub fn lookup_from(&self, root: Offset, path: &str) -> Result<Option<(Offset, Arc<NodeRev>)>> {
+    pub fn lookup_from(
+        &self,
+        root: NodeRevId,
+        path: &str,
+    ) -> Result<Option<(NodeRevId, Arc<NodeRev>)>> {
         let mut off = root;
         let mut node = self.node(off)?;
         if path.is_empty() {
@@ -651,7 +676,7 @@ impl Repo {
 
     /// The entry `name` of a directory node-revision (None when `node` is not a directory
     /// or has no such entry): one step of [`Repo::lookup_from`].
-    pub fn child(&self, node: &NodeRev, name: &str) -> Result<Option<(Offset, Arc<NodeRev>)>> {
+    pub fn child(&self, node: &NodeRev, name: &str) -> Result<Option<(NodeRevId, Arc<NodeRev>)>> {
         if node.kind != NodeKind::Dir {
             return Ok(None);
         }
@@ -665,7 +690,7 @@ impl Repo {
         }
     }
 
-    pub fn lookup(&self, rev: Revnum, path: &str) -> Result<Option<(Offset, Arc<NodeRev>)>> {
+    pub fn lookup(&self, rev: Revnum, path: &str) -> Result<Option<(NodeRevId, Arc<NodeRev>)>> {
         self.lookup_from(self.root(rev)?, path)
     }
 
@@ -675,14 +700,18 @@ impl Repo {
     /// the root. None when `rev` did not change `path` (or deleted it): look it up then. A
     /// client that fetches files by the revision that last changed them (ra_serf's `GET` of
     /// every file of a checkout) finds them this way.
-    pub fn changed_node(&self, rev: Revnum, path: &str) -> Result<Option<(Offset, Arc<NodeRev>)>> {
+    pub fn changed_node(
+        &self,
+        rev: Revnum,
+        path: &str,
+    ) -> Result<Option<(NodeRevId, Arc<NodeRev>)>> {
         let meta = self.rev_meta(rev)?;
         let found = meta
             .changes
             .binary_search_by(|c| svelto_core::compare_paths(&c.path, path))
             .ok()
             .map(|i| &meta.changes[i])
-            .filter(|c| c.node != 0 && c.change != ChangeKind::Delete && c.path == path);
+            .filter(|c| c.node.is_some() && c.change != ChangeKind::Delete && c.path == path);
         match found {
             Some(c) => Ok(Some((c.node, self.node(c.node)?))),
             None => Ok(None),
@@ -690,7 +719,7 @@ impl Repo {
     }
 
     /// Like `lookup`, but a missing path is an error naming it.
-    pub fn node_at(&self, rev: Revnum, path: &str) -> Result<(Offset, Arc<NodeRev>)> {
+    pub fn node_at(&self, rev: Revnum, path: &str) -> Result<(NodeRevId, Arc<NodeRev>)> {
         self.lookup(rev, path)?
             .ok_or_else(|| StoreError::PathNotFound {
                 rev,
@@ -821,14 +850,14 @@ impl Repo {
     /// another base). The REP record and a small delta's windows stay in the text cache:
     /// every client updating across the same commit asks for the same deltas, and a
     /// representation that is not one against `base` is known as such without a read.
-    pub fn stored_delta(&self, text: &FileText, base: Offset) -> Result<Option<Vec<Window>>> {
+    pub fn stored_delta(&self, text: &FileText, base: TextId) -> Result<Option<Vec<Window>>> {
         let Some((t, entry, start)) = self.delta_kept(text, base)? else {
             return Ok(None);
         };
         if start == entry.len() {
-            return rep::windows(self, text.rep, &t).map(Some);
+            return rep::windows(self, text.rep.raw(), &t).map(Some);
         }
-        rep::windows_of_stream(text.rep, &t, &entry[start..]).map(Some)
+        rep::windows_of_stream(text.rep.raw(), &t, &entry[start..]).map(Some)
     }
 
     /// [`Repo::stored_delta`] as the svndiff stream it is stored as, header included (sent
@@ -838,7 +867,7 @@ impl Repo {
     pub fn stored_delta_stream(
         &self,
         text: &FileText,
-        base: Offset,
+        base: TextId,
     ) -> Result<Option<(Arc<Vec<u8>>, usize)>> {
         Ok(self
             .delta_kept(text, base)?
@@ -848,14 +877,16 @@ impl Repo {
 
     /// The text cache's entry for `text`'s stored delta when it is one against `base`: its
     /// REP record and where its svndiff stream begins in the entry (at the end when not kept).
-    fn delta_kept(&self, text: &FileText, base: Offset) -> Result<Option<KeptDelta>> {
-        if text.rep == 0 || base == 0 {
+    fn delta_kept(&self, text: &FileText, base: TextId) -> Result<Option<KeptDelta>> {
+        if text.rep.is_none() || base.is_none() {
             return Ok(None);
         }
-        let entry = self.kept(text.rep | STORED_DELTA, || self.delta_entry(text.rep))?;
+        let entry = self.kept(text.rep.raw() | STORED_DELTA, || {
+            self.delta_entry(text.rep.raw())
+        })?;
         let len = u32::from_le_bytes([entry[0], entry[1], entry[2], entry[3]]) as usize;
-        let t = Self::trailer(text.rep, &entry[4..4 + len])?;
-        if t.base != base {
+        let t = Self::trailer(text.rep.raw(), &entry[4..4 + len])?;
+        if t.base != base.raw() {
             return Ok(None);
         }
         Ok(Some((t, entry, 4 + len)))
@@ -893,14 +924,14 @@ impl Repo {
     /// The bytes `text`'s windows take in `db/data` when it is stored self-contained (about
     /// its size when the contents do not compress); None when it is stored as a delta.
     pub fn self_contained_bytes(&self, text: &FileText) -> Result<Option<u64>> {
-        if text.rep == 0 {
+        if text.rep.raw() == 0 {
             return Ok(None);
         }
-        let t = self.rep_trailer(text.rep)?;
+        let t = self.rep_trailer(text.rep.raw())?;
         if t.base != 0 || t.windows == 0 {
             return Ok(None);
         }
-        Ok(Some(text.rep - t.first_window))
+        Ok(Some(text.rep.raw() - t.first_window))
     }
 
     /// `text` as the svndiff stream it is stored as, header included, when it is stored
@@ -923,23 +954,23 @@ impl Repo {
         if !stream.is_empty() {
             return Ok(Stored::Stream(stream));
         }
-        Ok(Stored::Text(self.fulltext_from(text.rep, first)?))
+        Ok(Stored::Text(self.fulltext_from(text.rep.raw(), first)?))
     }
 
     /// The text cache's stream entry for `text` (empty for a delta or an empty text) and,
     /// when it was just read and is a delta, its REP record and the bytes read with it.
     fn stream_entry(&self, text: &FileText) -> Result<(Arc<Vec<u8>>, Option<ChainLink>)> {
-        if text.rep == 0 {
+        if text.rep.raw() == 0 {
             return Ok((Arc::new(Vec::new()), None));
         }
         let mut first = None;
-        let stream = self.kept(text.rep | STORED_STREAM, || {
+        let stream = self.kept(text.rep.raw() | STORED_STREAM, || {
             // The REP record with what lies just before it: a small text's windows.
-            let (t, near) = self.rep_near(text.rep, NEAR_SMALL)?;
+            let (t, near) = self.rep_near(text.rep.raw(), NEAR_SMALL)?;
             let mut stream = Vec::new();
             if t.base == 0 && t.windows > 0 {
                 stream.extend_from_slice(&svelto_delta::stream_header(t.version));
-                rep::stored_stream_into(self, text.rep, &t, near, &mut stream)?;
+                rep::stored_stream_into(self, text.rep.raw(), &t, near, &mut stream)?;
             } else {
                 first = Some((t, near));
             }
@@ -956,21 +987,21 @@ impl Repo {
     pub fn text_over(
         &self,
         text: &FileText,
-        base: Offset,
+        base: TextId,
         base_text: &[u8],
     ) -> Result<Option<(Vec<Window>, Vec<u8>)>> {
-        if text.rep == 0 || base == 0 {
+        if text.rep.is_none() || base.is_none() {
             return Ok(None);
         }
-        let (t, near) = self.rep_near(text.rep, NEAR_SMALL)?;
-        if t.base != base {
+        let (t, near) = self.rep_near(text.rep.raw(), NEAR_SMALL)?;
+        if t.base != base.raw() {
             return Ok(None);
         }
         let windows = match near {
-            Some((bytes, from)) => rep::windows_in(self, text.rep, &t, bytes, from)?,
-            None => rep::windows(self, text.rep, &t)?,
+            Some((bytes, from)) => rep::windows_in(self, text.rep.raw(), &t, bytes, from)?,
+            None => rep::windows(self, text.rep.raw(), &t)?,
         };
-        let contents = rep::apply_all(text.rep, &t, &windows, base_text)?;
+        let contents = rep::apply_all(text.rep.raw(), &t, &windows, base_text)?;
         Ok(Some((windows, contents)))
     }
 
@@ -985,8 +1016,8 @@ impl Repo {
     /// checkout fills (every new page a fault) and pushed its texts out of the cache; the
     /// version before (`text_over`'s callers, a dump's or a replay's previous version) is
     /// kept as a text of its own when it was read.
-    pub fn fulltext(&self, rep: Offset) -> Result<Arc<Vec<u8>>> {
-        self.fulltext_from(rep, None)
+    pub fn fulltext(&self, rep: TextId) -> Result<Arc<Vec<u8>>> {
+        self.fulltext_from(rep.raw(), None)
     }
 
     /// [`Repo::fulltext`], the REP record at `rep` already read when `first` holds it.
@@ -1074,13 +1105,13 @@ impl Repo {
             context: "writing file contents".into(),
             err: e,
         };
-        if text.rep == 0 {
+        if text.rep.raw() == 0 {
             return Ok(());
         }
-        if text.size as usize <= rep::DELTA_MAX || self.rep_trailer(text.rep)?.base != 0 {
+        if text.size as usize <= rep::DELTA_MAX || self.rep_trailer(text.rep.raw())?.base != 0 {
             return out.write_all(&self.fulltext(text.rep)?).map_err(werr);
         }
-        let mut r = self.reader(text.rep)?;
+        let mut r = self.reader(text.rep.raw())?;
         let mut buf = vec![0u8; 1 << 20];
         loop {
             let n = r.read(&mut buf).map_err(|e| StoreError::Io {
@@ -1099,19 +1130,19 @@ impl Repo {
     /// `DELTA_MAX`, as [`Repo::write_text`] streams it); None otherwise (read it with
     /// [`Repo::read_text`]).
     pub fn large_text_windows(&self, text: &FileText) -> Result<Option<WindowStream<Repo>>> {
-        if text.rep == 0 || text.size as usize <= rep::DELTA_MAX {
+        if text.rep.raw() == 0 || text.size as usize <= rep::DELTA_MAX {
             return Ok(None);
         }
-        let t = self.rep_trailer(text.rep)?;
+        let t = self.rep_trailer(text.rep.raw())?;
         if t.base != 0 {
             return Ok(None);
         }
-        Ok(Some(WindowStream::new(self.clone(), text.rep, &t)))
+        Ok(Some(WindowStream::new(self.clone(), text.rep.raw(), &t)))
     }
 
     /// The contents of a file as a stream; memory stays bounded for large files.
     pub fn text_reader(&self, text: &FileText) -> Result<Box<dyn Read + Send>> {
-        self.reader(text.rep)
+        self.reader(text.rep.raw())
     }
 
     /// A streaming reader; self-contained representations are decoded window by window,
@@ -1122,7 +1153,9 @@ impl Repo {
         }
         let t = self.rep_trailer(rep)?;
         if t.base != 0 {
-            return Ok(Box::new(std::io::Cursor::new(Shared(self.fulltext(rep)?))));
+            return Ok(Box::new(std::io::Cursor::new(Shared(
+                self.fulltext_from(rep, None)?,
+            ))));
         }
         Ok(Box::new(WindowStream::new(self.clone(), rep, &t)))
     }
@@ -1147,59 +1180,17 @@ impl AsRef<[u8]> for Shared {
     }
 }
 
-/// What a directory entry is, as `svn ls` shows it: from its node-revision.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Listed {
-    pub kind: NodeKind,
-    /// The revision that last changed it.
-    pub created_rev: Revnum,
-    /// A file's size (0 for a directory).
-    pub size: u64,
-    pub has_props: bool,
-    /// A directory's own listing (0 for a file or an empty directory).
-    pub entries: Offset,
-}
-
-impl Listed {
-    pub fn of(n: &NodeRev) -> Listed {
-        Listed {
-            kind: n.kind,
-            created_rev: n.created_rev,
-            size: n.file_text().size,
-            has_props: n.props != 0,
-            entries: n.entries,
-        }
-    }
-}
-
-/// What [`Repo::stored_stream_or_text`] gives.
-pub enum Stored {
-    /// The svndiff stream a self-contained text is stored as, header included.
-    Stream(Arc<Vec<u8>>),
-    /// The contents of a text stored as a delta, or of an empty one.
-    Text(Arc<Vec<u8>>),
-}
-
-/// One step of a node's history: where and when a node-revision was created.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HistoryEntry {
-    pub rev: Revnum,
-    pub path: String,
-    /// Set when this node-revision was made by a copy.
-    pub copyfrom: Option<(Revnum, String)>,
-}
-
 impl Repo {
     /// The node-revisions of the line of history of `path` in `rev`, newest first,
     /// following predecessors across copies (Subversion's `svn_fs_node_history`).
     pub fn history(&self, rev: Revnum, path: &str) -> Result<Vec<HistoryEntry>> {
         let (mut off, _) = self.node_at(rev, path)?;
         let mut out = Vec::new();
-        while off != 0 {
+        while off.is_some() {
             let n = self.node(off)?;
             if n.predecessor >= off {
                 let what = Corruption::new("node-revision's predecessor lies after it");
-                return Err(Self::corrupt(Which::Data, off, what));
+                return Err(Self::corrupt(Which::Data, off.raw(), what));
             }
             out.push(HistoryEntry {
                 rev: n.created_rev,
@@ -1213,7 +1204,7 @@ impl Repo {
 
     /// Subversion's "related" test: two node-revisions are related when they are versions
     /// of the same node (one line of history, copies included).
-    pub fn related(&self, a: Offset, b: Offset) -> Result<bool> {
+    pub fn related(&self, a: NodeRevId, b: NodeRevId) -> Result<bool> {
         Ok(self.node(a)?.node_id == self.node(b)?.node_id)
     }
 }
@@ -1249,4 +1240,121 @@ fn read_txn_line(p: &Path) -> Result<Option<Current>> {
 fn file_id(m: &std::fs::Metadata) -> (u64, u64) {
     use std::os::unix::fs::MetadataExt;
     (m.dev(), m.ino())
+}
+
+/// The local engine as the storage seam's reading handle: every method is the tuned one
+/// above (the caches, the one-read REP records, the stored streams and deltas).
+impl svelto_fs::ReadRepo for Repo {
+    fn youngest(&self) -> Revnum {
+        Repo::youngest(self)
+    }
+    fn refresh(&self) -> Result<Revnum> {
+        Repo::refresh(self)
+    }
+    fn uuid(&self) -> Result<String> {
+        Repo::uuid(self)
+    }
+    fn env(&self) -> Arc<dyn Env> {
+        Repo::env(self)
+    }
+    fn rev_info(&self, rev: Revnum) -> Result<RevInfo> {
+        Repo::rev_info(self, rev)
+    }
+    fn rev_meta(&self, rev: Revnum) -> Result<Arc<RevMeta>> {
+        Repo::rev_meta(self, rev)
+    }
+    fn node(&self, id: NodeRevId) -> Result<Arc<NodeRev>> {
+        Repo::node(self, id)
+    }
+    fn listing(&self, id: ListingId) -> Result<Arc<Vec<DirEntry>>> {
+        Repo::dir_at(self, id)
+    }
+    fn props_shared(&self, id: PropsId) -> Result<Arc<PropList>> {
+        Repo::props_shared(self, id)
+    }
+    fn text(&self, id: TextId) -> Result<Arc<Vec<u8>>> {
+        Repo::fulltext(self, id)
+    }
+    fn text_reader(&self, text: &FileText) -> Result<Box<dyn Read + Send>> {
+        Repo::text_reader(self, text)
+    }
+    fn replaced(&self) -> bool {
+        Repo::replaced(self)
+    }
+    fn set_cache_limit(&self, bytes: usize) {
+        Repo::set_cache_limit(self, bytes)
+    }
+    fn root(&self, rev: Revnum) -> Result<NodeRevId> {
+        Repo::root(self, rev)
+    }
+    fn revprops(&self, rev: Revnum) -> Result<PropList> {
+        Repo::revprops(self, rev)
+    }
+    fn dir(&self, node: &NodeRev) -> Result<Arc<Vec<DirEntry>>> {
+        Repo::dir(self, node)
+    }
+    fn props(&self, node: &NodeRev) -> Result<PropList> {
+        Repo::props(self, node)
+    }
+    fn read_text(&self, text: &FileText) -> Result<Arc<Vec<u8>>> {
+        Repo::read_text(self, text)
+    }
+    fn write_text(&self, text: &FileText, out: &mut dyn std::io::Write) -> Result<()> {
+        Repo::write_text(self, text, out)
+    }
+    fn child(&self, node: &NodeRev, name: &str) -> Result<Option<(NodeRevId, Arc<NodeRev>)>> {
+        Repo::child(self, node, name)
+    }
+    fn lookup_from(
+        &self,
+        root: NodeRevId,
+        path: &str,
+    ) -> Result<Option<(NodeRevId, Arc<NodeRev>)>> {
+        Repo::lookup_from(self, root, path)
+    }
+    fn lookup(&self, rev: Revnum, path: &str) -> Result<Option<(NodeRevId, Arc<NodeRev>)>> {
+        Repo::lookup(self, rev, path)
+    }
+    fn node_at(&self, rev: Revnum, path: &str) -> Result<(NodeRevId, Arc<NodeRev>)> {
+        Repo::node_at(self, rev, path)
+    }
+    fn changed_node(&self, rev: Revnum, path: &str) -> Result<Option<(NodeRevId, Arc<NodeRev>)>> {
+        Repo::changed_node(self, rev, path)
+    }
+    fn history(&self, rev: Revnum, path: &str) -> Result<Vec<HistoryEntry>> {
+        Repo::history(self, rev, path)
+    }
+    fn related(&self, a: NodeRevId, b: NodeRevId) -> Result<bool> {
+        Repo::related(self, a, b)
+    }
+    fn listed(&self, id: ListingId) -> Result<ListedDir> {
+        Repo::listed_at(self, id)
+    }
+    fn stored_stream(&self, text: &FileText) -> Result<Option<Arc<Vec<u8>>>> {
+        Repo::stored_stream(self, text)
+    }
+    fn stored_stream_or_text(&self, text: &FileText) -> Result<Stored> {
+        Repo::stored_stream_or_text(self, text)
+    }
+    fn stored_delta(&self, text: &FileText, base: TextId) -> Result<Option<Vec<Window>>> {
+        Repo::stored_delta(self, text, base)
+    }
+    fn stored_delta_stream(
+        &self,
+        text: &FileText,
+        base: TextId,
+    ) -> Result<Option<(Arc<Vec<u8>>, usize)>> {
+        Repo::stored_delta_stream(self, text, base)
+    }
+    fn text_over(
+        &self,
+        text: &FileText,
+        base: TextId,
+        base_text: &[u8],
+    ) -> Result<Option<(Vec<Window>, Vec<u8>)>> {
+        Repo::text_over(self, text, base, base_text)
+    }
+    fn self_contained_bytes(&self, text: &FileText) -> Result<Option<u64>> {
+        Repo::self_contained_bytes(self, text)
+    }
 }

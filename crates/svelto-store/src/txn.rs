@@ -2,16 +2,19 @@
 //! (make, copy, delete, property and text changes), committed as one new revision.
 
 use crate::error::{Result, StoreError};
-use crate::node::{Change, DirEntry, FileText, NodeRev, Offset, RevMeta};
+use crate::node::{Change, DirEntry, FileText, NodeRev, RevMeta};
 use crate::rep::LINEAR;
 use crate::repo::Repo;
 use crate::writer::{Mark, Writer};
 use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
-use svelto_core::{compare_paths, join, parent_and_name, ChangeKind, NodeKind, PropList, Revnum};
+use svelto_core::{
+    compare_paths, join, parent_and_name, ChangeKind, ListingId, NodeKind, NodeRevId, PropList,
+    PropsId, Revnum, TextId,
+};
 
 enum Slot {
-    Stored(Offset, NodeKind),
+    Stored(NodeRevId, NodeKind),
     Mut(Box<MutNode>),
 }
 
@@ -119,7 +122,7 @@ pub struct Txn<'w> {
     done: bool,
 }
 
-fn open_stored(repo: &Repo, off: Offset, path: &str, parent: &NodeRev) -> Result<MutNode> {
+fn open_stored(repo: &Repo, off: NodeRevId, path: &str, parent: &NodeRev) -> Result<MutNode> {
     let src = repo.node(off)?;
     let mut node = (*src).clone();
     node.predecessor = off;
@@ -340,17 +343,17 @@ impl<'w> Txn<'w> {
             kind,
             node_id,
             copy_id: parent.node.copy_id,
-            predecessor: 0,
+            predecessor: NodeRevId::NONE,
             pred_count: 0,
             created_rev: rev,
             created_path: path.to_string(),
             copyfrom: None,
             copyroot: parent.node.copyroot.clone(),
-            props: 0,
+            props: PropsId::NONE,
             props_key: 0,
             text: (kind == NodeKind::File).then_some(FileText::EMPTY),
             text_key: 0,
-            entries: 0,
+            entries: ListingId::NONE,
         };
         let entries = (kind == NodeKind::Dir).then(BTreeMap::new);
         insert_new(
@@ -488,9 +491,9 @@ impl<'w> Txn<'w> {
     /// whose predecessor count is `count & (count - 1)`. So a chain is at most `LINEAR - 1`
     /// linear steps above a skip-delta chain shorter than log2 of the history, and a file's
     /// history is mostly small deltas between neighbours, which blame sends as stored.
-    fn delta_base(&mut self, mut pred: Offset, count: u64) -> Result<Offset> {
-        if pred == 0 || count == 0 {
-            return Ok(0);
+    fn delta_base(&mut self, mut pred: NodeRevId, count: u64) -> Result<TextId> {
+        if pred.is_none() || count == 0 {
+            return Ok(TextId::NONE);
         }
         let skip = count & (count - 1);
         let target = if count - skip < LINEAR {
@@ -502,9 +505,9 @@ impl<'w> Txn<'w> {
         loop {
             let n = repo.node(pred)?;
             if n.kind != NodeKind::File || n.predecessor >= pred {
-                return Ok(0);
+                return Ok(TextId::NONE);
             }
-            if n.pred_count <= target || n.predecessor == 0 {
+            if n.pred_count <= target || n.predecessor.is_none() {
                 return Ok(n.file_text().rep);
             }
             pred = n.predecessor;
@@ -536,7 +539,7 @@ impl<'w> Txn<'w> {
         let mut changes: Vec<Change> = Vec::with_capacity(self.changes.map.len());
         for (path, c) in std::mem::take(&mut self.changes.map) {
             let node = if c.change == ChangeKind::Delete {
-                0
+                NodeRevId::NONE
             } else {
                 match offsets.get(&path) {
                     Some(&o) => o,
@@ -544,7 +547,7 @@ impl<'w> Txn<'w> {
                         .w
                         .view()?
                         .lookup_from(root_off, &path)?
-                        .map_or(0, |(o, _)| o),
+                        .map_or(NodeRevId::NONE, |(o, _)| o),
                 }
             };
             changes.push(Change {
@@ -571,8 +574,8 @@ fn write_tree(
     path: &str,
     rev: Revnum,
     wanted: &BTreeMap<String, ChangeRec>,
-    offsets: &mut HashMap<String, Offset>,
-) -> Result<Offset> {
+    offsets: &mut HashMap<String, NodeRevId>,
+) -> Result<NodeRevId> {
     if let Some(p) = n.props.take() {
         n.node.props = w.store_props(&p)?;
     }

@@ -5,8 +5,8 @@ use crate::error::{io_err, Corruption, Result, StoreError};
 use crate::files::{self, Appender, Current, RevRecord, Which, DEDUP_RECORD, REVPROPS_RECORD};
 use crate::io::{OsIo, StoreIo};
 use crate::node::{
-    diff_dirs, encode_dir, encode_dir_delta, encode_props, DirDelta, DirEntry, FileText, NodeRev,
-    Offset, RevMeta,
+    diff_dirs, encode_dir, encode_dir_delta, encode_props, Codec, DirDelta, DirEntry, FileText,
+    NodeRev, Offset, RevMeta,
 };
 use crate::rep::{RepTrailer, DELTA_MAX, MAX_CHAIN};
 use crate::repo::Repo;
@@ -23,7 +23,7 @@ use std::fs::{File, OpenOptions};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use svelto_core::{Lock, Md5, PropList, Revnum, Sha1};
+use svelto_core::{ListingId, Lock, Md5, NodeRevId, PropList, PropsId, Revnum, Sha1, TextId};
 use svelto_delta::{delta_windows, Window, WINDOW_SIZE};
 
 /// zlib level, used only if windows are ever written as svndiff1.
@@ -225,7 +225,7 @@ impl Writer {
             match rec[0] {
                 1 => {
                     let ft = FileText {
-                        rep: off,
+                        rep: TextId::from_raw(off),
                         size,
                         md5: Md5(md5),
                         sha1: Sha1(sha),
@@ -449,19 +449,24 @@ impl Writer {
         self.app(Which::Data).append(&framed)
     }
 
-    pub(crate) fn write_node(&mut self, node: &NodeRev) -> Result<Offset> {
+    pub(crate) fn write_node(&mut self, node: &NodeRev) -> Result<NodeRevId> {
         let mut p = Vec::with_capacity(96);
         node.encode(&mut p);
-        self.write_record(TAG_NODE, &p)
+        self.write_record(TAG_NODE, &p).map(NodeRevId::from_raw)
     }
 
     /// Writes a directory listing: as the changes from `previous` (the listing it
     /// replaces, 0 = none) when those are few and the chain is short, else whole. A large
     /// directory changed by one entry then costs one entry, not the whole listing.
-    pub(crate) fn write_dir(&mut self, entries: &[DirEntry], previous: Offset) -> Result<Offset> {
+    pub(crate) fn write_dir(
+        &mut self,
+        entries: &[DirEntry],
+        previous: ListingId,
+    ) -> Result<ListingId> {
         if entries.is_empty() {
-            return Ok(0);
+            return Ok(ListingId::NONE);
         }
+        let previous = previous.raw();
         let mut p = Vec::new();
         let mut tag = TAG_DIR;
         let mut depth = 0;
@@ -471,7 +476,9 @@ impl Writer {
                 None => self.readable(previous)?.dir_depth(previous)?,
             } + 1;
             if d <= MAX_DIR_CHAIN {
-                let old = self.readable(previous)?.dir_at(previous)?;
+                let old = self
+                    .readable(previous)?
+                    .dir_at(ListingId::from_raw(previous))?;
                 let changes = diff_dirs(&old, entries);
                 if changes.len() * 4 <= entries.len() {
                     let delta = DirDelta {
@@ -495,7 +502,7 @@ impl Writer {
             self.dir_depths.clear();
         }
         self.dir_depths.insert(off, depth);
-        Ok(off)
+        Ok(ListingId::from_raw(off))
     }
 
     /// A reader that can see the record at `off` (written records still in the append
@@ -529,30 +536,31 @@ impl Writer {
     }
 
     /// Stores a property list once; identical lists share one record.
-    pub(crate) fn store_props(&mut self, props: &PropList) -> Result<Offset> {
+    pub(crate) fn store_props(&mut self, props: &PropList) -> Result<PropsId> {
         if props.is_empty() {
-            return Ok(0);
+            return Ok(PropsId::NONE);
         }
         let payload = encode_props(props);
         let key: [u8; 20] = sha1::Sha1::digest(&payload).into();
         if let Some(&off) = self.dedup_props.get(&key) {
-            return Ok(off);
+            return Ok(PropsId::from_raw(off));
         }
         let off = self.write_record(TAG_PROPS, &payload)?;
         self.dedup_props.insert(key, off);
         self.added_props.push(key);
         self.add_dedup(2, key, [0; 16], payload.len() as u64, off)?;
-        Ok(off)
+        Ok(PropsId::from_raw(off))
     }
 
     /// The expanded contents of a representation (cached).
-    pub(crate) fn fulltext(&mut self, rep: Offset) -> Result<Arc<Vec<u8>>> {
+    pub(crate) fn fulltext(&mut self, rep: TextId) -> Result<Arc<Vec<u8>>> {
         self.view()?.fulltext(rep)
     }
 
     /// Stores file contents read from `src`, deduplicated by SHA-1. `base` is the
     /// representation to delta against (chosen by the transaction), if any.
-    pub(crate) fn store_text(&mut self, src: &mut dyn Read, base: Offset) -> Result<FileText> {
+    pub(crate) fn store_text(&mut self, src: &mut dyn Read, base: TextId) -> Result<FileText> {
+        let base = base.raw();
         let mut md5 = md5::Md5::new();
         let mut sha = sha1::Sha1::new();
         let mut buf = Vec::new();
@@ -626,7 +634,7 @@ impl Writer {
 
     fn remember_text(&mut self, rep: Offset, size: u64, md5: Md5, sha: Sha1) -> Result<FileText> {
         let ft = FileText {
-            rep,
+            rep: TextId::from_raw(rep),
             size,
             md5,
             sha1: sha,
@@ -651,7 +659,7 @@ impl Writer {
         if t.chain + 1 > MAX_CHAIN || t.size as usize > DELTA_MAX {
             return Ok((fulltext(), 0, 0));
         }
-        let source = self.fulltext(base)?;
+        let source = self.fulltext(TextId::from_raw(base))?;
         let windows = delta_windows(&source, text);
         let new_bytes: usize = windows.iter().map(|w| w.new_data.len()).sum();
         if new_bytes >= text.len() {
@@ -703,7 +711,8 @@ impl Writer {
 
     /// Appends the revision's metadata and its `revs` record; the revision exists for this
     /// writer at once and for readers after the next `sync`.
-    pub(crate) fn finish_revision(&mut self, root: Offset, meta: &RevMeta) -> Result<Revnum> {
+    pub(crate) fn finish_revision(&mut self, root: NodeRevId, meta: &RevMeta) -> Result<Revnum> {
+        let root = root.raw();
         let rev = self.youngest + 1;
         let mut p = Vec::new();
         meta.encode(&mut p);

@@ -20,6 +20,7 @@ pub mod cluster;
 pub mod dumpfile;
 mod fixtures;
 pub mod generate;
+pub mod memfs;
 mod metrics;
 pub mod nginx;
 mod run;

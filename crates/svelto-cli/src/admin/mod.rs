@@ -396,9 +396,11 @@ pub fn store_code(e: &StoreError) -> u32 {
         StoreError::BadDelta { .. } => code::SVNDIFF_CORRUPT_WINDOW,
         StoreError::NoSuchTxn(_) => code::FS_NO_SUCH_TRANSACTION,
         StoreError::BadUuid(_) => code::BAD_UUID,
-        StoreError::RootOperation(_) | StoreError::Conflict(_) | StoreError::TooLarge(_) => {
-            code::FS_GENERAL
-        }
+        StoreError::RootOperation(_)
+        | StoreError::Conflict(_)
+        | StoreError::TooLarge(_)
+        | StoreError::Unavailable { .. } => code::FS_GENERAL,
+        StoreError::Unsupported(_) => code::UNSUPPORTED_FEATURE,
     }
 }
 

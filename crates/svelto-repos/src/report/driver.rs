@@ -13,7 +13,7 @@ use std::rc::Rc;
 use svelto_core::Md5;
 use svelto_core::{decimal, join, parent_and_name, skip_ancestor, Depth, NodeKind, Revnum};
 use svelto_delta::{compute_window, stream_header, Instruction, Window, WINDOW_SIZE};
-use svelto_store::{DirEntry, FileText, NodeRev, Offset, Stored};
+use svelto_store::{DirEntry, FileText, NodeRev, NodeRevId, Stored};
 pub(super) const COMMITTED_REV: &[u8] = b"svn:entry:committed-rev";
 pub(super) const COMMITTED_DATE: &[u8] = b"svn:entry:committed-date";
 pub(super) const LAST_AUTHOR: &[u8] = b"svn:entry:last-author";
@@ -113,7 +113,7 @@ pub(super) struct Driver<'a> {
     pub(super) editor: &'a mut dyn Editor,
     /// Position in the walk order of the next entry not yet handled (the lookahead).
     pub(super) pos: usize,
-    pub(super) roots: HashMap<Revnum, Offset>,
+    pub(super) roots: HashMap<Revnum, NodeRevId>,
     pub(super) revinfo: HashMap<Revnum, RevInfo>,
     /// The first windows [`Driver::looks_unrelated`] compares, reused from file to file.
     pub(super) first_windows: (Vec<u8>, Vec<u8>),
@@ -246,7 +246,7 @@ impl Driver<'_> {
 
     // --- The repository. ---
 
-    pub(super) fn root_of(&mut self, rev: Revnum) -> Result<Offset> {
+    pub(super) fn root_of(&mut self, rev: Revnum) -> Result<NodeRevId> {
         if let Some(&off) = self.roots.get(&rev) {
             return Ok(off);
         }
@@ -261,7 +261,7 @@ impl Driver<'_> {
         Ok(off)
     }
 
-    pub(super) fn lookup(&self, root: Offset, path: &str) -> Result<Option<Ent>> {
+    pub(super) fn lookup(&self, root: NodeRevId, path: &str) -> Result<Option<Ent>> {
         Ok(self
             .p
             .repo
@@ -346,7 +346,7 @@ impl Driver<'_> {
             return Ok(None);
         };
         if copied.node_id != node.node_id
-            || (copied.created_rev == youngest.0 && copied.predecessor == 0)
+            || (copied.created_rev == youngest.0 && copied.predecessor.is_none())
         {
             return Ok(None);
         }
@@ -561,7 +561,10 @@ impl Driver<'_> {
 
     /// The copy source of the file at `t_path` in the target revision when the file itself
     /// was copied there: (revision, path, node-revision).
-    pub(super) fn copy_source(&mut self, t_path: &str) -> Result<Option<(Revnum, String, Offset)>> {
+    pub(super) fn copy_source(
+        &mut self,
+        t_path: &str,
+    ) -> Result<Option<(Revnum, String, NodeRevId)>> {
         let t_rev = self.p.opts.target_rev;
         let Some((copy_rev, copy_path)) = self.closest_copy(t_rev, t_path)? else {
             return Ok(None);
@@ -594,8 +597,8 @@ impl Driver<'_> {
     pub(super) fn delta_dirs(
         &mut self,
         s_rev: Revnum,
-        source: Option<(&str, Offset)>,
-        target: (&str, Offset),
+        source: Option<(&str, NodeRevId)>,
+        target: (&str, NodeRevId),
         dir: Token,
         e_path: &str,
         start_empty: bool,
@@ -759,7 +762,7 @@ impl Driver<'_> {
     /// is no source, else the difference (nothing when they are equal).
     pub(super) fn delta_proplists(
         &mut self,
-        source: Option<Offset>,
+        source: Option<NodeRevId>,
         t_node: &NodeRev,
         t_path: &str,
         lock: Option<&str>,
@@ -826,7 +829,7 @@ impl Driver<'_> {
     /// same.
     pub(super) fn delta_files(
         &mut self,
-        source: Option<Offset>,
+        source: Option<NodeRevId>,
         t_node: &NodeRev,
         t_path: &str,
         lock: Option<&str>,

@@ -5,7 +5,7 @@ use super::ReportLimits;
 use crate::error::{ReposError, Result, SvnErrorKind};
 use std::collections::{HashMap, HashSet};
 use svelto_core::{validate_path, Depth, NodeKind, Revnum};
-use svelto_store::{DirEntry, Offset};
+use svelto_store::{DirEntry, NodeRevId};
 
 /// A byte range of [`Report::text`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -296,7 +296,7 @@ pub(super) fn in_walk_order(report: &Report, entries: &[Entry]) -> bool {
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Ent {
     pub(super) kind: NodeKind,
-    pub(super) off: Offset,
+    pub(super) off: NodeRevId,
 }
 
 impl Ent {

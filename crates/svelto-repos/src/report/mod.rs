@@ -24,7 +24,7 @@ use crate::editor::{Editor, TextOptions};
 use crate::error::Result;
 use std::collections::HashMap;
 use svelto_core::{join, validate_path, Depth, Revnum};
-use svelto_store::{Offset, Repo};
+use svelto_store::{NodeRevId, Repo};
 
 /// What the drive compares the report against, and how it sends the difference.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -82,7 +82,7 @@ pub struct PreparedDrive {
     top: u32,
     /// The revision of the report's first entry: the anchor's, sent with `open_root`.
     s_rev: Revnum,
-    t_root: Offset,
+    t_root: NodeRevId,
     t_path: String,
     uuid: Vec<u8>,
     /// The repository's locks (path to token), read from `db/locks` when the first reported

@@ -9,7 +9,7 @@ use crate::locks::UnlockTarget;
 use crate::{CommitTxn, Hooks, ReposError, Result, SvnErrorKind};
 use std::ops::Deref;
 use std::sync::atomic::{AtomicU64, Ordering};
-use svelto_core::{svn_date_now, NodeKind, PropList, Revnum};
+use svelto_core::{Env, NodeKind, PropList, Revnum};
 
 /// Transaction names: the base revision and a number unique in this process's life,
 /// followed by the process id in five base-36 digits, so that the names of every server
@@ -29,13 +29,14 @@ fn base36(mut n: u64, width: usize) -> String {
     String::from_utf8_lossy(&digits).into_owned()
 }
 
-fn txn_name(base: Revnum) -> String {
+fn txn_name(base: Revnum, env: &dyn Env) -> String {
     let n = TXN_SEQ.fetch_add(1, Ordering::Relaxed);
     // Base 36, as FSFS names its transactions; Linux process ids fit five digits.
     let pid = u64::from(std::process::id());
-    // A v4 UUID's halves each hold a few fixed bits; their sum of bits does not.
-    let (hi, lo) = uuid::Uuid::new_v4().as_u64_pair();
-    let random = hi ^ lo;
+    // A fresh UUID from the handle's environment (random v4 from the system's): its
+    // halves each hold a few fixed bits; their sum of bits does not.
+    let fresh = u128::from_str_radix(&env.uuid().replace('-', ""), 16).unwrap_or_default();
+    let random = (fresh >> 64) as u64 ^ fresh as u64;
     format!(
         "{base}-{}{}{}",
         base36(n, 1),
@@ -110,7 +111,11 @@ impl<C: Deref<Target = Ctx>> CommitEdit<C> {
                 .insert(b"svn:author".to_vec(), u.as_bytes().to_vec());
         }
         let base = this.head()?;
-        let txn = CommitTxn::begin(&this.repo, &txn_name(base), req.revprops.clone())?;
+        let txn = CommitTxn::begin(
+            &this.repo,
+            &txn_name(base, &*this.repo.env()),
+            req.revprops.clone(),
+        )?;
         let hooks = this.hooks()?;
         Ok(CommitEdit {
             ctx,
@@ -312,7 +317,7 @@ impl<C: Deref<Target = Ctx>> CommitEdit<C> {
         };
         check_locks()?;
         if hooks.exists("pre-commit")? {
-            let staged = txn.stage(svn_date_now().as_str().max(date))?;
+            let staged = txn.stage(ctx.repo.env().svn_date().as_str().max(date))?;
             let verdict = hooks.pre_commit(&name, &req.hook_lock_tokens);
             drop(staged);
             verdict?;
@@ -321,7 +326,7 @@ impl<C: Deref<Target = Ctx>> CommitEdit<C> {
             .writer
             .with(|w| -> Result<(Revnum, String), ReposError> {
                 check_locks()?;
-                let now = svn_date_now();
+                let now = ctx.repo.env().svn_date();
                 let prepared = txn.prepare(w, now.as_str().max(date))?;
                 let date = prepared.date().to_string();
                 Ok((prepared.publish()?, date))
@@ -378,12 +383,13 @@ pub fn check_new_name(path: &[u8]) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use svelto_core::SystemEnv;
 
     /// Names differ between commits of one process and between processes (the process id
     /// follows the counter, in five base-36 digits), and end in 13 random digits.
     #[test]
     fn transaction_names_hold_the_process_id_and_random_digits() {
-        let (a, b) = (txn_name(7), txn_name(7));
+        let (a, b) = (txn_name(7, &SystemEnv), txn_name(7, &SystemEnv));
         assert_ne!(a, b);
         let pid = base36(u64::from(std::process::id()), 5);
         for name in [&a, &b] {

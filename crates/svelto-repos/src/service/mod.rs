@@ -263,7 +263,7 @@ impl Ctx {
     /// directory or an empty file).
     pub fn read_text(&self, file: &Node) -> Result<Arc<Vec<u8>>> {
         match &file.0.text {
-            Some(t) if t.rep != 0 => Ok(self.repo.read_text(t)?),
+            Some(t) if t.rep.is_some() => Ok(self.repo.read_text(t)?),
             _ => Ok(Arc::new(Vec::new())),
         }
     }

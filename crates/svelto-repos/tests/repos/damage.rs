@@ -309,7 +309,10 @@ fn commit_changes(repo: &Path, changes: Vec<svelto_store::Change>) {
     let data = fs::read(repo.join("db/data")).expect("data");
     let root = append(repo, "data", &data[last.root as usize..]);
     let mut meta = Vec::new();
-    svelto_store::RevMeta::new(Default::default(), changes).encode(&mut meta);
+    svelto_store::Codec::encode(
+        &svelto_store::RevMeta::new(Default::default(), changes),
+        &mut meta,
+    );
     let meta_len = (meta.len() + 9) as u32;
     let meta_offset = append_record(repo, "meta", 6, &meta);
     let rec = svelto_store::RevRecord {
@@ -343,7 +346,7 @@ fn a_damaged_change_list_fails_the_dump_cleanly() {
         text_mod: false,
         prop_mod: true,
         copyfrom: None,
-        node: 0,
+        node: svelto_store::NodeRevId::NONE,
     };
     use svelto_core::{ChangeKind::*, NodeKind::*};
     let lists = [

@@ -5,4 +5,5 @@ mod commit_model;
 mod crash_io;
 mod damage;
 mod fuzz_seeds;
+mod memory;
 mod replay;

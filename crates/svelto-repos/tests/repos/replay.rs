@@ -55,7 +55,7 @@ impl Truth<'_> {
         t
     }
 
-    fn walk(&self, off: u64, path: &str, tree: &mut Tree) {
+    fn walk(&self, off: svelto_store::NodeRevId, path: &str, tree: &mut Tree) {
         let node = self.repo.node(off).expect("node");
         let props = self.repo.props(&node).expect("props");
         match node.kind {

@@ -221,7 +221,7 @@ fn listed_entries_are_what_their_nodes_say() {
                     .find(|((r, name), _)| *r == rev && *name == e.name)
                     .expect("a known entry");
                 assert_eq!((l.kind, l.created_rev, l.size, l.has_props), *w);
-                assert_eq!(l.entries != 0, e.name == "s", "{}", e.name);
+                assert_eq!(l.entries.is_some(), e.name == "s", "{}", e.name);
             }
             let s = entries.iter().position(|e| e.name == "s").expect("s");
             let (inner, inner_listed) = repo.listed_at(listed[s].entries).expect("s listed");

@@ -199,7 +199,10 @@ fn stored_deltas_are_offered_against_their_own_base_only() {
         .stored_delta(&ft(3), ft(1).rep)
         .expect("read")
         .is_none());
-    assert!(repo.stored_delta(&ft(2), 0).expect("read").is_none());
+    assert!(repo
+        .stored_delta(&ft(2), svelto_store::TextId::NONE)
+        .expect("read")
+        .is_none());
     assert!(repo
         .stored_delta(&ft(1), ft(1).rep)
         .expect("read")
@@ -228,7 +231,8 @@ fn stored_deltas_once_read_are_answered_from_the_cache() {
         .write(true)
         .open(dir.path().join("db/data"))
         .expect("open db/data");
-    data.write_all_at(&[0xA5; 6], v2.rep - 6).expect("damage");
+    data.write_all_at(&[0xA5; 6], v2.rep.raw() - 6)
+        .expect("damage");
     let again = repo
         .stored_delta(&v2, v1.rep)
         .expect("answered from the cache");

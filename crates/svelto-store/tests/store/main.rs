@@ -8,4 +8,5 @@ mod history;
 mod hotcopy;
 mod model;
 mod open;
+mod seam;
 mod staged;

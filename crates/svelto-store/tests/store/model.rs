@@ -199,7 +199,7 @@ pub fn read_tree(repo: &Repo, rev: u64) -> Tree {
     t
 }
 
-fn walk(repo: &Repo, off: u64, path: &str, t: &mut Tree) {
+fn walk(repo: &Repo, off: svelto_store::NodeRevId, path: &str, t: &mut Tree) {
     let n = repo.node(off).expect("node");
     let props = repo.props(&n).expect("props");
     let text = if n.kind == NodeKind::File {
@@ -251,5 +251,8 @@ proptest! {
         for (rev, tree) in history.iter().enumerate() {
             prop_assert_eq!(&read_tree(&repo, rev as u64), tree, "revision {}", rev);
         }
+        // The seam's contract, through the trait, on every history the model makes.
+        let checked = svelto_fs::contract::check(&repo);
+        prop_assert!(checked.is_ok(), "{:?}", checked);
     }
 }

@@ -195,7 +195,7 @@ pub(super) fn all_texts(repo: &Repo) -> HashMap<Md5, Arc<Vec<u8>>> {
     let mut texts = HashMap::new();
     for rev in 1..=repo.youngest() {
         for c in &repo.rev_meta(rev).expect("meta").changes {
-            if c.node == 0 {
+            if c.node.is_none() {
                 continue;
             }
             let node = repo.node(c.node).expect("node");

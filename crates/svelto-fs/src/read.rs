@@ -1,0 +1,246 @@
+//! Reading a repository: the handle every reader of a backend is given.
+
+use crate::error::{Corruption, Result, StoreError};
+use crate::types::{
+    DirEntry, FileText, HistoryEntry, Listed, ListedDir, NodeRev, RevInfo, RevMeta, Stored,
+};
+use std::io::Read;
+use std::sync::Arc;
+use svelto_core::{
+    compare_paths, ChangeKind, Env, ListingId, NodeKind, NodeRevId, PropList, PropsId, Revnum,
+    TextId,
+};
+use svelto_delta::Window;
+
+/// A repository as its readers see it: one handle per repository, shared by threads, no
+/// lock taken. It sees the revisions published when it was opened or last refreshed.
+///
+/// The required methods are the backend's; the provided ones are written once in terms of
+/// them, and the optional fast paths (`stored_*`, `text_over`, `self_contained_bytes`,
+/// `listed`) answer "not stored that way" (`None`) or compute the plain result unless a
+/// backend has something better. Ids follow [`svelto_core::NodeRevId`]'s contract: a
+/// backend refuses, as corruption, a record that names an id not smaller than its own.
+pub trait ReadRepo: Send + Sync {
+    /// The youngest revision this handle sees.
+    fn youngest(&self) -> Revnum;
+    /// Sees the revisions published since; never moves backwards.
+    fn refresh(&self) -> Result<Revnum>;
+    fn uuid(&self) -> Result<String>;
+    /// Where this handle's users take the time and fresh names from.
+    fn env(&self) -> Arc<dyn Env>;
+    /// `rev`'s root and the identities it left unused (`NoSuchRevision` past the youngest).
+    fn rev_info(&self, rev: Revnum) -> Result<RevInfo>;
+    /// `rev`'s revision properties and changed paths, shared.
+    fn rev_meta(&self, rev: Revnum) -> Result<Arc<RevMeta>>;
+    fn node(&self, id: NodeRevId) -> Result<Arc<NodeRev>>;
+    /// A directory listing, sorted by name (`NONE`: empty).
+    fn listing(&self, id: ListingId) -> Result<Arc<Vec<DirEntry>>>;
+    /// A property list, shared (`NONE`: empty).
+    fn props_shared(&self, id: PropsId) -> Result<Arc<PropList>>;
+    /// Stored contents, whole (`NONE`: empty).
+    fn text(&self, id: TextId) -> Result<Arc<Vec<u8>>>;
+    /// A file's contents as a stream: memory stays bounded however large it is.
+    fn text_reader(&self, text: &FileText) -> Result<Box<dyn Read + Send>>;
+
+    /// Whether the repository this handle reads was replaced under it (a registry then
+    /// opens it again).
+    fn replaced(&self) -> bool {
+        false
+    }
+
+    /// Bounds the memory of the handle's caches.
+    fn set_cache_limit(&self, bytes: usize) {
+        let _ = bytes;
+    }
+
+    fn root(&self, rev: Revnum) -> Result<NodeRevId> {
+        Ok(self.rev_info(rev)?.root)
+    }
+
+    fn revprops(&self, rev: Revnum) -> Result<PropList> {
+        Ok(self.rev_meta(rev)?.revprops.clone())
+    }
+
+    /// The entries of a directory node-revision.
+    fn dir(&self, node: &NodeRev) -> Result<Arc<Vec<DirEntry>>> {
+        self.listing(node.entries)
+    }
+
+    fn props(&self, node: &NodeRev) -> Result<PropList> {
+        if node.props.is_none() {
+            return Ok(PropList::new());
+        }
+        Ok(PropList::clone(&*self.props_shared(node.props)?))
+    }
+
+    fn read_text(&self, text: &FileText) -> Result<Arc<Vec<u8>>> {
+        self.text(text.rep)
+    }
+
+    /// Writes a file's contents to `out`, streamed (bounded memory).
+    fn write_text(&self, text: &FileText, out: &mut dyn std::io::Write) -> Result<()> {
+        let mut r = self.text_reader(text)?;
+        std::io::copy(&mut r, out)
+            .map(drop)
+            .map_err(|err| StoreError::Io {
+                context: "writing file contents".into(),
+                err,
+            })
+    }
+
+    /// The entry `name` of a directory node-revision (None when `node` is not a directory
+    /// or has no such entry).
+    fn child(&self, node: &NodeRev, name: &str) -> Result<Option<(NodeRevId, Arc<NodeRev>)>> {
+        if node.kind != NodeKind::Dir {
+            return Ok(None);
+        }
+        let entries = self.dir(node)?;
+        match entries.binary_search_by(|e| e.name.as_bytes().cmp(name.as_bytes())) {
+            Ok(i) => {
+                let id = entries[i].node;
+                Ok(Some((id, self.node(id)?)))
+            }
+            Err(_) => Ok(None),
+        }
+    }
+
+    /// Finds `path` (a relpath) under the directory node-revision `root`.
+    fn lookup_from(
+        &self,
+        root: NodeRevId,
+        path: &str,
+    ) -> Result<Option<(NodeRevId, Arc<NodeRev>)>> {
+        let mut at = root;
+        let mut node = self.node(at)?;
+        if path.is_empty() {
+            return Ok(Some((at, node)));
+        }
+        for comp in path.split('/') {
+            match self.child(&node, comp)? {
+                Some((i, n)) => (at, node) = (i, n),
+                None => return Ok(None),
+            }
+        }
+        Ok(Some((at, node)))
+    }
+
+    fn lookup(&self, rev: Revnum, path: &str) -> Result<Option<(NodeRevId, Arc<NodeRev>)>> {
+        self.lookup_from(self.root(rev)?, path)
+    }
+
+    /// Like `lookup`, but a missing path is an error naming it.
+    fn node_at(&self, rev: Revnum, path: &str) -> Result<(NodeRevId, Arc<NodeRev>)> {
+        self.lookup(rev, path)?
+            .ok_or_else(|| StoreError::PathNotFound {
+                rev,
+                path: path.to_string(),
+            })
+    }
+
+    /// The node-revision at `path` in `rev` when `rev` added, modified or replaced it, by a
+    /// binary search of the revision's changed paths; None otherwise (look it up then).
+    fn changed_node(&self, rev: Revnum, path: &str) -> Result<Option<(NodeRevId, Arc<NodeRev>)>> {
+        let meta = self.rev_meta(rev)?;
+        let found = meta
+            .changes
+            .binary_search_by(|c| compare_paths(&c.path, path))
+            .ok()
+            .map(|i| &meta.changes[i])
+            .filter(|c| c.node.is_some() && c.change != ChangeKind::Delete && c.path == path);
+        match found {
+            Some(c) => Ok(Some((c.node, self.node(c.node)?))),
+            None => Ok(None),
+        }
+    }
+
+    /// The node-revisions of the line of history of `path` in `rev`, newest first,
+    /// following predecessors across copies (Subversion's `svn_fs_node_history`).
+    fn history(&self, rev: Revnum, path: &str) -> Result<Vec<HistoryEntry>> {
+        let (mut id, _) = self.node_at(rev, path)?;
+        let mut out = Vec::new();
+        while id.is_some() {
+            let n = self.node(id)?;
+            if n.predecessor >= id {
+                return Err(StoreError::Corrupt {
+                    file: "node-revisions",
+                    offset: id.raw(),
+                    what: Corruption::new("node-revision's predecessor lies after it"),
+                });
+            }
+            out.push(HistoryEntry {
+                rev: n.created_rev,
+                path: n.created_path.clone(),
+                copyfrom: n.copyfrom.clone(),
+            });
+            id = n.predecessor;
+        }
+        Ok(out)
+    }
+
+    /// Subversion's "related": versions of the same node (one line of history).
+    fn related(&self, a: NodeRevId, b: NodeRevId) -> Result<bool> {
+        Ok(self.node(a)?.node_id == self.node(b)?.node_id)
+    }
+
+    /// The listing `id` and what each entry is (fast path: kept per listing; plain: one
+    /// node read per entry).
+    fn listed(&self, id: ListingId) -> Result<ListedDir> {
+        let entries = self.listing(id)?;
+        let listed = entries
+            .iter()
+            .map(|e| self.node(e.node).map(|n| Listed::of(&n)))
+            .collect::<Result<Vec<_>>>()?;
+        Ok((entries, Arc::new(listed)))
+    }
+
+    /// `text` as the svndiff stream it is stored as, header included, when it is stored
+    /// self-contained; None otherwise (the caller encodes it).
+    fn stored_stream(&self, text: &FileText) -> Result<Option<Arc<Vec<u8>>>> {
+        let _ = text;
+        Ok(None)
+    }
+
+    /// [`ReadRepo::stored_stream`], or the contents when there is none.
+    fn stored_stream_or_text(&self, text: &FileText) -> Result<Stored> {
+        match self.stored_stream(text)? {
+            Some(s) => Ok(Stored::Stream(s)),
+            None => Ok(Stored::Text(self.read_text(text)?)),
+        }
+    }
+
+    /// The windows `text` is stored as when they are a delta against the stored contents
+    /// `base`; None otherwise (the caller computes a delta).
+    fn stored_delta(&self, text: &FileText, base: TextId) -> Result<Option<Vec<Window>>> {
+        let _ = (text, base);
+        Ok(None)
+    }
+
+    /// [`ReadRepo::stored_delta`] as an svndiff stream, header included: the bytes and
+    /// where the stream begins in them.
+    fn stored_delta_stream(
+        &self,
+        text: &FileText,
+        base: TextId,
+    ) -> Result<Option<(Arc<Vec<u8>>, usize)>> {
+        let _ = (text, base);
+        Ok(None)
+    }
+
+    /// `text`'s stored windows and contents when it is a delta against `base`, whose
+    /// contents the caller holds; None otherwise.
+    fn text_over(
+        &self,
+        text: &FileText,
+        base: TextId,
+        base_text: &[u8],
+    ) -> Result<Option<(Vec<Window>, Vec<u8>)>> {
+        let _ = (text, base, base_text);
+        Ok(None)
+    }
+
+    /// The bytes a self-contained text takes in storage; None when unknown or a delta.
+    fn self_contained_bytes(&self, text: &FileText) -> Result<Option<u64>> {
+        let _ = text;
+        Ok(None)
+    }
+}
