@@ -262,10 +262,21 @@ pub fn locate_in(
         ));
     }
     let candidates = &segs[..named];
-    let kept = (1..=named).rev().find_map(|n| {
-        let p = known(&candidates[..n].join("/"))?;
-        Some((n, p))
-    });
+    // The connection keeps one place: at most one of these names can be it, so the order
+    // does not matter; the first segment (a repository right under the root, the common
+    // case) is asked without building a name.
+    let mut kept = known(candidates[0]).map(|p| (1, p));
+    if kept.is_none() && named > 1 {
+        let mut name = candidates[0].to_string();
+        for (i, seg) in candidates.iter().enumerate().skip(1) {
+            name.push('/');
+            name.push_str(seg);
+            if let Some(p) = known(&name) {
+                kept = Some((i + 1, p));
+                break;
+            }
+        }
+    }
     let (n, place) = match kept {
         Some(found) => found,
         None => {
