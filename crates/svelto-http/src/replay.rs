@@ -5,6 +5,7 @@
 
 use crate::ctx::{svndiff_version, Ctx, XML_HEADER};
 use crate::error::HttpError;
+use crate::table::ReportRequest;
 use crate::uri::Kind;
 use crate::xml::{esc, Base64Stream, Elem, SVN};
 use crate::{Reply, Req};
@@ -18,35 +19,63 @@ fn malformed(name: &str) -> HttpError {
     ))
 }
 
-pub(crate) fn replay_report(ctx: &Ctx<'_>, req: &Req, doc: &Elem) -> Result<Reply, HttpError> {
-    let (mut rev, mut base_dir) = match ctx.target.kind {
-        Kind::Rev(r) | Kind::Baseline(r) => (Some(r), String::new()),
-        _ => (None, ctx.target.path.clone()),
-    };
-    let mut low_water_mark: Option<Revnum> = None;
-    let mut send_deltas = true;
-    for c in doc.children.iter().filter(|c| c.ns == SVN) {
-        let t = c.text.trim();
-        match c.name.as_str() {
-            "revision" => {
-                if rev.is_some() {
-                    return Err(malformed("revision"));
+/// `S:replay-report`: a revision's changes below a path, as svnsync asks for them.
+pub(crate) struct ReplayReport {
+    rev: Option<Revnum>,
+    low_water_mark: Option<Revnum>,
+    send_deltas: bool,
+    include_path: Option<String>,
+}
+
+impl ReportRequest for ReplayReport {
+    fn parse(doc: &Elem) -> Result<Self, HttpError> {
+        let mut q = ReplayReport {
+            rev: None,
+            low_water_mark: None,
+            send_deltas: true,
+            include_path: None,
+        };
+        for c in doc.children.iter().filter(|c| c.ns == SVN) {
+            let t = c.text.trim();
+            match c.name.as_str() {
+                "revision" => {
+                    if q.rev.is_some() {
+                        return Err(malformed("revision"));
+                    }
+                    q.rev = Some(t.parse().map_err(|_| malformed("revision"))?);
                 }
-                rev = Some(t.parse().map_err(|_| malformed("revision"))?);
+                "low-water-mark" => {
+                    q.low_water_mark = Some(t.parse().map_err(|_| malformed("low-water-mark"))?)
+                }
+                "send-deltas" => {
+                    q.send_deltas = t.parse::<i64>().map_err(|_| malformed("send-deltas"))? != 0
+                }
+                "include-path" => q.include_path = Some(crate::reports::relpath(t)?),
+                _ => {}
             }
-            "low-water-mark" => {
-                low_water_mark = Some(t.parse().map_err(|_| malformed("low-water-mark"))?)
-            }
-            "send-deltas" => {
-                send_deltas = t.parse::<i64>().map_err(|_| malformed("send-deltas"))? != 0
-            }
-            "include-path" => {
-                base_dir = svelto_core::validate_path(t.trim_start_matches('/'))
-                    .map_err(|e| HttpError::bad_request(format!("Invalid path '{t}': {e}")))?
-            }
-            _ => {}
         }
+        Ok(q)
     }
+
+    fn answer(self, ctx: &Ctx<'_>, req: &Req) -> Result<Reply, HttpError> {
+        replay_report(ctx, req, self)
+    }
+}
+
+fn replay_report(ctx: &Ctx<'_>, req: &Req, q: ReplayReport) -> Result<Reply, HttpError> {
+    // A revision resource names the revision (and an `S:revision` may not name it again);
+    // any other names the base directory.
+    let (rev, base_dir) = match ctx.target.kind {
+        Kind::Rev(r) | Kind::Baseline(r) => {
+            if q.rev.is_some() {
+                return Err(malformed("revision"));
+            }
+            (Some(r), String::new())
+        }
+        _ => (q.rev, ctx.target.path.clone()),
+    };
+    let base_dir = q.include_path.unwrap_or(base_dir);
+    let (low_water_mark, send_deltas) = (q.low_water_mark, q.send_deltas);
     let rev =
         rev.ok_or_else(|| HttpError::bad_request("Request was missing the revision argument"))?;
     let low_water_mark = low_water_mark

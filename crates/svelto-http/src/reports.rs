@@ -3,6 +3,7 @@
 
 use crate::ctx::{body_xml, Ctx, XML_HEADER};
 use crate::error::{HttpError, UNSUPPORTED_FEATURE};
+use crate::table::ReportRequest;
 use crate::uri::Kind;
 use crate::xml::{esc, Elem, SVN};
 use crate::{Reply, Req};
@@ -61,11 +62,15 @@ fn rev_of(e: Option<&Elem>) -> Result<Option<Revnum>, HttpError> {
         .map_err(|_| HttpError::bad_request(format!("Invalid revision '{t}' in '{}'", e.name)))
 }
 
-/// A relpath from a request element, relative to the resource's path.
-fn rel_path(ctx: &Ctx<'_>, text: &str) -> Result<String, HttpError> {
-    let rel = svelto_core::validate_path(text.trim_start_matches('/'))
-        .map_err(|e| HttpError::bad_request(format!("Invalid path '{text}': {e}")))?;
-    Ok(join(&ctx.target.path, &rel))
+/// A relpath from a request element (relative to the resource's path: [`under`]).
+pub(crate) fn relpath(text: &str) -> Result<String, HttpError> {
+    svelto_core::validate_path(text.trim_start_matches('/'))
+        .map_err(|e| HttpError::bad_request(format!("Invalid path '{text}': {e}")))
+}
+
+/// A request's relpath below the resource's path.
+fn under(ctx: &Ctx<'_>, rel: &str) -> String {
+    join(&ctx.target.path, rel)
 }
 
 /// The revision a report on a node resource reads: the `rvr`/`ver` revision, else HEAD.
@@ -73,13 +78,33 @@ fn resource_rev(ctx: &Ctx<'_>) -> Revnum {
     ctx.target.rev().unwrap_or(ctx.youngest)
 }
 
-pub(crate) fn inherited_props(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
-    let rev = rev_of(doc.child(SVN, "revision"))?.unwrap_or_else(|| resource_rev(ctx));
-    let rev = ctx.check_rev(rev)?;
-    let path = match doc.child(SVN, "path") {
-        Some(p) => rel_path(ctx, &p.text)?,
-        None => ctx.target.path.clone(),
-    };
+/// `S:inherited-props-report`: a path's inherited properties.
+pub(crate) struct InheritedProps {
+    rev: Option<Revnum>,
+    path: Option<String>,
+}
+
+impl ReportRequest for InheritedProps {
+    fn parse(doc: &Elem) -> Result<Self, HttpError> {
+        Ok(InheritedProps {
+            rev: rev_of(doc.child(SVN, "revision"))?,
+            path: doc
+                .child(SVN, "path")
+                .map(|p| relpath(&p.text))
+                .transpose()?,
+        })
+    }
+
+    fn answer(self, ctx: &Ctx<'_>, _: &Req) -> Result<Reply, HttpError> {
+        inherited_props(ctx, self)
+    }
+}
+
+fn inherited_props(ctx: &Ctx<'_>, q: InheritedProps) -> Result<Reply, HttpError> {
+    let rev = ctx.check_rev(q.rev.unwrap_or_else(|| resource_rev(ctx)))?;
+    let path = q
+        .path
+        .map_or_else(|| ctx.target.path.clone(), |p| under(ctx, &p));
     ctx.require_read(&path)?;
     let iprops = ctx.svc.inherited_props(&path, rev)?;
     let mut out =
@@ -105,16 +130,31 @@ pub(crate) fn inherited_props(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpEr
     Ok(xml_reply(out).action(action::get_inherited_props(&action::fspath(&path), rev)))
 }
 
-pub(crate) fn get_locks(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
-    let depth = match doc.attr("depth") {
-        None | Some("infinity") => None,
-        Some("immediates") | Some("files") => Some(1),
-        Some("empty") => Some(0),
-        // mod_dav_svn's "Invalid 'depth' specified in get-locks-report request.", which
-        // Apache answers with its page.
-        Some(_) => return Err(crate::locks::bad_request()),
-    };
-    let locks = ctx.svc.get_locks(&ctx.target.path, depth)?;
+/// `S:get-locks-report`: the locks at and below the resource, to a depth (`None`: all).
+pub(crate) struct GetLocks {
+    depth: Option<usize>,
+}
+
+impl ReportRequest for GetLocks {
+    fn parse(doc: &Elem) -> Result<Self, HttpError> {
+        let depth = match doc.attr("depth") {
+            None | Some("infinity") => None,
+            Some("immediates") | Some("files") => Some(1),
+            Some("empty") => Some(0),
+            // mod_dav_svn's "Invalid 'depth' specified in get-locks-report request.", which
+            // Apache answers with its page.
+            Some(_) => return Err(crate::locks::bad_request()),
+        };
+        Ok(GetLocks { depth })
+    }
+
+    fn answer(self, ctx: &Ctx<'_>, _: &Req) -> Result<Reply, HttpError> {
+        get_locks(ctx, self)
+    }
+}
+
+fn get_locks(ctx: &Ctx<'_>, q: GetLocks) -> Result<Reply, HttpError> {
+    let locks = ctx.svc.get_locks(&ctx.target.path, q.depth)?;
     let mut out = format!("{XML_HEADER}<S:get-locks-report xmlns:S=\"svn:\" xmlns:D=\"DAV:\">\n");
     for l in locks {
         let _ = write!(
@@ -137,41 +177,76 @@ pub(crate) fn get_locks(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
     Ok(xml_reply(out))
 }
 
-pub(crate) fn list(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
-    let path = doc
-        .child(SVN, "path")
-        .map(|p| rel_path(ctx, &p.text))
-        .transpose()?
-        .ok_or_else(|| HttpError::bad_request("Request was missing the path argument"))?;
-    let rev = rev_of(doc.child(SVN, "revision"))?.unwrap_or(ctx.youngest);
-    let rev = ctx.check_rev(rev)?;
-    let depth = match doc.child_text(SVN, "depth") {
-        Some(w) => Depth::from_word(w)
-            .filter(|d| *d >= Depth::Empty)
-            .ok_or_else(|| HttpError::bad_request(format!("Invalid depth '{w}' for list")))?,
-        None => Depth::Infinity,
-    };
-    let mut fields = Fields::default();
-    let mut patterns: Option<Vec<Vec<u8>>> = None;
-    for c in doc.children.iter().filter(|c| c.ns == SVN) {
-        match c.name.as_str() {
-            "prop" => match c.text.as_str() {
-                "DAV:resourcetype" => fields.kind = true,
-                "DAV:getcontentlength" => fields.size = true,
-                "http://subversion.tigris.org/xmlns/dav/deadprop-count" => fields.has_props = true,
-                "DAV:version-name" => fields.created_rev = true,
-                "DAV:creationdate" => fields.time = true,
-                "DAV:creator-displayname" => fields.author = true,
-                "DAV:allprop" => fields = Fields::ALL,
+/// `S:list-report`: a directory's entries to a depth, with the fields asked for.
+pub(crate) struct List {
+    path: String,
+    rev: Option<Revnum>,
+    depth: Depth,
+    fields: Fields,
+    patterns: Option<Vec<Vec<u8>>>,
+}
+
+impl ReportRequest for List {
+    fn parse(doc: &Elem) -> Result<Self, HttpError> {
+        let path = doc
+            .child(SVN, "path")
+            .map(|p| relpath(&p.text))
+            .transpose()?
+            .ok_or_else(|| HttpError::bad_request("Request was missing the path argument"))?;
+        let rev = rev_of(doc.child(SVN, "revision"))?;
+        let depth = match doc.child_text(SVN, "depth") {
+            Some(w) => Depth::from_word(w)
+                .filter(|d| *d >= Depth::Empty)
+                .ok_or_else(|| HttpError::bad_request(format!("Invalid depth '{w}' for list")))?,
+            None => Depth::Infinity,
+        };
+        let mut fields = Fields::default();
+        let mut patterns: Option<Vec<Vec<u8>>> = None;
+        for c in doc.children.iter().filter(|c| c.ns == SVN) {
+            match c.name.as_str() {
+                "prop" => match c.text.as_str() {
+                    "DAV:resourcetype" => fields.kind = true,
+                    "DAV:getcontentlength" => fields.size = true,
+                    "http://subversion.tigris.org/xmlns/dav/deadprop-count" => {
+                        fields.has_props = true
+                    }
+                    "DAV:version-name" => fields.created_rev = true,
+                    "DAV:creationdate" => fields.time = true,
+                    "DAV:creator-displayname" => fields.author = true,
+                    "DAV:allprop" => fields = Fields::ALL,
+                    _ => {}
+                },
+                "no-patterns" => patterns = Some(Vec::new()),
+                "pattern" => patterns
+                    .get_or_insert_with(Vec::new)
+                    .push(c.text.as_bytes().to_vec()),
                 _ => {}
-            },
-            "no-patterns" => patterns = Some(Vec::new()),
-            "pattern" => patterns
-                .get_or_insert_with(Vec::new)
-                .push(c.text.as_bytes().to_vec()),
-            _ => {}
+            }
         }
+        Ok(List {
+            path,
+            rev,
+            depth,
+            fields,
+            patterns,
+        })
     }
+
+    fn answer(self, ctx: &Ctx<'_>, _: &Req) -> Result<Reply, HttpError> {
+        list(ctx, self)
+    }
+}
+
+fn list(ctx: &Ctx<'_>, q: List) -> Result<Reply, HttpError> {
+    let List {
+        path,
+        rev,
+        depth,
+        fields,
+        patterns,
+    } = q;
+    let path = under(ctx, &path);
+    let rev = ctx.check_rev(rev.unwrap_or(ctx.youngest))?;
     ctx.require_read(&path)?;
     let logged = patterns.as_ref().map(|l| {
         l.iter()
@@ -289,34 +364,67 @@ fn fuzzy_esc_to(out: &mut String, s: &str) {
     crate::xml::esc_to(out, &s[from..]);
 }
 
-pub(crate) fn log(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
-    let mut opts = LogOptions {
-        start: ctx.youngest,
-        end: 0,
-        revprops: Some(Vec::new()),
-        ..LogOptions::default()
-    };
-    let (mut start, mut end) = (None, None);
-    let mut encode_binary = false;
-    for c in doc.children.iter().filter(|c| c.ns == SVN) {
-        match c.name.as_str() {
-            "start-revision" => start = rev_of(Some(c))?,
-            "end-revision" => end = rev_of(Some(c))?,
-            "limit" => opts.limit = c.text.trim().parse::<i64>().map_or(0, |l| l.max(0) as u64),
-            "discover-changed-paths" => opts.discover_changed_paths = true,
-            "strict-node-history" => opts.strict_node_history = true,
-            "include-merged-revisions" => opts.include_merged_revisions = true,
-            "encode-binary-props" => encode_binary = true,
-            "all-revprops" => opts.revprops = None,
-            "no-revprops" => opts.revprops = Some(Vec::new()),
-            "revprop" => {
-                if let Some(list) = opts.revprops.as_mut() {
-                    list.push(c.text.as_bytes().to_vec());
+/// `S:log-report`: the options as `svn log` gives them; paths relative to the resource,
+/// start and end `None` for HEAD.
+pub(crate) struct Log {
+    opts: LogOptions,
+    start: Option<Revnum>,
+    end: Option<Revnum>,
+    encode_binary: bool,
+}
+
+impl ReportRequest for Log {
+    fn parse(doc: &Elem) -> Result<Self, HttpError> {
+        let mut opts = LogOptions {
+            start: 0,
+            end: 0,
+            revprops: Some(Vec::new()),
+            ..LogOptions::default()
+        };
+        let (mut start, mut end) = (None, None);
+        let mut encode_binary = false;
+        for c in doc.children.iter().filter(|c| c.ns == SVN) {
+            match c.name.as_str() {
+                "start-revision" => start = rev_of(Some(c))?,
+                "end-revision" => end = rev_of(Some(c))?,
+                "limit" => opts.limit = c.text.trim().parse::<i64>().map_or(0, |l| l.max(0) as u64),
+                "discover-changed-paths" => opts.discover_changed_paths = true,
+                "strict-node-history" => opts.strict_node_history = true,
+                "include-merged-revisions" => opts.include_merged_revisions = true,
+                "encode-binary-props" => encode_binary = true,
+                "all-revprops" => opts.revprops = None,
+                "no-revprops" => opts.revprops = Some(Vec::new()),
+                "revprop" => {
+                    if let Some(list) = opts.revprops.as_mut() {
+                        list.push(c.text.as_bytes().to_vec());
+                    }
                 }
+                "path" => opts.paths.push(relpath(&c.text)?),
+                _ => {}
             }
-            "path" => opts.paths.push(rel_path(ctx, &c.text)?),
-            _ => {}
         }
+        Ok(Log {
+            opts,
+            start,
+            end,
+            encode_binary,
+        })
+    }
+
+    fn answer(self, ctx: &Ctx<'_>, _: &Req) -> Result<Reply, HttpError> {
+        log(ctx, self)
+    }
+}
+
+fn log(ctx: &Ctx<'_>, q: Log) -> Result<Reply, HttpError> {
+    let Log {
+        mut opts,
+        start,
+        end,
+        encode_binary,
+    } = q;
+    for p in &mut opts.paths {
+        *p = under(ctx, p);
     }
     opts.start = start.unwrap_or(ctx.youngest);
     opts.end = end.unwrap_or(ctx.youngest);
@@ -448,21 +556,45 @@ fn log_item(s: &mut String, e: &LogEntryRef<'_>, encode_binary: bool, depth: &mu
 }
 
 /// The `S:path` element of a report, relative to the resource's path.
-fn path_arg(ctx: &Ctx<'_>, doc: &Elem) -> Result<String, HttpError> {
+/// The request's `S:path`, a relpath (relative to the resource's path).
+fn path_arg(doc: &Elem) -> Result<String, HttpError> {
     match doc.child(SVN, "path") {
-        Some(p) => rel_path(ctx, &p.text),
+        Some(p) => relpath(&p.text),
         None => Err(HttpError::bad_request(
             "Not all parameters passed (the request has no 'path' element)",
         )),
     }
 }
 
-pub(crate) fn file_revs(ctx: &Ctx<'_>, req: &Req, doc: &Elem) -> Result<Reply, HttpError> {
-    let path = path_arg(ctx, doc)?;
+/// `S:file-revs-report`: a file's versions between two revisions.
+pub(crate) struct FileRevs {
+    path: String,
+    start: Option<Revnum>,
+    end: Option<Revnum>,
+    include_merged: bool,
+}
+
+impl ReportRequest for FileRevs {
+    fn parse(doc: &Elem) -> Result<Self, HttpError> {
+        Ok(FileRevs {
+            path: path_arg(doc)?,
+            start: rev_of(doc.child(SVN, "start-revision"))?,
+            end: rev_of(doc.child(SVN, "end-revision"))?,
+            include_merged: doc.child(SVN, "include-merged-revisions").is_some(),
+        })
+    }
+
+    fn answer(self, ctx: &Ctx<'_>, req: &Req) -> Result<Reply, HttpError> {
+        file_revs(ctx, req, self)
+    }
+}
+
+fn file_revs(ctx: &Ctx<'_>, req: &Req, q: FileRevs) -> Result<Reply, HttpError> {
+    let path = under(ctx, &q.path);
     let opts = svelto_repos::FileRevsOptions {
-        start: rev_of(doc.child(SVN, "start-revision"))?,
-        end: rev_of(doc.child(SVN, "end-revision"))?,
-        include_merged: doc.child(SVN, "include-merged-revisions").is_some(),
+        start: q.start,
+        end: q.end,
+        include_merged: q.include_merged,
         svndiff_version: crate::ctx::svndiff_version(req.header("accept-encoding")).unwrap_or(0),
     };
     ctx.require_read(&path)?;
@@ -572,22 +704,40 @@ impl svelto_repos::FileRevsHandler for FileRevsXml<'_> {
     }
 }
 
-pub(crate) fn get_locations(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
-    let path = path_arg(ctx, doc)?;
-    let peg = rev_of(doc.child(SVN, "peg-revision"))?
-        .ok_or_else(|| HttpError::bad_request("Not all parameters passed (no peg revision)"))?;
-    let mut revs = Vec::new();
-    for c in doc
-        .children
-        .iter()
-        .filter(|c| c.is(SVN, "location-revision"))
-    {
-        if let Some(r) = rev_of(Some(c))? {
-            revs.push(r);
+/// `S:get-locations`: where a path at a peg revision was in other revisions.
+pub(crate) struct GetLocations {
+    path: String,
+    peg: Revnum,
+    revs: Vec<Revnum>,
+}
+
+impl ReportRequest for GetLocations {
+    fn parse(doc: &Elem) -> Result<Self, HttpError> {
+        let path = path_arg(doc)?;
+        let peg = rev_of(doc.child(SVN, "peg-revision"))?
+            .ok_or_else(|| HttpError::bad_request("Not all parameters passed (no peg revision)"))?;
+        let mut revs = Vec::new();
+        for c in doc
+            .children
+            .iter()
+            .filter(|c| c.is(SVN, "location-revision"))
+        {
+            if let Some(r) = rev_of(Some(c))? {
+                revs.push(r);
+            }
         }
+        Ok(GetLocations { path, peg, revs })
     }
+
+    fn answer(self, ctx: &Ctx<'_>, _: &Req) -> Result<Reply, HttpError> {
+        get_locations(ctx, self)
+    }
+}
+
+fn get_locations(ctx: &Ctx<'_>, q: GetLocations) -> Result<Reply, HttpError> {
+    let path = under(ctx, &q.path);
     ctx.require_read(&path)?;
-    let locations = ctx.svc.locations(&path, peg, &revs)?;
+    let locations = ctx.svc.locations(&path, q.peg, &q.revs)?;
     let mut out =
         format!("{XML_HEADER}<S:get-locations-report xmlns:S=\"svn:\" xmlns:D=\"DAV:\">\n");
     for (rev, p) in locations {
@@ -603,11 +753,35 @@ pub(crate) fn get_locations(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpErro
     Ok(xml_reply(out))
 }
 
-pub(crate) fn location_segments(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
-    let path = path_arg(ctx, doc)?;
-    let peg = rev_of(doc.child(SVN, "peg-revision"))?.unwrap_or(ctx.youngest);
-    let start = rev_of(doc.child(SVN, "start-revision"))?.unwrap_or(peg);
-    let end = rev_of(doc.child(SVN, "end-revision"))?.unwrap_or(0);
+/// `S:get-location-segments`: a path's history as segments (`None`: HEAD, the peg
+/// revision, 0).
+pub(crate) struct LocationSegments {
+    path: String,
+    peg: Option<Revnum>,
+    start: Option<Revnum>,
+    end: Option<Revnum>,
+}
+
+impl ReportRequest for LocationSegments {
+    fn parse(doc: &Elem) -> Result<Self, HttpError> {
+        Ok(LocationSegments {
+            path: path_arg(doc)?,
+            peg: rev_of(doc.child(SVN, "peg-revision"))?,
+            start: rev_of(doc.child(SVN, "start-revision"))?,
+            end: rev_of(doc.child(SVN, "end-revision"))?,
+        })
+    }
+
+    fn answer(self, ctx: &Ctx<'_>, _: &Req) -> Result<Reply, HttpError> {
+        location_segments(ctx, self)
+    }
+}
+
+fn location_segments(ctx: &Ctx<'_>, q: LocationSegments) -> Result<Reply, HttpError> {
+    let path = under(ctx, &q.path);
+    let peg = q.peg.unwrap_or(ctx.youngest);
+    let start = q.start.unwrap_or(peg);
+    let end = q.end.unwrap_or(0);
     if end > start {
         return Err(HttpError::bad_request(
             "End revision must not be younger than start revision",
@@ -648,17 +822,48 @@ pub(crate) fn location_segments(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, Http
     Ok(xml_reply(out))
 }
 
-pub(crate) fn mergeinfo(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
-    let rev = rev_of(doc.child(SVN, "revision"))?;
+/// `S:mergeinfo-report`: the mergeinfo of paths (relative to the resource) at a revision.
+pub(crate) struct Mergeinfo {
+    rev: Option<Revnum>,
+    inherit: svelto_repos::Inherit,
+    paths: Vec<String>,
+    include_descendants: bool,
+}
+
+impl ReportRequest for Mergeinfo {
+    fn parse(doc: &Elem) -> Result<Self, HttpError> {
+        let rev = rev_of(doc.child(SVN, "revision"))?;
+        let inherit =
+            svelto_repos::Inherit::from_word(doc.child_text(SVN, "inherit").unwrap_or(""));
+        let mut paths = Vec::new();
+        for c in doc.children.iter().filter(|c| c.is(SVN, "path")) {
+            paths.push(relpath(&c.text)?);
+        }
+        let include_descendants = doc.child_text(SVN, "include-descendants") == Some("yes");
+        Ok(Mergeinfo {
+            rev,
+            inherit,
+            paths,
+            include_descendants,
+        })
+    }
+
+    fn answer(self, ctx: &Ctx<'_>, _: &Req) -> Result<Reply, HttpError> {
+        mergeinfo(ctx, self)
+    }
+}
+
+fn mergeinfo(ctx: &Ctx<'_>, q: Mergeinfo) -> Result<Reply, HttpError> {
+    let Mergeinfo {
+        rev,
+        inherit,
+        paths,
+        include_descendants,
+    } = q;
     if let Some(r) = rev {
         ctx.check_rev(r)?;
     }
-    let inherit = svelto_repos::Inherit::from_word(doc.child_text(SVN, "inherit").unwrap_or(""));
-    let mut paths = Vec::new();
-    for c in doc.children.iter().filter(|c| c.is(SVN, "path")) {
-        paths.push(rel_path(ctx, &c.text)?);
-    }
-    let include_descendants = doc.child_text(SVN, "include-descendants") == Some("yes");
+    let paths: Vec<String> = paths.iter().map(|p| under(ctx, p)).collect();
     let rev = rev.unwrap_or(ctx.youngest);
     let found = ctx
         .svc
@@ -682,35 +887,64 @@ pub(crate) fn mergeinfo(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
     )))
 }
 
-pub(crate) fn deleted_rev(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
-    let path = path_arg(ctx, doc)?;
-    let (Some(peg), Some(end)) = (
-        rev_of(doc.child(SVN, "peg-revision"))?,
-        rev_of(doc.child(SVN, "end-revision"))?,
-    ) else {
-        return Err(HttpError::bad_request(
-            "Not all parameters passed (peg and end revisions are needed)",
-        ));
-    };
-    ctx.require_read(&path)?;
-    let rev = ctx.svc.deleted_rev(&path, peg, end)?;
+/// `S:get-deleted-rev-report`: the revision a path at a peg revision was deleted in.
+pub(crate) struct DeletedRev {
+    path: String,
+    peg: Revnum,
+    end: Revnum,
+}
+
+impl ReportRequest for DeletedRev {
+    fn parse(doc: &Elem) -> Result<Self, HttpError> {
+        let path = path_arg(doc)?;
+        let (Some(peg), Some(end)) = (
+            rev_of(doc.child(SVN, "peg-revision"))?,
+            rev_of(doc.child(SVN, "end-revision"))?,
+        ) else {
+            return Err(HttpError::bad_request(
+                "Not all parameters passed (peg and end revisions are needed)",
+            ));
+        };
+        Ok(DeletedRev { path, peg, end })
+    }
+
+    fn answer(self, ctx: &Ctx<'_>, _: &Req) -> Result<Reply, HttpError> {
+        let path = under(ctx, &self.path);
+        ctx.require_read(&path)?;
+        deleted_rev(ctx, &path, self.peg, self.end)
+    }
+}
+
+fn deleted_rev(ctx: &Ctx<'_>, path: &str, peg: Revnum, end: Revnum) -> Result<Reply, HttpError> {
+    let rev = ctx.svc.deleted_rev(path, peg, end)?;
     let rev = rev.map_or(-1, |r| r as i64);
     Ok(xml_reply(format!(
         "{XML_HEADER}<S:get-deleted-rev-report xmlns:S=\"svn:\" xmlns:D=\"DAV:\">\n<D:version-name>{rev}</D:version-name></S:get-deleted-rev-report>"
     )))
 }
 
-pub(crate) fn dated_rev(ctx: &Ctx<'_>, doc: &Elem) -> Result<Reply, HttpError> {
-    let when = doc
-        .child(crate::xml::DAV, "creationdate")
-        .and_then(|c| svelto_core::parse_svn_date(c.text.trim()))
-        .ok_or_else(|| {
-            HttpError::bad_request(
-                "The request does not contain a valid 'DAV:creationdate' element.",
-            )
-        })?;
-    let rev = ctx.svc.dated_rev(when)?;
-    Ok(xml_reply(format!(
-        "{XML_HEADER}<S:dated-rev-report xmlns:S=\"svn:\" xmlns:D=\"DAV:\">\n<D:version-name>{rev}</D:version-name></S:dated-rev-report>"
-    )))
+/// `S:dated-rev-report`: the youngest revision at a date.
+pub(crate) struct DatedRev {
+    when: i64,
+}
+
+impl ReportRequest for DatedRev {
+    fn parse(doc: &Elem) -> Result<Self, HttpError> {
+        let when = doc
+            .child(crate::xml::DAV, "creationdate")
+            .and_then(|c| svelto_core::parse_svn_date(c.text.trim()))
+            .ok_or_else(|| {
+                HttpError::bad_request(
+                    "The request does not contain a valid 'DAV:creationdate' element.",
+                )
+            })?;
+        Ok(DatedRev { when })
+    }
+
+    fn answer(self, ctx: &Ctx<'_>, _: &Req) -> Result<Reply, HttpError> {
+        let rev = ctx.svc.dated_rev(self.when)?;
+        Ok(xml_reply(format!(
+            "{XML_HEADER}<S:dated-rev-report xmlns:S=\"svn:\" xmlns:D=\"DAV:\">\n<D:version-name>{rev}</D:version-name></S:dated-rev-report>"
+        )))
+    }
 }

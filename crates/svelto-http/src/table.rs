@@ -1,6 +1,7 @@
 //! The request table: one row per HTTP method Svelto serves and one per `REPORT`, with
 //! the name the metrics and the request log count it under, whether it writes (a
-//! shutdown waits for it, `-R` refuses it) and what mod_authz_svn checks its URL for. A new report is one row here plus its handler.
+//! shutdown waits for it, `-R` refuses it) and what mod_authz_svn checks its URL for. A new
+//! report is one row here plus its request type ([`ReportRequest`]: its parser and handler).
 //! The methods' dispatch is `resource::handle`'s; the reports' is [`report`].
 
 use crate::ctx::Ctx;
@@ -108,66 +109,58 @@ pub(crate) static METHODS: &[Method] = {
     ]
 };
 
-/// A `REPORT`'s handler: the context, the request, the body's root element.
-pub(crate) type ReportFn = fn(&Ctx<'_>, &Req, &Elem) -> Result<Reply, HttpError>;
+/// A report's request, parsed from its XML body before anything is read (no repository,
+/// no URL: the parsers are a fuzz target, [`crate::parse_report`]), then answered.
+pub(crate) trait ReportRequest: Sized {
+    fn parse(doc: &Elem) -> Result<Self, HttpError>;
+    fn answer(self, ctx: &Ctx<'_>, req: &Req) -> Result<Reply, HttpError>;
+}
 
 pub(crate) struct Report {
     /// The body's root element (in Subversion's namespace).
     pub name: &'static str,
+    /// What the metrics and the request log count it under.
     pub metric: &'static str,
-    pub handler: ReportFn,
+    /// Parses the body and answers it.
+    pub handler: fn(&Ctx<'_>, &Req, &Elem) -> Result<Reply, HttpError>,
+    /// Parses the body only.
+    pub parse: fn(&Elem) -> Result<(), HttpError>,
 }
 
-const fn r(name: &'static str, metric: &'static str, handler: ReportFn) -> Report {
+fn handle<T: ReportRequest>(ctx: &Ctx<'_>, req: &Req, doc: &Elem) -> Result<Reply, HttpError> {
+    T::parse(doc)?.answer(ctx, req)
+}
+
+fn parse<T: ReportRequest>(doc: &Elem) -> Result<(), HttpError> {
+    T::parse(doc).map(drop)
+}
+
+const fn r<T: ReportRequest>(name: &'static str, metric: &'static str) -> Report {
     Report {
         name,
         metric,
-        handler,
+        handler: handle::<T>,
+        parse: parse::<T>,
     }
 }
 
-/// The reports served (every one reads), as mod_dav_svn 1.14 names them.
+/// The reports served (every one reads), as mod_dav_svn 1.14 names them: each row names
+/// its request type, which parses the body and answers it.
 pub(crate) static REPORTS: &[Report] = {
     use crate::reports as rep;
     &[
-        r("update-report", "http-update-report", |c, q, d| {
-            crate::update::update_report(c, q, d)
-        }),
-        r(
-            "inherited-props-report",
-            "http-inherited-props-report",
-            |c, _, d| rep::inherited_props(c, d),
-        ),
-        r("get-locks-report", "http-get-locks-report", |c, _, d| {
-            rep::get_locks(c, d)
-        }),
-        r("list-report", "http-list-report", |c, _, d| rep::list(c, d)),
-        r("log-report", "http-log-report", |c, _, d| rep::log(c, d)),
-        r("file-revs-report", "http-file-revs-report", |c, q, d| {
-            rep::file_revs(c, q, d)
-        }),
-        r("get-locations", "http-get-locations", |c, _, d| {
-            rep::get_locations(c, d)
-        }),
-        r(
-            "get-location-segments",
-            "http-get-location-segments",
-            |c, _, d| rep::location_segments(c, d),
-        ),
-        r("mergeinfo-report", "http-mergeinfo-report", |c, _, d| {
-            rep::mergeinfo(c, d)
-        }),
-        r(
-            "get-deleted-rev-report",
-            "http-get-deleted-rev-report",
-            |c, _, d| rep::deleted_rev(c, d),
-        ),
-        r("dated-rev-report", "http-dated-rev-report", |c, _, d| {
-            rep::dated_rev(c, d)
-        }),
-        r("replay-report", "http-replay-report", |c, q, d| {
-            crate::replay::replay_report(c, q, d)
-        }),
+        r::<crate::update::UpdateReport>("update-report", "http-update-report"),
+        r::<rep::InheritedProps>("inherited-props-report", "http-inherited-props-report"),
+        r::<rep::GetLocks>("get-locks-report", "http-get-locks-report"),
+        r::<rep::List>("list-report", "http-list-report"),
+        r::<rep::Log>("log-report", "http-log-report"),
+        r::<rep::FileRevs>("file-revs-report", "http-file-revs-report"),
+        r::<rep::GetLocations>("get-locations", "http-get-locations"),
+        r::<rep::LocationSegments>("get-location-segments", "http-get-location-segments"),
+        r::<rep::Mergeinfo>("mergeinfo-report", "http-mergeinfo-report"),
+        r::<rep::DeletedRev>("get-deleted-rev-report", "http-get-deleted-rev-report"),
+        r::<rep::DatedRev>("dated-rev-report", "http-dated-rev-report"),
+        r::<crate::replay::ReplayReport>("replay-report", "http-replay-report"),
     ]
 };
 

@@ -17,6 +17,8 @@ use std::io::Write;
 use svelto_core::{join, Depth, Md5, NodeKind, Revnum, Sha1};
 use svelto_repos::{action, Editor, Report, ReportOptions, ReposError, TextOptions, Token};
 
+use crate::table::ReportRequest;
+
 fn depth_word(w: &str) -> Result<Depth, HttpError> {
     Ok(match w.trim() {
         "empty" => Depth::Empty,
@@ -43,63 +45,149 @@ fn yes(e: &Elem) -> Result<bool, HttpError> {
     Ok(t != "no")
 }
 
+/// `S:update-report` as the client sends it: the paths are URLs (or URL paths) still to
+/// be resolved against the server's prefix, `target_rev` `None` for HEAD.
+pub(crate) struct UpdateReport {
+    send_all: bool,
+    include_props: bool,
+    target_rev: Option<Revnum>,
+    src: Option<String>,
+    dst: Option<String>,
+    target: String,
+    depth: Depth,
+    ignore_ancestry: bool,
+    send_copyfrom_args: bool,
+    text_deltas: bool,
+    /// The working copy's state, in the client's order.
+    state: Vec<StateItem>,
+}
+
+/// One `S:entry` or `S:missing` of an update report.
+enum StateItem {
+    Entry {
+        path: String,
+        rev: Revnum,
+        depth: Depth,
+        start_empty: bool,
+        lock: Option<String>,
+        link: Option<String>,
+    },
+    Missing(String),
+}
+
+impl ReportRequest for UpdateReport {
+    fn parse(doc: &Elem) -> Result<Self, HttpError> {
+        let send_all = doc.attr("send-all") == Some("true");
+        let mut q = UpdateReport {
+            send_all,
+            include_props: send_all,
+            target_rev: None,
+            src: None,
+            dst: None,
+            target: String::new(),
+            depth: Depth::Infinity,
+            ignore_ancestry: false,
+            send_copyfrom_args: false,
+            text_deltas: true,
+            state: Vec::new(),
+        };
+        let mut depth: Option<Depth> = None;
+        let mut recursive: Option<Depth> = None;
+        for c in doc.children.iter().filter(|c| c.ns == SVN) {
+            match c.name.as_str() {
+                "target-revision" => {
+                    let t = c.text.trim();
+                    if t.is_empty() {
+                        return Err(malformed(&c.name));
+                    }
+                    // mod_dav_svn reads it with strtol: anything else means HEAD.
+                    q.target_rev = t.parse::<Revnum>().ok();
+                }
+                "src-path" | "dst-path" => {
+                    if c.text.is_empty() {
+                        return Err(malformed(&c.name));
+                    }
+                    let url = Some(c.text.clone());
+                    if c.name == "src-path" {
+                        q.src = url;
+                    } else {
+                        q.dst = url;
+                    }
+                }
+                "update-target" => q.target = c.text.clone(),
+                "depth" => depth = Some(depth_word(&c.text)?),
+                "recursive" => {
+                    recursive = Some(if yes(c)? {
+                        Depth::Infinity
+                    } else {
+                        Depth::Files
+                    })
+                }
+                "ignore-ancestry" => q.ignore_ancestry = yes(c)?,
+                "send-copyfrom-args" => q.send_copyfrom_args = yes(c)?,
+                "text-deltas" => q.text_deltas = yes(c)?,
+                "include-props" => q.include_props = q.include_props || yes(c)?,
+                "entry" => {
+                    let rev = c
+                        .attr("rev")
+                        .ok_or_else(|| HttpError::bad_request("Missing XML attribute: rev"))?;
+                    let rev = rev
+                        .trim()
+                        .parse::<Revnum>()
+                        .map_err(|_| HttpError::bad_request(format!("Invalid revision '{rev}'")))?;
+                    let depth = c
+                        .attr("depth")
+                        .map(depth_word)
+                        .transpose()?
+                        .unwrap_or(Depth::Infinity);
+                    q.state.push(StateItem::Entry {
+                        path: c.text.clone(),
+                        rev,
+                        depth,
+                        start_empty: c.attr("start-empty").is_some(),
+                        lock: c.attr("lock-token").map(str::to_string),
+                        link: c
+                            .attr("linkpath")
+                            .map(|l| l.trim_start_matches('/').to_string()),
+                    });
+                }
+                "missing" => q.state.push(StateItem::Missing(c.text.clone())),
+                _ => {}
+            }
+        }
+        q.depth = depth.or(recursive).unwrap_or(Depth::Infinity);
+        Ok(q)
+    }
+
+    fn answer(self, ctx: &Ctx<'_>, req: &Req) -> Result<Reply, HttpError> {
+        update_report(ctx, req, self)
+    }
+}
+
 /// `REPORT` with `S:update-report`, on `!svn/me` or the VCC.
-pub(crate) fn update_report(ctx: &Ctx<'_>, req: &Req, doc: &Elem) -> Result<Reply, HttpError> {
+fn update_report(ctx: &Ctx<'_>, req: &Req, q: UpdateReport) -> Result<Reply, HttpError> {
     if !matches!(ctx.target.kind, Kind::Me | Kind::Vcc) {
         return Err(HttpError::new(
             StatusCode::CONFLICT,
             "This report can only be run against a VCC or root-stub URI",
         ));
     }
-    let send_all = doc.attr("send-all") == Some("true");
-    let mut include_props = send_all;
-    let mut target_rev: Option<Revnum> = None;
-    let mut src: Option<String> = None;
-    let mut dst: Option<String> = None;
-    let mut target = String::new();
-    let mut depth: Option<Depth> = None;
-    let mut recursive: Option<Depth> = None;
-    let mut ignore_ancestry = false;
-    let mut send_copyfrom_args = false;
-    let mut text_deltas = true;
-    for c in doc.children.iter().filter(|c| c.ns == SVN) {
-        match c.name.as_str() {
-            "target-revision" => {
-                let t = c.text.trim();
-                if t.is_empty() {
-                    return Err(malformed(&c.name));
-                }
-                // mod_dav_svn reads it with strtol: anything else means HEAD.
-                target_rev = t.parse::<Revnum>().ok();
-            }
-            "src-path" => {
-                if c.text.is_empty() {
-                    return Err(malformed(&c.name));
-                }
-                src = Some(crate::uri::report_path(ctx.state, &ctx.target, &c.text)?);
-            }
-            "dst-path" => {
-                if c.text.is_empty() {
-                    return Err(malformed(&c.name));
-                }
-                dst = Some(crate::uri::report_path(ctx.state, &ctx.target, &c.text)?);
-            }
-            "update-target" => target = c.text.clone(),
-            "depth" => depth = Some(depth_word(&c.text)?),
-            "recursive" => {
-                recursive = Some(if yes(c)? {
-                    Depth::Infinity
-                } else {
-                    Depth::Files
-                })
-            }
-            "ignore-ancestry" => ignore_ancestry = yes(c)?,
-            "send-copyfrom-args" => send_copyfrom_args = yes(c)?,
-            "text-deltas" => text_deltas = yes(c)?,
-            "include-props" => include_props = include_props || yes(c)?,
-            _ => {}
-        }
-    }
+    let UpdateReport {
+        send_all,
+        include_props,
+        target_rev,
+        src,
+        dst,
+        target,
+        depth,
+        ignore_ancestry,
+        send_copyfrom_args,
+        text_deltas,
+        state,
+    } = q;
+    let resolve = |url: &str| crate::uri::report_path(ctx.state, &ctx.target, url);
+    let src = src.as_deref().map(resolve).transpose()?;
+    let dst = dst.as_deref().map(resolve).transpose()?;
     let Some(anchor) = src else {
         return Err(HttpError::bad_request(
             "The request did not contain the '<src-path>' element.\nThis may indicate that your client is too old",
@@ -109,49 +197,40 @@ pub(crate) fn update_report(ctx: &Ctx<'_>, req: &Req, doc: &Elem) -> Result<Repl
         Some(r) => ctx.check_rev(r)?,
         None => ctx.youngest,
     };
-    let depth = depth.or(recursive).unwrap_or(Depth::Infinity);
     let mut report = Report::new();
     let mut links: Vec<(String, String)> = Vec::new();
     // For the log, as mod_dav_svn guesses the client's command from them: the entries,
     // whether one started empty, the revision of the anchor's.
     let (mut entries, mut some_empty, mut from_rev) = (0u32, false, None);
-    for c in doc.children.iter().filter(|c| c.ns == SVN) {
-        match c.name.as_str() {
-            "entry" => {
-                let rev = c
-                    .attr("rev")
-                    .ok_or_else(|| HttpError::bad_request("Missing XML attribute: rev"))?;
-                let rev = rev
-                    .trim()
-                    .parse::<Revnum>()
-                    .map_err(|_| HttpError::bad_request(format!("Invalid revision '{rev}'")))?;
+    for item in &state {
+        match item {
+            StateItem::Entry {
+                path,
+                rev,
+                depth: d,
+                start_empty,
+                lock,
+                link,
+            } => {
+                let (rev, d, start_empty) = (*rev, *d, *start_empty);
                 ctx.check_rev(rev)?;
-                let d = c
-                    .attr("depth")
-                    .map(depth_word)
-                    .transpose()?
-                    .unwrap_or(Depth::Infinity);
-                let start_empty = c.attr("start-empty").is_some();
-                let lock = c.attr("lock-token");
-                let path = c.text.as_str();
                 entries += 1;
                 some_empty |= start_empty;
                 if path.is_empty() {
                     from_rev = Some(rev);
                 }
-                match c.attr("linkpath") {
+                let lock = lock.as_deref();
+                match link {
                     Some(link) => {
-                        let link = link.trim_start_matches('/');
                         report.link_path(path, link, rev, d, start_empty, lock)?;
                         if dst.is_none() {
-                            links.push((join(&join(&anchor, &target), path), link.to_string()));
+                            links.push((join(&join(&anchor, &target), path), link.clone()));
                         }
                     }
                     None => report.set_path(path, rev, d, start_empty, lock)?,
                 }
             }
-            "missing" => report.delete_path(&c.text)?,
-            _ => {}
+            StateItem::Missing(path) => report.delete_path(path)?,
         }
     }
     // Where the editor's paths lead in the target revision (mod_dav_svn's path map).
