@@ -5,17 +5,26 @@
 //!
 //! Owns: the opaque ids (from `svelto-core`), the records a backend hands out
 //! (node-revisions, listings, revision metadata), its errors (with `Unavailable` for a
-//! remote backend out of reach) and the reading handle's trait ([`ReadRepo`]). Must not:
+//! remote backend out of reach), the reading handle's trait ([`ReadRepo`]) and the
+//! writer's ([`WriteRepo`], building a revision: [`WriteTxn`]). Must not:
 //! do I/O, know a file layout, or depend on a backend.
 
 pub mod contract;
 mod error;
+mod fold;
 mod read;
 mod types;
+mod write;
 
 pub use error::{Corruption, Result, StoreError};
+pub use fold::{FoldedChanges, PathChange};
 pub use read::ReadRepo;
 pub use svelto_core::{ListingId, NodeRevId, PropsId, TextId};
 pub use types::{
     Change, DirEntry, FileText, HistoryEntry, Listed, ListedDir, NodeRev, RevInfo, RevMeta, Stored,
 };
+pub use write::{LockTable, NodeInfo, WriteRepo, WriteTxn};
+
+/// The largest contents a caller or backend holds whole in memory (and computes deltas
+/// of); larger files are streamed.
+pub const DELTA_MAX: usize = 4 << 20;

@@ -4,7 +4,10 @@ use crate::error::{Corruption, Result, StoreError};
 use crate::types::{
     DirEntry, FileText, HistoryEntry, Listed, ListedDir, NodeRev, RevInfo, RevMeta, Stored,
 };
+use crate::write::{LockTable, WriteRepo};
+use std::any::Any;
 use std::io::Read;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use svelto_core::{
     compare_paths, ChangeKind, Env, ListingId, NodeKind, NodeRevId, PropList, PropsId, Revnum,
@@ -41,6 +44,46 @@ pub trait ReadRepo: Send + Sync {
     fn text(&self, id: TextId) -> Result<Arc<Vec<u8>>>;
     /// A file's contents as a stream: memory stays bounded however large it is.
     fn text_reader(&self, text: &FileText) -> Result<Box<dyn Read + Send>>;
+
+    /// The repository's lock table now: a shared snapshot, kept per handle (changed with
+    /// [`WriteRepo::set_locks`]).
+    fn locks(&self) -> Result<Arc<LockTable>>;
+    /// The backend's own type, for a writer that checks a handle is one of its own.
+    fn as_any(&self) -> &dyn Any;
+
+    /// Stages the unpublished revision a writer will build as transaction `name`, apart
+    /// from the repository and without the write lock, for a pre-commit hook to read;
+    /// the transaction lasts as long as the returned writer. A backend without hooks'
+    /// transactions refuses (`Unsupported`).
+    fn stage(&self, name: &str) -> Result<Box<dyn WriteRepo>> {
+        Err(StoreError::Unsupported(format!(
+            "staging transaction '{name}'"
+        )))
+    }
+
+    /// The repository's directory when it lives in one on this machine (where `conf/` and
+    /// `hooks/` are); None for a backend without one (no hooks run then).
+    fn local_dir(&self) -> Option<&Path> {
+        None
+    }
+
+    /// Checks what the backend keeps beside the records (its own files or objects): Ok
+    /// when it keeps nothing else.
+    fn verify_storage(&self) -> Result<()> {
+        Ok(())
+    }
+
+    /// Reads every stored record and checks it, beyond what a walk of the revisions
+    /// reaches (records no revision names): Ok when the walk reaches everything.
+    fn verify_records(&self) -> Result<()> {
+        Ok(())
+    }
+
+    /// Where an edit keeps its texts until it commits (None: the system's temporary
+    /// directory).
+    fn scratch_dir(&self) -> Option<PathBuf> {
+        None
+    }
 
     /// Whether the repository this handle reads was replaced under it (a registry then
     /// opens it again).

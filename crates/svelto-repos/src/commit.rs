@@ -21,7 +21,7 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use std::sync::Arc;
 use svelto_core::{parent_and_name, Md5, NodeKind, PropList, Revnum, EMPTY_MD5};
 use svelto_delta::{Limits, StreamDecoder};
-use svelto_store::{Repo, Txn, Writer};
+use svelto_fs::{ReadRepo, WriteRepo};
 
 /// Revision properties with this prefix are for the hooks only (e.g. the client's
 /// `svn:txn-user-agent`); they are never stored in a revision.
@@ -153,7 +153,7 @@ const PER_PATH: usize = 128;
 
 /// An edit in progress.
 pub struct CommitTxn {
-    repo: Repo,
+    repo: Arc<dyn ReadRepo>,
     base: Revnum,
     name: String,
     /// The revision properties the commit will have (and the hooks see).
@@ -289,13 +289,14 @@ impl CommitTxn {
     /// Starts an edit on the youngest revision. `name` is the transaction's name (hooks
     /// see it); `spool_dir` is where texts wait for the commit (the repository's
     /// `db/txns`).
-    pub fn begin(repo: &Repo, name: &str, revprops: PropList) -> Result<CommitTxn> {
+    pub fn begin(repo: Arc<dyn ReadRepo>, name: &str, revprops: PropList) -> Result<CommitTxn> {
         let base = repo.refresh()?;
         for (k, v) in &revprops {
             validate_prop(k, Some(v))?;
         }
+        let spool_dir = repo.scratch_dir().unwrap_or_else(std::env::temp_dir);
         Ok(CommitTxn {
-            repo: repo.clone(),
+            repo,
             base,
             name: name.to_string(),
             revprops,
@@ -304,7 +305,7 @@ impl CommitTxn {
             texts: BTreeMap::new(),
             spool: None,
             spool_len: 0,
-            spool_dir: repo.db_path().join("txns"),
+            spool_dir,
             bytes: 0,
             limits: CommitLimits::default(),
         })
@@ -649,7 +650,7 @@ impl CommitTxn {
         }
         let base = match text {
             None => Base::Whole(Arc::new(Vec::new())),
-            Some(t) if t.size <= svelto_store::DELTA_MAX as u64 => {
+            Some(t) if t.size <= svelto_fs::DELTA_MAX as u64 => {
                 Base::Whole(self.repo.read_text(&t)?)
             }
             Some(t) => Base::Stream(SlidingSource::new(self.repo.text_reader(&t)?)),
@@ -867,7 +868,7 @@ impl CommitTxn {
     /// The revision properties with `svn:date` set to `date`, or to the youngest
     /// revision's date when that is later.
     fn revprops_dated(&self, youngest: Revnum, date: &str) -> Result<(PropList, String)> {
-        let date = not_before_youngest(&self.repo, youngest, date)?;
+        let date = not_before_youngest(&*self.repo, youngest, date)?;
         let mut revprops = self.revprops.clone();
         revprops.insert(b"svn:date".to_vec(), date.clone().into_bytes());
         Ok((revprops, date))
@@ -875,9 +876,9 @@ impl CommitTxn {
 
     /// Applies the recorded edit to a new transaction of `w` on its youngest revision and
     /// commits it there with `revprops`.
-    fn apply(&mut self, w: &mut Writer, revprops: PropList) -> Result<Revnum> {
+    fn apply(&mut self, w: &mut dyn WriteRepo, revprops: PropList) -> Result<Revnum> {
         let CommitTxn { ops, spool, .. } = self;
-        let mut t = Txn::begin(w)?;
+        let mut t = w.begin()?;
         for op in ops.iter() {
             match op {
                 Op::Delete(p) => t.delete(p)?,
@@ -906,7 +907,7 @@ impl CommitTxn {
                 }
             }
         }
-        t.revprops = revprops;
+        t.set_revprops(revprops);
         Ok(t.commit()?)
     }
 
@@ -918,12 +919,12 @@ impl CommitTxn {
     /// `date` (or the youngest revision's, when later), as FSFS's transaction holds its
     /// creation date until the commit stamps its own. The transaction lasts as long as
     /// the returned writer.
-    pub fn stage(&mut self, date: &str) -> Result<Writer> {
-        let mut w = Writer::stage(self.repo.path(), &self.name)?;
+    pub fn stage(&mut self, date: &str) -> Result<Box<dyn WriteRepo>> {
+        let mut w = self.repo.stage(&self.name)?;
         let youngest = w.youngest();
         self.check_conflicts(youngest)?;
         let (revprops, _) = self.revprops_dated(youngest, date)?;
-        self.apply(&mut w, revprops)?;
+        self.apply(&mut *w, revprops)?;
         w.sync()?;
         Ok(w)
     }
@@ -933,7 +934,7 @@ impl CommitTxn {
     /// becomes `svn:date`, or the youngest revision's date when that is later: dates never
     /// go backwards as revisions go up (`-r {DATE}` searches them in order), even when the
     /// clock does. The ephemeral revision properties (`svn:txn-*`) are not stored.
-    pub fn prepare<'w>(mut self, w: &'w mut Writer, date: &str) -> Result<Prepared<'w>> {
+    pub fn prepare<'w>(mut self, w: &'w mut dyn WriteRepo, date: &str) -> Result<Prepared<'w>> {
         let youngest = w.youngest();
         self.check_conflicts(youngest)?;
         let (revprops, date) = self.revprops_dated(youngest, date)?;
@@ -947,7 +948,7 @@ impl CommitTxn {
 }
 
 /// `date`, or the `svn:date` of `youngest` when that is a later date.
-fn not_before_youngest(repo: &Repo, youngest: Revnum, date: &str) -> Result<String> {
+fn not_before_youngest(repo: &dyn ReadRepo, youngest: Revnum, date: &str) -> Result<String> {
     let props = repo.revprops(youngest)?;
     Ok(match props.get(&b"svn:date"[..]) {
         // The fixed-width form sorts as the dates do.
@@ -972,7 +973,7 @@ fn bad_delta(path: &str, e: svelto_delta::DeltaError) -> ReposError {
 
 /// A commit applied under the writer, not yet published.
 pub struct Prepared<'w> {
-    w: &'w mut Writer,
+    w: &'w mut dyn WriteRepo,
     rev: Revnum,
     /// Its `svn:date`.
     date: String,

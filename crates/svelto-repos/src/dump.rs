@@ -16,7 +16,7 @@ use svelto_dump::{
     props_bytes, write_format, write_node_headers, write_node_record, write_revision_record,
     write_uuid,
 };
-use svelto_store::{FileText, NodeRev, NodeRevId, ReadRepo, DELTA_MAX};
+use svelto_fs::{FileText, NodeRev, NodeRevId, ReadRepo, DELTA_MAX};
 
 /// What a dump's repository handle needs of its read caches (`Repo::set_cache_limit`; the
 /// least it takes). A dump reads each revision once: the texts it reconstructs are used

@@ -1,6 +1,6 @@
 use svelto_core::{code, Revnum};
 use svelto_dump::DumpError;
-use svelto_store::StoreError;
+use svelto_fs::StoreError;
 
 /// Errors of repository operations, each naming the revision and path involved.
 #[derive(Debug, thiserror::Error)]

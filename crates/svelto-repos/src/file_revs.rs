@@ -19,7 +19,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use svelto_core::{is_ancestor, NodeKind, PropList, Revnum};
 use svelto_delta::{delta_windows, stream_header, Window};
-use svelto_store::{NodeRev, NodeRevId, ReadRepo};
+use svelto_fs::{NodeRev, NodeRevId, ReadRepo};
 
 /// A property change: the name and the new value, None when the property was deleted.
 pub type PropDiff = (Vec<u8>, Option<Vec<u8>>);

@@ -12,7 +12,7 @@ use crate::mergeinfo::{self, Mergeinfo};
 use std::collections::HashMap;
 use std::sync::Arc;
 use svelto_core::{compare_paths, fspath, join, skip_ancestor, ChangeKind, NodeKind, Revnum};
-use svelto_store::{NodeRev, NodeRevId, PropsId, ReadRepo, RevMeta};
+use svelto_fs::{NodeRev, NodeRevId, PropsId, ReadRepo, RevMeta};
 
 pub(crate) const MERGEINFO: &[u8] = b"svn:mergeinfo";
 

@@ -7,7 +7,7 @@ use crate::authz::fnmatch;
 use crate::node::{ListedNode, Node};
 use crate::Result;
 use svelto_core::{parent_and_name, Depth, NodeKind, Revnum};
-use svelto_store::ReadRepo;
+use svelto_fs::ReadRepo;
 
 /// Which fields of a directory entry a client asked for (Subversion's `SVN_DIRENT_*`
 /// flags): what `get-dir`, `list` and `stat` over svn:// and the list report over HTTP

@@ -9,7 +9,7 @@
 use crate::error::{ReposError, Result};
 use crate::fs::{self, check_rev, lookup, prev_location, History};
 use svelto_core::{fspath, relpath, Revnum};
-use svelto_store::ReadRepo;
+use svelto_fs::ReadRepo;
 
 /// The path of the node `path@peg_rev` in each of `revs`. Revisions in which the node did
 /// not exist (or was another line of history) are left out; the result is ordered youngest

@@ -11,17 +11,17 @@ use crate::hooks::Hooks;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use svelto_core::{is_ancestor, NodeKind, Revnum};
-use svelto_store::{LockTable, Repo, Writer};
+use svelto_fs::{LockTable, ReadRepo, WriteRepo};
 
 pub use svelto_core::Lock;
 
 /// Reads every lock of the repository (without the expired ones), to change them.
-pub fn read_locks(repo: &Repo) -> Result<BTreeMap<String, Lock>> {
+pub fn read_locks(repo: &dyn ReadRepo) -> Result<BTreeMap<String, Lock>> {
     Ok(current(repo)?.locks().clone())
 }
 
 /// The repository's locks now, without the expired ones.
-fn current(repo: &Repo) -> Result<Arc<LockTable>> {
+fn current(repo: &dyn ReadRepo) -> Result<Arc<LockTable>> {
     let table = repo.locks()?;
     if !table.any_expiring() {
         return Ok(table);
@@ -34,18 +34,22 @@ fn current(repo: &Repo) -> Result<Arc<LockTable>> {
 }
 
 /// Replaces the repository's locks, under `w`, the writer of `repo`.
-fn write_locks(repo: &Repo, w: &mut Writer, locks: BTreeMap<String, Lock>) -> Result<()> {
+fn write_locks(
+    repo: &dyn ReadRepo,
+    w: &mut dyn WriteRepo,
+    locks: BTreeMap<String, Lock>,
+) -> Result<()> {
     Ok(w.set_locks(locks, repo)?)
 }
 
 /// The lock on `path`, if any.
-pub fn get_lock(repo: &Repo, path: &str) -> Result<Option<Lock>> {
+pub fn get_lock(repo: &dyn ReadRepo, path: &str) -> Result<Option<Lock>> {
     Ok(current(repo)?.locks().get(path).cloned())
 }
 
 /// The locks at or below `path`, to `depth` (0 = the path itself, 1 = and its children,
 /// None = all).
-pub fn get_locks(repo: &Repo, path: &str, depth: Option<usize>) -> Result<Vec<Lock>> {
+pub fn get_locks(repo: &dyn ReadRepo, path: &str, depth: Option<usize>) -> Result<Vec<Lock>> {
     let prefix_len = if path.is_empty() { 0 } else { path.len() + 1 };
     Ok(current(repo)?
         .locks()
@@ -67,7 +71,7 @@ pub fn get_locks(repo: &Repo, path: &str, depth: Option<usize>) -> Result<Vec<Lo
         .collect())
 }
 
-fn uuid_of(repo: &Repo) -> String {
+fn uuid_of(repo: &dyn ReadRepo) -> String {
     repo.uuid().unwrap_or_default()
 }
 
@@ -159,7 +163,7 @@ fn date_after(date: &str, secs: u64) -> Option<String> {
 /// clock once the writer is held.
 #[allow(clippy::too_many_arguments)]
 pub fn lock_many_with(
-    repo: &Repo,
+    repo: &dyn ReadRepo,
     hooks: Option<&Hooks>,
     user: &str,
     comment: Option<&str>,
@@ -168,7 +172,7 @@ pub fn lock_many_with(
     expires_in: Option<u64>,
     targets: &[LockTarget],
     chosen: &[Option<String>],
-    with_writer: impl FnOnce(&mut dyn FnMut(&mut Writer) -> Result<()>) -> Result<()>,
+    with_writer: impl FnOnce(&mut dyn FnMut(&mut dyn WriteRepo) -> Result<()>) -> Result<()>,
 ) -> Result<Many<Lock>> {
     if comment.is_some_and(|c| !xml_safe(c)) {
         return Err(ReposError::svn(
@@ -196,7 +200,7 @@ pub fn lock_many_with(
     let mut results: Vec<Option<Result<Lock>>> = (0..targets.len()).map(|_| None).collect();
     let uuid = uuid_of(repo);
     let env = repo.env();
-    let mut body = |w: &mut Writer| -> Result<()> {
+    let mut body = |w: &mut dyn WriteRepo| -> Result<()> {
         // Stamped once the writer is held, so creation dates follow the order locks are made.
         let now = env.svn_date();
         let date = now.as_str().max(date);
@@ -316,12 +320,12 @@ pub struct UnlockTarget {
 
 /// Unlocks `targets` (hooks included); `brk` breaks others' locks. One result per target.
 pub fn unlock_many(
-    repo: &Repo,
+    repo: &dyn ReadRepo,
     hooks: &Hooks,
     user: Option<&str>,
     brk: bool,
     targets: &[UnlockTarget],
-    with_writer: impl FnOnce(&mut dyn FnMut(&mut Writer) -> Result<()>) -> Result<()>,
+    with_writer: impl FnOnce(&mut dyn FnMut(&mut dyn WriteRepo) -> Result<()>) -> Result<()>,
 ) -> Result<Many<()>> {
     unlock_many_with(repo, Some(hooks), user, brk, targets, with_writer)
 }
@@ -329,12 +333,12 @@ pub fn unlock_many(
 /// [`unlock_many`] with the pre-unlock and post-unlock hooks run only when `hooks` is given
 /// (`svnadmin unlock --bypass-hooks` and `rmlocks` run none).
 pub fn unlock_many_with(
-    repo: &Repo,
+    repo: &dyn ReadRepo,
     hooks: Option<&Hooks>,
     user: Option<&str>,
     brk: bool,
     targets: &[UnlockTarget],
-    with_writer: impl FnOnce(&mut dyn FnMut(&mut Writer) -> Result<()>) -> Result<()>,
+    with_writer: impl FnOnce(&mut dyn FnMut(&mut dyn WriteRepo) -> Result<()>) -> Result<()>,
 ) -> Result<Many<()>> {
     let uuid = uuid_of(repo);
     let mut pre: Vec<Option<Result<()>>> = targets
@@ -352,7 +356,7 @@ pub fn unlock_many_with(
         })
         .collect();
     let mut results: Vec<Option<Result<()>>> = (0..targets.len()).map(|_| None).collect();
-    let mut body = |w: &mut Writer| -> Result<()> {
+    let mut body = |w: &mut dyn WriteRepo| -> Result<()> {
         let mut locks = read_locks(repo)?;
         let mut changed = false;
         for (i, t) in targets.iter().enumerate() {
@@ -437,7 +441,7 @@ pub fn unlock_many_with(
 /// `changed`: each path the commit changes, and whether everything below it changes too
 /// (a delete or replace). `tokens`: the tokens the client sent (path, token).
 pub fn check_commit(
-    repo: &Repo,
+    repo: &dyn ReadRepo,
     changed: &[(String, bool)],
     user: Option<&str>,
     tokens: &[(String, String)],
@@ -500,6 +504,7 @@ pub fn check_commit(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use svelto_store::{Repo, Writer};
 
     #[test]
     fn locks_round_trip_through_the_store_and_expired_ones_are_left_out() {

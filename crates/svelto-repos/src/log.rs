@@ -15,7 +15,7 @@ use crate::mergeinfo::{self, Mergeinfo, Range};
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 use svelto_core::{fspath, is_ancestor, relpath, ChangeKind, NodeKind, PropList, Revnum};
-use svelto_store::{Change, ReadRepo, RevMeta};
+use svelto_fs::{Change, ReadRepo, RevMeta};
 
 /// What a `log` request asks for.
 #[derive(Debug, Clone, Default)]

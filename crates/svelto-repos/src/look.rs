@@ -5,14 +5,14 @@
 //! order the replay visits them; a replacement is a delete followed by an add of the same
 //! name. The CLI prints the tree; this module holds no formatting.
 //!
-//! A transaction opened with `svelto_store::Repo::open_txn` is the youngest revision of
+//! A transaction opened with a backend's `open_txn` is the youngest revision of
 //! that view, so the same functions serve `-t TXN`.
 
 use crate::editor::{Editor, Token};
 use crate::error::{ReposError, Result};
 use crate::replay::{replay, ReplayOptions};
 use svelto_core::{join, parent_and_name, Md5, NodeKind, Revnum};
-use svelto_store::Repo;
+use svelto_fs::ReadRepo;
 
 /// One node of the change tree (Subversion's `svn_repos_node_t`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,7 +31,7 @@ pub struct ChangeNode {
 
 /// The change tree of `rev` against `rev - 1`; None for revision 0 and for a revision
 /// that changes nothing.
-pub fn change_tree(repo: &Repo, rev: Revnum) -> Result<Option<ChangeNode>> {
+pub fn change_tree(repo: &dyn ReadRepo, rev: Revnum) -> Result<Option<ChangeNode>> {
     if rev == 0 {
         repo.root(0)?;
         return Ok(None);
@@ -95,7 +95,7 @@ struct Slot {
 
 /// Builds the tree from the replay's editor calls, as the node editor does.
 struct TreeBuilder<'r> {
-    repo: &'r Repo,
+    repo: &'r dyn ReadRepo,
     rev: Revnum,
     base_rev: Revnum,
     nodes: Vec<Slot>,

@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 use svelto_core::{Md5, NodeKind, Revnum, Sha1};
-use svelto_store::NodeRev;
+use svelto_fs::NodeRev;
 
 /// One node-revision (a cheap handle: cloning it copies a pointer).
 #[derive(Debug, Clone)]
@@ -48,7 +48,7 @@ impl Node {
 /// that last changed it, its size, whether it has properties. Read from the node-revision
 /// once and kept with the directory's listing.
 #[derive(Debug, Clone, Copy)]
-pub struct ListedNode(pub(crate) svelto_store::Listed);
+pub struct ListedNode(pub(crate) svelto_fs::Listed);
 
 impl ListedNode {
     pub fn kind(&self) -> NodeKind {
@@ -73,6 +73,6 @@ impl ListedNode {
 
 impl From<&Node> for ListedNode {
     fn from(n: &Node) -> ListedNode {
-        ListedNode(svelto_store::Listed::of(&n.0))
+        ListedNode(svelto_fs::Listed::of(&n.0))
     }
 }

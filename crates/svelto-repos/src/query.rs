@@ -11,7 +11,7 @@ use crate::{Inherit, ReposError, Result};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use svelto_core::{fspath, join, NodeKind, PropList, Revnum};
-use svelto_store::{NodeRev, ReadRepo};
+use svelto_fs::{NodeRev, ReadRepo};
 
 /// The mergeinfo of `path` (a relpath) in `rev` as FSFS computes it for one path
 /// (`svn_fs__get_mergeinfo_for_path` with inherited mergeinfo adjusted): None when there

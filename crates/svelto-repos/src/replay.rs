@@ -21,7 +21,7 @@ use svelto_core::{
     compare_paths, fspath, is_ancestor, join, parent_and_name, skip_ancestor, ChangeKind, NodeKind,
     PropList, Revnum,
 };
-use svelto_store::{Change, FileText, NodeRev, NodeRevId, ReadRepo, StoreError, DELTA_MAX};
+use svelto_fs::{Change, FileText, NodeRev, NodeRevId, ReadRepo, StoreError, DELTA_MAX};
 
 /// The parameters of one replay.
 #[derive(Debug, Clone, PartialEq, Eq)]

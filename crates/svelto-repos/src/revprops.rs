@@ -8,7 +8,7 @@ use crate::error::{ReposError, Result, SvnErrorKind};
 use crate::hooks::Hooks;
 use crate::log::{revision_access, Readable, RevisionAccess};
 use svelto_core::{PropList, Revnum};
-use svelto_store::{ReadRepo, Writer};
+use svelto_fs::{ReadRepo, WriteRepo};
 
 /// One requested change.
 pub struct RevpropChange<'a> {
@@ -63,7 +63,7 @@ pub fn change_rev_prop(
     repo: &dyn ReadRepo,
     hooks: &Hooks,
     change: &RevpropChange<'_>,
-    with_writer: impl FnOnce(&mut dyn FnMut(&mut Writer) -> Result<()>) -> Result<()>,
+    with_writer: impl FnOnce(&mut dyn FnMut(&mut dyn WriteRepo) -> Result<()>) -> Result<()>,
 ) -> Result<()> {
     change_rev_prop_with(repo, hooks, change, HookUse::BOTH, with_writer)
 }
@@ -95,7 +95,7 @@ pub fn change_rev_prop_with(
     hooks: &Hooks,
     change: &RevpropChange<'_>,
     use_hooks: HookUse,
-    with_writer: impl FnOnce(&mut dyn FnMut(&mut Writer) -> Result<()>) -> Result<()>,
+    with_writer: impl FnOnce(&mut dyn FnMut(&mut dyn WriteRepo) -> Result<()>) -> Result<()>,
 ) -> Result<()> {
     let youngest = repo.refresh()?;
     if change.rev > youngest {
@@ -126,7 +126,7 @@ pub fn change_rev_prop_with(
     if use_hooks.pre {
         hooks.pre_revprop_change(change.rev, change.user, change.name, action, change.value)?;
     }
-    let mut write = |w: &mut Writer| -> Result<()> {
+    let mut write = |w: &mut dyn WriteRepo| -> Result<()> {
         let mut props = w.view()?.revprops(change.rev)?;
         if let Some(expected) = change.expected {
             if props.get(change.name.as_bytes()).map(Vec::as_slice) != expected {

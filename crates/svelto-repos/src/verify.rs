@@ -4,12 +4,12 @@ use crate::error::{ReposError, Result};
 use md5::Digest;
 use std::io::Read;
 use svelto_core::{join, ChangeKind, Md5, NodeKind, Revnum, Sha1};
-use svelto_store::{NodeRev, NodeRevId, Repo};
+use svelto_fs::{NodeRev, NodeRevId, ReadRepo};
 
 /// Verifies revisions `start..=end`; `progress` is called after each one. The error names
 /// the first bad revision and path.
 pub fn verify(
-    repo: &Repo,
+    repo: &dyn ReadRepo,
     start: Revnum,
     end: Revnum,
     progress: &mut dyn FnMut(Revnum),
@@ -30,20 +30,22 @@ pub fn verify(
 }
 
 /// The files outside revisions: the top-level `format`, the files of `db/` beside the
-/// records (`Repo::verify_files`), and the syntax of `db/locks`. (Every record of
+/// records (`ReadRepo::verify_storage`), and the syntax of `db/locks`. (Every record of
 /// `db/data` and `db/meta` is read after the revisions when the whole history is verified.)
-fn verify_files(repo: &Repo) -> Result<()> {
-    let format = repo.path().join("format");
-    let text = std::fs::read(&format)
-        .map_err(crate::error::io(format!("reading {}", format.display())))?;
-    if text != crate::create::FORMAT.as_bytes() {
-        return Err(bad(format!(
-            "{} is not '{}'",
-            format.display(),
-            crate::create::FORMAT.trim_end()
-        )));
+fn verify_files(repo: &dyn ReadRepo) -> Result<()> {
+    if let Some(dir) = repo.local_dir() {
+        let format = dir.join("format");
+        let text = std::fs::read(&format)
+            .map_err(crate::error::io(format!("reading {}", format.display())))?;
+        if text != crate::create::FORMAT.as_bytes() {
+            return Err(bad(format!(
+                "{} is not '{}'",
+                format.display(),
+                crate::create::FORMAT.trim_end()
+            )));
+        }
     }
-    repo.verify_files()?;
+    repo.verify_storage()?;
     crate::locks::read_locks(repo)?;
     Ok(())
 }
@@ -52,7 +54,7 @@ fn bad(msg: String) -> ReposError {
     ReposError::Corrupt(msg)
 }
 
-fn verify_rev(repo: &Repo, rev: Revnum) -> Result<()> {
+fn verify_rev(repo: &dyn ReadRepo, rev: Revnum) -> Result<()> {
     let meta = repo.rev_meta(rev)?;
     let root = repo.root(rev)?;
     let node = repo.node(root)?;
@@ -109,7 +111,13 @@ fn verify_rev(repo: &Repo, rev: Revnum) -> Result<()> {
 }
 
 /// Checks a node created in `rev` and, below it, every node also created in `rev`.
-fn verify_node(repo: &Repo, rev: Revnum, off: NodeRevId, node: &NodeRev, path: &str) -> Result<()> {
+fn verify_node(
+    repo: &dyn ReadRepo,
+    rev: Revnum,
+    off: NodeRevId,
+    node: &NodeRev,
+    path: &str,
+) -> Result<()> {
     let at = |e: ReposError| e.at_path(rev, path);
     if node.created_rev != rev {
         return Ok(());
@@ -140,7 +148,7 @@ fn verify_node(repo: &Repo, rev: Revnum, off: NodeRevId, node: &NodeRev, path: &
     Ok(())
 }
 
-fn verify_text(repo: &Repo, node: &NodeRev) -> Result<()> {
+fn verify_text(repo: &dyn ReadRepo, node: &NodeRev) -> Result<()> {
     let t = node.file_text();
     let mut r = repo.text_reader(&t)?;
     let (mut md5, mut sha) = (md5::Md5::new(), sha1::Sha1::new());
@@ -181,13 +189,13 @@ fn verify_text(repo: &Repo, node: &NodeRev) -> Result<()> {
 
 /// The repository's files outside revisions (`svnadmin verify`'s "repository metadata"):
 /// the top-level `format`, the files of `db/` beside the records, `db/locks`.
-pub fn verify_metadata(repo: &Repo) -> Result<()> {
+pub fn verify_metadata(repo: &dyn ReadRepo) -> Result<()> {
     verify_files(repo)
 }
 
 /// One revision: its record, root, changed paths and every node, property list and text
 /// it created. Errors name the revision (and path).
-pub fn verify_revision(repo: &Repo, rev: Revnum) -> Result<()> {
+pub fn verify_revision(repo: &dyn ReadRepo, rev: Revnum) -> Result<()> {
     verify_rev(repo, rev).map_err(|e| match e {
         e @ ReposError::AtPath { .. } => e,
         e => e.at_rev(rev),
@@ -208,7 +216,7 @@ pub struct NormalizationIssue {
 /// The names that collide once normalized in the directories where revision `rev` added
 /// a name, as svnadmin's verify reports them when it closes such a directory; and the
 /// paths that collide in the `svn:mergeinfo` of nodes whose properties it changed.
-pub fn normalization(repo: &Repo, rev: Revnum) -> Result<Vec<NormalizationIssue>> {
+pub fn normalization(repo: &dyn ReadRepo, rev: Revnum) -> Result<Vec<NormalizationIssue>> {
     use unicode_normalization::UnicodeNormalization;
     let nfc = |s: &str| s.nfc().collect::<String>();
     let meta = repo.rev_meta(rev)?;

@@ -36,7 +36,7 @@ pub use recover::{recover_current, Found, Recovered};
 pub use rep::{WindowStream, DELTA_MAX};
 pub use repo::{HistoryEntry, Listed, ListedDir, Repo, RevInfo, Stored, FORMAT};
 pub use svelto_core::{ListingId, NodeRevId, PropsId, TextId};
-pub use svelto_fs::ReadRepo;
+pub use svelto_fs::{ReadRepo, WriteRepo, WriteTxn};
 pub use txn::{NodeInfo, Txn};
 pub use writer::{create_db, Writer};
 

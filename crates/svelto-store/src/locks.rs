@@ -18,33 +18,7 @@ const HEADER: &str = "svelto-locks 1\n";
 /// The most bytes of `db/locks` read (a corrupt length never sizes an allocation).
 const MAX_FILE: u64 = 256 << 20;
 
-/// Every lock of a repository, by path, as one version of `db/locks` holds them.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct LockTable {
-    locks: BTreeMap<String, Lock>,
-    expiring: bool,
-}
-
-impl LockTable {
-    pub fn new(locks: BTreeMap<String, Lock>) -> LockTable {
-        let expiring = locks.values().any(|l| l.expires.is_some());
-        LockTable { locks, expiring }
-    }
-
-    /// The locks by path (expired ones included: what expiry means is the caller's).
-    pub fn locks(&self) -> &BTreeMap<String, Lock> {
-        &self.locks
-    }
-
-    pub fn into_locks(self) -> BTreeMap<String, Lock> {
-        self.locks
-    }
-
-    /// Whether any lock has an expiry date (almost never: only WebDAV clients ask for one).
-    pub fn any_expiring(&self) -> bool {
-        self.expiring
-    }
-}
+pub use svelto_fs::LockTable;
 
 /// Which version of `db/locks` a table was parsed from: the file's device, inode, length
 /// and modification time (every write replaces the file by a rename, so a new version is a

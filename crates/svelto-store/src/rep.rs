@@ -10,8 +10,8 @@ use svelto_core::{Md5, Sha1};
 use svelto_delta::{parse_window, parse_window_onto, Limits, Window};
 
 /// Deltas are computed only for contents up to this size; larger files are stored as
-/// self-contained windows and streamed, never held whole in memory.
-pub const DELTA_MAX: usize = 4 << 20;
+/// self-contained windows and streamed, never held whole in memory (the seam's bound).
+pub use svelto_fs::DELTA_MAX;
 /// Longest delta chain; beyond it a self-contained representation is written.
 pub const MAX_CHAIN: u64 = 48;
 /// A file's version is stored as a delta against the version just before it unless its

@@ -1357,4 +1357,25 @@ impl svelto_fs::ReadRepo for Repo {
     fn self_contained_bytes(&self, text: &FileText) -> Result<Option<u64>> {
         Repo::self_contained_bytes(self, text)
     }
+    fn locks(&self) -> Result<Arc<LockTable>> {
+        Repo::locks(self)
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+    fn stage(&self, name: &str) -> Result<Box<dyn svelto_fs::WriteRepo>> {
+        Ok(Box::new(crate::Writer::stage(self.path(), name)?))
+    }
+    fn scratch_dir(&self) -> Option<std::path::PathBuf> {
+        Some(self.db_path().join("txns"))
+    }
+    fn local_dir(&self) -> Option<&std::path::Path> {
+        Some(self.path())
+    }
+    fn verify_storage(&self) -> Result<()> {
+        Repo::verify_files(self)
+    }
+    fn verify_records(&self) -> Result<()> {
+        Repo::verify_records(self)
+    }
 }

@@ -28,84 +28,9 @@ struct MutNode {
     entries: Option<BTreeMap<String, Slot>>,
 }
 
-/// What a transaction knows about a node, for callers that inspect before they change.
-#[derive(Debug, Clone)]
-pub struct NodeInfo {
-    pub kind: NodeKind,
-    pub props: PropList,
-    pub text: FileText,
-}
+pub use svelto_fs::NodeInfo;
 
-#[derive(Debug, Clone)]
-struct ChangeRec {
-    change: ChangeKind,
-    kind: Option<NodeKind>,
-    text_mod: bool,
-    prop_mod: bool,
-    copyfrom: Option<(Revnum, String)>,
-}
-
-/// Changed paths folded as Subversion folds them (FSFS `fold_change`).
-#[derive(Default)]
-struct Changes {
-    map: BTreeMap<String, ChangeRec>,
-    /// Deletions that a later add turned into a replace, restored if that is deleted again.
-    deletions: HashMap<String, ChangeRec>,
-}
-
-impl Changes {
-    fn record(&mut self, path: &str, new: ChangeRec) {
-        let kind = new.change;
-        match self.map.get_mut(path) {
-            None => {
-                self.map.insert(path.to_string(), new);
-            }
-            Some(old) => match kind {
-                ChangeKind::Delete => match old.change {
-                    ChangeKind::Add => {
-                        self.map.remove(path);
-                    }
-                    ChangeKind::Replace => match self.deletions.remove(path) {
-                        Some(orig) => *old = orig,
-                        None => *old = new,
-                    },
-                    _ => *old = new,
-                },
-                ChangeKind::Add | ChangeKind::Replace => {
-                    let orig = std::mem::replace(
-                        old,
-                        ChangeRec {
-                            change: ChangeKind::Replace,
-                            ..new
-                        },
-                    );
-                    self.deletions.insert(path.to_string(), orig);
-                }
-                ChangeKind::Modify => {
-                    old.text_mod |= new.text_mod;
-                    old.prop_mod |= new.prop_mod;
-                }
-            },
-        }
-        if matches!(kind, ChangeKind::Delete | ChangeKind::Replace) {
-            let prefix = if path.is_empty() {
-                String::new()
-            } else {
-                format!("{path}/")
-            };
-            let children: Vec<String> = self
-                .map
-                .range(prefix.clone()..)
-                .take_while(|(k, _)| k.starts_with(&prefix))
-                .filter(|(k, _)| !k.is_empty() && k.as_str() != path)
-                .map(|(k, _)| k.clone())
-                .collect();
-            for c in children {
-                self.map.remove(&c);
-            }
-        }
-    }
-}
+use svelto_fs::{FoldedChanges as Changes, PathChange as ChangeRec};
 
 /// A transaction. Dropping it without `commit` rolls back everything it appended.
 pub struct Txn<'w> {
@@ -535,9 +460,9 @@ impl<'w> Txn<'w> {
         };
         let root = std::mem::replace(&mut self.root, placeholder);
         let mut offsets = HashMap::new();
-        let root_off = write_tree(self.w, root, "", rev, &self.changes.map, &mut offsets)?;
-        let mut changes: Vec<Change> = Vec::with_capacity(self.changes.map.len());
-        for (path, c) in std::mem::take(&mut self.changes.map) {
+        let root_off = write_tree(self.w, root, "", rev, self.changes.paths(), &mut offsets)?;
+        let mut changes: Vec<Change> = Vec::with_capacity(self.changes.paths().len());
+        for (path, c) in self.changes.take() {
             let node = if c.change == ChangeKind::Delete {
                 NodeRevId::NONE
             } else {
@@ -612,5 +537,42 @@ impl Drop for Txn<'_> {
             self.w.next_node_id = self.ids.0;
             self.w.next_copy_id = self.ids.1;
         }
+    }
+}
+
+/// The local engine's transaction as the storage seam's (every method the one above).
+impl svelto_fs::WriteTxn for Txn<'_> {
+    fn base_rev(&self) -> Revnum {
+        Txn::base_rev(self)
+    }
+    fn set_revprops(&mut self, revprops: PropList) {
+        self.revprops = revprops;
+    }
+    fn view(&mut self) -> Result<&dyn svelto_fs::ReadRepo> {
+        Ok(Txn::repo(self)?)
+    }
+    fn info(&mut self, path: &str) -> Result<Option<NodeInfo>> {
+        Txn::info(self, path)
+    }
+    fn make_node(&mut self, path: &str, kind: NodeKind) -> Result<()> {
+        Txn::make_node(self, path, kind)
+    }
+    fn delete(&mut self, path: &str) -> Result<()> {
+        Txn::delete(self, path)
+    }
+    fn copy(&mut self, from_rev: Revnum, from_path: &str, to_path: &str) -> Result<()> {
+        Txn::copy(self, from_rev, from_path, to_path)
+    }
+    fn change_prop(&mut self, path: &str, name: &[u8], value: Option<&[u8]>) -> Result<()> {
+        Txn::change_prop(self, path, name, value)
+    }
+    fn set_text(&mut self, path: &str, src: &mut dyn Read) -> Result<FileText> {
+        Txn::set_text(self, path, src)
+    }
+    fn read_text(&mut self, path: &str) -> Result<std::sync::Arc<Vec<u8>>> {
+        Txn::read_text(self, path)
+    }
+    fn commit(self: Box<Self>) -> Result<Revnum> {
+        Txn::commit(*self)
     }
 }

@@ -856,3 +856,57 @@ pub fn create_db(path: &Path, uuid: &str, r0_props: &PropList) -> Result<()> {
     // The format file last: its presence says the repository is complete.
     files::write_atomically(&db, "format", crate::repo::FORMAT.as_bytes())
 }
+
+/// The local engine's writer as the storage seam's (every method the one above; a reader
+/// given to `set_locks` must be this engine's `Repo`).
+impl svelto_fs::WriteRepo for Writer {
+    fn youngest(&self) -> Revnum {
+        Writer::youngest(self)
+    }
+    fn published(&self) -> Revnum {
+        Writer::published(self)
+    }
+    fn view(&mut self) -> Result<&dyn svelto_fs::ReadRepo> {
+        Ok(Writer::view(self)?)
+    }
+    fn begin(&mut self) -> Result<Box<dyn svelto_fs::WriteTxn + '_>> {
+        Ok(Box::new(crate::txn::Txn::begin(self)?))
+    }
+    fn sync(&mut self) -> Result<Revnum> {
+        Writer::sync(self)
+    }
+    fn discard_unpublished(&mut self) -> Result<()> {
+        Writer::discard_unpublished(self)
+    }
+    fn unlock(&mut self) -> Result<()> {
+        Writer::unlock(self)
+    }
+    fn relock(&mut self) -> Result<bool> {
+        Writer::relock(self)
+    }
+    fn expose_txn(&mut self, name: &str) -> Result<()> {
+        Writer::expose_txn(self, name)
+    }
+    fn forget_txn(&self, name: &str) {
+        Writer::forget_txn(self, name)
+    }
+    fn set_revprops(&mut self, rev: Revnum, revprops: PropList) -> Result<()> {
+        Writer::set_revprops(self, rev, revprops)
+    }
+    fn set_uuid(&mut self, uuid: &str) -> Result<()> {
+        Writer::set_uuid(self, uuid)
+    }
+    fn set_locks(
+        &mut self,
+        locks: BTreeMap<String, Lock>,
+        reader: &dyn svelto_fs::ReadRepo,
+    ) -> Result<()> {
+        let Some(reader) = reader.as_any().downcast_ref::<Repo>() else {
+            return Err(StoreError::Conflict(format!(
+                "the lock table of {} changed through a handle of another backend",
+                self.repo.path().display()
+            )));
+        };
+        Writer::set_locks(self, locks, reader)
+    }
+}

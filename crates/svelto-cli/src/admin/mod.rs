@@ -595,7 +595,8 @@ pub fn read_file(path: &Path) -> Result<Vec<u8>> {
 }
 
 /// What runs with the repository's writer held.
-pub type WriterBody<'a> = &'a mut dyn FnMut(&mut svelto_store::Writer) -> svelto_repos::Result<()>;
+pub type WriterBody<'a> =
+    &'a mut dyn FnMut(&mut dyn svelto_fs::WriteRepo) -> svelto_repos::Result<()>;
 
 /// Runs a body with the repository's writer held (waiting for a commit in progress), for
 /// the library calls that take a `with_writer`.

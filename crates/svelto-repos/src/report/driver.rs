@@ -13,7 +13,7 @@ use std::rc::Rc;
 use svelto_core::Md5;
 use svelto_core::{decimal, join, parent_and_name, skip_ancestor, Depth, NodeKind, Revnum};
 use svelto_delta::{compute_window, stream_header, Instruction, Window, WINDOW_SIZE};
-use svelto_store::{DirEntry, FileText, NodeRev, NodeRevId, Stored};
+use svelto_fs::{DirEntry, FileText, NodeRev, NodeRevId, Stored};
 pub(super) const COMMITTED_REV: &[u8] = b"svn:entry:committed-rev";
 pub(super) const COMMITTED_DATE: &[u8] = b"svn:entry:committed-date";
 pub(super) const LAST_AUTHOR: &[u8] = b"svn:entry:last-author";
@@ -251,7 +251,7 @@ impl Driver<'_> {
             return Ok(off);
         }
         let off = self.p.repo.root(rev).map_err(|e| match e {
-            svelto_store::StoreError::NoSuchRevision(rev) => no_such_revision(rev),
+            svelto_fs::StoreError::NoSuchRevision(rev) => no_such_revision(rev),
             other => other.into(),
         })?;
         if self.roots.len() >= 1024 {
@@ -925,7 +925,7 @@ impl Driver<'_> {
             .filter(|stream| stream[3] <= accepts))
     }
 
-    /// [`svelto_store::Repo::stored_delta_stream`] of `target` against `base`, when the receiver reads its
+    /// [`svelto_fs::ReadRepo::stored_delta_stream`] of `target` against `base`, when the receiver reads its
     /// svndiff version.
     fn sendable_delta(
         &self,

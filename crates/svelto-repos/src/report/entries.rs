@@ -5,7 +5,7 @@ use super::ReportLimits;
 use crate::error::{ReposError, Result, SvnErrorKind};
 use std::collections::{HashMap, HashSet};
 use svelto_core::{validate_path, Depth, NodeKind, Revnum};
-use svelto_store::{DirEntry, NodeRevId};
+use svelto_fs::{DirEntry, NodeRevId};
 
 /// A byte range of [`Report::text`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -8,7 +8,7 @@ use crate::conf::{AccessFile, UsernameCase};
 use crate::report::ReadCheck;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use svelto_store::Repo;
+use svelto_fs::ReadRepo;
 
 /// A client's authz rules, its repository's name for them, and the user name case.
 #[derive(Debug, Clone)]
@@ -48,7 +48,11 @@ pub struct AuthzSource<'a> {
 /// The authz rules for a client of the repository in `repo_dir`, read now (so that edits
 /// apply to the next connection). `Err` says why the files cannot be used (for the log;
 /// the client is refused without details, as svnserve does).
-pub fn load(src: AuthzSource<'_>, repo: &Repo, repo_dir: &Path) -> Result<AuthzCtx, String> {
+pub fn load(
+    src: AuthzSource<'_>,
+    repo: &dyn ReadRepo,
+    repo_dir: &Path,
+) -> Result<AuthzCtx, String> {
     let (data, name) = read_access_file(src.rules, repo, repo_dir)?;
     let groups = match src.groups {
         Some(g) => Some(read_access_file(g, repo, repo_dir)?),
@@ -78,7 +82,7 @@ pub fn load(src: AuthzSource<'_>, repo: &Repo, repo_dir: &Path) -> Result<AuthzC
 /// `file://` URLs into this repository are read from its youngest revision.
 fn read_access_file(
     file: &AccessFile,
-    repo: &Repo,
+    repo: &dyn ReadRepo,
     repo_dir: &Path,
 ) -> Result<(Vec<u8>, PathBuf), String> {
     let in_repo = |path: &str| -> Result<(Vec<u8>, PathBuf), String> {

@@ -9,6 +9,7 @@ use crate::locks::UnlockTarget;
 use crate::{CommitTxn, Hooks, ReposError, Result, SvnErrorKind};
 use std::ops::Deref;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use svelto_core::{Env, NodeKind, PropList, Revnum};
 
 /// Transaction names: the base revision and a number unique in this process's life,
@@ -112,7 +113,7 @@ impl<C: Deref<Target = Ctx>> CommitEdit<C> {
         }
         let base = this.head()?;
         let txn = CommitTxn::begin(
-            &this.repo,
+            Arc::new(this.repo.clone()),
             &txn_name(base, &*this.repo.env()),
             req.revprops.clone(),
         )?;

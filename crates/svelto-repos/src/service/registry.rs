@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex};
 use svelto_core::{Env, SystemEnv};
+use svelto_fs::{StoreError, WriteRepo};
 use svelto_store::{Repo, Writer};
 
 /// The storage caches' counters, shared by every repository: (the name a metric labels the
@@ -185,11 +186,14 @@ impl Repos {
 /// caller takes a ticket and waits for its turn (a thread that just had the writer and
 /// asks again goes to the back, never ahead of those waiting).
 pub struct WriterSlot {
-    path: PathBuf,
-    writer: Mutex<Option<Writer>>,
+    open: Opener,
+    writer: Mutex<Option<Box<dyn WriteRepo>>>,
     queue: Mutex<Tickets>,
     turn: Condvar,
 }
+
+/// Opens the repository's writer (the backend's: the slot knows only the trait).
+type Opener = Box<dyn Fn() -> std::result::Result<Box<dyn WriteRepo>, StoreError> + Send + Sync>;
 
 /// The next ticket to hand out and the one being served.
 #[derive(Default)]
@@ -212,9 +216,20 @@ impl Drop for Turn<'_> {
 }
 
 impl WriterSlot {
+    /// The slot of the local repository in `dir`.
     pub fn new(dir: &Path) -> WriterSlot {
+        let dir = dir.to_path_buf();
+        WriterSlot::with_opener(Box::new(
+            move || -> std::result::Result<Box<dyn WriteRepo>, StoreError> {
+                Ok(Box::new(Writer::open(&dir)?))
+            },
+        ))
+    }
+
+    /// The slot of a repository whose writer `open` opens (any backend).
+    pub fn with_opener(open: Opener) -> WriterSlot {
         WriterSlot {
-            path: dir.to_path_buf(),
+            open,
             writer: Mutex::new(None),
             queue: Mutex::new(Tickets::default()),
             turn: Condvar::new(),
@@ -240,9 +255,9 @@ impl WriterSlot {
 
     /// Runs `f` with the writer, holding the write lock: commits of one repository are
     /// applied one at a time, in the order they asked.
-    pub fn with<T, E: From<svelto_store::StoreError>>(
+    pub fn with<T, E: From<StoreError>>(
         &self,
-        f: impl FnOnce(&mut Writer) -> std::result::Result<T, E>,
+        f: impl FnOnce(&mut dyn WriteRepo) -> std::result::Result<T, E>,
     ) -> std::result::Result<T, E> {
         let _turn = self.wait_turn();
         let mut slot = self.writer.lock().unwrap_or_else(|e| e.into_inner());
@@ -252,9 +267,9 @@ impl WriterSlot {
         };
         if !fresh {
             *slot = None;
-            *slot = Some(Writer::open(&self.path)?);
+            *slot = Some((self.open)()?);
         }
-        let w = slot.as_mut().expect("opened above");
+        let w = &mut **slot.as_mut().expect("opened above");
         let result = f(w);
         // Anything left unpublished (a failure after the commit point) is dropped, and a
         // writer that cannot unlock is not kept.
@@ -267,7 +282,7 @@ impl WriterSlot {
     }
 
     /// [`WriterSlot::with`] in the shape the repository's write operations take it.
-    pub fn run(&self, f: &mut dyn FnMut(&mut Writer) -> Result<()>) -> Result<()> {
+    pub fn run(&self, f: &mut dyn FnMut(&mut dyn WriteRepo) -> Result<()>) -> Result<()> {
         self.with(|w| -> Result<(), ReposError> { f(w) })
     }
 }
@@ -370,7 +385,7 @@ mod tests {
             committers.push(std::thread::spawn(move || {
                 for round in 0..if i == 0 { 2 } else { 1 } {
                     mine.with(|w| -> Result<(), StoreError> {
-                        let mut t = svelto_store::Txn::begin(w)?;
+                        let mut t = w.begin()?;
                         t.make_node(&format!("f{i}-{round}"), NodeKind::File)?;
                         let rev = t.commit()?;
                         w.sync()?;

@@ -2,7 +2,8 @@
 //! model: random edits (adds, deletes, copies, text and property changes), several of them
 //! begun on an old base before others are published. Every published revision's tree must
 //! equal the model's; a commit must be refused with `Conflict at` exactly when the model
-//! says it overlaps a commit that landed since its base; `verify` must pass.
+//! says it overlaps a commit that landed since its base; `verify` must pass. Every test
+//! runs over both storage backends (the local engine's files and the testkit's memory).
 //!
 //! The model's conflict rule is Subversion's merge of a transaction into a newer HEAD
 //! (FSFS `merge`): with `ours` the paths the edit touched and `theirs` the paths the
@@ -19,8 +20,9 @@ use md5::{Digest, Md5};
 use proptest::prelude::*;
 use svelto_core::{is_ancestor, parent_and_name, NodeKind, PropList, Revnum};
 use svelto_delta::{encode_stream, Window};
+use svelto_fs::{ReadRepo, WriteRepo};
 use svelto_repos::CommitTxn;
-use svelto_store::{Repo, Writer};
+use svelto_testkit::memfs::{Backend, TestRepo, BACKENDS};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum MNode {
@@ -291,7 +293,7 @@ fn random_op(ch: &mut Choices, pending: &mut Pending, trees: &[Tree], serial: &m
     true
 }
 
-fn stored_tree(repo: &Repo, rev: Revnum) -> Tree {
+fn stored_tree(repo: &dyn ReadRepo, rev: Revnum) -> Tree {
     let mut out = Tree::new();
     let mut stack = vec![String::new()];
     while let Some(path) = stack.pop() {
@@ -315,17 +317,14 @@ fn stored_tree(repo: &Repo, rev: Revnum) -> Tree {
 
 /// Runs one sequence; returns how many commits were refused as conflicts and how many
 /// merged into a newer HEAD than their base.
-fn run_model(nums: &[u64]) -> (usize, usize) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("repo");
-    svelto_repos::create(
-        &path,
+fn run_model(backend: Backend, nums: &[u64]) -> (usize, usize) {
+    let t = TestRepo::create(
+        backend,
         "00000000-0000-0000-0000-000000000001",
         "2026-01-01T00:00:00.000000Z",
-    )
-    .expect("create");
-    let repo = Repo::open(&path).expect("open");
-    let mut writer = Writer::open(&path).expect("writer");
+    );
+    let repo = t.repo.clone();
+    let mut writer = t.writer();
     let mut trees: Vec<Tree> = vec![BTreeMap::from([(
         String::new(),
         MNode::Dir(PropList::new()),
@@ -338,7 +337,7 @@ fn run_model(nums: &[u64]) -> (usize, usize) {
     let mut finish = |p: Pending,
                       trees: &mut Vec<Tree>,
                       landed: &mut Vec<BTreeMap<String, Touch>>,
-                      writer: &mut Writer| {
+                      writer: &mut dyn WriteRepo| {
         let head = trees.len() as Revnum - 1;
         let theirs: BTreeMap<String, Touch> = landed[p.base as usize + 1..]
             .iter()
@@ -385,8 +384,8 @@ fn run_model(nums: &[u64]) -> (usize, usize) {
     while !ch.done() {
         match ch.below(10) {
             0 | 1 if open.len() < 3 => {
-                let txn =
-                    CommitTxn::begin(&repo, &format!("t{serial}"), PropList::new()).expect("begin");
+                let txn = CommitTxn::begin(repo.clone(), &format!("t{serial}"), PropList::new())
+                    .expect("begin");
                 serial += 1;
                 open.push(Pending {
                     base: txn.base(),
@@ -408,31 +407,35 @@ fn run_model(nums: &[u64]) -> (usize, usize) {
                 }
                 let i = ch.below(open.len());
                 let p = open.remove(i);
-                finish(p, &mut trees, &mut landed, &mut writer);
+                finish(p, &mut trees, &mut landed, &mut *writer);
             }
         }
     }
     for p in open.drain(..) {
-        finish(p, &mut trees, &mut landed, &mut writer);
+        finish(p, &mut trees, &mut landed, &mut *writer);
     }
     repo.refresh().expect("refresh");
     let head = repo.youngest();
     assert_eq!(head as usize + 1, trees.len());
     for rev in 0..=head {
         assert_eq!(
-            stored_tree(&repo, rev),
+            stored_tree(&*repo, rev),
             trees[rev as usize],
             "tree of r{rev}"
         );
     }
-    svelto_repos::verify(&repo, 0, head, &mut |_| {}).expect("verify");
-    assert!(
-        std::fs::read_dir(path.join("db").join("txns"))
-            .map(|d| d.count())
-            .unwrap_or(0)
-            == 0,
-        "files left in db/txns"
-    );
+    svelto_fs::contract::check(&*repo).expect("the seam's contract");
+    if let Some(path) = t.path() {
+        let local = svelto_store::Repo::open(path).expect("open");
+        svelto_repos::verify(&local, 0, head, &mut |_| {}).expect("verify");
+        assert!(
+            std::fs::read_dir(path.join("db").join("txns"))
+                .map(|d| d.count())
+                .unwrap_or(0)
+                == 0,
+            "files left in db/txns"
+        );
+    }
     (refused, merged_late)
 }
 
@@ -441,7 +444,9 @@ proptest! {
 
     #[test]
     fn random_commit_sequences_match_the_model(nums in prop::collection::vec(any::<u64>(), 20..160)) {
-        run_model(&nums);
+        for backend in BACKENDS {
+            run_model(backend, &nums);
+        }
     }
 }
 
@@ -457,11 +462,19 @@ fn long_sequence_refuses_and_merges() {
             x
         })
         .collect();
-    let (refused, merged_late) = run_model(&nums);
-    assert!(refused >= 5, "only {refused} commits refused");
-    assert!(
-        merged_late >= 5,
-        "only {merged_late} commits merged into a newer HEAD"
+    let mut counts = Vec::new();
+    for backend in BACKENDS {
+        let (refused, merged_late) = run_model(backend, &nums);
+        assert!(refused >= 5, "{backend:?}: only {refused} commits refused");
+        assert!(
+            merged_late >= 5,
+            "{backend:?}: only {merged_late} commits merged into a newer HEAD"
+        );
+        counts.push((refused, merged_late));
+    }
+    assert_eq!(
+        counts[0], counts[1],
+        "both backends refuse and merge the same commits"
     );
 }
 
@@ -470,27 +483,25 @@ fn long_sequence_refuses_and_merges() {
 /// second (`Conflict at '/d'`), and the add merges when it comes second.
 #[test]
 fn directory_property_change_conflicts_with_changes_below() {
-    for props_first in [true, false] {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("repo");
-        svelto_repos::create(
-            &path,
+    for (backend, props_first) in BACKENDS.into_iter().flat_map(|b| [(b, true), (b, false)]) {
+        let tr = TestRepo::create(
+            backend,
             "00000000-0000-0000-0000-000000000001",
             "2026-01-01T00:00:00.000000Z",
-        )
-        .expect("create");
-        let repo = Repo::open(&path).expect("open");
-        let mut w = Writer::open(&path).expect("writer");
-        let mut t = CommitTxn::begin(&repo, "setup", PropList::new()).expect("begin");
+        );
+        let repo = tr.repo.clone();
+        let mut w = tr.writer();
+        let w = &mut *w;
+        let mut t = CommitTxn::begin(repo.clone(), "setup", PropList::new()).expect("begin");
         t.add("d", NodeKind::Dir, None, false).expect("add");
-        t.prepare(&mut w, "2026-01-02T00:00:00.000000Z")
+        t.prepare(&mut *w, "2026-01-02T00:00:00.000000Z")
             .expect("prepare")
             .publish()
             .expect("publish");
-        let mut props = CommitTxn::begin(&repo, "props", PropList::new()).expect("begin");
+        let mut props = CommitTxn::begin(repo.clone(), "props", PropList::new()).expect("begin");
         props.check_dir_current("d", 1).expect("current");
         props.change_prop("d", b"user:x", Some(b"1")).expect("prop");
-        let mut below = CommitTxn::begin(&repo, "below", PropList::new()).expect("begin");
+        let mut below = CommitTxn::begin(repo.clone(), "below", PropList::new()).expect("begin");
         below.add("d/new", NodeKind::Dir, None, false).expect("add");
         let (first, second) = if props_first {
             (props, below)
@@ -498,11 +509,11 @@ fn directory_property_change_conflicts_with_changes_below() {
             (below, props)
         };
         first
-            .prepare(&mut w, "2026-01-02T00:00:00.000000Z")
+            .prepare(&mut *w, "2026-01-02T00:00:00.000000Z")
             .expect("prepare")
             .publish()
             .expect("publish");
-        let second = second.prepare(&mut w, "2026-01-02T00:00:00.000000Z");
+        let second = second.prepare(&mut *w, "2026-01-02T00:00:00.000000Z");
         if props_first {
             // Theirs changed d's properties, ours adds an entry to d: merged.
             let rev = second.expect("merging an add below a directory whose props changed");
@@ -517,7 +528,7 @@ fn directory_property_change_conflicts_with_changes_below() {
                 Ok(_) => panic!("a property change merged into a directory with a new entry"),
                 Err(e) => e.to_string(),
             };
-            assert!(err.contains("Conflict at '/d'"), "{err}");
+            assert!(err.contains("Conflict at '/d'"), "{backend:?}: {err}");
         }
     }
 }

@@ -1,13 +1,21 @@
 //! Subversion's semantics over the in-memory backend (`svelto_testkit::memfs::MemRepo`,
 //! written against the storage seam alone): every small fixture, loaded with the local
 //! engine and copied into memory, keeps the seam's contract on both backends, and dump,
-//! `log -v`, `list -R` and location segments give the same answers over both.
+//! `log -v`, `list -R` and location segments give the same answers over both. And the
+//! write side: the same edits, refused commits, locks and revision property changes,
+//! made through svelto-repos on each backend, leave equal repositories.
 
+use std::sync::Arc;
 use svelto_core::{Depth, Revnum};
+use svelto_core::{FixedEnv, NodeKind, PropList};
+use svelto_delta::{encode_stream, Window};
+use svelto_fs::{ReadRepo, WriteRepo};
 use svelto_repos::list::list;
+use svelto_repos::locks::{self, LockTarget, UnlockTarget};
+use svelto_repos::revprops::{change_rev_prop_with, HookUse, RevpropChange};
+use svelto_repos::CommitTxn;
 use svelto_repos::{dump, location_segments, log, DumpOptions, LogOptions, Segment};
-use svelto_store::ReadRepo;
-use svelto_testkit::memfs::MemRepo;
+use svelto_testkit::memfs::{Backend, MemRepo, TestRepo, BACKENDS};
 
 fn dumped(repo: &dyn ReadRepo) -> Vec<u8> {
     let mut out = Vec::new();
@@ -90,4 +98,290 @@ fn every_fixture_reads_the_same_from_memory() {
             );
         }
     }
+}
+
+const DATE: &str = "2026-03-01T00:00:00.000000Z";
+
+fn md5_hex(b: &[u8]) -> String {
+    use md5::Digest;
+    md5::Md5::digest(b)
+        .iter()
+        .map(|x| format!("{x:02x}"))
+        .collect()
+}
+
+/// Sends `text` as the client does (a delta against nothing) and closes the file.
+fn send(txn: &mut CommitTxn, path: &str, base_md5: Option<&str>, text: &[u8]) {
+    let stream = encode_stream(&[Window::fulltext(text)], 0, 0).expect("svndiff");
+    let mut td = txn.start_text(path, base_md5).expect("start_text");
+    txn.text_chunk(&mut td, &stream).expect("text_chunk");
+    txn.end_text(td).expect("end_text");
+    txn.close_file(path, Some(&md5_hex(text)))
+        .expect("close_file");
+}
+
+fn begin(repo: &Arc<dyn ReadRepo>, name: &str) -> CommitTxn {
+    let mut props = PropList::new();
+    props.insert(b"svn:log".to_vec(), name.as_bytes().to_vec());
+    props.insert(b"svn:author".to_vec(), b"alice".to_vec());
+    CommitTxn::begin(repo.clone(), name, props).expect("begin")
+}
+
+fn publish(txn: CommitTxn, w: &mut dyn WriteRepo) -> svelto_repos::Result<u64> {
+    txn.prepare(w, DATE)?.publish()
+}
+
+/// One script of edits, a refused and an aborted commit, locks and a revision property
+/// change, through svelto-repos on `t`; returns what the checks of each step saw.
+fn script(t: &TestRepo) -> Vec<String> {
+    let repo = t.repo.clone();
+    let mut w = t.writer();
+    let w = &mut *w;
+    let mut seen = Vec::new();
+    // r1: a tree with a property.
+    let mut c = begin(&repo, "r1");
+    c.add("trunk", NodeKind::Dir, None, false).expect("add");
+    c.add("trunk/a", NodeKind::File, None, false).expect("add");
+    send(&mut c, "trunk/a", None, b"one\n");
+    c.add("trunk/sub", NodeKind::Dir, None, false).expect("add");
+    c.add("trunk/sub/b", NodeKind::File, None, false)
+        .expect("add");
+    send(&mut c, "trunk/sub/b", None, b"bee\n");
+    c.change_prop("trunk", b"svn:ignore", Some(b"*.o\n"))
+        .expect("prop");
+    assert_eq!(publish(c, w).expect("r1"), 1);
+    // r2: a text change and a copy of r1's tree.
+    let mut c = begin(&repo, "r2");
+    c.open_file("trunk/a", Some(1)).expect("open");
+    send(&mut c, "trunk/a", Some(&md5_hex(b"one\n")), b"one\ntwo\n");
+    c.add("branch", NodeKind::Dir, Some(("trunk".into(), 1)), false)
+        .expect("copy");
+    assert_eq!(publish(c, w).expect("r2"), 2);
+    // An edit begun on r1 that changes trunk/a: out of date since r2.
+    let mut stale = CommitTxn::begin(repo.clone(), "stale", PropList::new()).expect("begin");
+    // (begun now, but claiming r1 as the file's base)
+    let e = stale
+        .open_file("trunk/a", Some(1))
+        .map(|_| ())
+        .and_then(|_| {
+            send(&mut stale, "trunk/a", None, b"x\n");
+            publish(stale, &mut *w).map(drop)
+        });
+    seen.push(format!(
+        "stale: {}",
+        e.map_or_else(|e| e.to_string(), |_| "ok".into())
+    ));
+    // A commit applied, then dropped (a pre-commit hook said no): nothing of it remains.
+    let mut c = begin(&repo, "dropped");
+    c.add("trunk/gone", NodeKind::File, None, false)
+        .expect("add");
+    send(&mut c, "trunk/gone", None, b"never\n");
+    let prepared = c.prepare(&mut *w, DATE).expect("prepare");
+    assert_eq!(prepared.rev(), 3);
+    prepared.abort().expect("abort");
+    assert_eq!(w.youngest(), 2);
+    assert_eq!(repo.refresh().expect("refresh"), 2);
+    // r3: a delete, a replace by a copy, a property removed, a new file.
+    let mut c = begin(&repo, "r3");
+    c.delete("branch/sub", Some(2)).expect("delete");
+    c.delete("trunk/sub/b", Some(2)).expect("delete");
+    c.add(
+        "trunk/sub/b",
+        NodeKind::File,
+        Some(("trunk/a".into(), 2)),
+        false,
+    )
+    .expect("replace");
+    c.check_dir_current("trunk", 2).expect("current");
+    c.change_prop("trunk", b"svn:ignore", None).expect("prop");
+    c.add("trunk/empty", NodeKind::File, None, false)
+        .expect("add");
+    send(&mut c, "trunk/empty", None, b"");
+    assert_eq!(publish(c, w).expect("r3"), 3);
+    // Locks: alice locks trunk/a; a commit without the token is refused, with it accepted.
+    let targets = [LockTarget {
+        path: "trunk/a".into(),
+        current_rev: None,
+    }];
+    let lock = locks::lock_many_with(
+        &*repo,
+        None,
+        "alice",
+        Some("mine"),
+        false,
+        DATE,
+        None,
+        &targets,
+        &[None],
+        |f| f(&mut *w),
+    )
+    .expect("lock")
+    .single()
+    .expect("locked");
+    seen.push(format!(
+        "lock: {} {} {}",
+        lock.path, lock.token, lock.created
+    ));
+    let changed = [("trunk/a".to_string(), false)];
+    let refused = locks::check_commit(&*repo, &changed, Some("alice"), &[]);
+    seen.push(format!(
+        "no token: {}",
+        refused.map_or_else(|e| e.to_string(), |_| "ok".into())
+    ));
+    let tokens = [("trunk/a".to_string(), lock.token.clone())];
+    locks::check_commit(&*repo, &changed, Some("alice"), &tokens).expect("with the token");
+    seen.push(format!(
+        "locks: {:?}",
+        locks::get_locks(&*repo, "", None).expect("locks")
+    ));
+    let unlocked = locks::unlock_many_with(
+        &*repo,
+        None,
+        Some("alice"),
+        false,
+        &[UnlockTarget {
+            path: "trunk/a".into(),
+            token: Some(lock.token.clone()),
+        }],
+        |f| f(&mut *w),
+    )
+    .expect("unlock");
+    unlocked.single().expect("unlocked");
+    assert!(locks::get_lock(&*repo, "trunk/a").expect("read").is_none());
+    // A revision property changed, atomically: the second change expects the old value.
+    let hooks_dir = tempfile::tempdir().expect("tempdir");
+    let hooks = svelto_repos::Hooks::new(hooks_dir.path(), None).expect("hooks");
+    let change = |value: &'static [u8], expected: Option<Option<&'static [u8]>>| RevpropChange {
+        rev: 1,
+        name: "svn:log",
+        value: Some(value),
+        expected,
+        user: Some("alice"),
+        readable: None,
+    };
+    change_rev_prop_with(
+        &*repo,
+        &hooks,
+        &change(b"first", None),
+        HookUse::NONE,
+        |f| f(&mut *w),
+    )
+    .expect("revprop");
+    let stale = change_rev_prop_with(
+        &*repo,
+        &hooks,
+        &change(b"second", Some(Some(b"r1"))),
+        HookUse::NONE,
+        |f| f(&mut *w),
+    );
+    seen.push(format!(
+        "stale revprop: {}",
+        stale.map_or_else(|e| e.to_string(), |_| "ok".into())
+    ));
+    assert_eq!(
+        repo.revprops(1)
+            .expect("revprops")
+            .get(&b"svn:log"[..])
+            .map(Vec::as_slice),
+        Some(&b"first"[..])
+    );
+    // The writer gives its lock back; another may take it.
+    w.unlock().expect("unlock the writer");
+    assert!(w.relock().expect("relock"), "nobody wrote meanwhile");
+    seen
+}
+
+/// The same script through svelto-repos leaves the same repository on both backends:
+/// equal dumps, `log -v`, listings and contract reports, and the same refusals.
+#[test]
+fn commits_locks_and_revprops_give_the_same_repository_on_both_backends() {
+    let uuid = "00000000-0000-4000-8000-00000000abcd";
+    let mut results = Vec::new();
+    for backend in BACKENDS {
+        let t = TestRepo::create(backend, uuid, DATE);
+        t.set_env(Arc::new(FixedEnv::new("2026-03-02T00:00:00.000000Z")));
+        let seen = script(&t);
+        let repo = &*t.repo;
+        repo.refresh().expect("refresh");
+        assert_eq!(repo.youngest(), 3, "{backend:?}");
+        let report =
+            svelto_fs::contract::check(repo).unwrap_or_else(|e| panic!("{backend:?}: {e}"));
+        results.push((seen, report, dumped(repo), logged(repo), listed(repo, 3)));
+    }
+    let (local, memory) = (&results[0], &results[1]);
+    assert!(local.0[0].contains("out of date"), "{:?}", local.0);
+    assert!(
+        local.0[2].contains("no matching lock-token"),
+        "{:?}",
+        local.0
+    );
+    assert!(local.0[4].contains("unexpected value"), "{:?}", local.0);
+    assert_eq!(local.0, memory.0, "what the checks saw");
+    assert_eq!(local.1, memory.1, "contract report");
+    assert_eq!(
+        String::from_utf8_lossy(&local.2),
+        String::from_utf8_lossy(&memory.2),
+        "dump"
+    );
+    assert_eq!(local.3, memory.3, "log -v");
+    assert_eq!(local.4, memory.4, "list -R");
+    assert!(
+        local.4.iter().any(|l| l.starts_with("trunk/sub/b File r3")),
+        "{:?}",
+        local.4
+    );
+}
+
+/// The in-memory backend's writer keeps the seam's rules itself: one writer at a time,
+/// nothing published before `sync`, a dropped transaction leaves nothing, and a lock table
+/// is changed only through a handle of the same repository.
+#[test]
+fn the_memory_writer_keeps_the_write_rules() {
+    let t = TestRepo::create(
+        Backend::Memory,
+        "00000000-0000-4000-8000-000000000001",
+        DATE,
+    );
+    let Some(mem) = t.repo.as_any().downcast_ref::<MemRepo>() else {
+        panic!("a memory repository");
+    };
+    let mut w = mem.writer();
+    assert!(mem.try_writer().is_none(), "one writer at a time");
+    let mut txn = w.begin().expect("begin");
+    txn.make_node("f", NodeKind::File).expect("add");
+    txn.set_text("f", &mut &b"text"[..]).expect("text");
+    drop(txn);
+    assert_eq!(w.youngest(), 0, "a dropped transaction commits nothing");
+    let mut txn = w.begin().expect("begin");
+    txn.make_node("d", NodeKind::Dir).expect("add");
+    assert!(matches!(
+        txn.make_node("d", NodeKind::File),
+        Err(svelto_fs::StoreError::AlreadyExists(_))
+    ));
+    assert!(matches!(
+        txn.make_node("nope/x", NodeKind::File),
+        Err(svelto_fs::StoreError::TxnPathNotFound { .. })
+    ));
+    assert_eq!(txn.commit().expect("commit"), 1);
+    assert_eq!(mem.refresh().expect("refresh"), 0, "unpublished until sync");
+    assert!(w.unlock().is_err(), "unpublished revisions keep the lock");
+    assert_eq!(w.sync().expect("sync"), 1);
+    assert_eq!(mem.refresh().expect("refresh"), 1);
+    let other = MemRepo::create("00000000-0000-4000-8000-000000000002", PropList::new());
+    assert!(
+        w.set_locks(Default::default(), &other).is_err(),
+        "another repository's handle"
+    );
+    w.unlock().expect("unlock");
+    let mut second = mem.try_writer().expect("free once unlocked");
+    let mut txn = second.begin().expect("begin");
+    txn.make_node("e", NodeKind::Dir).expect("add");
+    txn.commit().expect("commit");
+    second.sync().expect("sync");
+    drop(second);
+    assert!(
+        !w.relock().expect("relock"),
+        "another writer published meanwhile: stale"
+    );
+    svelto_fs::contract::check(mem).expect("contract");
 }

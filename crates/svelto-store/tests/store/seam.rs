@@ -50,6 +50,12 @@ impl ReadRepo for Plain {
     fn text_reader(&self, text: &FileText) -> svelto_fs::Result<Box<dyn Read + Send>> {
         self.0.text_reader(text)
     }
+    fn locks(&self) -> svelto_fs::Result<Arc<svelto_fs::LockTable>> {
+        self.0.locks()
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
 }
 
 /// A history with what the contract speaks of: nested directories, properties, a copy
