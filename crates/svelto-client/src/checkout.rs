@@ -16,10 +16,11 @@ use svelto_delta::StreamDecoder;
 use svelto_wire::Item;
 
 use crate::error::{file_err, Error, Result};
-use crate::ra_svn::{self, lossy, protocol, Credentials, Session};
+use crate::ra::{self, Ra, ReportPath};
+use crate::ra_svn::{self, lossy, protocol, Credentials};
 use crate::skel;
 use crate::translate::{self, EolWriter, FileFacts, Translation};
-use crate::url::{self, SvnUrl};
+use crate::url;
 use crate::wc::{BaseNode, WcDb};
 
 /// `--depth`.
@@ -109,31 +110,30 @@ pub fn export(opts: &Options, notify: &mut dyn FnMut(Notify)) -> Result<Summary>
 }
 
 fn run(opts: &Options, notify: &mut dyn FnMut(Notify), export: bool) -> Result<Summary> {
-    let url = SvnUrl::parse(&opts.url)?;
-    let mut session = Session::open(&url, &opts.credentials)?;
+    let mut session = ra::open(&opts.url, &opts.credentials)?;
     let rev = match opts.revision {
         Some(r) => r,
         None => session.latest_rev()?,
     };
-    match session.check_path("", rev)?.as_str() {
+    match session.check_path(rev)?.as_str() {
         "dir" => {}
         "none" => {
             return Err(Error::Usage(format!(
                 "URL '{}' doesn't exist at revision {rev}",
-                url.url
+                session.url()
             )))
         }
         _ => {
             return Err(Error::Usage(format!(
                 "URL '{}' refers to a file, not a directory",
-                url.url
+                session.url()
             )))
         }
     }
-    let repos_relpath = url::relpath_below(&session.root_url, &session.url).ok_or_else(|| {
+    let repos_relpath = url::relpath_below(session.root_url(), session.url()).ok_or_else(|| {
         protocol(
             "in repos-info",
-            format!("'{}' is not below '{}'", session.url, session.root_url),
+            format!("'{}' is not below '{}'", session.url(), session.root_url()),
         )
     })?;
     let root = &opts.path;
@@ -142,10 +142,10 @@ fn run(opts: &Options, notify: &mut dyn FnMut(Notify), export: bool) -> Result<S
     let mut db = None;
     let mut iprops = None;
     if !export {
-        if !repos_relpath.is_empty() && session.has_cap("inherited-props") {
-            iprops = Some(skel::iprops(&session.inherited_props(rev)?));
+        if !repos_relpath.is_empty() {
+            iprops = session.inherited_props(rev)?.map(|ip| skel::iprops(&ip));
         }
-        let d = WcDb::create(root, &session.root_url, &session.uuid)?;
+        let d = WcDb::create(root, session.root_url(), session.uuid())?;
         d.put_base(&BaseNode {
             local_relpath: "",
             repos_path: &repos_relpath,
@@ -158,37 +158,22 @@ fn run(opts: &Options, notify: &mut dyn FnMut(Notify), export: bool) -> Result<S
         db = Some(d);
     }
     let depth_word = opts.depth.map_or("unknown", Depth::word);
-    session.command(
-        "update",
-        vec![
-            Item::list(vec![Item::Number(rev)]),
-            Item::string(""),
-            Item::bool(true),
-            Item::word(depth_word),
-            Item::bool(false),
-            Item::bool(false),
-        ],
+    session.update(
+        rev,
+        depth_word,
+        &[ReportPath {
+            path: String::new(),
+            rev,
+            start_empty: true,
+            depth: root_depth.word().to_string(),
+        }],
     )?;
-    session.send(&svelto_wire::command(
-        "set-path",
-        vec![
-            Item::string(""),
-            Item::Number(rev),
-            Item::bool(true),
-            Item::empty_list(),
-            Item::word(root_depth.word()),
-        ],
-    ))?;
-    session.send(&svelto_wire::command("finish-report", vec![]))?;
-    // The second auth slot, before the drive.
-    let slot = session.read_item("reading the auth slot after the report")?;
-    ra_svn::success(&slot, "in the auth slot after the report")?;
     let mut r = Receiver {
         root: root.clone(),
         db,
         opts,
         repos_relpath,
-        root_url: session.root_url.clone(),
+        root_url: session.root_url().to_string(),
         root_depth,
         iprops,
         target_rev: rev,
@@ -203,7 +188,7 @@ fn run(opts: &Options, notify: &mut dyn FnMut(Notify), export: bool) -> Result<S
     if let Some(db) = &r.db {
         db.begin()?;
     }
-    r.drive(&mut session, notify)?;
+    r.drive(session.as_mut(), notify)?;
     if let Some(db) = &r.db {
         db.commit()?;
     }
@@ -285,6 +270,8 @@ struct FileState {
     relpath: String,
     props: Vec<(Vec<u8>, Vec<u8>)>,
     entry: Entry,
+    /// `svn:wc:*` (http://'s version URL), kept as the node's dav_cache.
+    wc_props: Vec<(Vec<u8>, Vec<u8>)>,
     text: Option<TextState>,
     /// (sha1 hex, md5 hex, size) once the text is complete.
     done: Option<(String, String, u64)>,
@@ -372,9 +359,9 @@ pub(crate) fn utf8_path(b: &[u8], cmd: &str) -> Result<String> {
 }
 
 impl Receiver<'_> {
-    fn drive(&mut self, session: &mut Session, notify: &mut dyn FnMut(Notify)) -> Result<()> {
+    fn drive(&mut self, session: &mut dyn Ra, notify: &mut dyn FnMut(Notify)) -> Result<()> {
         loop {
-            let item = session.read_item("in the update drive")?;
+            let item = session.next_edit()?;
             let (cmd, p) = split(&item)?;
             match cmd {
                 "target-rev" => {
@@ -443,6 +430,7 @@ impl Receiver<'_> {
                             relpath,
                             props: Vec::new(),
                             entry: Entry::default(),
+                            wc_props: Vec::new(),
                             text: None,
                             done: None,
                         },
@@ -453,7 +441,9 @@ impl Receiver<'_> {
                     let name = arg_str(p, 1, cmd)?;
                     let value = arg_opt_str(p, 2, cmd)?;
                     let file = self.files.get_mut(token).ok_or_else(|| bad_token(cmd))?;
-                    if !file.entry.take(name, value) && !name.starts_with(b"svn:wc:") {
+                    if name.starts_with(b"svn:wc:") {
+                        set_prop(&mut file.wc_props, name, value);
+                    } else if !file.entry.take(name, value) {
                         set_prop(&mut file.props, name, value);
                     }
                 }
@@ -489,21 +479,8 @@ impl Receiver<'_> {
                     });
                     self.close_file(file, md5.as_deref())?;
                 }
-                "close-edit" => {
-                    session.send(&svelto_wire::success(vec![]))?;
-                    let resp = session.read_item("reading the response to update")?;
-                    ra_svn::success(&resp, "in the response to update")?;
-                    return Ok(());
-                }
-                "abort-edit" => {
-                    session.send(&svelto_wire::success(vec![]))?;
-                    let resp = session.read_item("reading the failure after abort-edit")?;
-                    ra_svn::success(&resp, "after abort-edit")?;
-                    return Err(protocol(
-                        "in the update drive",
-                        "the server aborted the edit",
-                    ));
-                }
+                "close-edit" => return session.close_edit(),
+                "abort-edit" => return Err(session.abort_edit()),
                 "failure" => {
                     return Err(ra_svn::failure(p));
                 }
@@ -834,6 +811,13 @@ impl Receiver<'_> {
             return Ok(());
         };
         let props = skel::proplist(file.props.iter().map(|(n, v)| (n.as_slice(), v.as_slice())));
+        let dav_cache = (!file.wc_props.is_empty()).then(|| {
+            skel::proplist(
+                file.wc_props
+                    .iter()
+                    .map(|(n, v)| (n.as_slice(), v.as_slice())),
+            )
+        });
         let checksum = format!("$sha1${sha1}");
         let repos_path = self.repos_path(&file.relpath);
         db.put_base(&BaseNode {
@@ -853,6 +837,7 @@ impl Receiver<'_> {
             changed_author: file.entry.last_author.as_deref(),
             translated_size: recorded.0,
             last_mod_time: recorded.1,
+            dav_cache: dav_cache.as_deref(),
             ..BaseNode::default()
         })
     }

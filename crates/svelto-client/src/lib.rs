@@ -10,6 +10,8 @@
 
 pub mod checkout;
 pub mod error;
+pub mod ra;
+pub mod ra_dav;
 pub mod ra_svn;
 pub mod skel;
 pub mod translate;

@@ -22,10 +22,11 @@ use crate::checkout::{
     translation_of, utf8_path, Entry, Notify, Summary,
 };
 use crate::error::{file_err, Error, Result};
-use crate::ra_svn::{self, lossy, protocol, Credentials, Session};
+use crate::ra::{self, Ra, ReportPath};
+use crate::ra_svn::{self, lossy, protocol, Credentials};
 use crate::skel::{self, Props};
 use crate::translate::{self, Translation};
-use crate::url::{self, SvnUrl};
+use crate::url;
 use crate::wc::{BaseNode, OwnedNode, WcDb};
 
 /// What to update.
@@ -150,13 +151,13 @@ pub fn update(opts: &UpdateOptions, notify: &mut dyn FnMut(Notify)) -> Result<Su
     } else {
         format!("{repos_root}/{}", url::encode(&root_repos))
     };
-    let mut session = Session::open(&SvnUrl::parse(&session_url)?, &opts.credentials)?;
-    if session.uuid != uuid {
+    let mut session = ra::open(&session_url, &opts.credentials)?;
+    if session.uuid() != uuid {
         return Err(refuse(
             &root,
             format!(
                 "the repository at '{session_url}' has UUID {}, the working copy's is {uuid}",
-                session.uuid
+                session.uuid()
             ),
         ));
     }
@@ -166,41 +167,26 @@ pub fn update(opts: &UpdateOptions, notify: &mut dyn FnMut(Notify)) -> Result<Su
     };
     let modified = local_changes(&root, &db, &nodes, &repos_root, &opts.zone)?;
 
-    session.command(
-        "update",
-        vec![
-            Item::list(vec![Item::Number(rev)]),
-            Item::string(""),
-            Item::bool(true),
-            Item::word("unknown"),
-            Item::bool(false),
-            Item::bool(false),
-        ],
-    )?;
-    let set_path = |path: &str, depth: &str| {
-        svelto_wire::command(
-            "set-path",
-            vec![
-                Item::string(path),
-                Item::Number(base_rev),
-                Item::bool(false),
-                Item::empty_list(),
-                Item::word(depth),
-            ],
-        )
-    };
-    session.send(&set_path("", &root_depth))?;
+    let mut report = vec![ReportPath {
+        path: String::new(),
+        rev: base_rev,
+        start_empty: false,
+        depth: root_depth.clone(),
+    }];
     for n in &nodes {
         if n.kind == "dir" && !n.local_relpath.is_empty() && n.presence == "normal" {
             let depth = n.depth.as_deref().unwrap_or("infinity");
             if depth != "infinity" {
-                session.send(&set_path(&n.local_relpath, depth))?;
+                report.push(ReportPath {
+                    path: n.local_relpath.clone(),
+                    rev: base_rev,
+                    start_empty: false,
+                    depth: depth.to_string(),
+                });
             }
         }
     }
-    session.send(&svelto_wire::command("finish-report", vec![]))?;
-    let slot = session.read_item("reading the auth slot after the report")?;
-    ra_svn::success(&slot, "in the auth slot after the report")?;
+    session.update(rev, "unknown", &report)?;
 
     let mut r = Drive {
         root: root.clone(),
@@ -216,7 +202,7 @@ pub fn update(opts: &UpdateOptions, notify: &mut dyn FnMut(Notify)) -> Result<Su
         pristines: HashSet::new(),
     };
     r.db.begin()?;
-    let drove = r.drive(&mut session);
+    let drove = r.drive(session.as_mut());
     // New pristines are harmless even when the update stops here (refcount 0).
     r.db.commit()?;
     drove?;
@@ -274,7 +260,7 @@ pub fn update(opts: &UpdateOptions, notify: &mut dyn FnMut(Notify)) -> Result<Su
         target_rev,
         &repos_root,
         &root_repos,
-        &mut session,
+        session.as_mut(),
         opts,
         notify,
     )
@@ -406,6 +392,8 @@ struct FileEdit {
     props: Props,
     props_changed: bool,
     entry: Entry,
+    /// `svn:wc:*` (http://'s version URL): the node's new dav_cache.
+    wc_props: Props,
     /// The base text's SHA-1 (hex), for an opened file.
     base_sha1: Option<String>,
     receiving: Option<NewText>,
@@ -437,9 +425,9 @@ impl Drive<'_> {
         })
     }
 
-    fn drive(&mut self, session: &mut Session) -> Result<()> {
+    fn drive(&mut self, session: &mut dyn Ra) -> Result<()> {
         loop {
-            let item = session.read_item("in the update drive")?;
+            let item = session.next_edit()?;
             let (cmd, p) = split(&item)?;
             match cmd {
                 "target-rev" => {
@@ -528,6 +516,7 @@ impl Drive<'_> {
                             props,
                             props_changed: false,
                             entry,
+                            wc_props: Vec::new(),
                             base_sha1,
                             receiving: None,
                             text: None,
@@ -539,7 +528,9 @@ impl Drive<'_> {
                     let name = arg_str(p, 1, cmd)?;
                     let value = arg_opt_str(p, 2, cmd)?;
                     let file = self.files.get_mut(token).ok_or_else(|| bad_token(cmd))?;
-                    if !file.entry.take(name, value) && !name.starts_with(b"svn:wc:") {
+                    if name.starts_with(b"svn:wc:") {
+                        set_prop(&mut file.wc_props, name, value);
+                    } else if !file.entry.take(name, value) {
                         set_prop(&mut file.props, name, value);
                         file.props_changed = true;
                     }
@@ -591,21 +582,8 @@ impl Drive<'_> {
                     }
                     self.plan.files.push(file);
                 }
-                "close-edit" => {
-                    session.send(&svelto_wire::success(vec![]))?;
-                    let resp = session.read_item("reading the response to update")?;
-                    ra_svn::success(&resp, "in the response to update")?;
-                    return Ok(());
-                }
-                "abort-edit" => {
-                    session.send(&svelto_wire::success(vec![]))?;
-                    let resp = session.read_item("reading the failure after abort-edit")?;
-                    ra_svn::success(&resp, "after abort-edit")?;
-                    return Err(protocol(
-                        "in the update drive",
-                        "the server aborted the edit",
-                    ));
-                }
+                "close-edit" => return session.close_edit(),
+                "abort-edit" => return Err(session.abort_edit()),
                 "failure" => return Err(ra_svn::failure(p)),
                 other => {
                     return Err(protocol(
@@ -756,7 +734,7 @@ fn apply(
     rev: u64,
     repos_root: &str,
     root_repos: &str,
-    session: &mut Session,
+    session: &mut dyn Ra,
     opts: &UpdateOptions,
     notify: &mut dyn FnMut(Notify),
 ) -> Result<Summary> {
@@ -771,8 +749,8 @@ fn apply(
         ..Summary::default()
     };
     // Inherited properties, cached at the root (as checkout does).
-    let iprops = if !root_repos.is_empty() && session.has_cap("inherited-props") {
-        Some(skel::iprops(&session.inherited_props(rev)?))
+    let iprops = if !root_repos.is_empty() {
+        session.inherited_props(rev)?.map(|ip| skel::iprops(&ip))
     } else {
         None
     };
@@ -987,6 +965,8 @@ fn apply(
             (None, Some(n)) => (n.translated_size, n.last_mod_time),
             (None, None) => (None, None),
         };
+        let dav_cache = (!f.wc_props.is_empty())
+            .then(|| skel::proplist(f.wc_props.iter().map(|(n, v)| (n.as_slice(), v.as_slice()))));
         summary.files += 1;
         if !f.added && (f.text.is_some() || f.props_changed) {
             notify(Notify::Updated {
@@ -1012,6 +992,7 @@ fn apply(
             changed_author: f.entry.last_author.as_deref(),
             translated_size: size,
             last_mod_time: mtime,
+            dav_cache: dav_cache.as_deref(),
             ..BaseNode::default()
         })?;
     }
