@@ -12,13 +12,13 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use md5::Digest;
-use svelto_delta::StreamDecoder;
 use svelto_wire::Item;
 
 use crate::error::{file_err, Error, Result};
 use crate::ra::{self, Ra, ReportPath};
 use crate::ra_svn::{self, lossy, protocol, Credentials};
 use crate::skel;
+use crate::text::{Buffers, Incoming};
 use crate::translate::{self, EolWriter, FileFacts, Translation};
 use crate::url;
 use crate::wc::{BaseNode, WcDb};
@@ -180,7 +180,7 @@ fn run(opts: &Options, notify: &mut dyn FnMut(Notify), export: bool) -> Result<S
         dirs: HashMap::new(),
         files: HashMap::new(),
         summary: Summary::default(),
-        window: Vec::new(),
+        bufs: Buffers::default(),
         scratch: Vec::new(),
         tmp_counter: 0,
         pristines: HashSet::new(),
@@ -257,13 +257,10 @@ enum Pristine {
 const SMALL_TEXT: usize = 1 << 20;
 
 struct TextState {
-    decoder: StreamDecoder,
+    incoming: Incoming,
     pristine: Pristine,
     working: Working,
     translation: Translation,
-    sha1: sha1::Sha1,
-    md5: md5::Md5,
-    size: u64,
 }
 
 struct FileState {
@@ -289,7 +286,7 @@ struct Receiver<'o> {
     dirs: HashMap<Vec<u8>, DirState>,
     files: HashMap<Vec<u8>, FileState>,
     summary: Summary,
-    window: Vec<u8>,
+    bufs: Buffers,
     scratch: Vec<u8>,
     tmp_counter: u64,
     /// The pristine texts written (SHA-1 hex): the store of a new working copy holds only
@@ -603,13 +600,10 @@ impl Receiver<'_> {
             .get_mut(token)
             .ok_or_else(|| bad_token("apply-textdelta"))?;
         file.text = Some(TextState {
-            decoder: StreamDecoder::new(svelto_delta::Limits::default()),
+            incoming: Incoming::new(),
             pristine,
             working,
             translation,
-            sha1: sha1::Sha1::new(),
-            md5: md5::Md5::new(),
-            size: 0,
         });
         Ok(())
     }
@@ -621,55 +615,42 @@ impl Receiver<'_> {
                 format!("text for '{}' before apply-textdelta", file.relpath),
             ));
         };
-        text.decoder.push(chunk);
-        loop {
-            let window = text.decoder.next_window().map_err(|source| Error::Delta {
-                path: file.relpath.clone(),
-                source,
-            })?;
-            let Some(window) = window else { break };
-            self.window.clear();
-            window
-                .apply(&[], &mut self.window)
-                .map_err(|source| Error::Delta {
-                    path: file.relpath.clone(),
-                    source,
-                })?;
-            let bytes = &self.window;
-            text.sha1.update(bytes);
-            text.md5.update(bytes);
-            text.size += bytes.len() as u64;
-            self.summary.bytes += bytes.len() as u64;
-            match &mut text.pristine {
-                Pristine::None => {}
-                Pristine::Temp(f, p) => f.write_all(bytes).map_err(file_err(p.as_path()))?,
-                Pristine::Buffer(b) if b.len() + bytes.len() <= SMALL_TEXT => {
-                    b.extend_from_slice(bytes)
+        let (pristine, working) = (&mut text.pristine, &mut text.working);
+        let (db, tmp_counter, scratch) = (&self.db, &mut self.tmp_counter, &mut self.scratch);
+        let received = &mut self.summary.bytes;
+        let working_path = || self.root.join(&file.relpath);
+        text.incoming
+            .push(chunk, &file.relpath, None, &mut self.bufs, &mut |bytes| {
+                *received += bytes.len() as u64;
+                match pristine {
+                    Pristine::None => {}
+                    Pristine::Temp(f, p) => f.write_all(bytes).map_err(file_err(p.as_path()))?,
+                    Pristine::Buffer(b) if b.len() + bytes.len() <= SMALL_TEXT => {
+                        b.extend_from_slice(bytes)
+                    }
+                    Pristine::Buffer(b) => {
+                        // Too large to keep: from here on, a temporary renamed at the end.
+                        if let Some(db) = db {
+                            *tmp_counter += 1;
+                            let p = db.tmp_dir.join(format!("svelto-{tmp_counter}.tmp"));
+                            let mut f = create_read_only(&p)?;
+                            f.write_all(b).map_err(file_err(&p))?;
+                            f.write_all(bytes).map_err(file_err(&p))?;
+                            *pristine = Pristine::Temp(f, p);
+                        }
+                    }
                 }
-                Pristine::Buffer(b) => {
-                    // Too large to keep: from here on, a temporary renamed at the end.
-                    let Some(db) = &self.db else { continue };
-                    self.tmp_counter += 1;
-                    let p = db.tmp_dir.join(format!("svelto-{}.tmp", self.tmp_counter));
-                    let mut f = create_read_only(&p)?;
-                    f.write_all(b).map_err(file_err(&p))?;
-                    f.write_all(bytes).map_err(file_err(&p))?;
-                    text.pristine = Pristine::Temp(f, p);
+                match working {
+                    Working::Direct(f) => f.write_all(bytes).map_err(file_err(working_path()))?,
+                    Working::Eol(f, eol) => {
+                        scratch.clear();
+                        eol.push(bytes, scratch);
+                        f.write_all(scratch).map_err(file_err(working_path()))?;
+                    }
+                    Working::Buffer(b) => b.extend_from_slice(bytes),
                 }
-            }
-            let working_path = || self.root.join(&file.relpath);
-            match &mut text.working {
-                Working::Direct(f) => f.write_all(bytes).map_err(file_err(working_path()))?,
-                Working::Eol(f, eol) => {
-                    self.scratch.clear();
-                    eol.push(bytes, &mut self.scratch);
-                    f.write_all(&self.scratch)
-                        .map_err(file_err(working_path()))?;
-                }
-                Working::Buffer(b) => b.extend_from_slice(bytes),
-            }
-        }
-        Ok(())
+                Ok(())
+            })
     }
 
     fn end_text(&mut self, file: &mut FileState) -> Result<()> {
@@ -682,12 +663,7 @@ impl Receiver<'_> {
                 ),
             ));
         };
-        text.decoder.finish().map_err(|source| Error::Delta {
-            path: file.relpath.clone(),
-            source,
-        })?;
-        let sha1 = hex::encode(std::mem::take(&mut text.sha1).finalize());
-        let md5 = hex::encode(std::mem::take(&mut text.md5).finalize());
+        let (sha1, md5, size) = text.incoming.finish(&file.relpath)?;
         if let Working::Eol(f, eol) = &mut text.working {
             self.scratch.clear();
             eol.finish(&mut self.scratch);
@@ -716,11 +692,11 @@ impl Receiver<'_> {
                 }
             }
             if !known {
-                db.put_pristine(&sha1, &md5, text.size)?;
+                db.put_pristine(&sha1, &md5, size)?;
                 self.pristines.insert(sha1.clone());
             }
         }
-        file.done = Some((sha1, md5, text.size));
+        file.done = Some((sha1, md5, size));
         // The working file stays open in `text` until close-file: put it back.
         file.text = Some(text);
         Ok(())

@@ -14,6 +14,7 @@ pub mod ra;
 pub mod ra_dav;
 pub mod ra_svn;
 pub mod skel;
+mod text;
 pub mod translate;
 pub mod update;
 pub mod url;

@@ -10,11 +10,10 @@
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io::Write;
-use std::os::unix::fs::{FileExt, PermissionsExt};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use md5::Digest;
-use svelto_delta::StreamDecoder;
 use svelto_wire::Item;
 
 use crate::checkout::{
@@ -25,6 +24,7 @@ use crate::error::{file_err, Error, Result};
 use crate::ra::{self, Ra, ReportPath};
 use crate::ra_svn::{self, lossy, protocol, Credentials};
 use crate::skel::{self, Props};
+use crate::text::{Buffers, Incoming};
 use crate::translate::{self, Translation};
 use crate::url;
 use crate::wc::{BaseNode, OwnedNode, WcDb};
@@ -197,8 +197,7 @@ pub fn update(opts: &UpdateOptions, notify: &mut dyn FnMut(Notify)) -> Result<Su
         files: HashMap::new(),
         plan: Plan::default(),
         tmp_counter: 0,
-        window: Vec::new(),
-        view: Vec::new(),
+        bufs: Buffers::default(),
         pristines: HashSet::new(),
     };
     r.db.begin()?;
@@ -377,13 +376,10 @@ struct DirEdit {
 }
 
 struct NewText {
-    decoder: StreamDecoder,
+    incoming: Incoming,
     /// The base pristine, read window by window.
     source: Option<File>,
     tmp: (File, PathBuf),
-    sha1: sha1::Sha1,
-    md5: md5::Md5,
-    size: u64,
 }
 
 struct FileEdit {
@@ -410,8 +406,7 @@ struct Drive<'a> {
     files: HashMap<Vec<u8>, FileEdit>,
     plan: Plan,
     tmp_counter: u64,
-    window: Vec<u8>,
-    view: Vec<u8>,
+    bufs: Buffers,
     pristines: HashSet<String>,
 }
 
@@ -618,12 +613,9 @@ impl Drive<'_> {
             .get_mut(token)
             .ok_or_else(|| bad_token("apply-textdelta"))?;
         file.receiving = Some(NewText {
-            decoder: StreamDecoder::new(svelto_delta::Limits::default()),
+            incoming: Incoming::new(),
             source,
             tmp: (f, tmp),
-            sha1: sha1::Sha1::new(),
-            md5: md5::Md5::new(),
-            size: 0,
         });
         Ok(())
     }
@@ -635,52 +627,18 @@ impl Drive<'_> {
                 format!("text for '{}' before apply-textdelta", file.relpath),
             ));
         };
-        text.decoder.push(chunk);
-        let delta_err = |source| Error::Delta {
-            path: file.relpath.clone(),
-            source,
-        };
-        while let Some(window) = text.decoder.next_window().map_err(delta_err)? {
-            self.view.clear();
-            if window.source_len > 0 {
-                let Some(src) = &text.source else {
-                    return Err(protocol(
-                        "in the update drive",
-                        format!("a delta against no base text for '{}'", file.relpath),
-                    ));
-                };
-                self.view.resize(window.source_len as usize, 0);
-                src.read_exact_at(&mut self.view, window.source_offset)
-                    .map_err(|e| {
-                        protocol(
-                            "in the update drive",
-                            format!(
-                                "a delta reads outside the base text of '{}': {e}",
-                                file.relpath
-                            ),
-                        )
-                    })?;
-            }
-            self.window.clear();
-            window
-                .apply(&self.view, &mut self.window)
-                .map_err(|source| Error::Delta {
-                    path: file.relpath.clone(),
-                    source,
-                })?;
-            text.sha1.update(&self.window);
-            text.md5.update(&self.window);
-            text.size += self.window.len() as u64;
-            text.tmp
-                .0
-                .write_all(&self.window)
-                .map_err(file_err(text.tmp.1.as_path()))?;
-        }
-        Ok(())
+        let (tmp, tmp_path) = (&mut text.tmp.0, text.tmp.1.as_path());
+        text.incoming.push(
+            chunk,
+            &file.relpath,
+            text.source.as_ref(),
+            &mut self.bufs,
+            &mut |bytes| tmp.write_all(bytes).map_err(file_err(tmp_path)),
+        )
     }
 
     fn end_text(&mut self, file: &mut FileEdit) -> Result<()> {
-        let Some(text) = file.receiving.take() else {
+        let Some(mut text) = file.receiving.take() else {
             return Err(protocol(
                 "in the update drive",
                 format!(
@@ -689,15 +647,10 @@ impl Drive<'_> {
                 ),
             ));
         };
-        text.decoder.finish().map_err(|source| Error::Delta {
-            path: file.relpath.clone(),
-            source,
-        })?;
-        let sha1 = hex::encode(text.sha1.finalize());
-        let md5 = hex::encode(text.md5.finalize());
+        let (sha1, md5, size) = text.incoming.finish(&file.relpath)?;
         drop(text.tmp.0);
-        self.store_pristine(Some(&text.tmp.1), &sha1, &md5, text.size)?;
-        file.text = Some((sha1, md5, text.size));
+        self.store_pristine(Some(&text.tmp.1), &sha1, &md5, size)?;
+        file.text = Some((sha1, md5, size));
         Ok(())
     }
 
