@@ -12,8 +12,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use md5::Digest;
-use svelto_wire::Item;
 
+use crate::edit::{change_prop, Edit};
 use crate::error::{file_err, Error, Result};
 use crate::ra::{self, Ra, ReportPath};
 use crate::ra_svn::{self, lossy, protocol, Credentials};
@@ -308,68 +308,19 @@ pub(crate) fn set_prop(props: &mut Vec<(Vec<u8>, Vec<u8>)>, name: &[u8], value: 
     }
 }
 
-/// The arguments of an editor command: its name and parameter list.
-pub(crate) fn split(item: &Item) -> Result<(&str, &[Item])> {
-    match item.as_list() {
-        Some([Item::Word(w), Item::List(p), ..]) => Ok((w.as_str(), p.as_slice())),
-        _ => Err(protocol(
-            "in the update drive",
-            format!("not an editor command: {}", ra_svn::short(item)),
-        )),
-    }
-}
-
-pub(crate) fn arg_str<'a>(p: &'a [Item], i: usize, cmd: &str) -> Result<&'a [u8]> {
-    p.get(i).and_then(Item::as_string).ok_or_else(|| {
-        protocol(
-            "in the update drive",
-            format!("{cmd}: parameter {} is not a string", i + 1),
-        )
-    })
-}
-
-pub(crate) fn arg_opt_str<'a>(p: &'a [Item], i: usize, cmd: &str) -> Result<Option<&'a [u8]>> {
-    match p.get(i).and_then(Item::as_list) {
-        Some([]) => Ok(None),
-        Some([Item::String(s), ..]) => Ok(Some(s)),
-        _ => Err(protocol(
-            "in the update drive",
-            format!("{cmd}: parameter {} is not an optional string", i + 1),
-        )),
-    }
-}
-
-pub(crate) fn utf8_path(b: &[u8], cmd: &str) -> Result<String> {
-    let s = String::from_utf8(b.to_vec())
-        .map_err(|_| protocol("in the update drive", format!("{cmd}: path is not UTF-8")))?;
-    if s.starts_with('/')
-        || s.split('/')
-            .any(|seg| seg.is_empty() || seg == "." || seg == ".." || seg == ".svn")
-        || s.contains('\0')
-    {
-        return Err(protocol(
-            "in the update drive",
-            format!("{cmd}: refusing the path '{s}'"),
-        ));
-    }
-    Ok(s)
-}
-
 impl Receiver<'_> {
     fn drive(&mut self, session: &mut dyn Ra, notify: &mut dyn FnMut(Notify)) -> Result<()> {
         loop {
             let item = session.next_edit()?;
-            let (cmd, p) = split(&item)?;
-            match cmd {
-                "target-rev" => {
-                    if let Some(r) = p.first().and_then(Item::as_number) {
+            match Edit::parse(&item)? {
+                Edit::TargetRev(r) => {
+                    if let Some(r) = r {
                         self.target_rev = r;
                     }
                 }
-                "open-root" => {
-                    let token = arg_str(p, 1, cmd)?.to_vec();
+                Edit::OpenRoot { token } => {
                     self.dirs.insert(
-                        token,
+                        token.to_vec(),
                         DirState {
                             relpath: String::new(),
                             props: Vec::new(),
@@ -377,9 +328,11 @@ impl Receiver<'_> {
                         },
                     );
                 }
-                "add-dir" => {
-                    let relpath = utf8_path(arg_str(p, 0, cmd)?, cmd)?;
-                    let token = arg_str(p, 2, cmd)?.to_vec();
+                Edit::Dir {
+                    path: relpath,
+                    token,
+                    added: true,
+                } => {
                     let path = self.root.join(&relpath);
                     match std::fs::create_dir(&path) {
                         Ok(()) => {}
@@ -392,7 +345,7 @@ impl Receiver<'_> {
                         is_dir: true,
                     });
                     self.dirs.insert(
-                        token,
+                        token.to_vec(),
                         DirState {
                             relpath,
                             props: Vec::new(),
@@ -400,29 +353,33 @@ impl Receiver<'_> {
                         },
                     );
                 }
-                "change-dir-prop" => {
-                    let token = arg_str(p, 0, cmd)?;
-                    let name = arg_str(p, 1, cmd)?;
-                    let value = arg_opt_str(p, 2, cmd)?;
-                    let dir = self.dirs.get_mut(token).ok_or_else(|| bad_token(cmd))?;
-                    if !dir.entry.take(name, value) && !name.starts_with(b"svn:wc:") {
-                        set_prop(&mut dir.props, name, value);
-                    }
+                Edit::Prop {
+                    dir: true,
+                    token,
+                    name,
+                    value,
+                } => {
+                    let dir = self
+                        .dirs
+                        .get_mut(token)
+                        .ok_or_else(|| bad_token("change-dir-prop"))?;
+                    change_prop(&mut dir.props, &mut dir.entry, None, name, value);
                 }
-                "close-dir" => {
-                    let token = arg_str(p, 0, cmd)?;
-                    let dir = self.dirs.remove(token).ok_or_else(|| bad_token(cmd))?;
+                Edit::CloseDir { token } => {
+                    let dir = self
+                        .dirs
+                        .remove(token)
+                        .ok_or_else(|| bad_token("close-dir"))?;
                     self.close_dir(dir)?;
                 }
-                "absent-dir" | "absent-file" => {
-                    let relpath = utf8_path(arg_str(p, 0, cmd)?, cmd)?;
-                    self.absent(&relpath, if cmd == "absent-dir" { "dir" } else { "file" })?;
-                }
-                "add-file" => {
-                    let relpath = utf8_path(arg_str(p, 0, cmd)?, cmd)?;
-                    let token = arg_str(p, 2, cmd)?.to_vec();
+                Edit::Absent { path, kind } => self.absent(&path, kind)?,
+                Edit::File {
+                    path: relpath,
+                    token,
+                    added: true,
+                } => {
                     self.files.insert(
-                        token,
+                        token.to_vec(),
                         FileState {
                             relpath,
                             props: Vec::new(),
@@ -433,25 +390,25 @@ impl Receiver<'_> {
                         },
                     );
                 }
-                "change-file-prop" => {
-                    let token = arg_str(p, 0, cmd)?;
-                    let name = arg_str(p, 1, cmd)?;
-                    let value = arg_opt_str(p, 2, cmd)?;
-                    let file = self.files.get_mut(token).ok_or_else(|| bad_token(cmd))?;
-                    if name.starts_with(b"svn:wc:") {
-                        set_prop(&mut file.wc_props, name, value);
-                    } else if !file.entry.take(name, value) {
-                        set_prop(&mut file.props, name, value);
-                    }
+                Edit::Prop {
+                    dir: false,
+                    token,
+                    name,
+                    value,
+                } => {
+                    let file = self
+                        .files
+                        .get_mut(token)
+                        .ok_or_else(|| bad_token("change-file-prop"))?;
+                    let wc = Some(&mut file.wc_props);
+                    change_prop(&mut file.props, &mut file.entry, wc, name, value);
                 }
-                "apply-textdelta" => {
-                    let token = arg_str(p, 0, cmd)?.to_vec();
-                    self.start_text(&token)?;
-                }
-                "textdelta-chunk" => {
-                    let token = arg_str(p, 0, cmd)?;
-                    let chunk = arg_str(p, 1, cmd)?;
-                    let mut file = self.files.remove(token).ok_or_else(|| bad_token(cmd))?;
+                Edit::ApplyTextdelta { token } => self.start_text(token)?,
+                Edit::TextdeltaChunk { token, chunk } => {
+                    let mut file = self
+                        .files
+                        .remove(token)
+                        .ok_or_else(|| bad_token("textdelta-chunk"))?;
                     let result = self.text_chunk(&mut file, chunk);
                     self.files.insert(token.to_vec(), file);
                     result?;
@@ -459,39 +416,34 @@ impl Receiver<'_> {
                         bytes: self.summary.bytes,
                     });
                 }
-                "textdelta-end" => {
-                    let token = arg_str(p, 0, cmd)?;
-                    let mut file = self.files.remove(token).ok_or_else(|| bad_token(cmd))?;
+                Edit::TextdeltaEnd { token } => {
+                    let mut file = self
+                        .files
+                        .remove(token)
+                        .ok_or_else(|| bad_token("textdelta-end"))?;
                     let result = self.end_text(&mut file);
                     self.files.insert(token.to_vec(), file);
                     result?;
                 }
-                "close-file" => {
-                    let token = arg_str(p, 0, cmd)?;
-                    let md5 = arg_opt_str(p, 1, cmd)?.map(lossy);
-                    let file = self.files.remove(token).ok_or_else(|| bad_token(cmd))?;
+                Edit::CloseFile { token, md5 } => {
+                    let file = self
+                        .files
+                        .remove(token)
+                        .ok_or_else(|| bad_token("close-file"))?;
                     notify(Notify::Added {
                         relpath: &file.relpath,
                         is_dir: false,
                     });
                     self.close_file(file, md5.as_deref())?;
                 }
-                "close-edit" => return session.close_edit(),
-                "abort-edit" => return Err(session.abort_edit()),
-                "failure" => {
-                    return Err(ra_svn::failure(p));
-                }
-                "delete-entry" | "open-dir" | "open-file" => {
+                Edit::Close => return session.close_edit(),
+                Edit::Abort => return Err(session.abort_edit()),
+                Edit::Failure(p) => return Err(ra_svn::failure(p)),
+                Edit::DeleteEntry { .. } | Edit::Dir { .. } | Edit::File { .. } => {
                     return Err(protocol(
                         "in the update drive",
-                        format!("{cmd} in a checkout, which starts from nothing"),
+                        "a deletion or an opened node in a checkout, which starts from nothing",
                     ));
-                }
-                other => {
-                    return Err(protocol(
-                        "in the update drive",
-                        format!("unknown editor command '{other}'"),
-                    ))
                 }
             }
         }

@@ -9,6 +9,7 @@
 //! panic on what a server sends.
 
 pub mod checkout;
+mod edit;
 pub mod error;
 pub mod ra;
 pub mod ra_dav;

@@ -14,15 +14,14 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use md5::Digest;
-use svelto_wire::Item;
 
 use crate::checkout::{
-    arg_opt_str, arg_str, bad_token, create_new, create_read_only, prop_value, set_prop, split,
-    translation_of, utf8_path, Entry, Notify, Summary,
+    bad_token, create_new, create_read_only, prop_value, translation_of, Entry, Notify, Summary,
 };
+use crate::edit::{change_prop, Edit};
 use crate::error::{file_err, Error, Result};
 use crate::ra::{self, Ra, ReportPath};
-use crate::ra_svn::{self, lossy, protocol, Credentials};
+use crate::ra_svn::{self, protocol, Credentials};
 use crate::skel::{self, Props};
 use crate::text::{Buffers, Incoming};
 use crate::translate::{self, Translation};
@@ -423,91 +422,61 @@ impl Drive<'_> {
     fn drive(&mut self, session: &mut dyn Ra) -> Result<()> {
         loop {
             let item = session.next_edit()?;
-            let (cmd, p) = split(&item)?;
-            match cmd {
-                "target-rev" => {
-                    if let Some(r) = p.first().and_then(Item::as_number) {
+            match Edit::parse(&item)? {
+                Edit::TargetRev(r) => {
+                    if let Some(r) = r {
                         self.target_rev = r;
                     }
                 }
-                "open-root" | "open-dir" => {
-                    let (relpath, token) = if cmd == "open-root" {
-                        (String::new(), arg_str(p, 1, cmd)?)
-                    } else {
-                        (utf8_path(arg_str(p, 0, cmd)?, cmd)?, arg_str(p, 2, cmd)?)
-                    };
-                    let node = self.node(&relpath, cmd)?;
-                    let props = props_of(node, &self.root)?;
-                    let entry = entry_of(node);
-                    self.dirs.insert(
-                        token.to_vec(),
-                        DirEdit {
-                            relpath,
-                            added: false,
-                            props,
-                            props_changed: false,
-                            entry,
-                        },
-                    );
-                }
-                "add-dir" => {
-                    let relpath = utf8_path(arg_str(p, 0, cmd)?, cmd)?;
-                    let token = arg_str(p, 2, cmd)?.to_vec();
-                    self.dirs.insert(
-                        token,
-                        DirEdit {
-                            relpath,
-                            added: true,
-                            props: Vec::new(),
-                            props_changed: false,
-                            entry: Entry::default(),
-                        },
-                    );
-                }
-                "change-dir-prop" => {
-                    let token = arg_str(p, 0, cmd)?;
-                    let name = arg_str(p, 1, cmd)?;
-                    let value = arg_opt_str(p, 2, cmd)?;
-                    let dir = self.dirs.get_mut(token).ok_or_else(|| bad_token(cmd))?;
-                    if !dir.entry.take(name, value) && !name.starts_with(b"svn:wc:") {
-                        set_prop(&mut dir.props, name, value);
+                Edit::OpenRoot { token } => self.open_dir(String::new(), token, false)?,
+                Edit::Dir { path, token, added } => self.open_dir(path, token, added)?,
+                Edit::Prop {
+                    dir: true,
+                    token,
+                    name,
+                    value,
+                } => {
+                    let dir = self
+                        .dirs
+                        .get_mut(token)
+                        .ok_or_else(|| bad_token("change-dir-prop"))?;
+                    if change_prop(&mut dir.props, &mut dir.entry, None, name, value) {
                         dir.props_changed = true;
                     }
                 }
-                "close-dir" => {
-                    let token = arg_str(p, 0, cmd)?;
-                    let dir = self.dirs.remove(token).ok_or_else(|| bad_token(cmd))?;
+                Edit::CloseDir { token } => {
+                    let dir = self
+                        .dirs
+                        .remove(token)
+                        .ok_or_else(|| bad_token("close-dir"))?;
                     self.plan.dirs.push(dir);
                 }
-                "delete-entry" => {
-                    let relpath = utf8_path(arg_str(p, 0, cmd)?, cmd)?;
-                    self.node(&relpath, cmd)?;
-                    self.plan.deletes.push(relpath);
+                Edit::DeleteEntry { path } => {
+                    self.node(&path, "delete-entry")?;
+                    self.plan.deletes.push(path);
                 }
-                "absent-dir" | "absent-file" => {
-                    let relpath = utf8_path(arg_str(p, 0, cmd)?, cmd)?;
-                    let kind = if cmd == "absent-dir" { "dir" } else { "file" };
-                    self.plan.absent.push((relpath, kind));
-                }
-                "add-file" | "open-file" => {
-                    let relpath = utf8_path(arg_str(p, 0, cmd)?, cmd)?;
-                    let token = arg_str(p, 2, cmd)?.to_vec();
-                    let (props, entry, base_sha1) = if cmd == "open-file" {
-                        let node = self.node(&relpath, cmd)?;
+                Edit::Absent { path, kind } => self.plan.absent.push((path, kind)),
+                Edit::File {
+                    path: relpath,
+                    token,
+                    added,
+                } => {
+                    let (props, entry, base_sha1) = if added {
+                        (Vec::new(), Entry::default(), None)
+                    } else {
+                        let node = self.node(&relpath, "open-file")?;
                         let sha1 = node
                             .checksum
                             .as_deref()
                             .and_then(|c| c.strip_prefix("$sha1$"))
                             .map(str::to_string);
                         (props_of(node, &self.root)?, entry_of(node), sha1)
-                    } else {
-                        (Vec::new(), Entry::default(), None)
                     };
                     self.files.insert(
-                        token,
+                        token.to_vec(),
                         FileEdit {
                             relpath,
-                            added: cmd == "add-file",
+                            added,
                             props,
                             props_changed: false,
                             entry,
@@ -518,41 +487,45 @@ impl Drive<'_> {
                         },
                     );
                 }
-                "change-file-prop" => {
-                    let token = arg_str(p, 0, cmd)?;
-                    let name = arg_str(p, 1, cmd)?;
-                    let value = arg_opt_str(p, 2, cmd)?;
-                    let file = self.files.get_mut(token).ok_or_else(|| bad_token(cmd))?;
-                    if name.starts_with(b"svn:wc:") {
-                        set_prop(&mut file.wc_props, name, value);
-                    } else if !file.entry.take(name, value) {
-                        set_prop(&mut file.props, name, value);
+                Edit::Prop {
+                    dir: false,
+                    token,
+                    name,
+                    value,
+                } => {
+                    let file = self
+                        .files
+                        .get_mut(token)
+                        .ok_or_else(|| bad_token("change-file-prop"))?;
+                    let wc = Some(&mut file.wc_props);
+                    if change_prop(&mut file.props, &mut file.entry, wc, name, value) {
                         file.props_changed = true;
                     }
                 }
-                "apply-textdelta" => {
-                    let token = arg_str(p, 0, cmd)?.to_vec();
-                    self.start_text(&token)?;
-                }
-                "textdelta-chunk" => {
-                    let token = arg_str(p, 0, cmd)?;
-                    let chunk = arg_str(p, 1, cmd)?;
-                    let mut file = self.files.remove(token).ok_or_else(|| bad_token(cmd))?;
+                Edit::ApplyTextdelta { token } => self.start_text(token)?,
+                Edit::TextdeltaChunk { token, chunk } => {
+                    let mut file = self
+                        .files
+                        .remove(token)
+                        .ok_or_else(|| bad_token("textdelta-chunk"))?;
                     let result = self.text_chunk(&mut file, chunk);
                     self.files.insert(token.to_vec(), file);
                     result?;
                 }
-                "textdelta-end" => {
-                    let token = arg_str(p, 0, cmd)?;
-                    let mut file = self.files.remove(token).ok_or_else(|| bad_token(cmd))?;
+                Edit::TextdeltaEnd { token } => {
+                    let mut file = self
+                        .files
+                        .remove(token)
+                        .ok_or_else(|| bad_token("textdelta-end"))?;
                     let result = self.end_text(&mut file);
                     self.files.insert(token.to_vec(), file);
                     result?;
                 }
-                "close-file" => {
-                    let token = arg_str(p, 0, cmd)?;
-                    let md5 = arg_opt_str(p, 1, cmd)?.map(lossy);
-                    let mut file = self.files.remove(token).ok_or_else(|| bad_token(cmd))?;
+                Edit::CloseFile { token, md5 } => {
+                    let mut file = self
+                        .files
+                        .remove(token)
+                        .ok_or_else(|| bad_token("close-file"))?;
                     if file.receiving.is_some() {
                         return Err(protocol(
                             "in the update drive",
@@ -577,17 +550,32 @@ impl Drive<'_> {
                     }
                     self.plan.files.push(file);
                 }
-                "close-edit" => return session.close_edit(),
-                "abort-edit" => return Err(session.abort_edit()),
-                "failure" => return Err(ra_svn::failure(p)),
-                other => {
-                    return Err(protocol(
-                        "in the update drive",
-                        format!("unknown editor command '{other}'"),
-                    ))
-                }
+                Edit::Close => return session.close_edit(),
+                Edit::Abort => return Err(session.abort_edit()),
+                Edit::Failure(p) => return Err(ra_svn::failure(p)),
             }
         }
+    }
+
+    /// open-root, open-dir and add-dir: an opened directory starts from what wc.db has.
+    fn open_dir(&mut self, relpath: String, token: &[u8], added: bool) -> Result<()> {
+        let (props, entry) = if added {
+            (Vec::new(), Entry::default())
+        } else {
+            let node = self.node(&relpath, "open-dir")?;
+            (props_of(node, &self.root)?, entry_of(node))
+        };
+        self.dirs.insert(
+            token.to_vec(),
+            DirEdit {
+                relpath,
+                added,
+                props,
+                props_changed: false,
+                entry,
+            },
+        );
+        Ok(())
     }
 
     fn start_text(&mut self, token: &[u8]) -> Result<()> {
