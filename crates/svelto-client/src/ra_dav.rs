@@ -574,6 +574,9 @@ struct EditStream {
     next_token: u64,
     started: bool,
     done: bool,
+    /// Inside `<S:txdelta>`: its base64 is read straight from the stream, a buffer at a
+    /// time (a text node whole would hold a large file's text in memory).
+    raw_text: bool,
 }
 
 fn bad_report(what: impl std::fmt::Display) -> Error {
@@ -586,7 +589,12 @@ fn cmd(name: &str, params: Vec<Item>) -> Item {
 
 impl EditStream {
     fn new(body: Box<dyn Read + Send>) -> EditStream {
-        let mut reader = quick_xml::Reader::from_reader(BufReader::with_capacity(256 * 1024, body));
+        EditStream::with_capacity(body, 256 * 1024)
+    }
+
+    /// Reading `capacity` bytes at a time.
+    fn with_capacity(body: Box<dyn Read + Send>, capacity: usize) -> EditStream {
+        let mut reader = quick_xml::Reader::from_reader(BufReader::with_capacity(capacity, body));
         reader.config_mut().check_end_names = true;
         EditStream {
             reader,
@@ -597,6 +605,7 @@ impl EditStream {
             next_token: 0,
             started: false,
             done: false,
+            raw_text: false,
         }
     }
 
@@ -654,6 +663,9 @@ impl EditStream {
 
     /// One XML event: its editor commands queued.
     fn step(&mut self) -> Result<()> {
+        if self.raw_text {
+            return self.raw_step();
+        }
         let mut buf = std::mem::take(&mut self.buf);
         buf.clear();
         let result = self.step_in(&mut buf);
@@ -705,6 +717,31 @@ impl EditStream {
             _ => {}
         }
         Ok(())
+    }
+
+    /// The next piece of a txdelta's base64, up to the `<` that ends it.
+    fn raw_step(&mut self) -> Result<()> {
+        use std::io::BufRead;
+        let mut stream = self.reader.stream();
+        let avail = stream.fill_buf().map_err(|source| Error::Io {
+            addr: "the update-report".into(),
+            source,
+        })?;
+        if avail.is_empty() {
+            return Err(bad_report(
+                "the answer ended inside a text (the server stopped sending)",
+            ));
+        }
+        let (len, end) = match avail.iter().position(|&b| b == b'<') {
+            Some(i) => (i, true),
+            None => (avail.len(), false),
+        };
+        let piece = avail[..len].to_vec();
+        stream.consume(len);
+        if end {
+            self.raw_text = false;
+        }
+        self.text(&piece, false)
     }
 
     fn text(&mut self, raw: &[u8], escaped: bool) -> Result<()> {
@@ -881,6 +918,7 @@ impl EditStream {
                     ],
                 ));
                 self.collect = Collect::Text(Vec::new());
+                self.raw_text = true;
             }
             b"md5-checksum" => self.collect = Collect::Md5(Vec::new()),
             b"href" if !self.stack.is_empty() => self.collect = Collect::Href(Vec::new()),
@@ -957,6 +995,7 @@ impl EditStream {
                 self.prop(name, Some(value))?;
             }
             b"txdelta" => {
+                self.raw_text = false;
                 let Collect::Text(left) = std::mem::replace(&mut self.collect, Collect::None)
                 else {
                     return Ok(());
@@ -1053,6 +1092,46 @@ mod tests {
             "close-edit",
         ] {
             assert!(joined.contains(want), "{want} missing from:\n{joined}");
+        }
+    }
+
+    #[test]
+    fn a_text_is_read_a_buffer_at_a_time() {
+        let delta: Vec<u8> = (0..3000u32).map(|i| (i * 7 % 251) as u8).collect();
+        let b64 = base64::engine::general_purpose::STANDARD.encode(&delta);
+        // Broken into lines, as mod_dav_svn sends it.
+        let lines: Vec<&str> = b64
+            .as_bytes()
+            .chunks(76)
+            .map(|c| std::str::from_utf8(c).unwrap_or_default())
+            .collect();
+        let xml = format!(
+            "{HEAD}<S:add-file name=\"f\"><S:txdelta>{}\n</S:txdelta></S:add-file></S:open-directory></S:update-report>",
+            lines.join("\n")
+        );
+        for capacity in [7, 64, 1 << 20] {
+            let body = Box::new(std::io::Cursor::new(xml.clone().into_bytes()));
+            let mut s = EditStream::with_capacity(body, capacity);
+            let mut got = Vec::new();
+            let mut chunks = 0;
+            loop {
+                let item = s.next().expect("parses");
+                let (name, p) = match item.as_list() {
+                    Some([Item::Word(w), Item::List(p)]) => (w.clone(), p.clone()),
+                    _ => panic!("not a command"),
+                };
+                if name == "textdelta-chunk" {
+                    chunks += 1;
+                    got.extend_from_slice(p[1].as_string().unwrap_or_default());
+                }
+                if name == "close-edit" {
+                    break;
+                }
+            }
+            assert_eq!(got, delta, "capacity {capacity}");
+            if capacity == 7 {
+                assert!(chunks > 100, "{chunks} chunks");
+            }
         }
     }
 
