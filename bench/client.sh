@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # bench/client.sh REPO [RUNS]: the client's side. Stock `svn checkout` / `svn export`
 # against `svelto checkout` / `svelto export` of REPO's trunk, side by side in one run,
-# from each server in SERVERS (default "svnserve svelto": `svnserve -d -T` on REPO, and
-# `svelto serve -d` on a Svelto copy of REPO, made by `svelto admin load` unless
-# SVELTO_REPO names one), alternating, RUNS times each (default 3). Per row: the medians of
-# the client's wall, user and system seconds (/usr/bin/time) and of the server's CPU
-# seconds for that operation (/proc/PID/stat, children included). Prints a Markdown table.
+# from each server in SERVERS (default "svnserve svelto apache svelto-http": `svnserve -d
+# -T` on REPO; `svelto serve -d` on a Svelto copy of REPO, made by `svelto admin load`
+# unless SVELTO_REPO names one; Apache httpd with mod_dav_svn (mpm_event) on REPO over
+# http://; and `svelto serve --http-listen` on the Svelto copy), alternating, RUNS times
+# each (default 3). Per row: the medians of the client's wall, user and system seconds
+# (/usr/bin/time) and of the server's CPU seconds for that operation (/proc/PID/stat of the
+# server and its child processes, reaped children included). Prints a Markdown table.
 #
 #   SVELTO=target/release/svelto bench/client.sh /path/to/fsfs-repo 3
 #
@@ -20,7 +22,7 @@ set -euo pipefail
 repo=$(readlink -f "$1")
 runs=${2:-3}
 svelto=$(readlink -f "${SVELTO:-target/release/svelto}")
-servers=${SERVERS:-svnserve svelto}
+servers=${SERVERS:-svnserve svelto apache svelto-http}
 work=$(mktemp -d "${BENCH_TMP:-/tmp}/client-bench.XXXXXX")
 pids=()
 cleanup() {
@@ -33,10 +35,64 @@ tick=$(getconf CLK_TCK)
 sync
 sleep "${SETTLE:-65}"
 
+# svelto_repo: the Svelto copy of REPO (made on first use).
+svelto_repo() {
+    local srepo=${SVELTO_REPO:-}
+    if [[ -z $srepo ]]; then
+        srepo=$work/svelto-root/repo
+        if [[ ! -d $srepo ]]; then
+            mkdir -p "$work/svelto-root"
+            "$svelto" admin create "$srepo" >/dev/null
+            svnadmin dump -q "$repo" | "$svelto" admin load -q "$srepo"
+        fi
+    fi
+    readlink -f "$srepo"
+}
+
 # start NAME: starts the server NAME; sets url and spid.
 start() {
     local port=$((20000 + RANDOM % 20000)) root
     case "$1" in
+    apache)
+        # As the testkit runs it (crates/svelto-testkit/src/apache.rs): root's Apache
+        # serves as daemon, who must read the repository (and write its lock files).
+        local conf=$work/httpd.conf mods=/usr/lib/apache2/modules user=""
+        root=$(dirname "$repo")
+        mkdir -p "$work/httpd-run"
+        if [[ $(id -u) == 0 ]]; then
+            user=$'User daemon\nGroup daemon'
+            chmod -R a+rwX "$repo" "$work/httpd-run"
+            chmod a+rx "$work" "$root"
+        fi
+        cat >"$conf" <<EOC
+ServerName 127.0.0.1
+Listen 127.0.0.1:$port
+PidFile $work/httpd-run/httpd.pid
+DefaultRuntimeDir $work/httpd-run
+ErrorLog $work/httpd-error.log
+$user
+LoadModule mpm_event_module $mods/mod_mpm_event.so
+LoadModule authz_core_module $mods/mod_authz_core.so
+LoadModule dav_module $mods/mod_dav.so
+LoadModule dav_svn_module $mods/mod_dav_svn.so
+<Location /svn>
+  DAV svn
+  SVNParentPath $root
+</Location>
+EOC
+        /usr/sbin/apache2 -f "$conf" -DFOREGROUND &
+        spid=$!
+        url="http://127.0.0.1:$port/svn/$(basename "$repo")/trunk"
+        ;;
+    svelto-http)
+        local srepo
+        srepo=$(svelto_repo)
+        "$svelto" serve -d --foreground -r "$(dirname "$srepo")" \
+            --listen-host 127.0.0.1 --listen-port $((port + 1)) \
+            --http-listen "127.0.0.1:$port" --http-prefix /svn 2>"$work/svelto-http.log" &
+        spid=$!
+        url="http://127.0.0.1:$port/svn/$(basename "$srepo")/trunk"
+        ;;
     svnserve)
         root=$(dirname "$repo")
         svnserve -d --foreground -T -r "$root" --listen-host 127.0.0.1 --listen-port "$port" &
@@ -44,20 +100,14 @@ start() {
         url="svn://127.0.0.1:$port/$(basename "$repo")/trunk"
         ;;
     svelto)
-        local srepo=${SVELTO_REPO:-}
-        if [[ -z $srepo ]]; then
-            srepo=$work/svelto-root/repo
-            mkdir -p "$work/svelto-root"
-            "$svelto" admin create "$srepo" >/dev/null
-            svnadmin dump -q "$repo" | "$svelto" admin load -q "$srepo"
-        fi
-        srepo=$(readlink -f "$srepo")
+        local srepo
+        srepo=$(svelto_repo)
         "$svelto" serve -d --foreground -r "$(dirname "$srepo")" \
             --listen-host 127.0.0.1 --listen-port "$port" 2>"$work/svelto-serve.log" &
         spid=$!
         url="svn://127.0.0.1:$port/$(basename "$srepo")/trunk"
         ;;
-    *) echo "unknown server '$1' (svnserve or svelto)" >&2; exit 2 ;;
+    *) echo "unknown server '$1' (svnserve, svelto, apache or svelto-http)" >&2; exit 2 ;;
     esac
     pids+=("$spid")
     local i
@@ -69,8 +119,15 @@ start() {
     exit 1
 }
 
-# cpu_ticks PID: the process's CPU so far, its reaped children's included, in ticks.
-cpu_ticks() { awk '{print $14 + $15 + $16 + $17}' "/proc/$1/stat"; }
+# cpu_ticks PID: the CPU so far of the process and its children (Apache's workers), their
+# reaped children's included, in ticks.
+cpu_ticks() {
+    local p t=0
+    for p in $1 $(pgrep -P "$1" || true); do
+        t=$((t + $(awk '{print $14 + $15 + $16 + $17}' "/proc/$p/stat" 2>/dev/null || echo 0)))
+    done
+    echo "$t"
+}
 
 n=0
 # one FILE CMD...: runs CMD in a new directory; appends "wall user sys server-cpu" to FILE.

@@ -9,7 +9,7 @@ use svelto_client::{Depth, Notify, Options};
 
 #[derive(clap::Args)]
 pub struct ClientArgs {
-    /// The URL to check out (svn://HOST[:PORT]/PATH).
+    /// The URL to check out (svn://, http:// or https://HOST[:PORT]/PATH).
     url: String,
     /// Where to put it (default: the URL's last segment).
     path: Option<PathBuf>,
@@ -32,6 +32,11 @@ pub struct ClientArgs {
     /// Never prompt (there are no prompts yet).
     #[arg(long)]
     non_interactive: bool,
+    /// https://: accept the server's certificate despite these failures (unknown-ca,
+    /// cn-mismatch, expired, not-yet-valid, other). Svelto does not tell them apart yet:
+    /// any value waives every check of the certificate.
+    #[arg(long, value_name = "FAILURES")]
+    trust_server_cert_failures: Option<String>,
 }
 
 #[derive(clap::Args)]
@@ -72,6 +77,7 @@ fn options(a: &ClientArgs, native_eol: Option<&'static [u8]>) -> anyhow::Result<
         credentials: svelto_client::ra_svn::Credentials {
             username: a.username.clone(),
             password: a.password.clone(),
+            trust_server_cert: a.trust_server_cert_failures.is_some(),
         },
         native_eol,
         zone: crate::localtime::zone(),
@@ -95,6 +101,11 @@ pub struct UpdateArgs {
     /// Never prompt (there are no prompts yet).
     #[arg(long)]
     non_interactive: bool,
+    /// https://: accept the server's certificate despite these failures (unknown-ca,
+    /// cn-mismatch, expired, not-yet-valid, other). Svelto does not tell them apart yet:
+    /// any value waives every check of the certificate.
+    #[arg(long, value_name = "FAILURES")]
+    trust_server_cert_failures: Option<String>,
 }
 
 fn parse_revision(r: Option<&str>) -> anyhow::Result<Option<u64>> {
@@ -118,6 +129,7 @@ pub fn update(a: UpdateArgs) -> anyhow::Result<()> {
         credentials: svelto_client::ra_svn::Credentials {
             username: a.username.clone(),
             password: a.password.clone(),
+            trust_server_cert: a.trust_server_cert_failures.is_some(),
         },
         zone: crate::localtime::zone(),
     };

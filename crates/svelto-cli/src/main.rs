@@ -72,11 +72,11 @@ enum Command {
         #[arg(allow_hyphen_values = true, trailing_var_arg = true)]
         args: Vec<std::ffi::OsString>,
     },
-    /// Check out a working copy the stock svn 1.14 works on, fast (svn:// for now).
+    /// Check out a working copy the stock svn 1.14 works on, fast (svn://, http://, https://).
     Checkout(client::ClientArgs),
-    /// Export a tree from a repository (svn:// for now).
+    /// Export a tree from a repository (svn://, http://, https://).
     Export(client::ExportArgs),
-    /// Bring a working copy without local changes to a revision (svn:// for now).
+    /// Bring a working copy without local changes to a revision (svn://, http://, https://).
     Update(client::UpdateArgs),
     /// Write the manual pages and shell completions under DIR (for packagers).
     #[command(hide = true)]

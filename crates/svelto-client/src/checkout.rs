@@ -12,14 +12,15 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use md5::Digest;
-use svelto_delta::StreamDecoder;
-use svelto_wire::Item;
 
+use crate::edit::{change_prop, Edit};
 use crate::error::{file_err, Error, Result};
-use crate::ra_svn::{self, lossy, protocol, Credentials, Session};
+use crate::ra::{self, Ra, ReportPath};
+use crate::ra_svn::{self, lossy, protocol, Credentials};
 use crate::skel;
+use crate::text::{Buffers, Incoming};
 use crate::translate::{self, EolWriter, FileFacts, Translation};
-use crate::url::{self, SvnUrl};
+use crate::url;
 use crate::wc::{BaseNode, WcDb};
 
 /// `--depth`.
@@ -109,31 +110,30 @@ pub fn export(opts: &Options, notify: &mut dyn FnMut(Notify)) -> Result<Summary>
 }
 
 fn run(opts: &Options, notify: &mut dyn FnMut(Notify), export: bool) -> Result<Summary> {
-    let url = SvnUrl::parse(&opts.url)?;
-    let mut session = Session::open(&url, &opts.credentials)?;
+    let mut session = ra::open(&opts.url, &opts.credentials)?;
     let rev = match opts.revision {
         Some(r) => r,
         None => session.latest_rev()?,
     };
-    match session.check_path("", rev)?.as_str() {
+    match session.check_path(rev)?.as_str() {
         "dir" => {}
         "none" => {
             return Err(Error::Usage(format!(
                 "URL '{}' doesn't exist at revision {rev}",
-                url.url
+                session.url()
             )))
         }
         _ => {
             return Err(Error::Usage(format!(
                 "URL '{}' refers to a file, not a directory",
-                url.url
+                session.url()
             )))
         }
     }
-    let repos_relpath = url::relpath_below(&session.root_url, &session.url).ok_or_else(|| {
+    let repos_relpath = url::relpath_below(session.root_url(), session.url()).ok_or_else(|| {
         protocol(
             "in repos-info",
-            format!("'{}' is not below '{}'", session.url, session.root_url),
+            format!("'{}' is not below '{}'", session.url(), session.root_url()),
         )
     })?;
     let root = &opts.path;
@@ -142,10 +142,10 @@ fn run(opts: &Options, notify: &mut dyn FnMut(Notify), export: bool) -> Result<S
     let mut db = None;
     let mut iprops = None;
     if !export {
-        if !repos_relpath.is_empty() && session.has_cap("inherited-props") {
-            iprops = Some(skel::iprops(&session.inherited_props(rev)?));
+        if !repos_relpath.is_empty() {
+            iprops = session.inherited_props(rev)?.map(|ip| skel::iprops(&ip));
         }
-        let d = WcDb::create(root, &session.root_url, &session.uuid)?;
+        let d = WcDb::create(root, session.root_url(), session.uuid())?;
         d.put_base(&BaseNode {
             local_relpath: "",
             repos_path: &repos_relpath,
@@ -158,44 +158,29 @@ fn run(opts: &Options, notify: &mut dyn FnMut(Notify), export: bool) -> Result<S
         db = Some(d);
     }
     let depth_word = opts.depth.map_or("unknown", Depth::word);
-    session.command(
-        "update",
-        vec![
-            Item::list(vec![Item::Number(rev)]),
-            Item::string(""),
-            Item::bool(true),
-            Item::word(depth_word),
-            Item::bool(false),
-            Item::bool(false),
-        ],
+    session.update(
+        rev,
+        depth_word,
+        &[ReportPath {
+            path: String::new(),
+            rev,
+            start_empty: true,
+            depth: root_depth.word().to_string(),
+        }],
     )?;
-    session.send(&svelto_wire::command(
-        "set-path",
-        vec![
-            Item::string(""),
-            Item::Number(rev),
-            Item::bool(true),
-            Item::empty_list(),
-            Item::word(root_depth.word()),
-        ],
-    ))?;
-    session.send(&svelto_wire::command("finish-report", vec![]))?;
-    // The second auth slot, before the drive.
-    let slot = session.read_item("reading the auth slot after the report")?;
-    ra_svn::success(&slot, "in the auth slot after the report")?;
     let mut r = Receiver {
         root: root.clone(),
         db,
         opts,
         repos_relpath,
-        root_url: session.root_url.clone(),
+        root_url: session.root_url().to_string(),
         root_depth,
         iprops,
         target_rev: rev,
         dirs: HashMap::new(),
         files: HashMap::new(),
         summary: Summary::default(),
-        window: Vec::new(),
+        bufs: Buffers::default(),
         scratch: Vec::new(),
         tmp_counter: 0,
         pristines: HashSet::new(),
@@ -203,7 +188,7 @@ fn run(opts: &Options, notify: &mut dyn FnMut(Notify), export: bool) -> Result<S
     if let Some(db) = &r.db {
         db.begin()?;
     }
-    r.drive(&mut session, notify)?;
+    r.drive(session.as_mut(), notify)?;
     if let Some(db) = &r.db {
         db.commit()?;
     }
@@ -272,19 +257,18 @@ enum Pristine {
 const SMALL_TEXT: usize = 1 << 20;
 
 struct TextState {
-    decoder: StreamDecoder,
+    incoming: Incoming,
     pristine: Pristine,
     working: Working,
     translation: Translation,
-    sha1: sha1::Sha1,
-    md5: md5::Md5,
-    size: u64,
 }
 
 struct FileState {
     relpath: String,
     props: Vec<(Vec<u8>, Vec<u8>)>,
     entry: Entry,
+    /// `svn:wc:*` (http://'s version URL), kept as the node's dav_cache.
+    wc_props: Vec<(Vec<u8>, Vec<u8>)>,
     text: Option<TextState>,
     /// (sha1 hex, md5 hex, size) once the text is complete.
     done: Option<(String, String, u64)>,
@@ -302,7 +286,7 @@ struct Receiver<'o> {
     dirs: HashMap<Vec<u8>, DirState>,
     files: HashMap<Vec<u8>, FileState>,
     summary: Summary,
-    window: Vec<u8>,
+    bufs: Buffers,
     scratch: Vec<u8>,
     tmp_counter: u64,
     /// The pristine texts written (SHA-1 hex): the store of a new working copy holds only
@@ -324,68 +308,19 @@ pub(crate) fn set_prop(props: &mut Vec<(Vec<u8>, Vec<u8>)>, name: &[u8], value: 
     }
 }
 
-/// The arguments of an editor command: its name and parameter list.
-pub(crate) fn split(item: &Item) -> Result<(&str, &[Item])> {
-    match item.as_list() {
-        Some([Item::Word(w), Item::List(p), ..]) => Ok((w.as_str(), p.as_slice())),
-        _ => Err(protocol(
-            "in the update drive",
-            format!("not an editor command: {}", ra_svn::short(item)),
-        )),
-    }
-}
-
-pub(crate) fn arg_str<'a>(p: &'a [Item], i: usize, cmd: &str) -> Result<&'a [u8]> {
-    p.get(i).and_then(Item::as_string).ok_or_else(|| {
-        protocol(
-            "in the update drive",
-            format!("{cmd}: parameter {} is not a string", i + 1),
-        )
-    })
-}
-
-pub(crate) fn arg_opt_str<'a>(p: &'a [Item], i: usize, cmd: &str) -> Result<Option<&'a [u8]>> {
-    match p.get(i).and_then(Item::as_list) {
-        Some([]) => Ok(None),
-        Some([Item::String(s), ..]) => Ok(Some(s)),
-        _ => Err(protocol(
-            "in the update drive",
-            format!("{cmd}: parameter {} is not an optional string", i + 1),
-        )),
-    }
-}
-
-pub(crate) fn utf8_path(b: &[u8], cmd: &str) -> Result<String> {
-    let s = String::from_utf8(b.to_vec())
-        .map_err(|_| protocol("in the update drive", format!("{cmd}: path is not UTF-8")))?;
-    if s.starts_with('/')
-        || s.split('/')
-            .any(|seg| seg.is_empty() || seg == "." || seg == ".." || seg == ".svn")
-        || s.contains('\0')
-    {
-        return Err(protocol(
-            "in the update drive",
-            format!("{cmd}: refusing the path '{s}'"),
-        ));
-    }
-    Ok(s)
-}
-
 impl Receiver<'_> {
-    fn drive(&mut self, session: &mut Session, notify: &mut dyn FnMut(Notify)) -> Result<()> {
+    fn drive(&mut self, session: &mut dyn Ra, notify: &mut dyn FnMut(Notify)) -> Result<()> {
         loop {
-            let item = session.read_item("in the update drive")?;
-            let (cmd, p) = split(&item)?;
-            match cmd {
-                "target-rev" => {
-                    if let Some(r) = p.first().and_then(Item::as_number) {
+            let item = session.next_edit()?;
+            match Edit::parse(&item)? {
+                Edit::TargetRev(r) => {
+                    if let Some(r) = r {
                         self.target_rev = r;
                     }
                 }
-                "open-root" => {
-                    let token = arg_str(p, 1, cmd)?.to_vec();
+                Edit::OpenRoot { token } => {
                     self.dirs.insert(
-                        token,
+                        token.to_vec(),
                         DirState {
                             relpath: String::new(),
                             props: Vec::new(),
@@ -393,9 +328,11 @@ impl Receiver<'_> {
                         },
                     );
                 }
-                "add-dir" => {
-                    let relpath = utf8_path(arg_str(p, 0, cmd)?, cmd)?;
-                    let token = arg_str(p, 2, cmd)?.to_vec();
+                Edit::Dir {
+                    path: relpath,
+                    token,
+                    added: true,
+                } => {
                     let path = self.root.join(&relpath);
                     match std::fs::create_dir(&path) {
                         Ok(()) => {}
@@ -408,7 +345,7 @@ impl Receiver<'_> {
                         is_dir: true,
                     });
                     self.dirs.insert(
-                        token,
+                        token.to_vec(),
                         DirState {
                             relpath,
                             props: Vec::new(),
@@ -416,55 +353,62 @@ impl Receiver<'_> {
                         },
                     );
                 }
-                "change-dir-prop" => {
-                    let token = arg_str(p, 0, cmd)?;
-                    let name = arg_str(p, 1, cmd)?;
-                    let value = arg_opt_str(p, 2, cmd)?;
-                    let dir = self.dirs.get_mut(token).ok_or_else(|| bad_token(cmd))?;
-                    if !dir.entry.take(name, value) && !name.starts_with(b"svn:wc:") {
-                        set_prop(&mut dir.props, name, value);
-                    }
+                Edit::Prop {
+                    dir: true,
+                    token,
+                    name,
+                    value,
+                } => {
+                    let dir = self
+                        .dirs
+                        .get_mut(token)
+                        .ok_or_else(|| bad_token("change-dir-prop"))?;
+                    change_prop(&mut dir.props, &mut dir.entry, None, name, value);
                 }
-                "close-dir" => {
-                    let token = arg_str(p, 0, cmd)?;
-                    let dir = self.dirs.remove(token).ok_or_else(|| bad_token(cmd))?;
+                Edit::CloseDir { token } => {
+                    let dir = self
+                        .dirs
+                        .remove(token)
+                        .ok_or_else(|| bad_token("close-dir"))?;
                     self.close_dir(dir)?;
                 }
-                "absent-dir" | "absent-file" => {
-                    let relpath = utf8_path(arg_str(p, 0, cmd)?, cmd)?;
-                    self.absent(&relpath, if cmd == "absent-dir" { "dir" } else { "file" })?;
-                }
-                "add-file" => {
-                    let relpath = utf8_path(arg_str(p, 0, cmd)?, cmd)?;
-                    let token = arg_str(p, 2, cmd)?.to_vec();
+                Edit::Absent { path, kind } => self.absent(&path, kind)?,
+                Edit::File {
+                    path: relpath,
+                    token,
+                    added: true,
+                } => {
                     self.files.insert(
-                        token,
+                        token.to_vec(),
                         FileState {
                             relpath,
                             props: Vec::new(),
                             entry: Entry::default(),
+                            wc_props: Vec::new(),
                             text: None,
                             done: None,
                         },
                     );
                 }
-                "change-file-prop" => {
-                    let token = arg_str(p, 0, cmd)?;
-                    let name = arg_str(p, 1, cmd)?;
-                    let value = arg_opt_str(p, 2, cmd)?;
-                    let file = self.files.get_mut(token).ok_or_else(|| bad_token(cmd))?;
-                    if !file.entry.take(name, value) && !name.starts_with(b"svn:wc:") {
-                        set_prop(&mut file.props, name, value);
-                    }
+                Edit::Prop {
+                    dir: false,
+                    token,
+                    name,
+                    value,
+                } => {
+                    let file = self
+                        .files
+                        .get_mut(token)
+                        .ok_or_else(|| bad_token("change-file-prop"))?;
+                    let wc = Some(&mut file.wc_props);
+                    change_prop(&mut file.props, &mut file.entry, wc, name, value);
                 }
-                "apply-textdelta" => {
-                    let token = arg_str(p, 0, cmd)?.to_vec();
-                    self.start_text(&token)?;
-                }
-                "textdelta-chunk" => {
-                    let token = arg_str(p, 0, cmd)?;
-                    let chunk = arg_str(p, 1, cmd)?;
-                    let mut file = self.files.remove(token).ok_or_else(|| bad_token(cmd))?;
+                Edit::ApplyTextdelta { token } => self.start_text(token)?,
+                Edit::TextdeltaChunk { token, chunk } => {
+                    let mut file = self
+                        .files
+                        .remove(token)
+                        .ok_or_else(|| bad_token("textdelta-chunk"))?;
                     let result = self.text_chunk(&mut file, chunk);
                     self.files.insert(token.to_vec(), file);
                     result?;
@@ -472,52 +416,34 @@ impl Receiver<'_> {
                         bytes: self.summary.bytes,
                     });
                 }
-                "textdelta-end" => {
-                    let token = arg_str(p, 0, cmd)?;
-                    let mut file = self.files.remove(token).ok_or_else(|| bad_token(cmd))?;
+                Edit::TextdeltaEnd { token } => {
+                    let mut file = self
+                        .files
+                        .remove(token)
+                        .ok_or_else(|| bad_token("textdelta-end"))?;
                     let result = self.end_text(&mut file);
                     self.files.insert(token.to_vec(), file);
                     result?;
                 }
-                "close-file" => {
-                    let token = arg_str(p, 0, cmd)?;
-                    let md5 = arg_opt_str(p, 1, cmd)?.map(lossy);
-                    let file = self.files.remove(token).ok_or_else(|| bad_token(cmd))?;
+                Edit::CloseFile { token, md5 } => {
+                    let file = self
+                        .files
+                        .remove(token)
+                        .ok_or_else(|| bad_token("close-file"))?;
                     notify(Notify::Added {
                         relpath: &file.relpath,
                         is_dir: false,
                     });
                     self.close_file(file, md5.as_deref())?;
                 }
-                "close-edit" => {
-                    session.send(&svelto_wire::success(vec![]))?;
-                    let resp = session.read_item("reading the response to update")?;
-                    ra_svn::success(&resp, "in the response to update")?;
-                    return Ok(());
-                }
-                "abort-edit" => {
-                    session.send(&svelto_wire::success(vec![]))?;
-                    let resp = session.read_item("reading the failure after abort-edit")?;
-                    ra_svn::success(&resp, "after abort-edit")?;
+                Edit::Close => return session.close_edit(),
+                Edit::Abort => return Err(session.abort_edit()),
+                Edit::Failure(p) => return Err(ra_svn::failure(p)),
+                Edit::DeleteEntry { .. } | Edit::Dir { .. } | Edit::File { .. } => {
                     return Err(protocol(
                         "in the update drive",
-                        "the server aborted the edit",
+                        "a deletion or an opened node in a checkout, which starts from nothing",
                     ));
-                }
-                "failure" => {
-                    return Err(ra_svn::failure(p));
-                }
-                "delete-entry" | "open-dir" | "open-file" => {
-                    return Err(protocol(
-                        "in the update drive",
-                        format!("{cmd} in a checkout, which starts from nothing"),
-                    ));
-                }
-                other => {
-                    return Err(protocol(
-                        "in the update drive",
-                        format!("unknown editor command '{other}'"),
-                    ))
                 }
             }
         }
@@ -626,13 +552,10 @@ impl Receiver<'_> {
             .get_mut(token)
             .ok_or_else(|| bad_token("apply-textdelta"))?;
         file.text = Some(TextState {
-            decoder: StreamDecoder::new(svelto_delta::Limits::default()),
+            incoming: Incoming::new(),
             pristine,
             working,
             translation,
-            sha1: sha1::Sha1::new(),
-            md5: md5::Md5::new(),
-            size: 0,
         });
         Ok(())
     }
@@ -644,55 +567,42 @@ impl Receiver<'_> {
                 format!("text for '{}' before apply-textdelta", file.relpath),
             ));
         };
-        text.decoder.push(chunk);
-        loop {
-            let window = text.decoder.next_window().map_err(|source| Error::Delta {
-                path: file.relpath.clone(),
-                source,
-            })?;
-            let Some(window) = window else { break };
-            self.window.clear();
-            window
-                .apply(&[], &mut self.window)
-                .map_err(|source| Error::Delta {
-                    path: file.relpath.clone(),
-                    source,
-                })?;
-            let bytes = &self.window;
-            text.sha1.update(bytes);
-            text.md5.update(bytes);
-            text.size += bytes.len() as u64;
-            self.summary.bytes += bytes.len() as u64;
-            match &mut text.pristine {
-                Pristine::None => {}
-                Pristine::Temp(f, p) => f.write_all(bytes).map_err(file_err(p.as_path()))?,
-                Pristine::Buffer(b) if b.len() + bytes.len() <= SMALL_TEXT => {
-                    b.extend_from_slice(bytes)
+        let (pristine, working) = (&mut text.pristine, &mut text.working);
+        let (db, tmp_counter, scratch) = (&self.db, &mut self.tmp_counter, &mut self.scratch);
+        let received = &mut self.summary.bytes;
+        let working_path = || self.root.join(&file.relpath);
+        text.incoming
+            .push(chunk, &file.relpath, None, &mut self.bufs, &mut |bytes| {
+                *received += bytes.len() as u64;
+                match pristine {
+                    Pristine::None => {}
+                    Pristine::Temp(f, p) => f.write_all(bytes).map_err(file_err(p.as_path()))?,
+                    Pristine::Buffer(b) if b.len() + bytes.len() <= SMALL_TEXT => {
+                        b.extend_from_slice(bytes)
+                    }
+                    Pristine::Buffer(b) => {
+                        // Too large to keep: from here on, a temporary renamed at the end.
+                        if let Some(db) = db {
+                            *tmp_counter += 1;
+                            let p = db.tmp_dir.join(format!("svelto-{tmp_counter}.tmp"));
+                            let mut f = create_read_only(&p)?;
+                            f.write_all(b).map_err(file_err(&p))?;
+                            f.write_all(bytes).map_err(file_err(&p))?;
+                            *pristine = Pristine::Temp(f, p);
+                        }
+                    }
                 }
-                Pristine::Buffer(b) => {
-                    // Too large to keep: from here on, a temporary renamed at the end.
-                    let Some(db) = &self.db else { continue };
-                    self.tmp_counter += 1;
-                    let p = db.tmp_dir.join(format!("svelto-{}.tmp", self.tmp_counter));
-                    let mut f = create_read_only(&p)?;
-                    f.write_all(b).map_err(file_err(&p))?;
-                    f.write_all(bytes).map_err(file_err(&p))?;
-                    text.pristine = Pristine::Temp(f, p);
+                match working {
+                    Working::Direct(f) => f.write_all(bytes).map_err(file_err(working_path()))?,
+                    Working::Eol(f, eol) => {
+                        scratch.clear();
+                        eol.push(bytes, scratch);
+                        f.write_all(scratch).map_err(file_err(working_path()))?;
+                    }
+                    Working::Buffer(b) => b.extend_from_slice(bytes),
                 }
-            }
-            let working_path = || self.root.join(&file.relpath);
-            match &mut text.working {
-                Working::Direct(f) => f.write_all(bytes).map_err(file_err(working_path()))?,
-                Working::Eol(f, eol) => {
-                    self.scratch.clear();
-                    eol.push(bytes, &mut self.scratch);
-                    f.write_all(&self.scratch)
-                        .map_err(file_err(working_path()))?;
-                }
-                Working::Buffer(b) => b.extend_from_slice(bytes),
-            }
-        }
-        Ok(())
+                Ok(())
+            })
     }
 
     fn end_text(&mut self, file: &mut FileState) -> Result<()> {
@@ -705,12 +615,7 @@ impl Receiver<'_> {
                 ),
             ));
         };
-        text.decoder.finish().map_err(|source| Error::Delta {
-            path: file.relpath.clone(),
-            source,
-        })?;
-        let sha1 = hex::encode(std::mem::take(&mut text.sha1).finalize());
-        let md5 = hex::encode(std::mem::take(&mut text.md5).finalize());
+        let (sha1, md5, size) = text.incoming.finish(&file.relpath)?;
         if let Working::Eol(f, eol) = &mut text.working {
             self.scratch.clear();
             eol.finish(&mut self.scratch);
@@ -739,11 +644,11 @@ impl Receiver<'_> {
                 }
             }
             if !known {
-                db.put_pristine(&sha1, &md5, text.size)?;
+                db.put_pristine(&sha1, &md5, size)?;
                 self.pristines.insert(sha1.clone());
             }
         }
-        file.done = Some((sha1, md5, text.size));
+        file.done = Some((sha1, md5, size));
         // The working file stays open in `text` until close-file: put it back.
         file.text = Some(text);
         Ok(())
@@ -834,6 +739,13 @@ impl Receiver<'_> {
             return Ok(());
         };
         let props = skel::proplist(file.props.iter().map(|(n, v)| (n.as_slice(), v.as_slice())));
+        let dav_cache = (!file.wc_props.is_empty()).then(|| {
+            skel::proplist(
+                file.wc_props
+                    .iter()
+                    .map(|(n, v)| (n.as_slice(), v.as_slice())),
+            )
+        });
         let checksum = format!("$sha1${sha1}");
         let repos_path = self.repos_path(&file.relpath);
         db.put_base(&BaseNode {
@@ -853,6 +765,7 @@ impl Receiver<'_> {
             changed_author: file.entry.last_author.as_deref(),
             translated_size: recorded.0,
             last_mod_time: recorded.1,
+            dav_cache: dav_cache.as_deref(),
             ..BaseNode::default()
         })
     }

@@ -25,6 +25,9 @@ pub enum Error {
     Server { chain: Vec<(u64, String)> },
     #[error("{0}")]
     Usage(String),
+    /// An HTTP answer that is a failure: its status, what was asked and the server's message.
+    #[error("{0}")]
+    Http(String),
     #[error("{path}: {source}")]
     File {
         path: PathBuf,

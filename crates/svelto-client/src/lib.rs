@@ -9,9 +9,13 @@
 //! panic on what a server sends.
 
 pub mod checkout;
+mod edit;
 pub mod error;
+pub mod ra;
+pub mod ra_dav;
 pub mod ra_svn;
 pub mod skel;
+mod text;
 pub mod translate;
 pub mod update;
 pub mod url;

@@ -24,11 +24,14 @@ const CAPABILITIES: [&str; 7] = [
 /// How much is read from the socket at a time.
 const READ_CHUNK: usize = 256 * 1024;
 
-/// Credentials for CRAM-MD5, when the server asks for them.
+/// Credentials: for CRAM-MD5 (svn://) or Basic (http://), and whether to trust an https://
+/// server's certificate whatever it is.
 #[derive(Debug, Clone, Default)]
 pub struct Credentials {
     pub username: Option<String>,
     pub password: Option<String>,
+    /// https://: accept any certificate (`--trust-server-cert-failures`).
+    pub trust_server_cert: bool,
 }
 
 pub struct Session {

@@ -10,22 +10,22 @@
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io::Write;
-use std::os::unix::fs::{FileExt, PermissionsExt};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use md5::Digest;
-use svelto_delta::StreamDecoder;
-use svelto_wire::Item;
 
 use crate::checkout::{
-    arg_opt_str, arg_str, bad_token, create_new, create_read_only, prop_value, set_prop, split,
-    translation_of, utf8_path, Entry, Notify, Summary,
+    bad_token, create_new, create_read_only, prop_value, translation_of, Entry, Notify, Summary,
 };
+use crate::edit::{change_prop, Edit};
 use crate::error::{file_err, Error, Result};
-use crate::ra_svn::{self, lossy, protocol, Credentials, Session};
+use crate::ra::{self, Ra, ReportPath};
+use crate::ra_svn::{self, protocol, Credentials};
 use crate::skel::{self, Props};
+use crate::text::{Buffers, Incoming};
 use crate::translate::{self, Translation};
-use crate::url::{self, SvnUrl};
+use crate::url;
 use crate::wc::{BaseNode, OwnedNode, WcDb};
 
 /// What to update.
@@ -150,13 +150,13 @@ pub fn update(opts: &UpdateOptions, notify: &mut dyn FnMut(Notify)) -> Result<Su
     } else {
         format!("{repos_root}/{}", url::encode(&root_repos))
     };
-    let mut session = Session::open(&SvnUrl::parse(&session_url)?, &opts.credentials)?;
-    if session.uuid != uuid {
+    let mut session = ra::open(&session_url, &opts.credentials)?;
+    if session.uuid() != uuid {
         return Err(refuse(
             &root,
             format!(
                 "the repository at '{session_url}' has UUID {}, the working copy's is {uuid}",
-                session.uuid
+                session.uuid()
             ),
         ));
     }
@@ -166,41 +166,26 @@ pub fn update(opts: &UpdateOptions, notify: &mut dyn FnMut(Notify)) -> Result<Su
     };
     let modified = local_changes(&root, &db, &nodes, &repos_root, &opts.zone)?;
 
-    session.command(
-        "update",
-        vec![
-            Item::list(vec![Item::Number(rev)]),
-            Item::string(""),
-            Item::bool(true),
-            Item::word("unknown"),
-            Item::bool(false),
-            Item::bool(false),
-        ],
-    )?;
-    let set_path = |path: &str, depth: &str| {
-        svelto_wire::command(
-            "set-path",
-            vec![
-                Item::string(path),
-                Item::Number(base_rev),
-                Item::bool(false),
-                Item::empty_list(),
-                Item::word(depth),
-            ],
-        )
-    };
-    session.send(&set_path("", &root_depth))?;
+    let mut report = vec![ReportPath {
+        path: String::new(),
+        rev: base_rev,
+        start_empty: false,
+        depth: root_depth.clone(),
+    }];
     for n in &nodes {
         if n.kind == "dir" && !n.local_relpath.is_empty() && n.presence == "normal" {
             let depth = n.depth.as_deref().unwrap_or("infinity");
             if depth != "infinity" {
-                session.send(&set_path(&n.local_relpath, depth))?;
+                report.push(ReportPath {
+                    path: n.local_relpath.clone(),
+                    rev: base_rev,
+                    start_empty: false,
+                    depth: depth.to_string(),
+                });
             }
         }
     }
-    session.send(&svelto_wire::command("finish-report", vec![]))?;
-    let slot = session.read_item("reading the auth slot after the report")?;
-    ra_svn::success(&slot, "in the auth slot after the report")?;
+    session.update(rev, "unknown", &report)?;
 
     let mut r = Drive {
         root: root.clone(),
@@ -211,12 +196,11 @@ pub fn update(opts: &UpdateOptions, notify: &mut dyn FnMut(Notify)) -> Result<Su
         files: HashMap::new(),
         plan: Plan::default(),
         tmp_counter: 0,
-        window: Vec::new(),
-        view: Vec::new(),
+        bufs: Buffers::default(),
         pristines: HashSet::new(),
     };
     r.db.begin()?;
-    let drove = r.drive(&mut session);
+    let drove = r.drive(session.as_mut());
     // New pristines are harmless even when the update stops here (refcount 0).
     r.db.commit()?;
     drove?;
@@ -274,7 +258,7 @@ pub fn update(opts: &UpdateOptions, notify: &mut dyn FnMut(Notify)) -> Result<Su
         target_rev,
         &repos_root,
         &root_repos,
-        &mut session,
+        session.as_mut(),
         opts,
         notify,
     )
@@ -391,13 +375,10 @@ struct DirEdit {
 }
 
 struct NewText {
-    decoder: StreamDecoder,
+    incoming: Incoming,
     /// The base pristine, read window by window.
     source: Option<File>,
     tmp: (File, PathBuf),
-    sha1: sha1::Sha1,
-    md5: md5::Md5,
-    size: u64,
 }
 
 struct FileEdit {
@@ -406,6 +387,8 @@ struct FileEdit {
     props: Props,
     props_changed: bool,
     entry: Entry,
+    /// `svn:wc:*` (http://'s version URL): the node's new dav_cache.
+    wc_props: Props,
     /// The base text's SHA-1 (hex), for an opened file.
     base_sha1: Option<String>,
     receiving: Option<NewText>,
@@ -422,8 +405,7 @@ struct Drive<'a> {
     files: HashMap<Vec<u8>, FileEdit>,
     plan: Plan,
     tmp_counter: u64,
-    window: Vec<u8>,
-    view: Vec<u8>,
+    bufs: Buffers,
     pristines: HashSet<String>,
 }
 
@@ -437,136 +419,113 @@ impl Drive<'_> {
         })
     }
 
-    fn drive(&mut self, session: &mut Session) -> Result<()> {
+    fn drive(&mut self, session: &mut dyn Ra) -> Result<()> {
         loop {
-            let item = session.read_item("in the update drive")?;
-            let (cmd, p) = split(&item)?;
-            match cmd {
-                "target-rev" => {
-                    if let Some(r) = p.first().and_then(Item::as_number) {
+            let item = session.next_edit()?;
+            match Edit::parse(&item)? {
+                Edit::TargetRev(r) => {
+                    if let Some(r) = r {
                         self.target_rev = r;
                     }
                 }
-                "open-root" | "open-dir" => {
-                    let (relpath, token) = if cmd == "open-root" {
-                        (String::new(), arg_str(p, 1, cmd)?)
-                    } else {
-                        (utf8_path(arg_str(p, 0, cmd)?, cmd)?, arg_str(p, 2, cmd)?)
-                    };
-                    let node = self.node(&relpath, cmd)?;
-                    let props = props_of(node, &self.root)?;
-                    let entry = entry_of(node);
-                    self.dirs.insert(
-                        token.to_vec(),
-                        DirEdit {
-                            relpath,
-                            added: false,
-                            props,
-                            props_changed: false,
-                            entry,
-                        },
-                    );
-                }
-                "add-dir" => {
-                    let relpath = utf8_path(arg_str(p, 0, cmd)?, cmd)?;
-                    let token = arg_str(p, 2, cmd)?.to_vec();
-                    self.dirs.insert(
-                        token,
-                        DirEdit {
-                            relpath,
-                            added: true,
-                            props: Vec::new(),
-                            props_changed: false,
-                            entry: Entry::default(),
-                        },
-                    );
-                }
-                "change-dir-prop" => {
-                    let token = arg_str(p, 0, cmd)?;
-                    let name = arg_str(p, 1, cmd)?;
-                    let value = arg_opt_str(p, 2, cmd)?;
-                    let dir = self.dirs.get_mut(token).ok_or_else(|| bad_token(cmd))?;
-                    if !dir.entry.take(name, value) && !name.starts_with(b"svn:wc:") {
-                        set_prop(&mut dir.props, name, value);
+                Edit::OpenRoot { token } => self.open_dir(String::new(), token, false)?,
+                Edit::Dir { path, token, added } => self.open_dir(path, token, added)?,
+                Edit::Prop {
+                    dir: true,
+                    token,
+                    name,
+                    value,
+                } => {
+                    let dir = self
+                        .dirs
+                        .get_mut(token)
+                        .ok_or_else(|| bad_token("change-dir-prop"))?;
+                    if change_prop(&mut dir.props, &mut dir.entry, None, name, value) {
                         dir.props_changed = true;
                     }
                 }
-                "close-dir" => {
-                    let token = arg_str(p, 0, cmd)?;
-                    let dir = self.dirs.remove(token).ok_or_else(|| bad_token(cmd))?;
+                Edit::CloseDir { token } => {
+                    let dir = self
+                        .dirs
+                        .remove(token)
+                        .ok_or_else(|| bad_token("close-dir"))?;
                     self.plan.dirs.push(dir);
                 }
-                "delete-entry" => {
-                    let relpath = utf8_path(arg_str(p, 0, cmd)?, cmd)?;
-                    self.node(&relpath, cmd)?;
-                    self.plan.deletes.push(relpath);
+                Edit::DeleteEntry { path } => {
+                    self.node(&path, "delete-entry")?;
+                    self.plan.deletes.push(path);
                 }
-                "absent-dir" | "absent-file" => {
-                    let relpath = utf8_path(arg_str(p, 0, cmd)?, cmd)?;
-                    let kind = if cmd == "absent-dir" { "dir" } else { "file" };
-                    self.plan.absent.push((relpath, kind));
-                }
-                "add-file" | "open-file" => {
-                    let relpath = utf8_path(arg_str(p, 0, cmd)?, cmd)?;
-                    let token = arg_str(p, 2, cmd)?.to_vec();
-                    let (props, entry, base_sha1) = if cmd == "open-file" {
-                        let node = self.node(&relpath, cmd)?;
+                Edit::Absent { path, kind } => self.plan.absent.push((path, kind)),
+                Edit::File {
+                    path: relpath,
+                    token,
+                    added,
+                } => {
+                    let (props, entry, base_sha1) = if added {
+                        (Vec::new(), Entry::default(), None)
+                    } else {
+                        let node = self.node(&relpath, "open-file")?;
                         let sha1 = node
                             .checksum
                             .as_deref()
                             .and_then(|c| c.strip_prefix("$sha1$"))
                             .map(str::to_string);
                         (props_of(node, &self.root)?, entry_of(node), sha1)
-                    } else {
-                        (Vec::new(), Entry::default(), None)
                     };
                     self.files.insert(
-                        token,
+                        token.to_vec(),
                         FileEdit {
                             relpath,
-                            added: cmd == "add-file",
+                            added,
                             props,
                             props_changed: false,
                             entry,
+                            wc_props: Vec::new(),
                             base_sha1,
                             receiving: None,
                             text: None,
                         },
                     );
                 }
-                "change-file-prop" => {
-                    let token = arg_str(p, 0, cmd)?;
-                    let name = arg_str(p, 1, cmd)?;
-                    let value = arg_opt_str(p, 2, cmd)?;
-                    let file = self.files.get_mut(token).ok_or_else(|| bad_token(cmd))?;
-                    if !file.entry.take(name, value) && !name.starts_with(b"svn:wc:") {
-                        set_prop(&mut file.props, name, value);
+                Edit::Prop {
+                    dir: false,
+                    token,
+                    name,
+                    value,
+                } => {
+                    let file = self
+                        .files
+                        .get_mut(token)
+                        .ok_or_else(|| bad_token("change-file-prop"))?;
+                    let wc = Some(&mut file.wc_props);
+                    if change_prop(&mut file.props, &mut file.entry, wc, name, value) {
                         file.props_changed = true;
                     }
                 }
-                "apply-textdelta" => {
-                    let token = arg_str(p, 0, cmd)?.to_vec();
-                    self.start_text(&token)?;
-                }
-                "textdelta-chunk" => {
-                    let token = arg_str(p, 0, cmd)?;
-                    let chunk = arg_str(p, 1, cmd)?;
-                    let mut file = self.files.remove(token).ok_or_else(|| bad_token(cmd))?;
+                Edit::ApplyTextdelta { token } => self.start_text(token)?,
+                Edit::TextdeltaChunk { token, chunk } => {
+                    let mut file = self
+                        .files
+                        .remove(token)
+                        .ok_or_else(|| bad_token("textdelta-chunk"))?;
                     let result = self.text_chunk(&mut file, chunk);
                     self.files.insert(token.to_vec(), file);
                     result?;
                 }
-                "textdelta-end" => {
-                    let token = arg_str(p, 0, cmd)?;
-                    let mut file = self.files.remove(token).ok_or_else(|| bad_token(cmd))?;
+                Edit::TextdeltaEnd { token } => {
+                    let mut file = self
+                        .files
+                        .remove(token)
+                        .ok_or_else(|| bad_token("textdelta-end"))?;
                     let result = self.end_text(&mut file);
                     self.files.insert(token.to_vec(), file);
                     result?;
                 }
-                "close-file" => {
-                    let token = arg_str(p, 0, cmd)?;
-                    let md5 = arg_opt_str(p, 1, cmd)?.map(lossy);
-                    let mut file = self.files.remove(token).ok_or_else(|| bad_token(cmd))?;
+                Edit::CloseFile { token, md5 } => {
+                    let mut file = self
+                        .files
+                        .remove(token)
+                        .ok_or_else(|| bad_token("close-file"))?;
                     if file.receiving.is_some() {
                         return Err(protocol(
                             "in the update drive",
@@ -591,30 +550,32 @@ impl Drive<'_> {
                     }
                     self.plan.files.push(file);
                 }
-                "close-edit" => {
-                    session.send(&svelto_wire::success(vec![]))?;
-                    let resp = session.read_item("reading the response to update")?;
-                    ra_svn::success(&resp, "in the response to update")?;
-                    return Ok(());
-                }
-                "abort-edit" => {
-                    session.send(&svelto_wire::success(vec![]))?;
-                    let resp = session.read_item("reading the failure after abort-edit")?;
-                    ra_svn::success(&resp, "after abort-edit")?;
-                    return Err(protocol(
-                        "in the update drive",
-                        "the server aborted the edit",
-                    ));
-                }
-                "failure" => return Err(ra_svn::failure(p)),
-                other => {
-                    return Err(protocol(
-                        "in the update drive",
-                        format!("unknown editor command '{other}'"),
-                    ))
-                }
+                Edit::Close => return session.close_edit(),
+                Edit::Abort => return Err(session.abort_edit()),
+                Edit::Failure(p) => return Err(ra_svn::failure(p)),
             }
         }
+    }
+
+    /// open-root, open-dir and add-dir: an opened directory starts from what wc.db has.
+    fn open_dir(&mut self, relpath: String, token: &[u8], added: bool) -> Result<()> {
+        let (props, entry) = if added {
+            (Vec::new(), Entry::default())
+        } else {
+            let node = self.node(&relpath, "open-dir")?;
+            (props_of(node, &self.root)?, entry_of(node))
+        };
+        self.dirs.insert(
+            token.to_vec(),
+            DirEdit {
+                relpath,
+                added,
+                props,
+                props_changed: false,
+                entry,
+            },
+        );
+        Ok(())
     }
 
     fn start_text(&mut self, token: &[u8]) -> Result<()> {
@@ -640,12 +601,9 @@ impl Drive<'_> {
             .get_mut(token)
             .ok_or_else(|| bad_token("apply-textdelta"))?;
         file.receiving = Some(NewText {
-            decoder: StreamDecoder::new(svelto_delta::Limits::default()),
+            incoming: Incoming::new(),
             source,
             tmp: (f, tmp),
-            sha1: sha1::Sha1::new(),
-            md5: md5::Md5::new(),
-            size: 0,
         });
         Ok(())
     }
@@ -657,52 +615,18 @@ impl Drive<'_> {
                 format!("text for '{}' before apply-textdelta", file.relpath),
             ));
         };
-        text.decoder.push(chunk);
-        let delta_err = |source| Error::Delta {
-            path: file.relpath.clone(),
-            source,
-        };
-        while let Some(window) = text.decoder.next_window().map_err(delta_err)? {
-            self.view.clear();
-            if window.source_len > 0 {
-                let Some(src) = &text.source else {
-                    return Err(protocol(
-                        "in the update drive",
-                        format!("a delta against no base text for '{}'", file.relpath),
-                    ));
-                };
-                self.view.resize(window.source_len as usize, 0);
-                src.read_exact_at(&mut self.view, window.source_offset)
-                    .map_err(|e| {
-                        protocol(
-                            "in the update drive",
-                            format!(
-                                "a delta reads outside the base text of '{}': {e}",
-                                file.relpath
-                            ),
-                        )
-                    })?;
-            }
-            self.window.clear();
-            window
-                .apply(&self.view, &mut self.window)
-                .map_err(|source| Error::Delta {
-                    path: file.relpath.clone(),
-                    source,
-                })?;
-            text.sha1.update(&self.window);
-            text.md5.update(&self.window);
-            text.size += self.window.len() as u64;
-            text.tmp
-                .0
-                .write_all(&self.window)
-                .map_err(file_err(text.tmp.1.as_path()))?;
-        }
-        Ok(())
+        let (tmp, tmp_path) = (&mut text.tmp.0, text.tmp.1.as_path());
+        text.incoming.push(
+            chunk,
+            &file.relpath,
+            text.source.as_ref(),
+            &mut self.bufs,
+            &mut |bytes| tmp.write_all(bytes).map_err(file_err(tmp_path)),
+        )
     }
 
     fn end_text(&mut self, file: &mut FileEdit) -> Result<()> {
-        let Some(text) = file.receiving.take() else {
+        let Some(mut text) = file.receiving.take() else {
             return Err(protocol(
                 "in the update drive",
                 format!(
@@ -711,15 +635,10 @@ impl Drive<'_> {
                 ),
             ));
         };
-        text.decoder.finish().map_err(|source| Error::Delta {
-            path: file.relpath.clone(),
-            source,
-        })?;
-        let sha1 = hex::encode(text.sha1.finalize());
-        let md5 = hex::encode(text.md5.finalize());
+        let (sha1, md5, size) = text.incoming.finish(&file.relpath)?;
         drop(text.tmp.0);
-        self.store_pristine(Some(&text.tmp.1), &sha1, &md5, text.size)?;
-        file.text = Some((sha1, md5, text.size));
+        self.store_pristine(Some(&text.tmp.1), &sha1, &md5, size)?;
+        file.text = Some((sha1, md5, size));
         Ok(())
     }
 
@@ -756,7 +675,7 @@ fn apply(
     rev: u64,
     repos_root: &str,
     root_repos: &str,
-    session: &mut Session,
+    session: &mut dyn Ra,
     opts: &UpdateOptions,
     notify: &mut dyn FnMut(Notify),
 ) -> Result<Summary> {
@@ -771,8 +690,8 @@ fn apply(
         ..Summary::default()
     };
     // Inherited properties, cached at the root (as checkout does).
-    let iprops = if !root_repos.is_empty() && session.has_cap("inherited-props") {
-        Some(skel::iprops(&session.inherited_props(rev)?))
+    let iprops = if !root_repos.is_empty() {
+        session.inherited_props(rev)?.map(|ip| skel::iprops(&ip))
     } else {
         None
     };
@@ -987,6 +906,8 @@ fn apply(
             (None, Some(n)) => (n.translated_size, n.last_mod_time),
             (None, None) => (None, None),
         };
+        let dav_cache = (!f.wc_props.is_empty())
+            .then(|| skel::proplist(f.wc_props.iter().map(|(n, v)| (n.as_slice(), v.as_slice()))));
         summary.files += 1;
         if !f.added && (f.text.is_some() || f.props_changed) {
             notify(Notify::Updated {
@@ -1012,6 +933,7 @@ fn apply(
             changed_author: f.entry.last_author.as_deref(),
             translated_size: size,
             last_mod_time: mtime,
+            dav_cache: dav_cache.as_deref(),
             ..BaseNode::default()
         })?;
     }

@@ -107,6 +107,8 @@ pub struct BaseNode<'a> {
     pub translated_size: Option<u64>,
     pub last_mod_time: Option<i64>,
     pub inherited_props: Option<&'a [u8]>,
+    /// The wc props (a skel proplist): over http://, a file's `svn:wc:ra_dav:version-url`.
+    pub dav_cache: Option<&'a [u8]>,
 }
 
 /// A BASE node as read back.
@@ -126,6 +128,7 @@ pub struct OwnedNode {
     pub translated_size: Option<u64>,
     pub last_mod_time: Option<i64>,
     pub inherited_props: Option<Vec<u8>>,
+    pub dav_cache: Option<Vec<u8>>,
     /// From a repository other than the working copy's first.
     pub other_repos: bool,
     pub file_external: bool,
@@ -256,7 +259,7 @@ impl WcDb {
             .prepare(
                 "SELECT local_relpath, repos_path, revision, presence, kind, properties, depth,
                    checksum, changed_revision, changed_date, changed_author, translated_size,
-                   last_mod_time, inherited_props, repos_id, file_external, moved_to
+                   last_mod_time, inherited_props, repos_id, file_external, moved_to, dav_cache
                  FROM NODES WHERE wc_id = 1 AND op_depth = 0 ORDER BY local_relpath",
             )
             .map_err(self.err())?;
@@ -280,6 +283,7 @@ impl WcDb {
                     other_repos: r.get::<_, Option<i64>>(14)?.is_some_and(|id| id != 1),
                     file_external: r.get::<_, Option<i64>>(15)?.is_some(),
                     moved: r.get::<_, Option<String>>(16)?.is_some(),
+                    dav_cache: r.get(17)?,
                 })
             })
             .map_err(self.err())?;
@@ -348,8 +352,9 @@ impl WcDb {
                 "INSERT OR REPLACE INTO NODES (wc_id, local_relpath, op_depth, parent_relpath,
                    repos_id, repos_path, revision, presence, kind, properties, depth, checksum,
                    changed_revision, changed_date, changed_author, translated_size,
-                   last_mod_time, inherited_props)
-                 VALUES (1, ?1, 0, ?2, 1, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+                   last_mod_time, inherited_props, dav_cache)
+                 VALUES (1, ?1, 0, ?2, 1, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,
+                   ?16)",
             )
             .map_err(self.err())?;
         stmt.execute(params![
@@ -368,6 +373,7 @@ impl WcDb {
             n.translated_size.map(|s| s as i64),
             n.last_mod_time,
             n.inherited_props,
+            n.dav_cache,
         ])
         .map_err(self.err())?;
         Ok(())

@@ -4,6 +4,8 @@
 //! `svn info -R`, `svn proplist -R -v` and wc.db rows; the stock client's `update`,
 //! `commit`, `revert`, `cleanup` and `upgrade` then work on Svelto's working copy.
 
+mod http;
+
 use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -293,24 +295,28 @@ fn exports_match_the_stock_clients() {
         let pair = pair(fixture);
         for (label, base) in servers(pair) {
             for args in [&[][..], &["--native-eol", "CRLF"], &["-r", "3"]] {
-                let dir = tempdir();
-                let url = format!("{base}/trunk");
-                let mut a = vec!["export", "-q"];
-                a.extend_from_slice(args);
-                a.extend([url.as_str(), "stock"]);
-                svn(pair, &a, dir.path());
-                let mut b = vec!["export", "-q"];
-                b.extend_from_slice(args);
-                b.extend([url.as_str(), "svelto"]);
-                svelto(&b, dir.path());
-                assert_eq!(
-                    tree(&dir.path().join("stock")),
-                    tree(&dir.path().join("svelto")),
-                    "{label}: export {args:?} of {fixture}"
-                );
+                compare_exports(pair, label, &format!("{base}/trunk"), args);
             }
         }
     }
+}
+
+/// Exports `url` (with `args`) with the stock client and with Svelto; the same files.
+fn compare_exports(pair: &Pair, label: &str, url: &str, args: &[&str]) {
+    let dir = tempdir();
+    let mut a = vec!["export", "-q"];
+    a.extend_from_slice(args);
+    a.extend([url, "stock"]);
+    svn(pair, &a, dir.path());
+    let mut b = vec!["export", "-q"];
+    b.extend_from_slice(args);
+    b.extend([url, "svelto"]);
+    svelto(&b, dir.path());
+    assert_eq!(
+        tree(&dir.path().join("stock")),
+        tree(&dir.path().join("svelto")),
+        "{label}: export {args:?} of {url}"
+    );
 }
 
 #[test]
