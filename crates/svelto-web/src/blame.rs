@@ -1,63 +1,108 @@
 //! Blame: the revision, author and date that last changed each line of a file, from the
-//! versions `service::Ctx::file_revs` gives (what `svn blame` asks for, filtered by the
-//! same authz), each compared with the one before by lines.
+//! versions of its history (`service::Ctx::log` and `locations`, filtered by the same
+//! authz as `svn blame`'s file-revs), each compared with the one before by lines.
 
 use crate::layout::{self, RevInfos};
 use crate::{At, Page, Response};
 use maud::html;
-use similar::{ChangeTag, TextDiff};
 use svelto_core::{NodeKind, Revnum};
-use svelto_repos::{FileRev, FileRevsHandler, FileRevsOptions, Result};
+use svelto_repos::{LogOptions, Result};
 
 /// Files larger than this (in any version) are not blamed in a page.
 const MAX_BLAMED: u64 = 1 << 20;
 
-/// The versions (path, revision) of a file, oldest first.
-#[derive(Default)]
-struct Versions(Vec<(String, Revnum)>);
+/// The versions (path, revision) of `path@rev`, oldest first: the revisions that changed
+/// it (its history across copies, as `svn log` walks it, filtered by authz), each with
+/// where the file was then (`svn blame`'s file-revs walks the same history; its deltas,
+/// which this does not need, are not computed). A location the user may not read ends the
+/// walk back, as it ends file-revs'.
+fn versions(at: &At<'_>) -> Result<Vec<(String, Revnum)>> {
+    let mut revs = Vec::new();
+    let opts = LogOptions {
+        paths: vec![at.path.to_string()],
+        start: at.rev,
+        end: 0,
+        limit: 0,
+        discover_changed_paths: false,
+        strict_node_history: false,
+        include_merged_revisions: false,
+        revprops: Some(Vec::new()),
+    };
+    at.svc.log(&opts, &mut |e| {
+        revs.push(e.rev);
+        Ok(())
+    })?;
+    let mut located = at.svc.locations(at.path, at.rev, &revs)?;
+    located.sort_by_key(|(r, _)| *r);
+    Ok(located
+        .into_iter()
+        .map(|(r, p)| (p.trim_start_matches('/').to_string(), r))
+        .collect())
+}
 
-impl FileRevsHandler for Versions {
-    fn file_rev(&mut self, rev: &FileRev<'_>) -> Result<()> {
-        if !rev.merged {
-            self.0
-                .push((rev.path.trim_start_matches('/').to_string(), rev.rev));
+/// A text's lines, each as a hash of its bytes (its end of line included): what versions
+/// are compared by, without building a string per line.
+fn line_hashes(text: &[u8]) -> Vec<u64> {
+    use std::hash::{BuildHasher, BuildHasherDefault};
+    let hasher = BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default();
+    text.split_inclusive(|&b| b == b'\n')
+        .map(|line| hasher.hash_one(line))
+        .collect()
+}
+
+/// Blame's attribution, one version at a time (oldest first): the revision that brought
+/// each line of the text given last.
+#[derive(Default)]
+pub struct Attribution {
+    lines: Vec<u64>,
+    revs: Vec<Revnum>,
+}
+
+impl Attribution {
+    /// Takes the next version: lines it keeps keep their revision, the others get `rev`.
+    pub fn push(&mut self, rev: Revnum, text: &[u8]) {
+        let lines = line_hashes(text);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_millis(500);
+        let ops = similar::capture_diff_slices_deadline(
+            similar::Algorithm::Myers,
+            &self.lines,
+            &lines,
+            Some(deadline),
+        );
+        let mut revs = Vec::with_capacity(lines.len());
+        for op in ops {
+            match op {
+                similar::DiffOp::Equal { old_index, len, .. } => {
+                    revs.extend_from_slice(&self.revs[old_index..old_index + len])
+                }
+                similar::DiffOp::Insert { new_len, .. } => {
+                    revs.extend(std::iter::repeat_n(rev, new_len))
+                }
+                similar::DiffOp::Replace { new_len, .. } => {
+                    revs.extend(std::iter::repeat_n(rev, new_len))
+                }
+                similar::DiffOp::Delete { .. } => {}
+            }
         }
-        Ok(())
+        self.lines = lines;
+        self.revs = revs;
     }
-    fn delta_chunk(&mut self, _chunk: &[u8]) -> Result<()> {
-        Ok(())
-    }
-    fn file_rev_end(&mut self) -> Result<()> {
-        Ok(())
+
+    /// The revision of each line of the last text.
+    pub fn revs(&self) -> &[Revnum] {
+        &self.revs
     }
 }
 
 /// Each line of the last text with the revision that brought it, given the texts of the
 /// versions oldest first.
-pub fn attribute<'t>(versions: impl IntoIterator<Item = (Revnum, &'t str)>) -> Vec<Revnum> {
-    let mut revs: Vec<Revnum> = Vec::new();
-    let mut last = "";
+#[cfg(test)]
+fn attribute<'t>(versions: impl IntoIterator<Item = (Revnum, &'t str)>) -> Vec<Revnum> {
+    let mut a = Attribution::default();
     for (rev, text) in versions {
-        let diff = TextDiff::configure()
-            .timeout(std::time::Duration::from_millis(500))
-            .diff_lines(last, text);
-        let mut next = Vec::with_capacity(revs.len() + 8);
-        for change in diff.iter_all_changes() {
-            match change.tag() {
-                ChangeTag::Equal => next.push(
-                    change
-                        .old_index()
-                        .and_then(|i| revs.get(i).copied())
-                        .unwrap_or(rev),
-                ),
-                ChangeTag::Insert => next.push(rev),
-                ChangeTag::Delete => {}
-            }
-        }
-        revs = next;
-        last = text;
+        a.push(rev, text.as_bytes());
     }
-    revs
+    a.revs
 }
 
 pub fn blame(at: &At<'_>) -> Result<Response> {
@@ -84,24 +129,18 @@ pub fn blame(at: &At<'_>) -> Result<Response> {
         let body = html! { p.muted { "Only text files of at most " (layout::size(MAX_BLAMED)) " are blamed here." } };
         return Ok(layout::page(at, Page::Blame, "Blame", body));
     }
-    let mut versions = Versions::default();
-    let opts = FileRevsOptions {
-        start: Some(0),
-        end: Some(at.rev),
-        include_merged: false,
-        svndiff_version: 0,
-    };
-    at.svc.file_revs(at.path, &opts, &mut versions)?;
-    let mut texts = Vec::with_capacity(versions.0.len());
-    for (path, rev) in &versions.0 {
-        let text = match at.svc.node(path, *rev)? {
+    // One version's text at a time (each at most MAX_BLAMED).
+    let mut attribution = Attribution::default();
+    let mut text_now = std::sync::Arc::new(Vec::new());
+    for (path, rev) in versions(at)? {
+        text_now = match at.svc.node(&path, rev)? {
             Some(n) if n.size() <= MAX_BLAMED => at.svc.read_text(&n)?,
             _ => std::sync::Arc::new(Vec::new()),
         };
-        texts.push((*rev, String::from_utf8_lossy(&text).into_owned()));
+        attribution.push(rev, &text_now);
     }
-    let revs = attribute(texts.iter().map(|(r, t)| (*r, t.as_str())));
-    let last = texts.last().map(|(_, t)| t.as_str()).unwrap_or("");
+    let revs = attribution.revs();
+    let last = String::from_utf8_lossy(&text_now);
     let mut infos = RevInfos::default();
     let mut rows = Vec::with_capacity(revs.len());
     for (i, line) in last.lines().enumerate() {
