@@ -183,6 +183,7 @@ pub(crate) static WEB: &[(svelto_web::Page, &str)] = {
         (P::Blame, "http-web-blame"),
         (P::Diff, "http-web-diff"),
         (P::Search, "http-web-search"),
+        (P::Archive, "http-web-archive"),
     ]
 };
 

@@ -47,6 +47,22 @@ pub(crate) fn page(
         path: &target.path,
         query: req.query.as_deref(),
     };
+    if page == svelto_web::Page::Archive {
+        // Written as the connection takes it, a file's text at a time.
+        return Ok(match svelto_web::archive(svc, &site, &request)? {
+            Ok(archive) => {
+                let disposition = format!("attachment; filename=\"{}.tar.gz\"", archive.name);
+                Reply::stream(
+                    StatusCode::OK,
+                    "application/gzip",
+                    Box::new(move |out| archive.write(out).map_err(HttpError::from)),
+                )
+                .header("content-disposition", Bytes::from(disposition))
+                .header("x-content-type-options", Bytes::from_static(b"nosniff"))
+            }
+            Err(page) => reply(page),
+        });
+    }
     Ok(reply(svelto_web::render(svc, &site, &request)?))
 }
 

@@ -77,6 +77,7 @@ fn directory(at: &At<'_>) -> Result<Response> {
         nav.links {
             a href=(at.href(Page::Log, at.link_rev(), at.path)) { "History" }
             a href=(at.href(Page::Rev, Some(at.rev), "")) { "Revision " (at.rev) }
+            a href=(at.href(Page::Archive, Some(at.rev), at.path)) { "Download .tar.gz" }
         }
         table.list {
             thead { tr { th { "Name" } th.num { "Size" } th.num { "Rev" } th { "Author" } th { "Age" } th { "Message" } } }

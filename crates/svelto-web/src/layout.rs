@@ -95,6 +95,13 @@ fn frame(prefix: &str, title: &str, header: Markup, body: Markup) -> Markup {
     }
 }
 
+/// What a renderer answers for an archive it cannot stream: a link to it.
+pub fn archive_link(at: &At<'_>, name: &str) -> Response {
+    let body =
+        html! { p { a href=(at.href(Page::Archive, Some(at.rev), at.path)) { (name) ".tar.gz" } } };
+    page(at, Page::Archive, name, body)
+}
+
 /// A 404 page inside a repository.
 pub fn not_found(site: &Site<'_>, message: &str) -> Response {
     let markup = frame(

@@ -12,6 +12,7 @@
 //! turns the [`Response`] into its reply), or read the store other than through
 //! `service::Ctx`, whose reads filter what the user may not see, as for `svn` clients.
 
+mod archive;
 mod blame;
 mod browse;
 mod diff;
@@ -50,11 +51,13 @@ pub enum Page {
     Diff,
     /// Paths and log messages matching a text.
     Search,
+    /// A directory as a `.tar.gz`, streamed ([`archive`]).
+    Archive,
 }
 
 impl Page {
     /// Every page, in the order of the request table.
-    pub const ALL: [Page; 7] = [
+    pub const ALL: [Page; 8] = [
         Page::Browse,
         Page::Raw,
         Page::Log,
@@ -62,6 +65,7 @@ impl Page {
         Page::Blame,
         Page::Diff,
         Page::Search,
+        Page::Archive,
     ];
 
     /// The URL segment naming the page.
@@ -74,6 +78,7 @@ impl Page {
             Page::Blame => "blame",
             Page::Diff => "diff",
             Page::Search => "search",
+            Page::Archive => "archive",
         }
     }
 
@@ -233,7 +238,42 @@ pub fn render(svc: &Ctx, site: &Site<'_>, req: &Request<'_>) -> Result<Response>
         Page::Blame => blame::blame(&at),
         Page::Diff => diff::diff(&at),
         Page::Search => search::search(&at),
+        Page::Archive => match archive::archive(&at)? {
+            Ok(a) => Ok(layout::archive_link(&at, &a.name)),
+            Err(page) => Ok(page),
+        },
     }
+}
+
+pub use archive::Archive;
+
+/// The archive a [`Page::Archive`] request asks for (written by [`Archive::write`] as the
+/// response streams), or the page saying why there is none.
+pub fn archive(
+    svc: &Ctx,
+    site: &Site<'_>,
+    req: &Request<'_>,
+) -> Result<std::result::Result<Archive, Response>> {
+    let youngest = svc.head()?;
+    let rev = match req.rev {
+        Some(r) if r > youngest => {
+            return Ok(Err(layout::not_found(
+                site,
+                &format!("No such revision {r} (the youngest is {youngest})"),
+            )))
+        }
+        Some(r) => r,
+        None => youngest,
+    };
+    let at = At {
+        svc,
+        site,
+        rev,
+        pinned: req.rev.is_some(),
+        path: req.path,
+        query: req.query,
+    };
+    archive::archive(&at)
 }
 
 /// What a page works from.

@@ -403,6 +403,30 @@ fn pages_of_hidden_paths_are_refused_and_repository_urls_answer_as_before() {
         .arg(rig.url("/demo/"))
         .success();
     assert_eq!(ls.stdout_text(), "trunk/\n");
+    // The archive of the root: a .tar.gz of what the visitor may read, /secret left out.
+    let tgz = rig.root.join("demo.tar.gz");
+    Run::tool("curl")
+        .args(["-s", "-f", "-o"])
+        .arg(&tgz)
+        .arg(rig.url("/demo/!svn/web/archive/HEAD/"))
+        .success();
+    let names = Run::tool("tar")
+        .arg("tzf")
+        .arg(&tgz)
+        .success()
+        .stdout_text();
+    let mut names: Vec<&str> = names.lines().collect();
+    names.sort_unstable();
+    assert_eq!(names.len(), 8, "{names:?}");
+    assert!(names.contains(&"demo-r3/trunk/main.rs"), "{names:?}");
+    assert!(!names.iter().any(|n| n.contains("secret")), "{names:?}");
+    let main = Run::tool("tar")
+        .args(["xzOf"])
+        .arg(&tgz)
+        .arg("demo-r3/trunk/main.rs")
+        .success()
+        .stdout_text();
+    assert!(main.contains("hello, world"), "{main}");
     // A page's headers: the policy, nosniff; a raw HTML file is text.
     let head = Run::tool("curl")
         .args(["-s", "-D", "-", "-o", "/dev/null"])
