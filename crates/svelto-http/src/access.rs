@@ -245,7 +245,9 @@ fn proxied_user(state: &State, req: &crate::Req) -> Result<Option<String>, HttpE
 /// them; a write to one of those is checked as a write anywhere in the repository).
 fn url_path(target: &Target) -> Option<&str> {
     match target.kind {
-        Kind::Public | Kind::RevRoot(_) | Kind::Version(_) | Kind::TxnRoot => Some(&target.path),
+        Kind::Public | Kind::RevRoot(_) | Kind::Version(_) | Kind::TxnRoot | Kind::Web(..) => {
+            Some(&target.path)
+        }
         Kind::Me | Kind::Rev(_) | Kind::Vcc | Kind::Baseline(_) | Kind::Txn => None,
     }
 }

@@ -35,6 +35,7 @@ mod table;
 mod tls;
 mod update;
 mod uri;
+mod web;
 mod write;
 mod xml;
 

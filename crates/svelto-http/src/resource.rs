@@ -97,6 +97,11 @@ pub(crate) fn handle(
     })?;
     let target = match located {
         Located::Repo(t) => t,
+        // The web interface's list of repositories (docs/web.md); other methods as before.
+        Located::Parent if matches!(req.method, Method::GET | Method::HEAD) => {
+            note.command = Some(crate::table::WEB_REPOS);
+            return Ok(crate::web::repository_list(state, req));
+        }
         Located::Parent => {
             return Err(HttpError::new(
                 StatusCode::FORBIDDEN,
@@ -147,6 +152,17 @@ pub(crate) fn handle(
         note.repos = Some(svelto_repos::action::uri_encode(&target.repo_name).into());
     }
     crate::access::check_url(svc, gate, &req.method, &target)?;
+    if let Kind::Web(page, rev) = target.kind {
+        // The web interface's pages: reads like a GET of their path (docs/web.md).
+        note.command = Some(crate::table::web_metric(page));
+        if !matches!(req.method, Method::GET | Method::HEAD) {
+            return Err(HttpError::new(
+                StatusCode::METHOD_NOT_ALLOWED,
+                format!("{} is not served on the web interface's pages", req.method),
+            ));
+        }
+        return crate::web::page(state, svc, &target, page, rev, req);
+    }
     let mut target = target;
     if let (Kind::Public, true, Some(query)) = (&target.kind, reads, &req.query) {
         if let Some(redirect) = public_query(state, svc, youngest, &mut target, query, req)? {
@@ -477,6 +493,11 @@ impl Ctx<'_> {
                     "The requested URL was not found on this server.",
                 )),
             },
+            // Answered in `handle`, by the web interface.
+            Kind::Web(..) => Err(HttpError::page(
+                StatusCode::NOT_FOUND,
+                "The requested URL was not found on this server.",
+            )),
             Kind::TxnRoot => match crate::write::txn_kind(self, path)? {
                 Some(Some(kind)) => Ok(Shape::existing(kind == NodeKind::Dir, true, true)),
                 Some(None) => self.absent(path),
@@ -718,8 +739,8 @@ impl Ctx<'_> {
                 let href = format!("{}/!svn/me", self.root_href());
                 response(&mut out, &href, &[], &PropList::new(), &wanted);
             }
-            // Refused in `handle`.
-            Kind::Txn | Kind::TxnRoot => {}
+            // Refused or answered in `handle`.
+            Kind::Txn | Kind::TxnRoot | Kind::Web(..) => {}
         }
         out.push_str("</D:multistatus>\n");
         let reply = crate::locks::lock_headers(

@@ -164,6 +164,32 @@ pub(crate) static REPORTS: &[Report] = {
     ]
 };
 
+/// The web interface's pages (docs/web.md), each counted as `http-web-PAGE`: reads of
+/// their URL's path, checked as a `GET` of it is.
+pub(crate) static WEB: &[(svelto_web::Page, &str)] = {
+    use svelto_web::Page as P;
+    &[
+        (P::Browse, "http-web-browse"),
+        (P::Raw, "http-web-raw"),
+        (P::Log, "http-web-log"),
+        (P::Rev, "http-web-rev"),
+        (P::Blame, "http-web-blame"),
+        (P::Diff, "http-web-diff"),
+        (P::Search, "http-web-search"),
+        (P::Archive, "http-web-archive"),
+    ]
+};
+
+/// The parent path's list of repositories (a `GET` of the parent path).
+pub(crate) const WEB_REPOS: &str = "http-web-repos";
+
+/// The metric of a web page.
+pub(crate) fn web_metric(page: svelto_web::Page) -> &'static str {
+    WEB.iter()
+        .find(|(p, _)| *p == page)
+        .map_or(OTHER, |(_, m)| m)
+}
+
 /// The row of a method, if Svelto serves it.
 pub(crate) fn method(name: &str) -> Option<&'static Method> {
     METHODS.iter().find(|m| m.name == name)
@@ -180,7 +206,8 @@ pub(crate) fn metric_names() -> impl Iterator<Item = &'static str> {
         .iter()
         .map(|m| m.metric)
         .chain(REPORTS.iter().map(|r| r.metric))
-        .chain([OTHER])
+        .chain(WEB.iter().map(|(_, m)| *m))
+        .chain([WEB_REPOS, OTHER])
 }
 
 #[cfg(test)]
@@ -220,5 +247,9 @@ mod tests {
             assert_eq!(url_check(name), check, "{name}");
         }
         assert!(UrlCheck::ReadTree.needs_write_level() && !UrlCheck::ReadTree.writes());
+        // Every page of the web interface has its row, named after its URL segment.
+        for page in svelto_web::Page::ALL {
+            assert_eq!(web_metric(page), format!("http-web-{}", page.slug()));
+        }
     }
 }

@@ -98,6 +98,9 @@ pub enum Kind {
     Txn,
     /// `!svn/txr/NAME/path` (and `!svn/vtxr/...`): `path` in an open transaction.
     TxnRoot,
+    /// `!svn/web/PAGE/REV/path`: a page of the web interface (`docs/web.md`) about `path`
+    /// in `REV` (None: `HEAD`).
+    Web(svelto_web::Page, Option<Revnum>),
 }
 
 /// A resource in a repository.
@@ -333,6 +336,23 @@ pub fn locate_in(
             "txr" | "vtxr" if rest.len() >= 3 => {
                 txn = rest[2].to_string();
                 (Kind::TxnRoot, after)
+            }
+            "web" => {
+                let page = rest.get(2).and_then(|s| svelto_web::Page::from_slug(s));
+                let rev = match rest.get(3).copied() {
+                    Some("HEAD") => Some(None),
+                    Some(r) => r.parse::<Revnum>().ok().map(Some),
+                    None => None,
+                };
+                match (page, rev) {
+                    (Some(page), Some(rev)) => (Kind::Web(page, rev), rest.get(4..).unwrap_or_default().join("/")),
+                    _ => {
+                        return Err(HttpError::new(
+                            StatusCode::NOT_FOUND,
+                            format!("No web page at '!svn/{}' (see docs/web.md)", rest[1..].join("/")),
+                        ))
+                    }
+                }
             }
             "act" | "wrk" | "wbl" => {
                 return Err(HttpError::svn(

@@ -1,0 +1,447 @@
+//! The web interface (docs/web.md) in a real browser: `svelto serve --http-listen` serving a
+//! repository made here with the stock `svnmucc`, and Debian's headless Chromium loading
+//! its pages (`--dump-dom` for the DOM after the page ran, `--screenshot` for the pictures
+//! kept under `target/tmp/web-screenshots/`). A visitor goes from the parent path to a
+//! file's line range, its history, a revision, a diff and a blame, and searches, following
+//! the links of the DOM Chromium built; committed HTML, SVG and JavaScript files, a hostile
+//! file name and a hostile log message run nothing (no title change, no request to a
+//! listening socket); an anonymous visitor never sees a path authz hides. Fails, saying
+//! what to install, when Chromium or Subversion's tools are missing.
+
+use std::io::Read;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use svelto_testkit::{require_tool, Run, Svelto};
+
+/// Debian's Chromium, or a loud failure.
+fn chromium() -> PathBuf {
+    for name in ["chromium", "chromium-browser"] {
+        if let Some(p) = std::env::var_os("PATH").and_then(|path| {
+            std::env::split_paths(&path)
+                .map(|d| d.join(name))
+                .find(|c| c.is_file())
+        }) {
+            return p;
+        }
+    }
+    panic!("\n\n*** Chromium is required for the web interface's tests: apt-get install chromium chromium-driver ***\n");
+}
+
+/// A headless Chromium run on `url`, with a profile of its own; `what` its mode flags.
+fn browse(profile: &Path, what: &[&str], url: &str) -> String {
+    let out = Run::new(chromium())
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-extensions",
+            "--disable-background-networking",
+            "--virtual-time-budget=1500",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(what)
+        .arg(url)
+        .timeout(Duration::from_secs(60))
+        .success();
+    out.stdout_text()
+}
+
+/// The DOM of `url` after the page ran.
+fn dom(profile: &Path, url: &str) -> String {
+    browse(profile, &["--dump-dom"], url)
+}
+
+/// A screenshot of `url`, kept as a test artefact.
+fn screenshot(profile: &Path, url: &str, name: &str) {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("web-screenshots");
+    std::fs::create_dir_all(&dir).expect("screenshot directory");
+    let file = dir.join(format!("{name}.png"));
+    browse(
+        profile,
+        &[
+            &format!("--screenshot={}", file.display()),
+            "--window-size=1100,800",
+            "--hide-scrollbars",
+        ],
+        url,
+    );
+    assert!(file.is_file(), "no screenshot of {url} at {file:?}");
+}
+
+/// The `href` of the first `<a>` whose text is `text` (HTML entities as Chromium writes them).
+fn link(dom: &str, text: &str) -> String {
+    let mut rest = dom;
+    while let Some(i) = rest.find("<a ") {
+        rest = &rest[i..];
+        let end = rest.find("</a>").expect("a closed <a>");
+        let anchor = &rest[..end];
+        let gt = anchor.find('>').expect("an <a> tag");
+        if anchor[gt + 1..].trim() == text {
+            let h = anchor.find("href=\"").expect("an href") + 6;
+            let href = &anchor[h..];
+            return href[..href.find('"').expect("a closed href")].replace("&amp;", "&");
+        }
+        rest = &rest[end..];
+    }
+    panic!("no link {text:?} in:\n{dom}");
+}
+
+/// The page's `<title>`.
+fn title(dom: &str) -> &str {
+    let s = dom.find("<title>").map_or(0, |i| i + 7);
+    let e = dom.find("</title>").unwrap_or(s);
+    &dom[s..e]
+}
+
+struct Rig {
+    _dir: tempfile::TempDir,
+    server: Svelto,
+    profile: PathBuf,
+    root: PathBuf,
+    /// A socket a script that ran would reach.
+    beacon: TcpListener,
+}
+
+impl Rig {
+    fn url(&self, rel: &str) -> String {
+        format!("{}{rel}", self.server.base_url())
+    }
+
+    fn dom(&self, rel: &str) -> String {
+        let d = dom(&self.profile, &self.url(rel));
+        assert_ne!(title(&d), "pwned", "a script ran on {rel}");
+        d
+    }
+
+    /// Whether any script reached the beacon.
+    fn beacon_hit(&self) -> bool {
+        self.beacon.set_nonblocking(true).expect("nonblocking");
+        match self.beacon.accept() {
+            Ok((mut s, _)) => {
+                let mut buf = [0u8; 512];
+                let _ = s.set_read_timeout(Some(Duration::from_millis(200)));
+                let n = s.read(&mut buf).unwrap_or(0);
+                eprintln!("beacon: {}", String::from_utf8_lossy(&buf[..n]));
+                true
+            }
+            Err(_) => false,
+        }
+    }
+}
+
+/// A repository `demo` with three revisions: files and a hidden directory, a change to
+/// both, hostile files, name and message; served over HTTP, its authz then hiding
+/// `/secret` from everyone.
+fn rig() -> Rig {
+    require_tool("svnmucc");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join("root");
+    let svelto = Path::new(env!("CARGO_BIN_EXE_svelto"));
+    Run::new(svelto)
+        .args(["admin", "create"])
+        .arg(root.join("demo"))
+        .success();
+    let conf = root.join("demo/conf");
+    std::fs::write(
+        conf.join("svnserve.conf"),
+        "[general]\nanon-access = write\n",
+    )
+    .expect("svnserve.conf");
+    let server = Svelto::start_http(svelto, &root, &dir.path().join("serve.log"), "", &[]);
+    let beacon = TcpListener::bind("127.0.0.1:0").expect("beacon");
+    let port = beacon.local_addr().expect("addr").port();
+    let files = dir.path().join("files");
+    std::fs::create_dir_all(&files).expect("files");
+    let put = |name: &str, text: &str| {
+        let p = files.join(name);
+        std::fs::write(&p, text).expect("file");
+        p
+    };
+    let repo = format!("{}/demo", server.base_url());
+    let mucc = |msg: &str, ops: Vec<String>| {
+        Run::tool("svnmucc")
+            .args(["--non-interactive", "-m", msg])
+            .args(ops)
+            .success();
+    };
+    let readme = put(
+        "README.md",
+        "# Demo project\n\nRead <script>document.title='pwned'</script> me.\n",
+    );
+    let main1 = put("main.rs", "fn main() {\n    println!(\"hi\");\n}\n");
+    let plan1 = put("plan1.txt", "the secret plan\n");
+    mucc(
+        "initial import",
+        vec![
+            "mkdir".into(),
+            format!("{repo}/trunk"),
+            "mkdir".into(),
+            format!("{repo}/secret"),
+            "put".into(),
+            readme.display().to_string(),
+            format!("{repo}/trunk/README.md"),
+            "put".into(),
+            main1.display().to_string(),
+            format!("{repo}/trunk/main.rs"),
+            "put".into(),
+            plan1.display().to_string(),
+            format!("{repo}/secret/plan.txt"),
+        ],
+    );
+    let main2 = put(
+        "main2.rs",
+        "fn main() {\n    println!(\"hello, world\");\n}\n// the end\n",
+    );
+    let plan2 = put("plan2.txt", "the secret plan, revised\n");
+    mucc(
+        "tweak main and the plan",
+        vec![
+            "put".into(),
+            main2.display().to_string(),
+            format!("{repo}/trunk/main.rs"),
+            "put".into(),
+            plan2.display().to_string(),
+            format!("{repo}/secret/plan.txt"),
+        ],
+    );
+    let script = format!(
+        "<script>document.title='pwned';fetch('http://127.0.0.1:{port}/script')</script>\
+         <img src=\"http://127.0.0.1:{port}/img\">"
+    );
+    let html = put(
+        "evil.html",
+        &format!("<html><body>{script}</body></html>\n"),
+    );
+    let svg = put(
+        "evil.svg",
+        &format!(
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" onload=\"document.title='pwned'\">\
+             <script>fetch('http://127.0.0.1:{port}/svg')</script></svg>\n"
+        ),
+    );
+    let js = put("evil.js", "document.title='pwned';\n");
+    let named = put("named.txt", "a file with a hostile name\n");
+    mucc(
+        &format!("hostile <b>message</b> {script}"),
+        vec![
+            "put".into(),
+            html.display().to_string(),
+            format!("{repo}/trunk/evil.html"),
+            "put".into(),
+            svg.display().to_string(),
+            format!("{repo}/trunk/evil.svg"),
+            "put".into(),
+            js.display().to_string(),
+            format!("{repo}/trunk/evil.js"),
+            "put".into(),
+            named.display().to_string(),
+            format!(
+                "{repo}/trunk/{}",
+                svelto_web::encode_path("<svg onload=\"document.title='pwned'\">.txt")
+            ),
+        ],
+    );
+    // From now on nobody reads /secret.
+    std::fs::write(
+        conf.join("svnserve.conf"),
+        "[general]\nanon-access = read\nauthz-db = authz\n",
+    )
+    .expect("svnserve.conf");
+    std::fs::write(conf.join("authz"), "[/]\n* = r\n\n[/secret]\n* =\n").expect("authz");
+    // Connections re-read the configuration after a second.
+    std::thread::sleep(Duration::from_millis(1100));
+    let profile = dir.path().join("chromium-profile");
+    Rig {
+        _dir: dir,
+        server,
+        profile,
+        root,
+        beacon,
+    }
+}
+
+#[test]
+fn a_visitor_browses_reads_history_diff_blame_and_searches_and_nothing_hostile_runs() {
+    let rig = rig();
+    assert!(rig.root.join("demo").is_dir());
+    // The parent path lists the repository.
+    let home = rig.dom("/");
+    assert_eq!(title(&home), "Repositories");
+    screenshot(&rig.profile, &rig.url("/"), "repositories");
+    // Into the repository, trunk, a file.
+    let repo = rig.dom(&link(&home, "demo"));
+    assert!(!repo.contains("secret"), "authz hides /secret:\n{repo}");
+    let trunk_href = link(&repo, "trunk/");
+    let trunk = rig.dom(&trunk_href);
+    screenshot(&rig.profile, &rig.url(&trunk_href), "directory");
+    // The README rendered, its raw HTML as text; the hostile name and message escaped.
+    assert!(trunk.contains("<h1>Demo project</h1>"), "{trunk}");
+    assert!(trunk.contains("&lt;script&gt;"), "{trunk}");
+    assert!(
+        trunk.contains("hostile &lt;b&gt;message&lt;/b&gt;"),
+        "{trunk}"
+    );
+    // r1 and r2 also changed /secret: as `svn log` shows them, their messages are hidden.
+    assert!(!trunk.contains("tweak main and the plan"), "{trunk}");
+    let file_href = link(&trunk, "main.rs");
+    let file = rig.dom(&file_href);
+    assert!(file.contains("hello, world"), "{file}");
+    // A line's link marks it; a range is `?hl=A-B`.
+    let line2 = link(&file, "2");
+    assert!(line2.ends_with("?hl=2#L2"), "{line2}");
+    let range_url = format!("{file_href}?hl=2-3#L2");
+    let range = rig.dom(&range_url);
+    assert!(range.contains("<tr id=\"L2\" class=\"hl\">"), "{range}");
+    assert!(range.contains("<tr id=\"L3\" class=\"hl\">"));
+    assert!(range.contains("<tr id=\"L1\">") && range.contains("<tr id=\"L4\">"));
+    screenshot(&rig.profile, &rig.url(&range_url), "file-range");
+    // Its history: r2 and r1, with their changed paths, none under /secret.
+    let history_href = link(&file, "History");
+    let history = rig.dom(&history_href);
+    assert!(
+        history.contains(">r2<") && history.contains(">r1<"),
+        "{history}"
+    );
+    let entries = &history[history.find("<main>").expect("a main")..];
+    assert!(!entries.contains(">r3<"), "{history}");
+    assert!(history.contains("/trunk/main.rs"));
+    assert!(!history.contains("secret"), "{history}");
+    screenshot(&rig.profile, &rig.url(&history_href), "history");
+    // A revision: its message, changed paths and diff, /secret left out.
+    let rev_href = link(&history, "r2");
+    let rev = rig.dom(&rev_href);
+    assert!(!rev.contains("tweak main and the plan"), "{rev}");
+    assert!(
+        rev.contains("<ins>hello, world</ins>") || rev.contains("hello, world"),
+        "{rev}"
+    );
+    assert!(!rev.contains("secret"), "{rev}");
+    screenshot(&rig.profile, &rig.url(&rev_href), "revision");
+    // The diff of the file, unified and side by side.
+    let diff_href = link(&file, "Diff with previous");
+    let diff = rig.dom(&diff_href);
+    assert!(diff.contains("@@ -1,3 +1,4 @@"), "{diff}");
+    assert!(diff.contains("<ins>"), "intraline changes marked:\n{diff}");
+    let split_href = link(&diff, "Side by side");
+    let split = rig.dom(&split_href);
+    assert!(split.contains("class=\"del\"") && split.contains("class=\"add\""));
+    screenshot(&rig.profile, &rig.url(&split_href), "diff-split");
+    // Blame: lines 1 and 3 from r1, 2 and 4 from r2.
+    let blame_href = link(&file, "Blame");
+    let blame = rig.dom(&blame_href);
+    let revs: Vec<&str> = blame
+        .split("<tr id=\"L")
+        .skip(1)
+        .map(|row| {
+            let a = row.find("/rev/").expect("a revision link") + 5;
+            &row[a..a + row[a..].find('/').expect("rev/N/")]
+        })
+        .collect();
+    assert_eq!(revs, ["1", "2", "1", "2"], "{blame}");
+    screenshot(&rig.profile, &rig.url(&blame_href), "blame");
+    // Search: paths and messages; nothing under /secret.
+    let search = rig.dom("/demo/!svn/web/search/HEAD/?q=plan");
+    assert!(!search.contains("tweak main and the plan"), "{search}");
+    assert!(!search.contains("/secret"), "{search}");
+    let search = rig.dom("/demo/!svn/web/search/HEAD/?q=hostile");
+    assert!(search.contains(">r3<"), "{search}");
+    let search = rig.dom("/demo/!svn/web/search/HEAD/?q=evil");
+    assert!(search.contains("/trunk/evil.html"), "{search}");
+    screenshot(
+        &rig.profile,
+        &rig.url("/demo/!svn/web/search/HEAD/?q=evil"),
+        "search",
+    );
+    // The hostile files, shown and raw, and the revision with the hostile message.
+    for name in ["evil.html", "evil.svg", "evil.js"] {
+        let page = rig.dom(&link(&trunk, name));
+        assert!(page.contains("document.title="), "{page}");
+        let raw = rig.dom(&link(&page, "Raw"));
+        assert!(!raw.contains("<script>document"), "{raw}");
+    }
+    let named = rig.dom(&link(
+        &trunk,
+        "&lt;svg onload=\"document.title='pwned'\"&gt;.txt",
+    ));
+    assert!(named.contains("a file with a hostile name"), "{named}");
+    rig.dom("/demo/!svn/web/rev/3/");
+    rig.dom("/demo/!svn/web/log/HEAD/");
+    screenshot(
+        &rig.profile,
+        &rig.url("/demo/!svn/web/rev/3/"),
+        "hostile-revision",
+    );
+    assert!(
+        !rig.beacon_hit(),
+        "a script or image of the repository's content ran"
+    );
+}
+
+#[test]
+fn pages_of_hidden_paths_are_refused_and_repository_urls_answer_as_before() {
+    let rig = rig();
+    for page in ["browse", "raw", "log", "blame", "diff"] {
+        let url = rig.url(&format!("/demo/!svn/web/{page}/HEAD/secret/plan.txt"));
+        let out = Run::tool("curl")
+            .args(["-s", "-o", "/dev/null", "-w", "%{http_code}"])
+            .arg(&url)
+            .success();
+        assert_eq!(out.stdout_text(), "403", "{url}");
+    }
+    // The repository URL's GET is still mod_dav_svn's bare listing, and svn ls is unchanged.
+    let listing = Run::tool("curl")
+        .arg("-s")
+        .arg(rig.url("/demo/trunk/"))
+        .success();
+    assert!(listing
+        .stdout_text()
+        .starts_with("<html><head><title>demo - Revision 3: /trunk</title>"));
+    let ls = Run::tool("svn")
+        .args(["ls", "--non-interactive"])
+        .arg(rig.url("/demo/"))
+        .success();
+    assert_eq!(ls.stdout_text(), "trunk/\n");
+    // The archive of the root: a .tar.gz of what the visitor may read, /secret left out.
+    let tgz = rig.root.join("demo.tar.gz");
+    Run::tool("curl")
+        .args(["-s", "-f", "-o"])
+        .arg(&tgz)
+        .arg(rig.url("/demo/!svn/web/archive/HEAD/"))
+        .success();
+    let names = Run::tool("tar")
+        .arg("tzf")
+        .arg(&tgz)
+        .success()
+        .stdout_text();
+    let mut names: Vec<&str> = names.lines().collect();
+    names.sort_unstable();
+    assert_eq!(names.len(), 8, "{names:?}");
+    assert!(names.contains(&"demo-r3/trunk/main.rs"), "{names:?}");
+    assert!(!names.iter().any(|n| n.contains("secret")), "{names:?}");
+    let main = Run::tool("tar")
+        .args(["xzOf"])
+        .arg(&tgz)
+        .arg("demo-r3/trunk/main.rs")
+        .success()
+        .stdout_text();
+    assert!(main.contains("hello, world"), "{main}");
+    // A page's headers: the policy, nosniff; a raw HTML file is text.
+    let head = Run::tool("curl")
+        .args(["-s", "-D", "-", "-o", "/dev/null"])
+        .arg(rig.url("/demo/!svn/web/raw/3/trunk/evil.html"))
+        .success()
+        .stdout_text()
+        .to_ascii_lowercase();
+    assert!(
+        head.contains("content-type: text/plain; charset=utf-8"),
+        "{head}"
+    );
+    assert!(head.contains("x-content-type-options: nosniff"), "{head}");
+    assert!(
+        head.contains("content-security-policy: default-src 'none'"),
+        "{head}"
+    );
+    assert!(head.contains("sandbox"), "{head}");
+}
