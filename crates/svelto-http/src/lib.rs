@@ -862,7 +862,10 @@ async fn respond(
     // 30-38 ticks against 14-18, 5 rounds, 2026-11-28). A write or a lock, which may wait
     // on the disk's flush or a hook, goes to the worker's blocking pool, so that the
     // worker's other connections are not held up meanwhile.
-    let reads = table::method(req.method.as_str()).is_some_and(|m| m.access == table::Access::Read);
+    // The web interface's pages (blame, search over every revision) may take far longer
+    // than a protocol read, and come a few per visitor's click: they go to the pool too.
+    let reads = table::method(req.method.as_str()).is_some_and(|m| m.access == table::Access::Read)
+        && !req.uri.path().contains("/!svn/web/");
     if reads {
         let handled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             let mut cache = cache.borrow_mut();
