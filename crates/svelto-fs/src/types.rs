@@ -75,6 +75,23 @@ impl NodeRev {
         }
     }
 
+    /// The node opened for change at `path` in a transaction (this one is `id`'s): its
+    /// successor, not yet copied from anywhere; reached through a copy of a parent
+    /// (`created_path` differs), it lives on that parent's copy. Both backends' transaction
+    /// trees open nodes by this rule.
+    pub fn successor(&self, id: NodeRevId, path: &str, parent: &NodeRev) -> NodeRev {
+        let mut node = self.clone();
+        node.predecessor = id;
+        node.pred_count += 1;
+        node.copyfrom = None;
+        if self.created_path != path {
+            node.copy_id = parent.copy_id;
+            node.copyroot = parent.copyroot.clone();
+        }
+        node.created_path = path.to_string();
+        node
+    }
+
     /// The contents of a file node (empty for a directory).
     pub fn file_text(&self) -> FileText {
         self.text.unwrap_or(FileText::EMPTY)

@@ -48,19 +48,8 @@ pub struct Txn<'w> {
 }
 
 fn open_stored(repo: &Repo, off: NodeRevId, path: &str, parent: &NodeRev) -> Result<MutNode> {
-    let src = repo.node(off)?;
-    let mut node = (*src).clone();
-    node.predecessor = off;
-    node.pred_count += 1;
-    node.copyfrom = None;
-    if src.created_path != path {
-        // Reached through a copied parent: the node now lives on the parent's copy.
-        node.copy_id = parent.copy_id;
-        node.copyroot = parent.copyroot.clone();
-    }
-    node.created_path = path.to_string();
     Ok(MutNode {
-        node,
+        node: repo.node(off)?.successor(off, path, parent),
         props: None,
         entries: None,
     })

@@ -648,18 +648,8 @@ fn comps(path: &str) -> Vec<&str> {
 
 /// `id`'s node opened for change at `path` in the transaction: its successor.
 fn successor(repo: &MemRepo, id: NodeRevId, path: &str, parent: &NodeRev) -> Result<MutNode> {
-    let mut node = NodeRev::clone(&*repo.node(id)?);
-    node.predecessor = id;
-    node.pred_count += 1;
-    node.copyfrom = None;
-    if node.created_path != path {
-        // Reached through a copy of a parent: the successor lives at the copy's path.
-        node.copy_id = parent.copy_id;
-        node.copyroot = parent.copyroot.clone();
-    }
-    node.created_path = path.to_string();
     Ok(MutNode {
-        node,
+        node: repo.node(id)?.successor(id, path, parent),
         props: None,
         entries: None,
     })
