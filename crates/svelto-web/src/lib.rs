@@ -211,24 +211,9 @@ fn query_rev(query: Option<&str>, key: &str) -> Option<Revnum> {
 /// the user); what the page reads below it goes through `svc`'s filtered reads. Errors
 /// are the repository's (svelto-http answers them as it answers a `GET`'s).
 pub fn render(svc: &Ctx, site: &Site<'_>, req: &Request<'_>) -> Result<Response> {
-    let youngest = svc.head()?;
-    let rev = match req.rev {
-        Some(r) if r > youngest => {
-            return Ok(layout::not_found(
-                site,
-                &format!("No such revision {r} (the youngest is {youngest})"),
-            ))
-        }
-        Some(r) => r,
-        None => youngest,
-    };
-    let at = At {
-        svc,
-        site,
-        rev,
-        pinned: req.rev.is_some(),
-        path: req.path,
-        query: req.query,
+    let at = match At::new(svc, site, req)? {
+        Ok(at) => at,
+        Err(page) => return Ok(page),
     };
     match req.page {
         Page::Browse => browse::browse(&at),
@@ -254,26 +239,10 @@ pub fn archive(
     site: &Site<'_>,
     req: &Request<'_>,
 ) -> Result<std::result::Result<Archive, Response>> {
-    let youngest = svc.head()?;
-    let rev = match req.rev {
-        Some(r) if r > youngest => {
-            return Ok(Err(layout::not_found(
-                site,
-                &format!("No such revision {r} (the youngest is {youngest})"),
-            )))
-        }
-        Some(r) => r,
-        None => youngest,
-    };
-    let at = At {
-        svc,
-        site,
-        rev,
-        pinned: req.rev.is_some(),
-        path: req.path,
-        query: req.query,
-    };
-    archive::archive(&at)
+    match At::new(svc, site, req)? {
+        Ok(at) => archive::archive(&at),
+        Err(page) => Ok(Err(page)),
+    }
 }
 
 /// What a page works from.
@@ -286,6 +255,36 @@ pub(crate) struct At<'a> {
     pub pinned: bool,
     pub path: &'a str,
     pub query: Option<&'a str>,
+}
+
+impl<'a> At<'a> {
+    /// What `req` works from: its revision (HEAD when it names none), or the "no such
+    /// revision" page.
+    fn new(
+        svc: &'a Ctx,
+        site: &'a Site<'a>,
+        req: &Request<'a>,
+    ) -> Result<std::result::Result<At<'a>, Response>> {
+        let youngest = svc.head()?;
+        let rev = match req.rev {
+            Some(r) if r > youngest => {
+                return Ok(Err(layout::not_found(
+                    site,
+                    &format!("No such revision {r} (the youngest is {youngest})"),
+                )))
+            }
+            Some(r) => r,
+            None => youngest,
+        };
+        Ok(Ok(At {
+            svc,
+            site,
+            rev,
+            pinned: req.rev.is_some(),
+            path: req.path,
+            query: req.query,
+        }))
+    }
 }
 
 impl At<'_> {
