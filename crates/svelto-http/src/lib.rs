@@ -451,9 +451,9 @@ async fn serve_connection<S>(
         let urgent = urgent.clone();
         let answering = conn.as_ref().map(|c| c.begin());
         // A write is waited for by a shutdown until its answer is sent.
-        let writing = table::method(req.method().as_str())
-            .is_some_and(|m| m.access != table::Access::Read)
-            .then(|| state.host.drain.write());
+        let reads =
+            table::method(req.method().as_str()).is_none_or(|m| m.access == table::Access::Read);
+        let writing = (!reads).then(|| state.host.drain.write());
         async move {
             let seen = Some(Seen::new(
                 state.host.clone(),
@@ -471,7 +471,7 @@ async fn serve_connection<S>(
                     );
                     to_response(e.reply()).await
                 } else {
-                    respond(state, &cache, peer, req).await
+                    respond(state, &cache, peer, req, reads).await
                 }
             };
             // While the handler answers, the answers before it go out.
@@ -769,11 +769,14 @@ impl Reply {
     }
 }
 
+/// Answers a request; `reads` when its method reads only (the request table's row, or no
+/// row: an unknown method, refused at once), which is answered inline.
 async fn respond(
     state: Arc<State>,
     cache: &RefCell<ConnCache>,
     peer: std::net::IpAddr,
     req: Request<Incoming>,
+    reads: bool,
 ) -> Response<Noted> {
     let (parts, body) = req.into_parts();
     let max = state.host.config.max_request;
@@ -864,9 +867,7 @@ async fn respond(
     // worker's other connections are not held up meanwhile.
     // The web interface's pages (blame, search over every revision) may take far longer
     // than a protocol read, and come a few per visitor's click: they go to the pool too.
-    let reads = table::method(req.method.as_str()).is_some_and(|m| m.access == table::Access::Read)
-        && !req.uri.path().contains("/!svn/web/");
-    if reads {
+    if reads && !req.uri.path().contains("/!svn/web/") {
         let handled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             let mut cache = cache.borrow_mut();
             answer(&state, &mut cache, &req)
