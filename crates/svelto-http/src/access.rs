@@ -82,7 +82,8 @@ pub(crate) fn admit(
     req: &crate::Req,
 ) -> Result<(service::Ctx, Gate), HttpError> {
     let headers = &req.headers;
-    let mut svc = service::Ctx::new(repo, writer, None, None, Default::default());
+    // Anonymous and without rules until admission has decided who the client is.
+    let svc = service::Ctx::new(repo, writer, None, None, Default::default());
     // The youngest revision on disk now (the handle is shared and may lag).
     svc.head()?;
     let adm = state
@@ -90,7 +91,6 @@ pub(crate) fn admit(
         .admission(&target.repo_dir, || svc.uuid())
         .map_err(|e| HttpError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
     let conf = &adm.conf;
-    svc.hooks_env = conf.hooks_env.clone();
     // An htpasswd file, when one is given, wins over svnserve's password file.
     let password_file: Option<Passwords> = match state
         .config
@@ -167,8 +167,7 @@ pub(crate) fn admit(
             }
         }
     };
-    svc.user = user;
-    svc.authz = authz;
+    let svc = svc.admitted(user, authz, conf.hooks_env.clone());
     Ok((svc, gate))
 }
 
@@ -273,12 +272,11 @@ pub(crate) fn check_url(
     } else {
         url_path(target)
     };
-    let allowed = match (path, &svc.authz) {
-        (_, None) => true,
-        (Some(p), Some(a)) if recursive => a.allows_recursive(svc.user.as_deref(), p, write),
-        (Some(p), Some(_)) => svc.allowed(p, write),
-        (None, Some(_)) if write => svc.allows(&Where::Anywhere, true),
-        (None, Some(_)) => true,
+    let allowed = match path {
+        Some(p) if recursive => svc.allowed_recursive(p, write),
+        Some(p) => svc.allowed(p, write),
+        None if write => svc.allows(&Where::Anywhere, true),
+        None => true,
     };
     if allowed {
         Ok(())

@@ -223,11 +223,10 @@ impl Ctx<'_> {
     /// The entries of a directory the user may read, in order.
     pub fn entries(&self, dir: &Node) -> Result<Vec<(String, svelto_repos::Node)>, HttpError> {
         let mut entries = Vec::new();
-        self.svc
-            .dir_entries(&dir.path, &dir.node, &mut |name, node| {
-                entries.push((name.to_string(), node.clone()));
-                Ok(())
-            })?;
+        self.svc.dir_entries(&dir.node, &mut |name, node| {
+            entries.push((name.to_string(), node.clone()));
+            Ok(())
+        })?;
         Ok(entries)
     }
 }

@@ -323,7 +323,7 @@ fn lock(ctx: &Ctx<'_>, req: &Req) -> Result<Reply, HttpError> {
         Some("0") => "0",
         Some(_) => return Err(bad_request()),
     };
-    let Some(user) = ctx.svc.user.clone() else {
+    let Some(user) = ctx.svc.user().map(str::to_owned) else {
         return Err(HttpError::not_allowed(StatusCode::NOT_IMPLEMENTED, "LOCK"));
     };
     if ctx.svc.node(&path, ctx.youngest)?.is_none() {
@@ -432,7 +432,7 @@ fn refresh(ctx: &Ctx<'_>, req: &Req, path: &str) -> Result<Reply, HttpError> {
     let Some(l) = lock.filter(|l| conditions.iter().any(|(not, t)| !not && t == &l.token)) else {
         return Err(precondition_failed());
     };
-    if ctx.svc.user.as_deref() != Some(l.owner.as_str()) {
+    if ctx.svc.user() != Some(l.owner.as_str()) {
         // mod_dav: the lock is someone else's.
         return Err(HttpError::refused(StatusCode::FORBIDDEN, None));
     }
@@ -466,7 +466,7 @@ fn unlock(ctx: &Ctx<'_>, req: &Req) -> Result<Reply, HttpError> {
     let Some(existing) = lock.filter(|l| l.token == token) else {
         return Err(bad_request());
     };
-    if ctx.svc.user.is_none() {
+    if ctx.svc.user().is_none() {
         if !brk {
             // mod_dav: the lock's owner is not the request's (nobody's) user.
             return Err(HttpError::refused(StatusCode::FORBIDDEN, None));

@@ -146,7 +146,7 @@ pub(crate) fn handle(
         Some(r) if plain_read && r <= known => known,
         _ => svc.head()?,
     };
-    note.user = svc.user.clone();
+    note.user = svc.user().map(str::to_owned);
     if target.repo_name.contains('/') {
         // A nested repository: the log names all of its path, as svn://'s does.
         note.repos = Some(svelto_repos::action::uri_encode(&target.repo_name).into());
@@ -161,7 +161,8 @@ pub(crate) fn handle(
                 format!("{} is not served on the web interface's pages", req.method),
             ));
         }
-        return crate::web::page(state, svc, &target, page, rev, req);
+        return crate::web::page(state, svc, &target, page, rev, req)
+            .map_err(|e| refusal_form(gate, e));
     }
     let mut target = target;
     if let (Kind::Public, true, Some(query)) = (&target.kind, reads, &req.query) {
@@ -188,7 +189,7 @@ pub(crate) fn handle(
     if access == Some(Access::Lock) {
         note.command = named;
         crate::write::refuse_in_shutdown(state)?;
-        return crate::locks::handle(ctx, req);
+        return crate::locks::handle(ctx, req).map_err(|e| refusal_form(gate, e));
     }
     if matches!(ctx.target.kind, Kind::Txn | Kind::TxnRoot) && req.method != Method::OPTIONS {
         return Err(HttpError::new(
@@ -210,7 +211,18 @@ pub(crate) fn handle(
         }
     };
     note.command = named;
-    handler(&ctx, req)
+    handler(&ctx, req).map_err(|e| refusal_form(gate, e))
+}
+
+/// The service's refusal of a path the user may not read (its SVN_ERR_AUTHZ_UNREADABLE,
+/// answered before a response began) in HTTP's form: Apache's 401 where a login could
+/// help, else its 403.
+fn refusal_form(gate: &crate::access::Gate, e: HttpError) -> HttpError {
+    if e.refusal.is_none() && e.code == svelto_repos::SvnErrorKind::AuthzUnreadable.code() {
+        gate.refuse(false)
+    } else {
+        e
+    }
 }
 
 /// A file's `ETag`, `"CR//PATH"` (mod_dav_svn's), made at its exact size: it becomes the

@@ -88,8 +88,7 @@ impl Txns {
 /// mod_dav_svn's refusal. An anonymous request is not refused here (as in mod_dav_svn: the
 /// URL's write access was checked for anonymous, and the edit checks each path again).
 fn foreign(open: &Open, ctx: &Ctx<'_>) -> Option<HttpError> {
-    let (Some(owner), Some(user)) = (open.edit.ctx().user.as_deref(), ctx.svc.user.as_deref())
-    else {
+    let (Some(owner), Some(user)) = (open.edit.ctx().user(), ctx.svc.user()) else {
         return None;
     };
     (owner != user).then(|| {
@@ -548,10 +547,8 @@ fn copy(ctx: &Ctx<'_>, req: &Req, rev: Revnum) -> Result<Reply, HttpError> {
     // mod_authz_svn checks the Destination before the copy runs, as a write of its whole
     // subtree: 403 ("Access to '...' forbidden"), not the commit's "Access denied"
     // (Subversion's authz_tests 5).
-    if let Some(a) = &ctx.svc.authz {
-        if !a.allows_recursive(ctx.svc.user.as_deref(), &dst.path, true) {
-            return Err(ctx.gate.refuse(true));
-        }
+    if !ctx.svc.allowed_recursive(&dst.path, true) {
+        return Err(ctx.gate.refuse(true));
     }
     let src = ctx.target.path.clone();
     let kind = ctx.node(rev, &src)?.node.kind();

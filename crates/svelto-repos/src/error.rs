@@ -260,6 +260,16 @@ impl ReposError {
             err: Box::new(self),
         }
     }
+
+    /// Whether this is the service's refusal of a path the user may not read
+    /// ([`crate::service::unreadable_path`]): a front end answers it in its own form.
+    pub fn is_unreadable(&self) -> bool {
+        match self {
+            ReposError::Svn { kind, .. } => *kind == SvnErrorKind::AuthzUnreadable,
+            ReposError::AtPath { err, .. } | ReposError::AtRev { err, .. } => err.is_unreadable(),
+            _ => false,
+        }
+    }
 }
 
 impl ReposError {

@@ -6,6 +6,7 @@
 use crate::authz::fnmatch;
 use crate::node::{ListedNode, Node};
 use crate::Result;
+use std::sync::Arc;
 use svelto_core::{parent_and_name, Depth, NodeKind, Revnum};
 use svelto_fs::ReadRepo;
 
@@ -67,7 +68,7 @@ pub fn list(
             ps.iter().any(|p| fnmatch(p, folded.as_bytes()))
         }
     };
-    let node = Node(node);
+    let node = Node(node, Arc::from(path));
     if matches(parent_and_name(path).1) {
         receiver(path, &ListedNode::from(&node))?;
     }

@@ -3,16 +3,33 @@
 //! changed it, its size and checksum, whether it has properties. The store's node-revision
 //! stays inside svelto-repos; reading a node's properties, text or entries goes through
 //! [`crate::service::Ctx`].
+//!
+//! Only svelto-repos makes a [`Node`], and the service makes one only by a lookup that
+//! checked the path against the client's authz rules: holding a node is the proof that its
+//! path may be read, so reading its properties or text needs no second check.
 
 use std::sync::Arc;
 use svelto_core::{Md5, NodeKind, Revnum, Sha1};
 use svelto_fs::NodeRev;
 
-/// One node-revision (a cheap handle: cloning it copies a pointer).
+/// One node-revision and the repository relpath it was found at (a cheap handle: cloning
+/// it copies two pointers). Outside svelto-repos a node cannot be made, only found through
+/// the service's checked lookups:
+///
+/// ```compile_fail
+/// fn forge(n: std::sync::Arc<svelto_fs::NodeRev>) -> svelto_repos::Node {
+///     svelto_repos::Node(n, "trunk/secret".into())
+/// }
+/// ```
 #[derive(Debug, Clone)]
-pub struct Node(pub(crate) Arc<NodeRev>);
+pub struct Node(pub(crate) Arc<NodeRev>, pub(crate) Arc<str>);
 
 impl Node {
+    /// The repository relpath the node was looked up at ("" for the root).
+    pub fn path(&self) -> &str {
+        &self.1
+    }
+
     pub fn kind(&self) -> NodeKind {
         self.0.kind
     }

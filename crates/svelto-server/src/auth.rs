@@ -44,7 +44,7 @@ impl Auth {
         }
     }
 
-    pub fn current(&self, user: &Option<String>) -> Access {
+    pub fn current(&self, user: Option<&str>) -> Access {
         if user.is_some() {
             self.auth_access
         } else {

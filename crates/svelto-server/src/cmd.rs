@@ -199,7 +199,7 @@ fn serve_request<C: Command, R: Read, W: Write>(
         return Err(e.into());
     }
     let at = match spec.at {
-        _ if s.ctx.authz.is_none() => Where::Blanket,
+        _ if !s.ctx.has_authz() => Where::Blanket,
         At::Blanket => Where::Blanket,
         At::Anywhere => Where::Anywhere,
         At::Path => req

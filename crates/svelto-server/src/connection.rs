@@ -189,7 +189,7 @@ fn command_loop<R: Read, W: Write>(
         shared.host.record(&svelto_host::Request {
             protocol: Protocol::Svn,
             client,
-            user: s.ctx.user.as_deref(),
+            user: s.ctx.user(),
             repos: &s.repos_name,
             command: row.map_or(svelto_host::OTHER, |(_, spec)| spec.name),
             actions: &actions,

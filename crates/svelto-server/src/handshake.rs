@@ -188,7 +188,7 @@ pub fn handshake<R: Read, W: Write>(
     }
     let mut user = None;
     auth.request(conn, &mut user, Access::Read, false)?;
-    if auth.current(&user) == Access::None {
+    if auth.current(user.as_deref()) == Access::None {
         shared.host.metrics.error(Protocol::Svn, ErrorKind::Auth);
         conn.write_item(&fail_item(
             code::RA_NOT_AUTHORIZED,

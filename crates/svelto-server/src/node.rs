@@ -401,7 +401,7 @@ fn get_dir(s: &mut Session, req: &GetDir) -> CmdResult<Reply> {
     };
     let mut entries = Vec::new();
     if want_contents {
-        s.ctx.dir_entries(&path, &node, &mut |name, child| {
+        s.ctx.dir_entries(&node, &mut |name, child| {
             let (date, author) = if fields.time || fields.author {
                 s.ctx.rev_info(child.created_rev())?
             } else {

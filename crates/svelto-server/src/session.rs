@@ -107,8 +107,8 @@ impl Session {
         };
         // svnserve's lookup_access: blanket access, the authz rules for the path, a user name.
         let enough = |s: &Session| {
-            s.auth.current(&s.ctx.user) >= required
-                && (!needs_user || s.ctx.user.is_some())
+            s.auth.current(s.ctx.user()) >= required
+                && (!needs_user || s.ctx.user().is_some())
                 && s.ctx.allows(&at, required == Access::Write)
         };
         if enough(self) {
@@ -117,9 +117,12 @@ impl Session {
         }
         // A user name is what could bring more: ask for one (no ANONYMOUS), as svnserve's
         // must_have_access does; the exchange's final answer stands in for the slot.
-        if self.ctx.user.is_none() && self.auth.can_authenticate_for(required) {
-            self.auth
-                .request(conn, &mut self.ctx.user, required, true)?;
+        if self.ctx.user().is_none() && self.auth.can_authenticate_for(required) {
+            let mut user = None;
+            self.auth.request(conn, &mut user, required, true)?;
+            if user.is_some() {
+                self.ctx = self.ctx.with_user(user);
+            }
         }
         if enough(self) {
             Ok(())

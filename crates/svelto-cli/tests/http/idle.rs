@@ -168,24 +168,30 @@ fn idle_connections_do_not_keep_new_clients_out() {
 #[test]
 fn stalled_tls_handshakes_do_not_keep_new_clients_out() {
     let server = Server::start(&["--max-connections", "20"], true);
+    let config = tempfile::tempdir().expect("config dir");
+    let ls = || {
+        Run::tool("svn")
+            .arg("--config-dir")
+            .arg(config.path())
+            .args([
+                "ls",
+                "--non-interactive",
+                "--trust-server-cert-failures=unknown-ca,cn-mismatch",
+            ])
+            .arg(format!("https://{}/repo/", server.addr))
+            .timeout(Duration::from_secs(60))
+            .output()
+    };
+    // One request first, so that the count below includes the workers (they start with
+    // the listener, possibly after `start` returns).
+    assert!(ls().success(), "{}", server.log());
     let threads_before = server.threads();
     let stalled: Vec<TcpStream> = (0..30)
         .map(|_| TcpStream::connect(&server.addr).expect("connect"))
         .collect();
     std::thread::sleep(Duration::from_millis(300));
-    let config = tempfile::tempdir().expect("config dir");
     let start = Instant::now();
-    let out = Run::tool("svn")
-        .arg("--config-dir")
-        .arg(config.path())
-        .args([
-            "ls",
-            "--non-interactive",
-            "--trust-server-cert-failures=unknown-ca,cn-mismatch",
-        ])
-        .arg(format!("https://{}/repo/", server.addr))
-        .timeout(Duration::from_secs(60))
-        .output();
+    let out = ls();
     let took = start.elapsed();
     assert!(out.success(), "{}\n{}", out.stderr_text(), server.log());
     assert!(took < Duration::from_secs(5), "{took:?}");
@@ -205,6 +211,10 @@ fn stalled_tls_handshakes_do_not_keep_new_clients_out() {
 #[test]
 fn kept_alive_connections_hold_no_thread_each() {
     let server = Server::start(&[], false);
+    // One request first, so that the count below includes the workers.
+    let mut first = KeepAlive::open(&server.addr);
+    assert_eq!(first.get("/repo/", &[]).0, 200, "{}", server.log());
+    drop(first);
     let threads_before = server.threads();
     let kept: Vec<KeepAlive> = (0..200)
         .map(|_| {

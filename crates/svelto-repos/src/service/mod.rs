@@ -9,7 +9,12 @@
 //! location segment). What they check, a front end does not check again:
 //! - path-based authorization of every read (`authz`: loaded per client; readable paths
 //!   and revisions, revision properties, and the filtering of log, blame, locations,
-//!   mergeinfo, inherited properties, locks, reports and replay);
+//!   mergeinfo, inherited properties, locks, reports and replay). A context's identity
+//!   (user, rules) is fixed when it is made and private. Every method that takes a path
+//!   checks it and answers the same refusal ([`unreadable_path`]: Subversion's
+//!   SVN_ERR_AUTHZ_UNREADABLE); a [`Node`] is only made by such a checked lookup, so
+//!   reading a node's properties, text or entries cannot skip the check. A front end
+//!   chooses only the refusal's form (svn://'s auth request, HTTP's 401 or 403);
 //! - the commit's checks and hooks ([`CommitEdit`]: authz of each edit call, start-commit,
 //!   locks, pre-commit, the commit point, post-commit, releasing the client's locks);
 //! - lock rules (authz per path, hooks, the user who owns them);
@@ -68,20 +73,21 @@ impl RevInfoMemo {
 pub struct Ctx {
     pub(crate) repo: Repo,
     /// The repository's writer, for commits and other changes.
-    pub writer: Arc<WriterSlot>,
+    writer: Arc<WriterSlot>,
     /// The authenticated user name; None for an anonymous client.
-    pub user: Option<String>,
+    user: Option<String>,
     /// Path-based authorization, when the server configures `authz-db`.
-    pub authz: Option<AuthzCtx>,
+    authz: Option<AuthzCtx>,
     /// The hook environment file for this repository (it need not exist).
-    pub hooks_env: PathBuf,
+    hooks_env: PathBuf,
     /// (svn:date, svn:author) of revisions, for entry props and dirents (behind a lock so
     /// that a walk's receiver may ask while the walk holds the context; shared by clones).
     rev_info: Arc<Mutex<HashMap<Revnum, DateAuthor>>>,
 }
 
-/// Subversion's error for a request on a path the user cannot read.
-fn unreadable_path() -> ReposError {
+/// Subversion's error for a request on a path the user cannot read: the one refusal every
+/// method of [`Ctx`] answers (a front end recognizes it with [`ReposError::is_unreadable`]).
+pub fn unreadable_path() -> ReposError {
     ReposError::svn(
         SvnErrorKind::AuthzUnreadable,
         "Unreadable path encountered; access denied",
@@ -111,6 +117,60 @@ impl Ctx {
         }
     }
 
+    /// This context for another user (svn://'s mid-session login): the same repository,
+    /// rules and caches; the identity is again fixed.
+    pub fn with_user(&self, user: Option<String>) -> Ctx {
+        Ctx {
+            user,
+            ..self.clone()
+        }
+    }
+
+    /// This context with the identity admission decided (HTTP reads the repository's
+    /// configuration and rules through an anonymous context first).
+    pub fn admitted(
+        self,
+        user: Option<String>,
+        authz: Option<AuthzCtx>,
+        hooks_env: PathBuf,
+    ) -> Ctx {
+        Ctx {
+            user,
+            authz,
+            hooks_env,
+            ..self
+        }
+    }
+
+    /// The authenticated user name; None for an anonymous client.
+    pub fn user(&self) -> Option<&str> {
+        self.user.as_deref()
+    }
+
+    /// Whether path-based rules apply to this client.
+    pub fn has_authz(&self) -> bool {
+        self.authz.is_some()
+    }
+
+    /// The repository's writer slot.
+    pub fn writer(&self) -> &Arc<WriterSlot> {
+        &self.writer
+    }
+
+    /// The hook environment file for this repository.
+    pub fn hooks_env(&self) -> &std::path::Path {
+        &self.hooks_env
+    }
+
+    /// The refusal unless the user may read `path`.
+    fn readable(&self, path: &str) -> Result<()> {
+        if self.allowed(path, false) {
+            Ok(())
+        } else {
+            Err(unreadable_path())
+        }
+    }
+
     /// Whether the rules allow reading (`write`: writing) at `at` (always without authz).
     pub fn allows(&self, at: &Where, write: bool) -> bool {
         self.authz
@@ -121,6 +181,14 @@ impl Ctx {
     /// Whether `path` (a repository relpath) may be read (`write`: written).
     pub fn allowed(&self, path: &str, write: bool) -> bool {
         self.allows(&Where::Path(path.to_string()), write)
+    }
+
+    /// Whether `path` and everything below it may be read (`write`: written): mod_authz_svn's
+    /// check of a recursive request's URL (always without authz).
+    pub fn allowed_recursive(&self, path: &str, write: bool) -> bool {
+        self.authz
+            .as_ref()
+            .is_none_or(|a| a.allows_recursive(self.user.as_deref(), path, write))
     }
 
     /// The commit editor's check: "Access denied" (not readable / not writable) unless the
@@ -210,27 +278,45 @@ impl Ctx {
         crate::revprops::dated_rev(&self.repo, micros)
     }
 
-    /// The node at `path` in `rev`, or None when there is none.
+    /// The node at `path` in `rev`, or None when there is none; the refusal when the user
+    /// may not read `path`.
     pub fn node(&self, path: &str, rev: Revnum) -> Result<Option<Node>> {
-        Ok(self.repo.lookup(rev, path)?.map(|(_, n)| Node(n)))
+        self.readable(path)?;
+        Ok(self
+            .repo
+            .lookup(rev, path)?
+            .map(|(_, n)| Node(n, Arc::from(path))))
     }
 
     /// The entry `name` of the directory `dir`, or None when there is none (or `dir` is a
     /// file): one step of a path lookup, for a front end that keeps the directories it
-    /// found ([`Ctx::node`] walks from the root).
+    /// found ([`Ctx::node`] walks from the root). The refusal when the user may not read
+    /// the entry's path.
     pub fn child(&self, dir: &Node, name: &str) -> Result<Option<Node>> {
-        Ok(self.repo.child(&dir.0, name)?.map(|(_, n)| Node(n)))
+        let path = join(dir.path(), name);
+        self.readable(&path)?;
+        Ok(self
+            .repo
+            .child(&dir.0, name)?
+            .map(|(_, n)| Node(n, Arc::from(path))))
     }
 
     /// The node at `path` in `rev` when `rev` changed `path` (None otherwise: use
-    /// [`Ctx::node`]): no walk from the root ([`svelto_store::Repo::changed_node`]).
+    /// [`Ctx::node`]): no walk from the root (the changed paths' index). The refusal when
+    /// the user may not read `path`.
     pub fn changed_node(&self, path: &str, rev: Revnum) -> Result<Option<Node>> {
-        Ok(self.repo.changed_node(rev, path)?.map(|(_, n)| Node(n)))
+        self.readable(path)?;
+        Ok(self
+            .repo
+            .changed_node(rev, path)?
+            .map(|(_, n)| Node(n, Arc::from(path))))
     }
 
-    /// The node at `path` in `rev`; "File not found" when there is none.
+    /// The node at `path` in `rev`; "File not found" when there is none, the refusal when
+    /// the user may not read `path`.
     pub fn node_at(&self, path: &str, rev: Revnum) -> Result<Node> {
-        Ok(Node(self.repo.node_at(rev, path)?.1))
+        self.readable(path)?;
+        Ok(Node(self.repo.node_at(rev, path)?.1, Arc::from(path)))
     }
 
     /// A node's own properties.
@@ -302,19 +388,19 @@ impl Ctx {
         crate::SafeCr::new(self.repo.clone(), rev)
     }
 
-    /// The entries of directory `dir` (at `path`) the user may read, in order, each with its
-    /// name and node, to `receiver`.
+    /// The entries of directory `dir` the user may read, in order, each with its name and
+    /// node, to `receiver` (the others are left out, as svnserve and mod_dav_svn leave them).
     pub fn dir_entries(
         &self,
-        path: &str,
         dir: &Node,
         receiver: &mut dyn FnMut(&str, &Node) -> Result<()>,
     ) -> Result<()> {
         for e in self.repo.dir(&dir.0)?.iter() {
-            if !self.allowed(&join(path, &e.name), false) {
+            let path = join(dir.path(), &e.name);
+            if !self.allowed(&path, false) {
                 continue;
             }
-            receiver(&e.name, &Node(self.repo.node(e.node)?))?;
+            receiver(&e.name, &Node(self.repo.node(e.node)?, Arc::from(path)))?;
         }
         Ok(())
     }
@@ -329,6 +415,7 @@ impl Ctx {
         patterns: Option<&[Vec<u8>]>,
         receiver: &mut dyn FnMut(&str, &crate::ListedNode) -> Result<()>,
     ) -> Result<()> {
+        self.readable(path)?;
         let allowed = |p: &str| self.allowed(p, false);
         crate::list::list(
             &self.repo,
@@ -355,6 +442,7 @@ impl Ctx {
     /// The properties of each ancestor of `path` that has any, root first; ancestors the
     /// user cannot read are left out (svn_repos_fs_get_inherited_props).
     pub fn inherited_props(&self, path: &str, rev: Revnum) -> Result<Vec<(String, PropList)>> {
+        self.readable(path)?;
         let mut iprops = crate::inherited_props(&self.repo, path, rev)?;
         iprops.retain(|(p, _)| self.allowed(p, false));
         Ok(iprops)
@@ -430,6 +518,7 @@ impl Ctx {
 
     /// The revision `path@peg` was deleted in, up to `end` (None: it was not).
     pub fn deleted_rev(&self, path: &str, peg: Revnum, end: Revnum) -> Result<Option<Revnum>> {
+        self.readable(path)?;
         self.head()?;
         crate::deleted_rev(&self.repo, path, peg, end)
     }
@@ -441,6 +530,7 @@ impl Ctx {
         opts: &FileRevsOptions,
         handler: &mut dyn FileRevsHandler,
     ) -> Result<()> {
+        self.readable(path)?;
         self.head()?;
         self.with_readable(|r| crate::get_file_revs_authz(&self.repo, path, opts, r, handler))
     }
@@ -467,6 +557,7 @@ impl Ctx {
 
     /// Revision `rev` as an editor drive, filtered by the authz rules.
     pub fn replay(&self, rev: Revnum, opts: &ReplayOptions, editor: &mut dyn Editor) -> Result<()> {
+        self.readable(opts.base_dir.trim_matches('/'))?;
         self.with_readable(|r| crate::replay::replay_authz(&self.repo, rev, opts, r, editor))
     }
 
@@ -643,11 +734,13 @@ impl Ctx {
 
     /// The lock on `path`, if any.
     pub fn get_lock(&self, path: &str) -> Result<Option<Lock>> {
+        self.readable(path)?;
         crate::locks::get_lock(&self.repo, path)
     }
 
     /// The locks at or below `path` to `depth` levels (None: all) that the user may read.
     pub fn get_locks(&self, path: &str, depth: Option<usize>) -> Result<Vec<Lock>> {
+        self.readable(path)?;
         let mut locks = crate::locks::get_locks(&self.repo, path, depth)?;
         locks.retain(|l| self.allowed(&l.path, false));
         Ok(locks)

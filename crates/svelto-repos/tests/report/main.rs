@@ -3,6 +3,7 @@
 //! of §5.7 of the protocol doc.
 
 mod harness;
+mod service_authz;
 mod shape;
 mod svnserve;
 mod wc;

@@ -776,7 +776,7 @@ fn large_files_are_streamed_as_windows_against_the_base() {
 
 /// An editor that only counts, to time drives.
 #[derive(Default)]
-struct Counter {
+pub(crate) struct Counter {
     calls: usize,
     bytes: usize,
     next: u32,
