@@ -108,6 +108,12 @@ pub struct UpdateArgs {
     trust_server_cert_failures: Option<String>,
 }
 
+/// A client error as its message alone: each names its cause already, so the chain that
+/// `{:#}` prints would say it twice ("File exists (os error 17): File exists (os error 17)").
+fn plain(e: svelto_client::Error) -> anyhow::Error {
+    anyhow::anyhow!("{e}")
+}
+
 fn parse_revision(r: Option<&str>) -> anyhow::Result<Option<u64>> {
     Ok(match r {
         None => None,
@@ -168,7 +174,7 @@ pub fn update(a: UpdateArgs) -> anyhow::Result<()> {
                 let _ = writeln!(out, "{line}");
             }
         };
-        svelto_client::update(&opts, &mut notify)?
+        svelto_client::update(&opts, &mut notify).map_err(plain)?
     };
     out.flush()?;
     externals_note(&summary.externals, &path);
@@ -265,7 +271,7 @@ fn externals_note(ext: &[String], root: &std::path::Path) {
 pub fn checkout(a: ClientArgs) -> anyhow::Result<()> {
     let opts = options(&a, None)?;
     let mut printer = Printer::new(a.quiet, opts.path.clone());
-    let summary = svelto_client::checkout(&opts, &mut |n| printer.notify(n))?;
+    let summary = svelto_client::checkout(&opts, &mut |n| printer.notify(n)).map_err(plain)?;
     drop(printer);
     externals_note(&summary.externals, &opts.path);
     if !a.quiet {
@@ -284,7 +290,7 @@ pub fn export(a: ExportArgs) -> anyhow::Result<()> {
     };
     let opts = options(&a.common, native_eol)?;
     let mut printer = Printer::new(a.common.quiet, opts.path.clone());
-    let summary = svelto_client::export(&opts, &mut |n| printer.notify(n))?;
+    let summary = svelto_client::export(&opts, &mut |n| printer.notify(n)).map_err(plain)?;
     drop(printer);
     externals_note(&summary.externals, &opts.path);
     if !a.common.quiet {

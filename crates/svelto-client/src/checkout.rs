@@ -338,6 +338,9 @@ impl Receiver<'_> {
                         Ok(()) => {}
                         Err(e)
                             if e.kind() == std::io::ErrorKind::AlreadyExists && path.is_dir() => {}
+                        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                            return Err(Error::Obstructed { path })
+                        }
                         Err(e) => return Err(file_err(&path)(e)),
                     }
                     notify(Notify::Added {
@@ -797,7 +800,15 @@ pub(crate) fn create_new(path: &Path) -> Result<File> {
         .write(true)
         .create_new(true)
         .open(path)
-        .map_err(file_err(path))
+        .map_err(|e| {
+            if e.kind() == std::io::ErrorKind::AlreadyExists {
+                Error::Obstructed {
+                    path: path.to_path_buf(),
+                }
+            } else {
+                file_err(path)(e)
+            }
+        })
 }
 
 /// The translation a file's properties ask for, with its last change (`entry`) and where

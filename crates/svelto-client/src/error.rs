@@ -33,6 +33,14 @@ pub enum Error {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// A file or directory the checkout would write stands there already, unversioned.
+    #[error(
+        "'{}' is in the way (it exists and is not versioned): svelto does not check out over \
+         unversioned files; move it away, or use 'svn checkout' (which records it as a tree \
+         conflict)",
+        .path.display()
+    )]
+    Obstructed { path: PathBuf },
     #[error("text of '{path}': {source}")]
     Delta {
         path: String,

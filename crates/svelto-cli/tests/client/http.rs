@@ -11,7 +11,8 @@ use std::path::Path;
 use svelto_testkit::{shared_http_pair, tempdir, Pair, Run};
 
 use crate::{
-    binary, compare_checkouts, compare_exports, compare_sparse_updates, svelto, svn, tree,
+    binary, compare_checkouts, compare_exports, compare_sparse_updates, compare_stock_commands,
+    svelto, svn, tree, writable,
 };
 
 fn http_pair(fixture: &str) -> &'static Pair {
@@ -47,13 +48,21 @@ fn http_checkouts_match_the_stock_clients() {
 
 #[test]
 fn http_exports_match_the_stock_clients() {
-    for fixture in ["eol-keywords", "symlinks"] {
+    for fixture in ["eol-keywords", "symlinks", "mixed"] {
         let pair = http_pair(fixture);
         for (label, base) in http_servers(pair) {
-            for args in [&[][..], &["--native-eol", "CRLF"]] {
+            for args in [&[][..], &["--native-eol", "CRLF"], &["-r", "3"]] {
                 compare_exports(pair, label, &format!("{base}/trunk"), args);
             }
         }
+    }
+}
+
+#[test]
+fn http_the_stock_clients_commands_behave_alike_on_sveltos_working_copy() {
+    let pair = writable(Pair::http("mixed", binary()));
+    for (label, base) in http_servers(&pair) {
+        compare_stock_commands(&pair, label, &base);
     }
 }
 

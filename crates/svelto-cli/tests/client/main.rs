@@ -89,7 +89,7 @@ fn in_wc(pair: &Pair, wc: &Path, args: &[&str]) -> String {
         .collect()
 }
 
-/// The BASE rows of a wc.db, without what differs from one checkout to the next
+/// The rows of a wc.db, without what differs from one checkout to the next
 /// (`last_mod_time`) or is written in hash order (the property skels, compared by
 /// `svn proplist` instead).
 fn nodes(wc: &Path) -> Vec<String> {
@@ -130,6 +130,40 @@ fn nodes(wc: &Path) -> Vec<String> {
         })
         .unwrap_or_else(|e| panic!("{e}"));
     out.extend(rows.map(|r| r.unwrap_or_else(|e| panic!("{e}"))));
+    // The other tables whole, the schema (tables, indexes, triggers, views) and the
+    // planner's statistics.
+    for query in [
+        "SELECT * FROM REPOSITORY ORDER BY 1",
+        "SELECT * FROM WCROOT ORDER BY 1",
+        "SELECT * FROM ACTUAL_NODE ORDER BY 1, 2",
+        "SELECT * FROM LOCK ORDER BY 1, 2",
+        "SELECT * FROM WC_LOCK ORDER BY 1, 2",
+        "SELECT * FROM WORK_QUEUE ORDER BY 1",
+        "SELECT * FROM EXTERNALS ORDER BY 1, 2",
+        "SELECT type, name, tbl_name FROM sqlite_master ORDER BY 1, 2",
+        "SELECT * FROM sqlite_stat1 ORDER BY 1, 2",
+    ] {
+        let mut stmt = conn
+            .prepare(query)
+            .unwrap_or_else(|e| panic!("{query}: {e}"));
+        let width = stmt.column_count();
+        let rows = stmt
+            .query_map([], |row| {
+                let mut cols = Vec::new();
+                for i in 0..width {
+                    let v: rusqlite::types::Value = row.get(i)?;
+                    cols.push(format!("{v:?}"));
+                }
+                Ok(cols.join("|"))
+            })
+            .unwrap_or_else(|e| panic!("{query}: {e}"));
+        for row in rows {
+            out.push(format!(
+                "{query}: {}",
+                row.unwrap_or_else(|e| panic!("{e}"))
+            ));
+        }
+    }
     let version: i64 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap_or_else(|e| panic!("{e}"));
@@ -289,6 +323,121 @@ fn the_stock_client_commits_from_sveltos_working_copy() {
     }
 }
 
+/// A pair of its own on `mixed` (trunk, a branch copied from it, a tag) that the stock
+/// client may commit to: the tests below change both repositories alike.
+fn writable(mut pair: Pair) -> Pair {
+    pair.mask_dates();
+    pair.set_svnserve_conf("[general]\nanon-access = write\n");
+    pair
+}
+
+/// Checks trunk@3 out with the stock client and with Svelto from `base`, then runs the
+/// same stock commands in both working copies (update, switch to the branch and back,
+/// cleanup, upgrade, diff and revert of a change), comparing after each what they print,
+/// the working files, `svn status -v`, `svn info -R` and the wc.db rows; then commits a
+/// change from Svelto's working copy and updates both to it.
+fn compare_stock_commands(pair: &Pair, label: &str, base: &str) {
+    let dir = tempdir();
+    let url = format!("{base}/trunk");
+    svn(
+        pair,
+        &["checkout", "-q", "-r", "3", &url, "stock"],
+        dir.path(),
+    );
+    svelto(&["checkout", "-q", "-r", "3", &url, "svelto"], dir.path());
+    let (stock, ours) = (dir.path().join("stock"), dir.path().join("svelto"));
+    let alike = |what: &str| {
+        assert_eq!(tree(&stock), tree(&ours), "{label}: working files {what}");
+        for cmd in [
+            &["status", "-v"][..],
+            &["info", "-R"],
+            &["proplist", "-R", "-v"],
+        ] {
+            assert_eq!(
+                in_wc(pair, &stock, cmd),
+                in_wc(pair, &ours, cmd),
+                "{label}: svn {cmd:?} {what}"
+            );
+        }
+        let (a, b) = (nodes(&stock), nodes(&ours));
+        let only = |x: &[String], y: &[String]| -> Vec<String> {
+            x.iter().filter(|r| !y.contains(r)).cloned().collect()
+        };
+        assert_eq!(
+            (only(&a, &b), only(&b, &a)),
+            (vec![], vec![]),
+            "{label}: wc.db rows {what} (stock's alone, Svelto's alone)"
+        );
+        assert_eq!(a, b, "{label}: wc.db rows {what}");
+    };
+    let branch = format!("{base}/branches/b");
+    let trunk10 = format!("{url}@10");
+    for step in [
+        &["update", "-r", "6"][..],
+        &["switch", &branch],
+        &["switch", &trunk10],
+        &["cleanup"],
+        &["upgrade"],
+        &["update", "-r", "8"],
+    ] {
+        assert_eq!(
+            in_wc(pair, &stock, step),
+            in_wc(pair, &ours, step),
+            "{label}: svn {step:?}"
+        );
+        alike(&format!("after svn {step:?}"));
+    }
+    for wc in [&stock, &ours] {
+        let main = wc.join("src/main.c");
+        let mut text = std::fs::read(&main).unwrap_or_else(|e| panic!("{main:?}: {e}"));
+        text.extend_from_slice(b"/* changed */\n");
+        std::fs::write(&main, text).unwrap_or_else(|e| panic!("{main:?}: {e}"));
+        svn(pair, &["propset", "p", "v", "src"], wc);
+    }
+    for step in [
+        &["diff"][..],
+        &["status"],
+        &["revert", "-R", "."],
+        &["status"],
+    ] {
+        assert_eq!(
+            in_wc(pair, &stock, step),
+            in_wc(pair, &ours, step),
+            "{label}: svn {step:?} of a change"
+        );
+    }
+    alike("after svn revert");
+    // A commit from Svelto's working copy lands; the stock one updates to it.
+    svn(pair, &["update", "-q"], &ours);
+    // (src/main.c became src/main2.c in r11.)
+    std::fs::write(ours.join("src/main2.c"), "committed\n").unwrap_or_else(|e| panic!("{e}"));
+    let out = in_wc(pair, &ours, &["commit", "-m", "from svelto's working copy"]);
+    assert!(
+        out.contains("Sending") && out.contains("Committed revision"),
+        "{label}: {out}"
+    );
+    // The commit leaves the old text's pristine unreferenced in the working copy it was
+    // made from (as from any stock one): cleanup removes it.
+    for wc in [&stock, &ours] {
+        svn(pair, &["update", "-q"], wc);
+        svn(pair, &["cleanup"], wc);
+    }
+    alike("after the commit, updates and cleanup");
+    let text = std::fs::read_to_string(stock.join("src/main2.c")).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        text, "committed\n",
+        "{label}: the stock working copy got the commit"
+    );
+}
+
+#[test]
+fn the_stock_clients_commands_behave_alike_on_sveltos_working_copy() {
+    let pair = writable(Pair::new("mixed", binary()));
+    for (label, base) in servers(&pair) {
+        compare_stock_commands(&pair, label, &base);
+    }
+}
+
 #[test]
 fn exports_match_the_stock_clients() {
     for fixture in ["eol-keywords", "symlinks", "mixed"] {
@@ -354,6 +503,28 @@ fn bad_input_gets_a_clear_error() {
         "{}",
         out.stderr_text()
     );
+    // An unversioned file where the checkout would write one (the stock client records a
+    // tree conflict): named, once, with what to do.
+    let obstructed = dir.path().join("obstructed");
+    std::fs::create_dir(&obstructed).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(obstructed.join("README.txt"), "mine\n").unwrap_or_else(|e| panic!("{e}"));
+    let out = Run::new(binary())
+        .args(["checkout", "-q", &url, "obstructed"])
+        .current_dir(dir.path())
+        .failure();
+    let err = out.stderr_text();
+    assert!(
+        err.contains("obstructed/README.txt' is in the way")
+            && err.contains("svn checkout")
+            && err.lines().count() == 1,
+        "{err}"
+    );
+    let out = Run::new(binary())
+        .args(["checkout", "svn://127.0.0.1:1/nothing", "x"])
+        .current_dir(dir.path())
+        .failure();
+    let err = out.stderr_text();
+    assert_eq!(err.matches("refused").count(), 1, "said once: {err}");
 }
 
 /// What an update printed, its lines sorted (the stock client prints in the drive's order,
