@@ -124,6 +124,7 @@ pub struct Repository {
     name: String,
     head_key: String,
     writer_key: String,
+    uuid_key: String,
     objects: Objects,
 }
 
@@ -148,6 +149,7 @@ impl Repository {
             name: name.to_owned(),
             head_key: format!("{base}/head"),
             writer_key: format!("{base}/writer"),
+            uuid_key: format!("{base}/uuid"),
             objects,
             inner,
         }
@@ -216,6 +218,18 @@ impl Repository {
         commit: CommitId,
         segment: &Segment,
     ) -> Result<HeadVersion, ClusterError> {
+        self.create_with_uuid(writer, commit, segment, None)
+    }
+
+    /// [`Repository::create`], writing the repository's UUID (etcd key `uuid`) in the same
+    /// transaction as the head when given.
+    pub fn create_with_uuid(
+        &self,
+        writer: &str,
+        commit: CommitId,
+        segment: &Segment,
+        uuid: Option<&str>,
+    ) -> Result<HeadVersion, ClusterError> {
         self.block(async {
             let zero = SegmentRef {
                 revision: 0,
@@ -235,11 +249,11 @@ impl Repository {
                     CompareOp::Equal,
                     0,
                 )])
-                .and_then(vec![TxnOp::put(
-                    self.head_key.as_str(),
-                    head.encode(),
-                    None,
-                )]);
+                .and_then(
+                    std::iter::once(TxnOp::put(self.head_key.as_str(), head.encode(), None))
+                        .chain(uuid.map(|u| TxnOp::put(self.uuid_key.as_str(), u, None)))
+                        .collect::<Vec<_>>(),
+                );
             let mut etcd = self.inner.etcd.clone();
             let resp = self
                 .etcd_call("create head", &self.head_key, etcd.txn(txn))
@@ -277,6 +291,25 @@ impl Repository {
             });
         };
         self.decode_head(kv.value(), kv.mod_revision())
+    }
+
+    /// The repository's UUID as [`Repository::create_with_uuid`] wrote it (None when it
+    /// was created without one).
+    pub fn uuid(&self) -> Result<Option<String>, ClusterError> {
+        self.block(async {
+            let mut etcd = self.inner.etcd.clone();
+            let resp = self
+                .etcd_call(
+                    "read uuid",
+                    &self.uuid_key,
+                    etcd.get(self.uuid_key.as_str(), None),
+                )
+                .await?;
+            Ok(resp
+                .kvs()
+                .first()
+                .map(|kv| String::from_utf8_lossy(kv.value()).into_owned()))
+        })
     }
 
     /// The id of the writer holding the election key, if one does.

@@ -1,0 +1,624 @@
+//! The cluster as a backend of the storage seam (docs/cluster.md, "What is built"): the
+//! local engine's formats with another byte source and commit point.
+//!
+//! A front end's cache directory *is* a local repository (svelto-store's files): its five
+//! files are the concatenation of the published segments, and its `db/current` names the
+//! newest head this front end has caught up with. [`ClusterRepo`] reads through the local
+//! engine's reader (a warm read is a local read, no extra copy or dynamic call), and its
+//! `refresh` is the fence: a linearizable read of the head, then the segments it names
+//! that the cache lacks, appended and made current. [`ClusterWriter`] holds the etcd
+//! writer lease and builds revisions with the local engine's writer in the cache; its
+//! `sync` sends the bytes the commit appended as one segment and publishes it by the
+//! conditioned etcd transaction, and only then writes the cache's `db/current`.
+
+use std::fs::{File, OpenOptions};
+use std::io::Read;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use svelto_core::{Env, ListingId, NodeRevId, PropList, PropsId, Revnum, TextId};
+use svelto_fs::{
+    DirEntry, FileText, ListedDir, LockTable, NodeRev, ReadRepo, RevInfo, RevMeta, StoreError,
+    Stored, WriteRepo, WriteTxn,
+};
+use svelto_store::{Current, Repo, Writer};
+
+use crate::head::{CommitId, PARTS};
+use crate::objects::Segment;
+use crate::repo::{HeadVersion, Publish, Repository, WriterLease};
+use crate::{Cluster, ClusterError};
+
+type Result<T> = std::result::Result<T, StoreError>;
+
+/// A cluster error as the seam's: components down or slow are `Unavailable`, the rest
+/// corruption or a conflict, each naming what failed.
+fn store_error(e: ClusterError) -> StoreError {
+    match e {
+        e if e.is_unavailable() => StoreError::Unavailable {
+            what: "the cluster".into(),
+            reason: e.to_string(),
+        },
+        e @ ClusterError::Corrupt { .. } => StoreError::Corrupt {
+            file: "cluster",
+            offset: 0,
+            what: svelto_fs::Corruption::new(e.to_string()),
+        },
+        e => StoreError::Conflict(e.to_string()),
+    }
+}
+
+fn io_error(context: String) -> impl FnOnce(std::io::Error) -> StoreError {
+    move |err| StoreError::Io { context, err }
+}
+
+/// A commit id from one of the environment's fresh UUIDs (the library makes no ids).
+fn commit_id(env: &dyn Env) -> CommitId {
+    let hex: Vec<u8> = env.uuid().bytes().filter(u8::is_ascii_hexdigit).collect();
+    let mut id = [0u8; 16];
+    for (i, pair) in hex.chunks(2).take(16).enumerate() {
+        let text = std::str::from_utf8(pair).unwrap_or("0");
+        id[i] = u8::from_str_radix(text, 16).unwrap_or(0);
+    }
+    CommitId(id)
+}
+
+/// The five files' bytes `from..to` of the local repository's `db/` (one segment).
+fn read_parts(db: &Path, from: &Current, to: &Current) -> Result<Segment> {
+    let mut segment = Segment::default();
+    for (i, name) in PARTS.iter().enumerate() {
+        let (start, end) = (from.lens[i], to.lens[i]);
+        if end < start {
+            return Err(StoreError::Conflict(format!(
+                "db/{name} shrank from {start} to {end} bytes under the writer"
+            )));
+        }
+        let path = db.join(name);
+        let file = File::open(&path).map_err(io_error(format!("opening {}", path.display())))?;
+        let mut bytes = vec![0u8; (end - start) as usize];
+        file.read_exact_at(&mut bytes, start)
+            .map_err(io_error(format!("reading {}", path.display())))?;
+        segment.parts[i] = bytes;
+    }
+    Ok(segment)
+}
+
+/// Replaces `db/current` atomically and durably.
+fn write_current(db: &Path, cur: &Current) -> Result<()> {
+    let (tmp, dst) = (db.join("current.cluster.tmp"), db.join("current"));
+    let write = || -> std::io::Result<()> {
+        let mut f = File::create(&tmp)?;
+        std::io::Write::write_all(&mut f, cur.render().as_bytes())?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, &dst)?;
+        File::open(db)?.sync_all()
+    };
+    write().map_err(io_error(format!("writing {}", dst.display())))
+}
+
+/// One repository of the cluster read through a front end's cache directory.
+#[derive(Clone)]
+pub struct ClusterRepo {
+    repository: Repository,
+    local: Repo,
+    dir: PathBuf,
+    /// Serializes this process's catch-ups of the cache.
+    catching_up: Arc<Mutex<()>>,
+}
+
+impl ClusterRepo {
+    /// Creates repository `name` in the cluster with `uuid` and revision 0 (its
+    /// properties `r0_props`) published by `writer`, then opens it with `cache_dir`.
+    pub fn create(
+        cluster: &Cluster,
+        name: &str,
+        cache_dir: &Path,
+        uuid: &str,
+        r0_props: &PropList,
+        writer: &str,
+        env: &dyn Env,
+    ) -> Result<ClusterRepo> {
+        let scratch = cache_dir.with_extension("create.tmp");
+        let _ = std::fs::remove_dir_all(&scratch);
+        svelto_store::create_db(&scratch, uuid, r0_props)?;
+        let mut lens = [0u64; 5];
+        for (i, part) in PARTS.iter().enumerate() {
+            let path = scratch.join("db").join(part);
+            lens[i] = std::fs::metadata(&path)
+                .map_err(io_error(format!("reading {}", path.display())))?
+                .len();
+        }
+        let zero = Current { youngest: 0, lens };
+        let segment = read_parts(
+            &scratch.join("db"),
+            &Current {
+                youngest: 0,
+                lens: [0; 5],
+            },
+            &zero,
+        );
+        let _ = std::fs::remove_dir_all(&scratch);
+        let repository = cluster.repository(name);
+        repository
+            .create_with_uuid(writer, commit_id(env), &segment?, Some(uuid))
+            .map_err(store_error)?;
+        ClusterRepo::open(cluster, name, cache_dir)
+    }
+
+    /// Opens repository `name` of the cluster with `cache_dir` as this front end's cache
+    /// (made from revision 0's segment when empty), caught up with the head.
+    pub fn open(cluster: &Cluster, name: &str, cache_dir: &Path) -> Result<ClusterRepo> {
+        let repository = cluster.repository(name);
+        let head = repository.head().map_err(store_error)?;
+        if !cache_dir.join("db").join("format").exists() {
+            Self::seed(&repository, &head, cache_dir)?;
+        }
+        let local = Repo::open(cache_dir)?;
+        let repo = ClusterRepo {
+            repository,
+            local,
+            dir: cache_dir.to_path_buf(),
+            catching_up: Arc::new(Mutex::new(())),
+        };
+        repo.catch_up(&head)?;
+        Ok(repo)
+    }
+
+    /// Makes `cache_dir` a local repository holding revision 0's segment, written beside
+    /// it and renamed into place (a process sharing the cache sees all of it or nothing).
+    fn seed(repository: &Repository, head: &HeadVersion, cache_dir: &Path) -> Result<()> {
+        let uuid =
+            repository
+                .uuid()
+                .map_err(store_error)?
+                .ok_or_else(|| StoreError::Unavailable {
+                    what: format!("repository {} in the cluster", repository.name()),
+                    reason: "it has no UUID key (created without one)".into(),
+                })?;
+        let zero = repository.segment_of(&head.head, 0).map_err(store_error)?;
+        let segment = repository.read_segment(zero).map_err(store_error)?;
+        let scratch = cache_dir.with_extension(format!("seed.{}.tmp", std::process::id()));
+        let _ = std::fs::remove_dir_all(&scratch);
+        svelto_store::create_db(&scratch, &uuid, &PropList::new())?;
+        let db = scratch.join("db");
+        for (i, part) in PARTS.iter().enumerate() {
+            let path = db.join(part);
+            std::fs::write(&path, &segment.parts[i])
+                .map_err(io_error(format!("writing {}", path.display())))?;
+        }
+        write_current(
+            &db,
+            &Current {
+                youngest: 0,
+                lens: segment.lengths(),
+            },
+        )?;
+        if let Some(parent) = cache_dir.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(io_error(format!("creating {}", parent.display())))?;
+        }
+        match std::fs::rename(&scratch, cache_dir) {
+            Ok(()) => Ok(()),
+            // Another process seeded it first: its copy holds the same bytes.
+            Err(_) if cache_dir.join("db").join("format").exists() => {
+                let _ = std::fs::remove_dir_all(&scratch);
+                Ok(())
+            }
+            Err(e) => Err(io_error(format!(
+                "renaming {} into place",
+                scratch.display()
+            ))(e)),
+        }
+    }
+
+    /// The cluster handle of the repository.
+    pub fn repository(&self) -> &Repository {
+        &self.repository
+    }
+
+    /// The cache directory (a local repository's layout).
+    pub fn cache_dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Brings the cache up to `head`: appends the segments of the revisions it lacks to
+    /// the five files (after cutting off any tail a dead writer left past `db/current`),
+    /// makes them durable, then replaces `db/current`. Holds the cache's write lock
+    /// meanwhile, so a writer in the cache and a catch-up never interleave.
+    fn catch_up(&self, head: &HeadVersion) -> Result<Revnum> {
+        // This front end's writer may have published it into the cache already.
+        if self.local.youngest() < head.head.youngest {
+            self.local.refresh()?;
+        }
+        if self.local.youngest() >= head.head.youngest {
+            return Ok(self.local.youngest());
+        }
+        let _serial = self.catching_up.lock().unwrap_or_else(|e| e.into_inner());
+        let db = self.local.db_path().to_path_buf();
+        let lock_path = db.join("write.lock");
+        let lock = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(io_error(format!("opening {}", lock_path.display())))?;
+        let waited = Instant::now();
+        loop {
+            match lock.try_lock() {
+                Ok(()) => break,
+                Err(std::fs::TryLockError::WouldBlock)
+                    if waited.elapsed() < Duration::from_secs(5) =>
+                {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    return Err(StoreError::Unavailable {
+                        what: format!("the cache {}", self.dir.display()),
+                        reason: format!(
+                            "a writer has held its write lock for 5 s while r{} waits to be \
+                             fetched",
+                            head.head.youngest
+                        ),
+                    })
+                }
+                Err(std::fs::TryLockError::Error(e)) => {
+                    return Err(io_error(format!("locking {}", lock_path.display()))(e))
+                }
+            }
+        }
+        self.local.refresh()?;
+        let mut cur = self.local.current();
+        if cur.youngest >= head.head.youngest {
+            return Ok(cur.youngest);
+        }
+        let mut files = Vec::with_capacity(PARTS.len());
+        for (i, part) in PARTS.iter().enumerate() {
+            let path = db.join(part);
+            let f = OpenOptions::new()
+                .write(true)
+                .open(&path)
+                .map_err(io_error(format!("opening {}", path.display())))?;
+            f.set_len(cur.lens[i])
+                .map_err(io_error(format!("truncating {}", path.display())))?;
+            files.push((f, path));
+        }
+        for rev in cur.youngest + 1..=head.head.youngest {
+            let at = self
+                .repository
+                .segment_of(&head.head, rev)
+                .map_err(store_error)?;
+            let segment = self.repository.read_segment(at).map_err(store_error)?;
+            for (i, (f, path)) in files.iter().enumerate() {
+                f.write_all_at(&segment.parts[i], cur.lens[i])
+                    .map_err(io_error(format!("writing {}", path.display())))?;
+                cur.lens[i] += segment.parts[i].len() as u64;
+            }
+            cur.youngest = rev;
+        }
+        if cur.lens != head.head.lengths {
+            return Err(StoreError::Corrupt {
+                file: "cluster head",
+                offset: 0,
+                what: svelto_fs::Corruption::new(format!(
+                    "r{}'s head says the files are {:?} bytes long, its segments make {:?}",
+                    head.head.youngest, head.head.lengths, cur.lens
+                )),
+            });
+        }
+        for (f, path) in &files {
+            f.sync_data()
+                .map_err(io_error(format!("syncing {}", path.display())))?;
+        }
+        write_current(&db, &cur)?;
+        drop(lock);
+        self.local.refresh()
+    }
+}
+
+impl ReadRepo for ClusterRepo {
+    fn youngest(&self) -> Revnum {
+        self.local.youngest()
+    }
+    /// The fence: a linearizable read of the head, then the cache caught up with it.
+    fn refresh(&self) -> Result<Revnum> {
+        let head = self.repository.head().map_err(store_error)?;
+        self.catch_up(&head)
+    }
+    fn uuid(&self) -> Result<String> {
+        self.local.uuid()
+    }
+    fn env(&self) -> Arc<dyn Env> {
+        self.local.env()
+    }
+    fn rev_info(&self, rev: Revnum) -> Result<RevInfo> {
+        ReadRepo::rev_info(&self.local, rev)
+    }
+    fn rev_meta(&self, rev: Revnum) -> Result<Arc<RevMeta>> {
+        ReadRepo::rev_meta(&self.local, rev)
+    }
+    fn node(&self, id: NodeRevId) -> Result<Arc<NodeRev>> {
+        ReadRepo::node(&self.local, id)
+    }
+    fn listing(&self, id: ListingId) -> Result<Arc<Vec<DirEntry>>> {
+        ReadRepo::listing(&self.local, id)
+    }
+    fn props_shared(&self, id: PropsId) -> Result<Arc<PropList>> {
+        ReadRepo::props_shared(&self.local, id)
+    }
+    fn text(&self, id: TextId) -> Result<Arc<Vec<u8>>> {
+        ReadRepo::text(&self.local, id)
+    }
+    fn text_reader(&self, text: &FileText) -> Result<Box<dyn Read + Send>> {
+        ReadRepo::text_reader(&self.local, text)
+    }
+    /// The cache's own table: locks in etcd are not built yet (docs/cluster.md).
+    fn locks(&self) -> Result<Arc<LockTable>> {
+        ReadRepo::locks(&self.local)
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+    fn stage(&self, name: &str) -> Result<Box<dyn WriteRepo>> {
+        ReadRepo::stage(&self.local, name)
+    }
+    fn verify_storage(&self) -> Result<()> {
+        ReadRepo::verify_storage(&self.local)
+    }
+    fn verify_records(&self) -> Result<()> {
+        ReadRepo::verify_records(&self.local)
+    }
+    fn scratch_dir(&self) -> Option<PathBuf> {
+        ReadRepo::scratch_dir(&self.local)
+    }
+    fn set_cache_limit(&self, bytes: usize) {
+        ReadRepo::set_cache_limit(&self.local, bytes)
+    }
+    fn listed(&self, id: ListingId) -> Result<ListedDir> {
+        ReadRepo::listed(&self.local, id)
+    }
+    fn stored_stream(&self, text: &FileText) -> Result<Option<Arc<Vec<u8>>>> {
+        ReadRepo::stored_stream(&self.local, text)
+    }
+    fn stored_stream_or_text(&self, text: &FileText) -> Result<Stored> {
+        ReadRepo::stored_stream_or_text(&self.local, text)
+    }
+    fn stored_delta(
+        &self,
+        text: &FileText,
+        base: TextId,
+    ) -> Result<Option<Vec<svelto_delta::Window>>> {
+        ReadRepo::stored_delta(&self.local, text, base)
+    }
+    fn stored_delta_stream(
+        &self,
+        text: &FileText,
+        base: TextId,
+    ) -> Result<Option<(Arc<Vec<u8>>, usize)>> {
+        ReadRepo::stored_delta_stream(&self.local, text, base)
+    }
+    fn text_over(
+        &self,
+        text: &FileText,
+        base: TextId,
+        base_text: &[u8],
+    ) -> Result<Option<(Vec<svelto_delta::Window>, Vec<u8>)>> {
+        ReadRepo::text_over(&self.local, text, base, base_text)
+    }
+    fn self_contained_bytes(&self, text: &FileText) -> Result<Option<u64>> {
+        ReadRepo::self_contained_bytes(&self.local, text)
+    }
+}
+
+/// The writer of one repository of the cluster on this front end: holds the etcd writer
+/// lease for as long as it lives, builds revisions with the local engine's writer in the
+/// cache, and publishes each by the head's conditioned transaction. A publication refused
+/// (another front end published: `Moved`; the lease ended: `LostLease`) or whose outcome
+/// is unknown is never acknowledged; the writer is then stale (`relock` answers false).
+pub struct ClusterWriter {
+    reader: ClusterRepo,
+    lease: Option<WriterLease>,
+    /// The head the next publication is conditioned on.
+    base: HeadVersion,
+    /// The cache's file lengths at `base`.
+    published_at: Current,
+    inner: Writer,
+    stale: Option<String>,
+}
+
+impl ClusterWriter {
+    /// Campaigns for the writer lease as `writer` (for at most `wait` while another front
+    /// end holds it), catches the cache up with the head and opens the local writer.
+    pub fn open(reader: &ClusterRepo, writer: &str, wait: Duration) -> Result<ClusterWriter> {
+        let repository = &reader.repository;
+        let started = Instant::now();
+        let lease = loop {
+            if let Some(lease) = repository.campaign(writer).map_err(store_error)? {
+                break lease;
+            }
+            if started.elapsed() >= wait {
+                let holder = repository.writer().ok().flatten().unwrap_or_default();
+                return Err(StoreError::Unavailable {
+                    what: format!("the writer lease of {}", repository.name()),
+                    reason: format!("front end '{holder}' held it for {wait:?}"),
+                });
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let base = repository.head().map_err(store_error)?;
+        reader.catch_up(&base)?;
+        let inner = Writer::open(&reader.dir)?;
+        let published_at = inner.repo().current();
+        if published_at.youngest != base.head.youngest || published_at.lens != base.head.lengths {
+            return Err(StoreError::Conflict(format!(
+                "the cache {} is at r{} but the head at r{}",
+                reader.dir.display(),
+                published_at.youngest,
+                base.head.youngest
+            )));
+        }
+        Ok(ClusterWriter {
+            reader: reader.clone(),
+            lease: Some(lease),
+            base,
+            published_at,
+            inner,
+            stale: None,
+        })
+    }
+
+    /// The head the next publication builds on.
+    pub fn head(&self) -> &HeadVersion {
+        &self.base
+    }
+
+    fn usable(&self) -> Result<()> {
+        match &self.stale {
+            Some(why) => Err(StoreError::Conflict(format!(
+                "this cluster writer is stale ({why}): open a new one"
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    /// Publishes the one revision committed since the last publication.
+    fn publish_pending(&mut self) -> Result<Revnum> {
+        self.usable()?;
+        let (youngest, published) = (self.inner.youngest(), self.inner.published());
+        if youngest == published {
+            return Ok(published);
+        }
+        if youngest != published + 1 {
+            return Err(StoreError::Unsupported(format!(
+                "publishing {} revisions at once (the cluster publishes each commit)",
+                youngest - published
+            )));
+        }
+        let now = self.inner.view()?.current();
+        let segment = read_parts(self.reader.local.db_path(), &self.published_at, &now)?;
+        let lease = self.lease.as_ref().expect("a live writer holds its lease");
+        let commit = commit_id(&*self.reader.local.env());
+        let outcome = self
+            .reader
+            .repository
+            .publish(lease, &self.base, commit, &segment);
+        let why = match outcome {
+            Ok(Publish::Published { revision, head }) => {
+                if head.head.youngest == revision {
+                    self.base = head;
+                } else {
+                    self.stale = Some(format!(
+                        "r{} was published after r{revision}",
+                        head.head.youngest
+                    ));
+                }
+                self.published_at = now;
+                // Published in the cluster: acknowledged whatever the cache does next (a
+                // cache that could not take it is caught up again by a reader).
+                if let Err(e) = self.inner.sync() {
+                    self.stale = Some(format!("the cache could not record r{revision}: {e}"));
+                }
+                return Ok(revision);
+            }
+            Ok(Publish::Moved { current }) => format!(
+                "r{} was published by front end '{}' since this writer's r{}: r{} is refused, \
+                 nothing of it is visible",
+                current.head.youngest, current.head.writer, self.base.head.youngest, youngest
+            ),
+            Ok(Publish::LostLease) => format!(
+                "this front end lost the writer lease of {}: r{youngest} is refused, nothing \
+                 of it is visible",
+                self.reader.repository.name()
+            ),
+            Err(e @ ClusterError::OutcomeUnknown { .. }) => {
+                self.stale = Some(e.to_string());
+                let _ = self.inner.discard_unpublished();
+                return Err(StoreError::Unavailable {
+                    what: "the cluster's commit point".into(),
+                    reason: format!("{e}; the commit is not acknowledged"),
+                });
+            }
+            Err(e) => {
+                self.stale = Some(e.to_string());
+                let _ = self.inner.discard_unpublished();
+                return Err(store_error(e));
+            }
+        };
+        self.stale = Some(why.clone());
+        let _ = self.inner.discard_unpublished();
+        Err(StoreError::Conflict(why))
+    }
+}
+
+impl Drop for ClusterWriter {
+    fn drop(&mut self) {
+        // Resigning lets the next writer in at once (dropping the lease would make it wait
+        // out the TTL, as after a crash).
+        if let Some(lease) = self.lease.take() {
+            let _ = lease.resign();
+        }
+    }
+}
+
+impl WriteRepo for ClusterWriter {
+    fn youngest(&self) -> Revnum {
+        self.inner.youngest()
+    }
+    fn published(&self) -> Revnum {
+        self.inner.published()
+    }
+    fn view(&mut self) -> Result<&dyn ReadRepo> {
+        Ok(self.inner.view()?)
+    }
+    /// Publishes a revision committed and not yet synced first (the cluster publishes
+    /// one revision at a time: a load that syncs every few revisions still works).
+    fn begin(&mut self) -> Result<Box<dyn WriteTxn + '_>> {
+        self.publish_pending()?;
+        WriteRepo::begin(&mut self.inner)
+    }
+    fn sync(&mut self) -> Result<Revnum> {
+        self.publish_pending()
+    }
+    fn discard_unpublished(&mut self) -> Result<()> {
+        self.inner.discard_unpublished()
+    }
+    fn unlock(&mut self) -> Result<()> {
+        self.inner.unlock()
+    }
+    fn relock(&mut self) -> Result<bool> {
+        if self.stale.is_some() || !self.inner.relock()? {
+            return Ok(false);
+        }
+        let held = self.lease.as_ref().is_some_and(WriterLease::is_held);
+        let head = self.reader.repository.head().map_err(store_error)?;
+        Ok(held && head.mod_revision == self.base.mod_revision)
+    }
+    fn expose_txn(&mut self, name: &str) -> Result<()> {
+        self.inner.expose_txn(name)
+    }
+    fn forget_txn(&self, name: &str) {
+        self.inner.forget_txn(name)
+    }
+    fn set_revprops(&mut self, rev: Revnum, revprops: PropList) -> Result<()> {
+        let _ = revprops;
+        Err(StoreError::Unsupported(format!(
+            "changing r{rev}'s revision properties in the cluster (a publication that adds \
+             no revision: not built yet, docs/cluster.md)"
+        )))
+    }
+    fn set_uuid(&mut self, uuid: &str) -> Result<()> {
+        Err(StoreError::Unsupported(format!(
+            "setting the UUID {uuid} of a cluster repository (it is written at creation)"
+        )))
+    }
+    fn set_locks(
+        &mut self,
+        locks: std::collections::BTreeMap<String, svelto_core::Lock>,
+        reader: &dyn ReadRepo,
+    ) -> Result<()> {
+        let _ = (locks, reader);
+        Err(StoreError::Unsupported(
+            "locks in a cluster repository (the lock table in etcd is not built yet)".into(),
+        ))
+    }
+}
