@@ -32,6 +32,10 @@ use crate::{Cluster, ClusterError};
 
 type Result<T> = std::result::Result<T, StoreError>;
 
+/// How long the fence (a refresh's linearizable head read) tries again before it answers
+/// that etcd is unavailable (docs/cluster.md, "Failure behaviour": `fence_timeout`).
+const FENCE_TIMEOUT: Duration = Duration::from_secs(1);
+
 /// A cluster error as the seam's: components down or slow are `Unavailable`, the rest
 /// corruption or a conflict, each naming what failed.
 fn store_error(e: ClusterError) -> StoreError {
@@ -322,7 +326,18 @@ impl ReadRepo for ClusterRepo {
     }
     /// The fence: a linearizable read of the head, then the cache caught up with it.
     fn refresh(&self) -> Result<Revnum> {
-        let head = self.repository.head().map_err(store_error)?;
+        let started = Instant::now();
+        let head = loop {
+            match self.repository.head() {
+                Ok(head) => break head,
+                // A member that just came back refuses connections for a moment: the
+                // read is tried again on another until FENCE_TIMEOUT.
+                Err(e) if e.is_unavailable() && started.elapsed() < FENCE_TIMEOUT => {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                Err(e) => return Err(store_error(e)),
+            }
+        };
         self.catch_up(&head)
     }
     fn uuid(&self) -> Result<String> {

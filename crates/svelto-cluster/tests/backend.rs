@@ -597,3 +597,133 @@ fn kill_9_or_a_lost_lease_during_commits_leaves_no_half_revision() {
     drop(child);
     check_fresh(&cluster, &rig, "stalled", rev.max(acked));
 }
+
+/// Commits one small revision and publishes it; the error of whichever step failed.
+fn try_commit(w: &mut ClusterWriter) -> Result<u64, svelto_fs::StoreError> {
+    let mut txn = w.begin()?;
+    let rev = txn.rev();
+    if rev == 1 {
+        txn.make_node("trunk", NodeKind::Dir)?;
+        txn.make_node("trunk/a.txt", NodeKind::File)?;
+    }
+    txn.set_text("trunk/a.txt", &mut &contents(rev)[..])?;
+    txn.set_revprops(r0_dated("2026-11-28T00:00:00.000000Z"));
+    txn.commit()?;
+    w.sync()
+}
+
+/// Opens a writer and commits, retrying while a component that came back is not serving
+/// yet (weed refuses PUTs for about 17 s after its restart); the revision and how long.
+fn commit_when_back(repo: &ClusterRepo, within: Duration) -> (u64, Duration) {
+    let started = Instant::now();
+    loop {
+        let attempt = ClusterWriter::open(repo, "after", Duration::from_secs(5))
+            .and_then(|mut w| try_commit(&mut w));
+        match attempt {
+            Ok(rev) => return (rev, started.elapsed()),
+            Err(e) if started.elapsed() < within => {
+                eprintln!("not yet: {e}");
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            Err(e) => panic!("no commit within {within:?}: {e}"),
+        }
+    }
+}
+
+#[test]
+fn an_unreachable_object_store_or_etcd_majority_refuses_commits_and_cached_reads_go_on() {
+    let mut rig = rig();
+    let mut config = config_of(rig.etcd.endpoints(), &rig.s3.endpoint(), rig.s3.bucket());
+    config.commit_timeout = Duration::from_secs(2);
+    let cluster = Cluster::connect(config.clone()).expect("connect");
+    let reader_cluster = Cluster::connect(config).expect("connect");
+    let r0 = r0_dated("2026-11-28T00:00:00.000000Z");
+    let a = create(
+        &cluster,
+        "faults",
+        &rig.dir.path().join("a/faults"),
+        &r0,
+        UUID,
+    );
+    let b = ClusterRepo::open(&reader_cluster, "faults", &rig.dir.path().join("b/faults"))
+        .expect("open B");
+    let mut w = ClusterWriter::open(&a, "a", Duration::from_secs(10)).expect("writer");
+    for i in 1..=3 {
+        assert_eq!(try_commit(&mut w).expect("commit"), i);
+    }
+    assert_eq!(b.refresh().expect("B"), 3);
+    let before = dumped(&b);
+
+    // The object store killed: the commit is refused naming it, nothing is visible, and
+    // B goes on reading what its cache holds; a front end with an empty cache cannot.
+    rig.s3.kill();
+    let err = try_commit(&mut w).expect_err("a commit without the object store");
+    let text = err.to_string();
+    println!("object store down, the committer is told: {text}");
+    assert!(
+        matches!(err, svelto_fs::StoreError::Unavailable { .. }) && text.contains("object store"),
+        "{text}"
+    );
+    assert_eq!(
+        b.refresh().expect("the head is in etcd"),
+        3,
+        "nothing new is visible"
+    );
+    assert!(dumped(&b) == before, "B reads its cache");
+    let cold = ClusterRepo::open(
+        &reader_cluster,
+        "faults",
+        &rig.dir.path().join("cold/faults"),
+    );
+    let cold_err = cold
+        .err()
+        .expect("an empty cache needs the object store")
+        .to_string();
+    assert!(cold_err.contains("object store"), "{cold_err}");
+    assert!(
+        try_commit(&mut w).is_err(),
+        "the writer is stale after a refused commit"
+    );
+    drop(w);
+    let restarted = Instant::now();
+    rig.s3.restart();
+    let (rev, took) = commit_when_back(&a, Duration::from_secs(90));
+    assert_eq!(rev, 4, "the refused commit left no revision behind");
+    println!(
+        "object store restarted: the next commit after {:?} (weed serving after {:?})",
+        restarted.elapsed(),
+        restarted.elapsed() - took
+    );
+    assert_eq!(b.refresh().expect("B"), 4);
+
+    // The etcd majority killed: commits are refused naming etcd, the fence fails naming
+    // it, and reads of what the cache holds go on.
+    let mut w = ClusterWriter::open(&a, "a", Duration::from_secs(10)).expect("writer");
+    rig.etcd.kill(0);
+    rig.etcd.kill(1);
+    let err = try_commit(&mut w).expect_err("a commit without etcd's majority");
+    let text = err.to_string();
+    println!("etcd majority down, the committer is told: {text}");
+    assert!(
+        matches!(err, svelto_fs::StoreError::Unavailable { .. }) && text.contains("etcd"),
+        "{text}"
+    );
+    let fence = b
+        .refresh()
+        .expect_err("no linearizable read without a majority");
+    assert!(fence.to_string().contains("etcd"), "{fence}");
+    assert_eq!(b.youngest(), 4);
+    svelto_fs::contract::check(&b).expect("B reads its cache");
+    drop(w);
+    let restarted = Instant::now();
+    rig.etcd.restart(0);
+    rig.etcd.restart(1);
+    let (rev, _) = commit_when_back(&a, Duration::from_secs(60));
+    assert_eq!(rev, 5, "the refused commit left no revision behind");
+    println!(
+        "etcd majority back: the next commit after {:?}",
+        restarted.elapsed()
+    );
+    assert_eq!(b.refresh().expect("B"), 5);
+    svelto_fs::contract::check(&b).expect("B after the faults");
+}
