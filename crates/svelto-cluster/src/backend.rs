@@ -109,6 +109,8 @@ pub struct ClusterRepo {
     dir: PathBuf,
     /// Serializes this process's catch-ups of the cache.
     catching_up: Arc<Mutex<()>>,
+    /// The lock table last read from etcd, by the key's mod revision.
+    locks: Arc<Mutex<(i64, Arc<LockTable>)>>,
 }
 
 impl ClusterRepo {
@@ -164,6 +166,7 @@ impl ClusterRepo {
             local,
             dir: cache_dir.to_path_buf(),
             catching_up: Arc::new(Mutex::new(())),
+            locks: Arc::new(Mutex::new((0, Arc::default()))),
         };
         repo.catch_up(&head)?;
         Ok(repo)
@@ -367,9 +370,24 @@ impl ReadRepo for ClusterRepo {
     fn text_reader(&self, text: &FileText) -> Result<Box<dyn Read + Send>> {
         ReadRepo::text_reader(&self.local, text)
     }
-    /// The cache's own table: locks in etcd are not built yet (docs/cluster.md).
+    /// The table in etcd now (a linearizable read; parsed again only when it changed).
     fn locks(&self) -> Result<Arc<LockTable>> {
-        ReadRepo::locks(&self.local)
+        let (bytes, version) = self.repository.locks().map_err(store_error)?;
+        let mut kept = self.locks.lock().unwrap_or_else(|e| e.into_inner());
+        if kept.0 != version {
+            let table = match bytes {
+                None => LockTable::default(),
+                Some(bytes) => LockTable::new(svelto_store::parse_lock_table(&bytes).map_err(
+                    |(offset, what)| StoreError::Corrupt {
+                        file: "cluster lock table",
+                        offset,
+                        what,
+                    },
+                )?),
+            };
+            *kept = (version, Arc::new(table));
+        }
+        Ok(kept.1.clone())
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self
@@ -631,9 +649,47 @@ impl WriteRepo for ClusterWriter {
         locks: std::collections::BTreeMap<String, svelto_core::Lock>,
         reader: &dyn ReadRepo,
     ) -> Result<()> {
-        let _ = (locks, reader);
-        Err(StoreError::Unsupported(
-            "locks in a cluster repository (the lock table in etcd is not built yet)".into(),
-        ))
+        self.usable()?;
+        let name = self.reader.repository.name();
+        let same = reader
+            .as_any()
+            .downcast_ref::<ClusterRepo>()
+            .filter(|r| r.repository.name() == name && r.dir == self.reader.dir);
+        let Some(reader) = same else {
+            return Err(StoreError::Conflict(format!(
+                "the lock table of cluster repository {name} changed through a handle of \
+                 another repository or backend"
+            )));
+        };
+        let (_, expected) = self.reader.repository.locks().map_err(store_error)?;
+        let lease = self.lease.as_ref().expect("a live writer holds its lease");
+        let encoded = svelto_store::encode_lock_table(&locks).into_bytes();
+        match self.reader.repository.put_locks(lease, expected, encoded) {
+            Ok(Some(version)) => {
+                let table = Arc::new(LockTable::new(locks));
+                for r in [reader, &self.reader] {
+                    let mut kept = r.locks.lock().unwrap_or_else(|e| e.into_inner());
+                    if kept.0 < version {
+                        *kept = (version, table.clone());
+                    }
+                }
+                Ok(())
+            }
+            Ok(None) => {
+                let why = format!(
+                    "the lock table of {name} was not changed: this front end lost the writer \
+                     lease, or the table changed under it"
+                );
+                self.stale = Some(why.clone());
+                Err(StoreError::Conflict(why))
+            }
+            Err(e) => {
+                self.stale = Some(e.to_string());
+                Err(StoreError::Unavailable {
+                    what: format!("the lock table of {name}"),
+                    reason: format!("{e}; whether it changed is unknown"),
+                })
+            }
+        }
     }
 }

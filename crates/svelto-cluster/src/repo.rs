@@ -125,6 +125,7 @@ pub struct Repository {
     head_key: String,
     writer_key: String,
     uuid_key: String,
+    locks_key: String,
     objects: Objects,
 }
 
@@ -150,6 +151,7 @@ impl Repository {
             head_key: format!("{base}/head"),
             writer_key: format!("{base}/writer"),
             uuid_key: format!("{base}/uuid"),
+            locks_key: format!("{base}/locks"),
             objects,
             inner,
         }
@@ -309,6 +311,55 @@ impl Repository {
                 .kvs()
                 .first()
                 .map(|kv| String::from_utf8_lossy(kv.value()).into_owned()))
+        })
+    }
+
+    /// The lock table's bytes (None: no lock was ever taken) and the key's mod revision
+    /// (0 when absent), by a linearizable read.
+    pub fn locks(&self) -> Result<(Option<Vec<u8>>, i64), ClusterError> {
+        self.block(async {
+            let mut etcd = self.inner.etcd.clone();
+            let resp = self
+                .etcd_call(
+                    "read locks",
+                    &self.locks_key,
+                    etcd.get(self.locks_key.as_str(), None),
+                )
+                .await?;
+            Ok(match resp.kvs().first() {
+                Some(kv) => (Some(kv.value().to_vec()), kv.mod_revision()),
+                None => (None, 0),
+            })
+        })
+    }
+
+    /// Replaces the lock table with `bytes` iff the key's mod revision is still `expected`
+    /// (0: absent) and `lease` still holds the election key. `Ok(Some(mod_revision))`
+    /// when written, `Ok(None)` when a compare failed (the lease lost, or the table
+    /// changed under the writer); an error leaves the outcome unknown.
+    pub fn put_locks(
+        &self,
+        lease: &WriterLease,
+        expected: i64,
+        bytes: Vec<u8>,
+    ) -> Result<Option<i64>, ClusterError> {
+        let key = self.locks_key.as_str();
+        let txn = Txn::new()
+            .when(vec![
+                Compare::mod_revision(key, CompareOp::Equal, expected),
+                Compare::create_revision(
+                    self.writer_key.as_str(),
+                    CompareOp::Equal,
+                    lease.election,
+                ),
+            ])
+            .and_then(vec![TxnOp::put(key, bytes, None)]);
+        self.block(async {
+            let mut etcd = self.inner.etcd.clone();
+            let resp = self.etcd_call("write locks", key, etcd.txn(txn)).await?;
+            Ok(resp
+                .succeeded()
+                .then(|| resp.header().map_or(0, |h| h.revision())))
         })
     }
 

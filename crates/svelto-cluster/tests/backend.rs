@@ -270,6 +270,34 @@ fn the_seam_over_the_cluster_a_revision_built_on_a_is_read_at_once_on_b() {
             v.len()
         );
     }
+    // The lock table lives in etcd: set through A's writer, B reads it at once.
+    assert!(b.locks().expect("locks").locks().is_empty());
+    let lock = svelto_core::Lock {
+        path: "trunk/a.txt".into(),
+        token: "opaquelocktoken:6b1d3a52-9d42-4c8b-a1c4-0a7e1c2f3b4d".into(),
+        owner: "alice".into(),
+        comment: Some("editing\nfor a while".into()),
+        created: "2026-11-29T00:00:00.000000Z".into(),
+        expires: None,
+    };
+    let table = std::collections::BTreeMap::from([(lock.path.clone(), lock)]);
+    w.set_locks(table.clone(), &a).expect("lock");
+    assert_eq!(a.locks().expect("A's locks").locks(), &table);
+    assert_eq!(
+        b.locks().expect("B's locks").locks(),
+        &table,
+        "B sees the lock at once"
+    );
+    let other = w.set_locks(Default::default(), &local);
+    assert!(
+        matches!(other, Err(svelto_fs::StoreError::Conflict(_))),
+        "a handle of another backend is refused: {other:?}"
+    );
+    w.set_locks(Default::default(), &a).expect("unlock");
+    assert!(
+        b.locks().expect("B's locks").locks().is_empty(),
+        "B sees the unlock"
+    );
     // A second writer cannot publish while A holds the lease; after A resigns it can.
     drop(lw);
     let refused = ClusterWriter::open(&b, "front-end-b", Duration::from_millis(300));
