@@ -755,3 +755,68 @@ fn an_unreachable_object_store_or_etcd_majority_refuses_commits_and_cached_reads
     assert_eq!(b.refresh().expect("B"), 5);
     svelto_fs::contract::check(&b).expect("B after the faults");
 }
+
+#[test]
+fn two_front_ends_take_turns_as_writer_and_their_caches_agree() {
+    let rig = rig();
+    let r0 = r0_dated("2026-11-28T00:00:00.000000Z");
+    let first = connect(&rig);
+    create(
+        &first,
+        "turns",
+        &rig.dir.path().join("creator/turns"),
+        &r0,
+        UUID,
+    );
+    let fronts: Vec<(String, std::path::PathBuf)> = ["a", "b"]
+        .iter()
+        .map(|n| (n.to_string(), rig.dir.path().join(format!("{n}/turns"))))
+        .collect();
+    let mut threads = Vec::new();
+    for (name, cache) in fronts.clone() {
+        let cluster = connect(&rig);
+        threads.push(std::thread::spawn(move || {
+            let repo = ClusterRepo::open(&cluster, "turns", &cache).expect("open");
+            let mut mine = Vec::new();
+            for i in 0..8 {
+                let mut w = ClusterWriter::open(&repo, &name, Duration::from_secs(60))
+                    .unwrap_or_else(|e| panic!("{name}: writer: {e}"));
+                let mut txn = w.begin().expect("begin");
+                let path = format!("{name}-{i}");
+                txn.make_node(&path, NodeKind::File).expect("add");
+                txn.set_text(&path, &mut path.as_bytes()).expect("text");
+                txn.set_revprops(r0_dated("2026-11-28T00:00:00.000000Z"));
+                txn.commit().expect("commit");
+                mine.push(w.sync().unwrap_or_else(|e| panic!("{name}: publish: {e}")));
+            }
+            (repo, mine)
+        }));
+    }
+    let results: Vec<(ClusterRepo, Vec<u64>)> = threads
+        .into_iter()
+        .map(|t| t.join().expect("a front end"))
+        .collect();
+    let mut all: Vec<u64> = results.iter().flat_map(|(_, m)| m.clone()).collect();
+    all.sort();
+    assert_eq!(
+        all,
+        (1..=16).collect::<Vec<_>>(),
+        "each revision acknowledged once"
+    );
+    for (repo, _) in &results {
+        assert_eq!(repo.refresh().expect("refresh"), 16);
+        svelto_fs::contract::check(repo).expect("contract");
+        for (name, _) in &fronts {
+            for i in 0..8 {
+                let path = format!("{name}-{i}");
+                let (_, node) = repo.node_at(16, &path).expect("every file");
+                let text = repo.read_text(&node.text.expect("a file")).expect("text");
+                assert_eq!(&text[..], path.as_bytes());
+            }
+        }
+    }
+    for part in svelto_cluster::PARTS {
+        let read = |i: usize| std::fs::read(fronts[i].1.join("db").join(part)).expect("read");
+        assert!(read(0) == read(1), "db/{part} is the same in both caches");
+    }
+}
