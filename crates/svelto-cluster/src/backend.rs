@@ -290,11 +290,25 @@ impl ClusterRepo {
                 .map_err(io_error(format!("truncating {}", path.display())))?;
             files.push((f, path));
         }
-        for rev in cur.youngest + 1..=head.head.youngest {
-            let at = self
-                .repository
-                .segment_of(&head.head, rev)
-                .map_err(store_error)?;
+        // The head's tail names the newest segments; older ones are found through the
+        // index objects, each read once for the whole chain.
+        let first = cur.youngest + 1;
+        let chain = match head.head.tail.first() {
+            Some(oldest) if oldest.revision <= first => head.head.tail.clone(),
+            _ => self.repository.chain(&head.head).map_err(store_error)?,
+        };
+        for rev in first..=head.head.youngest {
+            let at = chain
+                .iter()
+                .find(|s| s.revision == rev)
+                .copied()
+                .ok_or_else(|| {
+                    store_error(ClusterError::Corrupt {
+                        what: "head chain",
+                        key: self.repository.head_key().to_owned(),
+                        detail: format!("no segment for r{rev}"),
+                    })
+                })?;
             let segment = self.repository.read_segment(at).map_err(store_error)?;
             for (i, (f, path)) in files.iter().enumerate() {
                 f.write_all_at(&segment.parts[i], cur.lens[i])
