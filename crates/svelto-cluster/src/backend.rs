@@ -492,18 +492,30 @@ impl ClusterWriter {
             }
             std::thread::sleep(Duration::from_millis(50));
         };
-        let base = repository.head().map_err(store_error)?;
-        reader.catch_up(&base)?;
-        let inner = Writer::open(&reader.dir)?;
-        let published_at = inner.repo().current();
-        if published_at.youngest != base.head.youngest || published_at.lens != base.head.lengths {
-            return Err(StoreError::Conflict(format!(
-                "the cache {} is at r{} but the head at r{}",
-                reader.dir.display(),
-                published_at.youngest,
-                base.head.youngest
-            )));
-        }
+        let prepared = (|| {
+            let base = repository.head().map_err(store_error)?;
+            reader.catch_up(&base)?;
+            let inner = Writer::open(&reader.dir)?;
+            let published_at = inner.repo().current();
+            if published_at.youngest != base.head.youngest || published_at.lens != base.head.lengths
+            {
+                return Err(StoreError::Conflict(format!(
+                    "the cache {} is at r{} but the head at r{}",
+                    reader.dir.display(),
+                    published_at.youngest,
+                    base.head.youngest
+                )));
+            }
+            Ok((base, inner, published_at))
+        })();
+        let (base, inner, published_at) = match prepared {
+            Ok(prepared) => prepared,
+            Err(e) => {
+                // Not kept until its TTL by a writer that will not be used.
+                let _ = lease.resign();
+                return Err(e);
+            }
+        };
         Ok(ClusterWriter {
             reader: reader.clone(),
             lease: Some(lease),
