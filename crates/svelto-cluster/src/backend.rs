@@ -464,7 +464,16 @@ impl ReadRepo for ClusterRepo {
 /// is unknown is never acknowledged; the writer is then stale (`relock` answers false).
 pub struct ClusterWriter {
     reader: ClusterRepo,
-    lease: Option<WriterLease>,
+    /// The etcd lease (None once released after being idle, or resigned).
+    lease: Arc<Mutex<Option<WriterLease>>>,
+    /// Its writer id, to campaign again with.
+    writer: String,
+    /// How long `open` and `relock` wait for the lease.
+    wait: Duration,
+    /// When set, `unlock` releases the lease after this long without `relock`.
+    idle_release: Option<Duration>,
+    /// Bumped by each `unlock` and `relock`: a release timer acts only on its own.
+    idle_epoch: Arc<std::sync::atomic::AtomicU64>,
     /// The head the next publication is conditioned on.
     base: HeadVersion,
     /// The cache's file lengths at `base`.
@@ -518,7 +527,11 @@ impl ClusterWriter {
         };
         Ok(ClusterWriter {
             reader: reader.clone(),
-            lease: Some(lease),
+            lease: Arc::new(Mutex::new(Some(lease))),
+            writer: writer.to_owned(),
+            wait,
+            idle_release: None,
+            idle_epoch: Arc::default(),
             base,
             published_at,
             inner,
@@ -529,6 +542,46 @@ impl ClusterWriter {
     /// The head the next publication builds on.
     pub fn head(&self) -> &HeadVersion {
         &self.base
+    }
+
+    /// Makes `unlock` release the writer lease after `idle` without a `relock` (the
+    /// design's `writer_idle`), so that another front end can write; `relock` then
+    /// campaigns again and answers false if anyone published meanwhile.
+    pub fn set_idle_release(&mut self, idle: Duration) {
+        self.idle_release = Some(idle);
+    }
+
+    /// Whether this writer holds the lease now.
+    pub fn holds_lease(&self) -> bool {
+        let lease = self.lease.lock().unwrap_or_else(|e| e.into_inner());
+        lease.as_ref().is_some_and(WriterLease::is_held)
+    }
+
+    /// The lease again after an idle release (campaigning for at most `wait`), and whether
+    /// the head is still the one this writer built on.
+    fn lease_again(&mut self) -> Result<bool> {
+        let mut held = self.lease.lock().unwrap_or_else(|e| e.into_inner());
+        if held.is_none() {
+            let repository = &self.reader.repository;
+            let started = Instant::now();
+            *held = loop {
+                if let Some(lease) = repository.campaign(&self.writer).map_err(store_error)? {
+                    break Some(lease);
+                }
+                if started.elapsed() >= self.wait {
+                    let holder = repository.writer().ok().flatten().unwrap_or_default();
+                    return Err(StoreError::Unavailable {
+                        what: format!("the writer lease of {}", repository.name()),
+                        reason: format!("front end '{holder}' held it for {:?}", self.wait),
+                    });
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            };
+        }
+        let lease_held = held.as_ref().is_some_and(WriterLease::is_held);
+        drop(held);
+        let head = self.reader.repository.head().map_err(store_error)?;
+        Ok(lease_held && head.mod_revision == self.base.mod_revision)
     }
 
     fn usable(&self) -> Result<()> {
@@ -555,12 +608,17 @@ impl ClusterWriter {
         }
         let now = self.inner.view()?.current();
         let segment = read_parts(self.reader.local.db_path(), &self.published_at, &now)?;
-        let lease = self.lease.as_ref().expect("a live writer holds its lease");
         let commit = commit_id(&*self.reader.local.env());
-        let outcome = self
-            .reader
-            .repository
-            .publish(lease, &self.base, commit, &segment);
+        let outcome = {
+            let held = self.lease.lock().unwrap_or_else(|e| e.into_inner());
+            match held.as_ref() {
+                Some(lease) => self
+                    .reader
+                    .repository
+                    .publish(lease, &self.base, commit, &segment),
+                None => Ok(Publish::LostLease),
+            }
+        };
         let why = match outcome {
             Ok(Publish::Published { revision, head }) => {
                 if head.head.youngest == revision {
@@ -613,7 +671,10 @@ impl Drop for ClusterWriter {
     fn drop(&mut self) {
         // Resigning lets the next writer in at once (dropping the lease would make it wait
         // out the TTL, as after a crash).
-        if let Some(lease) = self.lease.take() {
+        self.idle_epoch
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let held = self.lease.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(lease) = held {
             let _ = lease.resign();
         }
     }
@@ -642,15 +703,37 @@ impl WriteRepo for ClusterWriter {
         self.inner.discard_unpublished()
     }
     fn unlock(&mut self) -> Result<()> {
-        self.inner.unlock()
+        self.inner.unlock()?;
+        if let Some(idle) = self.idle_release {
+            use std::sync::atomic::Ordering::SeqCst;
+            let epoch = self.idle_epoch.fetch_add(1, SeqCst) + 1;
+            let (epochs, lease) = (self.idle_epoch.clone(), self.lease.clone());
+            std::thread::spawn(move || {
+                std::thread::sleep(idle);
+                let mut held = lease.lock().unwrap_or_else(|e| e.into_inner());
+                if epochs.load(SeqCst) == epoch {
+                    if let Some(lease) = held.take() {
+                        let _ = lease.resign();
+                    }
+                }
+            });
+        }
+        Ok(())
     }
+    /// Cancels an idle release; campaigns again if the lease was released. False when
+    /// anyone published since this writer's head (open a new one then).
     fn relock(&mut self) -> Result<bool> {
+        self.idle_epoch
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         if self.stale.is_some() || !self.inner.relock()? {
             return Ok(false);
         }
-        let held = self.lease.as_ref().is_some_and(WriterLease::is_held);
-        let head = self.reader.repository.head().map_err(store_error)?;
-        Ok(held && head.mod_revision == self.base.mod_revision)
+        let answer = self.lease_again();
+        if answer.is_err() {
+            // Not kept locked by a writer whose caller gives up on it.
+            let _ = self.inner.unlock();
+        }
+        answer
     }
     fn expose_txn(&mut self, name: &str) -> Result<()> {
         self.inner.expose_txn(name)
@@ -688,9 +771,15 @@ impl WriteRepo for ClusterWriter {
             )));
         };
         let (_, expected) = self.reader.repository.locks().map_err(store_error)?;
-        let lease = self.lease.as_ref().expect("a live writer holds its lease");
         let encoded = svelto_store::encode_lock_table(&locks).into_bytes();
-        match self.reader.repository.put_locks(lease, expected, encoded) {
+        let written = {
+            let held = self.lease.lock().unwrap_or_else(|e| e.into_inner());
+            match held.as_ref() {
+                Some(lease) => self.reader.repository.put_locks(lease, expected, encoded),
+                None => Ok(None),
+            }
+        };
+        match written {
             Ok(Some(version)) => {
                 let table = Arc::new(LockTable::new(locks));
                 for r in [reader, &self.reader] {

@@ -825,4 +825,47 @@ fn two_front_ends_take_turns_as_writer_and_their_caches_agree() {
         let read = |i: usize| std::fs::read(fronts[i].1.join("db").join(part)).expect("read");
         assert!(read(0) == read(1), "db/{part} is the same in both caches");
     }
+
+    // As serve's writer slot uses a writer: kept between commits, unlocked after each. With
+    // an idle release, the lease goes after a while without a commit.
+    let (a, b) = (&results[0].0, &results[1].0);
+    let commit = |w: &mut ClusterWriter, path: &str| -> u64 {
+        let mut txn = w.begin().expect("begin");
+        txn.make_node(path, NodeKind::File).expect("add");
+        txn.commit().expect("commit");
+        w.sync().expect("publish")
+    };
+    let mut wa = ClusterWriter::open(a, "a", Duration::from_secs(10)).expect("A");
+    wa.set_idle_release(Duration::from_millis(300));
+    assert_eq!(commit(&mut wa, "idle-1"), 17);
+    wa.unlock().expect("unlock");
+    // Relocked before the release: still the writer, nothing moved.
+    assert!(
+        wa.relock().expect("relock"),
+        "A relocks within its idle time"
+    );
+    assert_eq!(commit(&mut wa, "idle-2"), 18);
+    wa.unlock().expect("unlock");
+    std::thread::sleep(Duration::from_millis(600));
+    assert!(!wa.holds_lease(), "A released the lease after 300 ms idle");
+    // Released and nobody published: A campaigns again and goes on.
+    assert!(wa.relock().expect("relock"), "A takes the lease again");
+    assert_eq!(commit(&mut wa, "idle-3"), 19);
+    wa.unlock().expect("unlock");
+    // Released, and B publishes meanwhile: A's relock says its writer is stale.
+    let started = Instant::now();
+    let mut wb = ClusterWriter::open(b, "b", Duration::from_secs(10)).expect("B");
+    println!(
+        "B took the idle writer's lease after {:?}",
+        started.elapsed()
+    );
+    assert_eq!(commit(&mut wb, "idle-4"), 20);
+    drop(wb);
+    assert!(!wa.relock().expect("relock"), "A is stale after B's commit");
+    drop(wa);
+    let mut wa = ClusterWriter::open(a, "a", Duration::from_secs(10)).expect("A again");
+    assert_eq!(commit(&mut wa, "idle-5"), 21);
+    drop(wa);
+    assert_eq!(b.refresh().expect("B"), 21);
+    svelto_fs::contract::check(b).expect("B's contract");
 }
