@@ -1,5 +1,6 @@
-//! Svelto's cluster parts that do not wait for the store traits (docs/cluster.md, issue
-//! 35): a revision's bytes as one immutable segment object in an S3-compatible store
+//! Svelto's cluster (docs/cluster.md, issue 35): the storage seam's backend
+//! ([`ClusterRepo`] reads through a front end's cache directory, [`ClusterWriter`]
+//! commits), and the parts it is built on: a revision's bytes as one immutable segment object in an S3-compatible store
 //! (put-if-absent under a key never rewritten, read back by ranged GETs); the head, the
 //! etcd value that plays `db/current`'s role (its bytes: docs/formats/cluster.md),
 //! published by one etcd transaction conditioned on the head the writer built on and on
@@ -15,6 +16,7 @@
 //! [`Publish::Published`] means it was); rewrite an object key; hold the etcd and S3
 //! clients' dependencies anywhere but in this crate.
 
+mod backend;
 pub mod head;
 pub mod objects;
 mod repo;
@@ -25,6 +27,7 @@ use std::time::Duration;
 use object_store::aws::AmazonS3Builder;
 use object_store::{ClientOptions, RetryConfig};
 
+pub use backend::{ClusterRepo, ClusterWriter};
 pub use head::{CommitId, Head, HeadError, IndexRef, SegmentRef, MAX_TAIL, PARTS};
 pub use objects::{Index, Segment, SegmentHeader};
 pub use repo::{HeadVersion, Publish, Repository, WriterLease};

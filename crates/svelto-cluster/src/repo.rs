@@ -124,6 +124,8 @@ pub struct Repository {
     name: String,
     head_key: String,
     writer_key: String,
+    uuid_key: String,
+    locks_key: String,
     objects: Objects,
 }
 
@@ -148,6 +150,8 @@ impl Repository {
             name: name.to_owned(),
             head_key: format!("{base}/head"),
             writer_key: format!("{base}/writer"),
+            uuid_key: format!("{base}/uuid"),
+            locks_key: format!("{base}/locks"),
             objects,
             inner,
         }
@@ -216,6 +220,18 @@ impl Repository {
         commit: CommitId,
         segment: &Segment,
     ) -> Result<HeadVersion, ClusterError> {
+        self.create_with_uuid(writer, commit, segment, None)
+    }
+
+    /// [`Repository::create`], writing the repository's UUID (etcd key `uuid`) in the same
+    /// transaction as the head when given.
+    pub fn create_with_uuid(
+        &self,
+        writer: &str,
+        commit: CommitId,
+        segment: &Segment,
+        uuid: Option<&str>,
+    ) -> Result<HeadVersion, ClusterError> {
         self.block(async {
             let zero = SegmentRef {
                 revision: 0,
@@ -235,11 +251,11 @@ impl Repository {
                     CompareOp::Equal,
                     0,
                 )])
-                .and_then(vec![TxnOp::put(
-                    self.head_key.as_str(),
-                    head.encode(),
-                    None,
-                )]);
+                .and_then(
+                    std::iter::once(TxnOp::put(self.head_key.as_str(), head.encode(), None))
+                        .chain(uuid.map(|u| TxnOp::put(self.uuid_key.as_str(), u, None)))
+                        .collect::<Vec<_>>(),
+                );
             let mut etcd = self.inner.etcd.clone();
             let resp = self
                 .etcd_call("create head", &self.head_key, etcd.txn(txn))
@@ -277,6 +293,74 @@ impl Repository {
             });
         };
         self.decode_head(kv.value(), kv.mod_revision())
+    }
+
+    /// The repository's UUID as [`Repository::create_with_uuid`] wrote it (None when it
+    /// was created without one).
+    pub fn uuid(&self) -> Result<Option<String>, ClusterError> {
+        self.block(async {
+            let mut etcd = self.inner.etcd.clone();
+            let resp = self
+                .etcd_call(
+                    "read uuid",
+                    &self.uuid_key,
+                    etcd.get(self.uuid_key.as_str(), None),
+                )
+                .await?;
+            Ok(resp
+                .kvs()
+                .first()
+                .map(|kv| String::from_utf8_lossy(kv.value()).into_owned()))
+        })
+    }
+
+    /// The lock table's bytes (None: no lock was ever taken) and the key's mod revision
+    /// (0 when absent), by a linearizable read.
+    pub fn locks(&self) -> Result<(Option<Vec<u8>>, i64), ClusterError> {
+        self.block(async {
+            let mut etcd = self.inner.etcd.clone();
+            let resp = self
+                .etcd_call(
+                    "read locks",
+                    &self.locks_key,
+                    etcd.get(self.locks_key.as_str(), None),
+                )
+                .await?;
+            Ok(match resp.kvs().first() {
+                Some(kv) => (Some(kv.value().to_vec()), kv.mod_revision()),
+                None => (None, 0),
+            })
+        })
+    }
+
+    /// Replaces the lock table with `bytes` iff the key's mod revision is still `expected`
+    /// (0: absent) and `lease` still holds the election key. `Ok(Some(mod_revision))`
+    /// when written, `Ok(None)` when a compare failed (the lease lost, or the table
+    /// changed under the writer); an error leaves the outcome unknown.
+    pub fn put_locks(
+        &self,
+        lease: &WriterLease,
+        expected: i64,
+        bytes: Vec<u8>,
+    ) -> Result<Option<i64>, ClusterError> {
+        let key = self.locks_key.as_str();
+        let txn = Txn::new()
+            .when(vec![
+                Compare::mod_revision(key, CompareOp::Equal, expected),
+                Compare::create_revision(
+                    self.writer_key.as_str(),
+                    CompareOp::Equal,
+                    lease.election,
+                ),
+            ])
+            .and_then(vec![TxnOp::put(key, bytes, None)]);
+        self.block(async {
+            let mut etcd = self.inner.etcd.clone();
+            let resp = self.etcd_call("write locks", key, etcd.txn(txn)).await?;
+            Ok(resp
+                .succeeded()
+                .then(|| resp.header().map_or(0, |h| h.revision())))
+        })
     }
 
     /// The id of the writer holding the election key, if one does.

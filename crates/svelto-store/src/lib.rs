@@ -73,6 +73,20 @@ pub fn decode_record(tag: u8, payload: &[u8]) -> std::result::Result<(), Corrupt
     }
 }
 
+/// The bytes of `db/locks` holding `locks` (docs/formats/store.md): what another backend
+/// that keeps the table elsewhere (the cluster's, in etcd) stores too.
+pub fn encode_lock_table(locks: &std::collections::BTreeMap<String, svelto_core::Lock>) -> String {
+    locks::encode(locks)
+}
+
+/// Parses bytes [`encode_lock_table`] made; a failure names the byte offset and what is
+/// wrong.
+pub fn parse_lock_table(
+    bytes: &[u8],
+) -> std::result::Result<std::collections::BTreeMap<String, svelto_core::Lock>, (u64, Corruption)> {
+    locks::parse(bytes)
+}
+
 /// Parses the contents of `db/uuid` as readers do.
 pub fn parse_uuid_file(text: &str) -> std::result::Result<String, Corruption> {
     uuid::parse_uuid(text)

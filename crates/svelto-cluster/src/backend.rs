@@ -1,0 +1,810 @@
+//! The cluster as a backend of the storage seam (docs/cluster.md, "What is built"): the
+//! local engine's formats with another byte source and commit point.
+//!
+//! A front end's cache directory *is* a local repository (svelto-store's files): its five
+//! files are the concatenation of the published segments, and its `db/current` names the
+//! newest head this front end has caught up with. [`ClusterRepo`] reads through the local
+//! engine's reader (a warm read is a local read, no extra copy or dynamic call), and its
+//! `refresh` is the fence: a linearizable read of the head, then the segments it names
+//! that the cache lacks, appended and made current. [`ClusterWriter`] holds the etcd
+//! writer lease and builds revisions with the local engine's writer in the cache; its
+//! `sync` sends the bytes the commit appended as one segment and publishes it by the
+//! conditioned etcd transaction, and only then writes the cache's `db/current`.
+
+use std::fs::{File, OpenOptions};
+use std::io::Read;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use svelto_core::{Env, ListingId, NodeRevId, PropList, PropsId, Revnum, TextId};
+use svelto_fs::{
+    DirEntry, FileText, ListedDir, LockTable, NodeRev, ReadRepo, RevInfo, RevMeta, StoreError,
+    Stored, WriteRepo, WriteTxn,
+};
+use svelto_store::{Current, Repo, Writer};
+
+use crate::head::{CommitId, PARTS};
+use crate::objects::Segment;
+use crate::repo::{HeadVersion, Publish, Repository, WriterLease};
+use crate::{Cluster, ClusterError};
+
+type Result<T> = std::result::Result<T, StoreError>;
+
+/// How long the fence (a refresh's linearizable head read) tries again before it answers
+/// that etcd is unavailable (docs/cluster.md, "Failure behaviour": `fence_timeout`).
+const FENCE_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// A cluster error as the seam's: components down or slow are `Unavailable`, the rest
+/// corruption or a conflict, each naming what failed.
+fn store_error(e: ClusterError) -> StoreError {
+    match e {
+        e if e.is_unavailable() => StoreError::Unavailable {
+            what: "the cluster".into(),
+            reason: e.to_string(),
+        },
+        e @ ClusterError::Corrupt { .. } => StoreError::Corrupt {
+            file: "cluster",
+            offset: 0,
+            what: svelto_fs::Corruption::new(e.to_string()),
+        },
+        e => StoreError::Conflict(e.to_string()),
+    }
+}
+
+fn io_error(context: String) -> impl FnOnce(std::io::Error) -> StoreError {
+    move |err| StoreError::Io { context, err }
+}
+
+/// A commit id from one of the environment's fresh UUIDs (the library makes no ids).
+fn commit_id(env: &dyn Env) -> CommitId {
+    let hex: Vec<u8> = env.uuid().bytes().filter(u8::is_ascii_hexdigit).collect();
+    let mut id = [0u8; 16];
+    for (i, pair) in hex.chunks(2).take(16).enumerate() {
+        let text = std::str::from_utf8(pair).unwrap_or("0");
+        id[i] = u8::from_str_radix(text, 16).unwrap_or(0);
+    }
+    CommitId(id)
+}
+
+/// The five files' bytes `from..to` of the local repository's `db/` (one segment).
+fn read_parts(db: &Path, from: &Current, to: &Current) -> Result<Segment> {
+    let mut segment = Segment::default();
+    for (i, name) in PARTS.iter().enumerate() {
+        let (start, end) = (from.lens[i], to.lens[i]);
+        if end < start {
+            return Err(StoreError::Conflict(format!(
+                "db/{name} shrank from {start} to {end} bytes under the writer"
+            )));
+        }
+        let path = db.join(name);
+        let file = File::open(&path).map_err(io_error(format!("opening {}", path.display())))?;
+        let mut bytes = vec![0u8; (end - start) as usize];
+        file.read_exact_at(&mut bytes, start)
+            .map_err(io_error(format!("reading {}", path.display())))?;
+        segment.parts[i] = bytes;
+    }
+    Ok(segment)
+}
+
+/// Replaces `db/current` atomically and durably.
+fn write_current(db: &Path, cur: &Current) -> Result<()> {
+    let (tmp, dst) = (db.join("current.cluster.tmp"), db.join("current"));
+    let write = || -> std::io::Result<()> {
+        let mut f = File::create(&tmp)?;
+        std::io::Write::write_all(&mut f, cur.render().as_bytes())?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, &dst)?;
+        File::open(db)?.sync_all()
+    };
+    write().map_err(io_error(format!("writing {}", dst.display())))
+}
+
+/// One repository of the cluster read through a front end's cache directory.
+#[derive(Clone)]
+pub struct ClusterRepo {
+    repository: Repository,
+    local: Repo,
+    dir: PathBuf,
+    /// Serializes this process's catch-ups of the cache.
+    catching_up: Arc<Mutex<()>>,
+    /// The lock table last read from etcd, by the key's mod revision.
+    locks: Arc<Mutex<(i64, Arc<LockTable>)>>,
+}
+
+impl ClusterRepo {
+    /// Creates repository `name` in the cluster with `uuid` and revision 0 (its
+    /// properties `r0_props`) published by `writer`, then opens it with `cache_dir`.
+    pub fn create(
+        cluster: &Cluster,
+        name: &str,
+        cache_dir: &Path,
+        uuid: &str,
+        r0_props: &PropList,
+        writer: &str,
+        env: &dyn Env,
+    ) -> Result<ClusterRepo> {
+        let scratch = cache_dir.with_extension("create.tmp");
+        let _ = std::fs::remove_dir_all(&scratch);
+        svelto_store::create_db(&scratch, uuid, r0_props)?;
+        let mut lens = [0u64; 5];
+        for (i, part) in PARTS.iter().enumerate() {
+            let path = scratch.join("db").join(part);
+            lens[i] = std::fs::metadata(&path)
+                .map_err(io_error(format!("reading {}", path.display())))?
+                .len();
+        }
+        let zero = Current { youngest: 0, lens };
+        let segment = read_parts(
+            &scratch.join("db"),
+            &Current {
+                youngest: 0,
+                lens: [0; 5],
+            },
+            &zero,
+        );
+        let _ = std::fs::remove_dir_all(&scratch);
+        let repository = cluster.repository(name);
+        repository
+            .create_with_uuid(writer, commit_id(env), &segment?, Some(uuid))
+            .map_err(store_error)?;
+        ClusterRepo::open(cluster, name, cache_dir)
+    }
+
+    /// Opens repository `name` of the cluster with `cache_dir` as this front end's cache
+    /// (made from revision 0's segment when empty), caught up with the head.
+    pub fn open(cluster: &Cluster, name: &str, cache_dir: &Path) -> Result<ClusterRepo> {
+        let repository = cluster.repository(name);
+        let head = repository.head().map_err(store_error)?;
+        if !cache_dir.join("db").join("format").exists() {
+            Self::seed(&repository, &head, cache_dir)?;
+        }
+        let local = Repo::open(cache_dir)?;
+        let repo = ClusterRepo {
+            repository,
+            local,
+            dir: cache_dir.to_path_buf(),
+            catching_up: Arc::new(Mutex::new(())),
+            locks: Arc::new(Mutex::new((0, Arc::default()))),
+        };
+        repo.catch_up(&head)?;
+        Ok(repo)
+    }
+
+    /// Makes `cache_dir` a local repository holding revision 0's segment, written beside
+    /// it and renamed into place (a process sharing the cache sees all of it or nothing).
+    fn seed(repository: &Repository, head: &HeadVersion, cache_dir: &Path) -> Result<()> {
+        let uuid =
+            repository
+                .uuid()
+                .map_err(store_error)?
+                .ok_or_else(|| StoreError::Unavailable {
+                    what: format!("repository {} in the cluster", repository.name()),
+                    reason: "it has no UUID key (created without one)".into(),
+                })?;
+        let zero = repository.segment_of(&head.head, 0).map_err(store_error)?;
+        let segment = repository.read_segment(zero).map_err(store_error)?;
+        let scratch = cache_dir.with_extension(format!("seed.{}.tmp", std::process::id()));
+        let _ = std::fs::remove_dir_all(&scratch);
+        svelto_store::create_db(&scratch, &uuid, &PropList::new())?;
+        let db = scratch.join("db");
+        for (i, part) in PARTS.iter().enumerate() {
+            let path = db.join(part);
+            std::fs::write(&path, &segment.parts[i])
+                .map_err(io_error(format!("writing {}", path.display())))?;
+        }
+        write_current(
+            &db,
+            &Current {
+                youngest: 0,
+                lens: segment.lengths(),
+            },
+        )?;
+        if let Some(parent) = cache_dir.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(io_error(format!("creating {}", parent.display())))?;
+        }
+        match std::fs::rename(&scratch, cache_dir) {
+            Ok(()) => Ok(()),
+            // Another process seeded it first: its copy holds the same bytes.
+            Err(_) if cache_dir.join("db").join("format").exists() => {
+                let _ = std::fs::remove_dir_all(&scratch);
+                Ok(())
+            }
+            Err(e) => Err(io_error(format!(
+                "renaming {} into place",
+                scratch.display()
+            ))(e)),
+        }
+    }
+
+    /// The cluster handle of the repository.
+    pub fn repository(&self) -> &Repository {
+        &self.repository
+    }
+
+    /// The cache directory (a local repository's layout).
+    pub fn cache_dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Brings the cache up to `head`: appends the segments of the revisions it lacks to
+    /// the five files (after cutting off any tail a dead writer left past `db/current`),
+    /// makes them durable, then replaces `db/current`. Holds the cache's write lock
+    /// meanwhile, so a writer in the cache and a catch-up never interleave.
+    fn catch_up(&self, head: &HeadVersion) -> Result<Revnum> {
+        // This front end's writer may have published it into the cache already.
+        if self.local.youngest() < head.head.youngest {
+            self.local.refresh()?;
+        }
+        if self.local.youngest() >= head.head.youngest {
+            return Ok(self.local.youngest());
+        }
+        let _serial = self.catching_up.lock().unwrap_or_else(|e| e.into_inner());
+        let db = self.local.db_path().to_path_buf();
+        let lock_path = db.join("write.lock");
+        let lock = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(io_error(format!("opening {}", lock_path.display())))?;
+        let waited = Instant::now();
+        loop {
+            match lock.try_lock() {
+                Ok(()) => break,
+                Err(std::fs::TryLockError::WouldBlock)
+                    if waited.elapsed() < Duration::from_secs(5) =>
+                {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    return Err(StoreError::Unavailable {
+                        what: format!("the cache {}", self.dir.display()),
+                        reason: format!(
+                            "a writer has held its write lock for 5 s while r{} waits to be \
+                             fetched",
+                            head.head.youngest
+                        ),
+                    })
+                }
+                Err(std::fs::TryLockError::Error(e)) => {
+                    return Err(io_error(format!("locking {}", lock_path.display()))(e))
+                }
+            }
+        }
+        self.local.refresh()?;
+        let mut cur = self.local.current();
+        if cur.youngest >= head.head.youngest {
+            return Ok(cur.youngest);
+        }
+        let mut files = Vec::with_capacity(PARTS.len());
+        for (i, part) in PARTS.iter().enumerate() {
+            let path = db.join(part);
+            let f = OpenOptions::new()
+                .write(true)
+                .open(&path)
+                .map_err(io_error(format!("opening {}", path.display())))?;
+            f.set_len(cur.lens[i])
+                .map_err(io_error(format!("truncating {}", path.display())))?;
+            files.push((f, path));
+        }
+        // The head's tail names the newest segments; older ones are found through the
+        // index objects, each read once for the whole chain.
+        let first = cur.youngest + 1;
+        let chain = match head.head.tail.first() {
+            Some(oldest) if oldest.revision <= first => head.head.tail.clone(),
+            _ => self.repository.chain(&head.head).map_err(store_error)?,
+        };
+        for rev in first..=head.head.youngest {
+            let at = chain
+                .iter()
+                .find(|s| s.revision == rev)
+                .copied()
+                .ok_or_else(|| {
+                    store_error(ClusterError::Corrupt {
+                        what: "head chain",
+                        key: self.repository.head_key().to_owned(),
+                        detail: format!("no segment for r{rev}"),
+                    })
+                })?;
+            let segment = self.repository.read_segment(at).map_err(store_error)?;
+            for (i, (f, path)) in files.iter().enumerate() {
+                f.write_all_at(&segment.parts[i], cur.lens[i])
+                    .map_err(io_error(format!("writing {}", path.display())))?;
+                cur.lens[i] += segment.parts[i].len() as u64;
+            }
+            cur.youngest = rev;
+        }
+        if cur.lens != head.head.lengths {
+            return Err(StoreError::Corrupt {
+                file: "cluster head",
+                offset: 0,
+                what: svelto_fs::Corruption::new(format!(
+                    "r{}'s head says the files are {:?} bytes long, its segments make {:?}",
+                    head.head.youngest, head.head.lengths, cur.lens
+                )),
+            });
+        }
+        for (f, path) in &files {
+            f.sync_data()
+                .map_err(io_error(format!("syncing {}", path.display())))?;
+        }
+        write_current(&db, &cur)?;
+        drop(lock);
+        self.local.refresh()
+    }
+}
+
+impl ReadRepo for ClusterRepo {
+    fn youngest(&self) -> Revnum {
+        self.local.youngest()
+    }
+    /// The fence: a linearizable read of the head, then the cache caught up with it.
+    fn refresh(&self) -> Result<Revnum> {
+        let started = Instant::now();
+        let head = loop {
+            match self.repository.head() {
+                Ok(head) => break head,
+                // A member that just came back refuses connections for a moment: the
+                // read is tried again on another until FENCE_TIMEOUT.
+                Err(e) if e.is_unavailable() && started.elapsed() < FENCE_TIMEOUT => {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                Err(e) => return Err(store_error(e)),
+            }
+        };
+        self.catch_up(&head)
+    }
+    fn uuid(&self) -> Result<String> {
+        self.local.uuid()
+    }
+    fn env(&self) -> Arc<dyn Env> {
+        self.local.env()
+    }
+    fn rev_info(&self, rev: Revnum) -> Result<RevInfo> {
+        ReadRepo::rev_info(&self.local, rev)
+    }
+    fn rev_meta(&self, rev: Revnum) -> Result<Arc<RevMeta>> {
+        ReadRepo::rev_meta(&self.local, rev)
+    }
+    fn node(&self, id: NodeRevId) -> Result<Arc<NodeRev>> {
+        ReadRepo::node(&self.local, id)
+    }
+    fn listing(&self, id: ListingId) -> Result<Arc<Vec<DirEntry>>> {
+        ReadRepo::listing(&self.local, id)
+    }
+    fn props_shared(&self, id: PropsId) -> Result<Arc<PropList>> {
+        ReadRepo::props_shared(&self.local, id)
+    }
+    fn text(&self, id: TextId) -> Result<Arc<Vec<u8>>> {
+        ReadRepo::text(&self.local, id)
+    }
+    fn text_reader(&self, text: &FileText) -> Result<Box<dyn Read + Send>> {
+        ReadRepo::text_reader(&self.local, text)
+    }
+    /// The table in etcd now (a linearizable read; parsed again only when it changed).
+    fn locks(&self) -> Result<Arc<LockTable>> {
+        let (bytes, version) = self.repository.locks().map_err(store_error)?;
+        let mut kept = self.locks.lock().unwrap_or_else(|e| e.into_inner());
+        if kept.0 != version {
+            let table = match bytes {
+                None => LockTable::default(),
+                Some(bytes) => LockTable::new(svelto_store::parse_lock_table(&bytes).map_err(
+                    |(offset, what)| StoreError::Corrupt {
+                        file: "cluster lock table",
+                        offset,
+                        what,
+                    },
+                )?),
+            };
+            *kept = (version, Arc::new(table));
+        }
+        Ok(kept.1.clone())
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+    fn stage(&self, name: &str) -> Result<Box<dyn WriteRepo>> {
+        ReadRepo::stage(&self.local, name)
+    }
+    fn verify_storage(&self) -> Result<()> {
+        ReadRepo::verify_storage(&self.local)
+    }
+    fn verify_records(&self) -> Result<()> {
+        ReadRepo::verify_records(&self.local)
+    }
+    fn scratch_dir(&self) -> Option<PathBuf> {
+        ReadRepo::scratch_dir(&self.local)
+    }
+    fn set_cache_limit(&self, bytes: usize) {
+        ReadRepo::set_cache_limit(&self.local, bytes)
+    }
+    fn listed(&self, id: ListingId) -> Result<ListedDir> {
+        ReadRepo::listed(&self.local, id)
+    }
+    fn stored_stream(&self, text: &FileText) -> Result<Option<Arc<Vec<u8>>>> {
+        ReadRepo::stored_stream(&self.local, text)
+    }
+    fn stored_stream_or_text(&self, text: &FileText) -> Result<Stored> {
+        ReadRepo::stored_stream_or_text(&self.local, text)
+    }
+    fn stored_delta(
+        &self,
+        text: &FileText,
+        base: TextId,
+    ) -> Result<Option<Vec<svelto_delta::Window>>> {
+        ReadRepo::stored_delta(&self.local, text, base)
+    }
+    fn stored_delta_stream(
+        &self,
+        text: &FileText,
+        base: TextId,
+    ) -> Result<Option<(Arc<Vec<u8>>, usize)>> {
+        ReadRepo::stored_delta_stream(&self.local, text, base)
+    }
+    fn text_over(
+        &self,
+        text: &FileText,
+        base: TextId,
+        base_text: &[u8],
+    ) -> Result<Option<(Vec<svelto_delta::Window>, Vec<u8>)>> {
+        ReadRepo::text_over(&self.local, text, base, base_text)
+    }
+    fn self_contained_bytes(&self, text: &FileText) -> Result<Option<u64>> {
+        ReadRepo::self_contained_bytes(&self.local, text)
+    }
+}
+
+/// The writer of one repository of the cluster on this front end: holds the etcd writer
+/// lease for as long as it lives, builds revisions with the local engine's writer in the
+/// cache, and publishes each by the head's conditioned transaction. A publication refused
+/// (another front end published: `Moved`; the lease ended: `LostLease`) or whose outcome
+/// is unknown is never acknowledged; the writer is then stale (`relock` answers false).
+pub struct ClusterWriter {
+    reader: ClusterRepo,
+    /// The etcd lease (None once released after being idle, or resigned).
+    lease: Arc<Mutex<Option<WriterLease>>>,
+    /// Its writer id, to campaign again with.
+    writer: String,
+    /// How long `open` and `relock` wait for the lease.
+    wait: Duration,
+    /// When set, `unlock` releases the lease after this long without `relock`.
+    idle_release: Option<Duration>,
+    /// Bumped by each `unlock` and `relock`: a release timer acts only on its own.
+    idle_epoch: Arc<std::sync::atomic::AtomicU64>,
+    /// The head the next publication is conditioned on.
+    base: HeadVersion,
+    /// The cache's file lengths at `base`.
+    published_at: Current,
+    inner: Writer,
+    stale: Option<String>,
+}
+
+impl ClusterWriter {
+    /// Campaigns for the writer lease as `writer` (for at most `wait` while another front
+    /// end holds it), catches the cache up with the head and opens the local writer.
+    pub fn open(reader: &ClusterRepo, writer: &str, wait: Duration) -> Result<ClusterWriter> {
+        let repository = &reader.repository;
+        let started = Instant::now();
+        let lease = loop {
+            if let Some(lease) = repository.campaign(writer).map_err(store_error)? {
+                break lease;
+            }
+            if started.elapsed() >= wait {
+                let holder = repository.writer().ok().flatten().unwrap_or_default();
+                return Err(StoreError::Unavailable {
+                    what: format!("the writer lease of {}", repository.name()),
+                    reason: format!("front end '{holder}' held it for {wait:?}"),
+                });
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let prepared = (|| {
+            let base = repository.head().map_err(store_error)?;
+            reader.catch_up(&base)?;
+            let inner = Writer::open(&reader.dir)?;
+            let published_at = inner.repo().current();
+            if published_at.youngest != base.head.youngest || published_at.lens != base.head.lengths
+            {
+                return Err(StoreError::Conflict(format!(
+                    "the cache {} is at r{} but the head at r{}",
+                    reader.dir.display(),
+                    published_at.youngest,
+                    base.head.youngest
+                )));
+            }
+            Ok((base, inner, published_at))
+        })();
+        let (base, inner, published_at) = match prepared {
+            Ok(prepared) => prepared,
+            Err(e) => {
+                // Not kept until its TTL by a writer that will not be used.
+                let _ = lease.resign();
+                return Err(e);
+            }
+        };
+        Ok(ClusterWriter {
+            reader: reader.clone(),
+            lease: Arc::new(Mutex::new(Some(lease))),
+            writer: writer.to_owned(),
+            wait,
+            idle_release: None,
+            idle_epoch: Arc::default(),
+            base,
+            published_at,
+            inner,
+            stale: None,
+        })
+    }
+
+    /// The head the next publication builds on.
+    pub fn head(&self) -> &HeadVersion {
+        &self.base
+    }
+
+    /// Makes `unlock` release the writer lease after `idle` without a `relock` (the
+    /// design's `writer_idle`), so that another front end can write; `relock` then
+    /// campaigns again and answers false if anyone published meanwhile.
+    pub fn set_idle_release(&mut self, idle: Duration) {
+        self.idle_release = Some(idle);
+    }
+
+    /// Whether this writer holds the lease now.
+    pub fn holds_lease(&self) -> bool {
+        let lease = self.lease.lock().unwrap_or_else(|e| e.into_inner());
+        lease.as_ref().is_some_and(WriterLease::is_held)
+    }
+
+    /// The lease again after an idle release (campaigning for at most `wait`), and whether
+    /// the head is still the one this writer built on.
+    fn lease_again(&mut self) -> Result<bool> {
+        let mut held = self.lease.lock().unwrap_or_else(|e| e.into_inner());
+        if held.is_none() {
+            let repository = &self.reader.repository;
+            let started = Instant::now();
+            *held = loop {
+                if let Some(lease) = repository.campaign(&self.writer).map_err(store_error)? {
+                    break Some(lease);
+                }
+                if started.elapsed() >= self.wait {
+                    let holder = repository.writer().ok().flatten().unwrap_or_default();
+                    return Err(StoreError::Unavailable {
+                        what: format!("the writer lease of {}", repository.name()),
+                        reason: format!("front end '{holder}' held it for {:?}", self.wait),
+                    });
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            };
+        }
+        let lease_held = held.as_ref().is_some_and(WriterLease::is_held);
+        drop(held);
+        let head = self.reader.repository.head().map_err(store_error)?;
+        Ok(lease_held && head.mod_revision == self.base.mod_revision)
+    }
+
+    fn usable(&self) -> Result<()> {
+        match &self.stale {
+            Some(why) => Err(StoreError::Conflict(format!(
+                "this cluster writer is stale ({why}): open a new one"
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    /// Publishes the one revision committed since the last publication.
+    fn publish_pending(&mut self) -> Result<Revnum> {
+        self.usable()?;
+        let (youngest, published) = (self.inner.youngest(), self.inner.published());
+        if youngest == published {
+            return Ok(published);
+        }
+        if youngest != published + 1 {
+            return Err(StoreError::Unsupported(format!(
+                "publishing {} revisions at once (the cluster publishes each commit)",
+                youngest - published
+            )));
+        }
+        let now = self.inner.view()?.current();
+        let segment = read_parts(self.reader.local.db_path(), &self.published_at, &now)?;
+        let commit = commit_id(&*self.reader.local.env());
+        let outcome = {
+            let held = self.lease.lock().unwrap_or_else(|e| e.into_inner());
+            match held.as_ref() {
+                Some(lease) => self
+                    .reader
+                    .repository
+                    .publish(lease, &self.base, commit, &segment),
+                None => Ok(Publish::LostLease),
+            }
+        };
+        let why = match outcome {
+            Ok(Publish::Published { revision, head }) => {
+                if head.head.youngest == revision {
+                    self.base = head;
+                } else {
+                    self.stale = Some(format!(
+                        "r{} was published after r{revision}",
+                        head.head.youngest
+                    ));
+                }
+                self.published_at = now;
+                // Published in the cluster: acknowledged whatever the cache does next (a
+                // cache that could not take it is caught up again by a reader).
+                if let Err(e) = self.inner.sync() {
+                    self.stale = Some(format!("the cache could not record r{revision}: {e}"));
+                }
+                return Ok(revision);
+            }
+            Ok(Publish::Moved { current }) => format!(
+                "r{} was published by front end '{}' since this writer's r{}: r{} is refused, \
+                 nothing of it is visible",
+                current.head.youngest, current.head.writer, self.base.head.youngest, youngest
+            ),
+            Ok(Publish::LostLease) => format!(
+                "this front end lost the writer lease of {}: r{youngest} is refused, nothing \
+                 of it is visible",
+                self.reader.repository.name()
+            ),
+            Err(e @ ClusterError::OutcomeUnknown { .. }) => {
+                self.stale = Some(e.to_string());
+                let _ = self.inner.discard_unpublished();
+                return Err(StoreError::Unavailable {
+                    what: "the cluster's commit point".into(),
+                    reason: format!("{e}; the commit is not acknowledged"),
+                });
+            }
+            Err(e) => {
+                self.stale = Some(e.to_string());
+                let _ = self.inner.discard_unpublished();
+                return Err(store_error(e));
+            }
+        };
+        self.stale = Some(why.clone());
+        let _ = self.inner.discard_unpublished();
+        Err(StoreError::Conflict(why))
+    }
+}
+
+impl Drop for ClusterWriter {
+    fn drop(&mut self) {
+        // Resigning lets the next writer in at once (dropping the lease would make it wait
+        // out the TTL, as after a crash).
+        self.idle_epoch
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let held = self.lease.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(lease) = held {
+            let _ = lease.resign();
+        }
+    }
+}
+
+impl WriteRepo for ClusterWriter {
+    fn youngest(&self) -> Revnum {
+        self.inner.youngest()
+    }
+    fn published(&self) -> Revnum {
+        self.inner.published()
+    }
+    fn view(&mut self) -> Result<&dyn ReadRepo> {
+        Ok(self.inner.view()?)
+    }
+    /// Publishes a revision committed and not yet synced first (the cluster publishes
+    /// one revision at a time: a load that syncs every few revisions still works).
+    fn begin(&mut self) -> Result<Box<dyn WriteTxn + '_>> {
+        self.publish_pending()?;
+        WriteRepo::begin(&mut self.inner)
+    }
+    fn sync(&mut self) -> Result<Revnum> {
+        self.publish_pending()
+    }
+    fn discard_unpublished(&mut self) -> Result<()> {
+        self.inner.discard_unpublished()
+    }
+    fn unlock(&mut self) -> Result<()> {
+        self.inner.unlock()?;
+        if let Some(idle) = self.idle_release {
+            use std::sync::atomic::Ordering::SeqCst;
+            let epoch = self.idle_epoch.fetch_add(1, SeqCst) + 1;
+            let (epochs, lease) = (self.idle_epoch.clone(), self.lease.clone());
+            std::thread::spawn(move || {
+                std::thread::sleep(idle);
+                let mut held = lease.lock().unwrap_or_else(|e| e.into_inner());
+                if epochs.load(SeqCst) == epoch {
+                    if let Some(lease) = held.take() {
+                        let _ = lease.resign();
+                    }
+                }
+            });
+        }
+        Ok(())
+    }
+    /// Cancels an idle release; campaigns again if the lease was released. False when
+    /// anyone published since this writer's head (open a new one then).
+    fn relock(&mut self) -> Result<bool> {
+        self.idle_epoch
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        if self.stale.is_some() || !self.inner.relock()? {
+            return Ok(false);
+        }
+        let answer = self.lease_again();
+        if answer.is_err() {
+            // Not kept locked by a writer whose caller gives up on it.
+            let _ = self.inner.unlock();
+        }
+        answer
+    }
+    fn expose_txn(&mut self, name: &str) -> Result<()> {
+        self.inner.expose_txn(name)
+    }
+    fn forget_txn(&self, name: &str) {
+        self.inner.forget_txn(name)
+    }
+    fn set_revprops(&mut self, rev: Revnum, revprops: PropList) -> Result<()> {
+        let _ = revprops;
+        Err(StoreError::Unsupported(format!(
+            "changing r{rev}'s revision properties in the cluster (a publication that adds \
+             no revision: not built yet, docs/cluster.md)"
+        )))
+    }
+    fn set_uuid(&mut self, uuid: &str) -> Result<()> {
+        Err(StoreError::Unsupported(format!(
+            "setting the UUID {uuid} of a cluster repository (it is written at creation)"
+        )))
+    }
+    fn set_locks(
+        &mut self,
+        locks: std::collections::BTreeMap<String, svelto_core::Lock>,
+        reader: &dyn ReadRepo,
+    ) -> Result<()> {
+        self.usable()?;
+        let name = self.reader.repository.name();
+        let same = reader
+            .as_any()
+            .downcast_ref::<ClusterRepo>()
+            .filter(|r| r.repository.name() == name && r.dir == self.reader.dir);
+        let Some(reader) = same else {
+            return Err(StoreError::Conflict(format!(
+                "the lock table of cluster repository {name} changed through a handle of \
+                 another repository or backend"
+            )));
+        };
+        let (_, expected) = self.reader.repository.locks().map_err(store_error)?;
+        let encoded = svelto_store::encode_lock_table(&locks).into_bytes();
+        let written = {
+            let held = self.lease.lock().unwrap_or_else(|e| e.into_inner());
+            match held.as_ref() {
+                Some(lease) => self.reader.repository.put_locks(lease, expected, encoded),
+                None => Ok(None),
+            }
+        };
+        match written {
+            Ok(Some(version)) => {
+                let table = Arc::new(LockTable::new(locks));
+                for r in [reader, &self.reader] {
+                    let mut kept = r.locks.lock().unwrap_or_else(|e| e.into_inner());
+                    if kept.0 < version {
+                        *kept = (version, table.clone());
+                    }
+                }
+                Ok(())
+            }
+            Ok(None) => {
+                let why = format!(
+                    "the lock table of {name} was not changed: this front end lost the writer \
+                     lease, or the table changed under it"
+                );
+                self.stale = Some(why.clone());
+                Err(StoreError::Conflict(why))
+            }
+            Err(e) => {
+                self.stale = Some(e.to_string());
+                Err(StoreError::Unavailable {
+                    what: format!("the lock table of {name}"),
+                    reason: format!("{e}; whether it changed is unknown"),
+                })
+            }
+        }
+    }
+}
