@@ -211,19 +211,35 @@ fn hook_templates_call_svelto_look() {
     assert!(out.success(), "{}", out.stderr_text());
 }
 
-/// `svelto serve -r FILE` and `-r MISSING` are refused with svnserve's words.
+/// `svelto serve -r FILE` and `-r MISSING` are refused with svnserve's words, the path as
+/// it was given (relative, with `.`, `..` or a doubled slash).
 #[test]
 fn a_root_that_is_not_a_directory_is_refused_as_svnserve_refuses_it() {
     let dir = tempdir();
     let file = dir.path().join("a-file");
     write(&file, "not a directory\n");
-    for root in [file.clone(), dir.path().join("missing")] {
+    let given = [
+        file.display().to_string(),
+        dir.path().join("missing").display().to_string(),
+        "a-file/".to_string(),
+        "./sub//missing".to_string(),
+        format!(
+            "../{}/missing",
+            dir.path()
+                .file_name()
+                .expect("a temporary directory's name")
+                .to_string_lossy()
+        ),
+    ];
+    for root in given {
         let theirs = Run::tool("svnserve")
+            .current_dir(dir.path())
             .args(["-d", "--foreground", "--listen-port", "0", "-r"])
             .arg(&root)
             .timeout(Duration::from_secs(20))
             .output();
         let ours = Run::new(bin())
+            .current_dir(dir.path())
             .args(["serve", "-d", "--foreground", "--listen-port", "0", "-r"])
             .arg(&root)
             .timeout(Duration::from_secs(20))
