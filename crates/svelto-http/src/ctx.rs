@@ -151,6 +151,22 @@ impl Ctx<'_> {
         let (Some(dirs), Some((parent, name))) = (self.dirs, path.rsplit_once('/')) else {
             return Ok(self.svc.node(path, rev)?);
         };
+        match self.find_below(dirs, rev, parent, name) {
+            // A directory on the way is hidden from the user (authz is per path: `path`
+            // itself may be readable): one lookup of the path itself.
+            Err(e) if e.is_unreadable() => Ok(self.svc.node(path, rev)?),
+            found => Ok(found?),
+        }
+    }
+
+    /// [`Ctx::find`] of `parent/name` through the connection's directories.
+    fn find_below(
+        &self,
+        dirs: &RefCell<Dirs>,
+        rev: Revnum,
+        parent: &str,
+        name: &str,
+    ) -> svelto_repos::Result<Option<svelto_repos::Node>> {
         let known = dirs.borrow().get(rev, parent);
         let dir = match known {
             Some(d) => d,

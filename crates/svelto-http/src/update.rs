@@ -362,8 +362,18 @@ impl XmlState {
     }
 
     /// The node at the repository relpath `path` in the target revision, found from the
-    /// directories kept in [`XmlState::dirs`].
+    /// directories kept in [`XmlState::dirs`]; where a directory on the way is hidden from
+    /// the user (authz is per path), by one lookup of the path itself.
     fn node(&mut self, path: &str) -> Option<svelto_repos::Node> {
+        match self.node_below(path) {
+            Some(n) => Some(n),
+            None if !path.is_empty() => self.svc.node(path, self.target_rev).ok().flatten(),
+            None => None,
+        }
+    }
+
+    /// [`XmlState::node`] through the kept directories (None also when one is hidden).
+    fn node_below(&mut self, path: &str) -> Option<svelto_repos::Node> {
         if path.is_empty() {
             return self.svc.node("", self.target_rev).ok().flatten();
         }

@@ -324,6 +324,51 @@ fn updates_over_unreadable_targets_match_apache() {
     scope.compare_wc("wc");
 }
 
+/// Readable paths under a hidden root and hidden parents (Subversion's issue #3242,
+/// authz_tests 15 and 16, merge_authz_tests 3 and 4): checkout, GET by revision, update to
+/// a renamed file, diff and log of the readable subtree answer as through Apache. The
+/// service refuses each hidden directory a lookup would pass through, so the front end's
+/// walk from the root must give way to one lookup of the readable path itself.
+#[test]
+fn readable_paths_under_a_hidden_root_answer_as_through_apache() {
+    let pair = Pair::http_auth("basic", &bin(), true);
+    htpasswd(&pair.htpasswd(), LOGINS);
+    install(&pair, &conf(true), "[/]\nharry = rw\n");
+    let harry = creds("harry", "harryssecret");
+    let scope = pair.scope("hidden-root");
+    let run = |args: &[&str]| {
+        let mut v: Vec<&str> = vec![args[0]];
+        v.extend(harry.iter().map(String::as_str));
+        v.extend_from_slice(&args[1..]);
+        scope.both_any(&v)
+    };
+    assert!(run(&["copy", "-m", "branch", "{URL}/trunk", "{URL}/branches/b"]).success());
+    install(
+        &pair,
+        &conf(true),
+        "[/]\n* =\n[/trunk/a]\nharry = rw\n[/branches/b/a]\nharry = r\n",
+    );
+    assert!(run(&["checkout", "{URL}/trunk/a", "wc"]).success());
+    scope.compare_wc("wc");
+    run(&["cat", "{URL}/trunk/a/b/all-bytes.bin@3"]);
+    run(&["ls", "-R", "-v", "{URL}/trunk/a"]);
+    run(&["log", "-v", "{URL}/trunk/a"]);
+    run(&["diff", "{URL}/trunk/a", "{URL}/branches/b/a"]);
+    run(&["diff", "-c", "2", "{URL}/trunk/a"]);
+    assert!(run(&[
+        "move",
+        "-m",
+        "rename",
+        "{URL}/trunk/a/b/c/empty-in-deep.txt",
+        "{URL}/trunk/a/b/c/moved.txt"
+    ])
+    .success());
+    run(&["update", "wc"]);
+    scope.compare_wc("wc");
+    run(&["ls", "{URL}/trunk"]);
+    run(&["ls", "{URL}"]);
+}
+
 /// The HTTP pair of the authz matrix (`Satisfy Any`): the matrix's users in the password
 /// file (bcrypt, `$apr1$`, `{SHA}`), its rules and svnserve.conf.
 fn matrix_pair() -> Pair {
