@@ -197,7 +197,7 @@ impl Ctx<'_> {
                 dir
             }
         };
-        Ok(self.svc.child(&dir, name)?)
+        self.svc.child(&dir, name)
     }
 
     /// The node at `path` in `rev`, or a 404 in mod_dav_svn's words.
