@@ -243,13 +243,7 @@ impl ClusterRepo {
         }
         let _serial = self.catching_up.lock().unwrap_or_else(|e| e.into_inner());
         let db = self.local.db_path().to_path_buf();
-        let lock_path = db.join("write.lock");
-        let lock = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-            .map_err(io_error(format!("opening {}", lock_path.display())))?;
+        let (lock, lock_path) = svelto_store::Writer::lock_file(&db)?;
         let waited = Instant::now();
         loop {
             match lock.try_lock() {

@@ -298,15 +298,14 @@ impl Repository {
     /// The repository's UUID as [`Repository::create_with_uuid`] wrote it (None when it
     /// was created without one).
     pub fn uuid(&self) -> Result<Option<String>, ClusterError> {
+        self.read_text("read uuid", &self.uuid_key)
+    }
+
+    /// The value of `key` as text (None when absent), by a linearizable read.
+    fn read_text(&self, what: &'static str, key: &str) -> Result<Option<String>, ClusterError> {
         self.block(async {
             let mut etcd = self.inner.etcd.clone();
-            let resp = self
-                .etcd_call(
-                    "read uuid",
-                    &self.uuid_key,
-                    etcd.get(self.uuid_key.as_str(), None),
-                )
-                .await?;
+            let resp = self.etcd_call(what, key, etcd.get(key, None)).await?;
             Ok(resp
                 .kvs()
                 .first()
@@ -365,20 +364,7 @@ impl Repository {
 
     /// The id of the writer holding the election key, if one does.
     pub fn writer(&self) -> Result<Option<String>, ClusterError> {
-        self.block(async {
-            let mut etcd = self.inner.etcd.clone();
-            let resp = self
-                .etcd_call(
-                    "read writer",
-                    &self.writer_key,
-                    etcd.get(self.writer_key.as_str(), None),
-                )
-                .await?;
-            Ok(resp
-                .kvs()
-                .first()
-                .map(|kv| String::from_utf8_lossy(kv.value()).into_owned()))
-        })
+        self.read_text("read writer", &self.writer_key)
     }
 
     /// Campaigns once for the writer lease: grants a lease and creates the election key on

@@ -99,9 +99,10 @@ impl Writer {
         }
     }
 
-    /// `db/write.lock` of the repository whose `db` is `db`, opened (created if missing)
+    /// `db/write.lock` of the repository whose `db` is `db` (the writers' lock, which
+    /// anything appending to its files takes), opened (created if missing)
     /// but not locked, and its path.
-    pub(crate) fn lock_file(db: &Path) -> Result<(File, PathBuf)> {
+    pub fn lock_file(db: &Path) -> Result<(File, PathBuf)> {
         let lock_path = db.join("write.lock");
         let lock = OpenOptions::new()
             .create(true)

@@ -180,7 +180,8 @@ impl Ctx {
 
     /// Whether `path` (a repository relpath) may be read (`write`: written).
     pub fn allowed(&self, path: &str, write: bool) -> bool {
-        self.allows(&Where::Path(path.to_string()), write)
+        // Without rules nothing is built: every lookup of a node asks.
+        self.authz.is_none() || self.allows(&Where::Path(path.to_string()), write)
     }
 
     /// Whether `path` and everything below it may be read (`write`: written): mod_authz_svn's
