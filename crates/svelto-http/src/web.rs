@@ -51,10 +51,10 @@ pub(crate) fn page(
         // Written as the connection takes it, a file's text at a time.
         return Ok(match svelto_web::archive(svc, &site, &request)? {
             Ok(archive) => {
-                let disposition = format!("attachment; filename=\"{}.tar.gz\"", archive.name);
+                let disposition = format!("attachment; filename=\"{}\"", archive.file_name());
                 Reply::stream(
                     StatusCode::OK,
-                    "application/gzip",
+                    archive.format.content_type(),
                     Box::new(move |out| archive.write(out).map_err(HttpError::from)),
                 )
                 .header("content-disposition", Bytes::from(disposition))

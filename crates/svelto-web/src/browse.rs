@@ -75,12 +75,13 @@ fn directory(at: &At<'_>) -> Result<Response> {
     let parent = at.path.rsplit_once('/').map_or("", |(p, _)| p);
     let body = html! {
         nav.links {
-            a href=(at.href(Page::Log, at.link_rev(), at.path)) { "History" }
+            a href=(at.href(Page::Log, at.link_rev(), at.path)) accesskey="h" { "History" }
             a href=(at.href(Page::Rev, Some(at.rev), "")) { "Revision " (at.rev) }
             a href=(at.href(Page::Archive, Some(at.rev), at.path)) { "Download .tar.gz" }
+            a href=(format!("{}?format=zip", at.href(Page::Archive, Some(at.rev), at.path))) { "Download .zip" }
         }
         table.list {
-            thead { tr { th { "Name" } th.num { "Size" } th.num { "Rev" } th { "Author" } th { "Age" } th { "Message" } } }
+            thead { tr { th { "Name" } th.num { "Size" } th.num { "Rev" } th { "Author" } th.age { "Age" } th { "Message" } } }
             tbody {
                 @if !at.path.is_empty() {
                     tr { td { a href=(at.href(Page::Browse, at.link_rev(), parent)) { ".." } } td{} td{} td{} td{} td{} }
@@ -95,7 +96,7 @@ fn directory(at: &At<'_>) -> Result<Response> {
                         td.num { @if e.kind == NodeKind::File { (layout::size(e.size)) } }
                         td.num { a href=(at.href(Page::Rev, Some(e.created), "")) { (e.created) } }
                         td { (info.author.as_deref().unwrap_or("")) }
-                        td title=(layout::short_date(info.date.as_deref())) { (layout::age(info.date.as_deref(), at.site.now_micros)) }
+                        td.age title=(layout::short_date(info.date.as_deref())) { (layout::age(info.date.as_deref(), at.site.now_micros)) }
                         td { (info.summary()) }
                     }
                 }
@@ -269,15 +270,40 @@ fn file(at: &At<'_>, node: &svelto_repos::Node) -> Result<Response> {
         }
         (Shown::Text, Some(t)) => {
             let t = String::from_utf8_lossy(t);
-            let lines: Vec<&str> = t.lines().collect();
+            let (lines, note) = match crate::highlight::highlight(name, &t) {
+                Ok(h) => {
+                    let note = if h.done < h.lines.len() {
+                        format!("{}, highlighted to line {} (time budget)", h.syntax, h.done)
+                    } else {
+                        h.syntax.to_string()
+                    };
+                    (h.lines, note)
+                }
+                Err(why) => {
+                    let lines = t
+                        .lines()
+                        .map(|l| {
+                            let mut s = String::with_capacity(l.len());
+                            crate::highlight::escape_into(&mut s, l);
+                            s
+                        })
+                        .collect();
+                    let note = match why {
+                        crate::highlight::Plain::NoSyntax => String::new(),
+                        crate::highlight::Plain::TooLarge(w) => format!("not highlighted: {w}"),
+                    };
+                    (std::sync::Arc::new(lines), note)
+                }
+            };
             html! {
+                @if !note.is_empty() { p.muted.syntax { (note) } }
                 table.code {
                     @for (i, line) in lines.iter().enumerate() {
                         @let n = i + 1;
                         @let hl = marks.is_some_and(|(a, b)| a <= n && n <= b);
                         tr id=(format!("L{n}")) class=[hl.then_some("hl")] {
                             td.n { a href=(format!("?hl={n}#L{n}")) { (n) } }
-                            td { (line) }
+                            td { (PreEscaped(line)) }
                         }
                     }
                 }
@@ -286,10 +312,10 @@ fn file(at: &At<'_>, node: &svelto_repos::Node) -> Result<Response> {
     };
     let body = html! {
         nav.links {
-            a href=(raw) { "Raw" }
-            a href=(at.href(Page::Log, at.link_rev(), at.path)) { "History" }
-            a href=(at.href(Page::Blame, Some(at.rev), at.path)) { "Blame" }
-            a href=(at.href(Page::Diff, Some(at.rev), at.path)) { "Diff with previous" }
+            a href=(raw) accesskey="r" { "Raw" }
+            a href=(at.href(Page::Log, at.link_rev(), at.path)) accesskey="h" { "History" }
+            a href=(at.href(Page::Blame, Some(at.rev), at.path)) accesskey="b" { "Blame" }
+            a href=(at.href(Page::Diff, Some(at.rev), at.path)) accesskey="d" { "Diff with previous" }
             span.muted { (layout::size(size)) ", last changed in " a href=(at.href(Page::Rev, Some(node.created_rev()), "")) { "r" (node.created_rev()) } }
         }
         (content)

@@ -51,7 +51,7 @@ pub fn diff(at: &At<'_>) -> Result<Response> {
         nav.links {
             a href=(format!("{here}?old={old_rev}")) { "Unified" }
             a href=(format!("{here}?old={old_rev}&view=split")) { "Side by side" }
-            a href=(at.href(Page::Log, at.link_rev(), at.path)) { "History" }
+            a href=(at.href(Page::Log, at.link_rev(), at.path)) accesskey="h" { "History" }
             a href=(at.href(Page::Browse, Some(at.rev), at.path)) { "File" }
         }
         (rendered)

@@ -7,7 +7,9 @@ use std::collections::HashMap;
 use svelto_core::Revnum;
 use svelto_repos::service::Ctx;
 
-/// The pages' one stylesheet (readable on a phone: the tables scroll, the text wraps).
+/// The pages' one stylesheet (readable on a phone: the tables scroll, the text wraps, the
+/// search form takes a line of its own, a directory's ages are left out; the keyboard's
+/// focus is always outlined, the skip link shows when focused).
 const CSS: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1b1f24;background:#fff}\
 header{padding:.6em 1em;background:#f3f4f6;border-bottom:1px solid #d0d7de}\
 header a{color:#0550ae}main{padding:1em;overflow-x:auto}\
@@ -23,7 +25,13 @@ table.code tr:target,table.code tr.hl{background:#fff8c5}\
 ins{background:#abf2bc;text-decoration:none}del{background:#ff818266;text-decoration:none}\
 nav.links a{margin-right:1em}.muted{color:#6e7781}\
 .readme{border-top:1px solid #d0d7de;margin-top:1.5em;padding-top:.5em;max-width:60em}\
-form.search input[type=text]{width:20em;max-width:90%}";
+form.search{display:inline;margin-left:2em}form.search input[type=text]{width:20em;max-width:90%}\
+:focus-visible{outline:2px solid #0969da;outline-offset:1px}\
+.skip{position:absolute;left:-999em;top:.3em;background:#fff;padding:.3em .8em;border:1px solid #0969da}\
+.skip:focus{left:.5em}\
+@media (max-width:640px){header{padding:.5em}main{padding:.5em}\
+form.search{display:block;margin:.4em 0 0}form.search input[type=text]{width:65%}\
+table.list .age{display:none}td,th{padding:.2em .35em}}";
 
 /// A whole page: the header (repositories, the repository, the path's crumbs at the page's
 /// revision), the title, the body.
@@ -38,8 +46,8 @@ pub fn page(at: &At<'_>, page_kind: Page, title: &str, body: Markup) -> Response
             " / " a href=(at.href(Page::Browse, at.link_rev(), "")) { (site.repo_name) }
             (crumbs)
             " @ " a href=(at.href(Page::Rev, Some(at.rev), "")) { "r" (at.rev) }
-            form.search style="display:inline;margin-left:2em" method="get" action=(search) {
-                input type="text" name="q" aria-label="Search paths and log messages" placeholder="Search";
+            form.search method="get" action=(search) role="search" {
+                input type="text" name="q" accesskey="s" aria-label="Search paths and log messages (access key S)" placeholder="Search";
                 " " button type="submit" { "Search" }
             }
         },
@@ -82,14 +90,15 @@ fn frame(prefix: &str, title: &str, header: Markup, body: Markup) -> Markup {
                 meta name="viewport" content="width=device-width, initial-scale=1";
                 meta name="referrer" content="same-origin";
                 title { (title) }
-                style { (PreEscaped(CSS)) }
+                style { (PreEscaped(CSS)) (PreEscaped(crate::highlight::CSS)) }
             }
             body {
+                a.skip href="#main" { "Skip to content" }
                 header {
-                    a href=(format!("{prefix}/")) { "Repositories" }
+                    a href=(format!("{prefix}/")) accesskey="0" { "Repositories" }
                     (header)
                 }
-                main { (body) }
+                main #main tabindex="-1" { (body) }
             }
         }
     }
@@ -97,8 +106,12 @@ fn frame(prefix: &str, title: &str, header: Markup, body: Markup) -> Markup {
 
 /// What a renderer answers for an archive it cannot stream: a link to it.
 pub fn archive_link(at: &At<'_>, name: &str) -> Response {
-    let body =
-        html! { p { a href=(at.href(Page::Archive, Some(at.rev), at.path)) { (name) ".tar.gz" } } };
+    let href = at.href(Page::Archive, Some(at.rev), at.path);
+    let href = match crate::Format::from_query(at.query) {
+        crate::Format::Zip => format!("{href}?format=zip"),
+        crate::Format::TarGz => href,
+    };
+    let body = html! { p { a href=(href) { (name) } } };
     page(at, Page::Archive, name, body)
 }
 

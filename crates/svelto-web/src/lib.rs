@@ -16,6 +16,7 @@ mod archive;
 mod blame;
 mod browse;
 mod diff;
+mod highlight;
 mod history;
 mod layout;
 mod search;
@@ -51,7 +52,7 @@ pub enum Page {
     Diff,
     /// Paths and log messages matching a text.
     Search,
-    /// A directory as a `.tar.gz`, streamed ([`archive`]).
+    /// A directory as a `.tar.gz`, or a `.zip` with `?format=zip`, streamed ([`archive`]).
     Archive,
 }
 
@@ -224,13 +225,13 @@ pub fn render(svc: &Ctx, site: &Site<'_>, req: &Request<'_>) -> Result<Response>
         Page::Diff => diff::diff(&at),
         Page::Search => search::search(&at),
         Page::Archive => match archive::archive(&at)? {
-            Ok(a) => Ok(layout::archive_link(&at, &a.name)),
+            Ok(a) => Ok(layout::archive_link(&at, &a.file_name())),
             Err(page) => Ok(page),
         },
     }
 }
 
-pub use archive::Archive;
+pub use archive::{Archive, Format};
 
 /// The archive a [`Page::Archive`] request asks for (written by [`Archive::write`] as the
 /// response streams), or the page saying why there is none.

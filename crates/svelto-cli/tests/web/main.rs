@@ -55,6 +55,11 @@ fn dom(profile: &Path, url: &str) -> String {
 
 /// A screenshot of `url`, kept as a test artefact.
 fn screenshot(profile: &Path, url: &str, name: &str) {
+    screenshot_sized(profile, url, name, "1100,800");
+}
+
+/// A screenshot of `url` in a window of `size` ("W,H").
+fn screenshot_sized(profile: &Path, url: &str, name: &str, size: &str) {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("web-screenshots");
     std::fs::create_dir_all(&dir).expect("screenshot directory");
     let file = dir.join(format!("{name}.png"));
@@ -62,7 +67,7 @@ fn screenshot(profile: &Path, url: &str, name: &str) {
         profile,
         &[
             &format!("--screenshot={}", file.display()),
-            "--window-size=1100,800",
+            &format!("--window-size={size}"),
             "--hide-scrollbars",
         ],
         url,
@@ -283,11 +288,52 @@ fn a_visitor_browses_reads_history_diff_blame_and_searches_and_nothing_hostile_r
         trunk.contains("hostile &lt;b&gt;message&lt;/b&gt;"),
         "{trunk}"
     );
+    // The keyboard: a skip link is the first link, to the main part; access keys for the
+    // search (S), History (H), and on a file Raw (R), Blame (B), Diff (D); the focus is
+    // outlined (the stylesheet's :focus-visible). A phone: the viewport is the device's.
+    let body = &trunk[trunk.find("<body>").expect("a body")..];
+    assert!(
+        body.find("<a ") == body.find("<a class=\"skip\" href=\"#main\">Skip to content</a>"),
+        "{trunk}"
+    );
+    assert!(
+        trunk.contains("<main id=\"main\" tabindex=\"-1\">"),
+        "{trunk}"
+    );
+    assert!(trunk.contains("accesskey=\"s\"") && trunk.contains("accesskey=\"h\""));
+    assert!(trunk.contains(":focus-visible{outline"), "{trunk}");
+    assert!(
+        trunk.contains("name=\"viewport\" content=\"width=device-width, initial-scale=1\""),
+        "{trunk}"
+    );
+    screenshot_sized(
+        &rig.profile,
+        &rig.url(&trunk_href),
+        "phone-directory",
+        "390,844",
+    );
+    // Archives of the directory, both kinds.
+    assert!(link(&trunk, "Download .zip").ends_with("/!svn/web/archive/3/trunk?format=zip"));
+    assert!(link(&trunk, "Download .tar.gz").ends_with("/!svn/web/archive/3/trunk"));
     // r1 and r2 also changed /secret: as `svn log` shows them, their messages are hidden.
     assert!(!trunk.contains("tweak main and the plan"), "{trunk}");
     let file_href = link(&trunk, "main.rs");
     let file = rig.dom(&file_href);
     assert!(file.contains("hello, world"), "{file}");
+    // Highlighted (syntect's Rust grammar), as classes the inline stylesheet colours.
+    assert!(file.contains("<span class=\"ht\">fn</span>"), "{file}");
+    assert!(
+        file.contains("<span class=\"hs\">\"hello, world\"</span>"),
+        "{file}"
+    );
+    assert!(file.contains(">Rust<"), "{file}");
+    for key in ["r", "b", "d", "h"] {
+        assert!(
+            file.contains(&format!("accesskey=\"{key}\"")),
+            "{key}: {file}"
+        );
+    }
+    screenshot_sized(&rig.profile, &rig.url(&file_href), "phone-file", "390,844");
     // A line's link marks it; a range is `?hl=A-B`.
     let line2 = link(&file, "2");
     assert!(line2.ends_with("?hl=2#L2"), "{line2}");
@@ -304,7 +350,7 @@ fn a_visitor_browses_reads_history_diff_blame_and_searches_and_nothing_hostile_r
         history.contains(">r2<") && history.contains(">r1<"),
         "{history}"
     );
-    let entries = &history[history.find("<main>").expect("a main")..];
+    let entries = &history[history.find("<main").expect("a main")..];
     assert!(!entries.contains(">r3<"), "{history}");
     assert!(history.contains("/trunk/main.rs"));
     assert!(!history.contains("secret"), "{history}");
@@ -357,7 +403,9 @@ fn a_visitor_browses_reads_history_diff_blame_and_searches_and_nothing_hostile_r
     // The hostile files, shown and raw, and the revision with the hostile message.
     for name in ["evil.html", "evil.svg", "evil.js"] {
         let page = rig.dom(&link(&trunk, name));
-        assert!(page.contains("document.title="), "{page}");
+        // Shown as text (highlighted: the words may sit in spans of their own).
+        assert!(page.contains("pwned"), "{page}");
+        assert!(!page.contains("<script"), "{page}");
         let raw = rig.dom(&link(&page, "Raw"));
         assert!(!raw.contains("<script>document"), "{raw}");
     }
@@ -427,6 +475,49 @@ fn pages_of_hidden_paths_are_refused_and_repository_urls_answer_as_before() {
         .success()
         .stdout_text();
     assert!(main.contains("hello, world"), "{main}");
+    // The same as a .zip (linked from the directory page), read by Python's zipfile:
+    // every entry's CRC checked, /secret left out.
+    let zip = rig.root.join("demo.zip");
+    let head = Run::tool("curl")
+        .args(["-s", "-f", "-D", "-", "-o"])
+        .arg(&zip)
+        .arg(rig.url("/demo/!svn/web/archive/HEAD/?format=zip"))
+        .success()
+        .stdout_text()
+        .to_ascii_lowercase();
+    assert!(head.contains("content-type: application/zip"), "{head}");
+    assert!(head.contains("filename=\"demo-r3.zip\""), "{head}");
+    let listed = Run::tool("python3")
+        .args([
+            "-c",
+            "import sys, zipfile\n\
+             z = zipfile.ZipFile(sys.argv[1])\n\
+             assert z.testzip() is None\n\
+             for i in z.infolist(): print(i.filename, i.file_size, i.date_time[0])\n\
+             sys.stdout.write(z.read('demo-r3/trunk/main.rs').decode())",
+        ])
+        .arg(&zip)
+        .success()
+        .stdout_text();
+    let mut entries: Vec<&str> = listed
+        .lines()
+        .filter(|l| l.starts_with("demo-r3/"))
+        .collect();
+    entries.sort_unstable();
+    assert_eq!(entries.len(), 8, "{listed}");
+    assert!(
+        entries.iter().any(|e| e.starts_with("demo-r3/trunk/ 0 ")),
+        "{listed}"
+    );
+    // Entries carry the revision's date, not zip's earliest (1980).
+    assert!(
+        entries
+            .iter()
+            .all(|e| e.rsplit(' ').next().is_some_and(|y| y != "1980")),
+        "{listed}"
+    );
+    assert!(!listed.contains("secret"), "{listed}");
+    assert!(listed.contains("println!(\"hello, world\");"), "{listed}");
     // A page's headers: the policy, nosniff; a raw HTML file is text.
     let head = Run::tool("curl")
         .args(["-s", "-D", "-", "-o", "/dev/null"])
