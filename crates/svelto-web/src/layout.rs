@@ -16,14 +16,14 @@ header a{color:#0550ae}main{padding:1em;overflow-x:auto}\
 a{color:#0550ae;text-decoration:none}a:hover,a:focus{text-decoration:underline}\
 table{border-collapse:collapse}td,th{padding:.2em .6em;text-align:left;vertical-align:top}\
 table.list tr:nth-child(even){background:#f6f8fa}\
-.num{text-align:right;font-variant-numeric:tabular-nums}\
+.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}\
 .msg{white-space:pre-wrap;max-width:60em}\
 table.code{font:12px/1.4 ui-monospace,monospace;width:100%}\
 table.code td{padding:0 .6em;white-space:pre}table.code td.n{color:#6e7781;text-align:right;user-select:none}\
 table.code tr:target,table.code tr.hl{background:#fff8c5}\
 .add{background:#e6ffec}.del{background:#ffebe9}.hunk{color:#6e7781;background:#ddf4ff}\
 ins{background:#abf2bc;text-decoration:none}del{background:#ff818266;text-decoration:none}\
-nav.links a{margin-right:1em}.muted{color:#6e7781}\
+nav.links a{margin-right:1em;display:inline-block}.muted{color:#6e7781}\
 .readme{border-top:1px solid #d0d7de;margin-top:1.5em;padding-top:.5em;max-width:60em}\
 form.search{display:inline;margin-left:2em}form.search input[type=text]{width:20em;max-width:90%}\
 :focus-visible{outline:2px solid #0969da;outline-offset:1px}\
