@@ -5,8 +5,8 @@
 //! Owns: the pages' URL space below `!svn/web/` ([`Page`], [`href`]), their HTML (maud:
 //! every value from the repository is escaped by the template), the content security
 //! policy every page carries ([`CSP`]), raw downloads that are never active content in the
-//! interface's origin, diffs (similar) and README rendering (pulldown-cmark, raw HTML
-//! escaped).
+//! interface's origin, diffs (similar), syntax highlighting (syntect, bounded and cached),
+//! archives (`.tar.gz`, `.zip`) and README rendering (pulldown-cmark, raw HTML escaped).
 //! Must not: decode HTTP or know about connections (svelto-http routes a request here with
 //! the request's [`svelto_repos::service::Ctx`], after its authz, login and URL checks, and
 //! turns the [`Response`] into its reply), or read the store other than through
