@@ -160,7 +160,7 @@ pub fn handshake<R: Read, W: Write>(
         let authz = adm
             .authz_source()
             .map(|src| {
-                service::authz::load(src, &repo, &located.repo_dir)
+                service::authz::load(src, &*repo, &located.repo_dir)
                     .map_err(|why| authz_refused(shared, &located.repo_dir, &why))
             })
             .transpose()?;
