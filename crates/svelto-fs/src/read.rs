@@ -316,6 +316,9 @@ pub trait Backend: Send + Sync {
     /// A reading handle of the repository in `dir`, whose users take the time and fresh
     /// names from `env` ([`ReadRepo::env`]).
     fn open(&self, dir: &Path, env: &Arc<dyn Env>) -> Result<Arc<dyn ReadRepo>>;
+    /// Whether `dir` holds a repository of this backend (what a server looks for under its
+    /// root).
+    fn is_repository(&self, dir: &Path) -> bool;
     /// The writer of the repository in `dir` (takes the write lock).
     fn open_writer(&self, dir: &Path) -> Result<Box<dyn WriteRepo>>;
     /// The counters of the backend's caches: (the name a metric labels the cache with,

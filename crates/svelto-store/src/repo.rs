@@ -1404,6 +1404,9 @@ impl svelto_fs::Backend for LocalBackend {
         repo.set_env(env.clone());
         Ok(Arc::new(repo))
     }
+    fn is_repository(&self, dir: &Path) -> bool {
+        dir.join("db").join("format").is_file()
+    }
     fn open_writer(&self, dir: &Path) -> Result<Box<dyn svelto_fs::WriteRepo>> {
         Ok(Box::new(crate::Writer::open(dir)?))
     }

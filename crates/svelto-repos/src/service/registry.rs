@@ -118,9 +118,9 @@ impl Repos {
             .len()
     }
 
-    /// Whether `dir` holds a Svelto repository.
-    pub fn is_repo(dir: &Path) -> bool {
-        dir.join("db").join("format").is_file()
+    /// Whether `dir` holds a repository of the backend.
+    pub fn is_repo(&self, dir: &Path) -> bool {
+        self.backend.is_repository(dir)
     }
 
     /// The shared handle of the repository in `dir` and its writer slot, opened on first

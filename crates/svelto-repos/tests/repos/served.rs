@@ -39,6 +39,9 @@ impl Backend for InMemory {
         repo.set_env(env.clone());
         Ok(Arc::new(repo))
     }
+    fn is_repository(&self, dir: &Path) -> bool {
+        self.get(dir).is_ok()
+    }
     fn open_writer(&self, dir: &Path) -> svelto_fs::Result<Box<dyn WriteRepo>> {
         Ok(Box::new(self.get(dir)?.writer()))
     }
@@ -70,6 +73,8 @@ fn contents(n: usize, seed: u64) -> Vec<u8> {
 fn session(backend: Arc<dyn Backend>, dir: &Path) -> (Vec<String>, bool) {
     let env: Arc<dyn Env> = Arc::new(FixedEnv::new(DATE));
     let repos = Repos::new(backend, 1 << 20, 4).with_env(env);
+    assert!(repos.is_repo(dir), "the backend's repository");
+    assert!(!repos.is_repo(&dir.join("trunk")), "not a repository");
     let (repo, writer) = repos.open(dir).expect("open");
     let again = repos.open(dir).expect("open again");
     assert!(
