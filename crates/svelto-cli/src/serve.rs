@@ -363,7 +363,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
         usize::try_from(args.memory_budget.saturating_mul(1 << 20)).unwrap_or(usize::MAX);
     config.shutdown_grace = Duration::from_secs(args.shutdown_grace);
     config.release_thread_memory = Some(crate::release_thread_memory);
-    let host = Host::new(config, log);
+    let host = Host::new(config, log, Arc::new(svelto_store::LocalBackend));
     let mut svn = svelto_server::Config {
         max_response: args.max_response_size.saturating_mul(1 << 20),
         virtual_host: args.virtual_host,
@@ -409,7 +409,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
                 .with_context(|| format!("can't bind the metrics socket on {addr}"))?;
             let a = l.local_addr()?;
             let metrics = host.clone();
-            svelto_http::metrics::serve_metrics(l, Arc::new(move || metrics.metrics.render()))
+            svelto_http::metrics::serve_metrics(l, Arc::new(move || metrics.render_metrics()))
                 .context("starting the metrics thread")?;
             Some(a)
         }

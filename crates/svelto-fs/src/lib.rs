@@ -18,7 +18,7 @@ mod write;
 
 pub use error::{Corruption, Result, StoreError};
 pub use fold::{FoldedChanges, PathChange};
-pub use read::ReadRepo;
+pub use read::{Backend, ReadRepo, TextChunks};
 pub use svelto_core::{ListingId, NodeRevId, PropsId, TextId};
 pub use types::{
     Change, DirEntry, FileText, HistoryEntry, Listed, ListedDir, NodeRev, RevInfo, RevMeta, Stored,

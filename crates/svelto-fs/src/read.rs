@@ -286,4 +286,44 @@ pub trait ReadRepo: Send + Sync {
         let _ = text;
         Ok(None)
     }
+
+    /// A file too large to be held whole (past [`crate::DELTA_MAX`]) as the pieces it is
+    /// stored in, in order, each owned (an HTTP answer passes each on without a copy of
+    /// its own); None when the backend keeps it otherwise (a caller reads it whole or
+    /// streams it with [`ReadRepo::text_reader`]).
+    fn large_text_chunks(&self, text: &FileText) -> Result<Option<TextChunks>> {
+        let _ = text;
+        Ok(None)
+    }
+
+    /// Whether `other` reads the same stored repository as this handle (not one that was
+    /// deleted and created again in its place): a registry keeps one handle per
+    /// repository. False when the backend cannot tell (the registry then keeps the
+    /// handle it opened last).
+    fn same_storage(&self, other: &dyn ReadRepo) -> bool {
+        let _ = other;
+        false
+    }
+}
+
+/// A large file's contents, one owned piece after another ([`ReadRepo::large_text_chunks`]).
+pub type TextChunks = Box<dyn Iterator<Item = Result<Vec<u8>>> + Send>;
+
+/// How a server opens the repositories it serves: given by the program's composition
+/// root (the local engine for `svelto serve` today), so that the service names no
+/// backend.
+pub trait Backend: Send + Sync {
+    /// A reading handle of the repository in `dir`, whose users take the time and fresh
+    /// names from `env` ([`ReadRepo::env`]).
+    fn open(&self, dir: &Path, env: &Arc<dyn Env>) -> Result<Arc<dyn ReadRepo>>;
+    /// Whether `dir` holds a repository of this backend (what a server looks for under its
+    /// root).
+    fn is_repository(&self, dir: &Path) -> bool;
+    /// The writer of the repository in `dir` (takes the write lock).
+    fn open_writer(&self, dir: &Path) -> Result<Box<dyn WriteRepo>>;
+    /// The counters of the backend's caches: (the name a metric labels the cache with,
+    /// hits, misses); none when it keeps no caches.
+    fn cache_stats(&self) -> Vec<(&'static str, u64, u64)> {
+        Vec::new()
+    }
 }

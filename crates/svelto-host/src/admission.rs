@@ -137,6 +137,10 @@ mod tests {
         (dir, repo)
     }
 
+    fn local() -> std::sync::Arc<dyn svelto_fs::Backend> {
+        std::sync::Arc::new(svelto_store::LocalBackend)
+    }
+
     #[test]
     fn the_deepest_directory_that_is_a_repository() {
         let root = Path::new("/srv");
@@ -154,7 +158,7 @@ mod tests {
         let (dir, repo) =
             repo_with("[general]\nanon-access = write\nauth-access = write\nauthz-db = authz\n");
         let mut config = HostConfig::new(dir.path().to_path_buf());
-        let host = Host::new(config.clone(), Logger::disabled());
+        let host = Host::new(config.clone(), Logger::disabled(), local());
         let adm = host
             .admission(&repo, || Ok("the-uuid".into()))
             .expect("admitted");
@@ -164,7 +168,7 @@ mod tests {
         let src = adm.authz_source().expect("authz-db named");
         assert_eq!(src.repos.as_deref(), Some("projects/tools"));
         config.read_only = true;
-        let host = Host::new(config, Logger::disabled());
+        let host = Host::new(config, Logger::disabled(), local());
         let adm = host
             .admission(&repo, || Ok("the-uuid".into()))
             .expect("admitted");
@@ -180,7 +184,7 @@ mod tests {
             repo_with("[general]\nanon-access = read\nauth-access = write\nrealm = Tools\n");
         let mut config = HostConfig::new(dir.path().to_path_buf());
         config.read_only = true;
-        let host = Host::new(config, Logger::disabled());
+        let host = Host::new(config, Logger::disabled(), local());
         let adm = host
             .admission(&repo, || panic!("the realm is configured"))
             .expect("admitted");
@@ -197,7 +201,7 @@ mod tests {
         std::fs::write(&file, "[general]\nanon-access = none\nrealm = Global\n").expect("conf");
         let mut config = HostConfig::new(dir.path().to_path_buf());
         config.config_file = Some(file.clone());
-        let host = Host::new(config, Logger::disabled());
+        let host = Host::new(config, Logger::disabled(), local());
         let adm = host.admission(&repo, || Ok("u".into())).expect("admitted");
         assert_eq!(
             (adm.realm.as_str(), adm.access(false)),

@@ -24,6 +24,7 @@ pub use svelto_core::budget;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
+use svelto_fs::Backend;
 use svelto_repos::service::Repos;
 
 /// What both front ends are configured with (svnserve's flags that are not one
@@ -105,15 +106,21 @@ pub struct Host {
 }
 
 impl Host {
-    pub fn new(config: HostConfig, log: Logger) -> Arc<Host> {
+    /// The host of repositories opened by `backend` (the composition root's choice).
+    pub fn new(config: HostConfig, log: Logger, backend: Arc<dyn Backend>) -> Arc<Host> {
         Arc::new(Host {
-            repos: Repos::new(config.cache_bytes, config.max_open_repos),
+            repos: Repos::new(backend, config.cache_bytes, config.max_open_repos),
             budget: budget::MemoryBudget::new(config.memory_budget),
             config,
             log,
             metrics: Metrics::default(),
             drain: Arc::new(svelto_core::Drain::default()),
         })
+    }
+
+    /// The metrics' text exposition, with the storage caches' counters.
+    pub fn render_metrics(&self) -> String {
+        self.metrics.render_with(&self.repos.cache_stats())
     }
 
     /// Starts a graceful shutdown: the listeners take no new connection; running writes
@@ -317,6 +324,7 @@ mod tests {
         let host = Host::new(
             HostConfig::new(dir.path().to_path_buf()),
             Logger::new(Box::new(buf.clone())),
+            Arc::new(svelto_store::LocalBackend),
         );
         let why = [(0u64, "This server could not verify".to_string())];
         http(401, &why, &host);

@@ -246,8 +246,15 @@ impl Metrics {
         self.of(p).errors[i].fetch_add(1, Ordering::Relaxed);
     }
 
-    /// The Prometheus text exposition (format 0.0.4).
+    /// The Prometheus text exposition (format 0.0.4), without the storage caches' counters
+    /// (`Host::render_metrics` has them).
     pub fn render(&self) -> String {
+        self.render_with(&[])
+    }
+
+    /// [`Metrics::render`] with the storage caches' counters `caches`: (the name a metric
+    /// labels the cache with, hits, misses).
+    pub fn render_with(&self, caches: &[(&'static str, u64, u64)]) -> String {
         let mut o = String::new();
         let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
         let rows: Vec<(&str, Vec<Named>)> = Protocol::ALL
@@ -397,8 +404,7 @@ impl Metrics {
             "# HELP svelto_cache_hits_total Storage cache hits, by cache.\n\
              # TYPE svelto_cache_hits_total counter"
         );
-        let caches = svelto_repos::service::cache_stats();
-        for (name, hits, _) in &caches {
+        for (name, hits, _) in caches {
             let _ = writeln!(o, "svelto_cache_hits_total{{cache=\"{name}\"}} {hits}");
         }
         let _ = writeln!(
@@ -406,7 +412,7 @@ impl Metrics {
             "# HELP svelto_cache_misses_total Storage cache misses, by cache.\n\
              # TYPE svelto_cache_misses_total counter"
         );
-        for (name, _, misses) in &caches {
+        for (name, _, misses) in caches {
             let _ = writeln!(o, "svelto_cache_misses_total{{cache=\"{name}\"}} {misses}");
         }
         o

@@ -284,7 +284,7 @@ pub fn locate_in(
         Some(found) => found,
         None => {
             let root = &state.host.config.root;
-            let is_repo = |d: &Path| svelto_repos::service::Repos::is_repo(d);
+            let is_repo = |d: &Path| state.host.repos.is_repo(d);
             let n = svelto_host::find_repository(root, candidates, &is_repo)
                 .filter(|&n| n > 0)
                 .ok_or_else(|| {

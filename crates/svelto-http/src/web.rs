@@ -73,7 +73,7 @@ pub(crate) fn repository_list(state: &State, req: &Req) -> Reply {
     let mut names: Vec<String> = std::fs::read_dir(&state.host.config.root)
         .map(|dir| {
             dir.filter_map(|e| e.ok())
-                .filter(|e| svelto_repos::service::Repos::is_repo(&e.path()))
+                .filter(|e| state.host.repos.is_repo(&e.path()))
                 .filter_map(|e| e.file_name().into_string().ok())
                 .collect()
         })

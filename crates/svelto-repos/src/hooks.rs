@@ -69,7 +69,8 @@ const DEFAULT_SECTION: &str = "default";
 /// The hooks of one repository.
 #[derive(Debug, Clone)]
 pub struct Hooks {
-    repo: PathBuf,
+    /// The repository's directory (None: a repository without one runs no hooks).
+    repo: Option<PathBuf>,
     /// Hooks-env sections: hook name (or "default") -> variables.
     env: BTreeMap<String, BTreeMap<String, String>>,
 }
@@ -237,14 +238,26 @@ impl Hooks {
             }
         };
         Ok(Hooks {
-            repo: repo.to_path_buf(),
+            repo: Some(repo.to_path_buf()),
             env,
         })
     }
 
+    /// The hooks of a repository kept where no hook program can be (a backend without a
+    /// local directory): none runs.
+    pub fn none() -> Hooks {
+        Hooks {
+            repo: None,
+            env: BTreeMap::new(),
+        }
+    }
+
     /// The hook program, when the repository has one.
     fn program(&self, name: &str) -> Result<Option<PathBuf>> {
-        let p = self.repo.join("hooks").join(name);
+        let Some(repo) = &self.repo else {
+            return Ok(None);
+        };
+        let p = repo.join("hooks").join(name);
         match std::fs::symlink_metadata(&p) {
             Err(_) => Ok(None),
             Ok(m) if m.file_type().is_symlink() && std::fs::metadata(&p).is_err() => {
@@ -285,7 +298,7 @@ impl Hooks {
             .cloned()
             .unwrap_or_default();
         let mut cmd = Command::new(&program);
-        cmd.arg(&self.repo)
+        cmd.arg(self.repo.as_deref().unwrap_or(Path::new("")))
             .args(args)
             .env_clear()
             .envs(vars)

@@ -6,19 +6,20 @@
 use std::collections::HashMap;
 
 use crate::Node;
+use std::sync::Arc;
 use svelto_core::Revnum;
-use svelto_store::Repo;
+use svelto_fs::ReadRepo;
 
 /// Safe created revisions of nodes in one revision, remembering for each directory asked
 /// about the youngest copy at or above it.
 pub struct SafeCr {
-    repo: Repo,
+    repo: Arc<dyn ReadRepo>,
     rev: Revnum,
     copies: HashMap<String, Revnum>,
 }
 
 impl SafeCr {
-    pub(crate) fn new(repo: Repo, rev: Revnum) -> SafeCr {
+    pub(crate) fn new(repo: Arc<dyn ReadRepo>, rev: Revnum) -> SafeCr {
         SafeCr {
             repo,
             rev,
@@ -40,7 +41,7 @@ impl SafeCr {
         let Ok(Some((off, _))) = self.repo.lookup(self.rev, path) else {
             return self.rev;
         };
-        crate::NodeHistory::new(&self.repo, self.rev, path)
+        crate::NodeHistory::new(&*self.repo, self.rev, path)
             .and_then(|mut h| h.prev())
             .ok()
             .flatten()

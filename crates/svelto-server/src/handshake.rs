@@ -131,7 +131,9 @@ pub fn handshake<R: Read, W: Write>(
     } else {
         shared.host.config.root.clone()
     };
-    let located = match url::locate(&root, &url, &service::Repos::is_repo) {
+    let located = match url::locate(&root, &url, &|d: &std::path::Path| {
+        shared.host.repos.is_repo(d)
+    }) {
         Ok(l) => l,
         Err(e) => {
             conn.write_item(&failure(&e.chain))?;
@@ -160,7 +162,7 @@ pub fn handshake<R: Read, W: Write>(
         let authz = adm
             .authz_source()
             .map(|src| {
-                service::authz::load(src, &repo, &located.repo_dir)
+                service::authz::load(src, &*repo, &located.repo_dir)
                     .map_err(|why| authz_refused(shared, &located.repo_dir, &why))
             })
             .transpose()?;

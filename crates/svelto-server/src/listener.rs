@@ -228,7 +228,14 @@ mod tests {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let mut config = HostConfig::new(dir.path().to_path_buf());
         config.max_connections = 1;
-        let shared = Shared::new(Host::new(config, Logger::disabled()), Config::default());
+        let shared = Shared::new(
+            Host::new(
+                config,
+                Logger::disabled(),
+                Arc::new(svelto_store::LocalBackend),
+            ),
+            Config::default(),
+        );
         let permit = Slot::Connection.take(&shared).expect("a free slot");
         assert!(Slot::Connection.take(&shared).is_none(), "one slot only");
         // What a connection thread of `run_listener` does, with a client that panics it.
@@ -252,6 +259,7 @@ mod tests {
         let host = Host::new(
             HostConfig::new(dir.path().to_path_buf()),
             Logger::disabled(),
+            Arc::new(svelto_store::LocalBackend),
         );
         let shared = Shared::new(host, Config::default());
         let held: Vec<Permit> = (0..MAX_REFUSING)

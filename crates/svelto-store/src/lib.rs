@@ -34,7 +34,7 @@ pub use locks::LockTable;
 pub use node::{Change, Codec, DirEntry, FileText, NodeRev, RevMeta};
 pub use recover::{recover_current, Found, Recovered};
 pub use rep::{WindowStream, DELTA_MAX};
-pub use repo::{HistoryEntry, Listed, ListedDir, Repo, RevInfo, Stored, FORMAT};
+pub use repo::{HistoryEntry, Listed, ListedDir, LocalBackend, Repo, RevInfo, Stored, FORMAT};
 pub use svelto_core::{ListingId, NodeRevId, PropsId, TextId};
 pub use svelto_fs::{ReadRepo, WriteRepo, WriteTxn};
 pub use txn::{NodeInfo, Txn};

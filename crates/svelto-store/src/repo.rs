@@ -1378,4 +1378,42 @@ impl svelto_fs::ReadRepo for Repo {
     fn verify_records(&self) -> Result<()> {
         Repo::verify_records(self)
     }
+    fn large_text_chunks(&self, text: &FileText) -> Result<Option<svelto_fs::TextChunks>> {
+        Ok(Repo::large_text_windows(self, text)?.map(|mut w| {
+            Box::new(std::iter::from_fn(move || w.next_chunk().transpose()))
+                as svelto_fs::TextChunks
+        }))
+    }
+    fn same_storage(&self, other: &dyn svelto_fs::ReadRepo) -> bool {
+        other
+            .as_any()
+            .downcast_ref::<Repo>()
+            .is_some_and(|o| self.same_files(o))
+    }
+}
+
+/// The local engine as a server opens it: a repository is a directory on this machine
+/// ([`Repo::open`], [`crate::Writer::open`]); its caches' counters are the process's
+/// ([`crate::stats::caches`]).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct LocalBackend;
+
+impl svelto_fs::Backend for LocalBackend {
+    fn open(&self, dir: &Path, env: &Arc<dyn Env>) -> Result<Arc<dyn svelto_fs::ReadRepo>> {
+        let repo = Repo::open(dir)?;
+        repo.set_env(env.clone());
+        Ok(Arc::new(repo))
+    }
+    fn is_repository(&self, dir: &Path) -> bool {
+        dir.join("db").join("format").is_file()
+    }
+    fn open_writer(&self, dir: &Path) -> Result<Box<dyn svelto_fs::WriteRepo>> {
+        Ok(Box::new(crate::Writer::open(dir)?))
+    }
+    fn cache_stats(&self) -> Vec<(&'static str, u64, u64)> {
+        crate::stats::caches()
+            .iter()
+            .map(|(name, c)| (*name, c.hits(), c.misses()))
+            .collect()
+    }
 }

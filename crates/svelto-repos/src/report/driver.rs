@@ -301,7 +301,7 @@ impl Driver<'_> {
         let locks = match self.p.locks.get() {
             Some(l) => l,
             None => {
-                let read = crate::locks::read_locks(&self.p.repo)?
+                let read = crate::locks::read_locks(&*self.p.repo)?
                     .into_values()
                     .map(|l| (l.path, l.token))
                     .collect();

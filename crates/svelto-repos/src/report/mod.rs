@@ -23,8 +23,9 @@ use entries::{bad_args, bad_report, no_such_revision, walk_order};
 use crate::editor::{Editor, TextOptions};
 use crate::error::Result;
 use std::collections::HashMap;
+use std::sync::Arc;
 use svelto_core::{join, validate_path, Depth, Revnum};
-use svelto_store::{NodeRevId, Repo};
+use svelto_fs::{NodeRevId, ReadRepo};
 
 /// What the drive compares the report against, and how it sends the difference.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,7 +73,7 @@ pub type ReadCheck = Box<dyn Fn(&str) -> bool + Send>;
 
 /// A report checked against the repository, ready to drive an editor.
 pub struct PreparedDrive {
-    repo: Repo,
+    repo: Arc<dyn ReadRepo>,
     opts: ReportOptions,
     report: Report,
     /// Walk order of the entries below the target (None: arrival order from `first`).
@@ -113,7 +114,11 @@ fn relpath(what: &str, path: &str) -> Result<String> {
 /// Other errors come from [`PreparedDrive::run`], some before its first editor call (the
 /// revision of the first entry does not exist, the target path does not exist, the anchor
 /// would be replaced); svnserve answers all of those with `abort-edit` and then the failure.
-pub fn prepare(repo: &Repo, opts: &ReportOptions, mut report: Report) -> Result<PreparedDrive> {
+pub fn prepare(
+    repo: &Arc<dyn ReadRepo>,
+    opts: &ReportOptions,
+    mut report: Report,
+) -> Result<PreparedDrive> {
     if opts.depth == Depth::Exclude {
         return Err(bad_args("Request depth 'exclude' not supported"));
     }
@@ -175,7 +180,7 @@ pub fn prepare(repo: &Repo, opts: &ReportOptions, mut report: Report) -> Result<
 
 /// Prepares and runs the drive of `report` (see [`prepare`] and [`PreparedDrive::run`]).
 pub fn drive(
-    repo: &Repo,
+    repo: &Arc<dyn ReadRepo>,
     opts: &ReportOptions,
     report: Report,
     editor: &mut dyn Editor,

@@ -9,7 +9,6 @@ use crate::locks::UnlockTarget;
 use crate::{CommitTxn, Hooks, ReposError, Result, SvnErrorKind};
 use std::ops::Deref;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
 use svelto_core::{Env, NodeKind, PropList, Revnum};
 
 /// Transaction names: the base revision and a number unique in this process's life,
@@ -113,7 +112,7 @@ impl<C: Deref<Target = Ctx>> CommitEdit<C> {
         }
         let base = this.head()?;
         let txn = CommitTxn::begin(
-            Arc::new(this.repo.clone()),
+            this.repo.clone(),
             &txn_name(base, &*this.repo.env()),
             req.revprops.clone(),
         )?;
@@ -314,7 +313,7 @@ impl<C: Deref<Target = Ctx>> CommitEdit<C> {
         let name = txn.name().to_string();
         let changed = txn.changed_paths();
         let check_locks = || {
-            crate::locks::check_commit(&ctx.repo, &changed, ctx.user.as_deref(), &req.lock_tokens)
+            crate::locks::check_commit(&*ctx.repo, &changed, ctx.user.as_deref(), &req.lock_tokens)
         };
         check_locks()?;
         if hooks.exists("pre-commit")? {
@@ -344,7 +343,7 @@ impl<C: Deref<Target = Ctx>> CommitEdit<C> {
                 })
                 .collect();
             let _ = crate::locks::unlock_many(
-                &ctx.repo,
+                &*ctx.repo,
                 &hooks,
                 ctx.user.as_deref(),
                 false,

@@ -29,7 +29,7 @@ mod registry;
 
 pub use authz::{AuthzCtx, AuthzSource, Where};
 pub use commit::{check_new_name, CommitEdit, CommitRequest, Committed};
-pub use registry::{cache_stats, Opened, Repos, WriterSlot, DEFAULT_MAX_OPEN};
+pub use registry::{Opened, Repos, WriterSlot, DEFAULT_MAX_OPEN};
 
 use crate::locks::{Lock, LockTarget, Many, UnlockTarget};
 use crate::node::Node;
@@ -44,7 +44,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use svelto_core::{join, Depth, PropList, Revnum};
-use svelto_store::Repo;
+use svelto_fs::ReadRepo;
 
 /// A revision's `svn:date` and `svn:author`, when it has them.
 pub type DateAuthor = (Option<Vec<u8>>, Option<Vec<u8>>);
@@ -71,7 +71,7 @@ impl RevInfoMemo {
 /// set): a front end that streams an answer from another thread takes a clone along.
 #[derive(Clone)]
 pub struct Ctx {
-    pub(crate) repo: Repo,
+    pub(crate) repo: Arc<dyn ReadRepo>,
     /// The repository's writer, for commits and other changes.
     writer: Arc<WriterSlot>,
     /// The authenticated user name; None for an anonymous client.
@@ -101,7 +101,7 @@ pub fn not_authorized() -> ReposError {
 
 impl Ctx {
     pub fn new(
-        repo: Repo,
+        repo: Arc<dyn ReadRepo>,
         writer: Arc<WriterSlot>,
         user: Option<String>,
         authz: Option<AuthzCtx>,
@@ -224,7 +224,10 @@ impl Ctx {
 
     /// The repository's hooks, with this client's hook environment.
     pub fn hooks(&self) -> Result<Hooks> {
-        Hooks::new(self.repo.path(), Some(&self.hooks_env))
+        match self.repo.local_dir() {
+            Some(dir) => Hooks::new(dir, Some(&self.hooks_env)),
+            None => Ok(Hooks::none()),
+        }
     }
 
     /// The youngest revision, read again (commits by others are seen).
@@ -276,7 +279,7 @@ impl Ctx {
     /// HEAD read again first.
     pub fn dated_rev(&self, micros: i64) -> Result<Revnum> {
         self.head()?;
-        crate::revprops::dated_rev(&self.repo, micros)
+        crate::revprops::dated_rev(&*self.repo, micros)
     }
 
     /// The node at `path` in `rev`, or None when there is none; the refusal when the user
@@ -337,12 +340,12 @@ impl Ctx {
     }
 
     /// A file's contents window by window when it is stored self-contained and too large
-    /// to be held whole (as [`Ctx::write_text`] streams it: past `svelto_store::DELTA_MAX`);
+    /// to be held whole (as [`Ctx::write_text`] streams it: past `svelto_fs::DELTA_MAX`);
     /// None otherwise: [`Ctx::read_text`] then holds it (as `write_text` would).
     pub fn large_text(&self, file: &Node) -> Result<Option<TextChunks>> {
         Ok(self
             .repo
-            .large_text_windows(&file.0.file_text())?
+            .large_text_chunks(&file.0.file_text())?
             .map(TextChunks))
     }
 
@@ -381,7 +384,7 @@ impl Ctx {
         src: AuthzSource<'_>,
         repo_dir: &std::path::Path,
     ) -> std::result::Result<AuthzCtx, String> {
-        authz::load(src, &self.repo, repo_dir)
+        authz::load(src, &*self.repo, repo_dir)
     }
 
     /// The "safe created revisions" of nodes in `rev` (mod_dav_svn's, for its hrefs).
@@ -419,7 +422,7 @@ impl Ctx {
         self.readable(path)?;
         let allowed = |p: &str| self.allowed(p, false);
         crate::list::list(
-            &self.repo,
+            &*self.repo,
             path,
             rev,
             depth,
@@ -437,14 +440,14 @@ impl Ctx {
 
     /// The revision properties of `rev` the user may see (all of them without authz).
     pub fn readable_revprops(&self, rev: Revnum) -> Result<PropList> {
-        self.with_readable(|r| crate::revprops::readable_revprops(&self.repo, rev, r))
+        self.with_readable(|r| crate::revprops::readable_revprops(&*self.repo, rev, r))
     }
 
     /// The properties of each ancestor of `path` that has any, root first; ancestors the
     /// user cannot read are left out (svn_repos_fs_get_inherited_props).
     pub fn inherited_props(&self, path: &str, rev: Revnum) -> Result<Vec<(String, PropList)>> {
         self.readable(path)?;
-        let mut iprops = crate::inherited_props(&self.repo, path, rev)?;
+        let mut iprops = crate::inherited_props(&*self.repo, path, rev)?;
         iprops.retain(|(p, _)| self.allowed(p, false));
         Ok(iprops)
     }
@@ -455,7 +458,7 @@ impl Ctx {
         opts: &LogOptions,
         receiver: &mut dyn FnMut(LogEntry) -> Result<()>,
     ) -> Result<()> {
-        self.with_readable(|r| crate::log_authz(&self.repo, opts, r, receiver))
+        self.with_readable(|r| crate::log_authz(&*self.repo, opts, r, receiver))
     }
 
     /// [`Ctx::log`] giving each entry borrowed from the revisions' metadata.
@@ -464,7 +467,7 @@ impl Ctx {
         opts: &LogOptions,
         receiver: &mut dyn FnMut(&LogEntryRef<'_>) -> Result<()>,
     ) -> Result<()> {
-        self.with_readable(|r| crate::log_authz_ref(&self.repo, opts, r, receiver))
+        self.with_readable(|r| crate::log_authz_ref(&*self.repo, opts, r, receiver))
     }
 
     /// Where `path@peg` was in each of `revs` (youngest first under authz): the path must be
@@ -476,7 +479,7 @@ impl Ctx {
         revs: &[Revnum],
     ) -> Result<Vec<(Revnum, String)>> {
         self.head()?;
-        let mut locations = crate::get_locations(&self.repo, path, peg, revs)?;
+        let mut locations = crate::get_locations(&*self.repo, path, peg, revs)?;
         if let Some(readable) = self.read_check() {
             if !readable(path) {
                 return Err(unreadable_path());
@@ -503,7 +506,7 @@ impl Ctx {
             return Err(unreadable_path());
         }
         let mut stopped = false;
-        crate::location_segments(&self.repo, path, peg, start, end, &mut |seg| {
+        crate::location_segments(&*self.repo, path, peg, start, end, &mut |seg| {
             if stopped {
                 return Ok(());
             }
@@ -521,7 +524,7 @@ impl Ctx {
     pub fn deleted_rev(&self, path: &str, peg: Revnum, end: Revnum) -> Result<Option<Revnum>> {
         self.readable(path)?;
         self.head()?;
-        crate::deleted_rev(&self.repo, path, peg, end)
+        crate::deleted_rev(&*self.repo, path, peg, end)
     }
 
     /// Blame's input: each version of `path` to `handler`, filtered by the authz rules.
@@ -533,7 +536,7 @@ impl Ctx {
     ) -> Result<()> {
         self.readable(path)?;
         self.head()?;
-        self.with_readable(|r| crate::get_file_revs_authz(&self.repo, path, opts, r, handler))
+        self.with_readable(|r| crate::get_file_revs_authz(&*self.repo, path, opts, r, handler))
     }
 
     /// The mergeinfo of `paths` at `rev`. Unreadable paths are left out before looking (the
@@ -553,13 +556,13 @@ impl Ctx {
         if paths.is_empty() {
             return Ok(BTreeMap::new());
         }
-        crate::get_mergeinfo(&self.repo, &paths, Some(rev), inherit, include_descendants)
+        crate::get_mergeinfo(&*self.repo, &paths, Some(rev), inherit, include_descendants)
     }
 
     /// Revision `rev` as an editor drive, filtered by the authz rules.
     pub fn replay(&self, rev: Revnum, opts: &ReplayOptions, editor: &mut dyn Editor) -> Result<()> {
         self.readable(opts.base_dir.trim_matches('/'))?;
-        self.with_readable(|r| crate::replay::replay_authz(&self.repo, rev, opts, r, editor))
+        self.with_readable(|r| crate::replay::replay_authz(&*self.repo, rev, opts, r, editor))
     }
 
     /// A report checked against the repository, ready to drive an editor under the authz
@@ -592,7 +595,7 @@ impl Ctx {
                 user: self.user.as_deref(),
                 readable,
             };
-            crate::revprops::change_rev_prop(&self.repo, &hooks, &req, |f| writer.run(f))
+            crate::revprops::change_rev_prop(&*self.repo, &hooks, &req, |f| writer.run(f))
         })?;
         self.rev_info
             .lock()
@@ -672,7 +675,7 @@ impl Ctx {
             .map(|(t, _)| t)
             .collect();
         let done = crate::locks::lock_many_with(
-            &self.repo,
+            &*self.repo,
             Some(&hooks),
             &user,
             comment,
@@ -693,7 +696,7 @@ impl Ctx {
         let hooks = self.hooks()?;
         let (denied, allowed) = self.split_writable(targets, |t| &t.path);
         let done = crate::locks::unlock_many(
-            &self.repo,
+            &*self.repo,
             &hooks,
             self.user.as_deref(),
             brk,
@@ -726,7 +729,7 @@ impl Ctx {
         let tokens: Vec<(String, String)> =
             tokens.iter().map(|t| (String::new(), t.clone())).collect();
         crate::locks::check_commit(
-            &self.repo,
+            &*self.repo,
             &[(path.to_string(), recurse)],
             self.user.as_deref(),
             &tokens,
@@ -736,13 +739,13 @@ impl Ctx {
     /// The lock on `path`, if any.
     pub fn get_lock(&self, path: &str) -> Result<Option<Lock>> {
         self.readable(path)?;
-        crate::locks::get_lock(&self.repo, path)
+        crate::locks::get_lock(&*self.repo, path)
     }
 
     /// The locks at or below `path` to `depth` levels (None: all) that the user may read.
     pub fn get_locks(&self, path: &str, depth: Option<usize>) -> Result<Vec<Lock>> {
         self.readable(path)?;
-        let mut locks = crate::locks::get_locks(&self.repo, path, depth)?;
+        let mut locks = crate::locks::get_locks(&*self.repo, path, depth)?;
         locks.retain(|l| self.allowed(&l.path, false));
         Ok(locks)
     }
@@ -768,12 +771,12 @@ fn merge_refused<T>(denied: &[bool], done: Many<T>) -> Many<T> {
 }
 
 /// A large file's contents, one piece per stored window, in order ([`Ctx::large_text`]).
-pub struct TextChunks(svelto_store::WindowStream<svelto_store::Repo>);
+pub struct TextChunks(svelto_fs::TextChunks);
 
 impl Iterator for TextChunks {
     type Item = Result<Vec<u8>>;
 
     fn next(&mut self) -> Option<Result<Vec<u8>>> {
-        self.0.next_chunk().map_err(Into::into).transpose()
+        self.0.next().map(|r| r.map_err(Into::into))
     }
 }

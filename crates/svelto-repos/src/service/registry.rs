@@ -6,28 +6,20 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex};
 use svelto_core::{Env, SystemEnv};
-use svelto_fs::{StoreError, WriteRepo};
-use svelto_store::{Repo, Writer};
-
-/// The storage caches' counters, shared by every repository: (the name a metric labels the
-/// cache with, hits, misses).
-pub fn cache_stats() -> Vec<(&'static str, u64, u64)> {
-    svelto_store::stats::caches()
-        .iter()
-        .map(|(name, c)| (*name, c.hits(), c.misses()))
-        .collect()
-}
+use svelto_fs::{Backend, ReadRepo, StoreError, WriteRepo};
 
 /// A repository's shared handle and its writer slot, as [`Repos::open`] gives them (a
 /// front end hands them to [`super::Ctx::new`]).
-pub type Opened = (Repo, Arc<WriterSlot>);
+pub type Opened = (Arc<dyn ReadRepo>, Arc<WriterSlot>);
 
 /// The repositories a server keeps open, by directory: at most `max_open` of them (more
-/// only while more are in use), the least recently used idle one closed first. `Repo` is a
-/// cheap handle onto shared caches, so the first checkout warms what the next one reads;
+/// only while more are in use), the least recently used idle one closed first. A handle is
+/// shared by every client of its repository, with its caches, so the first checkout warms what the next one reads;
 /// each open handle holds a few descriptors and its caches, so a root of thousands of
 /// repositories cannot keep them all.
 pub struct Repos {
+    /// How a repository is opened (the composition root's choice: the local engine).
+    backend: Arc<dyn Backend>,
     map: Mutex<Open>,
     /// Memory for the caches of each repository's handle.
     cache_bytes: usize,
@@ -46,7 +38,7 @@ struct Open {
 
 /// One repository's handle and writer slot, and when it was last handed out.
 struct Handle {
-    repo: Repo,
+    repo: Arc<dyn ReadRepo>,
     writer: Arc<WriterSlot>,
     used: u64,
 }
@@ -92,17 +84,12 @@ impl Open {
 /// Idle handles a server keeps open by default (`Repos::default`).
 pub const DEFAULT_MAX_OPEN: usize = 256;
 
-impl Default for Repos {
-    fn default() -> Repos {
-        Repos::new(0, DEFAULT_MAX_OPEN)
-    }
-}
-
 impl Repos {
-    /// Handles with `cache_bytes` of caches each, at most `max_open` (at least 1) kept open
-    /// when idle.
-    pub fn new(cache_bytes: usize, max_open: usize) -> Repos {
+    /// Repositories opened by `backend`, handles with `cache_bytes` of caches each, at most
+    /// `max_open` (at least 1) kept open when idle.
+    pub fn new(backend: Arc<dyn Backend>, cache_bytes: usize, max_open: usize) -> Repos {
         Repos {
+            backend,
             map: Mutex::new(Open::default()),
             cache_bytes,
             max_open: max_open.max(1),
@@ -116,6 +103,12 @@ impl Repos {
         self
     }
 
+    /// The backend's caches' counters: (the name a metric labels the cache with, hits,
+    /// misses).
+    pub fn cache_stats(&self) -> Vec<(&'static str, u64, u64)> {
+        self.backend.cache_stats()
+    }
+
     /// How many repositories are open now.
     pub fn open_count(&self) -> usize {
         self.map
@@ -125,9 +118,9 @@ impl Repos {
             .len()
     }
 
-    /// Whether `dir` holds a Svelto repository.
-    pub fn is_repo(dir: &Path) -> bool {
-        dir.join("db").join("format").is_file()
+    /// Whether `dir` holds a repository of the backend.
+    pub fn is_repo(&self, dir: &Path) -> bool {
+        self.backend.is_repository(dir)
     }
 
     /// The shared handle of the repository in `dir` and its writer slot, opened on first
@@ -136,7 +129,7 @@ impl Repos {
     /// opens the repository for each connection. Opening one closes the least recently
     /// used idle handles past `max_open`. The map's lock is not held while a repository is
     /// opened.
-    pub fn open(&self, dir: &Path) -> svelto_store::Result<Opened> {
+    pub fn open(&self, dir: &Path) -> svelto_fs::Result<Opened> {
         let lock = || self.map.lock().unwrap_or_else(|e| e.into_inner());
         let cached = lock().take(dir);
         if let Some((r, w)) = cached {
@@ -144,26 +137,30 @@ impl Repos {
                 return Ok((r, w));
             }
         }
-        let r = Repo::open(dir)?;
+        let r = self.backend.open(dir, &self.env)?;
         r.set_cache_limit(self.cache_bytes);
-        r.set_env(self.env.clone());
         // Forget the handles of other repositories deleted or replaced since (their open files
         // would keep the deleted data on disk, and their caches in memory).
-        let known: Vec<(PathBuf, Repo)> = lock()
+        let known: Vec<(PathBuf, Arc<dyn ReadRepo>)> = lock()
             .handles
             .iter()
             .map(|(p, h)| (p.clone(), h.repo.clone()))
             .collect();
-        let gone: Vec<(PathBuf, Repo)> = known.into_iter().filter(|(_, r)| r.replaced()).collect();
+        let gone: Vec<(PathBuf, Arc<dyn ReadRepo>)> =
+            known.into_iter().filter(|(_, r)| r.replaced()).collect();
         let mut open = lock();
         for (p, old) in &gone {
-            if open.handles.get(p).is_some_and(|h| h.repo.same_files(old)) {
+            if open
+                .handles
+                .get(p)
+                .is_some_and(|h| Arc::ptr_eq(&h.repo, old))
+            {
                 open.handles.remove(p);
             }
         }
         // Another connection may have opened it meanwhile: keep one handle per repository.
         if let Some(h) = open.handles.get(dir) {
-            if h.repo.same_files(&r) {
+            if h.repo.same_storage(&*r) {
                 return Ok(open.take(dir).expect("present above"));
             }
         }
@@ -172,7 +169,7 @@ impl Repos {
             dir.to_path_buf(),
             Handle {
                 repo: r,
-                writer: Arc::new(WriterSlot::new(dir)),
+                writer: Arc::new(WriterSlot::new(self.backend.clone(), dir)),
                 used: 0,
             },
         );
@@ -216,14 +213,10 @@ impl Drop for Turn<'_> {
 }
 
 impl WriterSlot {
-    /// The slot of the local repository in `dir`.
-    pub fn new(dir: &Path) -> WriterSlot {
+    /// The slot of the repository in `dir`, whose writer `backend` opens.
+    pub fn new(backend: Arc<dyn Backend>, dir: &Path) -> WriterSlot {
         let dir = dir.to_path_buf();
-        WriterSlot::with_opener(Box::new(
-            move || -> std::result::Result<Box<dyn WriteRepo>, StoreError> {
-                Ok(Box::new(Writer::open(&dir)?))
-            },
-        ))
+        WriterSlot::with_opener(Box::new(move || backend.open_writer(&dir)))
     }
 
     /// The slot of a repository whose writer `open` opens (any backend).
@@ -293,7 +286,10 @@ mod tests {
     use std::sync::mpsc;
     use std::time::Duration;
     use svelto_core::NodeKind;
-    use svelto_store::StoreError;
+
+    fn local() -> Arc<dyn Backend> {
+        Arc::new(svelto_store::LocalBackend)
+    }
 
     /// At most `max_open` handles stay open while idle, the least recently used idle one
     /// closed first; a handle in use is never closed, however old; a closed repository
@@ -313,7 +309,7 @@ mod tests {
                 p
             })
             .collect();
-        let repos = Repos::new(1 << 20, 2);
+        let repos = Repos::new(local(), 1 << 20, 2);
         let weak = |i: usize| Arc::downgrade(&repos.open(&paths[i]).expect("open").1);
         let (a, b) = (weak(0), weak(1));
         assert_eq!(repos.open_count(), 2);
@@ -364,7 +360,7 @@ mod tests {
             "2026-01-01T00:00:00.000000Z",
         )
         .expect("create");
-        let slot = Arc::new(WriterSlot::new(dir.path()));
+        let slot = Arc::new(WriterSlot::new(local(), dir.path()));
         let order = Arc::new(Mutex::new(Vec::new()));
         let (held_tx, held_rx) = mpsc::channel::<()>();
         let (release_tx, release_rx) = mpsc::channel::<()>();

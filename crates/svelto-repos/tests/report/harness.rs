@@ -7,6 +7,16 @@ use svelto_core::{compare_paths, join, parent_and_name, Depth, NodeKind, Revnum}
 use svelto_repos::editor::{Call, Recorder};
 use svelto_repos::{Report, ReportOptions, ReposError, TextOptions};
 use svelto_store::Repo;
+
+/// `repo` as the service and the report drive hold a repository.
+pub fn shared(repo: &Repo) -> std::sync::Arc<dyn svelto_fs::ReadRepo> {
+    std::sync::Arc::new(repo.clone())
+}
+
+/// The local engine, as the composition root gives it.
+pub fn local() -> std::sync::Arc<dyn svelto_fs::Backend> {
+    std::sync::Arc::new(svelto_store::LocalBackend)
+}
 use svelto_testkit::svnserve_client::{Mode, SvnserveClient};
 use svelto_testkit::LoadedPair;
 
@@ -194,7 +204,7 @@ pub fn run_ours(repo: &Repo, sc: &Scenario) -> Ours {
         Ok(r) => r,
         Err(e) => return Ours::Refused(e),
     };
-    let prepared = match svelto_repos::prepare(repo, &sc.options(), report) {
+    let prepared = match svelto_repos::prepare(&shared(repo), &sc.options(), report) {
         Ok(p) => p,
         Err(e) => return Ours::Refused(e),
     };

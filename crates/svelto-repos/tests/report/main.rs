@@ -439,9 +439,12 @@ fn file_delta_turns_any_version_into_any_other() {
     let (mut stored, mut computed) = (0, 0);
     for name in ["basic", "copies", "replace", "mixed", "moves"] {
         let fx = Fixture::load(name);
-        let writer = std::sync::Arc::new(svelto_repos::service::WriterSlot::new(&fx.svelto_path));
+        let writer = std::sync::Arc::new(svelto_repos::service::WriterSlot::new(
+            harness::local(),
+            &fx.svelto_path,
+        ));
         let ctx = svelto_repos::service::Ctx::new(
-            fx.repo.clone(),
+            harness::shared(&fx.repo),
             writer,
             None,
             None,
@@ -676,8 +679,12 @@ fn unrelated_binaries_are_sent_as_new_data() {
     // nothing: they give the new version over the one it has.
     let mut options = sc.options();
     options.text.accepts = 2;
-    let prepared =
-        svelto_repos::prepare(&fx.repo, &options, sc.report().expect("report")).expect("prepare");
+    let prepared = svelto_repos::prepare(
+        &harness::shared(&fx.repo),
+        &options,
+        sc.report().expect("report"),
+    )
+    .expect("prepare");
     let mut rec = svelto_repos::editor::Recorder::default();
     prepared.run(&mut rec).expect("drive");
     let (mut token, mut stream) = (None, Vec::new());

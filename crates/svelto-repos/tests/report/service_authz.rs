@@ -25,8 +25,8 @@ fn ctx(fx: &Fixture, user: Option<&str>, rules: Option<&str>) -> Ctx {
         case: Default::default(),
     });
     Ctx::new(
-        fx.repo.clone(),
-        Arc::new(WriterSlot::new(&fx.svelto_path)),
+        crate::harness::shared(&fx.repo),
+        Arc::new(WriterSlot::new(crate::harness::local(), &fx.svelto_path)),
         user.map(str::to_owned),
         authz,
         fx.svelto_path.join("conf/hooks-env"),

@@ -12,6 +12,7 @@ use svelto_store::{Repo, Txn, Writer};
 use svelto_testkit::tempdir;
 use tempfile::TempDir;
 
+use crate::harness::shared;
 use crate::wc::{self, copy_tree, md5_of, Inherit, Wc};
 
 const UUID: &str = "0b7d2c1e-5a3f-4c2d-9e8f-7a6b5c4d3e2f";
@@ -118,7 +119,7 @@ fn report(f: impl FnOnce(&mut Report) -> Result<(), ReposError>) -> Report {
 
 fn run(repo: &Repo, o: &ReportOptions, r: Report) -> Vec<Call> {
     let mut rec = Recorder::default();
-    prepare(repo, o, r)
+    prepare(&shared(repo), o, r)
         .expect("prepare")
         .run(&mut rec)
         .expect("drive");
@@ -548,7 +549,7 @@ fn a_report_out_of_order_drives_like_the_same_report_in_order() {
 }
 
 fn refused(repo: &Repo, o: &ReportOptions, r: Report) -> (SvnErrorKind, String) {
-    match prepare(repo, o, r) {
+    match prepare(&shared(repo), o, r) {
         Err(ReposError::Svn { kind, message }) => (kind, message),
         Err(other) => panic!("not a Subversion error: {other}"),
         Ok(p) => panic!("prepared: {p:?}"),
@@ -558,7 +559,10 @@ fn refused(repo: &Repo, o: &ReportOptions, r: Report) -> (SvnErrorKind, String) 
 /// A report that prepares but fails in run(): the number of editor calls before the error.
 fn failed_run(repo: &Repo, o: &ReportOptions, r: Report) -> (usize, SvnErrorKind, String) {
     let mut rec = Recorder::default();
-    match prepare(repo, o, r).expect("prepares").run(&mut rec) {
+    match prepare(&shared(repo), o, r)
+        .expect("prepares")
+        .run(&mut rec)
+    {
         Err(ReposError::Svn { kind, message }) => (rec.calls.len(), kind, message),
         Err(other) => panic!("not a Subversion error: {other}"),
         Ok(()) => panic!("drove: {:#?}", rec.calls),
@@ -995,7 +999,7 @@ fn an_update_walks_only_what_changed() {
         let started = std::time::Instant::now();
         let mut counter = Counter::default();
         prepare(
-            &repo,
+            &shared(&repo),
             &opts("", "", 2),
             report(|r| r.set_path("", from, Depth::Infinity, start_empty, None)),
         )

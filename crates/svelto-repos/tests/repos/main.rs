@@ -7,3 +7,4 @@ mod damage;
 mod fuzz_seeds;
 mod memory;
 mod replay;
+mod served;
