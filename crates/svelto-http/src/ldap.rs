@@ -15,7 +15,8 @@
 //!
 //! The directory is asked with ldap3's blocking client on the calling thread: the caller
 //! is on the runtime's blocking pool (`lib.rs` moves a request whose login needs the
-//! directory off the worker). Every step has `timeout` seconds: a directory that is down
+//! directory off the worker: there it would hold the worker's other connections, and the
+//! client, which runs a runtime of its own, cannot start inside the worker's). Every step has `timeout` seconds: a directory that is down
 //! or stops answering is [`Failure::Unavailable`] (a 503) within a few timeouts.
 
 use ldap3::{LdapConn, LdapConnSettings, LdapError, Scope, SearchEntry};

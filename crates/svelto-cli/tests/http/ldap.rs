@@ -492,5 +492,56 @@ fn ldap_logins_groups_tls_and_an_outage_against_slapd() {
         let (code, text) = status(&addr, secret, harry);
         assert_eq!(code, 503, "{kind} with an untrusted certificate: {text}");
     }
+
+    // A directory that takes connections and never answers: each login is a 503 within the
+    // timeouts, and meanwhile (more logins waiting than the server has workers) anonymous
+    // reads of the other repository are answered at once: the logins wait on the blocking
+    // pool, not on a worker.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let silent_port = silent.local_addr().expect("addr").port();
+    let hang = root.join("hang");
+    Run::new(bin())
+        .args(["admin", "create"])
+        .arg(&hang)
+        .success();
+    std::fs::write(hang.join("conf/ldap-bind-password"), "bindsecret\n").expect("pw");
+    std::fs::write(
+        hang.join("conf/svnserve.conf"),
+        format!(
+            "[general]\nanon-access = read\nauth-access = write\n[ldap]\n\
+             url = ldap://127.0.0.1:{silent_port}/{SUFFIX}\n\
+             bind-dn = cn=svelto,ou=services,{SUFFIX}\n\
+             bind-password-file = ldap-bind-password\ntimeout = 2\n"
+        ),
+    )
+    .expect("conf");
+    let waiting: Vec<_> = (0..12)
+        .map(|i| {
+            let addr = addr.clone();
+            std::thread::spawn(move || {
+                let started = Instant::now();
+                let user = format!("user{i}");
+                let (code, text) = status(&addr, "/svn/hang", Some((&user, "pw")));
+                (code, text, started.elapsed())
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    for _ in 0..8 {
+        let started = Instant::now();
+        assert_eq!(status(&addr, "/svn/repo/trunk", None).0, 207);
+        let took = started.elapsed();
+        assert!(
+            took < Duration::from_millis(1500),
+            "an anonymous read took {took:?}"
+        );
+    }
+    for w in waiting {
+        let (code, text, took) = w.join().expect("thread");
+        assert_eq!(code, 503, "{text}");
+        assert!(text.contains("timeout"), "{text}");
+        assert!(took < Duration::from_secs(8), "a login waited {took:?}");
+    }
+    drop(silent);
     drop(server);
 }
