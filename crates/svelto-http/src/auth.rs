@@ -80,6 +80,11 @@ pub(crate) enum LoginError {
     /// The password file cannot be read (a 500: the server is misconfigured).
     File(std::io::Error),
     Refused(String),
+    /// The LDAP directory cannot be asked (a 503 with this message).
+    Unavailable(String),
+    /// The login must ask the directory, which a worker may not wait on: the request is
+    /// answered again on the blocking pool (`crate::may_block`).
+    Later,
 }
 
 /// The server's password checking: files read once per change, and the logins already
