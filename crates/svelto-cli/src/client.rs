@@ -22,7 +22,7 @@ pub struct ClientArgs {
     /// Print nothing but errors.
     #[arg(short, long)]
     quiet: bool,
-    /// Do not fetch externals (they are not fetched yet in any case).
+    /// Do not fetch svn:externals.
     #[arg(long)]
     ignore_externals: bool,
     #[arg(long)]
@@ -81,6 +81,7 @@ fn options(a: &ClientArgs, native_eol: Option<&'static [u8]>) -> anyhow::Result<
         },
         native_eol,
         zone: crate::localtime::zone(),
+        ignore_externals: a.ignore_externals,
     })
 }
 
@@ -167,7 +168,10 @@ pub fn update(a: UpdateArgs) -> anyhow::Result<()> {
                     if props { 'U' } else { ' ' },
                     shown(relpath)
                 ),
-                Notify::Received { .. } => return,
+                Notify::Received { .. }
+                | Notify::External { .. }
+                | Notify::ExternalDone { .. }
+                | Notify::ExternalFailed { .. } => return,
             };
             changed = true;
             if !quiet {
@@ -195,12 +199,16 @@ pub fn update(a: UpdateArgs) -> anyhow::Result<()> {
 struct Printer {
     quiet: bool,
     root: PathBuf,
+    /// "Checked out" or "Exported", for the line that ends an external.
+    done: &'static str,
+    /// Inside an external's lines (a failure then ends them with a blank line, as in svn).
+    in_external: bool,
     out: std::io::BufWriter<std::io::Stdout>,
     bar: Option<indicatif::ProgressBar>,
 }
 
 impl Printer {
-    fn new(quiet: bool, root: PathBuf) -> Printer {
+    fn new(quiet: bool, root: PathBuf, done: &'static str) -> Printer {
         use std::io::IsTerminal;
         let bar = (!quiet && std::io::stdout().is_terminal() && std::io::stderr().is_terminal())
             .then(|| {
@@ -218,32 +226,88 @@ impl Printer {
         Printer {
             quiet,
             root,
+            done,
+            in_external: false,
             out: std::io::BufWriter::new(std::io::stdout()),
             bar,
+        }
+    }
+
+    /// A path below the root as svn shows it (the root itself without a trailing `/`).
+    fn shown(&self, relpath: &str) -> String {
+        if relpath.is_empty() {
+            self.root.display().to_string()
+        } else {
+            self.root.join(relpath).display().to_string()
+        }
+    }
+
+    fn line(&mut self, line: &str, count: bool) {
+        match &self.bar {
+            Some(bar) => {
+                if count {
+                    bar.inc(1);
+                }
+                bar.println(line);
+            }
+            None if !self.quiet => {
+                let _ = writeln!(self.out, "{line}");
+            }
+            None => {}
         }
     }
 
     fn notify(&mut self, n: Notify) {
         match n {
             Notify::Added { relpath, .. } => {
-                let line = format!("A    {}", self.root.join(relpath).display());
-                match &self.bar {
-                    Some(bar) => {
-                        bar.inc(1);
-                        bar.println(line);
-                    }
-                    None if !self.quiet => {
-                        let _ = writeln!(self.out, "{line}");
-                    }
-                    None => {}
-                }
+                let line = format!("A    {}", self.shown(relpath));
+                self.line(&line, true);
             }
             Notify::Received { bytes } => {
                 if let Some(bar) = &self.bar {
                     bar.set_message(format!("{} received, ", indicatif::HumanBytes(bytes)));
                 }
             }
-            Notify::Updated { .. } | Notify::Deleted { .. } => {}
+            Notify::Updated {
+                relpath,
+                text,
+                props,
+            } => {
+                let line = format!(
+                    "{}{}   {}",
+                    if text { 'U' } else { ' ' },
+                    if props { 'U' } else { ' ' },
+                    self.shown(relpath)
+                );
+                self.line(&line, false);
+            }
+            Notify::External { relpath } => {
+                self.in_external = true;
+                let line = format!("\nFetching external item into '{}':", self.shown(relpath));
+                self.line(&line, false);
+            }
+            Notify::ExternalDone { revision } => {
+                self.in_external = false;
+                let line = match revision {
+                    Some(r) => format!("{} external at revision {r}.\n", self.done),
+                    None if self.done == "Exported" => "External export complete.\n".into(),
+                    None => "External checkout complete.\n".into(),
+                };
+                self.line(&line, false);
+            }
+            Notify::ExternalFailed { relpath, message } => {
+                let _ = self.out.flush();
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "svelto: warning: error handling the externals definition for '{}':\n\
+                     svelto: warning: {message}",
+                    self.shown(relpath)
+                );
+                if std::mem::take(&mut self.in_external) {
+                    self.line("", false);
+                }
+            }
+            Notify::Deleted { .. } => {}
         }
     }
 }
@@ -268,16 +332,24 @@ fn externals_note(ext: &[String], root: &std::path::Path) {
     }
 }
 
+/// After a checkout or export: a failure when an external definition failed (each was
+/// warned of), as the stock client's exit status says.
+fn externals_result(summary: &svelto_client::Summary) -> anyhow::Result<()> {
+    if summary.externals_failed {
+        bail!("Failure occurred processing one or more externals definitions");
+    }
+    Ok(())
+}
+
 pub fn checkout(a: ClientArgs) -> anyhow::Result<()> {
     let opts = options(&a, None)?;
-    let mut printer = Printer::new(a.quiet, opts.path.clone());
+    let mut printer = Printer::new(a.quiet, opts.path.clone(), "Checked out");
     let summary = svelto_client::checkout(&opts, &mut |n| printer.notify(n)).map_err(plain)?;
     drop(printer);
-    externals_note(&summary.externals, &opts.path);
     if !a.quiet {
         println!("Checked out revision {}.", summary.revision);
     }
-    Ok(())
+    externals_result(&summary)
 }
 
 pub fn export(a: ExportArgs) -> anyhow::Result<()> {
@@ -289,12 +361,11 @@ pub fn export(a: ExportArgs) -> anyhow::Result<()> {
         Some(other) => bail!("--native-eol '{other}': one of LF, CR, CRLF"),
     };
     let opts = options(&a.common, native_eol)?;
-    let mut printer = Printer::new(a.common.quiet, opts.path.clone());
+    let mut printer = Printer::new(a.common.quiet, opts.path.clone(), "Exported");
     let summary = svelto_client::export(&opts, &mut |n| printer.notify(n)).map_err(plain)?;
     drop(printer);
-    externals_note(&summary.externals, &opts.path);
     if !a.common.quiet {
         println!("Exported revision {}.", summary.revision);
     }
-    Ok(())
+    externals_result(&summary)
 }

@@ -67,6 +67,8 @@ pub struct Options {
     pub native_eol: Option<&'static [u8]>,
     /// The local time zone, for the long dates of keywords.
     pub zone: svelto_core::localtime::Zone,
+    /// `--ignore-externals`: leave `svn:externals` unfetched.
+    pub ignore_externals: bool,
 }
 
 /// What happened, as it happens (the command line prints it).
@@ -84,6 +86,13 @@ pub enum Notify<'a> {
     },
     /// An update deleted a node (`D`).
     Deleted { relpath: &'a str },
+    /// An external is about to be fetched into `relpath` ("Fetching external item
+    /// into ...").
+    External { relpath: &'a str },
+    /// The external begun last is complete at `revision` (None: an exported file).
+    ExternalDone { revision: Option<u64> },
+    /// An external definition of the directory `relpath` failed (the others go on).
+    ExternalFailed { relpath: &'a str, message: String },
 }
 
 /// What a checkout or export did.
@@ -96,6 +105,8 @@ pub struct Summary {
     pub bytes: u64,
     /// Directories (relpaths) whose `svn:externals` were not fetched.
     pub externals: Vec<String>,
+    /// Some external definition could not be fetched (each was notified).
+    pub externals_failed: bool,
 }
 
 /// Checks `opts.url` out into a new working copy at `opts.path`.
@@ -109,12 +120,23 @@ pub fn export(opts: &Options, notify: &mut dyn FnMut(Notify)) -> Result<Summary>
     run(opts, notify, true)
 }
 
-fn run(opts: &Options, notify: &mut dyn FnMut(Notify), export: bool) -> Result<Summary> {
+pub(crate) fn run(opts: &Options, notify: &mut dyn FnMut(Notify), export: bool) -> Result<Summary> {
     let mut session = ra::open(&opts.url, &opts.credentials)?;
     let rev = match opts.revision {
         Some(r) => r,
         None => session.latest_rev()?,
     };
+    run_in(session, rev, opts, notify, export)
+}
+
+/// Checks out (or exports) the session's URL at `rev`.
+pub(crate) fn run_in(
+    mut session: Box<dyn Ra>,
+    rev: u64,
+    opts: &Options,
+    notify: &mut dyn FnMut(Notify),
+    export: bool,
+) -> Result<Summary> {
     match session.check_path(rev)?.as_str() {
         "dir" => {}
         "none" => {
@@ -160,12 +182,14 @@ fn run(opts: &Options, notify: &mut dyn FnMut(Notify), export: bool) -> Result<S
     let depth_word = opts.depth.map_or("unknown", Depth::word);
     session.update(
         rev,
+        "",
         depth_word,
         &[ReportPath {
             path: String::new(),
             rev,
             start_empty: true,
             depth: root_depth.word().to_string(),
+            missing: false,
         }],
     )?;
     let mut r = Receiver {
@@ -184,6 +208,9 @@ fn run(opts: &Options, notify: &mut dyn FnMut(Notify), export: bool) -> Result<S
         scratch: Vec::new(),
         tmp_counter: 0,
         pristines: HashSet::new(),
+        export,
+        definitions: Vec::new(),
+        file_external: None,
     };
     if let Some(db) = &r.db {
         db.begin()?;
@@ -193,6 +220,19 @@ fn run(opts: &Options, notify: &mut dyn FnMut(Notify), export: bool) -> Result<S
         db.commit()?;
     }
     r.summary.revision = r.target_rev;
+    // Externals are fetched only at depth infinity, as the stock client fetches them.
+    if !opts.ignore_externals && root_depth == Depth::Infinity {
+        let parent = crate::externals::Parent {
+            root,
+            db: r.db.take(),
+            pristines: std::mem::take(&mut r.pristines),
+            opts,
+            root_url: session.root_url(),
+            url: session.url(),
+            export,
+        };
+        r.summary.externals_failed = crate::externals::fetch(parent, &r.definitions, notify)?;
+    }
     Ok(r.summary)
 }
 
@@ -292,6 +332,84 @@ struct Receiver<'o> {
     /// The pristine texts written (SHA-1 hex): the store of a new working copy holds only
     /// these, so no lookup on disk is needed.
     pristines: HashSet<String>,
+    export: bool,
+    /// `svn:externals` (directory relpath, value), in the order the directories closed.
+    definitions: Vec<(String, Vec<u8>)>,
+    /// Receiving a file external (one file into an existing working copy).
+    file_external: Option<FileExternal>,
+}
+
+/// A file external: where it goes in the working copy and where it comes from.
+pub(crate) struct FileExternal {
+    /// Relative to the working copy's root.
+    pub(crate) local_relpath: String,
+    /// The file's repository relpath.
+    pub(crate) repos_path: String,
+}
+
+/// Fetches the file `name` of the session's directory at `rev` into `root` (a working
+/// copy, or an export when `db` is None) as the file external `fx`, with the inherited
+/// properties `iprops` (a skel). The database and the set of pristines come back.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn fetch_file_external(
+    mut session: Box<dyn Ra>,
+    rev: u64,
+    name: &str,
+    fx: FileExternal,
+    iprops: Vec<u8>,
+    root: &Path,
+    db: Option<WcDb>,
+    pristines: HashSet<String>,
+    opts: &Options,
+    notify: &mut dyn FnMut(Notify),
+) -> Result<(Option<WcDb>, HashSet<String>, u64)> {
+    session.update(
+        rev,
+        name,
+        "unknown",
+        &[ReportPath {
+            path: String::new(),
+            rev: 0,
+            start_empty: false,
+            depth: "infinity".to_string(),
+            missing: true,
+        }],
+    )?;
+    let export = db.is_none();
+    let mut r = Receiver {
+        root: root.to_path_buf(),
+        db,
+        opts,
+        repos_relpath: String::new(),
+        root_url: session.root_url().to_string(),
+        root_depth: Depth::Infinity,
+        iprops: Some(iprops),
+        target_rev: rev,
+        dirs: HashMap::new(),
+        files: HashMap::new(),
+        summary: Summary::default(),
+        bufs: Buffers::default(),
+        scratch: Vec::new(),
+        tmp_counter: 0,
+        pristines,
+        export,
+        definitions: Vec::new(),
+        file_external: Some(fx),
+    };
+    if let Some(db) = &r.db {
+        db.begin()?;
+    }
+    r.drive(session.as_mut(), notify)?;
+    if let Some(db) = &r.db {
+        db.commit()?;
+    }
+    if r.summary.files != 1 {
+        return Err(protocol(
+            "in the update drive of a file external",
+            format!("{} files sent, not one", r.summary.files),
+        ));
+    }
+    Ok((r.db, r.pristines, r.target_rev))
 }
 
 pub(crate) fn prop_value<'a>(props: &'a [(Vec<u8>, Vec<u8>)], name: &[u8]) -> Option<&'a [u8]> {
@@ -319,6 +437,12 @@ impl Receiver<'_> {
                     }
                 }
                 Edit::OpenRoot { token } => {
+                    if self.export && self.file_external.is_none() {
+                        notify(Notify::Added {
+                            relpath: "",
+                            is_dir: true,
+                        });
+                    }
                     self.dirs.insert(
                         token.to_vec(),
                         DirState {
@@ -333,6 +457,12 @@ impl Receiver<'_> {
                     token,
                     added: true,
                 } => {
+                    if self.file_external.is_some() {
+                        return Err(protocol(
+                            "in the update drive of a file external",
+                            format!("a directory '{relpath}' added"),
+                        ));
+                    }
                     let path = self.root.join(&relpath);
                     match std::fs::create_dir(&path) {
                         Ok(()) => {}
@@ -373,6 +503,17 @@ impl Receiver<'_> {
                         .dirs
                         .remove(token)
                         .ok_or_else(|| bad_token("close-dir"))?;
+                    if self.file_external.is_some() {
+                        continue;
+                    }
+                    // The root's properties show as a change to it (` U`), as with svn.
+                    if dir.relpath.is_empty() && !self.export && !dir.props.is_empty() {
+                        notify(Notify::Updated {
+                            relpath: "",
+                            text: false,
+                            props: true,
+                        });
+                    }
                     self.close_dir(dir)?;
                 }
                 Edit::Absent { path, kind } => self.absent(&path, kind)?,
@@ -381,6 +522,10 @@ impl Receiver<'_> {
                     token,
                     added: true,
                 } => {
+                    let relpath = match &self.file_external {
+                        Some(fx) => fx.local_relpath.clone(),
+                        None => relpath,
+                    };
                     self.files.insert(
                         token.to_vec(),
                         FileState {
@@ -453,6 +598,9 @@ impl Receiver<'_> {
     }
 
     fn repos_path(&self, relpath: &str) -> String {
+        if let Some(fx) = &self.file_external {
+            return fx.repos_path.clone();
+        }
         match (self.repos_relpath.is_empty(), relpath.is_empty()) {
             (true, _) => relpath.to_string(),
             (false, true) => self.repos_relpath.clone(),
@@ -461,8 +609,8 @@ impl Receiver<'_> {
     }
 
     fn close_dir(&mut self, dir: DirState) -> Result<()> {
-        if prop_value(&dir.props, b"svn:externals").is_some() {
-            self.summary.externals.push(dir.relpath.clone());
+        if let Some(v) = prop_value(&dir.props, b"svn:externals") {
+            self.definitions.push((dir.relpath.clone(), v.to_vec()));
         }
         if !dir.relpath.is_empty() {
             self.summary.dirs += 1;
@@ -769,6 +917,11 @@ impl Receiver<'_> {
             translated_size: recorded.0,
             last_mod_time: recorded.1,
             dav_cache: dav_cache.as_deref(),
+            file_external: self.file_external.is_some(),
+            inherited_props: match self.file_external {
+                Some(_) => self.iprops.as_deref(),
+                None => None,
+            },
             ..BaseNode::default()
         })
     }

@@ -11,6 +11,7 @@
 pub mod checkout;
 mod edit;
 pub mod error;
+pub mod externals;
 pub mod ra;
 pub mod ra_dav;
 pub mod ra_svn;

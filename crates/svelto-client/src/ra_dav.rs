@@ -373,12 +373,18 @@ impl Ra for DavSession {
         parse_iprops(&text).map(Some)
     }
 
-    fn update(&mut self, rev: u64, depth: &str, report: &[ReportPath]) -> Result<()> {
+    fn update(&mut self, rev: u64, target: &str, depth: &str, report: &[ReportPath]) -> Result<()> {
         let src = self.url[self.origin.len()..].to_string();
         let mut body = format!(
             r#"<?xml version="1.0" encoding="utf-8"?><S:update-report xmlns:S="svn:" send-all="true"><S:src-path>{}</S:src-path><S:target-revision>{rev}</S:target-revision>"#,
             xml_escape(if src.is_empty() { "/" } else { &src })
         );
+        if !target.is_empty() {
+            body.push_str(&format!(
+                "<S:update-target>{}</S:update-target>",
+                xml_escape(target)
+            ));
+        }
         if depth == "files" || depth == "empty" {
             body.push_str("<S:recursive>no</S:recursive>");
         }
@@ -395,6 +401,9 @@ impl Ra for DavSession {
                 },
                 xml_escape(&p.path)
             ));
+            if p.missing {
+                body.push_str(&format!("<S:missing>{}</S:missing>", xml_escape(&p.path)));
+            }
         }
         body.push_str("</S:update-report>");
         let me = self.me_resource.clone();

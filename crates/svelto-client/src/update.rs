@@ -171,6 +171,7 @@ pub fn update(opts: &UpdateOptions, notify: &mut dyn FnMut(Notify)) -> Result<Su
         rev: base_rev,
         start_empty: false,
         depth: root_depth.clone(),
+        missing: false,
     }];
     for n in &nodes {
         if n.kind == "dir" && !n.local_relpath.is_empty() && n.presence == "normal" {
@@ -181,11 +182,12 @@ pub fn update(opts: &UpdateOptions, notify: &mut dyn FnMut(Notify)) -> Result<Su
                     rev: base_rev,
                     start_empty: false,
                     depth: depth.to_string(),
+                    missing: false,
                 });
             }
         }
     }
-    session.update(rev, "unknown", &report)?;
+    session.update(rev, "", "unknown", &report)?;
 
     let mut r = Drive {
         root: root.clone(),
