@@ -140,9 +140,20 @@ pub fn update(a: UpdateArgs) -> anyhow::Result<()> {
         },
         zone: crate::localtime::zone(),
     };
-    let quiet = a.quiet;
+    run_update(&opts, a.quiet, false, true)
+}
+
+/// Updates as `svn update` prints it; `checked_out`: the revision line of a checkout that
+/// became an update (`Checked out revision N.`, no `Updating` header).
+fn run_update(
+    opts: &svelto_client::UpdateOptions,
+    quiet: bool,
+    checked_out: bool,
+    note_externals: bool,
+) -> anyhow::Result<()> {
+    let path = opts.path.clone();
     let mut out = std::io::BufWriter::new(std::io::stdout());
-    if !quiet {
+    if !quiet && !checked_out {
         let _ = writeln!(out, "Updating '{}':", path.display());
     }
     let mut changed = false;
@@ -178,12 +189,16 @@ pub fn update(a: UpdateArgs) -> anyhow::Result<()> {
                 let _ = writeln!(out, "{line}");
             }
         };
-        svelto_client::update(&opts, &mut notify).map_err(plain)?
+        svelto_client::update(opts, &mut notify).map_err(plain)?
     };
     out.flush()?;
-    externals_note(&summary.externals, &path);
+    if note_externals {
+        externals_note(&summary.externals, &path);
+    }
     if !quiet {
-        if changed {
+        if checked_out {
+            let _ = writeln!(out, "Checked out revision {}.", summary.revision);
+        } else if changed {
             let _ = writeln!(out, "Updated to revision {}.", summary.revision);
         } else {
             let _ = writeln!(out, "At revision {}.", summary.revision);
@@ -343,6 +358,24 @@ fn externals_result(summary: &svelto_client::Summary) -> anyhow::Result<()> {
 
 pub fn checkout(a: ClientArgs) -> anyhow::Result<()> {
     let opts = options(&a, None)?;
+    // Into a working copy of the same URL: an update, as with svn.
+    if let Some(url) = svelto_client::update::wc_url(&opts.path).map_err(plain)? {
+        let same = |u: &str| u.trim_end_matches('/').to_string();
+        if same(&url) != same(&opts.url) {
+            let abs = std::path::absolute(&opts.path).unwrap_or_else(|_| opts.path.clone());
+            bail!(
+                "'{}' is already a working copy for a different URL",
+                abs.display()
+            );
+        }
+        let up = svelto_client::UpdateOptions {
+            path: opts.path.clone(),
+            revision: opts.revision,
+            credentials: opts.credentials.clone(),
+            zone: opts.zone.clone(),
+        };
+        return run_update(&up, a.quiet, true, !a.ignore_externals);
+    }
     let mut printer = Printer::new(a.quiet, opts.path.clone(), "Checked out");
     let summary = svelto_client::checkout(&opts, &mut |n| printer.notify(n)).map_err(plain)?;
     drop(printer);

@@ -28,6 +28,21 @@ use crate::translate::{self, Translation};
 use crate::url;
 use crate::wc::{BaseNode, OwnedNode, WcDb};
 
+/// The URL of the working copy whose root is `root`, or None when `root` is not one.
+pub fn wc_url(root: &Path) -> Result<Option<String>> {
+    if !root.join(".svn/wc.db").is_file() {
+        return Ok(None);
+    }
+    let db = WcDb::open(root)?;
+    let (repos_root, _) = db.repository()?;
+    let relpath = db.root_repos_path()?;
+    Ok(Some(if relpath.is_empty() {
+        repos_root
+    } else {
+        format!("{repos_root}/{}", url::encode(&relpath))
+    }))
+}
+
 /// What to update.
 #[derive(Debug, Clone)]
 pub struct UpdateOptions {

@@ -320,6 +320,17 @@ impl WcDb {
         Ok(())
     }
 
+    /// The repository relpath of the working copy's root.
+    pub fn root_repos_path(&self) -> Result<String> {
+        self.conn
+            .query_row(
+                "SELECT repos_path FROM NODES WHERE local_relpath = '' AND op_depth = 0",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(self.err())
+    }
+
     /// Every BASE node, parents before children.
     pub fn base_nodes(&self) -> Result<Vec<OwnedNode>> {
         let mut stmt = self

@@ -502,11 +502,12 @@ fn bad_input_gets_a_clear_error() {
     let url = format!("{}/trunk", pair.subject_url());
     svelto(&["checkout", "-q", &url, "wc"], dir.path());
     let out = Run::new(binary())
-        .args(["checkout", &url, "wc"])
+        .args(["checkout", &format!("{url}/a"), "wc"])
         .current_dir(dir.path())
         .failure();
     assert!(
-        out.stderr_text().contains("already a working copy"),
+        out.stderr_text()
+            .contains("wc' is already a working copy for a different URL"),
         "{}",
         out.stderr_text()
     );
@@ -532,6 +533,54 @@ fn bad_input_gets_a_clear_error() {
         .failure();
     let err = out.stderr_text();
     assert_eq!(err.matches("refused").count(), 1, "said once: {err}");
+}
+
+/// `svelto checkout URL PATH` where PATH is a working copy of URL updates it, as `svn
+/// checkout` does (the same lines, in another order, and `Checked out revision N.`); of
+/// another URL, it is refused as by svn.
+#[test]
+fn checkout_into_a_working_copy_of_the_same_url_updates_it() {
+    let pair = pair("basic");
+    for (label, base) in servers(pair) {
+        let dir = tempdir();
+        let url = format!("{base}/trunk");
+        for wc in ["stock", "svelto"] {
+            svn(pair, &["checkout", "-q", "-r", "2", &url, wc], dir.path());
+        }
+        let (stock, ours) = (dir.path().join("stock"), dir.path().join("svelto"));
+        let a = svn(pair, &["checkout", &url, "stock"], dir.path()).stdout_text();
+        let b = svelto(&["checkout", &url, "svelto"], dir.path()).stdout_text();
+        assert_eq!(
+            sorted_lines(&a.replace("stock", "WC")),
+            sorted_lines(&b.replace("svelto", "WC")),
+            "{label}: output"
+        );
+        assert!(b.ends_with("Checked out revision 12.\n"), "{label}: {b}");
+        assert_eq!(tree(&stock), tree(&ours), "{label}: working files");
+        for cmd in [&["status", "-v"][..], &["info", "-R"]] {
+            assert_eq!(
+                in_wc(pair, &stock, cmd),
+                in_wc(pair, &ours, cmd),
+                "{label}: svn {cmd:?}"
+            );
+        }
+        assert_eq!(nodes(&stock), nodes(&ours), "{label}: wc.db rows");
+        let other = format!("{base}/trunk/src");
+        let out = pair
+            .client()
+            .svn(&["checkout", &other, "stock"], dir.path());
+        let ours_out = Run::new(binary())
+            .args(["checkout", &other, "svelto"])
+            .current_dir(dir.path())
+            .failure();
+        assert!(!out.success(), "{label}");
+        for err in [out.stderr_text(), ours_out.stderr_text()] {
+            assert!(
+                err.contains("is already a working copy for a different URL"),
+                "{label}: {err}"
+            );
+        }
+    }
 }
 
 /// What an update printed, its lines sorted (the stock client prints in the drive's order,
