@@ -29,9 +29,13 @@ pub struct ClientArgs {
     username: Option<String>,
     #[arg(long)]
     password: Option<String>,
-    /// Never prompt (there are no prompts yet).
+    /// Never prompt for a login.
     #[arg(long)]
     non_interactive: bool,
+    /// Where the stock client's configuration and credential cache are (default
+    /// ~/.subversion): logins cached in plain form under auth/svn.simple are used.
+    #[arg(long, value_name = "DIR")]
+    config_dir: Option<PathBuf>,
     /// https://: accept the server's certificate despite these failures (unknown-ca,
     /// cn-mismatch, expired, not-yet-valid, other). Svelto does not tell them apart yet:
     /// any value waives every check of the certificate.
@@ -78,6 +82,7 @@ fn options(a: &ClientArgs, native_eol: Option<&'static [u8]>) -> anyhow::Result<
             username: a.username.clone(),
             password: a.password.clone(),
             trust_server_cert: a.trust_server_cert_failures.is_some(),
+            ask: Some(ask(a.config_dir.clone(), a.non_interactive)),
         },
         native_eol,
         zone: crate::localtime::zone(),
@@ -99,14 +104,50 @@ pub struct UpdateArgs {
     username: Option<String>,
     #[arg(long)]
     password: Option<String>,
-    /// Never prompt (there are no prompts yet).
+    /// Never prompt for a login.
     #[arg(long)]
     non_interactive: bool,
+    /// Where the stock client's configuration and credential cache are (default
+    /// ~/.subversion): logins cached in plain form under auth/svn.simple are used.
+    #[arg(long, value_name = "DIR")]
+    config_dir: Option<PathBuf>,
     /// https://: accept the server's certificate despite these failures (unknown-ca,
     /// cn-mismatch, expired, not-yet-valid, other). Svelto does not tell them apart yet:
     /// any value waives every check of the certificate.
     #[arg(long, value_name = "FAILURES")]
     trust_server_cert_failures: Option<String>,
+}
+
+/// Where a login comes from when the server wants one and none was given: the stock
+/// client's cache in plain form, else (on a terminal, without --non-interactive) a prompt.
+fn ask(config_dir: Option<PathBuf>, non_interactive: bool) -> svelto_client::ra_svn::Ask {
+    let dir = config_dir.or_else(svelto_client::auth::default_config_dir);
+    svelto_client::ra_svn::Ask(std::sync::Arc::new(move |realm, user| {
+        use std::io::IsTerminal;
+        if let Some(login) = dir
+            .as_deref()
+            .and_then(|d| svelto_client::auth::cached_login(d, realm, user))
+        {
+            return Some(login);
+        }
+        if non_interactive || !std::io::stdin().is_terminal() {
+            return None;
+        }
+        let mut err = std::io::stderr();
+        let _ = writeln!(err, "Authentication realm: {realm}");
+        let user = match user {
+            Some(u) => u.to_string(),
+            None => {
+                let _ = write!(err, "Username: ");
+                let _ = err.flush();
+                let mut line = String::new();
+                std::io::stdin().read_line(&mut line).ok()?;
+                line.trim_end_matches(['\n', '\r']).to_string()
+            }
+        };
+        let password = rpassword::prompt_password(format!("Password for '{user}': ")).ok()?;
+        Some((user, password))
+    }))
 }
 
 /// A client error as its message alone: each names its cause already, so the chain that
@@ -137,6 +178,7 @@ pub fn update(a: UpdateArgs) -> anyhow::Result<()> {
             username: a.username.clone(),
             password: a.password.clone(),
             trust_server_cert: a.trust_server_cert_failures.is_some(),
+            ask: Some(ask(a.config_dir.clone(), a.non_interactive)),
         },
         zone: crate::localtime::zone(),
     };

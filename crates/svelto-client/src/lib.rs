@@ -8,6 +8,7 @@
 //! Must not: print (progress goes through [`checkout::Notify`]), parse command lines, or
 //! panic on what a server sends.
 
+pub mod auth;
 pub mod checkout;
 mod edit;
 pub mod error;

@@ -6,6 +6,7 @@
 
 mod externals;
 mod http;
+mod logins;
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;
