@@ -53,7 +53,8 @@ pub struct ExportArgs {
 }
 
 fn options(a: &ClientArgs, native_eol: Option<&'static [u8]>) -> anyhow::Result<Options> {
-    let revision = parse_revision(a.revision.as_deref())?;
+    let (revision, date) = parse_revision(a.revision.as_deref())?;
+    let (url, peg) = split_peg(&a.url)?;
     let depth =
         match a.depth.as_deref() {
             None => None,
@@ -64,19 +65,21 @@ fn options(a: &ClientArgs, native_eol: Option<&'static [u8]>) -> anyhow::Result<
     let path = match &a.path {
         Some(p) => p.clone(),
         None => {
-            let last = a.url.trim_end_matches('/').rsplit('/').next().unwrap_or("");
+            let last = url.trim_end_matches('/').rsplit('/').next().unwrap_or("");
             let name = String::from_utf8(svelto_client::url::decode(last))
                 .unwrap_or_else(|_| last.to_string());
-            if name.is_empty() || a.url.trim_end_matches('/').ends_with(':') {
+            if name.is_empty() || url.trim_end_matches('/').ends_with(':') {
                 bail!("cannot tell a directory name from '{}': give PATH", a.url);
             }
             PathBuf::from(name)
         }
     };
     Ok(Options {
-        url: a.url.clone(),
+        url,
         path,
         revision,
+        date,
+        peg,
         depth,
         credentials: svelto_client::ra_svn::Credentials {
             username: a.username.clone(),
@@ -156,24 +159,58 @@ fn plain(e: svelto_client::Error) -> anyhow::Error {
     anyhow::anyhow!("{e}")
 }
 
-fn parse_revision(r: Option<&str>) -> anyhow::Result<Option<u64>> {
+/// `-r`: (a number, or a date as an `svn:date`); both None for HEAD.
+fn parse_revision(r: Option<&str>) -> anyhow::Result<(Option<u64>, Option<String>)> {
     Ok(match r {
-        None => None,
-        Some(r) if r.eq_ignore_ascii_case("HEAD") => None,
-        Some(r) => Some(
-            r.parse::<u64>()
-                .with_context(|| format!("revision '{r}': a number or HEAD"))?,
+        None => (None, None),
+        Some(r) if r.eq_ignore_ascii_case("HEAD") => (None, None),
+        Some(r) if r.starts_with('{') => {
+            let date = svelto_client::date::to_svn_date(r, &crate::localtime::zone())
+                .with_context(|| {
+                    format!("revision '{r}': a date as svn reads it ({{2011-03-13}}, {{2011-03-13 10:10}}, {{2011-03-13T10:10:13Z}}, ...)")
+                })?;
+            (None, Some(date))
+        }
+        Some(r) => (
+            Some(
+                r.strip_prefix('r')
+                    .unwrap_or(r)
+                    .parse::<u64>()
+                    .with_context(|| format!("revision '{r}': a number, {{DATE}} or HEAD"))?,
+            ),
+            None,
         ),
     })
+}
+
+/// `URL@PEG`: the URL and its peg revision (a number or HEAD), as svn splits them (at the
+/// last `@` of the last segment; `URL@` keeps an `@` that belongs to the name).
+fn split_peg(url: &str) -> anyhow::Result<(String, Option<u64>)> {
+    let last = url.rfind('/').map_or(0, |i| i + 1);
+    let Some(at) = url[last..].rfind('@').map(|i| last + i) else {
+        return Ok((url.to_string(), None));
+    };
+    let (base, peg) = (&url[..at], &url[at + 1..]);
+    if peg.is_empty() || peg.eq_ignore_ascii_case("HEAD") {
+        return Ok((base.to_string(), None));
+    }
+    let n = peg
+        .strip_prefix('r')
+        .unwrap_or(peg)
+        .parse::<u64>()
+        .with_context(|| format!("peg revision '{peg}' of '{url}': a number or HEAD"))?;
+    Ok((base.to_string(), Some(n)))
 }
 
 /// `svelto update`: prints what `svn update` prints (`Updating 'PATH':`, `A`/`D`/`U`
 /// lines, `Updated to revision N.`).
 pub fn update(a: UpdateArgs) -> anyhow::Result<()> {
     let path = a.path.clone().unwrap_or_else(|| PathBuf::from("."));
+    let revision = parse_revision(a.revision.as_deref())?;
     let opts = svelto_client::UpdateOptions {
         path: path.clone(),
-        revision: parse_revision(a.revision.as_deref())?,
+        revision: revision.0,
+        date: revision.1,
         credentials: svelto_client::ra_svn::Credentials {
             username: a.username.clone(),
             password: a.password.clone(),
@@ -412,7 +449,8 @@ pub fn checkout(a: ClientArgs) -> anyhow::Result<()> {
         }
         let up = svelto_client::UpdateOptions {
             path: opts.path.clone(),
-            revision: opts.revision,
+            revision: opts.revision.or(opts.peg),
+            date: opts.date.clone(),
             credentials: opts.credentials.clone(),
             zone: opts.zone.clone(),
         };

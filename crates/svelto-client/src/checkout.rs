@@ -58,8 +58,13 @@ impl Depth {
 pub struct Options {
     pub url: String,
     pub path: PathBuf,
-    /// None: HEAD.
+    /// None: HEAD (or `date`'s, or the peg's).
     pub revision: Option<u64>,
+    /// `-r {DATE}`: the youngest revision at this `svn:date`.
+    pub date: Option<String>,
+    /// `URL@PEG`: the revision the URL names (None: HEAD); the operative revision is
+    /// `revision` (or `date`'s), else the peg.
+    pub peg: Option<u64>,
     /// None: infinity, not sticky (the update asks for depth `unknown`).
     pub depth: Option<Depth>,
     pub credentials: Credentials,
@@ -122,10 +127,28 @@ pub fn export(opts: &Options, notify: &mut dyn FnMut(Notify)) -> Result<Summary>
 
 pub(crate) fn run(opts: &Options, notify: &mut dyn FnMut(Notify), export: bool) -> Result<Summary> {
     let mut session = ra::open(&opts.url, &opts.credentials)?;
-    let rev = match opts.revision {
-        Some(r) => r,
-        None => session.latest_rev()?,
+    let rev = match (opts.revision, &opts.date, opts.peg) {
+        (Some(r), _, _) => r,
+        (None, Some(date), _) => session.dated_rev(date)?,
+        (None, None, Some(peg)) => peg,
+        (None, None, None) => session.latest_rev()?,
     };
+    // The URL names a node at its peg revision (HEAD without one): it must be there. A
+    // node moved between the peg and the operative revision is not followed.
+    if opts.peg != Some(rev)
+        && (opts.peg.is_some() || opts.revision.is_some() || opts.date.is_some())
+    {
+        let peg = match opts.peg {
+            Some(p) => p,
+            None => session.latest_rev()?,
+        };
+        if session.check_path(peg)? == "none" {
+            return Err(Error::Usage(format!(
+                "'{}' path not found at revision {peg}",
+                session.url()
+            )));
+        }
+    }
     run_in(session, rev, opts, notify, export)
 }
 

@@ -454,6 +454,8 @@ fn fetch_one(
         url: ext_url.clone(),
         path: parent.root.join(local),
         revision: Some(rev),
+        date: None,
+        peg: None,
         depth: None,
         ..opts.clone()
     };

@@ -10,6 +10,7 @@
 
 pub mod auth;
 pub mod checkout;
+pub mod date;
 mod edit;
 pub mod error;
 pub mod externals;

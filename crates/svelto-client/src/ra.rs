@@ -32,6 +32,8 @@ pub trait Ra {
     /// The session URL.
     fn url(&self) -> &str;
     fn latest_rev(&mut self) -> Result<u64>;
+    /// The youngest revision at `date` (an `svn:date`).
+    fn dated_rev(&mut self, date: &str) -> Result<u64>;
     /// The kind of the session path at `rev`: `none`, `file` or `dir`.
     fn check_path(&mut self, rev: u64) -> Result<String>;
     /// The properties the session path inherits at `rev`; None when the server cannot
@@ -73,6 +75,13 @@ impl Ra for Session {
 
     fn latest_rev(&mut self) -> Result<u64> {
         Session::latest_rev(self)
+    }
+
+    fn dated_rev(&mut self, date: &str) -> Result<u64> {
+        let r = self.call("get-dated-rev", vec![Item::string(date)])?;
+        r.first()
+            .and_then(Item::as_number)
+            .ok_or_else(|| ra_svn::protocol("in get-dated-rev", "no revision number"))
     }
 
     fn check_path(&mut self, rev: u64) -> Result<String> {

@@ -362,6 +362,27 @@ impl Ra for DavSession {
             .ok_or_else(|| protocol("in the answer to OPTIONS", "no SVN-Youngest-Rev header"))
     }
 
+    fn dated_rev(&mut self, date: &str) -> Result<u64> {
+        let body = format!(
+            r#"<?xml version="1.0" encoding="utf-8"?><S:dated-rev-report xmlns:S="svn:" xmlns:D="DAV:"><D:creationdate>{}</D:creationdate></S:dated-rev-report>"#,
+            xml_escape(date)
+        );
+        let me = self.me_resource.clone();
+        let resp = self.request(
+            "REPORT",
+            &me,
+            Some("0"),
+            body.as_bytes(),
+            "in dated-rev-report",
+        )?;
+        let text = Self::read_small(resp, &me)?;
+        let text = String::from_utf8_lossy(&text);
+        text.split_once("version-name>")
+            .and_then(|(_, rest)| rest.split('<').next())
+            .and_then(|n| n.trim().parse().ok())
+            .ok_or_else(|| protocol("in dated-rev-report", "no version-name in the answer"))
+    }
+
     fn check_path(&mut self, rev: u64) -> Result<String> {
         let body = r#"<?xml version="1.0" encoding="utf-8"?><propfind xmlns="DAV:"><prop><resourcetype/></prop></propfind>"#;
         let path = self.stable_path(rev);

@@ -48,8 +48,10 @@ pub fn wc_url(root: &Path) -> Result<Option<String>> {
 pub struct UpdateOptions {
     /// The working copy's root.
     pub path: PathBuf,
-    /// None: HEAD.
+    /// None: HEAD (or `date`'s).
     pub revision: Option<u64>,
+    /// `-r {DATE}`: the youngest revision at this `svn:date`.
+    pub date: Option<String>,
     pub credentials: Credentials,
     pub zone: svelto_core::localtime::Zone,
 }
@@ -175,9 +177,10 @@ pub fn update(opts: &UpdateOptions, notify: &mut dyn FnMut(Notify)) -> Result<Su
             ),
         ));
     }
-    let rev = match opts.revision {
-        Some(r) => r,
-        None => session.latest_rev()?,
+    let rev = match (opts.revision, &opts.date) {
+        (Some(r), _) => r,
+        (None, Some(date)) => session.dated_rev(date)?,
+        (None, None) => session.latest_rev()?,
     };
     let modified = local_changes(&root, &db, &nodes, &repos_root, &opts.zone)?;
 

@@ -818,3 +818,59 @@ fn on_a_terminal_checkout_draws_progress_below_its_lines() {
     assert!(!out.contains("files and directories"), "{out}");
     assert!(out.contains("A    plain/README.txt"), "{out}");
 }
+
+/// Peg revisions and dates as the stock client resolves them: `URL@REV`, `-r N URL@PEG`,
+/// `-r {DATE}` (UTC, with an offset, and local time) for checkout, export and update, from
+/// all four servers; a URL that is not at its peg revision is refused by both.
+#[test]
+fn pegs_and_dates_resolve_as_with_the_stock_client() {
+    let dates = [
+        "{2011-03-13T12:30:00Z}",
+        "{2011-03-13T14:30:00+02:00}",
+        "{2011-03-13 16:00}",
+        "{2011-03-13}",
+    ];
+    let http = svelto_testkit::shared_http_pair("basic", binary());
+    let mut all: Vec<(&Pair, &str, String)> = Vec::new();
+    let svn_pair = pair("basic");
+    for (label, base) in servers(svn_pair) {
+        all.push((svn_pair, label, base));
+    }
+    all.push((http, "apache", http.reference_url()));
+    all.push((http, "svelto serve --http-listen", http.subject_url()));
+    for (pair, label, base) in all {
+        let trunk = format!("{base}/trunk");
+        let at5 = format!("{trunk}@5");
+        for (url, args) in [
+            (at5.as_str(), &[][..]),
+            (at5.as_str(), &["-r", "3"][..]),
+            (trunk.as_str(), &["-r", dates[0]][..]),
+            (trunk.as_str(), &["-r", dates[1]][..]),
+            (trunk.as_str(), &["-r", dates[2]][..]),
+        ] {
+            let dir = tempdir();
+            compare_checkouts(pair, dir.path(), label, url, args);
+        }
+        compare_exports(pair, label, &format!("{trunk}@3"), &[]);
+        compare_exports(pair, label, &trunk, &["-r", dates[0]]);
+        compare_updates(pair, label, &trunk, "1", &[dates[0], "HEAD", dates[2]]);
+        let dir = tempdir();
+        compare_checkouts(pair, dir.path(), label, &base, &["-r", dates[3]]);
+        // A URL that is not there at its peg revision: refused by both.
+        let dir = tempdir();
+        let gone = format!("{trunk}/nothere@5");
+        let out = pair
+            .client()
+            .svn(&["checkout", "-r", "3", &gone, "s"], dir.path());
+        assert!(!out.success(), "{label}: svn checked out {gone}");
+        let out = Run::new(binary())
+            .args(["checkout", "-r", "3", &gone, "x"])
+            .current_dir(dir.path())
+            .failure();
+        let err = out.stderr_text();
+        assert!(
+            err.contains("path not found at revision 5"),
+            "{label}: {err}"
+        );
+    }
+}
