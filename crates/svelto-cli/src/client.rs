@@ -25,6 +25,9 @@ pub struct ClientArgs {
     /// Do not fetch svn:externals.
     #[arg(long)]
     ignore_externals: bool,
+    /// Take unversioned files and directories in the way as they are (checkout).
+    #[arg(long)]
+    force: bool,
     #[arg(long)]
     username: Option<String>,
     #[arg(long)]
@@ -90,6 +93,7 @@ fn options(a: &ClientArgs, native_eol: Option<&'static [u8]>) -> anyhow::Result<
         native_eol,
         zone: crate::localtime::zone(),
         ignore_externals: a.ignore_externals,
+        force: a.force,
     })
 }
 
@@ -258,6 +262,7 @@ fn run_update(
                     if props { 'U' } else { ' ' },
                     shown(relpath)
                 ),
+                Notify::Existed { relpath, .. } => format!("E    {}", shown(relpath)),
                 Notify::Received { .. }
                 | Notify::External { .. }
                 | Notify::ExternalDone { .. }
@@ -400,6 +405,10 @@ impl Printer {
                 if std::mem::take(&mut self.in_external) {
                     self.line("", false);
                 }
+            }
+            Notify::Existed { relpath, .. } => {
+                let line = format!("E    {}", self.shown(relpath));
+                self.line(&line, true);
             }
             Notify::Deleted { .. } => {}
         }

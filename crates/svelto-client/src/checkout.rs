@@ -74,6 +74,9 @@ pub struct Options {
     pub zone: svelto_core::localtime::Zone,
     /// `--ignore-externals`: leave `svn:externals` unfetched.
     pub ignore_externals: bool,
+    /// `--force`: a checkout takes unversioned files and directories in its way as they
+    /// are (versioned, their contents kept: local changes where they differ), as svn does.
+    pub force: bool,
 }
 
 /// What happened, as it happens (the command line prints it).
@@ -91,6 +94,8 @@ pub enum Notify<'a> {
     },
     /// An update deleted a node (`D`).
     Deleted { relpath: &'a str },
+    /// A checkout with `--force` took an unversioned node in its way (`E`).
+    Existed { relpath: &'a str, is_dir: bool },
     /// An external is about to be fetched into `relpath` ("Fetching external item
     /// into ...").
     External { relpath: &'a str },
@@ -303,6 +308,8 @@ enum Working {
     Eol(File, EolWriter),
     /// Kept whole (keywords, special files), written at close.
     Buffer(Vec<u8>),
+    /// Nowhere: the file in the way is kept (`--force`).
+    Discard,
 }
 
 /// Where a file's pristine text goes while it arrives.
@@ -335,6 +342,8 @@ struct FileState {
     text: Option<TextState>,
     /// (sha1 hex, md5 hex, size) once the text is complete.
     done: Option<(String, String, u64)>,
+    /// `--force`: an unversioned file stood there; it is kept as the working file.
+    existed: bool,
 }
 
 struct Receiver<'o> {
@@ -487,19 +496,34 @@ impl Receiver<'_> {
                         ));
                     }
                     let path = self.root.join(&relpath);
+                    let mut existed = false;
                     match std::fs::create_dir(&path) {
                         Ok(()) => {}
+                        // svn records an unversioned directory in the way as a tree
+                        // conflict, and takes it with --force (an export too).
                         Err(e)
-                            if e.kind() == std::io::ErrorKind::AlreadyExists && path.is_dir() => {}
+                            if e.kind() == std::io::ErrorKind::AlreadyExists
+                                && path.is_dir()
+                                && (self.opts.force || self.export) =>
+                        {
+                            existed = !self.export;
+                        }
                         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
                             return Err(Error::Obstructed { path })
                         }
                         Err(e) => return Err(file_err(&path)(e)),
                     }
-                    notify(Notify::Added {
-                        relpath: &relpath,
-                        is_dir: true,
-                    });
+                    if existed {
+                        notify(Notify::Existed {
+                            relpath: &relpath,
+                            is_dir: true,
+                        });
+                    } else {
+                        notify(Notify::Added {
+                            relpath: &relpath,
+                            is_dir: true,
+                        });
+                    }
                     self.dirs.insert(
                         token.to_vec(),
                         DirState {
@@ -549,6 +573,14 @@ impl Receiver<'_> {
                         Some(fx) => fx.local_relpath.clone(),
                         None => relpath,
                     };
+                    let existed = self.opts.force
+                        && !self.export
+                        && self.file_external.is_none()
+                        && self
+                            .root
+                            .join(&relpath)
+                            .symlink_metadata()
+                            .is_ok_and(|m| m.is_file());
                     self.files.insert(
                         token.to_vec(),
                         FileState {
@@ -558,6 +590,7 @@ impl Receiver<'_> {
                             wc_props: Vec::new(),
                             text: None,
                             done: None,
+                            existed,
                         },
                     );
                 }
@@ -601,10 +634,17 @@ impl Receiver<'_> {
                         .files
                         .remove(token)
                         .ok_or_else(|| bad_token("close-file"))?;
-                    notify(Notify::Added {
-                        relpath: &file.relpath,
-                        is_dir: false,
-                    });
+                    if file.existed {
+                        notify(Notify::Existed {
+                            relpath: &file.relpath,
+                            is_dir: false,
+                        });
+                    } else {
+                        notify(Notify::Added {
+                            relpath: &file.relpath,
+                            is_dir: false,
+                        });
+                    }
                     self.close_file(file, md5.as_deref())?;
                 }
                 Edit::Close => return session.close_edit(),
@@ -708,7 +748,9 @@ impl Receiver<'_> {
             .ok_or_else(|| bad_token("apply-textdelta"))?;
         let translation = self.translation(file);
         let working_path = self.root.join(&file.relpath);
-        let working = if translation.keywords.is_some() || translation.special {
+        let working = if file.existed {
+            Working::Discard
+        } else if translation.keywords.is_some() || translation.special {
             Working::Buffer(Vec::new())
         } else {
             let f = create_new(&working_path)?;
@@ -774,6 +816,7 @@ impl Receiver<'_> {
                         f.write_all(scratch).map_err(file_err(working_path()))?;
                     }
                     Working::Buffer(b) => b.extend_from_slice(bytes),
+                    Working::Discard => {}
                 }
                 Ok(())
             })
@@ -862,11 +905,14 @@ impl Receiver<'_> {
                 });
             }
         }
-        // The working file: finish what was streamed, or write it now.
+        // The working file: finish what was streamed, or write it now (not over a file
+        // kept with --force: its size and time are not recorded, as with svn).
         let written = match text {
+            _ if file.existed => None,
             Some(t) if t.translation == translation => match t.working {
                 Working::Direct(f) | Working::Eol(f, _) => Some(f),
                 Working::Buffer(b) => self.write_working(&path, &b, &translation)?,
+                Working::Discard => None,
             },
             other => {
                 // The properties changed after the text began (or there was no text):

@@ -874,3 +874,46 @@ fn pegs_and_dates_resolve_as_with_the_stock_client() {
         );
     }
 }
+
+/// `checkout --force` over unversioned files and directories in the way (one with the
+/// repository's text, one with other text, a directory): svn's `E` lines, the files kept
+/// (a local change where they differ), the same status, rows and pristines.
+#[test]
+fn checkout_with_force_takes_what_is_in_the_way() {
+    let pair = pair("basic");
+    for (label, base) in servers(pair) {
+        let dir = tempdir();
+        let url = format!("{base}/trunk");
+        let new_c = svn(pair, &["cat", &format!("{url}/src/new.c")], dir.path()).stdout;
+        let mut outs = Vec::new();
+        for wc in ["stock", "svelto"] {
+            let root = dir.path().join(wc);
+            std::fs::create_dir_all(root.join("src")).unwrap_or_else(|e| panic!("{e}"));
+            std::fs::write(root.join("README.txt"), "mine\n").unwrap_or_else(|e| panic!("{e}"));
+            std::fs::write(root.join("src/new.c"), &new_c).unwrap_or_else(|e| panic!("{e}"));
+            let out = if wc == "stock" {
+                svn(pair, &["checkout", "--force", &url, wc], dir.path())
+            } else {
+                svelto(&["checkout", "--force", &url, wc], dir.path())
+            };
+            outs.push(out.stdout_text().replace(wc, "WC"));
+        }
+        assert_eq!(outs[0], outs[1], "{label}: output");
+        assert!(
+            outs[1].contains("E    WC/README.txt"),
+            "{label}: {}",
+            outs[1]
+        );
+        let (stock, ours) = (dir.path().join("stock"), dir.path().join("svelto"));
+        assert_eq!(tree(&stock), tree(&ours), "{label}: working files");
+        for cmd in [&["status", "-v"][..], &["info", "-R"], &["diff"]] {
+            assert_eq!(
+                in_wc(pair, &stock, cmd),
+                in_wc(pair, &ours, cmd),
+                "{label}: svn {cmd:?}"
+            );
+        }
+        assert_eq!(nodes(&stock), nodes(&ours), "{label}: wc.db rows");
+        assert_eq!(pristines(&stock), pristines(&ours), "{label}: pristines");
+    }
+}
