@@ -398,7 +398,7 @@ impl Printer {
                 let _ = self.out.flush();
                 let _ = writeln!(
                     std::io::stderr(),
-                    "svelto: warning: error handling the externals definition for '{}':\n\
+                    "svelto: warning: W205011: Error handling externals definition for '{}':\n\
                      svelto: warning: {message}",
                     self.shown(relpath)
                 );
@@ -439,7 +439,7 @@ fn externals_note(ext: &[String], root: &std::path::Path) {
 /// warned of), as the stock client's exit status says.
 fn externals_result(summary: &svelto_client::Summary) -> anyhow::Result<()> {
     if summary.externals_failed {
-        bail!("Failure occurred processing one or more externals definitions");
+        bail!("E205011: Failure occurred processing one or more externals definitions");
     }
     Ok(())
 }
