@@ -3,9 +3,9 @@
 
 Installed by suite.sh as `svn` in the suite's --bin directory: `svn checkout` (or `co`)
 with only options `svelto checkout` has (-r N|{DATE}|HEAD, --depth, -q,
---ignore-externals, --username, --password, --non-interactive, --config-dir; --no-auth-cache
-is dropped: Svelto writes no cache) and one svn:// or http(s):// URL (a peg revision N or
-HEAD allowed) runs `svelto checkout`; anything else runs the stock svn
+--ignore-externals, --force, --username, --password, --non-interactive, --config-dir;
+--no-auth-cache is dropped: Svelto writes no cache) and one svn:// or http(s):// URL (a
+peg revision N or HEAD allowed) runs `svelto checkout`; anything else runs the stock svn
 ($STOCK_SVN, default /usr/bin/svn). Each decision is appended to $SVELTO_WRAP_LOG as one
 line: 'svelto ARGS' or 'stock (REASON) ARGS', so the run tells how many checkouts
 Svelto made.
@@ -21,7 +21,7 @@ WITH_VALUE = {"-r": "-r", "--revision": "-r", "--depth": "--depth",
               "--username": "--username", "--password": "--password",
               "--config-dir": "--config-dir"}
 FLAGS = {"-q": "-q", "--quiet": "-q", "--ignore-externals": "--ignore-externals",
-         "--non-interactive": "--non-interactive"}
+         "--non-interactive": "--non-interactive", "--force": "--force"}
 DROPPED_WITH_VALUE = set()
 DROPPED = {"--no-auth-cache"}
 
