@@ -19,10 +19,9 @@
 //! client, which runs a runtime of its own, cannot start inside the worker's). Every step has `timeout` seconds: a directory that is down
 //! or stops answering is [`Failure::Unavailable`] (a 503) within a few timeouts.
 
+use crate::auth::LoginKeys;
 use ldap3::{LdapConn, LdapConnSettings, LdapError, Scope, SearchEntry};
-use sha1::Digest as _;
 use std::collections::HashMap;
-use std::hash::{BuildHasher, Hasher};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use svelto_repos::conf::{LdapConf, LdapScope, LdapTls};
@@ -55,39 +54,16 @@ pub(crate) enum Failure {
 type Remembered = (Instant, Arc<Login>);
 
 /// The directory logins of the server, with the logins it accepted lately.
+#[derive(Default)]
 pub(crate) struct Directory {
     cache: Mutex<HashMap<[u8; 20], Remembered>>,
-    /// Per-process secret mixed into the keys, so the cache holds nothing a password can be
-    /// looked up by outside this process.
-    secret: [u8; 16],
-}
-
-impl Default for Directory {
-    fn default() -> Self {
-        let mut secret = [0u8; 16];
-        for chunk in secret.chunks_mut(8) {
-            let v = std::collections::hash_map::RandomState::new()
-                .build_hasher()
-                .finish();
-            chunk.copy_from_slice(&v.to_le_bytes()[..chunk.len()]);
-        }
-        Directory {
-            cache: Mutex::new(HashMap::new()),
-            secret,
-        }
-    }
+    keys: LoginKeys,
 }
 
 impl Directory {
     fn key(&self, conf: &LdapConf, user: &str, password: &[u8]) -> [u8; 20] {
-        let mut h = sha1::Sha1::new();
-        h.update(self.secret);
         let conf = format!("{conf:?}");
-        for part in [conf.as_bytes(), user.as_bytes(), password] {
-            h.update((part.len() as u64).to_le_bytes());
-            h.update(part);
-        }
-        h.finalize().into()
+        self.keys.key(&[conf.as_bytes(), user.as_bytes(), password])
     }
 
     /// The login remembered for these credentials, when it is fresh.
