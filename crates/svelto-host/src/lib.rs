@@ -22,7 +22,7 @@ pub use metrics::{ErrorKind, Metrics, Protocol, OTHER};
 pub use svelto_core::budget;
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Duration;
 use svelto_fs::Backend;
 use svelto_repos::service::Repos;
@@ -65,11 +65,13 @@ pub struct HostConfig {
     /// the least recently used idle one is closed past it. `svelto serve` derives it from
     /// the open files limit.
     pub max_open_repos: usize,
-    /// Run on a connection's thread as it ends (svn://) and on an HTTP handler thread as it
-    /// ends (idle ten seconds): `svelto serve` gives back to the system
-    /// what the allocator kept for the thread (mimalloc keeps an ended thread's free pages
-    /// until another thread reuses them: after 900 HTTP connections closed, 142 MB of RSS
-    /// stayed held; see `Host::connection_thread`).
+    /// Gives back to the system what the allocator keeps free: `svelto serve` sets it to
+    /// mimalloc's forced collection (mimalloc keeps an ended thread's free pages until
+    /// another thread reuses them: after 900 HTTP connections closed, 142 MB of RSS stayed
+    /// held). Run by the host's janitor thread at most once per
+    /// [`RELEASE_INTERVAL`] after connection or handler threads ended, not by each ending
+    /// thread: per thread it cost a short svn:// session 0.75 ms of server CPU (madvise
+    /// and the page faults of the next thread; bench/results/2026-11-29/issue33-ab.md).
     pub release_thread_memory: Option<fn()>,
 }
 
@@ -103,6 +105,8 @@ pub struct Host {
     pub drain: Arc<svelto_core::Drain>,
     /// What connections buffer for their clients, bounded by `HostConfig::memory_budget`.
     pub budget: Arc<budget::MemoryBudget>,
+    /// Gives memory back after threads ended ([`HostConfig::release_thread_memory`]).
+    janitor: Arc<Janitor>,
 }
 
 impl Host {
@@ -115,7 +119,26 @@ impl Host {
             log,
             metrics: Metrics::default(),
             drain: Arc::new(svelto_core::Drain::default()),
+            janitor: Arc::default(),
         })
+    }
+
+    /// A connection's or handler's thread ended: what the allocator kept for it is given
+    /// back within [`RELEASE_INTERVAL`] (by the janitor thread, started on first use),
+    /// once for all the threads that ended meanwhile.
+    pub fn thread_ended(&self) {
+        if let Some(release) = self.config.release_thread_memory {
+            self.janitor.thread_ended(release);
+        }
+    }
+
+    /// How many times the janitor gave memory back so far.
+    pub fn memory_releases(&self) -> u64 {
+        *self
+            .janitor
+            .releases
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
     }
 
     /// The metrics' text exposition, with the storage caches' counters.
@@ -188,8 +211,53 @@ pub struct ConnectionThread<'a>(&'a Host);
 
 impl Drop for ConnectionThread<'_> {
     fn drop(&mut self) {
-        if let Some(release) = self.0.config.release_thread_memory {
+        self.0.thread_ended();
+    }
+}
+
+/// The longest a thread's ending waits for its memory to be given back, and the shortest
+/// time between two releases: a second of 40 short svn:// sessions costs one collection.
+pub const RELEASE_INTERVAL: Duration = Duration::from_secs(1);
+
+/// The thread that gives memory back for the threads that ended: woken by the first ending
+/// after a release, it waits [`RELEASE_INTERVAL`] (more endings only mark it pending), then
+/// runs the release once.
+#[derive(Default)]
+struct Janitor {
+    pending: Mutex<bool>,
+    wake: Condvar,
+    started: OnceLock<()>,
+    releases: Mutex<u64>,
+}
+
+impl Janitor {
+    fn thread_ended(self: &Arc<Self>, release: fn()) {
+        self.started.get_or_init(|| {
+            let me = Arc::clone(self);
+            // No thread (out of threads or memory): the memory stays kept, as before a
+            // release existed; nothing else depends on it.
+            let _ = std::thread::Builder::new()
+                .name("svelto-janitor".into())
+                .spawn(move || me.run(release));
+        });
+        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        if !*pending {
+            *pending = true;
+            self.wake.notify_one();
+        }
+    }
+
+    fn run(&self, release: fn()) {
+        loop {
+            let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+            while !*pending {
+                pending = self.wake.wait(pending).unwrap_or_else(|e| e.into_inner());
+            }
+            drop(pending);
+            std::thread::sleep(RELEASE_INTERVAL);
+            *self.pending.lock().unwrap_or_else(|e| e.into_inner()) = false;
             release();
+            *self.releases.lock().unwrap_or_else(|e| e.into_inner()) += 1;
         }
     }
 }
@@ -355,5 +423,57 @@ mod tests {
             ),
             "{text}"
         );
+    }
+}
+
+#[cfg(test)]
+mod janitor_tests {
+    use super::*;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::time::Instant;
+
+    static RELEASED: AtomicU64 = AtomicU64::new(0);
+
+    fn count_release() {
+        RELEASED.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Forty connection threads ending within a moment cost one release, run within about
+    /// a second of the first ending; a later ending runs another.
+    #[test]
+    fn endings_in_a_burst_share_one_release_that_comes_soon() {
+        let mut config = HostConfig::new(std::env::temp_dir());
+        config.release_thread_memory = Some(count_release);
+        let host = Host::new(
+            config,
+            Logger::disabled(),
+            Arc::new(svelto_store::LocalBackend),
+        );
+        let start = Instant::now();
+        std::thread::scope(|s| {
+            for _ in 0..40 {
+                s.spawn(|| drop(host.connection_thread()));
+            }
+        });
+        if start.elapsed() < RELEASE_INTERVAL / 2 {
+            assert_eq!(host.memory_releases(), 0, "released at an ending");
+        }
+        while host.memory_releases() == 0 {
+            assert!(
+                start.elapsed() < RELEASE_INTERVAL * 5,
+                "no release after 5 s"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(start.elapsed() >= RELEASE_INTERVAL);
+        std::thread::sleep(RELEASE_INTERVAL / 2);
+        assert_eq!(host.memory_releases(), 1);
+        assert_eq!(RELEASED.load(Ordering::SeqCst), 1);
+        drop(host.connection_thread());
+        while host.memory_releases() == 1 {
+            assert!(start.elapsed() < RELEASE_INTERVAL * 10, "no second release");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert_eq!(RELEASED.load(Ordering::SeqCst), 2);
     }
 }

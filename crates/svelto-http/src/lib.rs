@@ -252,6 +252,7 @@ fn start_workers(state: &Arc<State>) -> std::io::Result<Vec<mpsc::UnboundedSende
 /// kept for them when they end (idle for ten seconds).
 fn worker(state: Arc<State>, mut jobs: mpsc::UnboundedReceiver<Job>) {
     let release = state.host.config.release_thread_memory;
+    let host = state.host.clone();
     // As many handlers at once as connections may be served (and refused): the slots bound
     // them, not the pool.
     let handlers = state
@@ -264,11 +265,7 @@ fn worker(state: Arc<State>, mut jobs: mpsc::UnboundedReceiver<Job>) {
         .enable_io()
         .enable_time()
         .max_blocking_threads(handlers)
-        .on_thread_stop(move || {
-            if let Some(release) = release {
-                release();
-            }
-        })
+        .on_thread_stop(move || host.thread_ended())
         .build();
     let runtime = match runtime {
         Ok(r) => r,
@@ -278,33 +275,58 @@ fn worker(state: Arc<State>, mut jobs: mpsc::UnboundedReceiver<Job>) {
         }
     };
     let local = tokio::task::LocalSet::new();
-    // Connections live on this worker: when the last one ends, what the allocator kept
-    // for the worker's thread goes back (after 1,000 kept-alive connections closed, RSS
-    // stayed 25 MB above its start without it).
-    let live = Rc::new(std::cell::Cell::new(0usize));
+    // Connections live on this worker: a second after the last one ended (and none came
+    // since), what the allocator kept for the worker's thread goes back (after 1,000
+    // kept-alive connections closed, RSS stayed 25 MB above its start without it). Not at
+    // each ending: for one short connection after another that cost each a collection.
+    let live = Rc::new(Live::default());
     local.block_on(&runtime, async move {
+        if let Some(release) = release {
+            let live = live.clone();
+            tokio::task::spawn_local(async move {
+                loop {
+                    live.idle.notified().await;
+                    let begun = live.begun.get();
+                    tokio::time::sleep(svelto_host::RELEASE_INTERVAL).await;
+                    if live.count.get() == 0 && live.begun.get() == begun {
+                        release();
+                    }
+                }
+            });
+        }
         while let Some((stream, peer, slot)) = jobs.recv().await {
             let state = state.clone();
             let live = live.clone();
-            live.set(live.get() + 1);
+            live.count.set(live.count.get() + 1);
+            live.begun.set(live.begun.get() + 1);
             tokio::task::spawn_local(async move {
-                let _ended = Ended(live, release);
+                let _ended = Ended(live);
                 connection(state, stream, peer, slot).await;
             });
         }
     });
 }
 
-/// Counts a worker's connection out when its task ends (also by a panic), and gives the
-/// thread's free memory back when it was the last.
-struct Ended(Rc<std::cell::Cell<usize>>, Option<fn()>);
+/// A worker's connections: how many are open, how many have begun (which tells a waiting
+/// release whether another came since), and the signal that the last one ended.
+#[derive(Default)]
+struct Live {
+    count: std::cell::Cell<usize>,
+    begun: std::cell::Cell<u64>,
+    idle: tokio::sync::Notify,
+}
+
+/// Counts a worker's connection out when its task ends (also by a panic); the last one's
+/// ending wakes the worker's release, which gives the thread's free memory back
+/// [`svelto_host::RELEASE_INTERVAL`] later if no connection came meanwhile.
+struct Ended(Rc<Live>);
 
 impl Drop for Ended {
     fn drop(&mut self) {
-        let left = self.0.get().saturating_sub(1);
-        self.0.set(left);
-        if let (0, Some(release)) = (left, self.1) {
-            release();
+        let left = self.0.count.get().saturating_sub(1);
+        self.0.count.set(left);
+        if left == 0 {
+            self.0.idle.notify_one();
         }
     }
 }
