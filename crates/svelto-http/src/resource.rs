@@ -88,6 +88,13 @@ pub(crate) fn handle(
     } else {
         (&b"\0\0"[..1 + usize::from(proxy.is_some())]).into()
     };
+    // Outside the prefix nothing is served by DAV: an OPTIONS there is answered as Apache
+    // answers it for a location without `DAV svn` (200, no DAV header), and the client
+    // says the server does not support the HTTP/DAV protocol (E175003), not that a
+    // repository is missing.
+    if req.method == Method::OPTIONS && crate::uri::outside_prefix(state, req.path()) {
+        return Ok(Reply::empty(StatusCode::OK).header("allow", "GET,HEAD,POST,OPTIONS"));
+    }
     // A read taking the kept admission does not look for the repository again.
     let mut known = false;
     let located = crate::uri::locate_in(state, req.path(), |name| {

@@ -227,6 +227,13 @@ fn revnum(s: Option<&&str>, what: &str) -> Result<Revnum, HttpError> {
         .ok_or_else(|| HttpError::bad_request(format!("Invalid revision in the {what} URL")))
 }
 
+/// Whether the request path (still encoded) lies outside the prefix the repositories are
+/// served under.
+pub fn outside_prefix(state: &State, path: &str) -> bool {
+    !matches!(path.strip_prefix(state.config.prefix.as_str()),
+        Some(r) if r.is_empty() || r.starts_with('/'))
+}
+
 /// Maps a request path (still encoded) onto a repository resource.
 pub fn locate(state: &State, path: &str) -> Result<Located, HttpError> {
     locate_in(state, path, |_| None)

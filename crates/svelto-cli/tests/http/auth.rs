@@ -671,3 +671,28 @@ fn a_missing_repository_answers_as_through_apache() {
         }
     }
 }
+
+/// `svn info` of a URL outside the location repositories are served under (dav_tests 1,
+/// `/nodavroot`): Apache answers its OPTIONS without DAV (no `DAV svn` there), and the
+/// client says the server does not speak DAV (E175003), not that a repository is missing.
+#[test]
+fn a_url_outside_the_prefix_is_not_dav_as_through_apache() {
+    let pair = Pair::http("basic", &bin());
+    let outcomes = [0, 1].map(|i| {
+        let base = pair.substitute(i, std::path::Path::new(""), "{SERVER}");
+        let origin: Vec<&str> = base.splitn(4, '/').take(3).collect();
+        let url = format!("{}/nodavroot", origin.join("/"));
+        pair.run_on(i, std::path::Path::new(""), "svn", &["info", &url])
+    });
+    for (side, out) in ["Apache", "Svelto"].iter().zip(&outcomes) {
+        assert!(!out.success(), "{side}: {}", out.stdout_text());
+        assert!(
+            out.stderr_text().contains("E175003: The server at '")
+                && out
+                    .stderr_text()
+                    .contains("does not support the HTTP/DAV protocol"),
+            "{side}: {}",
+            out.stderr_text()
+        );
+    }
+}
