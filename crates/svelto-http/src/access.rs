@@ -82,7 +82,6 @@ pub(crate) fn admit(
     (repo, writer): Opened,
     req: &crate::Req,
 ) -> Result<(service::Ctx, Gate), HttpError> {
-    let headers = &req.headers;
     // Anonymous and without rules until admission has decided who the client is.
     let svc = service::Ctx::new(repo, writer, None, None, Default::default());
     // The youngest revision on disk now (the handle is shared and may lag).
@@ -92,80 +91,7 @@ pub(crate) fn admit(
         .admission(&target.repo_dir, || svc.uuid())
         .map_err(|e| HttpError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
     let conf = &adm.conf;
-    // An LDAP directory, when `[ldap]` names one, wins; then an htpasswd file, when one is
-    // given; then svnserve's password file.
-    let password_file: Option<Passwords> = match (&conf.ldap, &state.config.auth_file) {
-        (Some(l), _) => Some(Passwords::Ldap(Box::new(l.clone()))),
-        (None, Some(f)) => Some(Passwords::Htpasswd(f.clone())),
-        (None, None) => match &conf.http_password_db {
-            Some(f) => Some(Passwords::Htpasswd(f.clone())),
-            None => conf.password_db.clone().map(Passwords::Svnserve),
-        },
-    };
-    // The groups an LDAP login joins in the authz rules.
-    let mut ldap_groups = Vec::new();
-    let mut gate = Gate {
-        realm: adm.realm.clone(),
-        level: adm.access(false),
-        login: password_file.as_ref().map(|_| adm.access(true)),
-        anonymous: true,
-    };
-    let presented = crate::auth::presented(headers);
-    if presented == Presented::TooLong {
-        return Err(HttpError::bad_request(
-            "Size of a request header field exceeds server limit (Authorization)",
-        ));
-    }
-    let mut user = proxied_user(state, req)?;
-    if user.is_some() {
-        // The proxy logged the user in.
-    } else if let Some(passwords) = &password_file {
-        let refused = |why: String| {
-            state.log(&format!("{}: {why}", target.repo_name));
-            HttpError::refused(StatusCode::UNAUTHORIZED, Some(gate.realm.clone()))
-        };
-        match presented {
-            Presented::Nothing | Presented::TooLong => {}
-            Presented::Malformed(why) => return Err(refused(why.to_string())),
-            Presented::Basic {
-                user: name,
-                password,
-            } => match passwords.check(state, &name, &password) {
-                Ok(groups) => {
-                    user = Some(name);
-                    ldap_groups = groups;
-                }
-                Err(LoginError::Refused(why)) => return Err(refused(why)),
-                Err(LoginError::Later) => {
-                    return Err(HttpError::new(
-                        StatusCode::SERVICE_UNAVAILABLE,
-                        "The login is being checked",
-                    ))
-                }
-                Err(LoginError::Unavailable(why)) => {
-                    // Once per request asking the directory (those it accepted lately
-                    // still log in meanwhile; anonymous requests never ask it).
-                    state.log(&format!("{}: {why}", target.repo_name));
-                    return Err(HttpError::new(StatusCode::SERVICE_UNAVAILABLE, why));
-                }
-                Err(LoginError::File(e)) => {
-                    state.log(&format!(
-                        "{}: cannot read the password file '{}': {e}",
-                        target.repo_name,
-                        passwords.file().display()
-                    ));
-                    return Err(HttpError::new(
-                        StatusCode::INTERNAL_SERVER_ERROR,
-                        "The server's password file cannot be read",
-                    ));
-                }
-            },
-        }
-    }
-    if user.is_some() {
-        gate.anonymous = false;
-        gate.level = adm.access(true);
-    }
+    let (user, ldap_groups, gate) = login(state, &adm, &target.repo_name, req)?;
     let authz = match adm.authz_source() {
         None => None,
         Some(src) => {
@@ -195,6 +121,150 @@ pub(crate) fn admit(
     };
     let svc = svc.admitted(user, authz, conf.hooks_env.clone());
     Ok((svc, gate))
+}
+
+/// Who the request is, under `adm` (its repository's admission): the user a proxy named or
+/// a login checked, the LDAP groups the login joins, and the gate. Err: a refused login
+/// (401), a directory that cannot answer now (503), a password file that cannot be read.
+fn login(
+    state: &State,
+    adm: &svelto_host::Admission,
+    repo_name: &str,
+    req: &crate::Req,
+) -> Result<(Option<String>, Vec<String>, Gate), HttpError> {
+    let conf = &adm.conf;
+    let headers = &req.headers;
+    // An LDAP directory, when `[ldap]` names one, wins; then an htpasswd file, when one is
+    // given; then svnserve's password file.
+    let password_file: Option<Passwords> = match (&conf.ldap, &state.config.auth_file) {
+        (Some(l), _) => Some(Passwords::Ldap(Box::new(l.clone()))),
+        (None, Some(f)) => Some(Passwords::Htpasswd(f.clone())),
+        (None, None) => match &conf.http_password_db {
+            Some(f) => Some(Passwords::Htpasswd(f.clone())),
+            None => conf.password_db.clone().map(Passwords::Svnserve),
+        },
+    };
+    // The groups an LDAP login joins in the authz rules.
+    let mut ldap_groups = Vec::new();
+    let mut gate = Gate {
+        realm: adm.realm.clone(),
+        level: adm.access(false),
+        login: password_file.as_ref().map(|_| adm.access(true)),
+        anonymous: true,
+    };
+    let presented = crate::auth::presented(headers);
+    if presented == Presented::TooLong {
+        return Err(HttpError::bad_request(
+            "Size of a request header field exceeds server limit (Authorization)",
+        ));
+    }
+    let mut user = proxied_user(state, req)?;
+    if user.is_some() {
+        // The proxy logged the user in.
+    } else if let Some(passwords) = &password_file {
+        let refused = |why: String| {
+            state.log(&format!("{}: {why}", repo_name));
+            HttpError::refused(StatusCode::UNAUTHORIZED, Some(gate.realm.clone()))
+        };
+        match presented {
+            Presented::Nothing | Presented::TooLong => {}
+            Presented::Malformed(why) => return Err(refused(why.to_string())),
+            Presented::Basic {
+                user: name,
+                password,
+            } => match passwords.check(state, &name, &password) {
+                Ok(groups) => {
+                    user = Some(name);
+                    ldap_groups = groups;
+                }
+                Err(LoginError::Refused(why)) => return Err(refused(why)),
+                Err(LoginError::Later) => {
+                    return Err(HttpError::new(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        "The login is being checked",
+                    ))
+                }
+                Err(LoginError::Unavailable(why)) => {
+                    // Once per request asking the directory (those it accepted lately
+                    // still log in meanwhile; anonymous requests never ask it).
+                    state.log(&format!("{}: {why}", repo_name));
+                    return Err(HttpError::new(StatusCode::SERVICE_UNAVAILABLE, why));
+                }
+                Err(LoginError::File(e)) => {
+                    state.log(&format!(
+                        "{}: cannot read the password file '{}': {e}",
+                        repo_name,
+                        passwords.file().display()
+                    ));
+                    return Err(HttpError::new(
+                        StatusCode::INTERNAL_SERVER_ERROR,
+                        "The server's password file cannot be read",
+                    ));
+                }
+            },
+        }
+    }
+    if user.is_some() {
+        gate.anonymous = false;
+        gate.level = adm.access(true);
+    }
+    Ok((user, ldap_groups, gate))
+}
+
+/// The answer to a URL under the prefix that names no repository (`not_found`: mod_dav_svn's
+/// 404), as Apache gives it under `SVNParentPath` with one `AuthzSVNAccessFile`:
+/// mod_authz_svn asks the rules first, for the path in the repository the URL's first
+/// segment names, so a client they refuse there gets the refusal of a forbidden path (401
+/// where a login could help, else 403) and learns nothing of which names exist; a client
+/// they allow gets the 404. With `--config-file` only: without it the rules live in each
+/// repository's own `conf/`, and a missing repository has none.
+pub(crate) fn missing(state: &State, req: &crate::Req, not_found: HttpError) -> HttpError {
+    if state.host.config.config_file.is_none() {
+        return not_found;
+    }
+    let Some((name, path)) = crate::uri::missing_repository(state, req.path()) else {
+        return not_found;
+    };
+    let dir = state.host.config.root.join(&name);
+    // The realm: the configuration's, else (no repository, so no UUID) the name.
+    let Ok(adm) = state.host.admission(&dir, || Ok(name.clone())) else {
+        return not_found;
+    };
+    let (user, ldap_groups, gate) = match login(state, &adm, &name, req) {
+        Ok(who) => who,
+        Err(e) => return e,
+    };
+    let check = crate::table::url_check(req.method.as_str());
+    if let Err(refused) = gate.require_level(check.needs_write_level()) {
+        return refused;
+    }
+    let write = check.writes();
+    let Some(src) = adm.authz_source() else {
+        return not_found;
+    };
+    let rules = match service::authz::load_without_repository(src, &dir) {
+        Ok(mut rules) => {
+            if let (Some(u), false) = (&user, ldap_groups.is_empty()) {
+                let u = rules.case.apply(u);
+                if let Some(joined) = rules.authz.with_memberships(&u, &ldap_groups) {
+                    rules.authz = std::sync::Arc::new(joined);
+                }
+            }
+            rules
+        }
+        // Rules that cannot be read refuse, as in a repository (see `admit`).
+        Err(_) => return gate.refuse(write),
+    };
+    let at = if check == crate::table::UrlCheck::WriteAnywhere {
+        Where::Anywhere
+    } else {
+        Where::Path(path)
+    };
+    if rules.allows(user.as_deref(), &at, write) {
+        not_found
+    } else {
+        gate.refuse(write)
+    }
 }
 
 /// Where HTTP Basic logins are checked.

@@ -8,6 +8,9 @@ use hyper::StatusCode;
 use svelto_core::code;
 use svelto_repos::ReposError;
 
+/// APR's ENOENT, the code mod_dav_svn gives a missing repository.
+const APR_ENOENT: u32 = 2;
+
 /// A request that cannot be answered as asked.
 #[derive(Debug, Clone)]
 pub struct HttpError {
@@ -55,6 +58,24 @@ impl HttpError {
             message: message.into(),
             refusal: None,
         }
+    }
+
+    /// mod_dav_svn's answer to a URL naming no repository under the parent path (the
+    /// cause, ENOENT, as the code), naming neither the name nor a path.
+    pub fn missing_repository() -> HttpError {
+        HttpError::svn(
+            StatusCode::NOT_FOUND,
+            APR_ENOENT,
+            "Could not find the requested SVN filesystem",
+        )
+    }
+
+    /// Whether this is [`HttpError::missing_repository`].
+    pub fn is_missing_repository(&self) -> bool {
+        self.status == StatusCode::NOT_FOUND
+            && self.code == APR_ENOENT
+            && self.refusal.is_none()
+            && self.message == "Could not find the requested SVN filesystem"
     }
 
     /// A 401 or 403 of the access checks (see [`HttpError::refusal`]).

@@ -101,6 +101,13 @@ pub(crate) fn handle(
         let kept = if reads { cache.keeps(name, &who) } else { None };
         known = kept.is_some();
         kept
+    })
+    .map_err(|e| {
+        if e.is_missing_repository() {
+            crate::access::missing(state, req, e)
+        } else {
+            e
+        }
     })?;
     let target = match located {
         Located::Repo(t) => t,

@@ -11,10 +11,6 @@ use std::path::Path;
 use std::sync::Arc;
 use svelto_core::Revnum;
 
-/// The operating system's "No such file or directory" as APR numbers it: the code
-/// mod_dav_svn answers with for a repository whose files are not there.
-const APR_ENOENT: u32 = 2;
-
 /// Characters Apache's `ap_escape_uri` escapes in the hrefs of the resources mod_dav walks
 /// (a PROPFIND's members, the requested resource).
 const DAV_ESCAPE: &AsciiSet = &CONTROLS
@@ -234,6 +230,25 @@ pub fn outside_prefix(state: &State, path: &str) -> bool {
         Some(r) if r.is_empty() || r.starts_with('/'))
 }
 
+/// For a request path under the prefix that names no repository: the first segment (the
+/// name Apache's `SVNParentPath` takes for the repository's) and the path after it up to
+/// any `!svn` segment. None: the path names nothing of the kind (or cannot be decoded).
+pub fn missing_repository(state: &State, path: &str) -> Option<(String, String)> {
+    let rest = path.strip_prefix(state.config.prefix.as_str())?;
+    let decoded = decoded(rest).ok()?;
+    let segs = split(&decoded).ok()?;
+    let (name, after) = segs.split_first()?;
+    if name.starts_with('!') {
+        return None;
+    }
+    let path: Vec<&str> = after
+        .iter()
+        .copied()
+        .take_while(|s| !s.starts_with('!'))
+        .collect();
+    Some((name.to_string(), path.join("/")))
+}
+
 /// Maps a request path (still encoded) onto a repository resource.
 pub fn locate(state: &State, path: &str) -> Result<Located, HttpError> {
     locate_in(state, path, |_| None)
@@ -298,15 +313,7 @@ pub fn locate_in(
             let is_repo = |d: &Path| state.host.repos.is_repo(d);
             let n = svelto_host::find_repository(root, candidates, &is_repo)
                 .filter(|&n| n > 0)
-                .ok_or_else(|| {
-                    // mod_dav_svn's answer when the repository's files are not there (the
-                    // cause, ENOENT, as the code), naming neither the name nor a path.
-                    HttpError::svn(
-                        StatusCode::NOT_FOUND,
-                        APR_ENOENT,
-                        "Could not find the requested SVN filesystem",
-                    )
-                })?;
+                .ok_or_else(HttpError::missing_repository)?;
             let name = candidates[..n].join("/");
             let mut dir = root.to_path_buf();
             dir.extend(&candidates[..n]);

@@ -696,3 +696,67 @@ fn a_url_outside_the_prefix_is_not_dav_as_through_apache() {
         );
     }
 }
+
+/// A missing repository under rules written for each repository (`[REPO:/]` sections, one
+/// file for the whole parent path: Apache's `AuthzSVNAccessFile`, Svelto's
+/// `--config-file`): mod_authz_svn refuses the unknown name before mod_dav_svn looks for
+/// it, so a client learns nothing of which names exist: 401 to anonymous clients, 403 to
+/// a user, as for a forbidden path; the repository the rules name is served as before.
+#[test]
+fn a_missing_repository_under_per_repository_rules_is_refused_as_through_apache() {
+    // The one configuration, read by both servers (the rules are written below, once the
+    // repository's name is known; both read them for each request).
+    let cfg = tempfile::tempdir().expect("a temporary directory");
+    std::fs::write(cfg.path().join("svnserve.conf"), conf(true)).expect("svnserve.conf");
+    let authz = cfg.path().join("authz");
+    let config_file = cfg.path().join("svnserve.conf");
+    let location = format!(
+        "  AuthType Basic\n  AuthName \"{REALM}\"\n  AuthUserFile {{PAIR_DIR}}/htpasswd\n  \
+         AuthzSVNAccessFile {}\n  Satisfy Any\n  Require valid-user\n",
+        authz.display()
+    );
+    let pair = Pair::http_with(
+        "basic",
+        &bin(),
+        &location,
+        &[
+            "--http-auth-file",
+            "{PAIR_DIR}/htpasswd",
+            "--config-file",
+            &config_file.to_string_lossy(),
+        ],
+        None,
+    );
+    htpasswd(&pair.htpasswd(), LOGINS);
+    let dir = pair
+        .htpasswd()
+        .parent()
+        .expect("the pair's directory")
+        .to_path_buf();
+    std::fs::write(dir.join("svnserve.conf"), conf(true)).expect("svnserve.conf");
+    std::fs::write(
+        dir.join("authz"),
+        format!("[{}:/]\n* = r\nharry = rw\n", repo_name(&pair)),
+    )
+    .expect("authz");
+    let harry = creds("harry", "harryssecret");
+    for who in [&harry[..], &[]] {
+        both_as(&pair, who, &["ls", "{URL}/trunk"]);
+        for args in [
+            &["ls", "{SERVER}/missing"][..],
+            &["info", "{SERVER}/missing/trunk"],
+            &["mkdir", "-m", "m", "{SERVER}/missing/x"],
+        ] {
+            let out = both_as(&pair, who, args);
+            assert!(!out.success());
+        }
+    }
+    // Told apart from the 404 a repository the rules allow would get.
+    for side in [0, 1] {
+        let (addr, _) = addr_and_path(&pair, side);
+        let (status, challenge) = request(&addr, "PROPFIND", "/svn/missing/", &[]);
+        assert_eq!(status, 401, "side {side}");
+        let realm = format!("Basic realm=\"{REALM}\"");
+        assert_eq!(challenge.as_deref(), Some(realm.as_str()), "side {side}");
+    }
+}

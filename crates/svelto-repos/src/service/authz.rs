@@ -53,6 +53,20 @@ pub fn load(
     repo: &dyn ReadRepo,
     repo_dir: &Path,
 ) -> Result<AuthzCtx, String> {
+    load_from(src, Some(repo), repo_dir)
+}
+
+/// [`load`] for a repository that does not exist (a URL naming a missing one): rules in
+/// files on disk apply as to any name; rules read from a repository cannot be read (Err).
+pub fn load_without_repository(src: AuthzSource<'_>, repo_dir: &Path) -> Result<AuthzCtx, String> {
+    load_from(src, None, repo_dir)
+}
+
+fn load_from(
+    src: AuthzSource<'_>,
+    repo: Option<&dyn ReadRepo>,
+    repo_dir: &Path,
+) -> Result<AuthzCtx, String> {
     let (data, name) = read_access_file(src.rules, repo, repo_dir)?;
     let groups = match src.groups {
         Some(g) => Some(read_access_file(g, repo, repo_dir)?),
@@ -82,10 +96,13 @@ pub fn load(
 /// `file://` URLs into this repository are read from its youngest revision.
 fn read_access_file(
     file: &AccessFile,
-    repo: &dyn ReadRepo,
+    repo: Option<&dyn ReadRepo>,
     repo_dir: &Path,
 ) -> Result<(Vec<u8>, PathBuf), String> {
     let in_repo = |path: &str| -> Result<(Vec<u8>, PathBuf), String> {
+        let Some(repo) = repo else {
+            return Err(format!("'{file}': there is no repository to read it from"));
+        };
         let path = path.trim_matches('/');
         let rev = repo.refresh().map_err(|e| e.to_string())?;
         let (_, node) = repo
