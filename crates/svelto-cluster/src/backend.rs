@@ -738,8 +738,8 @@ impl WriteRepo for ClusterWriter {
     fn set_revprops(&mut self, rev: Revnum, revprops: PropList) -> Result<()> {
         let _ = revprops;
         Err(StoreError::Unsupported(format!(
-            "changing r{rev}'s revision properties in the cluster (a publication that adds \
-             no revision: not built yet, docs/cluster.md)"
+            "changing r{rev}'s revision properties is not supported in a cluster yet (a \
+             publication that adds no revision: not built, docs/cluster.md); nothing was changed"
         )))
     }
     fn set_uuid(&mut self, uuid: &str) -> Result<()> {
