@@ -1,8 +1,8 @@
 //! What `svelto serve` warns about when it starts (on standard error and in its log):
 //! configuration it will read that does not say what it seems to (unknown sections,
 //! options and values, comments that are part of a value: `svelto_repos::conf_check`), and
-//! configured password, htpasswd and authz files that exist but that the user the server
-//! runs as cannot read, each with the file, that user and the fix. The server still
+//! configured password, htpasswd, authz and LDAP (bind password, CA) files that exist but
+//! that the user the server runs as cannot read, an `[ldap]` section it cannot use, each with the file, that user and the fix. The server still
 //! starts: svnserve.conf is read again for every connection, so a fix applies at once.
 
 use std::collections::BTreeSet;
@@ -50,6 +50,8 @@ enum Kind {
     Htpasswd,
     Authz,
     Groups,
+    /// `[ldap] bind-password-file` or `ca-file`.
+    Ldap,
 }
 
 /// The warnings for a server serving `root` (`-r`), with `--config-file` `config_file`,
@@ -113,8 +115,17 @@ pub fn startup_warnings(
             &mut out,
         );
         let repos_conf = file.parent().unwrap_or(Path::new("/")).to_path_buf();
-        let Ok(conf) = SvnserveConf::load(&file, false, &base, &repos_conf) else {
-            continue; // unreadable or a syntax error: already said by check_file
+        let conf = match SvnserveConf::load(&file, false, &base, &repos_conf) {
+            Ok(conf) => conf,
+            // An [ldap] setting the server cannot use (conf_check knows only the names).
+            Err(e) if e.to_string().contains("[ldap]") => {
+                out.push(format!(
+                    "warning: {e}: every request to the repository is refused (500) until it \
+                     is fixed"
+                ));
+                continue;
+            }
+            Err(_) => continue, // unreadable or a syntax error: already said by check_file
         };
         let of = |option: &str| format!("{option} in {}", file.display());
         if let Some(p) = &conf.password_db {
@@ -150,6 +161,25 @@ pub fn startup_warnings(
                 &mut out,
             );
         }
+        if let (Some(l), true) = (&conf.ldap, http) {
+            let files = [
+                (&l.bind_password_file, "bind-password-file"),
+                (&l.ca_file, "ca-file"),
+            ];
+            for (p, option) in files {
+                if let Some(p) = p {
+                    let what = format!("the LDAP {option} ({})", of(&format!("[ldap] {option}")));
+                    check(
+                        Named {
+                            file: p.clone(),
+                            what,
+                            kind: Kind::Ldap,
+                        },
+                        &mut out,
+                    );
+                }
+            }
+        }
         if let Some(AccessFile::Path(p)) = &conf.groups_db {
             let what = format!("the groups file ({})", of("groups-db"));
             check(
@@ -178,6 +208,7 @@ fn check_file(n: &Named, user: &str, group: &str, out: &mut Vec<String>) {
                 let effect = match n.kind {
                     Kind::Passwd | Kind::Htpasswd => "logins fail until it exists",
                     Kind::Authz | Kind::Groups => "every request is refused until it exists",
+                    Kind::Ldap => "LDAP logins get 503 until it exists",
                     Kind::Svnserve => "the defaults apply",
                 };
                 out.push(format!(
@@ -195,6 +226,7 @@ fn check_file(n: &Named, user: &str, group: &str, out: &mut Vec<String>) {
                 Kind::Authz | Kind::Groups | Kind::Svnserve => {
                     "every request is refused (E170001: No access allowed)"
                 }
+                Kind::Ldap => "LDAP logins get 503 (The LDAP directory ... is unavailable)",
             };
             out.push(format!(
                 "warning: {} '{file}' exists but user '{user}', whom the server runs as, \
@@ -210,7 +242,7 @@ fn check_file(n: &Named, user: &str, group: &str, out: &mut Vec<String>) {
         Kind::Svnserve => conf_check::check_svnserve_conf(&data),
         Kind::Passwd => conf_check::check_passwd(&data),
         Kind::Authz => conf_check::check_authz(&data, &n.file),
-        Kind::Htpasswd | Kind::Groups => Vec::new(),
+        Kind::Htpasswd | Kind::Groups | Kind::Ldap => Vec::new(),
     };
     for p in problems {
         let at = if p.line > 0 {
@@ -241,5 +273,39 @@ pub fn root_dir(r: &Path) -> anyhow::Result<PathBuf> {
             "E200009: Root path '{}' does not exist or is not a directory",
             r.display()
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ldap_files_and_settings_are_checked_at_start() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let repo = dir.path().join("repo");
+        std::fs::create_dir_all(repo.join("db")).expect("db");
+        std::fs::create_dir_all(repo.join("conf")).expect("conf");
+        std::fs::write(repo.join("format"), "5\n").expect("format");
+        let conf = repo.join("conf/svnserve.conf");
+        std::fs::write(
+            &conf,
+            "[ldap]\nurl = ldap://127.0.0.1/dc=e\nbind-dn = cn=s\nbind-password-file = gone\n",
+        )
+        .expect("conf");
+        let w = startup_warnings(dir.path(), None, None, true);
+        assert!(
+            w.iter().any(|w| w.contains("LDAP bind-password-file")
+                && w.contains("does not exist: LDAP logins get 503")),
+            "{w:?}"
+        );
+        assert!(startup_warnings(dir.path(), None, None, false).is_empty());
+        std::fs::write(&conf, "[ldap]\nurl = ldap://127.0.0.1/dc=e?uid?deep\n").expect("conf");
+        let w = startup_warnings(dir.path(), None, None, false);
+        assert!(
+            w.iter()
+                .any(|w| w.contains("'[ldap] url'") && w.contains("refused (500)")),
+            "{w:?}"
+        );
     }
 }

@@ -22,16 +22,23 @@ pub struct ClientArgs {
     /// Print nothing but errors.
     #[arg(short, long)]
     quiet: bool,
-    /// Do not fetch externals (they are not fetched yet in any case).
+    /// Do not fetch svn:externals.
     #[arg(long)]
     ignore_externals: bool,
+    /// Take unversioned files and directories in the way as they are (checkout).
+    #[arg(long)]
+    force: bool,
     #[arg(long)]
     username: Option<String>,
     #[arg(long)]
     password: Option<String>,
-    /// Never prompt (there are no prompts yet).
+    /// Never prompt for a login.
     #[arg(long)]
     non_interactive: bool,
+    /// Where the stock client's configuration and credential cache are (default
+    /// ~/.subversion): logins cached in plain form under auth/svn.simple are used.
+    #[arg(long, value_name = "DIR")]
+    config_dir: Option<PathBuf>,
     /// https://: accept the server's certificate despite these failures (unknown-ca,
     /// cn-mismatch, expired, not-yet-valid, other). Svelto does not tell them apart yet:
     /// any value waives every check of the certificate.
@@ -49,7 +56,8 @@ pub struct ExportArgs {
 }
 
 fn options(a: &ClientArgs, native_eol: Option<&'static [u8]>) -> anyhow::Result<Options> {
-    let revision = parse_revision(a.revision.as_deref())?;
+    let (revision, date) = parse_revision(a.revision.as_deref())?;
+    let (url, peg) = split_peg(&a.url)?;
     let depth =
         match a.depth.as_deref() {
             None => None,
@@ -60,27 +68,32 @@ fn options(a: &ClientArgs, native_eol: Option<&'static [u8]>) -> anyhow::Result<
     let path = match &a.path {
         Some(p) => p.clone(),
         None => {
-            let last = a.url.trim_end_matches('/').rsplit('/').next().unwrap_or("");
+            let last = url.trim_end_matches('/').rsplit('/').next().unwrap_or("");
             let name = String::from_utf8(svelto_client::url::decode(last))
                 .unwrap_or_else(|_| last.to_string());
-            if name.is_empty() || a.url.trim_end_matches('/').ends_with(':') {
+            if name.is_empty() || url.trim_end_matches('/').ends_with(':') {
                 bail!("cannot tell a directory name from '{}': give PATH", a.url);
             }
             PathBuf::from(name)
         }
     };
     Ok(Options {
-        url: a.url.clone(),
+        url,
         path,
         revision,
+        date,
+        peg,
         depth,
         credentials: svelto_client::ra_svn::Credentials {
             username: a.username.clone(),
             password: a.password.clone(),
             trust_server_cert: a.trust_server_cert_failures.is_some(),
+            ask: Some(ask(a.config_dir.clone(), a.non_interactive)),
         },
         native_eol,
         zone: crate::localtime::zone(),
+        ignore_externals: a.ignore_externals,
+        force: a.force,
     })
 }
 
@@ -98,14 +111,50 @@ pub struct UpdateArgs {
     username: Option<String>,
     #[arg(long)]
     password: Option<String>,
-    /// Never prompt (there are no prompts yet).
+    /// Never prompt for a login.
     #[arg(long)]
     non_interactive: bool,
+    /// Where the stock client's configuration and credential cache are (default
+    /// ~/.subversion): logins cached in plain form under auth/svn.simple are used.
+    #[arg(long, value_name = "DIR")]
+    config_dir: Option<PathBuf>,
     /// https://: accept the server's certificate despite these failures (unknown-ca,
     /// cn-mismatch, expired, not-yet-valid, other). Svelto does not tell them apart yet:
     /// any value waives every check of the certificate.
     #[arg(long, value_name = "FAILURES")]
     trust_server_cert_failures: Option<String>,
+}
+
+/// Where a login comes from when the server wants one and none was given: the stock
+/// client's cache in plain form, else (on a terminal, without --non-interactive) a prompt.
+fn ask(config_dir: Option<PathBuf>, non_interactive: bool) -> svelto_client::ra_svn::Ask {
+    let dir = config_dir.or_else(svelto_client::auth::default_config_dir);
+    svelto_client::ra_svn::Ask(std::sync::Arc::new(move |realm, user| {
+        use std::io::IsTerminal;
+        if let Some(login) = dir
+            .as_deref()
+            .and_then(|d| svelto_client::auth::cached_login(d, realm, user))
+        {
+            return Some(login);
+        }
+        if non_interactive || !std::io::stdin().is_terminal() {
+            return None;
+        }
+        let mut err = std::io::stderr();
+        let _ = writeln!(err, "Authentication realm: {realm}");
+        let user = match user {
+            Some(u) => u.to_string(),
+            None => {
+                let _ = write!(err, "Username: ");
+                let _ = err.flush();
+                let mut line = String::new();
+                std::io::stdin().read_line(&mut line).ok()?;
+                line.trim_end_matches(['\n', '\r']).to_string()
+            }
+        };
+        let password = rpassword::prompt_password(format!("Password for '{user}': ")).ok()?;
+        Some((user, password))
+    }))
 }
 
 /// A client error as its message alone: each names its cause already, so the chain that
@@ -114,34 +163,80 @@ fn plain(e: svelto_client::Error) -> anyhow::Error {
     anyhow::anyhow!("{e}")
 }
 
-fn parse_revision(r: Option<&str>) -> anyhow::Result<Option<u64>> {
+/// `-r`: (a number, or a date as an `svn:date`); both None for HEAD.
+fn parse_revision(r: Option<&str>) -> anyhow::Result<(Option<u64>, Option<String>)> {
     Ok(match r {
-        None => None,
-        Some(r) if r.eq_ignore_ascii_case("HEAD") => None,
-        Some(r) => Some(
-            r.parse::<u64>()
-                .with_context(|| format!("revision '{r}': a number or HEAD"))?,
+        None => (None, None),
+        Some(r) if r.eq_ignore_ascii_case("HEAD") => (None, None),
+        Some(r) if r.starts_with('{') => {
+            let date = svelto_client::date::to_svn_date(r, &crate::localtime::zone())
+                .with_context(|| {
+                    format!("revision '{r}': a date as svn reads it ({{2011-03-13}}, {{2011-03-13 10:10}}, {{2011-03-13T10:10:13Z}}, ...)")
+                })?;
+            (None, Some(date))
+        }
+        Some(r) => (
+            Some(
+                r.strip_prefix('r')
+                    .unwrap_or(r)
+                    .parse::<u64>()
+                    .with_context(|| format!("revision '{r}': a number, {{DATE}} or HEAD"))?,
+            ),
+            None,
         ),
     })
+}
+
+/// `URL@PEG`: the URL and its peg revision (a number or HEAD), as svn splits them (at the
+/// last `@` of the last segment; `URL@` keeps an `@` that belongs to the name).
+fn split_peg(url: &str) -> anyhow::Result<(String, Option<u64>)> {
+    let last = url.rfind('/').map_or(0, |i| i + 1);
+    let Some(at) = url[last..].rfind('@').map(|i| last + i) else {
+        return Ok((url.to_string(), None));
+    };
+    let (base, peg) = (&url[..at], &url[at + 1..]);
+    if peg.is_empty() || peg.eq_ignore_ascii_case("HEAD") {
+        return Ok((base.to_string(), None));
+    }
+    let n = peg
+        .strip_prefix('r')
+        .unwrap_or(peg)
+        .parse::<u64>()
+        .with_context(|| format!("peg revision '{peg}' of '{url}': a number or HEAD"))?;
+    Ok((base.to_string(), Some(n)))
 }
 
 /// `svelto update`: prints what `svn update` prints (`Updating 'PATH':`, `A`/`D`/`U`
 /// lines, `Updated to revision N.`).
 pub fn update(a: UpdateArgs) -> anyhow::Result<()> {
     let path = a.path.clone().unwrap_or_else(|| PathBuf::from("."));
+    let revision = parse_revision(a.revision.as_deref())?;
     let opts = svelto_client::UpdateOptions {
         path: path.clone(),
-        revision: parse_revision(a.revision.as_deref())?,
+        revision: revision.0,
+        date: revision.1,
         credentials: svelto_client::ra_svn::Credentials {
             username: a.username.clone(),
             password: a.password.clone(),
             trust_server_cert: a.trust_server_cert_failures.is_some(),
+            ask: Some(ask(a.config_dir.clone(), a.non_interactive)),
         },
         zone: crate::localtime::zone(),
     };
-    let quiet = a.quiet;
+    run_update(&opts, a.quiet, false, true)
+}
+
+/// Updates as `svn update` prints it; `checked_out`: the revision line of a checkout that
+/// became an update (`Checked out revision N.`, no `Updating` header).
+fn run_update(
+    opts: &svelto_client::UpdateOptions,
+    quiet: bool,
+    checked_out: bool,
+    note_externals: bool,
+) -> anyhow::Result<()> {
+    let path = opts.path.clone();
     let mut out = std::io::BufWriter::new(std::io::stdout());
-    if !quiet {
+    if !quiet && !checked_out {
         let _ = writeln!(out, "Updating '{}':", path.display());
     }
     let mut changed = false;
@@ -167,19 +262,27 @@ pub fn update(a: UpdateArgs) -> anyhow::Result<()> {
                     if props { 'U' } else { ' ' },
                     shown(relpath)
                 ),
-                Notify::Received { .. } => return,
+                Notify::Existed { relpath, .. } => format!("E    {}", shown(relpath)),
+                Notify::Received { .. }
+                | Notify::External { .. }
+                | Notify::ExternalDone { .. }
+                | Notify::ExternalFailed { .. } => return,
             };
             changed = true;
             if !quiet {
                 let _ = writeln!(out, "{line}");
             }
         };
-        svelto_client::update(&opts, &mut notify).map_err(plain)?
+        svelto_client::update(opts, &mut notify).map_err(plain)?
     };
     out.flush()?;
-    externals_note(&summary.externals, &path);
+    if note_externals {
+        externals_note(&summary.externals, &path);
+    }
     if !quiet {
-        if changed {
+        if checked_out {
+            let _ = writeln!(out, "Checked out revision {}.", summary.revision);
+        } else if changed {
             let _ = writeln!(out, "Updated to revision {}.", summary.revision);
         } else {
             let _ = writeln!(out, "At revision {}.", summary.revision);
@@ -195,12 +298,16 @@ pub fn update(a: UpdateArgs) -> anyhow::Result<()> {
 struct Printer {
     quiet: bool,
     root: PathBuf,
+    /// "Checked out" or "Exported", for the line that ends an external.
+    done: &'static str,
+    /// Inside an external's lines (a failure then ends them with a blank line, as in svn).
+    in_external: bool,
     out: std::io::BufWriter<std::io::Stdout>,
     bar: Option<indicatif::ProgressBar>,
 }
 
 impl Printer {
-    fn new(quiet: bool, root: PathBuf) -> Printer {
+    fn new(quiet: bool, root: PathBuf, done: &'static str) -> Printer {
         use std::io::IsTerminal;
         let bar = (!quiet && std::io::stdout().is_terminal() && std::io::stderr().is_terminal())
             .then(|| {
@@ -218,32 +325,92 @@ impl Printer {
         Printer {
             quiet,
             root,
+            done,
+            in_external: false,
             out: std::io::BufWriter::new(std::io::stdout()),
             bar,
+        }
+    }
+
+    /// A path below the root as svn shows it (the root itself without a trailing `/`).
+    fn shown(&self, relpath: &str) -> String {
+        if relpath.is_empty() {
+            self.root.display().to_string()
+        } else {
+            self.root.join(relpath).display().to_string()
+        }
+    }
+
+    fn line(&mut self, line: &str, count: bool) {
+        match &self.bar {
+            Some(bar) => {
+                if count {
+                    bar.inc(1);
+                }
+                bar.println(line);
+            }
+            None if !self.quiet => {
+                let _ = writeln!(self.out, "{line}");
+            }
+            None => {}
         }
     }
 
     fn notify(&mut self, n: Notify) {
         match n {
             Notify::Added { relpath, .. } => {
-                let line = format!("A    {}", self.root.join(relpath).display());
-                match &self.bar {
-                    Some(bar) => {
-                        bar.inc(1);
-                        bar.println(line);
-                    }
-                    None if !self.quiet => {
-                        let _ = writeln!(self.out, "{line}");
-                    }
-                    None => {}
-                }
+                let line = format!("A    {}", self.shown(relpath));
+                self.line(&line, true);
             }
             Notify::Received { bytes } => {
                 if let Some(bar) = &self.bar {
                     bar.set_message(format!("{} received, ", indicatif::HumanBytes(bytes)));
                 }
             }
-            Notify::Updated { .. } | Notify::Deleted { .. } => {}
+            Notify::Updated {
+                relpath,
+                text,
+                props,
+            } => {
+                let line = format!(
+                    "{}{}   {}",
+                    if text { 'U' } else { ' ' },
+                    if props { 'U' } else { ' ' },
+                    self.shown(relpath)
+                );
+                self.line(&line, false);
+            }
+            Notify::External { relpath } => {
+                self.in_external = true;
+                let line = format!("\nFetching external item into '{}':", self.shown(relpath));
+                self.line(&line, false);
+            }
+            Notify::ExternalDone { revision } => {
+                self.in_external = false;
+                let line = match revision {
+                    Some(r) => format!("{} external at revision {r}.\n", self.done),
+                    None if self.done == "Exported" => "External export complete.\n".into(),
+                    None => "External checkout complete.\n".into(),
+                };
+                self.line(&line, false);
+            }
+            Notify::ExternalFailed { relpath, message } => {
+                let _ = self.out.flush();
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "svelto: warning: W205011: Error handling externals definition for '{}':\n\
+                     svelto: warning: {message}",
+                    self.shown(relpath)
+                );
+                if std::mem::take(&mut self.in_external) {
+                    self.line("", false);
+                }
+            }
+            Notify::Existed { relpath, .. } => {
+                let line = format!("E    {}", self.shown(relpath));
+                self.line(&line, true);
+            }
+            Notify::Deleted { .. } => {}
         }
     }
 }
@@ -268,16 +435,43 @@ fn externals_note(ext: &[String], root: &std::path::Path) {
     }
 }
 
+/// After a checkout or export: a failure when an external definition failed (each was
+/// warned of), as the stock client's exit status says.
+fn externals_result(summary: &svelto_client::Summary) -> anyhow::Result<()> {
+    if summary.externals_failed {
+        bail!("E205011: Failure occurred processing one or more externals definitions");
+    }
+    Ok(())
+}
+
 pub fn checkout(a: ClientArgs) -> anyhow::Result<()> {
     let opts = options(&a, None)?;
-    let mut printer = Printer::new(a.quiet, opts.path.clone());
+    // Into a working copy of the same URL: an update, as with svn.
+    if let Some(url) = svelto_client::update::wc_url(&opts.path).map_err(plain)? {
+        let same = |u: &str| u.trim_end_matches('/').to_string();
+        if same(&url) != same(&opts.url) {
+            let abs = std::path::absolute(&opts.path).unwrap_or_else(|_| opts.path.clone());
+            bail!(
+                "'{}' is already a working copy for a different URL",
+                abs.display()
+            );
+        }
+        let up = svelto_client::UpdateOptions {
+            path: opts.path.clone(),
+            revision: opts.revision.or(opts.peg),
+            date: opts.date.clone(),
+            credentials: opts.credentials.clone(),
+            zone: opts.zone.clone(),
+        };
+        return run_update(&up, a.quiet, true, !a.ignore_externals);
+    }
+    let mut printer = Printer::new(a.quiet, opts.path.clone(), "Checked out");
     let summary = svelto_client::checkout(&opts, &mut |n| printer.notify(n)).map_err(plain)?;
     drop(printer);
-    externals_note(&summary.externals, &opts.path);
     if !a.quiet {
         println!("Checked out revision {}.", summary.revision);
     }
-    Ok(())
+    externals_result(&summary)
 }
 
 pub fn export(a: ExportArgs) -> anyhow::Result<()> {
@@ -289,12 +483,11 @@ pub fn export(a: ExportArgs) -> anyhow::Result<()> {
         Some(other) => bail!("--native-eol '{other}': one of LF, CR, CRLF"),
     };
     let opts = options(&a.common, native_eol)?;
-    let mut printer = Printer::new(a.common.quiet, opts.path.clone());
+    let mut printer = Printer::new(a.common.quiet, opts.path.clone(), "Exported");
     let summary = svelto_client::export(&opts, &mut |n| printer.notify(n)).map_err(plain)?;
     drop(printer);
-    externals_note(&summary.externals, &opts.path);
     if !a.common.quiet {
         println!("Exported revision {}.", summary.revision);
     }
-    Ok(())
+    externals_result(&summary)
 }

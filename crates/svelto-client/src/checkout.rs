@@ -58,8 +58,13 @@ impl Depth {
 pub struct Options {
     pub url: String,
     pub path: PathBuf,
-    /// None: HEAD.
+    /// None: HEAD (or `date`'s, or the peg's).
     pub revision: Option<u64>,
+    /// `-r {DATE}`: the youngest revision at this `svn:date`.
+    pub date: Option<String>,
+    /// `URL@PEG`: the revision the URL names (None: HEAD); the operative revision is
+    /// `revision` (or `date`'s), else the peg.
+    pub peg: Option<u64>,
     /// None: infinity, not sticky (the update asks for depth `unknown`).
     pub depth: Option<Depth>,
     pub credentials: Credentials,
@@ -67,6 +72,11 @@ pub struct Options {
     pub native_eol: Option<&'static [u8]>,
     /// The local time zone, for the long dates of keywords.
     pub zone: svelto_core::localtime::Zone,
+    /// `--ignore-externals`: leave `svn:externals` unfetched.
+    pub ignore_externals: bool,
+    /// `--force`: a checkout takes unversioned files and directories in its way as they
+    /// are (versioned, their contents kept: local changes where they differ), as svn does.
+    pub force: bool,
 }
 
 /// What happened, as it happens (the command line prints it).
@@ -84,6 +94,15 @@ pub enum Notify<'a> {
     },
     /// An update deleted a node (`D`).
     Deleted { relpath: &'a str },
+    /// A checkout with `--force` took an unversioned node in its way (`E`).
+    Existed { relpath: &'a str, is_dir: bool },
+    /// An external is about to be fetched into `relpath` ("Fetching external item
+    /// into ...").
+    External { relpath: &'a str },
+    /// The external begun last is complete at `revision` (None: an exported file).
+    ExternalDone { revision: Option<u64> },
+    /// An external definition of the directory `relpath` failed (the others go on).
+    ExternalFailed { relpath: &'a str, message: String },
 }
 
 /// What a checkout or export did.
@@ -96,6 +115,8 @@ pub struct Summary {
     pub bytes: u64,
     /// Directories (relpaths) whose `svn:externals` were not fetched.
     pub externals: Vec<String>,
+    /// Some external definition could not be fetched (each was notified).
+    pub externals_failed: bool,
 }
 
 /// Checks `opts.url` out into a new working copy at `opts.path`.
@@ -109,12 +130,41 @@ pub fn export(opts: &Options, notify: &mut dyn FnMut(Notify)) -> Result<Summary>
     run(opts, notify, true)
 }
 
-fn run(opts: &Options, notify: &mut dyn FnMut(Notify), export: bool) -> Result<Summary> {
+pub(crate) fn run(opts: &Options, notify: &mut dyn FnMut(Notify), export: bool) -> Result<Summary> {
     let mut session = ra::open(&opts.url, &opts.credentials)?;
-    let rev = match opts.revision {
-        Some(r) => r,
-        None => session.latest_rev()?,
+    let rev = match (opts.revision, &opts.date, opts.peg) {
+        (Some(r), _, _) => r,
+        (None, Some(date), _) => session.dated_rev(date)?,
+        (None, None, Some(peg)) => peg,
+        (None, None, None) => session.latest_rev()?,
     };
+    // The URL names a node at its peg revision (HEAD without one): it must be there. A
+    // node moved between the peg and the operative revision is not followed.
+    if opts.peg != Some(rev)
+        && (opts.peg.is_some() || opts.revision.is_some() || opts.date.is_some())
+    {
+        let peg = match opts.peg {
+            Some(p) => p,
+            None => session.latest_rev()?,
+        };
+        if session.check_path(peg)? == "none" {
+            return Err(Error::Usage(format!(
+                "'{}' path not found at revision {peg}",
+                session.url()
+            )));
+        }
+    }
+    run_in(session, rev, opts, notify, export)
+}
+
+/// Checks out (or exports) the session's URL at `rev`.
+pub(crate) fn run_in(
+    mut session: Box<dyn Ra>,
+    rev: u64,
+    opts: &Options,
+    notify: &mut dyn FnMut(Notify),
+    export: bool,
+) -> Result<Summary> {
     match session.check_path(rev)?.as_str() {
         "dir" => {}
         "none" => {
@@ -160,12 +210,14 @@ fn run(opts: &Options, notify: &mut dyn FnMut(Notify), export: bool) -> Result<S
     let depth_word = opts.depth.map_or("unknown", Depth::word);
     session.update(
         rev,
+        "",
         depth_word,
         &[ReportPath {
             path: String::new(),
             rev,
             start_empty: true,
             depth: root_depth.word().to_string(),
+            missing: false,
         }],
     )?;
     let mut r = Receiver {
@@ -184,6 +236,9 @@ fn run(opts: &Options, notify: &mut dyn FnMut(Notify), export: bool) -> Result<S
         scratch: Vec::new(),
         tmp_counter: 0,
         pristines: HashSet::new(),
+        export,
+        definitions: Vec::new(),
+        file_external: None,
     };
     if let Some(db) = &r.db {
         db.begin()?;
@@ -193,6 +248,19 @@ fn run(opts: &Options, notify: &mut dyn FnMut(Notify), export: bool) -> Result<S
         db.commit()?;
     }
     r.summary.revision = r.target_rev;
+    // Externals are fetched only at depth infinity, as the stock client fetches them.
+    if !opts.ignore_externals && root_depth == Depth::Infinity {
+        let parent = crate::externals::Parent {
+            root,
+            db: r.db.take(),
+            pristines: std::mem::take(&mut r.pristines),
+            opts,
+            root_url: session.root_url(),
+            url: session.url(),
+            export,
+        };
+        r.summary.externals_failed = crate::externals::fetch(parent, &r.definitions, notify)?;
+    }
     Ok(r.summary)
 }
 
@@ -240,6 +308,8 @@ enum Working {
     Eol(File, EolWriter),
     /// Kept whole (keywords, special files), written at close.
     Buffer(Vec<u8>),
+    /// Nowhere: the file in the way is kept (`--force`).
+    Discard,
 }
 
 /// Where a file's pristine text goes while it arrives.
@@ -272,6 +342,8 @@ struct FileState {
     text: Option<TextState>,
     /// (sha1 hex, md5 hex, size) once the text is complete.
     done: Option<(String, String, u64)>,
+    /// `--force`: an unversioned file stood there; it is kept as the working file.
+    existed: bool,
 }
 
 struct Receiver<'o> {
@@ -292,6 +364,84 @@ struct Receiver<'o> {
     /// The pristine texts written (SHA-1 hex): the store of a new working copy holds only
     /// these, so no lookup on disk is needed.
     pristines: HashSet<String>,
+    export: bool,
+    /// `svn:externals` (directory relpath, value), in the order the directories closed.
+    definitions: Vec<(String, Vec<u8>)>,
+    /// Receiving a file external (one file into an existing working copy).
+    file_external: Option<FileExternal>,
+}
+
+/// A file external: where it goes in the working copy and where it comes from.
+pub(crate) struct FileExternal {
+    /// Relative to the working copy's root.
+    pub(crate) local_relpath: String,
+    /// The file's repository relpath.
+    pub(crate) repos_path: String,
+}
+
+/// Fetches the file `name` of the session's directory at `rev` into `root` (a working
+/// copy, or an export when `db` is None) as the file external `fx`, with the inherited
+/// properties `iprops` (a skel). The database and the set of pristines come back.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn fetch_file_external(
+    mut session: Box<dyn Ra>,
+    rev: u64,
+    name: &str,
+    fx: FileExternal,
+    iprops: Vec<u8>,
+    root: &Path,
+    db: Option<WcDb>,
+    pristines: HashSet<String>,
+    opts: &Options,
+    notify: &mut dyn FnMut(Notify),
+) -> Result<(Option<WcDb>, HashSet<String>, u64)> {
+    session.update(
+        rev,
+        name,
+        "unknown",
+        &[ReportPath {
+            path: String::new(),
+            rev: 0,
+            start_empty: false,
+            depth: "infinity".to_string(),
+            missing: true,
+        }],
+    )?;
+    let export = db.is_none();
+    let mut r = Receiver {
+        root: root.to_path_buf(),
+        db,
+        opts,
+        repos_relpath: String::new(),
+        root_url: session.root_url().to_string(),
+        root_depth: Depth::Infinity,
+        iprops: Some(iprops),
+        target_rev: rev,
+        dirs: HashMap::new(),
+        files: HashMap::new(),
+        summary: Summary::default(),
+        bufs: Buffers::default(),
+        scratch: Vec::new(),
+        tmp_counter: 0,
+        pristines,
+        export,
+        definitions: Vec::new(),
+        file_external: Some(fx),
+    };
+    if let Some(db) = &r.db {
+        db.begin()?;
+    }
+    r.drive(session.as_mut(), notify)?;
+    if let Some(db) = &r.db {
+        db.commit()?;
+    }
+    if r.summary.files != 1 {
+        return Err(protocol(
+            "in the update drive of a file external",
+            format!("{} files sent, not one", r.summary.files),
+        ));
+    }
+    Ok((r.db, r.pristines, r.target_rev))
 }
 
 pub(crate) fn prop_value<'a>(props: &'a [(Vec<u8>, Vec<u8>)], name: &[u8]) -> Option<&'a [u8]> {
@@ -319,6 +469,12 @@ impl Receiver<'_> {
                     }
                 }
                 Edit::OpenRoot { token } => {
+                    if self.export && self.file_external.is_none() {
+                        notify(Notify::Added {
+                            relpath: "",
+                            is_dir: true,
+                        });
+                    }
                     self.dirs.insert(
                         token.to_vec(),
                         DirState {
@@ -333,20 +489,41 @@ impl Receiver<'_> {
                     token,
                     added: true,
                 } => {
+                    if self.file_external.is_some() {
+                        return Err(protocol(
+                            "in the update drive of a file external",
+                            format!("a directory '{relpath}' added"),
+                        ));
+                    }
                     let path = self.root.join(&relpath);
+                    let mut existed = false;
                     match std::fs::create_dir(&path) {
                         Ok(()) => {}
+                        // svn records an unversioned directory in the way as a tree
+                        // conflict, and takes it with --force (an export too).
                         Err(e)
-                            if e.kind() == std::io::ErrorKind::AlreadyExists && path.is_dir() => {}
+                            if e.kind() == std::io::ErrorKind::AlreadyExists
+                                && path.is_dir()
+                                && (self.opts.force || self.export) =>
+                        {
+                            existed = !self.export;
+                        }
                         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
                             return Err(Error::Obstructed { path })
                         }
                         Err(e) => return Err(file_err(&path)(e)),
                     }
-                    notify(Notify::Added {
-                        relpath: &relpath,
-                        is_dir: true,
-                    });
+                    if existed {
+                        notify(Notify::Existed {
+                            relpath: &relpath,
+                            is_dir: true,
+                        });
+                    } else {
+                        notify(Notify::Added {
+                            relpath: &relpath,
+                            is_dir: true,
+                        });
+                    }
                     self.dirs.insert(
                         token.to_vec(),
                         DirState {
@@ -373,6 +550,17 @@ impl Receiver<'_> {
                         .dirs
                         .remove(token)
                         .ok_or_else(|| bad_token("close-dir"))?;
+                    if self.file_external.is_some() {
+                        continue;
+                    }
+                    // The root's properties show as a change to it (` U`), as with svn.
+                    if dir.relpath.is_empty() && !self.export && !dir.props.is_empty() {
+                        notify(Notify::Updated {
+                            relpath: "",
+                            text: false,
+                            props: true,
+                        });
+                    }
                     self.close_dir(dir)?;
                 }
                 Edit::Absent { path, kind } => self.absent(&path, kind)?,
@@ -381,6 +569,18 @@ impl Receiver<'_> {
                     token,
                     added: true,
                 } => {
+                    let relpath = match &self.file_external {
+                        Some(fx) => fx.local_relpath.clone(),
+                        None => relpath,
+                    };
+                    let existed = self.opts.force
+                        && !self.export
+                        && self.file_external.is_none()
+                        && self
+                            .root
+                            .join(&relpath)
+                            .symlink_metadata()
+                            .is_ok_and(|m| m.is_file());
                     self.files.insert(
                         token.to_vec(),
                         FileState {
@@ -390,6 +590,7 @@ impl Receiver<'_> {
                             wc_props: Vec::new(),
                             text: None,
                             done: None,
+                            existed,
                         },
                     );
                 }
@@ -433,10 +634,17 @@ impl Receiver<'_> {
                         .files
                         .remove(token)
                         .ok_or_else(|| bad_token("close-file"))?;
-                    notify(Notify::Added {
-                        relpath: &file.relpath,
-                        is_dir: false,
-                    });
+                    if file.existed {
+                        notify(Notify::Existed {
+                            relpath: &file.relpath,
+                            is_dir: false,
+                        });
+                    } else {
+                        notify(Notify::Added {
+                            relpath: &file.relpath,
+                            is_dir: false,
+                        });
+                    }
                     self.close_file(file, md5.as_deref())?;
                 }
                 Edit::Close => return session.close_edit(),
@@ -453,6 +661,9 @@ impl Receiver<'_> {
     }
 
     fn repos_path(&self, relpath: &str) -> String {
+        if let Some(fx) = &self.file_external {
+            return fx.repos_path.clone();
+        }
         match (self.repos_relpath.is_empty(), relpath.is_empty()) {
             (true, _) => relpath.to_string(),
             (false, true) => self.repos_relpath.clone(),
@@ -461,8 +672,8 @@ impl Receiver<'_> {
     }
 
     fn close_dir(&mut self, dir: DirState) -> Result<()> {
-        if prop_value(&dir.props, b"svn:externals").is_some() {
-            self.summary.externals.push(dir.relpath.clone());
+        if let Some(v) = prop_value(&dir.props, b"svn:externals") {
+            self.definitions.push((dir.relpath.clone(), v.to_vec()));
         }
         if !dir.relpath.is_empty() {
             self.summary.dirs += 1;
@@ -537,7 +748,9 @@ impl Receiver<'_> {
             .ok_or_else(|| bad_token("apply-textdelta"))?;
         let translation = self.translation(file);
         let working_path = self.root.join(&file.relpath);
-        let working = if translation.keywords.is_some() || translation.special {
+        let working = if file.existed {
+            Working::Discard
+        } else if translation.keywords.is_some() || translation.special {
             Working::Buffer(Vec::new())
         } else {
             let f = create_new(&working_path)?;
@@ -603,6 +816,7 @@ impl Receiver<'_> {
                         f.write_all(scratch).map_err(file_err(working_path()))?;
                     }
                     Working::Buffer(b) => b.extend_from_slice(bytes),
+                    Working::Discard => {}
                 }
                 Ok(())
             })
@@ -691,11 +905,14 @@ impl Receiver<'_> {
                 });
             }
         }
-        // The working file: finish what was streamed, or write it now.
+        // The working file: finish what was streamed, or write it now (not over a file
+        // kept with --force: its size and time are not recorded, as with svn).
         let written = match text {
+            _ if file.existed => None,
             Some(t) if t.translation == translation => match t.working {
                 Working::Direct(f) | Working::Eol(f, _) => Some(f),
                 Working::Buffer(b) => self.write_working(&path, &b, &translation)?,
+                Working::Discard => None,
             },
             other => {
                 // The properties changed after the text began (or there was no text):
@@ -769,6 +986,11 @@ impl Receiver<'_> {
             translated_size: recorded.0,
             last_mod_time: recorded.1,
             dav_cache: dav_cache.as_deref(),
+            file_external: self.file_external.is_some(),
+            inherited_props: match self.file_external {
+                Some(_) => self.iprops.as_deref(),
+                None => None,
+            },
             ..BaseNode::default()
         })
     }

@@ -8,9 +8,12 @@
 //! Must not: print (progress goes through [`checkout::Notify`]), parse command lines, or
 //! panic on what a server sends.
 
+pub mod auth;
 pub mod checkout;
+pub mod date;
 mod edit;
 pub mod error;
+pub mod externals;
 pub mod ra;
 pub mod ra_dav;
 pub mod ra_svn;

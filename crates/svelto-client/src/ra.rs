@@ -20,6 +20,8 @@ pub struct ReportPath {
     pub rev: u64,
     pub start_empty: bool,
     pub depth: String,
+    /// Reported as missing (`delete-path`): the server sends it as added.
+    pub missing: bool,
 }
 
 /// What checkout, export and update need of a session.
@@ -30,14 +32,17 @@ pub trait Ra {
     /// The session URL.
     fn url(&self) -> &str;
     fn latest_rev(&mut self) -> Result<u64>;
+    /// The youngest revision at `date` (an `svn:date`).
+    fn dated_rev(&mut self, date: &str) -> Result<u64>;
     /// The kind of the session path at `rev`: `none`, `file` or `dir`.
     fn check_path(&mut self, rev: u64) -> Result<String>;
     /// The properties the session path inherits at `rev`; None when the server cannot
     /// tell (an older server).
     fn inherited_props(&mut self, rev: u64) -> Result<Option<Iprops>>;
     /// Starts an update drive to `rev` (`depth`: the requested depth word, `unknown` for
-    /// none) from the working copy `report` describes.
-    fn update(&mut self, rev: u64, depth: &str, report: &[ReportPath]) -> Result<()>;
+    /// none) from the working copy `report` describes; `target`: one entry of the session
+    /// directory the drive is limited to ("" for the directory itself).
+    fn update(&mut self, rev: u64, target: &str, depth: &str, report: &[ReportPath]) -> Result<()>;
     /// The next editor command of the drive.
     fn next_edit(&mut self) -> Result<Item>;
     /// After `close-edit`: the end of the drive.
@@ -72,6 +77,13 @@ impl Ra for Session {
         Session::latest_rev(self)
     }
 
+    fn dated_rev(&mut self, date: &str) -> Result<u64> {
+        let r = self.call("get-dated-rev", vec![Item::string(date)])?;
+        r.first()
+            .and_then(Item::as_number)
+            .ok_or_else(|| ra_svn::protocol("in get-dated-rev", "no revision number"))
+    }
+
     fn check_path(&mut self, rev: u64) -> Result<String> {
         Session::check_path(self, "", rev)
     }
@@ -83,12 +95,12 @@ impl Ra for Session {
         Session::inherited_props(self, rev).map(Some)
     }
 
-    fn update(&mut self, rev: u64, depth: &str, report: &[ReportPath]) -> Result<()> {
+    fn update(&mut self, rev: u64, target: &str, depth: &str, report: &[ReportPath]) -> Result<()> {
         self.command(
             "update",
             vec![
                 Item::list(vec![Item::Number(rev)]),
-                Item::string(""),
+                Item::string(target.as_bytes()),
                 Item::bool(true),
                 Item::word(depth),
                 Item::bool(false),
@@ -106,6 +118,12 @@ impl Ra for Session {
                     Item::word(&p.depth),
                 ],
             ))?;
+            if p.missing {
+                self.send(&svelto_wire::command(
+                    "delete-path",
+                    vec![Item::string(p.path.as_bytes())],
+                ))?;
+            }
         }
         self.send(&svelto_wire::command("finish-report", vec![]))?;
         // The second auth slot, before the drive.

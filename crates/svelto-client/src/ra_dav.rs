@@ -47,7 +47,11 @@ pub struct DavSession {
     /// The session path below the root, URL-encoded ("" for the root).
     relpath_enc: String,
     caps: Vec<String>,
-    authorization: Option<String>,
+    authorization: std::cell::RefCell<Option<String>>,
+    /// Finds or asks for a login on a 401; `asked`: it was asked once already.
+    ask: Option<crate::ra_svn::Ask>,
+    asked: std::cell::Cell<bool>,
+    username: Option<String>,
     edits: Option<EditStream>,
 }
 
@@ -103,6 +107,22 @@ fn error_message(body: &[u8]) -> Option<String> {
 }
 
 impl DavSession {
+    /// `scheme://host:port`, the port written even when it is the scheme's own (as in
+    /// the stock client's realm strings).
+    fn origin_with_port(&self) -> String {
+        let (scheme, authority) = self.origin.split_once("://").unwrap_or(("http", ""));
+        let has_port = match authority.rfind(']') {
+            Some(i) => authority[i..].contains(':'),
+            None => authority.contains(':'),
+        };
+        if has_port {
+            self.origin.clone()
+        } else {
+            let port = if scheme == "https" { 443 } else { 80 };
+            format!("{}:{port}", self.origin)
+        }
+    }
+
     pub fn open(url: &str, creds: &Credentials) -> Result<DavSession> {
         let (scheme, rest) = url
             .split_once("://")
@@ -139,13 +159,12 @@ impl DavSession {
             ))
             .build()
             .into();
-        let authorization = creds.username.as_ref().map(|u| {
-            let pair = format!("{u}:{}", creds.password.as_deref().unwrap_or(""));
-            format!(
-                "Basic {}",
-                base64::engine::general_purpose::STANDARD.encode(pair)
-            )
-        });
+        // A user name without a password is completed by the cache or a prompt.
+        let authorization = match (&creds.username, &creds.password) {
+            (Some(u), Some(p)) => Some(basic(u, p)),
+            (Some(u), None) if creds.ask.is_none() => Some(basic(u, "")),
+            _ => None,
+        };
         let mut s = DavSession {
             agent,
             origin,
@@ -157,7 +176,10 @@ impl DavSession {
             rev_root_stub: String::new(),
             relpath_enc: String::new(),
             caps: Vec::new(),
-            authorization,
+            authorization: std::cell::RefCell::new(authorization),
+            ask: creds.ask.clone(),
+            asked: std::cell::Cell::new(false),
+            username: creds.username.clone(),
             edits: None,
         };
         let body = r#"<?xml version="1.0" encoding="utf-8"?><D:options xmlns:D="DAV:"><D:activity-collection-set/></D:options>"#;
@@ -226,9 +248,10 @@ impl DavSession {
         if let Some(d) = depth {
             req = req.header("Depth", d);
         }
-        if let Some(a) = &self.authorization {
+        if let Some(a) = self.authorization.borrow().as_deref() {
             req = req.header("Authorization", a);
         }
+        let retry = (method, path, depth, body);
         if method == "REPORT" {
             req = req.header(
                 "Accept-Encoding",
@@ -241,6 +264,24 @@ impl DavSession {
         })?;
         let resp = self.agent.run(req).map_err(|e| http_error(&uri, e))?;
         let status = resp.status().as_u16();
+        if status == 401 && !self.asked.get() {
+            // A login from the cache or a prompt, once, then the request again.
+            self.asked.set(true);
+            let realm = resp
+                .headers()
+                .get_all("WWW-Authenticate")
+                .iter()
+                .filter_map(|v| v.to_str().ok())
+                .find_map(basic_realm);
+            if let (Some(realm), Some(ask)) = (realm, self.ask.clone()) {
+                let realmstring = format!("<{}> {realm}", self.origin_with_port());
+                if let Some((u, p)) = (ask.0)(&realmstring, self.username.as_deref()) {
+                    *self.authorization.borrow_mut() = Some(basic(&u, &p));
+                    let (method, path, depth, body) = retry;
+                    return self.request(method, path, depth, body, while_);
+                }
+            }
+        }
         if (200..300).contains(&status) || status == 404 {
             return Ok(resp);
         }
@@ -321,6 +362,27 @@ impl Ra for DavSession {
             .ok_or_else(|| protocol("in the answer to OPTIONS", "no SVN-Youngest-Rev header"))
     }
 
+    fn dated_rev(&mut self, date: &str) -> Result<u64> {
+        let body = format!(
+            r#"<?xml version="1.0" encoding="utf-8"?><S:dated-rev-report xmlns:S="svn:" xmlns:D="DAV:"><D:creationdate>{}</D:creationdate></S:dated-rev-report>"#,
+            xml_escape(date)
+        );
+        let me = self.me_resource.clone();
+        let resp = self.request(
+            "REPORT",
+            &me,
+            Some("0"),
+            body.as_bytes(),
+            "in dated-rev-report",
+        )?;
+        let text = Self::read_small(resp, &me)?;
+        let text = String::from_utf8_lossy(&text);
+        text.split_once("version-name>")
+            .and_then(|(_, rest)| rest.split('<').next())
+            .and_then(|n| n.trim().parse().ok())
+            .ok_or_else(|| protocol("in dated-rev-report", "no version-name in the answer"))
+    }
+
     fn check_path(&mut self, rev: u64) -> Result<String> {
         let body = r#"<?xml version="1.0" encoding="utf-8"?><propfind xmlns="DAV:"><prop><resourcetype/></prop></propfind>"#;
         let path = self.stable_path(rev);
@@ -373,12 +435,18 @@ impl Ra for DavSession {
         parse_iprops(&text).map(Some)
     }
 
-    fn update(&mut self, rev: u64, depth: &str, report: &[ReportPath]) -> Result<()> {
+    fn update(&mut self, rev: u64, target: &str, depth: &str, report: &[ReportPath]) -> Result<()> {
         let src = self.url[self.origin.len()..].to_string();
         let mut body = format!(
             r#"<?xml version="1.0" encoding="utf-8"?><S:update-report xmlns:S="svn:" send-all="true"><S:src-path>{}</S:src-path><S:target-revision>{rev}</S:target-revision>"#,
             xml_escape(if src.is_empty() { "/" } else { &src })
         );
+        if !target.is_empty() {
+            body.push_str(&format!(
+                "<S:update-target>{}</S:update-target>",
+                xml_escape(target)
+            ));
+        }
         if depth == "files" || depth == "empty" {
             body.push_str("<S:recursive>no</S:recursive>");
         }
@@ -395,6 +463,9 @@ impl Ra for DavSession {
                 },
                 xml_escape(&p.path)
             ));
+            if p.missing {
+                body.push_str(&format!("<S:missing>{}</S:missing>", xml_escape(&p.path)));
+            }
         }
         body.push_str("</S:update-report>");
         let me = self.me_resource.clone();
@@ -562,6 +633,28 @@ enum Collect {
     Md5(Vec<u8>),
     /// `<D:checked-in><D:href>`: a node's version URL.
     Href(Vec<u8>),
+}
+
+/// `Authorization: Basic` for a login.
+fn basic(user: &str, password: &str) -> String {
+    format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"))
+    )
+}
+
+/// The realm of a `WWW-Authenticate: Basic realm="..."` header.
+fn basic_realm(header: &str) -> Option<String> {
+    let rest = header.trim();
+    if !rest.get(..5)?.eq_ignore_ascii_case("basic") {
+        return None;
+    }
+    let at = rest.find("realm=")? + 6;
+    let v = &rest[at..];
+    Some(match v.strip_prefix('"') {
+        Some(q) => q.split('"').next().unwrap_or("").to_string(),
+        None => v.split([',', ' ']).next().unwrap_or("").to_string(),
+    })
 }
 
 /// The update-report's XML read as it arrives, made into svn://'s editor commands.

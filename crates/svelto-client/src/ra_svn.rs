@@ -32,6 +32,22 @@ pub struct Credentials {
     pub password: Option<String>,
     /// https://: accept any certificate (`--trust-server-cert-failures`).
     pub trust_server_cert: bool,
+    /// Asked for a user name and password when the server wants them and none were
+    /// given: the realm string (`<svn://host:port> realm`), the user name given if any.
+    pub ask: Option<Ask>,
+}
+
+/// Finds or asks for a login: (realm string, user name given) to (user name, password).
+#[derive(Clone)]
+pub struct Ask(pub std::sync::Arc<AskFn>);
+
+/// (realm string, user name given) to (user name, password), or None.
+pub type AskFn = dyn Fn(&str, Option<&str>) -> Option<(String, String)> + Send + Sync;
+
+impl std::fmt::Debug for Ask {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Ask(..)")
+    }
 }
 
 pub struct Session {
@@ -157,9 +173,21 @@ impl Session {
                 Item::list(vec![Item::string("")]),
             ]))?;
         } else if mechs.contains(&"CRAM-MD5") {
-            let (Some(user), Some(password)) =
-                (self.creds.username.clone(), self.creds.password.clone())
-            else {
+            let mut login = (self.creds.username.clone(), self.creds.password.clone());
+            if login.1.is_none() {
+                let realm = results
+                    .get(1)
+                    .and_then(Item::as_string)
+                    .map(lossy)
+                    .unwrap_or_default();
+                let realmstring = format!("<svn://{}> {realm}", self.addr);
+                if let Some(ask) = &self.creds.ask {
+                    if let Some((u, p)) = (ask.0)(&realmstring, login.0.as_deref()) {
+                        login = (Some(u), Some(p));
+                    }
+                }
+            }
+            let (Some(user), Some(password)) = login else {
                 return Err(Error::Usage(
                     "the server asks for a user name and password: give --username and --password"
                         .to_string(),

@@ -28,13 +28,30 @@ use crate::translate::{self, Translation};
 use crate::url;
 use crate::wc::{BaseNode, OwnedNode, WcDb};
 
+/// The URL of the working copy whose root is `root`, or None when `root` is not one.
+pub fn wc_url(root: &Path) -> Result<Option<String>> {
+    if !root.join(".svn/wc.db").is_file() {
+        return Ok(None);
+    }
+    let db = WcDb::open(root)?;
+    let (repos_root, _) = db.repository()?;
+    let relpath = db.root_repos_path()?;
+    Ok(Some(if relpath.is_empty() {
+        repos_root
+    } else {
+        format!("{repos_root}/{}", url::encode(&relpath))
+    }))
+}
+
 /// What to update.
 #[derive(Debug, Clone)]
 pub struct UpdateOptions {
     /// The working copy's root.
     pub path: PathBuf,
-    /// None: HEAD.
+    /// None: HEAD (or `date`'s).
     pub revision: Option<u64>,
+    /// `-r {DATE}`: the youngest revision at this `svn:date`.
+    pub date: Option<String>,
     pub credentials: Credentials,
     pub zone: svelto_core::localtime::Zone,
 }
@@ -160,9 +177,10 @@ pub fn update(opts: &UpdateOptions, notify: &mut dyn FnMut(Notify)) -> Result<Su
             ),
         ));
     }
-    let rev = match opts.revision {
-        Some(r) => r,
-        None => session.latest_rev()?,
+    let rev = match (opts.revision, &opts.date) {
+        (Some(r), _) => r,
+        (None, Some(date)) => session.dated_rev(date)?,
+        (None, None) => session.latest_rev()?,
     };
     let modified = local_changes(&root, &db, &nodes, &repos_root, &opts.zone)?;
 
@@ -171,6 +189,7 @@ pub fn update(opts: &UpdateOptions, notify: &mut dyn FnMut(Notify)) -> Result<Su
         rev: base_rev,
         start_empty: false,
         depth: root_depth.clone(),
+        missing: false,
     }];
     for n in &nodes {
         if n.kind == "dir" && !n.local_relpath.is_empty() && n.presence == "normal" {
@@ -181,11 +200,12 @@ pub fn update(opts: &UpdateOptions, notify: &mut dyn FnMut(Notify)) -> Result<Su
                     rev: base_rev,
                     start_empty: false,
                     depth: depth.to_string(),
+                    missing: false,
                 });
             }
         }
     }
-    session.update(rev, "unknown", &report)?;
+    session.update(rev, "", "unknown", &report)?;
 
     let mut r = Drive {
         root: root.clone(),

@@ -109,6 +109,22 @@ pub struct BaseNode<'a> {
     pub inherited_props: Option<&'a [u8]>,
     /// The wc props (a skel proplist): over http://, a file's `svn:wc:ra_dav:version-url`.
     pub dav_cache: Option<&'a [u8]>,
+    /// A file external (`file_external = 1`).
+    pub file_external: bool,
+}
+
+/// An external as the `EXTERNALS` table records it.
+#[derive(Debug, Clone)]
+pub struct External<'a> {
+    pub local_relpath: &'a str,
+    pub def_local_relpath: &'a str,
+    /// `dir` or `file`.
+    pub kind: &'a str,
+    pub repos_root: &'a str,
+    pub uuid: &'a str,
+    pub def_repos_relpath: &'a str,
+    pub peg: Option<u64>,
+    pub revision: Option<u64>,
 }
 
 /// A BASE node as read back.
@@ -252,6 +268,69 @@ impl WcDb {
             .map_err(self.err())
     }
 
+    /// The id of the repository at `root` (with `uuid`), added when the working copy has
+    /// none from it yet.
+    pub fn repos_id(&self, root: &str, uuid: &str) -> Result<i64> {
+        let found: Option<i64> = self
+            .conn
+            .query_row("SELECT id FROM REPOSITORY WHERE root = ?1", [root], |r| {
+                r.get(0)
+            })
+            .map(Some)
+            .or_else(|e| match e {
+                rusqlite::Error::QueryReturnedNoRows => Ok(None),
+                e => Err(e),
+            })
+            .map_err(self.err())?;
+        if let Some(id) = found {
+            return Ok(id);
+        }
+        self.conn
+            .execute(
+                "INSERT INTO REPOSITORY (root, uuid) VALUES (?1, ?2)",
+                params![root, uuid],
+            )
+            .map_err(self.err())?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    /// Registers an external (an `EXTERNALS` row) at `local_relpath`, defined by the
+    /// directory `def_local_relpath`: where it comes from and the definition's peg
+    /// (`def_operational_revision`) and operative revisions.
+    pub fn put_external(&self, e: &External) -> Result<()> {
+        let repos_id = self.repos_id(e.repos_root, e.uuid)?;
+        self.conn
+            .execute(
+                "INSERT OR REPLACE INTO EXTERNALS (wc_id, local_relpath, parent_relpath,
+                   presence, kind, def_local_relpath, repos_id, def_repos_relpath,
+                   def_operational_revision, def_revision)
+                 VALUES (1, ?1, ?2, 'normal', ?3, ?4, ?5, ?6, ?7, ?8)",
+                params![
+                    e.local_relpath,
+                    parent_relpath(e.local_relpath).unwrap_or(""),
+                    e.kind,
+                    e.def_local_relpath,
+                    repos_id,
+                    e.def_repos_relpath,
+                    e.peg.map(|r| r as i64),
+                    e.revision.map(|r| r as i64),
+                ],
+            )
+            .map_err(self.err())?;
+        Ok(())
+    }
+
+    /// The repository relpath of the working copy's root.
+    pub fn root_repos_path(&self) -> Result<String> {
+        self.conn
+            .query_row(
+                "SELECT repos_path FROM NODES WHERE local_relpath = '' AND op_depth = 0",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(self.err())
+    }
+
     /// Every BASE node, parents before children.
     pub fn base_nodes(&self) -> Result<Vec<OwnedNode>> {
         let mut stmt = self
@@ -352,9 +431,9 @@ impl WcDb {
                 "INSERT OR REPLACE INTO NODES (wc_id, local_relpath, op_depth, parent_relpath,
                    repos_id, repos_path, revision, presence, kind, properties, depth, checksum,
                    changed_revision, changed_date, changed_author, translated_size,
-                   last_mod_time, inherited_props, dav_cache)
+                   last_mod_time, inherited_props, dav_cache, file_external)
                  VALUES (1, ?1, 0, ?2, 1, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,
-                   ?16)",
+                   ?16, ?17)",
             )
             .map_err(self.err())?;
         stmt.execute(params![
@@ -374,6 +453,7 @@ impl WcDb {
             n.last_mod_time,
             n.inherited_props,
             n.dav_cache,
+            n.file_external.then_some(1),
         ])
         .map_err(self.err())?;
         Ok(())

@@ -1,9 +1,10 @@
 //! Who a request is and what it may do, from the same configuration the svn:// side reads:
 //! the repository's `conf/svnserve.conf` (or `--config-file`) with its `anon-access`,
 //! `auth-access`, `realm`, `authz-db` and `groups-db`, and the password file for HTTP
-//! Basic logins: an Apache password file (`--http-auth-file`, else svnserve.conf's
-//! `[http] password-db`) when one is given, else svnserve.conf's own `password-db`, the
-//! file svn:// logins check: one user list for both protocols.
+//! Basic logins: an LDAP directory when svnserve.conf's `[ldap]` names one (`ldap.rs`),
+//! else an Apache password file (`--http-auth-file`, else svnserve.conf's `[http]
+//! password-db`) when one is given, else svnserve.conf's own `password-db`, the file
+//! svn:// logins check: one user list for both protocols.
 //!
 //! The answers are Apache's with mod_authz_svn under `AuthType Basic`, `AuthUserFile`,
 //! `AuthzSVNAccessFile`, `Satisfy Any` and `Require valid-user`:
@@ -26,7 +27,7 @@ use crate::uri::{Kind, Target};
 use crate::State;
 use hyper::{Method, StatusCode};
 use std::path::{Path, PathBuf};
-use svelto_repos::conf::{Access, PasswdDb};
+use svelto_repos::conf::{Access, LdapConf, PasswdDb};
 use svelto_repos::service::{self, Opened, Where};
 
 /// What the configuration lets the request's user do, beyond the authz rules.
@@ -91,16 +92,18 @@ pub(crate) fn admit(
         .admission(&target.repo_dir, || svc.uuid())
         .map_err(|e| HttpError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
     let conf = &adm.conf;
-    // An htpasswd file, when one is given, wins over svnserve's password file.
-    let password_file: Option<Passwords> = match state
-        .config
-        .auth_file
-        .clone()
-        .or_else(|| conf.http_password_db.clone())
-    {
-        Some(f) => Some(Passwords::Htpasswd(f)),
-        None => conf.password_db.clone().map(Passwords::Svnserve),
+    // An LDAP directory, when `[ldap]` names one, wins; then an htpasswd file, when one is
+    // given; then svnserve's password file.
+    let password_file: Option<Passwords> = match (&conf.ldap, &state.config.auth_file) {
+        (Some(l), _) => Some(Passwords::Ldap(Box::new(l.clone()))),
+        (None, Some(f)) => Some(Passwords::Htpasswd(f.clone())),
+        (None, None) => match &conf.http_password_db {
+            Some(f) => Some(Passwords::Htpasswd(f.clone())),
+            None => conf.password_db.clone().map(Passwords::Svnserve),
+        },
     };
+    // The groups an LDAP login joins in the authz rules.
+    let mut ldap_groups = Vec::new();
     let mut gate = Gate {
         realm: adm.realm.clone(),
         level: adm.access(false),
@@ -128,8 +131,23 @@ pub(crate) fn admit(
                 user: name,
                 password,
             } => match passwords.check(state, &name, &password) {
-                Ok(()) => user = Some(name),
+                Ok(groups) => {
+                    user = Some(name);
+                    ldap_groups = groups;
+                }
                 Err(LoginError::Refused(why)) => return Err(refused(why)),
+                Err(LoginError::Later) => {
+                    return Err(HttpError::new(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        "The login is being checked",
+                    ))
+                }
+                Err(LoginError::Unavailable(why)) => {
+                    // Once per request asking the directory (those it accepted lately
+                    // still log in meanwhile; anonymous requests never ask it).
+                    state.log(&format!("{}: {why}", target.repo_name));
+                    return Err(HttpError::new(StatusCode::SERVICE_UNAVAILABLE, why));
+                }
                 Err(LoginError::File(e)) => {
                     state.log(&format!(
                         "{}: cannot read the password file '{}': {e}",
@@ -152,7 +170,15 @@ pub(crate) fn admit(
         None => None,
         Some(src) => {
             match svc.load_authz(src, &target.repo_dir) {
-                Ok(ctx) => Some(ctx),
+                Ok(mut ctx) => {
+                    if let (Some(u), false) = (&user, ldap_groups.is_empty()) {
+                        let name = ctx.case.apply(u);
+                        if let Some(joined) = ctx.authz.with_memberships(&name, &ldap_groups) {
+                            ctx.authz = std::sync::Arc::new(joined);
+                        }
+                    }
+                    Some(ctx)
+                }
                 Err(why) => {
                     // mod_authz_svn logs "Failed to load the mod_authz_svn config" and
                     // declines, which refuses the request as rules that allow nothing
@@ -178,19 +204,40 @@ enum Passwords {
     /// svnserve.conf's `password-db`: `[users]` with `name = password`, as svn:// reads it
     /// for CRAM-MD5 (read for each login, as for each svn:// connection).
     Svnserve(PathBuf),
+    /// An LDAP directory (svnserve.conf's `[ldap]`, `ldap.rs`).
+    Ldap(Box<LdapConf>),
 }
 
 impl Passwords {
     fn file(&self) -> &Path {
         match self {
             Passwords::Htpasswd(f) | Passwords::Svnserve(f) => f,
+            Passwords::Ldap(l) => l.bind_password_file.as_deref().unwrap_or(Path::new("")),
         }
     }
 
-    fn check(&self, state: &State, user: &str, password: &[u8]) -> Result<(), LoginError> {
+    /// Checks a login; Ok: the LDAP groups the user joins (none for the files).
+    fn check(&self, state: &State, user: &str, password: &[u8]) -> Result<Vec<String>, LoginError> {
         let file = match self {
-            Passwords::Htpasswd(f) => return state.logins.check(f, user, password),
+            Passwords::Htpasswd(f) => {
+                return state.logins.check(f, user, password).map(|()| vec![])
+            }
             Passwords::Svnserve(f) => f,
+            Passwords::Ldap(conf) => {
+                if let Some(login) = state.directory.cached(conf, user, password) {
+                    return Ok(login.groups.clone());
+                }
+                if !crate::may_block() {
+                    return Err(LoginError::Later);
+                }
+                return match state.directory.check(conf, user, password) {
+                    Ok(login) => Ok(login.groups.clone()),
+                    Err(crate::ldap::Failure::Refused(why)) => Err(LoginError::Refused(why)),
+                    Err(crate::ldap::Failure::Unavailable(why)) => {
+                        Err(LoginError::Unavailable(why))
+                    }
+                };
+            }
         };
         let db = PasswdDb::load(file)
             .map_err(|e| LoginError::File(std::io::Error::other(e.to_string())))?;
@@ -205,7 +252,7 @@ impl Passwords {
                 .fold(0u8, |acc, (a, b)| acc | (a ^ b))
                 == 0;
         if same {
-            Ok(())
+            Ok(vec![])
         } else {
             Err(LoginError::Refused(format!(
                 "user {user}: authentication failure: Password Mismatch"

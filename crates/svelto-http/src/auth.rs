@@ -80,24 +80,32 @@ pub(crate) enum LoginError {
     /// The password file cannot be read (a 500: the server is misconfigured).
     File(std::io::Error),
     Refused(String),
+    /// The LDAP directory cannot be asked (a 503 with this message).
+    Unavailable(String),
+    /// The login must ask the directory, which a worker may not wait on: the request is
+    /// answered again on the blocking pool (`crate::may_block`).
+    Later,
 }
 
 /// The server's password checking: files read once per change, and the logins already
 /// checked (bcrypt costs milliseconds per check; ra_serf sends the credentials with every
 /// request of a session, so each is checked once, not once per request).
+#[derive(Default)]
 pub(crate) struct Logins {
     files: HtpasswdCache,
     /// Keyed digests of (user, stored hash, password) that were valid.
     verified: Mutex<HashSet<[u8; 20]>>,
-    /// Per-process secret mixed into the keys, so the set holds nothing a password can be
-    /// looked up by outside this process.
+    keys: LoginKeys,
+}
+
+/// The keys logins are remembered by: a digest of their parts under a secret of this
+/// process, so that what is remembered holds nothing a password can be looked up by
+/// outside it.
+pub(crate) struct LoginKeys {
     secret: [u8; 16],
 }
 
-/// Logins remembered at most (then forgotten all at once and checked again).
-const MAX_VERIFIED: usize = 10_000;
-
-impl Default for Logins {
+impl Default for LoginKeys {
     fn default() -> Self {
         let mut secret = [0u8; 16];
         for chunk in secret.chunks_mut(8) {
@@ -106,13 +114,25 @@ impl Default for Logins {
                 .finish();
             chunk.copy_from_slice(&v.to_le_bytes()[..chunk.len()]);
         }
-        Logins {
-            files: HtpasswdCache::default(),
-            verified: Mutex::new(HashSet::new()),
-            secret,
-        }
+        LoginKeys { secret }
     }
 }
+
+impl LoginKeys {
+    /// The key of `parts` (each digested with its length, so no two lists share one).
+    pub fn key(&self, parts: &[&[u8]]) -> [u8; 20] {
+        let mut h = sha1::Sha1::new();
+        h.update(self.secret);
+        for part in parts {
+            h.update((part.len() as u64).to_le_bytes());
+            h.update(part);
+        }
+        h.finalize().into()
+    }
+}
+
+/// Logins remembered at most (then forgotten all at once and checked again).
+const MAX_VERIFIED: usize = 10_000;
 
 impl Logins {
     /// Checks `user`'s `password` against the password file `file`.
@@ -121,15 +141,7 @@ impl Logins {
         let Some(hash) = db.hash_of(user) else {
             return Err(LoginError::Refused(format!("user {user} not found")));
         };
-        let key = {
-            let mut h = sha1::Sha1::new();
-            h.update(self.secret);
-            for part in [user.as_bytes(), hash.as_bytes(), password] {
-                h.update((part.len() as u64).to_le_bytes());
-                h.update(part);
-            }
-            <[u8; 20]>::from(h.finalize())
-        };
+        let key = self.keys.key(&[user.as_bytes(), hash.as_bytes(), password]);
         let lock = || self.verified.lock().unwrap_or_else(|e| e.into_inner());
         if lock().contains(&key) {
             return Ok(());

@@ -25,6 +25,7 @@ mod conns;
 mod ctx;
 mod error;
 mod htpasswd;
+mod ldap;
 mod locks;
 pub mod metrics;
 mod replay;
@@ -106,6 +107,8 @@ pub(crate) struct State {
     pub host: Arc<svelto_host::Host>,
     pub config: HttpConfig,
     pub logins: auth::Logins,
+    /// LDAP logins (svnserve.conf's `[ldap]`) and those accepted lately.
+    pub directory: ldap::Directory,
     /// The commit transactions clients have open (they live across requests).
     pub txns: write::Txns,
     tls: Option<Arc<tls::Tls>>,
@@ -171,6 +174,7 @@ pub fn spawn(
         host,
         config,
         logins: auth::Logins::default(),
+        directory: ldap::Directory::default(),
         txns: write::Txns::default(),
         tls: tls.clone(),
         open_connections: AtomicUsize::new(0),
@@ -867,12 +871,19 @@ async fn respond(
     // worker's other connections are not held up meanwhile.
     // The web interface's pages (blame, search over every revision) may take far longer
     // than a protocol read, and come a few per visitor's click: they go to the pool too.
+    // A read whose login must ask an LDAP directory (not one it accepted lately) would hold
+    // the worker for as long as the directory takes: its admission asks for the pool
+    // ([`needs_pool`]) and the request is answered there instead.
     if reads && !req.uri.path().contains("/!svn/web/") {
+        INLINE.with(|i| i.set(true));
         let handled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             let mut cache = cache.borrow_mut();
             answer(&state, &mut cache, &req)
         }));
-        return reply_or_failure(handled.ok()).await;
+        INLINE.with(|i| i.set(false));
+        if !POOL_WANTED.with(|w| w.replace(false)) {
+            return reply_or_failure(handled.ok()).await;
+        }
     }
     // With what the connection keeps lent to the handler (and given back with the answer;
     // a handler that panicked loses it).
@@ -889,6 +900,26 @@ async fn respond(
             to_response(reply).await
         }
         Err(_) => reply_or_failure(None).await,
+    }
+}
+
+thread_local! {
+    /// Whether this thread answers a request on a worker (inline), where nothing may wait
+    /// on the network.
+    static INLINE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Whether the request answered inline asked to be answered on the blocking pool.
+    static POOL_WANTED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether the request being answered may wait on the network (an LDAP directory): true on
+/// the blocking pool. On a worker, false, and the request is answered again on the pool
+/// (before that, the handler's answer is dropped: it must have changed nothing).
+pub(crate) fn may_block() -> bool {
+    if INLINE.with(std::cell::Cell::get) {
+        POOL_WANTED.with(|w| w.set(true));
+        false
+    } else {
+        true
     }
 }
 

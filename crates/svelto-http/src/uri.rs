@@ -11,6 +11,10 @@ use std::path::Path;
 use std::sync::Arc;
 use svelto_core::Revnum;
 
+/// The operating system's "No such file or directory" as APR numbers it: the code
+/// mod_dav_svn answers with for a repository whose files are not there.
+const APR_ENOENT: u32 = 2;
+
 /// Characters Apache's `ap_escape_uri` escapes in the hrefs of the resources mod_dav walks
 /// (a PROPFIND's members, the requested resource).
 const DAV_ESCAPE: &AsciiSet = &CONTROLS
@@ -288,13 +292,12 @@ pub fn locate_in(
             let n = svelto_host::find_repository(root, candidates, &is_repo)
                 .filter(|&n| n > 0)
                 .ok_or_else(|| {
+                    // mod_dav_svn's answer when the repository's files are not there (the
+                    // cause, ENOENT, as the code), naming neither the name nor a path.
                     HttpError::svn(
                         StatusCode::NOT_FOUND,
-                        svelto_core::code::RA_LOCAL_REPOS_OPEN_FAILED,
-                        format!(
-                            "Could not open the requested SVN filesystem ('{}' is not a repository)",
-                            candidates[0]
-                        ),
+                        APR_ENOENT,
+                        "Could not find the requested SVN filesystem",
                     )
                 })?;
             let name = candidates[..n].join("/");

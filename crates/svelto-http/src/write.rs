@@ -20,7 +20,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use svelto_core::{parent_and_name, svn_date_now, NodeKind, Revnum};
-use svelto_repos::service::{CommitEdit, CommitRequest, Committed};
+use svelto_repos::service::{CommitEdit, CommitRequest, Committed, WriteRule};
 use svelto_repos::{ReposError, SvnErrorKind};
 
 /// The most transactions open at once (over all repositories).
@@ -188,34 +188,27 @@ pub(crate) fn txn_kind(ctx: &Ctx<'_>, path: &str) -> Result<Option<Option<NodeKi
     }
 }
 
-/// The client's capabilities as the start-commit hook sees them, from the `DAV:` headers of
-/// its request (what mod_dav_svn reads).
+/// The client's capabilities as the start-commit hook sees them, as mod_dav_svn records
+/// them: only for a Subversion client (a `User-Agent` beginning `SVN/`), and only the one
+/// it keeps, `mergeinfo`, when a `DAV:` header names it (the stock client also announces
+/// `depth` and `log-revprops`, which mod_dav_svn does not pass on).
 fn capabilities(req: &Req) -> String {
-    let dav: Vec<&str> = req
+    let svn_client = req
+        .headers
+        .get(hyper::header::USER_AGENT)
+        .is_some_and(|v| v.as_bytes().starts_with(b"SVN/"));
+    let mergeinfo = req
         .headers
         .get_all("dav")
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(','))
-        .map(str::trim)
-        .collect();
-    let mut caps = Vec::new();
-    for (uri, name) in [
-        ("http://subversion.tigris.org/xmlns/dav/svn/depth", "depth"),
-        (
-            "http://subversion.tigris.org/xmlns/dav/svn/mergeinfo",
-            "mergeinfo",
-        ),
-        (
-            "http://subversion.tigris.org/xmlns/dav/svn/log-revprops",
-            "log-revprops",
-        ),
-    ] {
-        if dav.contains(&uri) {
-            caps.push(name);
-        }
+        .any(|v| v.trim() == "http://subversion.tigris.org/xmlns/dav/svn/mergeinfo");
+    if svn_client && mergeinfo {
+        "mergeinfo".to_owned()
+    } else {
+        String::new()
     }
-    caps.join(":")
 }
 
 /// `POST` to `!svn/me`: `( create-txn )` or `( create-txn-with-props (NAME VALUE ...) )`.
@@ -264,6 +257,7 @@ fn post(ctx: Ctx<'_>, req: &Req) -> Result<Reply, HttpError> {
     let request = CommitRequest {
         revprops,
         capabilities: capabilities(req),
+        write_rule: WriteRule::PathOnly,
         ..CommitRequest::default()
     };
     refuse_in_shutdown(ctx.state)?;

@@ -86,6 +86,8 @@ pub struct Authz {
     acls: Vec<Acl>,
     /// `@group` -> its members (user names), fully expanded.
     groups: HashMap<String, HashSet<String>>,
+    /// The entries of empty groups, dropped from their rules (index into `acls`).
+    dormant: Vec<(usize, Ace)>,
 }
 
 /// Splits `data` into sections and options with Subversion's config syntax
@@ -585,10 +587,17 @@ impl Parser {
                     });
                 }
             }
-            // An entry for an empty group has no effect (Subversion warns and drops it).
-            acl.aces.retain(|a| {
-                !a.name.starts_with('@') || expanded.get(&a.name).is_some_and(|m| !m.is_empty())
-            });
+        }
+        // An entry for an empty group has no effect (Subversion warns and drops it); kept
+        // aside for members a directory adds (`with_memberships`).
+        let mut dormant = Vec::new();
+        for (i, acl) in self.acls.iter_mut().enumerate() {
+            let (keep, drop): (Vec<Ace>, Vec<Ace>) =
+                std::mem::take(&mut acl.aces).into_iter().partition(|a| {
+                    !a.name.starts_with('@') || expanded.get(&a.name).is_some_and(|m| !m.is_empty())
+                });
+            acl.aces = keep;
+            dormant.extend(drop.into_iter().map(|a| (i, a)));
         }
         // The implicit root rule: nobody has access. A global [/] takes its place and then
         // applies to everybody.
@@ -612,6 +621,7 @@ impl Parser {
         Ok(Authz {
             acls,
             groups: expanded,
+            dormant,
         })
     }
 
@@ -815,6 +825,35 @@ impl Authz {
         }
     }
 
+    /// These rules with `user` also a member of each group named in `groups` (without the
+    /// `@`) that the files define; groups they do not define are left out. None when no
+    /// group was added (then these rules apply as they are). Used for a directory's groups
+    /// (an LDAP login's): the files stay what `svnauthz validate` accepts.
+    pub fn with_memberships(&self, user: &str, groups: &[String]) -> Option<Authz> {
+        let mut added = None::<Authz>;
+        for g in groups {
+            let key = format!("@{g}");
+            if self.groups.get(&key).is_none_or(|m| m.contains(user)) {
+                continue;
+            }
+            let copy = added.get_or_insert_with(|| self.clone());
+            if let Some(m) = copy.groups.get_mut(&key) {
+                m.insert(user.to_string());
+            }
+            // The group's entries come back into their rules now that it has a member.
+            let (wake, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut copy.dormant)
+                .into_iter()
+                .partition(|(_, a)| a.name == key);
+            copy.dormant = keep;
+            for (i, ace) in wake {
+                if let Some(acl) = copy.acls.get_mut(i) {
+                    acl.aces.push(ace);
+                }
+            }
+        }
+        added
+    }
+
     /// Whether `user` has `required` (READ or READ|WRITE) on `path` in `repos`.
     pub fn check(&self, repos: Option<&str>, path: &str, user: Option<&str>, required: u8) -> bool {
         self.rules_for(repos, user).check(path, required)
@@ -945,5 +984,25 @@ mod tests {
         assert!(!a.check(None, "/a", None, READ));
         assert!(!a.check(None, "/a/b/c", None, READ));
         assert!(a.check(None, "/b", None, READ));
+    }
+
+    #[test]
+    fn memberships_from_a_directory_join_defined_groups_only() {
+        let a = parse(
+            "[groups]\ndevelopers =\nops = sally\n[/]\n* = r\n[/secret]\n* =\n@developers = rw\n",
+        )
+        .expect("valid");
+        assert!(!a.check(None, "/secret", Some("harry"), READ));
+        assert!(a.with_memberships("harry", &["nobody".into()]).is_none());
+        assert!(a.with_memberships("sally", &["ops".into()]).is_none());
+        let b = a
+            .with_memberships("harry", &["developers".into(), "undefined".into()])
+            .expect("joined");
+        assert!(b.check(None, "/secret", Some("harry"), READ | WRITE));
+        assert!(!b.check(None, "/secret", Some("sally"), READ));
+        assert!(
+            !a.check(None, "/secret", Some("harry"), READ),
+            "the original is unchanged"
+        );
     }
 }

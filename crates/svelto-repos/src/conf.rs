@@ -421,6 +421,9 @@ pub struct SvnserveConf {
     pub groups_db: Option<AccessFile>,
     /// `[sasl] use-sasl` (default false).
     pub use_sasl: bool,
+    /// `[ldap]`: Svelto's own section, HTTP Basic logins checked against an LDAP directory
+    /// as Apache's mod_authnz_ldap checks them (None without `[ldap] url`).
+    pub ldap: Option<LdapConf>,
     /// The hook environment file: `[general] hooks-env` resolved against the repository's
     /// `conf` directory (not the base: svnserve resolves it there even with
     /// `--config-file`), or `conf/hooks-env` when unset. It need not exist.
@@ -490,6 +493,7 @@ impl SvnserveConf {
             authz_db,
             groups_db,
             use_sasl,
+            ldap: LdapConf::from_ini(ini, file, base)?,
             hooks_env: repos_conf_dir
                 .join(general("hooks-env").unwrap_or_else(|| "hooks-env".into())),
         })
@@ -512,6 +516,268 @@ impl SvnserveConf {
     pub fn for_repository(repos_dir: &Path) -> Result<SvnserveConf> {
         let conf = repos_dir.join("conf");
         SvnserveConf::load(&conf.join("svnserve.conf"), false, &conf, &conf)
+    }
+}
+
+/// How an LDAP search reaches below its base (the URL's scope).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LdapScope {
+    Base,
+    One,
+    Sub,
+}
+
+/// An `AuthLDAPURL`: `ldap[s]://host[:port]/basedn?attribute?scope?filter`, as Apache's
+/// mod_authnz_ldap reads it (RFC 4516 without extensions): the attribute defaults to
+/// `uid`, the scope to `sub`, the filter to `(objectClass=*)`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LdapUrl {
+    /// `ldaps://`: TLS from the first byte.
+    pub ldaps: bool,
+    pub host: String,
+    /// 389 (ldap://) or 636 (ldaps://) unless given.
+    pub port: u16,
+    /// The search base (percent-decoded).
+    pub base: String,
+    /// The attribute the user name is matched against.
+    pub attribute: String,
+    pub scope: LdapScope,
+    /// The filter combined with the attribute's match (always in parentheses).
+    pub filter: String,
+}
+
+impl LdapUrl {
+    /// Parses `url`; Err says what is wrong with it.
+    pub fn parse(url: &str) -> std::result::Result<LdapUrl, String> {
+        let (ldaps, rest) = if let Some(r) = strip_prefix_ci(url, "ldaps://") {
+            (true, r)
+        } else if let Some(r) = strip_prefix_ci(url, "ldap://") {
+            (false, r)
+        } else {
+            return Err("it does not start with ldap:// or ldaps://".into());
+        };
+        let (hostport, rest) = rest.split_once('/').unwrap_or((rest, ""));
+        if hostport.contains(' ') {
+            return Err("Svelto takes one host in the URL (no space-separated list)".into());
+        }
+        let (host, port) = match hostport.rsplit_once(':') {
+            Some((h, p)) if !h.ends_with(']') || hostport.starts_with('[') => {
+                let port = p
+                    .parse::<u16>()
+                    .map_err(|_| format!("'{p}' is not a port number"))?;
+                (h, port)
+            }
+            _ => (hostport, if ldaps { 636 } else { 389 }),
+        };
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        if host.is_empty() {
+            return Err("it names no host".into());
+        }
+        let mut parts = rest.splitn(5, '?');
+        let base = percent_decode(parts.next().unwrap_or(""))?;
+        let attribute = match percent_decode(parts.next().unwrap_or(""))? {
+            a if a.is_empty() => "uid".to_string(),
+            a if a.contains(',') => a.split(',').next().unwrap_or_default().trim().to_string(),
+            a => a,
+        };
+        if !attribute
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.' || b == b';')
+        {
+            return Err(format!("'{attribute}' is not an attribute name"));
+        }
+        let scope = match percent_decode(parts.next().unwrap_or(""))?
+            .to_ascii_lowercase()
+            .as_str()
+        {
+            "" | "sub" => LdapScope::Sub,
+            "one" => LdapScope::One,
+            "base" => LdapScope::Base,
+            other => return Err(format!("'{other}' is not a scope (base, one or sub)")),
+        };
+        let filter = match percent_decode(parts.next().unwrap_or(""))?.trim() {
+            "" => "(objectClass=*)".to_string(),
+            f if f.starts_with('(') => f.to_string(),
+            f => format!("({f})"),
+        };
+        if parts.next().is_some_and(|e| !e.is_empty()) {
+            return Err("Svelto takes no extensions in the URL".into());
+        }
+        Ok(LdapUrl {
+            ldaps,
+            host: host.to_string(),
+            port,
+            base,
+            attribute,
+            scope,
+            filter,
+        })
+    }
+}
+
+fn strip_prefix_ci<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {
+    (s.len() >= prefix.len() && s[..prefix.len()].eq_ignore_ascii_case(prefix))
+        .then(|| &s[prefix.len()..])
+}
+
+fn percent_decode(s: &str) -> std::result::Result<String, String> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' {
+            let hex = b
+                .get(i + 1..i + 3)
+                .and_then(|h| std::str::from_utf8(h).ok())
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+                .ok_or_else(|| format!("a bad %-escape in '{s}'"))?;
+            out.push(hex);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).map_err(|_| format!("'{s}' is not UTF-8 once decoded"))
+}
+
+/// How TLS protects the connection to the directory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LdapTls {
+    /// None (plain ldap://).
+    None,
+    /// `ldaps://`.
+    Ldaps,
+    /// ldap:// upgraded with StartTLS (Apache: `AuthLDAPURL "..." TLS` or `STARTTLS`).
+    StartTls,
+}
+
+/// svnserve.conf's `[ldap]` section: mod_authnz_ldap's directives for HTTP Basic logins
+/// (`docs/ldap.md` maps each).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LdapConf {
+    /// `url` (AuthLDAPURL, without the trailing TLS word).
+    pub url: LdapUrl,
+    /// `url`'s trailing `TLS`/`STARTTLS`/`SSL`/`NONE` word, or `starttls = yes`.
+    pub tls: LdapTls,
+    /// `bind-dn` (AuthLDAPBindDN); None: an anonymous bind for the search.
+    pub bind_dn: Option<String>,
+    /// `bind-password-file` (AuthLDAPBindPassword, kept in a file: its first line).
+    pub bind_password_file: Option<PathBuf>,
+    /// `ca-file` (LDAPTrustedGlobalCert CA_BASE64): the PEM certificates trusted for
+    /// ldaps:// and StartTLS, else the system's.
+    pub ca_file: Option<PathBuf>,
+    /// `group-base`: where the groups a user belongs to are searched (subtree); None: no
+    /// groups.
+    pub group_base: Option<String>,
+    /// `group-filter`: which entries under `group-base` are groups.
+    pub group_filter: String,
+    /// `group-attribute` (AuthLDAPGroupAttribute, comma-separated; default `member,
+    /// uniqueMember`).
+    pub group_attributes: Vec<String>,
+    /// `group-attribute-is-dn` (AuthLDAPGroupAttributeIsDN, default yes): the group names
+    /// its members by DN, else by user name.
+    pub group_attribute_is_dn: bool,
+    /// `group-name-attribute` (default `cn`): the group's attribute that names the authz
+    /// group (`@NAME`) its members join.
+    pub group_name_attribute: String,
+    /// `timeout` in seconds (LDAPConnectionTimeout and LDAPTimeout; default 5).
+    pub timeout_secs: u64,
+    /// `cache-ttl` in seconds (LDAPCacheTTL; default 60, 0: no cache).
+    pub cache_ttl_secs: u64,
+}
+
+impl LdapConf {
+    /// The `[ldap]` section of `ini` (None without `url`).
+    pub fn from_ini(ini: &Ini, file: &Path, base: &Path) -> Result<Option<LdapConf>> {
+        let get = |o: &str| ini.get("ldap", o).map(|v| v.trim().to_string());
+        let Some(url) = get("url") else {
+            return Ok(None);
+        };
+        let bad = |option: &str, why: String| ReposError::Config {
+            file: file.to_path_buf(),
+            line: None,
+            svn_line: None,
+            reason: format!("Config error: '[ldap] {option}': {why}"),
+        };
+        let bool_of = |option: &str, def: bool| match get(option) {
+            None => Ok(def),
+            Some(v) => {
+                parse_bool(&v).ok_or_else(|| bad(option, format!("invalid boolean value '{v}'")))
+            }
+        };
+        let secs = |option: &str, def: u64| match get(option) {
+            None => Ok(def),
+            Some(v) => v
+                .parse::<u64>()
+                .ok()
+                .filter(|&n| n <= 86_400)
+                .ok_or_else(|| bad(option, format!("'{v}' is not a number of seconds"))),
+        };
+        let (url_text, word) = match url.rsplit_once(char::is_whitespace) {
+            Some((u, w)) if !w.contains("://") && !w.contains('?') => (u.trim(), Some(w)),
+            _ => (url.as_str(), None),
+        };
+        let parsed = LdapUrl::parse(url_text).map_err(|why| bad("url", why))?;
+        let starttls = bool_of("starttls", false)?;
+        let tls = match (word.map(str::to_ascii_uppercase).as_deref(), parsed.ldaps) {
+            (Some("TLS" | "STARTTLS"), false) => LdapTls::StartTls,
+            (Some("TLS" | "STARTTLS"), true) => {
+                return Err(bad("url", "StartTLS on an ldaps:// URL".into()))
+            }
+            (Some("SSL") | None, true) => LdapTls::Ldaps,
+            (Some("SSL"), false) => return Err(bad("url", "SSL needs an ldaps:// URL".into())),
+            (Some("NONE") | None, false) if starttls => LdapTls::StartTls,
+            (Some("NONE") | None, false) => LdapTls::None,
+            (Some("NONE"), true) => LdapTls::Ldaps,
+            (Some(w), _) => {
+                return Err(bad(
+                    "url",
+                    format!("'{w}' after the URL is none of TLS, STARTTLS, SSL, NONE"),
+                ))
+            }
+        };
+        let path = |o: &str| get(o).filter(|v| !v.is_empty()).map(|v| base.join(v));
+        let group_attributes: Vec<String> = get("group-attribute")
+            .unwrap_or_else(|| "member, uniqueMember".into())
+            .split(',')
+            .map(|a| a.trim().to_string())
+            .filter(|a| !a.is_empty())
+            .collect();
+        let bind_dn = get("bind-dn").filter(|v| !v.is_empty());
+        let bind_password_file = path("bind-password-file");
+        if bind_dn.is_some() != bind_password_file.is_some() {
+            return Err(bad(
+                if bind_dn.is_some() {
+                    "bind-password-file"
+                } else {
+                    "bind-dn"
+                },
+                "bind-dn and bind-password-file go together".into(),
+            ));
+        }
+        let group_filter = match get("group-filter").unwrap_or_default().as_str() {
+            "" => "(|(objectClass=groupOfNames)(objectClass=groupOfUniqueNames)(objectClass=posixGroup))"
+                .to_string(),
+            f if f.starts_with('(') => f.to_string(),
+            f => format!("({f})"),
+        };
+        Ok(Some(LdapConf {
+            url: parsed,
+            tls,
+            bind_dn,
+            bind_password_file,
+            ca_file: path("ca-file"),
+            group_base: get("group-base").filter(|v| !v.is_empty()),
+            group_filter,
+            group_attributes,
+            group_attribute_is_dn: bool_of("group-attribute-is-dn", true)?,
+            group_name_attribute: get("group-name-attribute")
+                .filter(|v| !v.is_empty())
+                .unwrap_or_else(|| "cn".into()),
+            timeout_secs: secs("timeout", 5)?.max(1),
+            cache_ttl_secs: secs("cache-ttl", 60)?,
+        }))
     }
 }
 
@@ -807,5 +1073,74 @@ mod tests {
         let missing = dir.path().join("nope.conf");
         assert!(SvnserveConf::load(&missing, true, dir.path(), dir.path()).is_err());
         assert!(PasswdDb::load(&missing).is_err());
+    }
+
+    #[test]
+    fn ldap_urls_and_the_ldap_section() {
+        let u = LdapUrl::parse(
+            "ldap://127.0.0.1:3890/ou=people,dc=example%2Cx?cn?one?objectClass=person",
+        )
+        .expect("parses");
+        assert_eq!(
+            (u.ldaps, u.host.as_str(), u.port, u.base.as_str()),
+            (false, "127.0.0.1", 3890, "ou=people,dc=example,x")
+        );
+        assert_eq!(
+            (u.attribute.as_str(), u.scope, u.filter.as_str()),
+            ("cn", LdapScope::One, "(objectClass=person)")
+        );
+        let d = LdapUrl::parse("LDAPS://ldap.example.com/dc=example").expect("parses");
+        assert_eq!((d.ldaps, d.port, d.attribute.as_str()), (true, 636, "uid"));
+        assert_eq!(
+            (d.scope, d.filter.as_str()),
+            (LdapScope::Sub, "(objectClass=*)")
+        );
+        for bad in [
+            "http://x/dc=a",
+            "ldap://x:99999/dc=a",
+            "ldap:///dc=a",
+            "ldap://x/dc=a?uid?deep",
+            "ldap://a b/dc=a",
+            "ldap://x/dc=a?u)id",
+            "ldap://x/dc=%zz",
+        ] {
+            assert!(LdapUrl::parse(bad).is_err(), "{bad}");
+        }
+        let conf = |text: &str| {
+            let ini = Ini::parse(text.as_bytes(), Path::new("/c/svnserve.conf")).expect("ini");
+            LdapConf::from_ini(&ini, Path::new("/c/svnserve.conf"), Path::new("/c"))
+        };
+        assert_eq!(conf("[general]\nanon-access = read\n").expect("ok"), None);
+        let l = conf(
+            "[ldap]\nurl = ldap://h/dc=e?uid??(objectClass=inetOrgPerson) TLS\n\
+             bind-dn = cn=svelto,dc=e\nbind-password-file = ldap.secret\n\
+             group-base = ou=groups,dc=e\ngroup-attribute = memberUid\n\
+             group-attribute-is-dn = no\ntimeout = 2\n",
+        )
+        .expect("ok")
+        .expect("configured");
+        assert_eq!(l.tls, LdapTls::StartTls);
+        assert_eq!(l.url.filter, "(objectClass=inetOrgPerson)");
+        assert_eq!(
+            l.bind_password_file.as_deref(),
+            Some(Path::new("/c/ldap.secret"))
+        );
+        assert_eq!(l.group_attributes, ["memberUid"]);
+        assert!(!l.group_attribute_is_dn);
+        assert_eq!((l.timeout_secs, l.cache_ttl_secs), (2, 60));
+        let s = conf("[ldap]\nurl = ldap://h/dc=e\nstarttls = yes\n")
+            .expect("ok")
+            .expect("on");
+        assert_eq!((s.tls, s.bind_dn), (LdapTls::StartTls, None));
+        for bad in [
+            "[ldap]\nurl = ldaps://h/dc=e TLS\n",
+            "[ldap]\nurl = ldap://h/dc=e BOGUS\n",
+            "[ldap]\nurl = ldap://h/dc=e\nbind-dn = cn=x\n",
+            "[ldap]\nurl = ldap://h/dc=e\ntimeout = soon\n",
+            "[ldap]\nurl = ldap://h/dc=e\nstarttls = maybe\n",
+        ] {
+            let e = conf(bad).expect_err(bad).to_string();
+            assert!(e.contains("[ldap]"), "{e}");
+        }
     }
 }

@@ -35,7 +35,8 @@ enum Values {
     Text,
 }
 
-/// svnserve.conf's options (svnserve 1.14's, and Svelto's own `[http] password-db`).
+/// svnserve.conf's options (svnserve 1.14's, and Svelto's own `[http] password-db` and
+/// `[ldap]`).
 const SVNSERVE_OPTIONS: &[(&str, &str, Values)] = &[
     (
         "general",
@@ -61,6 +62,18 @@ const SVNSERVE_OPTIONS: &[(&str, &str, Values)] = &[
     ("sasl", "min-encryption", Values::Number),
     ("sasl", "max-encryption", Values::Number),
     ("http", "password-db", Values::Text),
+    ("ldap", "url", Values::Text),
+    ("ldap", "starttls", Values::Bool),
+    ("ldap", "bind-dn", Values::Text),
+    ("ldap", "bind-password-file", Values::Text),
+    ("ldap", "ca-file", Values::Text),
+    ("ldap", "group-base", Values::Text),
+    ("ldap", "group-filter", Values::Text),
+    ("ldap", "group-attribute", Values::Text),
+    ("ldap", "group-attribute-is-dn", Values::Bool),
+    ("ldap", "group-name-attribute", Values::Text),
+    ("ldap", "timeout", Values::Number),
+    ("ldap", "cache-ttl", Values::Number),
 ];
 
 /// Where a value holds what was probably meant as a comment: a `#` after whitespace (or at
@@ -329,7 +342,7 @@ mod docs {
             .collect();
         if headers
             .iter()
-            .any(|h| ["general", "sasl", "http"].contains(&h.as_str()))
+            .any(|h| ["general", "sasl", "http", "ldap"].contains(&h.as_str()))
         {
             Some(Kind::Svnserve)
         } else if headers.iter().any(|h| h == "users") {

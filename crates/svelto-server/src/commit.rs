@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::io::{Read, Write};
 use svelto_core::{svn_date_now, NodeKind, PropList, Revnum};
 use svelto_repos::commit::TextDelta;
-use svelto_repos::service::{check_new_name, CommitEdit, CommitRequest};
+use svelto_repos::service::{check_new_name, CommitEdit, CommitRequest, WriteRule};
 use svelto_wire::{success, Item, TupleReader};
 
 /// `commit ( logmsg:string ? ( ( lock-path:string lock-token:string ) ... )
@@ -82,6 +82,7 @@ impl Command for Commit {
             hook_lock_tokens,
             keep_locks: self.keep_locks,
             capabilities: if s.caps.mergeinfo { "mergeinfo" } else { "" }.into(),
+            write_rule: WriteRule::PathAndParent,
         };
         commit(s, conn, req)
     }

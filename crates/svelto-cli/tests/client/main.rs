@@ -4,7 +4,9 @@
 //! `svn info -R`, `svn proplist -R -v` and wc.db rows; the stock client's `update`,
 //! `commit`, `revert`, `cleanup` and `upgrade` then work on Svelto's working copy.
 
+mod externals;
 mod http;
+mod logins;
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;
@@ -90,8 +92,8 @@ fn in_wc(pair: &Pair, wc: &Path, args: &[&str]) -> String {
 }
 
 /// The rows of a wc.db, without what differs from one checkout to the next
-/// (`last_mod_time`) or is written in hash order (the property skels, compared by
-/// `svn proplist` instead).
+/// (`last_mod_time`) or is written in hash order (the property skels and the inherited
+/// properties, by length here, compared by `svn proplist -v --show-inherited-props`).
 fn nodes(wc: &Path) -> Vec<String> {
     let conn = rusqlite::Connection::open(wc.join(".svn/wc.db")).unwrap_or_else(|e| panic!("{e}"));
     let mut stmt = conn
@@ -99,7 +101,7 @@ fn nodes(wc: &Path) -> Vec<String> {
             "SELECT local_relpath, op_depth, parent_relpath, repos_id, repos_path, revision,
                presence, moved_here, moved_to, kind, depth, checksum, symlink_target,
                changed_revision, changed_date, changed_author, translated_size, dav_cache,
-               file_external, inherited_props, length(properties)
+               file_external, length(inherited_props), length(properties)
              FROM NODES ORDER BY local_relpath, op_depth",
         )
         .unwrap_or_else(|e| panic!("{e}"));
@@ -207,6 +209,7 @@ fn compare_checkouts(pair: &Pair, dir: &Path, label: &str, url: &str, args: &[&s
         &["status", "-v"][..],
         &["info", "-R"],
         &["proplist", "-R", "-v"],
+        &["proplist", "-R", "-v", "--show-inherited-props"],
         &["diff"],
     ] {
         assert_eq!(
@@ -314,7 +317,12 @@ fn the_stock_client_commits_from_sveltos_working_copy() {
         let out = svn(&pair, &["commit", "-m", "from svelto's wc"], &wc).stdout_text();
         assert!(out.contains("Committed revision"), "{label}: {out}");
         let status = svn(&pair, &["status"], &wc).stdout_text();
-        assert_eq!(status, "", "{label}: clean after the commit");
+        // Clean but for trunk's file external (props: `^/trunk/other.txt ext.txt`),
+        // which svn status always names.
+        assert_eq!(
+            status, "    X   ext.txt\n",
+            "{label}: clean after the commit"
+        );
         // A fresh stock checkout sees the commit.
         svn(&pair, &["checkout", "-q", &url, "check"], dir.path());
         let text = std::fs::read_to_string(dir.path().join("check/file.txt"))
@@ -495,11 +503,12 @@ fn bad_input_gets_a_clear_error() {
     let url = format!("{}/trunk", pair.subject_url());
     svelto(&["checkout", "-q", &url, "wc"], dir.path());
     let out = Run::new(binary())
-        .args(["checkout", &url, "wc"])
+        .args(["checkout", &format!("{url}/a"), "wc"])
         .current_dir(dir.path())
         .failure();
     assert!(
-        out.stderr_text().contains("already a working copy"),
+        out.stderr_text()
+            .contains("wc' is already a working copy for a different URL"),
         "{}",
         out.stderr_text()
     );
@@ -525,6 +534,54 @@ fn bad_input_gets_a_clear_error() {
         .failure();
     let err = out.stderr_text();
     assert_eq!(err.matches("refused").count(), 1, "said once: {err}");
+}
+
+/// `svelto checkout URL PATH` where PATH is a working copy of URL updates it, as `svn
+/// checkout` does (the same lines, in another order, and `Checked out revision N.`); of
+/// another URL, it is refused as by svn.
+#[test]
+fn checkout_into_a_working_copy_of_the_same_url_updates_it() {
+    let pair = pair("basic");
+    for (label, base) in servers(pair) {
+        let dir = tempdir();
+        let url = format!("{base}/trunk");
+        for wc in ["stock", "svelto"] {
+            svn(pair, &["checkout", "-q", "-r", "2", &url, wc], dir.path());
+        }
+        let (stock, ours) = (dir.path().join("stock"), dir.path().join("svelto"));
+        let a = svn(pair, &["checkout", &url, "stock"], dir.path()).stdout_text();
+        let b = svelto(&["checkout", &url, "svelto"], dir.path()).stdout_text();
+        assert_eq!(
+            sorted_lines(&a.replace("stock", "WC")),
+            sorted_lines(&b.replace("svelto", "WC")),
+            "{label}: output"
+        );
+        assert!(b.ends_with("Checked out revision 12.\n"), "{label}: {b}");
+        assert_eq!(tree(&stock), tree(&ours), "{label}: working files");
+        for cmd in [&["status", "-v"][..], &["info", "-R"]] {
+            assert_eq!(
+                in_wc(pair, &stock, cmd),
+                in_wc(pair, &ours, cmd),
+                "{label}: svn {cmd:?}"
+            );
+        }
+        assert_eq!(nodes(&stock), nodes(&ours), "{label}: wc.db rows");
+        let other = format!("{base}/trunk/src");
+        let out = pair
+            .client()
+            .svn(&["checkout", &other, "stock"], dir.path());
+        let ours_out = Run::new(binary())
+            .args(["checkout", &other, "svelto"])
+            .current_dir(dir.path())
+            .failure();
+        assert!(!out.success(), "{label}");
+        for err in [out.stderr_text(), ours_out.stderr_text()] {
+            assert!(
+                err.contains("is already a working copy for a different URL"),
+                "{label}: {err}"
+            );
+        }
+    }
 }
 
 /// What an update printed, its lines sorted (the stock client prints in the drive's order,
@@ -760,4 +817,103 @@ fn on_a_terminal_checkout_draws_progress_below_its_lines() {
     let out = svelto(&["checkout", &url, "plain"], dir.path()).stdout_text();
     assert!(!out.contains("files and directories"), "{out}");
     assert!(out.contains("A    plain/README.txt"), "{out}");
+}
+
+/// Peg revisions and dates as the stock client resolves them: `URL@REV`, `-r N URL@PEG`,
+/// `-r {DATE}` (UTC, with an offset, and local time) for checkout, export and update, from
+/// all four servers; a URL that is not at its peg revision is refused by both.
+#[test]
+fn pegs_and_dates_resolve_as_with_the_stock_client() {
+    let dates = [
+        "{2011-03-13T12:30:00Z}",
+        "{2011-03-13T14:30:00+02:00}",
+        "{2011-03-13 16:00}",
+        "{2011-03-13}",
+    ];
+    let http = svelto_testkit::shared_http_pair("basic", binary());
+    let mut all: Vec<(&Pair, &str, String)> = Vec::new();
+    let svn_pair = pair("basic");
+    for (label, base) in servers(svn_pair) {
+        all.push((svn_pair, label, base));
+    }
+    all.push((http, "apache", http.reference_url()));
+    all.push((http, "svelto serve --http-listen", http.subject_url()));
+    for (pair, label, base) in all {
+        let trunk = format!("{base}/trunk");
+        let at5 = format!("{trunk}@5");
+        for (url, args) in [
+            (at5.as_str(), &[][..]),
+            (at5.as_str(), &["-r", "3"][..]),
+            (trunk.as_str(), &["-r", dates[0]][..]),
+            (trunk.as_str(), &["-r", dates[1]][..]),
+            (trunk.as_str(), &["-r", dates[2]][..]),
+        ] {
+            let dir = tempdir();
+            compare_checkouts(pair, dir.path(), label, url, args);
+        }
+        compare_exports(pair, label, &format!("{trunk}@3"), &[]);
+        compare_exports(pair, label, &trunk, &["-r", dates[0]]);
+        compare_updates(pair, label, &trunk, "1", &[dates[0], "HEAD", dates[2]]);
+        let dir = tempdir();
+        compare_checkouts(pair, dir.path(), label, &base, &["-r", dates[3]]);
+        // A URL that is not there at its peg revision: refused by both.
+        let dir = tempdir();
+        let gone = format!("{trunk}/nothere@5");
+        let out = pair
+            .client()
+            .svn(&["checkout", "-r", "3", &gone, "s"], dir.path());
+        assert!(!out.success(), "{label}: svn checked out {gone}");
+        let out = Run::new(binary())
+            .args(["checkout", "-r", "3", &gone, "x"])
+            .current_dir(dir.path())
+            .failure();
+        let err = out.stderr_text();
+        assert!(
+            err.contains("path not found at revision 5"),
+            "{label}: {err}"
+        );
+    }
+}
+
+/// `checkout --force` over unversioned files and directories in the way (one with the
+/// repository's text, one with other text, a directory): svn's `E` lines, the files kept
+/// (a local change where they differ), the same status, rows and pristines.
+#[test]
+fn checkout_with_force_takes_what_is_in_the_way() {
+    let pair = pair("basic");
+    for (label, base) in servers(pair) {
+        let dir = tempdir();
+        let url = format!("{base}/trunk");
+        let new_c = svn(pair, &["cat", &format!("{url}/src/new.c")], dir.path()).stdout;
+        let mut outs = Vec::new();
+        for wc in ["stock", "svelto"] {
+            let root = dir.path().join(wc);
+            std::fs::create_dir_all(root.join("src")).unwrap_or_else(|e| panic!("{e}"));
+            std::fs::write(root.join("README.txt"), "mine\n").unwrap_or_else(|e| panic!("{e}"));
+            std::fs::write(root.join("src/new.c"), &new_c).unwrap_or_else(|e| panic!("{e}"));
+            let out = if wc == "stock" {
+                svn(pair, &["checkout", "--force", &url, wc], dir.path())
+            } else {
+                svelto(&["checkout", "--force", &url, wc], dir.path())
+            };
+            outs.push(out.stdout_text().replace(wc, "WC"));
+        }
+        assert_eq!(outs[0], outs[1], "{label}: output");
+        assert!(
+            outs[1].contains("E    WC/README.txt"),
+            "{label}: {}",
+            outs[1]
+        );
+        let (stock, ours) = (dir.path().join("stock"), dir.path().join("svelto"));
+        assert_eq!(tree(&stock), tree(&ours), "{label}: working files");
+        for cmd in [&["status", "-v"][..], &["info", "-R"], &["diff"]] {
+            assert_eq!(
+                in_wc(pair, &stock, cmd),
+                in_wc(pair, &ours, cmd),
+                "{label}: svn {cmd:?}"
+            );
+        }
+        assert_eq!(nodes(&stock), nodes(&ours), "{label}: wc.db rows");
+        assert_eq!(pristines(&stock), pristines(&ours), "{label}: pristines");
+    }
 }

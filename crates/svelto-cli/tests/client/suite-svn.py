@@ -2,10 +2,10 @@
 """`svn` for Subversion 1.14.2's command-line suite with every checkout done by Svelto.
 
 Installed by suite.sh as `svn` in the suite's --bin directory: `svn checkout` (or `co`)
-with only options `svelto checkout` has (-r N|HEAD, --depth, -q, --ignore-externals,
---username, --password, --non-interactive; --config-dir and --no-auth-cache, which only
-say where the stock client keeps its settings, are dropped) and one svn:// or http(s)://
-URL without a peg revision runs `svelto checkout`; anything else runs the stock svn
+with only options `svelto checkout` has (-r N|{DATE}|HEAD, --depth, -q,
+--ignore-externals, --force, --username, --password, --non-interactive, --config-dir;
+--no-auth-cache is dropped: Svelto writes no cache) and one svn:// or http(s):// URL (a
+peg revision N or HEAD allowed) runs `svelto checkout`; anything else runs the stock svn
 ($STOCK_SVN, default /usr/bin/svn). Each decision is appended to $SVELTO_WRAP_LOG as one
 line: 'svelto ARGS' or 'stock (REASON) ARGS', so the run tells how many checkouts
 Svelto made.
@@ -18,10 +18,11 @@ SVELTO = os.environ["SVELTO"]
 LOG = os.environ.get("SVELTO_WRAP_LOG")
 
 WITH_VALUE = {"-r": "-r", "--revision": "-r", "--depth": "--depth",
-              "--username": "--username", "--password": "--password"}
+              "--username": "--username", "--password": "--password",
+              "--config-dir": "--config-dir"}
 FLAGS = {"-q": "-q", "--quiet": "-q", "--ignore-externals": "--ignore-externals",
-         "--non-interactive": "--non-interactive"}
-DROPPED_WITH_VALUE = {"--config-dir"}
+         "--non-interactive": "--non-interactive", "--force": "--force"}
+DROPPED_WITH_VALUE = set()
 DROPPED = {"--no-auth-cache"}
 
 
@@ -52,7 +53,9 @@ def plan(args):
                     return None, f"{a} without a value"
                 value = args[i]
             if name in WITH_VALUE:
-                if WITH_VALUE[name] == "-r" and not (value.isdigit() or value == "HEAD"):
+                if WITH_VALUE[name] == "-r" and not (
+                        value.isdigit() or value == "HEAD"
+                        or (value.startswith("{") and value.endswith("}"))):
                     return None, f"revision {value}"
                 out += [WITH_VALUE[name], value]
         elif a in FLAGS:
@@ -67,8 +70,11 @@ def plan(args):
     url = positional[0]
     if not url.startswith(("svn://", "http://", "https://")):
         return None, "not svn:// or http(s)://"
-    if "@" in url.split("://", 1)[1].split("/", 1)[-1]:
-        return None, "peg revision"
+    last = url.rstrip("/").rsplit("/", 1)[-1]
+    if "@" in last:
+        peg = last.rsplit("@", 1)[1]
+        if not (peg.isdigit() or peg in ("", "HEAD")):
+            return None, f"peg revision {peg}"
     return ["checkout"] + out + positional, None
 
 

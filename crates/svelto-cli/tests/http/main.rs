@@ -9,6 +9,7 @@ mod bad;
 mod bench_client;
 mod conn;
 mod idle;
+mod ldap;
 mod locks;
 mod log;
 mod nested;

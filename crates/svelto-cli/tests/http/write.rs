@@ -156,6 +156,14 @@ fn hooks_and_revision_property_changes() {
         "#!/bin/sh\necho 'the repository is frozen' >&2\nexit 1\n",
     );
     s.svn_fails(w, &["mkdir", "-m", "frozen", "{URL}/frozen"]);
+    // The capabilities start-commit is given: mod_dav_svn passes `mergeinfo` only (the
+    // stock client announces depth, mergeinfo and log-revprops).
+    install(
+        &pair,
+        "start-commit",
+        "#!/bin/sh\necho \"user [$2] capabilities [$3]\" >&2\nexit 1\n",
+    );
+    s.svn_fails(w, &["mkdir", "-m", "caps", "{URL}/caps"]);
     remove(&pair, "start-commit");
     install(
         &pair,

@@ -59,6 +59,23 @@ pub struct CommitRequest {
     pub keep_locks: bool,
     /// The client's capabilities as the start-commit hook is given them (`mergeinfo`).
     pub capabilities: String,
+    /// Which paths an addition or a deletion needs write access to.
+    pub write_rule: WriteRule,
+}
+
+/// Which paths an addition or a deletion needs write access to. The peers differ, and each
+/// protocol answers as its peer does (Subversion's authz_tests 5 passes on both).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum WriteRule {
+    /// svnserve's commit editor (svn://): the path (recursively, for a directory) and its
+    /// parent directory.
+    #[default]
+    PathAndParent,
+    /// mod_authz_svn with mod_dav_svn (HTTP): each request's own path only (a `DELETE`
+    /// recursively; a `MKCOL`, `PUT` or `COPY` destination itself); mod_dav_svn adds and
+    /// deletes without the editor's check of the parent, so `svn rm` of a writable
+    /// directory under a read-only parent goes through.
+    PathOnly,
 }
 
 /// A revision committed.
@@ -194,7 +211,7 @@ impl<C: Deref<Target = Ctx>> CommitEdit<C> {
     }
 
     /// Deletes `path` (as of `rev`) from directory `parent`: needs write access to the path
-    /// (recursive, for a directory) and to its parent.
+    /// (recursive, for a directory) and, by [`WriteRule::PathAndParent`], to its parent.
     pub fn delete(&mut self, path: &str, rev: Option<Revnum>, parent: &str) -> Result<()> {
         if self.ctx.authz.is_some() {
             let is_dir = self
@@ -202,14 +219,17 @@ impl<C: Deref<Target = Ctx>> CommitEdit<C> {
                 .lookup(path)?
                 .is_some_and(|seen| seen.kind == NodeKind::Dir);
             self.ctx.require(path, true, is_dir)?;
-            self.ctx.require(parent, true, false)?;
+            if self.req.write_rule == WriteRule::PathAndParent {
+                self.ctx.require(parent, true, false)?;
+            }
         }
         self.txn.delete(path, rev)
     }
 
     /// Adds `path` of `kind` in directory `parent`, a copy of `copy` (source path and
     /// revision) or new. Needs write access to the path (recursive for a copied directory)
-    /// and to its parent; a copy needs read access to its source.
+    /// and, by [`WriteRule::PathAndParent`], to its parent; a copy needs read access to its
+    /// source.
     pub fn add(
         &mut self,
         path: &str,
@@ -221,7 +241,9 @@ impl<C: Deref<Target = Ctx>> CommitEdit<C> {
         if self.ctx.authz.is_some() {
             let is_dir = kind == NodeKind::Dir;
             self.ctx.require(path, true, copy.is_some() && is_dir)?;
-            self.ctx.require(parent, true, false)?;
+            if self.req.write_rule == WriteRule::PathAndParent {
+                self.ctx.require(parent, true, false)?;
+            }
             if let Some((from, Some(_))) = &copy {
                 self.ctx.require(from, false, is_dir)?;
             }

@@ -28,7 +28,7 @@ mod commit;
 mod registry;
 
 pub use authz::{AuthzCtx, AuthzSource, Where};
-pub use commit::{check_new_name, CommitEdit, CommitRequest, Committed};
+pub use commit::{check_new_name, CommitEdit, CommitRequest, Committed, WriteRule};
 pub use registry::{Opened, Repos, WriterSlot, DEFAULT_MAX_OPEN};
 
 use crate::locks::{Lock, LockTarget, Many, UnlockTarget};
