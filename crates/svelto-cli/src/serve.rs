@@ -368,11 +368,24 @@ pub fn run(args: ServeArgs) -> Result<()> {
         usize::try_from(args.memory_budget.saturating_mul(1 << 20)).unwrap_or(usize::MAX);
     config.shutdown_grace = Duration::from_secs(args.shutdown_grace);
     config.release_thread_memory = Some(crate::release_thread_memory);
-    let backend: Arc<dyn svelto_fs::Backend> = match &args.cluster {
+    let cluster = match &args.cluster {
+        None => None,
+        Some(file) => Some(Arc::new(crate::cluster::backend(file, &root)?)),
+    };
+    let backend: Arc<dyn svelto_fs::Backend> = match &cluster {
         None => Arc::new(svelto_store::LocalBackend),
-        Some(file) => Arc::new(crate::cluster::backend(file, &root)?),
+        Some(c) => c.clone(),
     };
     let host = Host::new(config, log, backend);
+    if let Some(cluster) = &cluster {
+        // The backend's lines (etcd unreachable, reads unfenced) go to the server's log.
+        let host = Arc::downgrade(&host);
+        cluster.set_log(Arc::new(move |line: &str| {
+            if let Some(host) = host.upgrade() {
+                host.log.line(line);
+            }
+        }));
+    }
     let mut svn = svelto_server::Config {
         max_response: args.max_response_size.saturating_mul(1 << 20),
         virtual_host: args.virtual_host,

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use svelto_core::Env;
 use svelto_fs::{Backend, ReadRepo, Result, StoreError, WriteRepo};
 
+use crate::backend::LogSink;
 use crate::{Cluster, ClusterConfig, ClusterError, ClusterRepo, ClusterWriter};
 
 /// How long `is_repository`'s answer from etcd is reused.
@@ -223,6 +224,8 @@ pub struct ClusterBackend {
     known: Mutex<HashMap<String, (Instant, bool)>>,
     /// The reading handles opened, by name (a writer catches up through the same one).
     readers: Mutex<HashMap<String, ClusterRepo>>,
+    /// Where the front end's log lines go (standard error until `set_log`).
+    log: Arc<Mutex<LogSink>>,
 }
 
 impl ClusterBackend {
@@ -235,7 +238,13 @@ impl ClusterBackend {
             config,
             known: Mutex::default(),
             readers: Mutex::default(),
+            log: Arc::new(Mutex::new(Arc::new(|line: &str| eprintln!("{line}")))),
         })
+    }
+
+    /// Sends the backend's log lines (etcd unreachable, reads unfenced) to `log`.
+    pub fn set_log(&self, log: LogSink) {
+        *self.log.lock().unwrap_or_else(|e| e.into_inner()) = log;
     }
 
     /// The cluster repository name of `dir`: its path below the root, `/`-separated.
@@ -274,7 +283,13 @@ impl ClusterBackend {
             return Ok(r.clone());
         }
         let cache = self.config.cache_dir.join(name);
-        let repo = ClusterRepo::open(&self.cluster, name, &cache)?;
+        let log = self.log.clone();
+        let repo = ClusterRepo::open(&self.cluster, name, &cache)?
+            .with_local_dir(&self.root.join(name))
+            .with_unfenced_reads(Arc::new(move |line: &str| {
+                let sink = log.lock().unwrap_or_else(|e| e.into_inner()).clone();
+                sink(line)
+            }));
         self.readers
             .lock()
             .unwrap_or_else(|e| e.into_inner())
