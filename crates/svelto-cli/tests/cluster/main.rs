@@ -535,10 +535,12 @@ fn the_writer_killed_or_etcd_majority_lost_loses_no_acknowledged_commit() {
     for kill in 1..=2 {
         std::thread::sleep(Duration::from_millis(1500));
         // A commit through A makes it the writer; killed while it holds the lease.
-        let held = (0..20).find_map(|_| {
+        let held = (0..20).find_map(|attempt| {
+            // Each attempt's message its own: several may be acknowledged.
+            let message = format!("through A before kill {kill}, attempt {attempt}");
             std::fs::write(&text, format!("through A {kill}\n")).expect("text");
             let out = svnmucc(
-                &format!("through A before kill {kill}"),
+                &message,
                 &[
                     "put",
                     text.to_str().expect("a UTF-8 path"),
@@ -552,11 +554,9 @@ fn the_writer_killed_or_etcd_majority_lost_loses_no_acknowledged_commit() {
                 .and_then(|s| s.split(' ').next())
                 .and_then(|s| s.parse::<u64>().ok())
             {
-                acks.lock().expect("the acknowledgements").push((
-                    format!("through A before kill {kill}"),
-                    rev,
-                    Instant::now(),
-                ));
+                acks.lock()
+                    .expect("the acknowledgements")
+                    .push((message, rev, Instant::now()));
                 if rig.writer().as_deref() == Some("a") {
                     return Some(rev);
                 }
