@@ -15,7 +15,7 @@ use crate::{Cluster, ClusterConfig, ClusterError, ClusterRepo, ClusterWriter};
 
 /// How long `is_repository`'s answer from etcd is reused.
 const KNOWN_FOR: Duration = Duration::from_secs(1);
-/// How long a front end keeps the writer lease after its last commit.
+/// How long a front end keeps the writer lease after its last commit, by default.
 const WRITER_IDLE: Duration = Duration::from_millis(200);
 
 /// What a front end's cluster file says.
@@ -29,6 +29,8 @@ pub struct FrontEndConfig {
     pub front_end: String,
     /// How long a commit waits for another front end's writer lease.
     pub writer_wait: Duration,
+    /// How long the writer lease is kept after a commit (`writer-idle-ms`, default 200).
+    pub writer_idle: Duration,
 }
 
 fn config_error(file: &Path, line: usize, what: impl std::fmt::Display) -> ClusterError {
@@ -90,7 +92,7 @@ impl FrontEndConfig {
             })
         };
         for (key, _, line) in &pairs {
-            const KNOWN: [&str; 12] = [
+            const KNOWN: [&str; 13] = [
                 "etcd",
                 "cluster",
                 "s3-endpoint",
@@ -101,6 +103,7 @@ impl FrontEndConfig {
                 "cache",
                 "front-end",
                 "writer-wait",
+                "writer-idle-ms",
                 "lease-ttl",
                 "request-timeout",
             ];
@@ -203,11 +206,22 @@ impl FrontEndConfig {
             ),
         };
         let writer_wait = Duration::from_secs(seconds("writer-wait")?.unwrap_or(5));
+        let writer_idle = match get("writer-idle-ms") {
+            None => WRITER_IDLE,
+            Some((v, line)) => Duration::from_millis(v.parse::<u64>().map_err(|_| {
+                config_error(
+                    file,
+                    line,
+                    format!("'writer-idle-ms' must be whole milliseconds, not '{v}'"),
+                )
+            })?),
+        };
         Ok(FrontEndConfig {
             cluster,
             cache_dir,
             front_end,
             writer_wait,
+            writer_idle,
         })
     }
 }
@@ -347,7 +361,7 @@ impl Backend for ClusterBackend {
             ClusterWriter::open(&reader, &self.config.front_end, self.config.writer_wait)?;
         // The server's writer slot keeps the writer between commits: the lease goes back
         // after a moment without one, so that any front end can commit.
-        writer.set_idle_release(WRITER_IDLE);
+        writer.set_idle_release(self.config.writer_idle);
         Ok(Box::new(writer))
     }
 }

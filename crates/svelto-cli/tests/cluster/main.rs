@@ -17,7 +17,8 @@ fn svelto_bin() -> PathBuf {
 }
 
 /// Writes front end `id`'s cluster file (its own cache directory) under `dir`.
-fn cluster_file(dir: &Path, etcd: &EtcdCluster, s3: &S3Server, id: &str) -> PathBuf {
+/// `extra` are further lines of the file.
+fn cluster_file(dir: &Path, etcd: &EtcdCluster, s3: &S3Server, id: &str, extra: &str) -> PathBuf {
     let credentials = dir.join("s3.credentials");
     std::fs::write(
         &credentials,
@@ -32,7 +33,7 @@ fn cluster_file(dir: &Path, etcd: &EtcdCluster, s3: &S3Server, id: &str) -> Path
         format!(
             "# front end {id}\netcd = {}\ncluster = test\ns3-endpoint = {}\ns3-bucket = {}\n\
              s3-region = {S3_REGION}\ns3-credentials = s3.credentials\ncache = cache-{id}\n\
-             front-end = {id}\nrequest-timeout = 3\n",
+             front-end = {id}\nrequest-timeout = 3\n{extra}",
             etcd.endpoints().join(", "),
             s3.endpoint(),
             s3.bucket()
@@ -92,13 +93,17 @@ struct Rig {
 const IDS: [&str; 3] = ["a", "b", "c"];
 
 impl Rig {
-    fn start(n: usize) -> (Rig, Vec<Svelto>) {
+    /// `a_extra`: further lines of front end A's cluster file.
+    fn start(n: usize, a_extra: &str) -> (Rig, Vec<Svelto>) {
         let dir = tempdir();
         let etcd = EtcdCluster::start(dir.path(), 3);
         let s3 = S3Server::start(dir.path(), "svelto");
         let files: Vec<PathBuf> = IDS[..n]
             .iter()
-            .map(|id| cluster_file(dir.path(), &etcd, &s3, id))
+            .map(|id| {
+                let extra = if *id == "a" { a_extra } else { "" };
+                cluster_file(dir.path(), &etcd, &s3, id, extra)
+            })
             .collect();
         let started = Instant::now();
         Run::new(svelto_bin())
@@ -177,7 +182,7 @@ fn dump_without_dates(url: &str) -> String {
 
 #[test]
 fn three_front_ends_commit_update_hooks_and_equal_one_machine() {
-    let (rig, servers) = Rig::start(3);
+    let (rig, servers) = Rig::start(3, "");
     let dir = rig.dir.path();
     // A second create of the same name is refused, naming it.
     let again = Run::new(svelto_bin())
@@ -331,7 +336,11 @@ fn three_front_ends_commit_update_hooks_and_equal_one_machine() {
         "proj",
         "pre-commit",
         &format!(
-            "#!/bin/sh\necho \"$1 $2\" > {}\necho 'C refuses: no commits today' >&2\nexit 1\n",
+            "#!/bin/sh\necho \"$1 $2\" > {}\n{} look log -t \"$2\" {} >> {}\n\
+             echo 'C refuses: no commits today' >&2\nexit 1\n",
+            said.display(),
+            svelto_bin().display(),
+            dir.join("cache-c/proj").display(),
             said.display()
         ),
     );
@@ -356,6 +365,11 @@ fn three_front_ends_commit_update_hooks_and_equal_one_machine() {
     assert!(
         args.starts_with(&format!("{} ", rig.roots[2].join("proj").display())),
         "REPOS is C's ROOT/NAME: {args}"
+    );
+    // The transaction is staged in C's cache, where `svelto look -t` reads it.
+    assert!(
+        args.ends_with("\nrefused\n"),
+        "svelto look log -t TXN CACHE/proj: {args}"
     );
     assert_eq!(
         svn(&["info", "--show-item", "revision", &url(0)]).trim(),
@@ -419,17 +433,22 @@ fn committers(
     urls: Vec<String>,
     dir: &Path,
     stop: &Arc<AtomicBool>,
+    pause: &Arc<AtomicBool>,
     acks: &Acks,
 ) -> Vec<std::thread::JoinHandle<usize>> {
     urls.into_iter()
         .enumerate()
         .map(|(i, url)| {
-            let (stop, acks) = (stop.clone(), acks.clone());
+            let (stop, pause, acks) = (stop.clone(), pause.clone(), acks.clone());
             let text = dir.join(format!("committer-{i}"));
             std::thread::spawn(move || {
                 let mut failures = 0;
                 let mut n = 0;
                 while !stop.load(Ordering::SeqCst) {
+                    if pause.load(Ordering::SeqCst) {
+                        std::thread::sleep(Duration::from_millis(20));
+                        continue;
+                    }
                     n += 1;
                     let message = format!("committer {i} commit {n}");
                     std::fs::write(&text, &message).expect("text");
@@ -505,7 +524,8 @@ fn check_log(url: &str, acks: &Acks) -> u64 {
 
 #[test]
 fn the_writer_killed_or_etcd_majority_lost_loses_no_acknowledged_commit() {
-    let (mut rig, mut servers) = Rig::start(3);
+    // A keeps the writer lease 3 s after a commit: killed in that time, it holds it.
+    let (mut rig, mut servers) = Rig::start(3, "writer-idle-ms = 3000\n");
     let dir = rig.dir.path().to_path_buf();
     let url = |servers: &[Svelto], i: usize| servers[i].url("proj");
     let text = dir.join("text");
@@ -530,12 +550,16 @@ fn the_writer_killed_or_etcd_majority_lost_loses_no_acknowledged_commit() {
         url(&servers, 1),
         url(&servers, 2),
     ];
-    let workers = committers(others, &dir, &stop, &acks);
+    let pause = Arc::new(AtomicBool::new(false));
+    let workers = committers(others, &dir, &stop, &pause, &acks);
     let mut takeovers = Vec::new();
     for kill in 1..=2 {
         std::thread::sleep(Duration::from_millis(1500));
-        // A commit through A makes it the writer; killed while it holds the lease.
-        let held = (0..20).find_map(|attempt| {
+        // A commit through A makes it the writer (the committers paused, so that B or C
+        // give the lease back); A keeps it 3 s, and is killed while it holds it, the
+        // committers waiting for it.
+        pause.store(true, Ordering::SeqCst);
+        let held = (0..5).find_map(|attempt| {
             // Each attempt's message its own: several may be acknowledged.
             let message = format!("through A before kill {kill}, attempt {attempt}");
             std::fs::write(&text, format!("through A {kill}\n")).expect("text");
@@ -565,6 +589,13 @@ fn the_writer_killed_or_etcd_majority_lost_loses_no_acknowledged_commit() {
         });
         let rev = held.expect("A held the writer lease after its commit");
         let before = acks.lock().expect("the acknowledgements").len();
+        pause.store(false, Ordering::SeqCst);
+        std::thread::sleep(Duration::from_millis(200));
+        assert_eq!(
+            rig.writer().as_deref(),
+            Some("a"),
+            "A still holds the lease"
+        );
         let killed = Instant::now();
         servers[0].kill_hard();
         let next = loop {
