@@ -4,6 +4,7 @@
 mod admin;
 mod checks;
 mod client;
+mod cluster;
 mod localtime;
 mod look;
 mod manual;

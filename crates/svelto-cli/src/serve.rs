@@ -42,6 +42,11 @@ pub struct ServeArgs {
     /// http(s)://HOST[PREFIX]/NAME are ROOT/NAME.
     #[arg(short = 'r', long = "root", value_name = "ROOT")]
     root: Option<PathBuf>,
+    /// Serve the repositories of a cluster (etcd and S3-compatible object storage; the
+    /// file's format is in docs/cluster.md): ROOT/NAME is the cluster repository NAME,
+    /// and ROOT/NAME holds only this front end's conf/ and hooks/ for it.
+    #[arg(long, value_name = "FILE")]
+    cluster: Option<PathBuf>,
     /// Refuse every write, over svn:// and http(s)://.
     #[arg(short = 'R', long = "read-only")]
     read_only: bool,
@@ -348,7 +353,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
     } else {
         raise_open_files_limit()
     };
-    let mut config = HostConfig::new(root);
+    let mut config = HostConfig::new(root.clone());
     config.max_open_repos = open_repos_bound();
     config.read_only = args.read_only;
     config.max_request =
@@ -363,7 +368,24 @@ pub fn run(args: ServeArgs) -> Result<()> {
         usize::try_from(args.memory_budget.saturating_mul(1 << 20)).unwrap_or(usize::MAX);
     config.shutdown_grace = Duration::from_secs(args.shutdown_grace);
     config.release_thread_memory = Some(crate::release_thread_memory);
-    let host = Host::new(config, log, Arc::new(svelto_store::LocalBackend));
+    let cluster = match &args.cluster {
+        None => None,
+        Some(file) => Some(Arc::new(crate::cluster::backend(file, &root)?)),
+    };
+    let backend: Arc<dyn svelto_fs::Backend> = match &cluster {
+        None => Arc::new(svelto_store::LocalBackend),
+        Some(c) => c.clone(),
+    };
+    let host = Host::new(config, log, backend);
+    if let Some(cluster) = &cluster {
+        // The backend's lines (etcd unreachable, reads unfenced) go to the server's log.
+        let host = Arc::downgrade(&host);
+        cluster.set_log(Arc::new(move |line: &str| {
+            if let Some(host) = host.upgrade() {
+                host.log.line(line);
+            }
+        }));
+    }
     let mut svn = svelto_server::Config {
         max_response: args.max_response_size.saturating_mul(1 << 20),
         virtual_host: args.virtual_host,

@@ -111,7 +111,27 @@ pub struct ClusterRepo {
     catching_up: Arc<Mutex<()>>,
     /// The lock table last read from etcd, by the key's mod revision.
     locks: Arc<Mutex<(i64, Arc<LockTable>)>>,
+    /// The front end's own directory of this repository (its `conf/` and `hooks/`).
+    local_dir: Option<PathBuf>,
+    /// When set, a fence that cannot reach etcd serves reads at the cached head.
+    unfenced: Option<Arc<Unfenced>>,
 }
+
+/// A sink for the front end's log lines.
+pub type LogSink = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// Reads served at the cached head while etcd cannot answer the fence (docs/cluster.md,
+/// "Failure behaviour": the etcd majority lost).
+pub(crate) struct Unfenced {
+    log: LogSink,
+    /// Until when fences are not tried again after one failed (each costs a request
+    /// timeout while etcd has no majority), and since when reads are unfenced.
+    down: Mutex<Option<(Instant, Instant)>>,
+}
+
+/// How long reads go on unfenced after a fence failed before the next command tries
+/// etcd again.
+const UNFENCED_FOR: Duration = Duration::from_secs(1);
 
 impl ClusterRepo {
     /// Creates repository `name` in the cluster with `uuid` and revision 0 (its
@@ -167,9 +187,46 @@ impl ClusterRepo {
             dir: cache_dir.to_path_buf(),
             catching_up: Arc::new(Mutex::new(())),
             locks: Arc::new(Mutex::new((0, Arc::default()))),
+            local_dir: None,
+            unfenced: None,
         };
         repo.catch_up(&head)?;
         Ok(repo)
+    }
+
+    /// Gives the repository a directory on this front end holding its `conf/` and
+    /// `hooks/` (what `ReadRepo::local_dir` answers: hooks run from there, with it as
+    /// `REPOS`).
+    pub fn with_local_dir(mut self, dir: &Path) -> ClusterRepo {
+        self.local_dir = Some(dir.to_path_buf());
+        self
+    }
+
+    /// Makes `refresh` serve reads at the cached head when etcd cannot answer the fence
+    /// (its majority lost), saying so once in `log` (and once when it answers again),
+    /// instead of failing. Without it `refresh` fails then.
+    pub fn with_unfenced_reads(mut self, log: LogSink) -> ClusterRepo {
+        self.unfenced = Some(Arc::new(Unfenced {
+            log,
+            down: Mutex::new(None),
+        }));
+        self
+    }
+
+    /// The fence: a linearizable read of the head (tried again until FENCE_TIMEOUT).
+    fn fence(&self) -> std::result::Result<HeadVersion, ClusterError> {
+        let started = Instant::now();
+        loop {
+            match self.repository.head() {
+                Ok(head) => return Ok(head),
+                // A member that just came back refuses connections for a moment: the
+                // read is tried again on another until FENCE_TIMEOUT.
+                Err(e) if e.is_unavailable() && started.elapsed() < FENCE_TIMEOUT => {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                Err(e) => return Err(e),
+            }
+        }
     }
 
     /// Makes `cache_dir` a local repository holding revision 0's segment, written beside
@@ -337,19 +394,59 @@ impl ReadRepo for ClusterRepo {
     }
     /// The fence: a linearizable read of the head, then the cache caught up with it.
     fn refresh(&self) -> Result<Revnum> {
-        let started = Instant::now();
-        let head = loop {
-            match self.repository.head() {
-                Ok(head) => break head,
-                // A member that just came back refuses connections for a moment: the
-                // read is tried again on another until FENCE_TIMEOUT.
-                Err(e) if e.is_unavailable() && started.elapsed() < FENCE_TIMEOUT => {
-                    std::thread::sleep(Duration::from_millis(50));
-                }
-                Err(e) => return Err(store_error(e)),
-            }
+        let Some(unfenced) = &self.unfenced else {
+            let head = self.fence().map_err(store_error)?;
+            return self.catch_up(&head);
         };
-        self.catch_up(&head)
+        {
+            let down = unfenced.down.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some((until, _)) = *down {
+                if Instant::now() < until {
+                    return Ok(self.local.youngest());
+                }
+            }
+        }
+        match self.fence() {
+            Ok(head) => {
+                let was = unfenced
+                    .down
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .take();
+                if let Some((_, since)) = was {
+                    (unfenced.log)(&format!(
+                        "cluster: etcd answers the fence of {} again (reads were unfenced \
+                         for {:.1} s)",
+                        self.repository.name(),
+                        since.elapsed().as_secs_f64()
+                    ));
+                }
+                self.catch_up(&head)
+            }
+            Err(e) if e.is_unavailable() => {
+                let mut down = unfenced.down.lock().unwrap_or_else(|e| e.into_inner());
+                let now = Instant::now();
+                let since = match *down {
+                    Some((_, since)) => since,
+                    None => {
+                        (unfenced.log)(&format!(
+                            "cluster: no fence for {}: {e}; reads are served unfenced at \
+                             r{}, the newest head this front end has, and commits are \
+                             refused until etcd answers",
+                            self.repository.name(),
+                            self.local.youngest()
+                        ));
+                        now
+                    }
+                };
+                *down = Some((now + UNFENCED_FOR, since));
+                Ok(self.local.youngest())
+            }
+            Err(e) => Err(store_error(e)),
+        }
+    }
+    fn local_dir(&self) -> Option<&Path> {
+        self.local_dir.as_deref()
     }
     fn uuid(&self) -> Result<String> {
         self.local.uuid()
@@ -738,8 +835,8 @@ impl WriteRepo for ClusterWriter {
     fn set_revprops(&mut self, rev: Revnum, revprops: PropList) -> Result<()> {
         let _ = revprops;
         Err(StoreError::Unsupported(format!(
-            "changing r{rev}'s revision properties in the cluster (a publication that adds \
-             no revision: not built yet, docs/cluster.md)"
+            "changing r{rev}'s revision properties is not supported in a cluster yet (a \
+             publication that adds no revision: not built, docs/cluster.md); nothing was changed"
         )))
     }
     fn set_uuid(&mut self, uuid: &str) -> Result<()> {

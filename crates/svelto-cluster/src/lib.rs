@@ -17,6 +17,7 @@
 //! clients' dependencies anywhere but in this crate.
 
 mod backend;
+mod frontend;
 pub mod head;
 pub mod objects;
 mod repo;
@@ -27,7 +28,8 @@ use std::time::Duration;
 use object_store::aws::AmazonS3Builder;
 use object_store::{ClientOptions, RetryConfig};
 
-pub use backend::{ClusterRepo, ClusterWriter};
+pub use backend::{ClusterRepo, ClusterWriter, LogSink};
+pub use frontend::{ClusterBackend, FrontEndConfig};
 pub use head::{CommitId, Head, HeadError, IndexRef, SegmentRef, MAX_TAIL, PARTS};
 pub use objects::{Index, Segment, SegmentHeader};
 pub use repo::{HeadVersion, Publish, Repository, WriterLease};

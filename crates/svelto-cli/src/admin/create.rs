@@ -9,11 +9,21 @@ use svelto_core::code;
 
 #[derive(Args)]
 pub struct CreateArgs {
+    /// The repository's directory; with --cluster, its name in the cluster.
     pub repo: PathBuf,
+    /// Create the repository in this cluster (docs/cluster.md) instead of on this machine.
+    #[arg(long, value_name = "FILE")]
+    pub cluster: Option<PathBuf>,
 }
 
 pub fn run(args: CreateArgs) -> Result<()> {
-    let CreateArgs { repo } = args;
+    let CreateArgs { repo, cluster } = args;
+    if let Some(file) = cluster {
+        let name = repo
+            .to_str()
+            .with_context(|| format!("the repository name '{}' is not UTF-8", repo.display()))?;
+        return crate::cluster::create(&file, name);
+    }
     refuse_existing(&repo)?;
     let uuid = uuid::Uuid::new_v4().to_string();
     // Hook templates call the binary that made the repository (the packaged one when it

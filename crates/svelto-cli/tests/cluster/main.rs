@@ -1,0 +1,718 @@
+//! `svelto serve --cluster` front ends over the real components: three etcd members
+//! (Debian's etcd-server) and SeaweedFS's S3 gateway (weed), started on 127.0.0.1 by
+//! `svelto_testkit::cluster` (they fail loudly when missing), with the stock `svn`,
+//! `svnmucc`, `svnrdump` and `etcdctl` clients.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use svelto_testkit::cluster::{EtcdCluster, S3Server, S3_ACCESS_KEY, S3_REGION, S3_SECRET_KEY};
+use svelto_testkit::{tempdir, Run, Svelto};
+
+fn svelto_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_svelto"))
+}
+
+/// Writes front end `id`'s cluster file (its own cache directory) under `dir`.
+/// `extra` are further lines of the file.
+fn cluster_file(dir: &Path, etcd: &EtcdCluster, s3: &S3Server, id: &str, extra: &str) -> PathBuf {
+    let credentials = dir.join("s3.credentials");
+    std::fs::write(
+        &credentials,
+        format!(
+            "[default]\naws_access_key_id = {S3_ACCESS_KEY}\naws_secret_access_key = {S3_SECRET_KEY}\n"
+        ),
+    )
+    .expect("credentials");
+    let file = dir.join(format!("{id}.cluster"));
+    std::fs::write(
+        &file,
+        format!(
+            "# front end {id}\netcd = {}\ncluster = test\ns3-endpoint = {}\ns3-bucket = {}\n\
+             s3-region = {S3_REGION}\ns3-credentials = s3.credentials\ncache = cache-{id}\n\
+             front-end = {id}\nrequest-timeout = 3\n{extra}",
+            etcd.endpoints().join(", "),
+            s3.endpoint(),
+            s3.bucket()
+        ),
+    )
+    .expect("cluster file");
+    file
+}
+
+/// A front end's root: `ROOT/NAME/conf/svnserve.conf` lets anyone write.
+fn root_with_conf(dir: &Path, id: &str, name: &str) -> PathBuf {
+    let root = dir.join(format!("root-{id}"));
+    let conf = root.join(name).join("conf");
+    std::fs::create_dir_all(&conf).expect("conf dir");
+    std::fs::create_dir_all(root.join(name).join("hooks")).expect("hooks dir");
+    std::fs::write(
+        conf.join("svnserve.conf"),
+        "[general]\nanon-access = write\n",
+    )
+    .expect("svnserve.conf");
+    root
+}
+
+/// Writes an executable hook script.
+fn hook(root: &Path, name: &str, which: &str, script: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    let path = root.join(name).join("hooks").join(which);
+    std::fs::write(&path, script).expect("hook");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+}
+
+fn svn(args: &[&str]) -> String {
+    Run::tool("svn")
+        .args(args)
+        .args(["--non-interactive", "--no-auth-cache"])
+        .success()
+        .stdout_text()
+}
+
+fn svnmucc(message: &str, args: &[&str]) -> svelto_testkit::Outcome {
+    Run::tool("svnmucc")
+        .args(["--non-interactive", "--no-auth-cache", "-m", message])
+        .args(args)
+        .timeout(Duration::from_secs(60))
+        .output()
+}
+
+/// Three etcd members, weed, repository `proj` created, and `n` front ends (a, b, c...).
+struct Rig {
+    dir: tempfile::TempDir,
+    etcd: EtcdCluster,
+    _s3: S3Server,
+    files: Vec<PathBuf>,
+    roots: Vec<PathBuf>,
+}
+
+const IDS: [&str; 3] = ["a", "b", "c"];
+
+impl Rig {
+    /// `a_extra`: further lines of front end A's cluster file.
+    fn start(n: usize, a_extra: &str) -> (Rig, Vec<Svelto>) {
+        let dir = tempdir();
+        let etcd = EtcdCluster::start(dir.path(), 3);
+        let s3 = S3Server::start(dir.path(), "svelto");
+        let files: Vec<PathBuf> = IDS[..n]
+            .iter()
+            .map(|id| {
+                let extra = if *id == "a" { a_extra } else { "" };
+                cluster_file(dir.path(), &etcd, &s3, id, extra)
+            })
+            .collect();
+        let started = Instant::now();
+        Run::new(svelto_bin())
+            .args(["admin", "create", "--cluster"])
+            .arg(&files[0])
+            .arg("proj")
+            .success();
+        eprintln!("admin create --cluster: {:?}", started.elapsed());
+        let roots: Vec<PathBuf> = IDS[..n]
+            .iter()
+            .map(|id| root_with_conf(dir.path(), id, "proj"))
+            .collect();
+        let rig = Rig {
+            dir,
+            etcd,
+            _s3: s3,
+            files,
+            roots,
+        };
+        let servers = (0..n).map(|i| rig.serve(i)).collect();
+        (rig, servers)
+    }
+
+    /// Starts front end `i` (again, on the same root and cache).
+    fn serve(&self, i: usize) -> Svelto {
+        let log = self.dir.path().join(format!("serve-{}.log", IDS[i]));
+        Svelto::start_with(
+            &svelto_bin(),
+            &self.roots[i],
+            &log,
+            &["--cluster", self.files[i].to_str().expect("a UTF-8 path")],
+        )
+    }
+
+    /// The front end holding the writer lease of `proj`, as etcd says.
+    fn writer(&self) -> Option<String> {
+        let out = Run::tool("etcdctl")
+            .arg(format!("--endpoints={}", self.etcd.endpoints().join(",")))
+            .args([
+                "--command-timeout=3s",
+                "get",
+                "--print-value-only",
+                "/svelto/test/repos/proj/writer",
+            ])
+            .output();
+        let text = out.stdout_text();
+        let text = text.trim();
+        (out.success() && !text.is_empty()).then(|| text.to_owned())
+    }
+}
+
+/// `svnrdump dump` of `url` with what differs between two repositories built by the same
+/// commits at other times (the UUID, `svn:date` values) blanked.
+fn dump_without_dates(url: &str) -> String {
+    let out = Run::tool("svnrdump")
+        .args(["dump", "-q", "--non-interactive", url])
+        .success();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let mut lines = text.lines().peekable();
+    let mut kept = Vec::new();
+    while let Some(line) = lines.next() {
+        if line.starts_with("UUID: ") {
+            continue;
+        }
+        kept.push(line.to_owned());
+        if line == "svn:date" {
+            // V length, then the value: blanked.
+            let len = lines.next().unwrap_or_default();
+            let _ = lines.next();
+            kept.push(len.to_owned());
+            kept.push("(date)".to_owned());
+        }
+    }
+    kept.join("\n")
+}
+
+#[test]
+fn three_front_ends_commit_update_hooks_and_equal_one_machine() {
+    let (rig, servers) = Rig::start(3, "");
+    let dir = rig.dir.path();
+    // A second create of the same name is refused, naming it.
+    let again = Run::new(svelto_bin())
+        .args(["admin", "create", "--cluster"])
+        .arg(&rig.files[1])
+        .arg("proj")
+        .failure();
+    assert!(
+        again
+            .stderr_text()
+            .contains("'proj' already exists in the cluster"),
+        "{}",
+        again.stderr_text()
+    );
+    // One machine, given the same commits: the reference.
+    let single_root = dir.join("single");
+    std::fs::create_dir_all(&single_root).expect("single root");
+    Run::new(svelto_bin())
+        .args(["admin", "create"])
+        .arg(single_root.join("proj"))
+        .success();
+    std::fs::write(
+        single_root.join("proj/conf/svnserve.conf"),
+        "[general]\nanon-access = write\n",
+    )
+    .expect("svnserve.conf");
+    let single = Svelto::start_with(
+        &svelto_bin(),
+        &single_root,
+        &dir.join("serve-single.log"),
+        &[],
+    );
+    let url = |i: usize| servers[i].url("proj");
+    let one = single.url("proj");
+
+    // `svn commit` from a working copy of A; a working copy of B updates to it at once.
+    let (wc_a, wc_b, wc_one) = (dir.join("wc-a"), dir.join("wc-b"), dir.join("wc-one"));
+    svn(&["checkout", &url(0), wc_a.to_str().expect("a UTF-8 path")]);
+    svn(&["checkout", &url(1), wc_b.to_str().expect("a UTF-8 path")]);
+    svn(&["checkout", &one, wc_one.to_str().expect("a UTF-8 path")]);
+    for wc in [&wc_a, &wc_one] {
+        std::fs::create_dir_all(wc.join("trunk/src")).expect("trunk");
+        std::fs::write(wc.join("trunk/README"), "a cluster repository\n").expect("README");
+        std::fs::write(
+            wc.join("trunk/src/main.c"),
+            "int main(void) { return 0; }\n",
+        )
+        .expect("main.c");
+        let wc = wc.to_str().expect("a UTF-8 path");
+        svn(&["add", &format!("{wc}/trunk")]);
+        svn(&[
+            "propset",
+            "svn:eol-style",
+            "native",
+            &format!("{wc}/trunk/README"),
+        ]);
+        let out = svn(&["commit", "-m", "the first files", wc]);
+        assert!(out.contains("Committed revision 1."), "{out}");
+    }
+    let started = Instant::now();
+    let up = svn(&["update", wc_b.to_str().expect("a UTF-8 path")]);
+    eprintln!("update through B after A's commit: {:?}", started.elapsed());
+    assert!(
+        up.contains("At revision 1.") || up.contains("Updated to revision 1."),
+        "{up}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(wc_b.join("trunk/src/main.c")).expect("main.c through B"),
+        "int main(void) { return 0; }\n"
+    );
+    let log = svn(&["log", "-v", "-r", "HEAD", &url(1)]);
+    assert!(
+        log.contains("the first files") && log.contains("A /trunk/src/main.c"),
+        "{log}"
+    );
+    assert_eq!(
+        svn(&["cat", &format!("{}/trunk/README", url(2))]),
+        "a cluster repository\n"
+    );
+
+    // svnmucc commits alternating between A and B (the lease moves each time), each
+    // seen at once through the other; the same commits on the one machine.
+    let text = dir.join("text");
+    for round in 2..=7u64 {
+        let (w, r) = if round % 2 == 0 { (0, 1) } else { (1, 0) };
+        let body = format!("round {round} through front end {w}\n");
+        std::fs::write(&text, &body).expect("text");
+        let message = format!("round {round}");
+        let mut ops: Vec<String> = vec![
+            "put".into(),
+            text.to_str().expect("a UTF-8 path").into(),
+            "trunk/file.txt".into(),
+        ];
+        if round % 3 == 0 {
+            ops.extend(["cp", "HEAD", "trunk", &format!("branches-{round}")].map(String::from));
+        }
+        if round == 5 {
+            ops.extend(["propset", "owner", "b", "trunk/src"].map(String::from));
+            ops.extend(["rm", "branches-3"].map(String::from));
+        }
+        for base in [url(w), one.clone()] {
+            let mut args = vec!["-U".to_owned(), base];
+            args.extend(ops.iter().cloned());
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let started = Instant::now();
+            let out = svnmucc(&message, &args);
+            assert!(out.success(), "{}", out.stderr_text());
+            assert!(
+                out.stdout_text().contains(&format!("r{round} committed")),
+                "{}",
+                out.stdout_text()
+            );
+            eprintln!("round {round}: {:?} ({})", started.elapsed(), args[1]);
+        }
+        assert_eq!(svn(&["cat", &format!("{}/trunk/file.txt", url(r))]), body);
+        let log = svn(&["log", "-q", "-r", "HEAD", &url(r)]);
+        assert!(log.contains(&format!("r{round} |")), "{log}");
+        let info = svn(&["info", "--show-item", "revision", &url(2)]);
+        assert_eq!(info.trim(), round.to_string());
+    }
+    let up = svn(&["update", wc_b.to_str().expect("a UTF-8 path")]);
+    assert!(up.contains("Updated to revision 7."), "{up}");
+    assert_eq!(
+        std::fs::read_to_string(wc_b.join("trunk/file.txt")).expect("file.txt"),
+        "round 7 through front end 1\n"
+    );
+
+    // Through C, the history equals the one machine's (svnrdump's dump, dates and UUID
+    // aside: the commits were made twice), and so do checkouts.
+    let (through_c, reference) = (dump_without_dates(&url(2)), dump_without_dates(&one));
+    assert!(through_c.contains("Node-path: branches-6"), "{through_c}");
+    assert_eq!(
+        through_c, reference,
+        "svnrdump dump through C vs one machine"
+    );
+    let (co_c, co_one) = (dir.join("co-c"), dir.join("co-one"));
+    svn(&["export", &url(2), co_c.to_str().expect("a UTF-8 path")]);
+    svn(&["export", &one, co_one.to_str().expect("a UTF-8 path")]);
+    let diff = Run::tool("diff")
+        .args(["-r"])
+        .arg(&co_c)
+        .arg(&co_one)
+        .output();
+    assert!(diff.success(), "{}", diff.stdout_text());
+
+    // Hooks come from the front end's ROOT/NAME/hooks, REPOS being ROOT/NAME: C's
+    // pre-commit refuses, nothing is published; B (without one) commits.
+    let said = dir.join("pre-commit.args");
+    hook(
+        &rig.roots[2],
+        "proj",
+        "pre-commit",
+        &format!(
+            "#!/bin/sh\necho \"$1 $2\" > {}\n{} look log -t \"$2\" {} >> {}\n\
+             echo 'C refuses: no commits today' >&2\nexit 1\n",
+            said.display(),
+            svelto_bin().display(),
+            dir.join("cache-c/proj").display(),
+            said.display()
+        ),
+    );
+    std::fs::write(&text, "refused\n").expect("text");
+    let refused = svnmucc(
+        "refused",
+        &[
+            "put",
+            text.to_str().expect("a UTF-8 path"),
+            &format!("{}/trunk/no.txt", url(2)),
+        ],
+    );
+    assert!(!refused.success(), "C's pre-commit refuses");
+    assert!(
+        refused
+            .stderr_text()
+            .contains("C refuses: no commits today"),
+        "{}",
+        refused.stderr_text()
+    );
+    let args = std::fs::read_to_string(&said).expect("the hook ran");
+    assert!(
+        args.starts_with(&format!("{} ", rig.roots[2].join("proj").display())),
+        "REPOS is C's ROOT/NAME: {args}"
+    );
+    // The transaction is staged in C's cache, where `svelto look -t` reads it.
+    assert!(
+        args.ends_with("\nrefused\n"),
+        "svelto look log -t TXN CACHE/proj: {args}"
+    );
+    assert_eq!(
+        svn(&["info", "--show-item", "revision", &url(0)]).trim(),
+        "7",
+        "nothing published"
+    );
+    let out = svnmucc(
+        "through B",
+        &[
+            "put",
+            text.to_str().expect("a UTF-8 path"),
+            &format!("{}/trunk/yes.txt", url(1)),
+        ],
+    );
+    assert!(
+        out.stdout_text().contains("r8 committed"),
+        "{}",
+        out.stderr_text()
+    );
+
+    // Revision property changes are refused clearly by the cluster (A's hook allows
+    // them), nothing changed.
+    hook(
+        &rig.roots[0],
+        "proj",
+        "pre-revprop-change",
+        "#!/bin/sh\nexit 0\n",
+    );
+    let refused = Run::tool("svn")
+        .args([
+            "propset",
+            "--revprop",
+            "-r",
+            "1",
+            "svn:log",
+            "changed",
+            &url(0),
+        ])
+        .args(["--non-interactive"])
+        .failure();
+    assert!(
+        refused
+            .stderr_text()
+            .contains("not supported in a cluster yet"),
+        "{}",
+        refused.stderr_text()
+    );
+    assert_eq!(
+        svn(&["propget", "--revprop", "-r", "1", "svn:log", &url(1)]).trim(),
+        "the first files"
+    );
+    drop(servers);
+}
+
+/// What the committers saw: each acknowledged commit's message, revision and time.
+type Acks = Arc<Mutex<Vec<(String, u64, Instant)>>>;
+
+/// Four committers, `svnmucc put` in a loop, committer `i` through `urls[i]`, each commit's
+/// message unique; acknowledged ones (the client printed `rN committed`) are recorded.
+fn committers(
+    urls: Vec<String>,
+    dir: &Path,
+    stop: &Arc<AtomicBool>,
+    pause: &Arc<AtomicBool>,
+    acks: &Acks,
+) -> Vec<std::thread::JoinHandle<usize>> {
+    urls.into_iter()
+        .enumerate()
+        .map(|(i, url)| {
+            let (stop, pause, acks) = (stop.clone(), pause.clone(), acks.clone());
+            let text = dir.join(format!("committer-{i}"));
+            std::thread::spawn(move || {
+                let mut failures = 0;
+                let mut n = 0;
+                while !stop.load(Ordering::SeqCst) {
+                    if pause.load(Ordering::SeqCst) {
+                        std::thread::sleep(Duration::from_millis(20));
+                        continue;
+                    }
+                    n += 1;
+                    let message = format!("committer {i} commit {n}");
+                    std::fs::write(&text, &message).expect("text");
+                    let out = svnmucc(
+                        &message,
+                        &[
+                            "put",
+                            text.to_str().expect("a UTF-8 path"),
+                            &format!("{url}/c{i}.txt"),
+                        ],
+                    );
+                    let said = out.stdout_text();
+                    let rev = said
+                        .trim()
+                        .strip_prefix('r')
+                        .and_then(|s| s.split(' ').next())
+                        .and_then(|s| s.parse::<u64>().ok());
+                    match (out.success(), rev) {
+                        (true, Some(rev)) => acks.lock().expect("the acknowledgements").push((
+                            message,
+                            rev,
+                            Instant::now(),
+                        )),
+                        _ => {
+                            failures += 1;
+                            eprintln!("committer {i}: {}", out.stderr_text().trim());
+                            std::thread::sleep(Duration::from_millis(100));
+                        }
+                    }
+                }
+                failures
+            })
+        })
+        .collect()
+}
+
+/// Every acknowledged commit is in the log through `url` at its revision, each message
+/// once, the revisions 1..=youngest without a gap.
+fn check_log(url: &str, acks: &Acks) -> u64 {
+    let log = svn(&["log", "--xml", "-r", "1:HEAD", url]);
+    let mut by_message: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+    let mut revs = Vec::new();
+    for entry in log.split("<logentry").skip(1) {
+        let rev: u64 = entry
+            .split("revision=\"")
+            .nth(1)
+            .and_then(|s| s.split('"').next())
+            .and_then(|s| s.parse().ok())
+            .expect("a revision");
+        let msg = entry
+            .split("<msg>")
+            .nth(1)
+            .and_then(|s| s.split("</msg>").next())
+            .unwrap_or_default()
+            .to_owned();
+        revs.push(rev);
+        by_message.entry(msg).or_default().push(rev);
+    }
+    let youngest = *revs.last().expect("revisions");
+    assert_eq!(revs, (1..=youngest).collect::<Vec<_>>(), "no revision lost");
+    for (message, revs) in &by_message {
+        assert_eq!(revs.len(), 1, "{message} published once: {revs:?}");
+    }
+    for (message, rev, _) in acks.lock().expect("the acknowledgements").iter() {
+        assert_eq!(
+            by_message.get(message),
+            Some(&vec![*rev]),
+            "acknowledged '{message}' as r{rev}"
+        );
+    }
+    youngest
+}
+
+#[test]
+fn the_writer_killed_or_etcd_majority_lost_loses_no_acknowledged_commit() {
+    // A keeps the writer lease 3 s after a commit: killed in that time, it holds it.
+    let (mut rig, mut servers) = Rig::start(3, "writer-idle-ms = 3000\n");
+    let dir = rig.dir.path().to_path_buf();
+    let url = |servers: &[Svelto], i: usize| servers[i].url("proj");
+    let text = dir.join("text");
+    std::fs::write(&text, "first\n").expect("text");
+    let out = svnmucc(
+        "first",
+        &[
+            "put",
+            text.to_str().expect("a UTF-8 path"),
+            &format!("{}/first.txt", url(&servers, 1)),
+        ],
+    );
+    assert!(out.success(), "{}", out.stderr_text());
+
+    // kill -9 of the front end holding the writer lease while four committers run
+    // through the other two, twice.
+    let acks: Acks = Arc::default();
+    let stop = Arc::new(AtomicBool::new(false));
+    let others = vec![
+        url(&servers, 1),
+        url(&servers, 2),
+        url(&servers, 1),
+        url(&servers, 2),
+    ];
+    let pause = Arc::new(AtomicBool::new(false));
+    let workers = committers(others, &dir, &stop, &pause, &acks);
+    let mut takeovers = Vec::new();
+    for kill in 1..=2 {
+        std::thread::sleep(Duration::from_millis(1500));
+        // A commit through A makes it the writer (the committers paused, so that B or C
+        // give the lease back); A keeps it 3 s, and is killed while it holds it, the
+        // committers waiting for it.
+        pause.store(true, Ordering::SeqCst);
+        let held = (0..5).find_map(|attempt| {
+            // Each attempt's message its own: several may be acknowledged.
+            let message = format!("through A before kill {kill}, attempt {attempt}");
+            std::fs::write(&text, format!("through A {kill}\n")).expect("text");
+            let out = svnmucc(
+                &message,
+                &[
+                    "put",
+                    text.to_str().expect("a UTF-8 path"),
+                    &format!("{}/a.txt", url(&servers, 0)),
+                ],
+            );
+            let said = out.stdout_text();
+            if let Some(rev) = said
+                .trim()
+                .strip_prefix('r')
+                .and_then(|s| s.split(' ').next())
+                .and_then(|s| s.parse::<u64>().ok())
+            {
+                acks.lock()
+                    .expect("the acknowledgements")
+                    .push((message, rev, Instant::now()));
+                if rig.writer().as_deref() == Some("a") {
+                    return Some(rev);
+                }
+            }
+            None
+        });
+        let rev = held.expect("A held the writer lease after its commit");
+        let before = acks.lock().expect("the acknowledgements").len();
+        pause.store(false, Ordering::SeqCst);
+        std::thread::sleep(Duration::from_millis(200));
+        assert_eq!(
+            rig.writer().as_deref(),
+            Some("a"),
+            "A still holds the lease"
+        );
+        let killed = Instant::now();
+        servers[0].kill_hard();
+        let next = loop {
+            if let Some((_, r, at)) = acks.lock().expect("the acknowledgements")[before..]
+                .iter()
+                .find(|(_, _, at)| *at > killed)
+            {
+                break (*r, at.duration_since(killed));
+            }
+            assert!(
+                killed.elapsed() < Duration::from_secs(30),
+                "no commit accepted 30 s after the writer's kill"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        eprintln!(
+            "kill {kill}: A killed holding the lease after r{rev}; r{} accepted {:?} later",
+            next.0, next.1
+        );
+        takeovers.push(next.1);
+        assert!(
+            next.1 < Duration::from_secs(8),
+            "the next commit within seconds: {:?}",
+            next.1
+        );
+        servers[0] = rig.serve(0);
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    stop.store(true, Ordering::SeqCst);
+    let failures: usize = workers
+        .into_iter()
+        .map(|w| w.join().expect("committer"))
+        .sum();
+    let youngest = check_log(&url(&servers, 0), &acks);
+    eprintln!(
+        "writer kills: {} acknowledged commits, {failures} refused or broken, r{youngest}; takeovers {takeovers:?}",
+        acks.lock().expect("the acknowledgements").len()
+    );
+    assert!(
+        acks.lock().expect("the acknowledgements").len() >= 10,
+        "the committers got commits through"
+    );
+
+    // The etcd majority lost: commits refused naming etcd, reads of what exists go on
+    // (at the newest head each front end had: C reads once before, so it has r{youngest}).
+    assert_eq!(
+        svn(&["info", "--show-item", "revision", &url(&servers, 2)]).trim(),
+        youngest.to_string()
+    );
+    rig.etcd.kill(0);
+    rig.etcd.kill(1);
+    std::fs::write(&text, "no majority\n").expect("text");
+    let started = Instant::now();
+    let refused = svnmucc(
+        "no majority",
+        &[
+            "put",
+            text.to_str().expect("a UTF-8 path"),
+            &format!("{}/first.txt", url(&servers, 1)),
+        ],
+    );
+    eprintln!(
+        "without etcd's majority, after {:?}: {}",
+        started.elapsed(),
+        refused.stderr_text().trim()
+    );
+    assert!(!refused.success());
+    assert!(
+        refused.stderr_text().contains("etcd"),
+        "{}",
+        refused.stderr_text()
+    );
+    let started = Instant::now();
+    assert_eq!(
+        svn(&["cat", "-r", "1", &format!("{}/first.txt", url(&servers, 2))]),
+        "first\n"
+    );
+    let log = svn(&["log", "-q", &url(&servers, 2)]);
+    assert!(log.contains(&format!("r{youngest} |")), "{log}");
+    eprintln!(
+        "reads without etcd's majority: cat and log in {:?}",
+        started.elapsed()
+    );
+    let server_log = std::fs::read_to_string(dir.join("serve-c.log")).expect("C's log");
+    assert!(
+        server_log.contains("reads are served unfenced"),
+        "{server_log}"
+    );
+    // Back: commits resume.
+    rig.etcd.restart(0);
+    rig.etcd.restart(1);
+    let back = Instant::now();
+    let rev = loop {
+        std::fs::write(&text, "majority back\n").expect("text");
+        let out = svnmucc(
+            "majority back",
+            &[
+                "put",
+                text.to_str().expect("a UTF-8 path"),
+                &format!("{}/first.txt", url(&servers, 1)),
+            ],
+        );
+        if out.success() {
+            break out.stdout_text();
+        }
+        assert!(
+            back.elapsed() < Duration::from_secs(60),
+            "{}",
+            out.stderr_text()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    eprintln!(
+        "etcd majority back: '{}' after {:?}",
+        rev.trim(),
+        back.elapsed()
+    );
+    check_log(&url(&servers, 2), &acks);
+    drop(servers);
+}

@@ -1,0 +1,367 @@
+//! A front end's view of the cluster: its configuration file (`svelto serve --cluster
+//! FILE`, docs/cluster.md "Front end configuration") and the storage seam's [`Backend`]
+//! that maps the repositories under a server's root to the cluster's.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use svelto_core::Env;
+use svelto_fs::{Backend, ReadRepo, Result, StoreError, WriteRepo};
+
+use crate::backend::LogSink;
+use crate::{Cluster, ClusterConfig, ClusterError, ClusterRepo, ClusterWriter};
+
+/// How long `is_repository`'s answer from etcd is reused.
+const KNOWN_FOR: Duration = Duration::from_secs(1);
+/// How long a front end keeps the writer lease after its last commit, by default.
+const WRITER_IDLE: Duration = Duration::from_millis(200);
+
+/// What a front end's cluster file says.
+#[derive(Clone, Debug)]
+pub struct FrontEndConfig {
+    /// The clients' configuration.
+    pub cluster: ClusterConfig,
+    /// The directory holding one cache directory per repository (`CACHE/NAME`).
+    pub cache_dir: PathBuf,
+    /// This front end's writer id (`front-end`, default `HOST-PID`).
+    pub front_end: String,
+    /// How long a commit waits for another front end's writer lease.
+    pub writer_wait: Duration,
+    /// How long the writer lease is kept after a commit (`writer-idle-ms`, default 200).
+    pub writer_idle: Duration,
+}
+
+fn config_error(file: &Path, line: usize, what: impl std::fmt::Display) -> ClusterError {
+    ClusterError::Config(format!("{}:{line}: {what}", file.display()))
+}
+
+/// `key = value` lines (`#` and `;` start comments, `[section]` lines are ignored), with
+/// the line each key came from.
+fn parse_pairs(
+    file: &Path,
+    text: &str,
+) -> std::result::Result<Vec<(String, String, usize)>, ClusterError> {
+    let mut pairs = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty()
+            || line.starts_with('#')
+            || line.starts_with(';')
+            || line.starts_with('[')
+        {
+            continue;
+        }
+        let Some((key, value)) = line.split_once('=') else {
+            return Err(config_error(
+                file,
+                i + 1,
+                format!("expected KEY = VALUE, found '{line}'"),
+            ));
+        };
+        pairs.push((
+            key.trim().to_ascii_lowercase(),
+            value.trim().to_owned(),
+            i + 1,
+        ));
+    }
+    Ok(pairs)
+}
+
+impl FrontEndConfig {
+    /// Reads the cluster file `file`; credentials come from `s3-credentials` (a file in the
+    /// AWS shared-credentials format) or else from `AWS_ACCESS_KEY_ID` and
+    /// `AWS_SECRET_ACCESS_KEY` (`env` looks a variable up).
+    pub fn load(
+        file: &Path,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> std::result::Result<FrontEndConfig, ClusterError> {
+        let text = std::fs::read_to_string(file)
+            .map_err(|e| ClusterError::Config(format!("reading {}: {e}", file.display())))?;
+        let pairs = parse_pairs(file, &text)?;
+        let get = |key: &str| {
+            pairs
+                .iter()
+                .find(|(k, _, _)| k == key)
+                .map(|(_, v, l)| (v.clone(), *l))
+        };
+        let need = |key: &str| {
+            get(key).map(|(v, _)| v).ok_or_else(|| {
+                ClusterError::Config(format!("{}: no '{key} = ...' line", file.display()))
+            })
+        };
+        for (key, _, line) in &pairs {
+            const KNOWN: [&str; 13] = [
+                "etcd",
+                "cluster",
+                "s3-endpoint",
+                "s3-bucket",
+                "s3-prefix",
+                "s3-region",
+                "s3-credentials",
+                "cache",
+                "front-end",
+                "writer-wait",
+                "writer-idle-ms",
+                "lease-ttl",
+                "request-timeout",
+            ];
+            if !KNOWN.contains(&key.as_str()) {
+                return Err(config_error(file, *line, format!("unknown key '{key}'")));
+            }
+        }
+        let etcd: Vec<String> = need("etcd")?
+            .split([',', ' '])
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+            .collect();
+        if etcd.is_empty() {
+            return Err(ClusterError::Config(format!(
+                "{}: 'etcd' names no endpoint",
+                file.display()
+            )));
+        }
+        let name = need("cluster")?;
+        if name.is_empty() || name.contains('/') {
+            return Err(ClusterError::Config(format!(
+                "{}: the cluster name '{name}' must be non-empty and have no '/'",
+                file.display()
+            )));
+        }
+        let mut cluster = ClusterConfig::new(
+            etcd,
+            &format!("/svelto/{name}"),
+            &need("s3-endpoint")?,
+            &need("s3-bucket")?,
+        );
+        if let Some((prefix, _)) = get("s3-prefix") {
+            cluster.object_prefix = prefix;
+        }
+        if let Some((region, _)) = get("s3-region") {
+            cluster.s3_region = region;
+        }
+        let seconds = |key: &str| -> std::result::Result<Option<u64>, ClusterError> {
+            match get(key) {
+                None => Ok(None),
+                Some((v, line)) => v.parse::<u64>().map(Some).map_err(|_| {
+                    config_error(
+                        file,
+                        line,
+                        format!("'{key}' must be whole seconds, not '{v}'"),
+                    )
+                }),
+            }
+        };
+        if let Some(ttl) = seconds("lease-ttl")? {
+            cluster.lease_ttl_secs = i64::try_from(ttl.max(2)).unwrap_or(i64::MAX);
+        }
+        if let Some(t) = seconds("request-timeout")? {
+            cluster.request_timeout = Duration::from_secs(t.max(1));
+        }
+        let (access, secret) = match get("s3-credentials") {
+            Some((path, line)) => {
+                let path = file.parent().unwrap_or(Path::new(".")).join(path);
+                let text = std::fs::read_to_string(&path).map_err(|e| {
+                    config_error(file, line, format!("reading {}: {e}", path.display()))
+                })?;
+                let pairs = parse_pairs(&path, &text)?;
+                let find = |key: &str| {
+                    pairs
+                        .iter()
+                        .find(|(k, _, _)| k == key)
+                        .map(|(_, v, _)| v.clone())
+                        .ok_or_else(|| {
+                            ClusterError::Config(format!(
+                                "{}: no '{key} = ...' line",
+                                path.display()
+                            ))
+                        })
+                };
+                (find("aws_access_key_id")?, find("aws_secret_access_key")?)
+            }
+            None => {
+                let var = |name: &str| {
+                    env(name).ok_or_else(|| {
+                        ClusterError::Config(format!(
+                            "{}: no 's3-credentials' file and ${name} is not set",
+                            file.display()
+                        ))
+                    })
+                };
+                (var("AWS_ACCESS_KEY_ID")?, var("AWS_SECRET_ACCESS_KEY")?)
+            }
+        };
+        cluster.s3_access_key = access;
+        cluster.s3_secret_key = secret;
+        let cache_dir = file.parent().unwrap_or(Path::new(".")).join(need("cache")?);
+        let front_end = match get("front-end") {
+            Some((id, _)) => id,
+            None => format!(
+                "{}-{}",
+                std::fs::read_to_string("/etc/hostname")
+                    .map(|h| h.trim().to_owned())
+                    .unwrap_or_else(|_| "localhost".into()),
+                std::process::id()
+            ),
+        };
+        let writer_wait = Duration::from_secs(seconds("writer-wait")?.unwrap_or(5));
+        let writer_idle = match get("writer-idle-ms") {
+            None => WRITER_IDLE,
+            Some((v, line)) => Duration::from_millis(v.parse::<u64>().map_err(|_| {
+                config_error(
+                    file,
+                    line,
+                    format!("'writer-idle-ms' must be whole milliseconds, not '{v}'"),
+                )
+            })?),
+        };
+        Ok(FrontEndConfig {
+            cluster,
+            cache_dir,
+            front_end,
+            writer_wait,
+            writer_idle,
+        })
+    }
+}
+
+/// The storage seam's backend over a cluster: the repository in `ROOT/NAME` (what a server
+/// with root ROOT serves as NAME) is the cluster repository NAME, read through the cache
+/// directory `CACHE/NAME`. `ROOT/NAME` itself holds only what stays per front end: its
+/// `conf/` (svnserve.conf, authz, passwd) and `hooks/`.
+pub struct ClusterBackend {
+    cluster: Arc<Cluster>,
+    root: PathBuf,
+    config: FrontEndConfig,
+    /// `is_repository`'s answers from etcd, by name, and when they were read.
+    known: Mutex<HashMap<String, (Instant, bool)>>,
+    /// The reading handles opened, by name (a writer catches up through the same one).
+    readers: Mutex<HashMap<String, ClusterRepo>>,
+    /// Where the front end's log lines go (standard error until `set_log`).
+    log: Arc<Mutex<LogSink>>,
+}
+
+impl ClusterBackend {
+    /// The backend of a server whose root is `root`, connected with `config`.
+    pub fn connect(root: &Path, config: FrontEndConfig) -> std::result::Result<Self, ClusterError> {
+        let cluster = Cluster::connect(config.cluster.clone())?;
+        Ok(ClusterBackend {
+            cluster: Arc::new(cluster),
+            root: root.to_path_buf(),
+            config,
+            known: Mutex::default(),
+            readers: Mutex::default(),
+            log: Arc::new(Mutex::new(Arc::new(|line: &str| eprintln!("{line}")))),
+        })
+    }
+
+    /// Sends the backend's log lines (etcd unreachable, reads unfenced) to `log`.
+    pub fn set_log(&self, log: LogSink) {
+        *self.log.lock().unwrap_or_else(|e| e.into_inner()) = log;
+    }
+
+    /// The cluster repository name of `dir`: its path below the root, `/`-separated.
+    pub fn name_of(&self, dir: &Path) -> Result<String> {
+        let relative = dir.strip_prefix(&self.root).map_err(|_| {
+            StoreError::NotARepository(format!(
+                "{} (not under the server's root {})",
+                dir.display(),
+                self.root.display()
+            ))
+        })?;
+        let parts: Option<Vec<&str>> = relative
+            .components()
+            .map(|c| match c {
+                std::path::Component::Normal(s) => s.to_str(),
+                _ => None,
+            })
+            .collect();
+        match parts {
+            Some(parts) if !parts.is_empty() => Ok(parts.join("/")),
+            _ => Err(StoreError::NotARepository(format!(
+                "{} (no repository name under {})",
+                dir.display(),
+                self.root.display()
+            ))),
+        }
+    }
+
+    fn reader(&self, name: &str) -> Result<ClusterRepo> {
+        if let Some(r) = self
+            .readers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(name)
+        {
+            return Ok(r.clone());
+        }
+        let cache = self.config.cache_dir.join(name);
+        let log = self.log.clone();
+        let repo = ClusterRepo::open(&self.cluster, name, &cache)?
+            .with_local_dir(&self.root.join(name))
+            .with_unfenced_reads(Arc::new(move |line: &str| {
+                let sink = log.lock().unwrap_or_else(|e| e.into_inner()).clone();
+                sink(line)
+            }));
+        self.readers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(name.to_owned(), repo.clone());
+        Ok(repo)
+    }
+
+    /// The cluster.
+    pub fn cluster(&self) -> &Cluster {
+        &self.cluster
+    }
+}
+
+impl Backend for ClusterBackend {
+    fn open(&self, dir: &Path, env: &Arc<dyn Env>) -> Result<Arc<dyn ReadRepo>> {
+        let _ = env;
+        let name = self.name_of(dir)?;
+        Ok(Arc::new(self.reader(&name)?))
+    }
+    fn is_repository(&self, dir: &Path) -> bool {
+        let Ok(name) = self.name_of(dir) else {
+            return false;
+        };
+        if self
+            .config
+            .cache_dir
+            .join(&name)
+            .join("db")
+            .join("format")
+            .is_file()
+        {
+            return true;
+        }
+        if let Some((at, known)) = self
+            .known
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&name)
+        {
+            if at.elapsed() < KNOWN_FOR {
+                return *known;
+            }
+        }
+        let known = matches!(self.cluster.repository(&name).uuid(), Ok(Some(_)));
+        self.known
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(name, (Instant::now(), known));
+        known
+    }
+    fn open_writer(&self, dir: &Path) -> Result<Box<dyn WriteRepo>> {
+        let name = self.name_of(dir)?;
+        let reader = self.reader(&name)?;
+        let mut writer =
+            ClusterWriter::open(&reader, &self.config.front_end, self.config.writer_wait)?;
+        // The server's writer slot keeps the writer between commits: the lease goes back
+        // after a moment without one, so that any front end can commit.
+        writer.set_idle_release(self.config.writer_idle);
+        Ok(Box::new(writer))
+    }
+}
