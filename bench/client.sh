@@ -11,6 +11,14 @@
 #
 #   SVELTO=target/release/svelto bench/client.sh /path/to/fsfs-repo 3
 #
+# FLOOR=1 (default) adds what the client cannot go below: `tar x` of a tarball of the last
+# checkout and of the last export (the same files written by tar, one thread; server "local"),
+# `svelto export` into tmpfs (/dev/shm: the network and decoding without the disk), and over
+# http:// curl fetching the export's send-all update-report to /dev/null (the server's
+# sending alone). UPDATE=N (default 0: none) adds `svn update` against `svelto update` of a
+# working copy checked out at HEAD-N (made once by svelto, copied with `cp -a` before each run,
+# not timed) to HEAD (svelto-before is not run: the A/B is of checkout and export).
+#
 # Every run writes into a new directory and nothing is deleted until the end: on an ext4
 # without a journal (this machine's), a file created within a minute of many deletions
 # makes the inode allocator skip every recently deleted inode (ext4's recently_deleted()),
@@ -22,6 +30,9 @@ set -euo pipefail
 repo=$(readlink -f "$1")
 runs=${2:-3}
 svelto=$(readlink -f "${SVELTO:-target/release/svelto}")
+# The server's binary (SVELTO_SERVER; default the client's), so that two clients can be
+# compared against the same server.
+server_bin=$(readlink -f "${SVELTO_SERVER:-$svelto}")
 servers=${SERVERS:-svnserve svelto apache svelto-http}
 work=$(mktemp -d "${BENCH_TMP:-/tmp}/client-bench.XXXXXX")
 pids=()
@@ -29,11 +40,10 @@ cleanup() {
     local p
     for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
     rm -rf "$work"
+    [[ -n ${shm:-} ]] && rm -rf "$shm"
 }
 trap cleanup EXIT
 tick=$(getconf CLK_TCK)
-sync
-sleep "${SETTLE:-65}"
 
 # svelto_repo: the Svelto copy of REPO (made on first use).
 svelto_repo() {
@@ -42,8 +52,8 @@ svelto_repo() {
         srepo=$work/svelto-root/repo
         if [[ ! -d $srepo ]]; then
             mkdir -p "$work/svelto-root"
-            "$svelto" admin create "$srepo" >/dev/null
-            svnadmin dump -q "$repo" | "$svelto" admin load -q "$srepo"
+            "$server_bin" admin create "$srepo" >/dev/null
+            svnadmin dump -q "$repo" | "$server_bin" admin load -q "$srepo"
         fi
     fi
     readlink -f "$srepo"
@@ -87,7 +97,7 @@ EOC
     svelto-http)
         local srepo
         srepo=$(svelto_repo)
-        "$svelto" serve -d --foreground -r "$(dirname "$srepo")" \
+        "$server_bin" serve -d --foreground -r "$(dirname "$srepo")" \
             --listen-host 127.0.0.1 --listen-port $((port + 1)) \
             --http-listen "127.0.0.1:$port" --http-prefix /svn 2>"$work/svelto-http.log" &
         spid=$!
@@ -102,7 +112,7 @@ EOC
     svelto)
         local srepo
         srepo=$(svelto_repo)
-        "$svelto" serve -d --foreground -r "$(dirname "$srepo")" \
+        "$server_bin" serve -d --foreground -r "$(dirname "$srepo")" \
             --listen-host 127.0.0.1 --listen-port "$port" 2>"$work/svelto-serve.log" &
         spid=$!
         url="svn://127.0.0.1:$port/$(basename "$srepo")/trunk"
@@ -146,23 +156,96 @@ one() {
 
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 
+# settle: deletes what the runs wrote, syncs and waits SETTLE seconds (see above), so that
+# a medium history's checkouts (1.1 GB each) do not pile up on the disk.
+settle() {
+    rm -rf "$work/runs"
+    mkdir -p "$work/runs"
+    sync
+    sleep "${SETTLE:-65}"
+}
+
+# The clients compared: svn, svelto, and SVELTO_BEFORE (another svelto binary, "svelto-before").
+clients="svn svelto"
+before=""
+if [[ -n ${SVELTO_BEFORE:-} ]]; then
+    before=$(readlink -f "$SVELTO_BEFORE")
+    clients+=" svelto-before"
+fi
+# bin CLIENT: the command of a client.
+bin() {
+    case "$1" in
+    svn) echo svn ;;
+    svelto) echo "$svelto" ;;
+    svelto-before) echo "$before" ;;
+    esac
+}
+
 echo "| server | operation | client | wall s | user s | sys s | client CPU s | server CPU s |"
 echo "|---|---|---|---|---|---|---|---|"
 for s in $servers; do
     start "$s"
     one "$s-warmup" svn export -q "$url" out
+    head=$(svn info --show-item revision "$url")
+    ops=${OPS:-checkout export}
+    if [[ ${UPDATE:-0} -gt 0 ]]; then
+        ops+=" update"
+        rm -rf "$work/update-base"
+        "$svelto" checkout -q -r $((head - UPDATE)) "$url" "$work/update-base"
+    fi
+    if [[ ${FLOOR:-1} == 1 ]]; then
+        ops+=" export-tmpfs"
+        shm=$(mktemp -d /dev/shm/client-bench.XXXXXX)
+        if [[ $url == http* ]]; then
+            ops+=" report"
+            base=${url%/trunk}
+            printf '%s' "<?xml version=\"1.0\" encoding=\"utf-8\"?><S:update-report xmlns:S=\"svn:\" send-all=\"true\"><S:src-path>/${url#http://*/}</S:src-path><S:target-revision>$head</S:target-revision><S:depth>infinity</S:depth><S:entry rev=\"$head\" depth=\"infinity\" start-empty=\"true\"></S:entry></S:update-report>" >"$work/report.xml"
+        fi
+    fi
+    settle
     for _ in $(seq "$runs"); do
-        one "$s-svn-checkout" svn checkout -q "$url" out
-        one "$s-svelto-checkout" "$svelto" checkout -q "$url" out
-        one "$s-svn-export" svn export -q "$url" out
-        one "$s-svelto-export" "$svelto" export -q "$url" out
+        for op in ${OPS:-checkout export}; do
+            for c in $clients; do
+                one "$s-$c-$op" "$(bin "$c")" "$op" -q "$url" out
+                if [[ $c == svn ]]; then eval "svn_$op=\$last"; fi
+                if [[ $c == svelto && $op == export ]]; then exported=$last; fi
+            done
+        done
+        if [[ ${FLOOR:-1} == 1 && ! -f $work/export.tar && -n ${svn_checkout:-} && -n ${svn_export:-} ]]; then
+            # The floor of writing the same files: tar x of svn's checkout and export.
+            tar cf "$work/checkout.tar" -C "$(dirname "$svn_checkout")" out
+            tar cf "$work/export.tar" -C "$(dirname "$svn_export")" out
+        fi
+        if [[ ${UPDATE:-0} -gt 0 ]]; then
+            # (the checkouts deleted first: a medium history's would not fit beside them)
+            files=$(find "${exported:-$last}" -type f | wc -l)
+            settle
+            for c in svn svelto; do
+                wc=$work/runs/u$n
+                cp -a "$work/update-base" "$wc"
+                one "$s-$c-update" "$(bin "$c")" update -q "$wc"
+            done
+        fi
+        if [[ ${FLOOR:-1} == 1 ]]; then
+            rm -rf "${shm:?}/out"
+            one "$s-svelto-export-tmpfs" "$svelto" export -q "$url" "$shm/out"
+            if [[ $url == http* ]]; then
+                one "$s-curl-report" curl -sf -o /dev/null -X REPORT -H 'Content-Type: text/xml' \
+                    --data-binary "@$work/report.xml" "$base/!svn/me"
+            fi
+        fi
+        if [[ ${UPDATE:-0} -eq 0 ]]; then
+            files=$(find "${exported:-$last}" -type f | wc -l)
+        fi
+        settle
     done
-    files=$(find "$last" -type f | wc -l)
     kill "$spid" 2>/dev/null || true
     wait "$spid" 2>/dev/null || true
-    for op in checkout export; do
-        for c in svn svelto; do
+    if [[ -n ${shm:-} ]]; then rm -rf "$shm"; fi
+    for op in $ops; do
+        for c in $clients curl; do
             f="$work/$s-$c-$op"
+            [[ -f $f ]] || continue
             w=$(cut -d' ' -f1 "$f" | median)
             u=$(cut -d' ' -f2 "$f" | median)
             sy=$(cut -d' ' -f3 "$f" | median)
@@ -172,6 +255,19 @@ for s in $servers; do
         done
     done
 done
+if [[ -f $work/export.tar ]]; then
+    spid=$$
+    for _ in $(seq "$runs"); do
+        for op in checkout export; do
+            one "local-tar-$op" tar xf "$work/$op.tar"
+            settle
+        done
+    done
+    for op in checkout export; do
+        f="$work/local-tar-$op"
+        echo "| local | $op (tar x) | tar | $(cut -d' ' -f1 "$f" | median) | $(cut -d' ' -f2 "$f" | median) | $(cut -d' ' -f3 "$f" | median) | $(awk '{print $2 + $3}' "$f" | median) | - |"
+    done
+fi
 echo
 echo "($runs runs each, alternating, medians; $files files in the export; servers on" \
     "127.0.0.1; $(date -u +%Y-%m-%d), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg))"

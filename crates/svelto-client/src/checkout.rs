@@ -768,7 +768,7 @@ impl Receiver<'_> {
             .get_mut(token)
             .ok_or_else(|| bad_token("apply-textdelta"))?;
         file.text = Some(TextState {
-            incoming: Incoming::new(),
+            incoming: Incoming::new(self.db.is_some()),
             pristine,
             working,
             translation,

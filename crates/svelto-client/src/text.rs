@@ -23,7 +23,8 @@ pub(crate) struct Buffers {
 
 pub(crate) struct Incoming {
     decoder: StreamDecoder,
-    sha1: sha1::Sha1,
+    /// None for an export, which keeps no pristine (its SHA-1 is never used).
+    sha1: Option<sha1::Sha1>,
     md5: md5::Md5,
     size: u64,
 }
@@ -32,10 +33,11 @@ pub(crate) struct Incoming {
 pub(crate) type Digests = (String, String, u64);
 
 impl Incoming {
-    pub(crate) fn new() -> Incoming {
+    /// A text to receive; `sha1`: whether its SHA-1 is wanted (a pristine's name).
+    pub(crate) fn new(sha1: bool) -> Incoming {
         Incoming {
             decoder: StreamDecoder::new(svelto_delta::Limits::default()),
-            sha1: sha1::Sha1::new(),
+            sha1: sha1.then(sha1::Sha1::new),
             md5: md5::Md5::new(),
             size: 0,
         }
@@ -78,7 +80,9 @@ impl Incoming {
             window
                 .apply(&bufs.view, &mut bufs.window)
                 .map_err(delta_err)?;
-            self.sha1.update(&bufs.window);
+            if let Some(h) = &mut self.sha1 {
+                h.update(&bufs.window);
+            }
             self.md5.update(&bufs.window);
             self.size += bufs.window.len() as u64;
             sink(&bufs.window)?;
@@ -86,14 +90,18 @@ impl Incoming {
         Ok(())
     }
 
-    /// The end of the text: an error if the svndiff stopped inside a window.
+    /// The end of the text: an error if the svndiff stopped inside a window. The SHA-1 is
+    /// empty when it was not wanted.
     pub(crate) fn finish(&mut self, relpath: &str) -> Result<Digests> {
         self.decoder.finish().map_err(|source| Error::Delta {
             path: relpath.to_string(),
             source,
         })?;
         Ok((
-            hex::encode(std::mem::take(&mut self.sha1).finalize()),
+            self.sha1
+                .take()
+                .map(|h| hex::encode(h.finalize()))
+                .unwrap_or_default(),
             hex::encode(std::mem::take(&mut self.md5).finalize()),
             self.size,
         ))

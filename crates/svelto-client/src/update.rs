@@ -621,7 +621,7 @@ impl Drive<'_> {
             .get_mut(token)
             .ok_or_else(|| bad_token("apply-textdelta"))?;
         file.receiving = Some(NewText {
-            incoming: Incoming::new(),
+            incoming: Incoming::new(true),
             source,
             tmp: (f, tmp),
         });
