@@ -211,30 +211,14 @@ impl Archive {
                 .map_err(zerr(name)),
             Some(text) => {
                 let large = text.len() as u64 >= u64::from(u32::MAX);
-                let mut options = options.unix_permissions(0o644).large_file(large);
-                if incompressible(name, text) {
-                    options = options.compression_method(zip::CompressionMethod::Stored);
-                }
-                zip.start_file(name, options).map_err(zerr(name))?;
+                zip.start_file(name, options.unix_permissions(0o644).large_file(large))
+                    .map_err(zerr(name))?;
                 zip.write_all(text).map_err(io(name))
             }
         })?;
         zip.finish().map_err(zerr("the end"))?;
         Ok(())
     }
-}
-
-/// Whether deflating a file would be work for nothing: a format that is compressed
-/// already (by its name), or a binary (a NUL in its first 8 KiB, Subversion's test). A
-/// `.zip` stores those as they are: on the medium history two binaries were 6.4 of a
-/// directory's 10.2 MB, and deflating them most of the archive's server CPU.
-fn incompressible(name: &str, text: &[u8]) -> bool {
-    let lower = name.to_ascii_lowercase();
-    let packed = [
-        ".png", ".jpg", ".jpeg", ".gif", ".webp", ".zip", ".gz", ".tgz", ".bz2", ".xz", ".zst",
-        ".7z", ".jar", ".pdf", ".mp3", ".mp4", ".woff2",
-    ];
-    packed.iter().any(|e| lower.ends_with(e)) || text.iter().take(8192).any(|&b| b == 0)
 }
 
 /// An `svn:date` (`2026-11-28T11:59:30.123456Z`) as a zip entry's time (UTC; zip keeps
@@ -260,18 +244,6 @@ fn zip_time(date: Option<&str>) -> zip::DateTime {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn binaries_and_packed_formats_are_stored_in_a_zip() {
-        assert!(incompressible("a/logo.PNG", b"\x89PNG"));
-        assert!(incompressible("a/blob.bin", b"ab\0cd"));
-        assert!(!incompressible(
-            "a/main.c",
-            b"int main(void) { return 0; }\n"
-        ));
-        let late_nul = [vec![b'a'; 9000], vec![0]].concat();
-        assert!(!incompressible("a/data.txt", &late_nul));
-    }
 
     #[test]
     fn formats_come_from_the_query_and_dates_become_zip_times() {
