@@ -16,9 +16,10 @@ mod archive;
 mod blame;
 mod browse;
 mod diff;
-mod highlight;
+pub mod highlight;
 mod history;
 mod layout;
+mod lexer;
 mod search;
 
 use svelto_core::Revnum;
