@@ -22,6 +22,7 @@ pub use metrics::{ErrorKind, Metrics, Protocol, OTHER};
 pub use svelto_core::budget;
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Duration;
 use svelto_fs::Backend;
@@ -134,11 +135,7 @@ impl Host {
 
     /// How many times the janitor gave memory back so far.
     pub fn memory_releases(&self) -> u64 {
-        *self
-            .janitor
-            .releases
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
+        self.janitor.releases.load(Ordering::Relaxed)
     }
 
     /// The metrics' text exposition, with the storage caches' counters.
@@ -227,7 +224,7 @@ struct Janitor {
     pending: Mutex<bool>,
     wake: Condvar,
     started: OnceLock<()>,
-    releases: Mutex<u64>,
+    releases: AtomicU64,
 }
 
 impl Janitor {
@@ -257,7 +254,7 @@ impl Janitor {
             std::thread::sleep(RELEASE_INTERVAL);
             *self.pending.lock().unwrap_or_else(|e| e.into_inner()) = false;
             release();
-            *self.releases.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+            self.releases.fetch_add(1, Ordering::Relaxed);
         }
     }
 }

@@ -96,15 +96,7 @@ pub(crate) fn admit(
         None => None,
         Some(src) => {
             match svc.load_authz(src, &target.repo_dir) {
-                Ok(mut ctx) => {
-                    if let (Some(u), false) = (&user, ldap_groups.is_empty()) {
-                        let name = ctx.case.apply(u);
-                        if let Some(joined) = ctx.authz.with_memberships(&name, &ldap_groups) {
-                            ctx.authz = std::sync::Arc::new(joined);
-                        }
-                    }
-                    Some(ctx)
-                }
+                Ok(ctx) => Some(with_ldap_groups(ctx, user.as_deref(), &ldap_groups)),
                 Err(why) => {
                     // mod_authz_svn logs "Failed to load the mod_authz_svn config" and
                     // declines, which refuses the request as rules that allow nothing
@@ -243,15 +235,7 @@ pub(crate) fn missing(state: &State, req: &crate::Req, not_found: HttpError) -> 
         return not_found;
     };
     let rules = match service::authz::load_without_repository(src, &dir) {
-        Ok(mut rules) => {
-            if let (Some(u), false) = (&user, ldap_groups.is_empty()) {
-                let u = rules.case.apply(u);
-                if let Some(joined) = rules.authz.with_memberships(&u, &ldap_groups) {
-                    rules.authz = std::sync::Arc::new(joined);
-                }
-            }
-            rules
-        }
+        Ok(rules) => with_ldap_groups(rules, user.as_deref(), &ldap_groups),
         // Rules that cannot be read refuse, as in a repository (see `admit`).
         Err(_) => return gate.refuse(write),
     };
@@ -265,6 +249,22 @@ pub(crate) fn missing(state: &State, req: &crate::Req, not_found: HttpError) -> 
     } else {
         gate.refuse(write)
     }
+}
+
+/// The rules with the LDAP groups `user`'s login joined (`groups`) as members of the authz
+/// groups of those names.
+fn with_ldap_groups(
+    mut rules: service::AuthzCtx,
+    user: Option<&str>,
+    groups: &[String],
+) -> service::AuthzCtx {
+    if let (Some(u), false) = (user, groups.is_empty()) {
+        let u = rules.case.apply(u);
+        if let Some(joined) = rules.authz.with_memberships(&u, groups) {
+            rules.authz = std::sync::Arc::new(joined);
+        }
+    }
+    rules
 }
 
 /// Where HTTP Basic logins are checked.
