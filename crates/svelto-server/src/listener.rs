@@ -2,14 +2,18 @@
 //! listener): a thread per connection under a bounded number of permits, each given back
 //! by a guard when its connection ends for any reason (a panic included), and a shutdown
 //! flag ([`Shared::begin_shutdown`]) that the accept loop and every connection's command
-//! loop observe. The connection itself (handshake, then commands) is `connection.rs`.
+//! loop observe. A thread whose connection ended waits a little for the next one
+//! ([`Idle`]), as svnserve -T's pool does: a short session then costs no thread start and
+//! no fresh allocator heap. The connection itself (handshake, then commands) is
+//! `connection.rs`.
 
 use crate::{code, connection, Conn, Shared};
+use std::collections::VecDeque;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
 use svelto_host::{ErrorKind, Protocol};
 
 /// Serves one connection over any pair of byte streams (a socket, or stdin/stdout in
@@ -64,6 +68,11 @@ fn drain_refused(stream: &TcpStream) {
 /// Serves one TCP connection (idle timeout applied).
 pub fn serve_tcp(shared: &Shared, stream: TcpStream) {
     let _thread = shared.host.connection_thread();
+    serve_socket(shared, stream);
+}
+
+/// [`serve_tcp`] on a thread that already holds its [`svelto_host::ConnectionThread`].
+fn serve_socket(shared: &Shared, stream: TcpStream) {
     let addr = stream.peer_addr().ok();
     let peer = addr.map_or_else(|| "?".to_string(), |a| a.to_string());
     let loopback = addr.is_some_and(|a| a.ip().is_loopback());
@@ -133,6 +142,7 @@ fn refuse_busy(shared: &Shared, mut stream: TcpStream) {
 /// Accepts connections (or one, with `once`), a thread per connection, until
 /// [`Shared::begin_shutdown`] (then it returns once woken by [`wake_listener`]).
 pub fn run_listener(shared: Arc<Shared>, listener: TcpListener, once: bool) -> std::io::Result<()> {
+    let idle = Arc::new(Idle::default());
     for stream in listener.incoming() {
         if shared.is_shutting_down() {
             return Ok(());
@@ -168,12 +178,16 @@ pub fn run_listener(shared: Arc<Shared>, listener: TcpListener, once: bool) -> s
                 .spawn(move || refuse_busy(refusal.owner(), stream));
             continue;
         };
-        // The permit goes with the thread (and comes back when it ends, even by a panic, or
-        // when it cannot start).
+        // The permit goes with the connection (and comes back when it ends, even by a
+        // panic, or when no thread can start).
+        let Some((permit, stream)) = idle.hand_over(permit, stream) else {
+            continue;
+        };
+        let pool = Arc::clone(&idle);
         let spawned = std::thread::Builder::new()
             .name("svelto-conn".into())
             .stack_size(2 * 1024 * 1024)
-            .spawn(move || serve_tcp(permit.owner(), stream));
+            .spawn(move || pool.work(permit, stream));
         if let Err(e) = spawned {
             shared
                 .host
@@ -182,6 +196,83 @@ pub fn run_listener(shared: Arc<Shared>, listener: TcpListener, once: bool) -> s
         }
     }
     Ok(())
+}
+
+/// How many threads at most wait for a next connection once theirs ended.
+const MAX_IDLE: usize = 8;
+/// How long such a thread waits before it ends (and its memory goes back).
+const IDLE_KEEP: Duration = Duration::from_secs(2);
+
+/// Connection threads waiting for their next connection.
+#[derive(Default)]
+struct Idle {
+    state: Mutex<IdleState>,
+    wake: Condvar,
+}
+
+#[derive(Default)]
+struct IdleState {
+    /// Threads waiting now.
+    waiting: usize,
+    /// Connections handed over, not yet taken by a waiting thread.
+    queued: VecDeque<(Permit, TcpStream)>,
+}
+
+impl Idle {
+    /// Gives the connection to a waiting thread; back when none waits (start one).
+    fn hand_over(&self, permit: Permit, stream: TcpStream) -> Option<(Permit, TcpStream)> {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if state.waiting > state.queued.len() {
+            state.queued.push_back((permit, stream));
+            self.wake.notify_one();
+            return None;
+        }
+        Some((permit, stream))
+    }
+
+    /// A connection thread's life: its first connection, then each one handed over while it
+    /// waited, until none comes within [`IDLE_KEEP`], enough others wait, or the server
+    /// shuts down.
+    fn work(&self, permit: Permit, stream: TcpStream) {
+        let shared = Arc::clone(permit.owner());
+        // Held for the thread's whole life: its memory goes back when it ends.
+        let _thread = shared.host.connection_thread();
+        let mut next = Some((permit, stream));
+        while let Some((permit, stream)) = next.take() {
+            serve_socket(permit.owner(), stream);
+            drop(permit);
+            if shared.is_shutting_down() {
+                return;
+            }
+            next = self.wait();
+        }
+    }
+
+    /// The next connection handed over, or None when none came in time.
+    fn wait(&self) -> Option<(Permit, TcpStream)> {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if state.waiting >= MAX_IDLE {
+            return None;
+        }
+        state.waiting += 1;
+        let deadline = Instant::now() + IDLE_KEEP;
+        let job = loop {
+            if let Some(job) = state.queued.pop_front() {
+                break Some(job);
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break None;
+            }
+            state = self
+                .wake
+                .wait_timeout(state, left)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        };
+        state.waiting -= 1;
+        job
+    }
 }
 
 /// Which bounded count a [`Permit`] holds a place in.
@@ -268,5 +359,77 @@ mod tests {
         assert!(Slot::Refusal.take(&shared).is_none());
         drop(held);
         assert_eq!(shared.refusing.load(Ordering::Acquire), 0);
+    }
+
+    /// A connection whose client connects and leaves at once (after the greeting).
+    fn short_connection(listener: &TcpListener) -> TcpStream {
+        let client = TcpStream::connect(listener.local_addr().expect("address")).expect("connect");
+        drop(client);
+        listener.accept().expect("accept").0
+    }
+
+    fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !done() {
+            assert!(Instant::now() < deadline, "waited 10 s for {what}");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    #[test]
+    fn a_connection_thread_serves_the_next_connection_then_ends_when_none_comes() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let host = Host::new(
+            HostConfig::new(dir.path().to_path_buf()),
+            Logger::disabled(),
+            Arc::new(svelto_store::LocalBackend),
+        );
+        let shared = Shared::new(host, Config::default());
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let idle = Arc::new(Idle::default());
+        let waiting = |idle: &Idle| idle.state.lock().expect("state").waiting;
+
+        let permit = Slot::Connection.take(&shared).expect("a slot");
+        let (permit, stream) = idle
+            .hand_over(permit, short_connection(&listener))
+            .expect("no thread waits yet: start one");
+        let pool = Arc::clone(&idle);
+        let worker = std::thread::spawn(move || pool.work(permit, stream));
+        wait_until("the thread to wait for a next connection", || {
+            waiting(&idle) == 1
+        });
+        assert_eq!(shared.active_connections(), 0, "its permit went back");
+
+        let permit = Slot::Connection.take(&shared).expect("a slot");
+        assert!(
+            idle.hand_over(permit, short_connection(&listener))
+                .is_none(),
+            "the waiting thread takes the connection"
+        );
+        wait_until("the second connection served", || {
+            shared.host.metrics.connections_total(Protocol::Svn) == 2
+                && shared.active_connections() == 0
+                && waiting(&idle) == 1
+        });
+        assert!(!worker.is_finished(), "the same thread waits again");
+
+        // None comes: it ends, and a new connection needs a new thread.
+        wait_until("the idle thread to end", || worker.is_finished());
+        worker.join().expect("the thread");
+        assert_eq!(waiting(&idle), 0);
+        let permit = Slot::Connection.take(&shared).expect("a slot");
+        assert!(idle
+            .hand_over(permit, short_connection(&listener))
+            .is_some());
+    }
+
+    #[test]
+    fn idle_threads_are_bounded() {
+        let idle = Idle::default();
+        idle.state.lock().expect("state").waiting = MAX_IDLE;
+        let started = Instant::now();
+        assert!(idle.wait().is_none(), "no place to wait");
+        assert!(started.elapsed() < IDLE_KEEP, "it did not wait");
+        assert_eq!(idle.state.lock().expect("state").waiting, MAX_IDLE);
     }
 }
