@@ -737,23 +737,34 @@ fn admin_load_into_the_cluster_dumps_as_a_local_load() {
     let local = dir.path().join("local");
     let local = local.as_os_str();
     let dump = svelto_testkit::scenario_dump("mixed");
-    let dump_uuid = std::fs::read_to_string(&dump)
-        .expect("fixture")
+    let dump_uuid = String::from_utf8_lossy(&std::fs::read(&dump).expect("fixture"))
         .lines()
         .find_map(|l| l.strip_prefix("UUID: ").map(str::to_owned))
         .expect("the fixture has a UUID");
     let o = |s: &'static str| OsStr::new(s);
 
     admin(&[o("create"), o("--cluster"), file, o("proj")]);
+    // Revision 0's properties cannot change in a cluster yet: revisions 1 and up.
     let cluster_load = admin(&[
         o("load"),
+        o("-r"),
+        o("1:1000000"),
         o("--cluster"),
         file,
         o("proj"),
         o("-F"),
         dump.as_os_str(),
     ]);
-    let cluster_dump = admin(&[o("dump"), o("-q"), o("--cluster"), file, o("proj")]).stdout;
+    let cluster_dump = admin(&[
+        o("dump"),
+        o("-q"),
+        o("-r"),
+        o("1:HEAD"),
+        o("--cluster"),
+        file,
+        o("proj"),
+    ])
+    .stdout;
     let cluster_uuid = String::from_utf8_lossy(&cluster_dump)
         .lines()
         .find_map(|l| l.strip_prefix("UUID: ").map(str::to_owned))
@@ -768,6 +779,8 @@ fn admin_load_into_the_cluster_dumps_as_a_local_load() {
     let local_load = admin(&[
         o("load"),
         o("--ignore-uuid"),
+        o("-r"),
+        o("1:1000000"),
         local,
         o("-F"),
         dump.as_os_str(),
@@ -781,11 +794,11 @@ fn admin_load_into_the_cluster_dumps_as_a_local_load() {
     assert!(cluster_load
         .stdout_text()
         .contains("------- Committed revision 1 >>>"));
-    let local_dump = admin(&[o("dump"), o("-q"), local]).stdout;
+    let local_dump = admin(&[o("dump"), o("-q"), o("-r"), o("1:HEAD"), local]).stdout;
     assert!(local_dump.len() > 1000, "the fixture has history");
     assert!(cluster_dump == local_dump, "the dumps differ");
     let deltas = |repo: &[&OsStr]| {
-        let mut args = vec![o("dump"), o("-q"), o("--deltas")];
+        let mut args = vec![o("dump"), o("-q"), o("--deltas"), o("-r"), o("1:HEAD")];
         args.extend_from_slice(repo);
         admin(&args).stdout
     };
