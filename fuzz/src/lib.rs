@@ -189,7 +189,9 @@ pub fn store_repo(data: &[u8]) {
         .expect("create");
         let dump = include_bytes!("../../crates/svelto-testkit/fixtures/copies.dump");
         let opts = svelto_repos::LoadOptions::default();
-        svelto_repos::load(&dir, &dump[..], opts, &mut |_| {}).expect("load");
+        let mut w = svelto_store::Writer::open(&dir).expect("writer");
+        svelto_repos::load(&mut w, &dump[..], opts, &mut |_| {}).expect("load");
+        drop(w);
         // The files damage may reach first; both format files last.
         let names = [
             "db/data",

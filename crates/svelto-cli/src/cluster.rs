@@ -4,7 +4,7 @@
 use anyhow::{Context, Result};
 use std::path::Path;
 use std::time::{Duration, Instant};
-use svelto_cluster::{ClusterBackend, ClusterRepo, FrontEndConfig};
+use svelto_cluster::{ClusterBackend, ClusterRepo, ClusterWriter, FrontEndConfig};
 
 /// Reads the cluster file `file`, taking credentials from the environment when it names
 /// no credentials file.
@@ -23,10 +23,29 @@ pub fn backend(file: &Path, root: &Path) -> Result<ClusterBackend> {
         .with_context(|| format!("connecting to the cluster of '{}'", file.display()))
 }
 
-/// `svelto admin create --cluster FILE NAME`: repository NAME in the cluster, with a fresh
-/// UUID and revision 0, opened once through this machine's cache.
-pub fn create(file: &Path, name: &str) -> Result<()> {
+/// Repository NAME of the cluster `file` names, read through this machine's cache
+/// (`CACHE/NAME`), for `svelto admin SUBCOMMAND --cluster FILE NAME`.
+pub fn open(file: &Path, name: &str) -> Result<ClusterRepo> {
     let config = config(file)?;
+    check_name(name)?;
+    let cache = config.cache_dir.join(name);
+    let cluster = svelto_cluster::Cluster::connect(config.cluster)
+        .with_context(|| format!("connecting to the cluster of '{}'", file.display()))?;
+    ClusterRepo::open(&cluster, name, &cache)
+        .with_context(|| format!("opening repository '{name}' in the cluster"))
+}
+
+/// The writer of repository NAME of the cluster `file` names: waits for the writer's
+/// lease as long as the file's `writer-wait` says, and keeps it until dropped.
+pub fn writer(file: &Path, name: &str) -> Result<ClusterWriter> {
+    let config = config(file)?;
+    let reader = open(file, name)?;
+    ClusterWriter::open(&reader, &config.front_end, config.writer_wait)
+        .with_context(|| format!("taking the writer's lease of repository '{name}'"))
+}
+
+/// A cluster repository name: NAME or NAME/NAME..., without empty, '.' or '..' parts.
+fn check_name(name: &str) -> Result<()> {
     if name.is_empty()
         || name
             .split('/')
@@ -36,6 +55,14 @@ pub fn create(file: &Path, name: &str) -> Result<()> {
             "'{name}' is not a repository name (NAME or NAME/NAME..., no empty, '.' or '..' parts)"
         );
     }
+    Ok(())
+}
+
+/// `svelto admin create --cluster FILE NAME`: repository NAME in the cluster, with a fresh
+/// UUID and revision 0, opened once through this machine's cache.
+pub fn create(file: &Path, name: &str) -> Result<()> {
+    let config = config(file)?;
+    check_name(name)?;
     let cache = config.cache_dir.join(name);
     let front_end = config.front_end.clone();
     let cluster = svelto_cluster::Cluster::connect(config.cluster)

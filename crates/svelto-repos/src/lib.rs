@@ -56,7 +56,7 @@ pub use fs::{Inherit, NodeHistory};
 pub use hooks::Hooks;
 pub use hotcopy::{freeze, hotcopy};
 pub use load::{
-    load, load_revprops, load_with, LoadOptions, RevpropLoadOptions, UuidAction, LOAD_CACHE_BYTES,
+    load, load_revprops, LoadOptions, RevpropLoadOptions, UuidAction, LOAD_CACHE_BYTES,
 };
 pub use locations::{deleted_rev, get_locations, location_segments, Segment};
 pub use log::{

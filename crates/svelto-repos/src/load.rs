@@ -11,13 +11,10 @@ use crate::revprops::normalize_prop;
 use crate::textdelta::DeltaApplier;
 use std::collections::BTreeMap;
 use std::io::BufRead;
-use std::path::Path;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 use svelto_core::{join, validate_path, validate_svn_prop, PropList, Revnum};
 use svelto_dump::{DumpReader, Node, NodeAction, PropEntry, PropsBlock, Record};
-use svelto_store::io::{OsIo, StoreIo};
-use svelto_store::{Txn, Writer};
+use svelto_fs::{WriteRepo, WriteTxn};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum UuidAction {
@@ -41,8 +38,9 @@ pub struct LoadOptions {
     pub ignore_dates: bool,
     /// Make the line endings of `svn:*` properties LF before they are checked.
     pub normalize_props: bool,
-    /// Run the pre-commit hook on each loaded revision, as a transaction (its name in
-    /// `db/txns`, see `Writer::expose_txn`), and refuse what it refuses.
+    /// Run the pre-commit hook on each loaded revision, as a transaction (its name shown
+    /// to readers by `WriteRepo::expose_txn`), and refuse what it refuses. Hooks run
+    /// only in a repository with a directory on this machine (`ReadRepo::local_dir`).
     pub use_pre_commit_hook: bool,
     /// Run the post-commit hook after each loaded revision.
     pub use_post_commit_hook: bool,
@@ -77,7 +75,7 @@ struct State<'p> {
 }
 
 impl State<'_> {
-    fn publish(&mut self, w: &mut Writer) -> Result<()> {
+    fn publish(&mut self, w: &mut dyn WriteRepo) -> Result<()> {
         w.sync()?;
         if !self.out.is_empty() {
             (self.progress)(&self.out);
@@ -89,35 +87,27 @@ impl State<'_> {
     }
 }
 
-/// Loads the dumpfile read from `input` into the repository at `path`. `progress`
-/// receives svnadmin-style progress text, each piece after the revisions it reports on
-/// are durable. Returns the youngest revision.
+/// Loads the dumpfile read from `input` into the repository `w` writes (any backend:
+/// the caller opens the writer and holds its lock). `progress` receives svnadmin-style
+/// progress text, each piece after the revisions it reports on are durable. Returns the
+/// youngest revision.
 pub fn load(
-    path: &Path,
+    w: &mut dyn WriteRepo,
     input: impl BufRead,
     opts: LoadOptions,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Revnum> {
-    load_with(path, Arc::new(OsIo), input, opts, progress)
-}
-
-/// [`load`] with the writer's file operations going through `io` (tests fail, tear and
-/// forget them: svelto-testkit's `SimIo`).
-pub fn load_with(
-    path: &Path,
-    io: Arc<dyn StoreIo>,
-    input: impl BufRead,
-    opts: LoadOptions,
-    progress: &mut dyn FnMut(&str),
-) -> Result<Revnum> {
-    let mut w = Writer::open_with(path, io)?;
-    w.repo().set_cache_limit(LOAD_CACHE_BYTES);
+    w.view()?.set_cache_limit(LOAD_CACHE_BYTES);
     let parent_dir = match &opts.parent_dir {
         Some(p) => Some(validate_path(p).map_err(|e| ReposError::BadDump(e.to_string()))?),
         None => None,
     };
     let hooks = if opts.use_pre_commit_hook || opts.use_post_commit_hook {
-        Some(Hooks::new(path, None)?)
+        let view = w.view()?;
+        let dir = view.local_dir().ok_or(ReposError::Unsupported(
+            "hooks run only in a repository with a directory on this machine",
+        ))?;
+        Some(Hooks::new(dir, None)?)
     } else {
         None
     };
@@ -134,15 +124,19 @@ pub fn load_with(
         unsynced: 0,
     };
     let mut reader = DumpReader::new(input);
-    let result = run(&mut w, &mut reader, &mut st);
+    let result = run(w, &mut reader, &mut st);
     // Whatever happened, revisions that were committed are complete: make them durable.
-    let synced = st.publish(&mut w);
+    let synced = st.publish(w);
     result?;
     synced?;
     Ok(w.youngest())
 }
 
-fn run<R: BufRead>(w: &mut Writer, reader: &mut DumpReader<R>, st: &mut State) -> Result<()> {
+fn run<R: BufRead>(
+    w: &mut dyn WriteRepo,
+    reader: &mut DumpReader<R>,
+    st: &mut State,
+) -> Result<()> {
     let mut next = reader.next_record()?;
     while let Some(rec) = next {
         next = match rec {
@@ -202,12 +196,11 @@ pub struct RevpropLoadOptions {
 /// lines ("Properties set on revision N.", "<<< Skipped original revision N") once the
 /// change is durable. A revision the repository does not have is an error (160006).
 pub fn load_revprops(
-    path: &Path,
+    w: &mut dyn WriteRepo,
     input: impl BufRead,
     opts: RevpropLoadOptions,
     progress: &mut dyn FnMut(&str),
 ) -> Result<()> {
-    let mut w = Writer::open(path)?;
     let mut reader = DumpReader::new(input);
     let mut next = reader.next_record()?;
     while let Some(rec) = next {
@@ -225,7 +218,7 @@ pub fn load_revprops(
                 {
                     progress(&format!("<<< Skipped original revision {number}\n"));
                 } else {
-                    set_revprops(&mut w, number, &props, opts)?;
+                    set_revprops(w, number, &props, opts)?;
                     progress(&format!("Properties set on revision {number}.\n"));
                 }
                 next
@@ -239,7 +232,7 @@ pub fn load_revprops(
 /// Gives revision `rev` the properties of `block`, validated (unless bypassed) as
 /// `svn_repos_fs_change_rev_prop4` validates each changed one, and publishes them.
 fn set_revprops(
-    w: &mut Writer,
+    w: &mut dyn WriteRepo,
     rev: Revnum,
     block: &PropsBlock,
     opts: RevpropLoadOptions,
@@ -332,7 +325,7 @@ fn checked_prop(name: &[u8], value: &[u8], opts: &LoadOptions) -> Result<Vec<u8>
 }
 
 fn load_revision<R: BufRead>(
-    w: &mut Writer,
+    w: &mut dyn WriteRepo,
     reader: &mut DumpReader<R>,
     number: Revnum,
     props: &PropsBlock,
@@ -365,8 +358,8 @@ fn load_revision<R: BufRead>(
         // The hooks see one revision at a time: everything before it is published.
         st.publish(w)?;
     }
-    let env = w.repo().env();
-    let mut txn = Txn::begin(w)?;
+    let env = w.view()?.env();
+    let mut txn = w.begin()?;
     let next = loop {
         let rec = match reader.next_record() {
             Ok(rec) => rec,
@@ -374,7 +367,7 @@ fn load_revision<R: BufRead>(
                 // svnadmin commits a revision once the next revision record's headers
                 // have been read; an error after that point leaves this one loaded.
                 if e.location().revision.is_some_and(|r| r != number) {
-                    txn.revprops = revprops;
+                    txn.set_revprops(revprops);
                     let new_rev = txn.commit()?;
                     committed(st, number, new_rev);
                 }
@@ -384,7 +377,7 @@ fn load_revision<R: BufRead>(
         match rec {
             Some(Record::Node(n)) => {
                 let shown = n.path.clone();
-                load_node(&mut txn, reader, n, rev_offset, st).map_err(|e| match e {
+                load_node(&mut *txn, reader, n, rev_offset, st).map_err(|e| match e {
                     e @ ReposError::Dump(_) => e,
                     e => e.at_path(number, &shown),
                 })?;
@@ -395,7 +388,7 @@ fn load_revision<R: BufRead>(
     if st.opts.ignore_dates {
         revprops.insert(b"svn:date".to_vec(), env.svn_date().into_bytes());
     }
-    txn.revprops = revprops;
+    txn.set_revprops(revprops);
     let new_rev = txn.commit()?;
     if let Some(hooks) = &st.hooks {
         run_commit_hooks(w, hooks, &st.opts, head, new_rev)?;
@@ -414,7 +407,7 @@ fn load_revision<R: BufRead>(
 /// stops the load, as svnadmin's). The caller published what came before, so only this
 /// revision is unpublished.
 fn run_commit_hooks(
-    w: &mut Writer,
+    w: &mut dyn WriteRepo,
     hooks: &Hooks,
     opts: &LoadOptions,
     head: Revnum,
@@ -473,7 +466,7 @@ fn fs_path(path: &str, parent: Option<&str>) -> Result<String> {
 }
 
 fn load_node<R: BufRead>(
-    txn: &mut Txn,
+    txn: &mut dyn WriteTxn,
     reader: &mut DumpReader<R>,
     n: Node,
     rev_offset: i64,
@@ -528,7 +521,7 @@ fn load_node<R: BufRead>(
                     )));
                 }
             }
-            let base_reader = txn.repo()?.text_reader(&base.text)?;
+            let base_reader = txn.view()?.text_reader(&base.text)?;
             let mut applier = DeltaApplier::new(reader.text(), base_reader);
             txn.set_text(&path, &mut applier)?
         } else {
@@ -555,7 +548,13 @@ fn load_node<R: BufRead>(
     Ok(())
 }
 
-fn add_node(txn: &mut Txn, n: &Node, path: &str, rev_offset: i64, st: &mut State) -> Result<()> {
+fn add_node(
+    txn: &mut dyn WriteTxn,
+    n: &Node,
+    path: &str,
+    rev_offset: i64,
+    st: &mut State,
+) -> Result<()> {
     match &n.copyfrom {
         None => {
             let kind = n.kind.ok_or_else(|| {
@@ -578,7 +577,7 @@ fn add_node(txn: &mut Txn, n: &Node, path: &str, rev_offset: i64, st: &mut State
             };
             let src_path = fs_path(from_path, st.parent_dir.as_deref())?;
             if n.copy_source_md5.is_some() || n.copy_source_sha1.is_some() {
-                let repo = txn.repo()?;
+                let repo = txn.view()?;
                 let (_, node) = repo.node_at(src_rev, &src_path)?;
                 let actual = node.file_text();
                 let mismatch = |expected: String, actual: String| {

@@ -33,7 +33,8 @@ pub fn svelto_create_load(dump: &Path, opts: LoadOptions) -> SveltoRepo {
     )
     .expect("svelto create");
     let input = BufReader::new(File::open(dump).expect("the dump opens"));
-    svelto_repos::load(&path, input, opts, &mut |_| {})
+    let mut w = svelto_store::Writer::open(&path).expect("the created repository's writer");
+    svelto_repos::load(&mut w, input, opts, &mut |_| {})
         .unwrap_or_else(|e| panic!("{dump:?}: svelto load: {e}"));
     let repo = Repo::open(&path).expect("the loaded repository opens");
     SveltoRepo { dir, path, repo }

@@ -11,7 +11,12 @@ use super::{arg_error, create_file, dump_range, open};
 
 #[derive(Args)]
 pub struct DumpArgs {
+    /// The repository's directory; with --cluster, its name in the cluster.
     pub repo: PathBuf,
+    /// Dump repository REPO of this cluster (docs/cluster.md), read through this
+    /// machine's cache.
+    #[arg(long, value_name = "FILE")]
+    pub cluster: Option<PathBuf>,
     #[arg(short = 'F', long = "file")]
     pub file: Option<PathBuf>,
     #[arg(short, long)]
@@ -42,6 +47,7 @@ pub struct DumpArgs {
 pub fn run(args: DumpArgs) -> Result<()> {
     let DumpArgs {
         repo,
+        cluster,
         file,
         quiet,
         revision,
@@ -71,7 +77,15 @@ pub fn run(args: DumpArgs) -> Result<()> {
             exclude: true,
         }),
     };
-    let r = open(&repo)?;
+    let r: Box<dyn svelto_fs::ReadRepo> = match &cluster {
+        Some(f) => {
+            let name = repo.to_str().with_context(|| {
+                format!("the repository name '{}' is not UTF-8", repo.display())
+            })?;
+            Box::new(crate::cluster::open(f, name)?)
+        }
+        None => Box::new(open(&repo)?),
+    };
     r.set_cache_limit(svelto_repos::DUMP_CACHE_BYTES);
     let (start, end) = dump_range(revision.as_deref(), r.youngest())?;
     let sink: Box<dyn Write> = match &file {
@@ -93,7 +107,7 @@ pub fn run(args: DumpArgs) -> Result<()> {
         deltas,
         filter,
     };
-    svelto_repos::dump(&r, &mut out, opts, &mut progress)?;
+    svelto_repos::dump(&*r, &mut out, opts, &mut progress)?;
     out.flush().context("writing the dump")?;
     bar.finish();
     Ok(())

@@ -1,6 +1,6 @@
 //! `svelto admin load`: a dumpfile into a repository.
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::Args;
 use std::io::{self, BufReader, Write};
 use std::path::PathBuf;
@@ -12,7 +12,13 @@ use super::{load_range, open, open_file, prop_hint};
 
 #[derive(Args)]
 pub struct LoadArgs {
+    /// The repository's directory; with --cluster, its name in the cluster.
     pub repo: PathBuf,
+    /// Load into repository REPO of this cluster (docs/cluster.md) instead of a directory
+    /// on this machine. The repository keeps the UUID it was created with: the dump's is
+    /// ignored (--force-uuid is refused).
+    #[arg(long, value_name = "FILE")]
+    pub cluster: Option<PathBuf>,
     /// Read the dumpfile from FILE instead of standard input.
     #[arg(short = 'F', long = "file")]
     pub file: Option<PathBuf>,
@@ -58,6 +64,7 @@ pub struct LoadArgs {
 pub fn run(args: LoadArgs) -> Result<()> {
     let LoadArgs {
         repo,
+        cluster,
         file,
         quiet,
         ignore_uuid,
@@ -73,9 +80,20 @@ pub fn run(args: LoadArgs) -> Result<()> {
         memory_cache_size: _,
     } = args;
     let range = load_range(revision.as_deref())?;
-    open(&repo)?;
+    let mut writer = match &cluster {
+        Some(f) => {
+            let name = repo.to_str().with_context(|| {
+                format!("the repository name '{}' is not UTF-8", repo.display())
+            })?;
+            Box::new(crate::cluster::writer(f, name)?) as Box<dyn svelto_fs::WriteRepo>
+        }
+        None => {
+            open(&repo)?;
+            super::open_writer(&repo)?
+        }
+    };
     let opts = LoadOptions {
-        uuid: if ignore_uuid {
+        uuid: if ignore_uuid || (cluster.is_some() && !force_uuid) {
             UuidAction::Ignore
         } else if force_uuid {
             UuidAction::Force
@@ -115,7 +133,7 @@ pub fn run(args: LoadArgs) -> Result<()> {
         }
         bar.bytes_at(read.load(Ordering::Relaxed), last_committed(text));
     };
-    let youngest = svelto_repos::load(&repo, input, opts, &mut progress);
+    let youngest = svelto_repos::load(&mut *writer, input, opts, &mut progress);
     bar.finish();
     youngest.map(|_| ()).map_err(|e| prop_hint(e.into()))
 }

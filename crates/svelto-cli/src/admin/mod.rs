@@ -594,6 +594,17 @@ pub fn read_file(path: &Path) -> Result<Vec<u8>> {
     std::fs::read(path).map_err(|e| can_not_open(path, &e))
 }
 
+/// The storage backend of the repositories `svelto admin` names by their directory: this
+/// machine's engine (the composition root's choice; `--cluster` opens the cluster's).
+fn local() -> &'static dyn svelto_fs::Backend {
+    &svelto_store::LocalBackend
+}
+
+/// The writer of the repository at `path` (waiting for a commit in progress).
+pub fn open_writer(path: &Path) -> svelto_repos::Result<Box<dyn svelto_fs::WriteRepo>> {
+    Ok(local().open_writer(path)?)
+}
+
 /// What runs with the repository's writer held.
 pub type WriterBody<'a> =
     &'a mut dyn FnMut(&mut dyn svelto_fs::WriteRepo) -> svelto_repos::Result<()>;
@@ -602,8 +613,8 @@ pub type WriterBody<'a> =
 /// the library calls that take a `with_writer`.
 pub fn with_writer(path: &Path) -> impl FnOnce(WriterBody<'_>) -> svelto_repos::Result<()> + '_ {
     move |f| {
-        let mut w = svelto_store::Writer::open(path)?;
-        f(&mut w)
+        let mut w = open_writer(path)?;
+        f(&mut *w)
     }
 }
 

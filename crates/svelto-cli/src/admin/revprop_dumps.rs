@@ -92,6 +92,7 @@ pub fn load_revprops(args: LoadRevpropsArgs) -> Result<()> {
             let _ = stdout.flush();
         }
     };
-    svelto_repos::load_revprops(&args.repo, BufReader::new(input), opts, &mut progress)
+    let mut w = super::open_writer(&args.repo)?;
+    svelto_repos::load_revprops(&mut *w, BufReader::new(input), opts, &mut progress)
         .map_err(|e| prop_hint(e.into()))
 }

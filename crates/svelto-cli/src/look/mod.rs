@@ -8,35 +8,24 @@
 //! "svelto look" where svnlook names itself (`svelto look: E160013: ...`).
 //!
 //! Arguments are parsed as svnlook parses them (apr_getopt: options anywhere, grouped
-//! short options, `--opt=value`), not with clap, so that usage errors match.
+//! short options, `--opt=value`), not with clap, so that usage errors match. What each
+//! subcommand prints is `svelto_look`'s; this module parses, opens the repository (the
+//! local engine: the composition root's choice) and prints errors.
 
-mod commands;
-mod diff_run;
-mod error;
 mod help;
 mod options;
-mod xml;
 
-use commands::*;
-use diff_run::*;
-use error::*;
 use options::Opt::*;
 use options::*;
-use xml::*;
 
 pub use help::command;
 
 use std::ffi::OsString;
 use std::io::{self, Write};
-use std::path::PathBuf;
 use std::process::ExitCode;
-use svelto_core::{code, fspath, join, relpath, NodeKind, PropList, Revnum};
-use svelto_repos::diff::{self, DiffOptions};
-use svelto_repos::look::{change_tree, dirs_changed, ChangeNode};
-use svelto_repos::{NodeHistory, ReposError};
-use svelto_store::{Repo, StoreError};
-
-const PROG: &str = "svelto look";
+use std::sync::Arc;
+use svelto_core::{code, Revnum};
+use svelto_look::{is_url, LookArgs, LookError, Result, E_IO, PROG};
 
 /// Runs `svelto look ARGS...` (the words after `look`).
 pub fn main(args: Vec<OsString>) -> ExitCode {
@@ -77,7 +66,11 @@ fn run(args: &[String], out: &mut dyn Write) -> Result<u8> {
     if args.is_empty() {
         return Ok(usage_hint());
     }
-    let mut st = State::default();
+    let mut st = LookArgs {
+        zone: crate::localtime::zone(),
+        ..LookArgs::default()
+    };
+    let (mut help_asked, mut version_asked) = (false, false);
     let mut positional: Vec<String> = Vec::new();
     let mut received: Vec<Opt> = Vec::new();
     let mut i = 0;
@@ -164,11 +157,11 @@ fn run(args: &[String], out: &mut dyn Write) -> Result<u8> {
                 }
                 NonRecursive => st.non_recursive = true,
                 Verbose => st.verbose = true,
-                Help => st.help = true,
+                Help => help_asked = true,
                 Quiet => {}
                 Revprop => st.revprop = true,
                 Xml => st.xml = true,
-                Version => st.version = true,
+                Version => version_asked = true,
                 ShowIds => st.show_ids = true,
                 Limit => {
                     let n: i64 = value.trim().parse().map_err(|_| {
@@ -212,11 +205,11 @@ fn run(args: &[String], out: &mut dyn Write) -> Result<u8> {
         ));
     }
     let mut rest = positional.into_iter();
-    let sub: &Sub = if st.help {
+    let sub: &Sub = if help_asked {
         help_sub()
     } else {
         match rest.next() {
-            None if st.version => return version(out),
+            None if version_asked => return version(out),
             None => {
                 let _ = writeln!(io::stderr(), "Subcommand argument required");
                 return Ok(usage_hint());
@@ -266,7 +259,7 @@ fn run(args: &[String], out: &mut dyn Write) -> Result<u8> {
         );
         return Ok(1);
     }
-    dispatch(sub.name, &st, out)?;
+    svelto_look::run(sub.name, &st, &open, out)?;
     Ok(0)
 }
 
@@ -297,16 +290,19 @@ fn parse_revnum(s: &str) -> Result<Revnum> {
     })
 }
 
-fn is_url(s: &str) -> bool {
-    match s.find("://") {
-        Some(i) => {
-            i > 0
-                && s[..i]
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'-' || b == b'.')
+/// The repository at `path` as the local engine opens it; with a transaction name, that
+/// transaction as its youngest revision, and the transaction's number.
+fn open(
+    path: &std::path::Path,
+    txn: Option<&str>,
+) -> svelto_fs::Result<(Arc<dyn svelto_fs::ReadRepo>, Option<Revnum>)> {
+    Ok(match txn {
+        Some(name) => {
+            let (repo, rev) = svelto_store::Repo::open_txn(path, name)?;
+            (Arc::new(repo), Some(rev))
         }
-        None => false,
-    }
+        None => (Arc::new(svelto_store::Repo::open(path)?), None),
+    })
 }
 
 /// `svn_dirent_internal_style` for the arguments: repeated slashes and `.` components go,
@@ -323,22 +319,6 @@ fn internal_style(s: &str) -> String {
     } else {
         joined
     }
-}
-
-fn check_args(st: &State, n: usize) -> Result<()> {
-    if (n == 0 && st.arg1.is_some()) || (n == 1 && st.arg2.is_some()) {
-        return Err(LookError::args(
-            code::CL_ARG_PARSING_ERROR,
-            "Too many arguments given",
-        ));
-    }
-    if n == 1 && st.arg1.is_none() {
-        return Err(LookError::args(
-            code::CL_INSUFFICIENT_ARGS,
-            "Missing repository path argument",
-        ));
-    }
-    Ok(())
 }
 
 fn version(out: &mut dyn Write) -> Result<u8> {

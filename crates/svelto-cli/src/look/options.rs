@@ -1,4 +1,4 @@
-//! svnlook's options and subcommands: names, arguments, help text, and the parsed state.
+//! svnlook's options and subcommands: names, arguments, help text.
 
 use super::*;
 
@@ -185,32 +185,3 @@ pub(super) const SUBCOMMANDS: &[Sub] = &[
         opts: &[NoNewline],
     },
 ];
-
-#[derive(Default)]
-pub(super) struct State {
-    pub(super) repos: Option<String>,
-    pub(super) arg1: Option<String>,
-    pub(super) arg2: Option<String>,
-    pub(super) more_args: bool,
-    pub(super) rev: Option<Revnum>,
-    pub(super) txn: Option<String>,
-    pub(super) limit: i64,
-    pub(super) show_ids: bool,
-    pub(super) no_diff_deleted: bool,
-    pub(super) no_diff_added: bool,
-    pub(super) diff_copy_from: bool,
-    pub(super) verbose: bool,
-    pub(super) revprop: bool,
-    pub(super) full_paths: bool,
-    pub(super) copy_info: bool,
-    pub(super) non_recursive: bool,
-    pub(super) xml: bool,
-    pub(super) extensions: Option<String>,
-    pub(super) ignore_properties: bool,
-    pub(super) properties_only: bool,
-    pub(super) diff_cmd: Option<String>,
-    pub(super) show_inherited_props: bool,
-    pub(super) no_newline: bool,
-    pub(super) help: bool,
-    pub(super) version: bool,
-}

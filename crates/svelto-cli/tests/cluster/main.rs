@@ -716,3 +716,114 @@ fn the_writer_killed_or_etcd_majority_lost_loses_no_acknowledged_commit() {
     check_log(&url(&servers, 2), &acks);
     drop(servers);
 }
+
+/// `svelto admin ARGS...`, which must succeed.
+fn admin(args: &[&std::ffi::OsStr]) -> svelto_testkit::Outcome {
+    Run::new(svelto_bin())
+        .arg("admin")
+        .args(args)
+        .timeout(Duration::from_secs(120))
+        .success()
+}
+
+#[test]
+fn admin_load_into_the_cluster_dumps_as_a_local_load() {
+    use std::ffi::OsStr;
+    let dir = tempdir();
+    let etcd = EtcdCluster::start(dir.path(), 1);
+    let s3 = S3Server::start(dir.path(), "svelto");
+    let file = cluster_file(dir.path(), &etcd, &s3, "a", "");
+    let file = file.as_os_str();
+    let local = dir.path().join("local");
+    let local = local.as_os_str();
+    let dump = svelto_testkit::scenario_dump("mixed");
+    let dump_uuid = String::from_utf8_lossy(&std::fs::read(&dump).expect("fixture"))
+        .lines()
+        .find_map(|l| l.strip_prefix("UUID: ").map(str::to_owned))
+        .expect("the fixture has a UUID");
+    let o = |s: &'static str| OsStr::new(s);
+
+    admin(&[o("create"), o("--cluster"), file, o("proj")]);
+    // Revision 0's properties cannot change in a cluster yet: revisions 1 and up.
+    let cluster_load = admin(&[
+        o("load"),
+        o("-r"),
+        o("1:1000000"),
+        o("--cluster"),
+        file,
+        o("proj"),
+        o("-F"),
+        dump.as_os_str(),
+    ]);
+    let cluster_dump = admin(&[
+        o("dump"),
+        o("-q"),
+        o("-r"),
+        o("1:HEAD"),
+        o("--cluster"),
+        file,
+        o("proj"),
+    ])
+    .stdout;
+    let cluster_uuid = String::from_utf8_lossy(&cluster_dump)
+        .lines()
+        .find_map(|l| l.strip_prefix("UUID: ").map(str::to_owned))
+        .expect("the dump has a UUID");
+    assert_ne!(
+        cluster_uuid, dump_uuid,
+        "the cluster repository keeps its own UUID"
+    );
+
+    // The same dump loaded on this machine, under the cluster repository's UUID.
+    admin(&[o("create"), local]);
+    let local_load = admin(&[
+        o("load"),
+        o("--ignore-uuid"),
+        o("-r"),
+        o("1:1000000"),
+        local,
+        o("-F"),
+        dump.as_os_str(),
+    ]);
+    admin(&[o("setuuid"), local, OsStr::new(&cluster_uuid)]);
+    assert_eq!(
+        cluster_load.stdout_text(),
+        local_load.stdout_text(),
+        "the loads report the same revisions"
+    );
+    assert!(cluster_load
+        .stdout_text()
+        .contains("------- Committed revision 1 >>>"));
+    let local_dump = admin(&[o("dump"), o("-q"), o("-r"), o("1:HEAD"), local]).stdout;
+    assert!(local_dump.len() > 1000, "the fixture has history");
+    assert!(cluster_dump == local_dump, "the dumps differ");
+    let deltas = |repo: &[&OsStr]| {
+        let mut args = vec![o("dump"), o("-q"), o("--deltas"), o("-r"), o("1:HEAD")];
+        args.extend_from_slice(repo);
+        admin(&args).stdout
+    };
+    assert!(
+        deltas(&[o("--cluster"), file, o("proj")]) == deltas(&[local]),
+        "the dumps with deltas differ"
+    );
+
+    // A load into the cluster that asks for the dump's UUID is refused, clearly.
+    let refused = Run::new(svelto_bin())
+        .args([
+            o("admin"),
+            o("load"),
+            o("--force-uuid"),
+            o("--cluster"),
+            file,
+            o("proj"),
+        ])
+        .arg("-F")
+        .arg(&dump)
+        .timeout(Duration::from_secs(120))
+        .failure();
+    assert!(
+        refused.stderr_text().contains("UUID"),
+        "{}",
+        refused.stderr_text()
+    );
+}

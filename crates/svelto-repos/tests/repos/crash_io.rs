@@ -292,7 +292,9 @@ fn loads_keep_every_reported_revision_through_crashes_and_failing_io() {
     let reference = dir.path().join("reference");
     copy_dir(&template, &reference);
     let opts = svelto_repos::LoadOptions::default();
-    svelto_repos::load(&reference, &dump[..], opts.clone(), &mut |_| {}).expect("load");
+    let mut w = svelto_store::Writer::open(&reference).expect("writer");
+    svelto_repos::load(&mut w, &dump[..], opts.clone(), &mut |_| {}).expect("load");
+    drop(w);
     let reference = Repo::open(&reference).expect("open");
     let dump_to = |repo: &Repo, end: Revnum| {
         let mut out = Vec::new();
@@ -312,7 +314,8 @@ fn loads_keep_every_reported_revision_through_crashes_and_failing_io() {
         copy_dir(&template, &live);
         let sim = SimIo::new(&live.join("db"), 0).expect("sim");
         let io: Arc<dyn svelto_store::io::StoreIo> = Arc::new(sim.clone());
-        svelto_repos::load_with(&live, io, &dump[..], opts.clone(), &mut |_| {}).expect("load");
+        let mut w = svelto_store::Writer::open_with(&live, io).expect("writer");
+        svelto_repos::load(&mut w, &dump[..], opts.clone(), &mut |_| {}).expect("load");
         sim.ops()
     };
     let cases = (cases() / 5).max(50);
@@ -337,7 +340,7 @@ fn loads_keep_every_reported_revision_through_crashes_and_failing_io() {
         }
         let mut acks = Vec::new();
         let io: Arc<dyn svelto_store::io::StoreIo> = Arc::new(sim.clone());
-        let loaded = svelto_repos::load_with(&live, io, &dump[..], opts.clone(), &mut |text| {
+        let mut progress = |text: &str| {
             for line in text.lines() {
                 if let Some(n) = line
                     .strip_prefix("------- Committed revision ")
@@ -348,7 +351,11 @@ fn loads_keep_every_reported_revision_through_crashes_and_failing_io() {
                     acks.push((sim.ops(), n));
                 }
             }
-        });
+        };
+        // Opening the writer makes file operations too: a fault may fall in it.
+        let loaded = svelto_store::Writer::open_with(&live, io)
+            .map_err(svelto_repos::ReposError::from)
+            .and_then(|mut w| svelto_repos::load(&mut w, &dump[..], opts.clone(), &mut progress));
         if loaded.is_ok() {
             assert_eq!(
                 acks.last().map(|a| a.1),

@@ -19,8 +19,8 @@ pub fn loaded_repo(dir: &Path) -> (PathBuf, Vec<u8>) {
     )
     .expect("create");
     let dump = fs::read(svelto_testkit::scenario_dump("mixed")).expect("fixture");
-    svelto_repos::load(&repo, &dump[..], LoadOptions::default(), &mut |_| {}).expect("load");
     let mut w = Writer::open(&repo).expect("writer");
+    svelto_repos::load(&mut w, &dump[..], LoadOptions::default(), &mut |_| {}).expect("load");
     let mut props = w.repo().revprops(1).expect("revprops");
     props.insert(b"svn:log".to_vec(), b"changed later".to_vec());
     w.set_revprops(1, props).expect("set revprops");

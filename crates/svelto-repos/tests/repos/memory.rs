@@ -385,3 +385,125 @@ fn the_memory_writer_keeps_the_write_rules() {
     );
     svelto_fs::contract::check(mem).expect("contract");
 }
+
+/// `svelto_repos::load` of `dump` into a new repository on `backend`, once per options
+/// of `loads`: what it printed, and the repository.
+fn loaded(
+    backend: Backend,
+    dump: &[u8],
+    loads: &[svelto_repos::LoadOptions],
+) -> (String, TestRepo) {
+    let t = TestRepo::create(backend, "00000000-0000-4000-8000-000000000009", DATE);
+    let mut printed = String::new();
+    for opts in loads {
+        let mut w = t.writer();
+        let youngest = svelto_repos::load(&mut *w, dump, opts.clone(), &mut |text| {
+            printed.push_str(text)
+        })
+        .unwrap_or_else(|e| panic!("{backend:?}: load: {e}"));
+        drop(w);
+        t.repo.refresh().expect("refresh");
+        assert_eq!(t.repo.youngest(), youngest, "{backend:?}");
+    }
+    (printed, t)
+}
+
+#[test]
+fn a_dump_loads_the_same_into_every_backend() {
+    let mut files = Vec::new();
+    for name in svelto_testkit::SMALL_SCENARIOS {
+        files.push(format!("{name}.dump"));
+        let deltas = format!("{name}.deltas.dump");
+        if svelto_testkit::fixtures_dir().join(&deltas).is_file() {
+            files.push(deltas);
+        }
+    }
+    let range = |lo, hi| svelto_repos::LoadOptions {
+        range: Some((lo, hi)),
+        ..svelto_repos::LoadOptions::default()
+    };
+    // The whole history at once; in two parts (the second skips what the first loaded
+    // and keeps the UUID the first took).
+    let ways = [
+        vec![svelto_repos::LoadOptions::default()],
+        vec![range(0, 2), range(3, Revnum::MAX)],
+    ];
+    for file in &files {
+        let dump = std::fs::read(svelto_testkit::fixture(file)).expect("fixture");
+        let mut by_way = Vec::new();
+        for loads in &ways {
+            let [(local_out, local), (mem_out, mem)] = BACKENDS.map(|b| loaded(b, &dump, loads));
+            assert_eq!(mem_out, local_out, "{file}: what the load printed");
+            assert!(
+                local_out.contains("------- Committed revision 1 >>>"),
+                "{file}"
+            );
+            {
+                assert_eq!(
+                    local.repo.uuid().expect("uuid"),
+                    mem.repo.uuid().expect("uuid"),
+                    "{file}"
+                );
+                assert_ne!(
+                    local.repo.uuid().expect("uuid"),
+                    "00000000-0000-4000-8000-000000000009",
+                    "{file}: a load into revision 0 takes the dump's UUID"
+                );
+            }
+            let on_disk = svelto_fs::contract::check(&*local.repo)
+                .unwrap_or_else(|e| panic!("{file}: local: {e}"));
+            let in_memory = svelto_fs::contract::check(&*mem.repo)
+                .unwrap_or_else(|e| panic!("{file}: memory: {e}"));
+            // The texts: the local engine keeps equal contents once (its dedup index), the
+            // in-memory writer once per write; both are within the contract.
+            assert_eq!(
+                (on_disk.revisions, on_disk.nodes),
+                (in_memory.revisions, in_memory.nodes),
+                "{file}"
+            );
+            let out = dumped(&*local.repo);
+            assert_eq!(dumped(&*mem.repo), out, "{file}: dump");
+            by_way.push(out);
+            assert_eq!(logged(&*mem.repo), logged(&*local.repo), "{file}: log -v");
+        }
+        assert_eq!(by_way[0], by_way[1], "{file}: in one load or two");
+    }
+}
+
+#[test]
+fn a_load_refused_midway_leaves_the_same_revisions_on_every_backend() {
+    // Revision 3 of the dump names a copy source that does not exist: revisions 1 and 2
+    // stay loaded (and durable), nothing of 3 does, on either backend.
+    let dump = std::fs::read(svelto_testkit::scenario_dump("copies")).expect("fixture");
+    let text = String::from_utf8_lossy(&dump);
+    let at = text
+        .find("Node-copyfrom-path: ")
+        .expect("the copies fixture has a copy");
+    let mut bad = dump.clone();
+    let path_at = at + "Node-copyfrom-path: ".len();
+    bad[path_at] = b'Z';
+    let rev_at = text[..at]
+        .rfind("Revision-number: ")
+        .expect("a revision before the copy");
+    let rev_of_copy: Revnum = text[rev_at + "Revision-number: ".len()..]
+        .lines()
+        .next()
+        .and_then(|n| n.parse().ok())
+        .expect("a revision number");
+    let mut dumps = Vec::new();
+    for backend in BACKENDS {
+        let t = TestRepo::create(backend, "00000000-0000-4000-8000-000000000009", DATE);
+        let mut w = t.writer();
+        let err = svelto_repos::load(&mut *w, &bad[..], Default::default(), &mut |_| {})
+            .expect_err("a copy from nowhere is refused");
+        drop(w);
+        assert!(
+            err.to_string().contains(&format!("{rev_of_copy}")),
+            "{backend:?}: the error names the revision: {err}"
+        );
+        t.repo.refresh().expect("refresh");
+        assert_eq!(t.repo.youngest(), rev_of_copy - 1, "{backend:?}");
+        dumps.push(dumped(&*t.repo));
+    }
+    assert_eq!(dumps[0], dumps[1]);
+}

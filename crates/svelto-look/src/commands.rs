@@ -1,22 +1,18 @@
 //! The subcommands: the repository view each looks at, and what each prints.
 
-use super::*;
+use crate::*;
 
 /// The repository view and revision a subcommand looks at.
-pub(super) struct Ctx<'s> {
-    pub(super) repo: Repo,
-    pub(super) rev: Revnum,
-    pub(super) txn: Option<&'s str>,
-    pub(super) st: &'s State,
+pub(crate) struct Ctx<'s> {
+    pub(crate) repo: Arc<dyn ReadRepo>,
+    pub(crate) rev: Revnum,
+    pub(crate) txn: Option<&'s str>,
+    pub(crate) st: &'s LookArgs,
 }
 
-pub(super) fn open(st: &State) -> Result<Ctx<'_>> {
-    let path = PathBuf::from(st.repos.as_deref().unwrap_or(""));
-    let opened = match &st.txn {
-        Some(name) => Repo::open_txn(&path, name).map(|(r, rev)| (r, Some(rev))),
-        None => Repo::open(&path).map(|r| (r, None)),
-    };
-    let (repo, txn_rev) = match opened {
+pub(crate) fn open<'s>(st: &'s LookArgs, opener: Opener<'_>) -> Result<Ctx<'s>> {
+    let path = Path::new(st.repos.as_deref().unwrap_or(""));
+    let (repo, txn_rev) = match opener(path, st.txn.as_deref()) {
         Ok(x) => x,
         Err(StoreError::NotARepository(_)) => {
             return Err(LookError::new(
@@ -43,17 +39,17 @@ pub(super) fn open(st: &State) -> Result<Ctx<'_>> {
 }
 
 impl Ctx<'_> {
-    pub(super) fn revprops(&self) -> Result<PropList> {
+    pub(crate) fn revprops(&self) -> Result<PropList> {
         Ok(self.repo.revprops(self.rev)?)
     }
 
-    pub(super) fn revprop(&self, name: &str) -> Result<Option<Vec<u8>>> {
+    pub(crate) fn revprop(&self, name: &str) -> Result<Option<Vec<u8>>> {
         Ok(self.revprops()?.remove(name.as_bytes()))
     }
 
     /// The error FSFS gives when it cannot open `path` (shown as `shown`): a file on the
     /// way is "not a directory", else the path is not found.
-    pub(super) fn open_error(&self, path: &str, shown: &str) -> LookError {
+    pub(crate) fn open_error(&self, path: &str, shown: &str) -> LookError {
         let rel = relpath(path);
         let mut so_far = String::new();
         let comps: Vec<&str> = rel.split('/').filter(|c| !c.is_empty()).collect();
@@ -87,7 +83,7 @@ impl Ctx<'_> {
     }
 
     /// svnlook's "File not found" for a path in this root (shown as given).
-    pub(super) fn not_found(&self, path: &str) -> LookError {
+    pub(crate) fn not_found(&self, path: &str) -> LookError {
         match self.txn {
             Some(t) => LookError::new(
                 code::FS_NOT_FOUND,
@@ -101,11 +97,7 @@ impl Ctx<'_> {
     }
 
     /// The node at a path argument, or svnlook's `verify_path` error naming `shown`.
-    pub(super) fn verify_path(
-        &self,
-        path: &str,
-        shown: &str,
-    ) -> Result<std::sync::Arc<svelto_store::NodeRev>> {
+    pub(crate) fn verify_path(&self, path: &str, shown: &str) -> Result<Arc<svelto_fs::NodeRev>> {
         match self.repo.lookup(self.rev, &relpath(path))? {
             Some((_, n)) => Ok(n),
             None if is_url(path) => Err(LookError::new(
@@ -120,16 +112,21 @@ impl Ctx<'_> {
     }
 }
 
-pub(super) fn dispatch(name: &str, st: &State, out: &mut dyn Write) -> Result<()> {
+pub(crate) fn dispatch(
+    name: &str,
+    st: &LookArgs,
+    opener: Opener<'_>,
+    out: &mut dyn Write,
+) -> Result<()> {
     match name {
         "author" => {
             check_args(st, 0)?;
-            let c = open(st)?;
+            let c = open(st, opener)?;
             do_author(&c, out)
         }
         "cat" => {
             check_args(st, 1)?;
-            let c = open(st)?;
+            let c = open(st, opener)?;
             let path = st.arg1.as_deref().unwrap_or("");
             let node = c.verify_path(path, path)?;
             let Some(text) = node.text.filter(|_| node.kind == NodeKind::File) else {
@@ -143,26 +140,26 @@ pub(super) fn dispatch(name: &str, st: &State, out: &mut dyn Write) -> Result<()
         }
         "changed" => {
             check_args(st, 0)?;
-            let c = open(st)?;
-            if let Some(tree) = change_tree(&c.repo, c.rev)? {
+            let c = open(st, opener)?;
+            if let Some(tree) = change_tree(&*c.repo, c.rev)? {
                 print_changed(&tree, "", st.copy_info, out)?;
             }
             Ok(())
         }
         "date" => {
             check_args(st, 0)?;
-            let c = open(st)?;
+            let c = open(st, opener)?;
             do_date(&c, out)
         }
         "diff" => {
             check_args(st, 0)?;
-            let c = open(st)?;
+            let c = open(st, opener)?;
             do_diff(&c, out)
         }
         "dirs-changed" => {
             check_args(st, 0)?;
-            let c = open(st)?;
-            if let Some(tree) = change_tree(&c.repo, c.rev)? {
+            let c = open(st, opener)?;
+            if let Some(tree) = change_tree(&*c.repo, c.rev)? {
                 for d in dirs_changed(&tree) {
                     out.write_all(d.as_bytes())?;
                     out.write_all(b"/\n")?;
@@ -172,7 +169,7 @@ pub(super) fn dispatch(name: &str, st: &State, out: &mut dyn Write) -> Result<()
         }
         "filesize" => {
             check_args(st, 1)?;
-            let c = open(st)?;
+            let c = open(st, opener)?;
             let path = st.arg1.as_deref().unwrap_or("");
             let node = c.verify_path(path, path)?;
             let Some(text) = node.text.filter(|_| node.kind == NodeKind::File) else {
@@ -191,19 +188,19 @@ pub(super) fn dispatch(name: &str, st: &State, out: &mut dyn Write) -> Result<()
                     "Too many arguments given",
                 ));
             }
-            let c = open(st)?;
+            let c = open(st, opener)?;
             do_history(&c, st.arg1.as_deref().unwrap_or("/"), out)
         }
         "info" => {
             check_args(st, 0)?;
-            let c = open(st)?;
+            let c = open(st, opener)?;
             do_author(&c, out)?;
             do_date(&c, out)?;
             do_log(&c, true, out)
         }
         "log" => {
             check_args(st, 0)?;
-            let c = open(st)?;
+            let c = open(st, opener)?;
             do_log(&c, false, out)
         }
         "propget" => {
@@ -229,12 +226,12 @@ pub(super) fn dispatch(name: &str, st: &State, out: &mut dyn Write) -> Result<()
                     "Too many arguments given",
                 ));
             }
-            let c = open(st)?;
+            let c = open(st, opener)?;
             do_propget(&c, out)
         }
         "proplist" => {
             check_args(st, if st.revprop { 0 } else { 1 })?;
-            let c = open(st)?;
+            let c = open(st, opener)?;
             do_proplist(&c, out)
         }
         "tree" => {
@@ -244,23 +241,23 @@ pub(super) fn dispatch(name: &str, st: &State, out: &mut dyn Write) -> Result<()
                     "Too many arguments given",
                 ));
             }
-            let c = open(st)?;
+            let c = open(st, opener)?;
             do_tree(&c, st.arg1.as_deref().unwrap_or(""), out)
         }
         "lock" => {
             check_args(st, 1)?;
-            let c = open(st)?;
+            let c = open(st, opener)?;
             do_lock(&c, st.arg1.as_deref().unwrap_or(""), out)
         }
         "uuid" => {
             check_args(st, 0)?;
-            let c = open(st)?;
+            let c = open(st, opener)?;
             writeln!(out, "{}", c.repo.uuid()?)?;
             Ok(())
         }
         "youngest" => {
             check_args(st, 0)?;
-            let c = open(st)?;
+            let c = open(st, opener)?;
             write!(out, "{}{}", c.rev, if st.no_newline { "" } else { "\n" })?;
             Ok(())
         }
@@ -272,12 +269,14 @@ pub(super) fn dispatch(name: &str, st: &State, out: &mut dyn Write) -> Result<()
 }
 
 /// svnlook's `lock`: the lock on a path, if any (nothing printed when there is none).
-pub(super) fn do_lock(c: &Ctx, path: &str, out: &mut dyn Write) -> Result<()> {
+pub(crate) fn do_lock(c: &Ctx, path: &str, out: &mut dyn Write) -> Result<()> {
     let relpath = path.trim_matches('/');
-    let Some(lock) = svelto_repos::locks::get_lock(&c.repo, relpath)? else {
+    let Some(lock) = svelto_repos::locks::get_lock(&*c.repo, relpath)? else {
         return Ok(());
     };
-    let human = |d: &str| crate::localtime::human_date(d).unwrap_or_else(|| d.to_string());
+    let human = |d: &str| {
+        svelto_core::localtime::human_date(d, &c.st.zone).unwrap_or_else(|| d.to_string())
+    };
     writeln!(out, "UUID Token: {}", lock.token)?;
     writeln!(out, "Owner: {}", lock.owner)?;
     writeln!(out, "Created: {}", human(&lock.created))?;
@@ -299,7 +298,7 @@ pub(super) fn do_lock(c: &Ctx, path: &str, out: &mut dyn Write) -> Result<()> {
     Ok(())
 }
 
-pub(super) fn do_author(c: &Ctx, out: &mut dyn Write) -> Result<()> {
+pub(crate) fn do_author(c: &Ctx, out: &mut dyn Write) -> Result<()> {
     if let Some(a) = c.revprop("svn:author")? {
         out.write_all(cstr(&a))?;
     }
@@ -308,17 +307,17 @@ pub(super) fn do_author(c: &Ctx, out: &mut dyn Write) -> Result<()> {
 }
 
 /// A value as a C string: up to its first NUL.
-pub(super) fn cstr(v: &[u8]) -> &[u8] {
+pub(crate) fn cstr(v: &[u8]) -> &[u8] {
     match v.iter().position(|&b| b == 0) {
         Some(i) => &v[..i],
         None => v,
     }
 }
 
-pub(super) fn do_date(c: &Ctx, out: &mut dyn Write) -> Result<()> {
+pub(crate) fn do_date(c: &Ctx, out: &mut dyn Write) -> Result<()> {
     if let Some(d) = c.revprop("svn:date")? {
         let s = String::from_utf8_lossy(cstr(&d)).into_owned();
-        match crate::localtime::human_date(&s) {
+        match svelto_core::localtime::human_date(&s, &c.st.zone) {
             Some(h) => out.write_all(h.as_bytes())?,
             None => {
                 return Err(LookError::new(
@@ -333,7 +332,7 @@ pub(super) fn do_date(c: &Ctx, out: &mut dyn Write) -> Result<()> {
 }
 
 /// Line endings to LF, as `svn_subst_translate_cstring2` with repair does.
-pub(super) fn to_lf(v: &[u8]) -> Vec<u8> {
+pub(crate) fn to_lf(v: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(v.len());
     let mut i = 0;
     while i < v.len() {
@@ -351,7 +350,7 @@ pub(super) fn to_lf(v: &[u8]) -> Vec<u8> {
     out
 }
 
-pub(super) fn do_log(c: &Ctx, print_size: bool, out: &mut dyn Write) -> Result<()> {
+pub(crate) fn do_log(c: &Ctx, print_size: bool, out: &mut dyn Write) -> Result<()> {
     let Some(log) = c.revprop("svn:log")? else {
         out.write_all(if print_size { b"0\n" } else { b"\n" })?;
         return Ok(());
@@ -365,7 +364,7 @@ pub(super) fn do_log(c: &Ctx, print_size: bool, out: &mut dyn Write) -> Result<(
     Ok(())
 }
 
-pub(super) fn print_changed(
+pub(crate) fn print_changed(
     node: &ChangeNode,
     path: &str,
     copy_info: bool,
@@ -410,7 +409,7 @@ pub(super) fn print_changed(
     Ok(())
 }
 
-pub(super) fn do_history(c: &Ctx, path: &str, out: &mut dyn Write) -> Result<()> {
+pub(crate) fn do_history(c: &Ctx, path: &str, out: &mut dyn Write) -> Result<()> {
     if c.st.show_ids {
         return Err(LookError::new(
             code::UNSUPPORTED_FEATURE,
@@ -419,7 +418,7 @@ pub(super) fn do_history(c: &Ctx, path: &str, out: &mut dyn Write) -> Result<()>
     }
     out.write_all(b"REVISION   PATH\n--------   ----\n")?;
     c.repo.root(c.rev)?;
-    let mut h = match NodeHistory::new(&c.repo, c.rev, &relpath(path)) {
+    let mut h = match NodeHistory::new(&*c.repo, c.rev, &relpath(path)) {
         Ok(h) => h,
         Err(ReposError::NotFound { .. }) => return Err(c.not_found(path)),
         // (svn_fs_node_history names the path as given.)
@@ -436,7 +435,7 @@ pub(super) fn do_history(c: &Ctx, path: &str, out: &mut dyn Write) -> Result<()>
     Ok(())
 }
 
-pub(super) fn do_tree(c: &Ctx, path: &str, out: &mut dyn Write) -> Result<()> {
+pub(crate) fn do_tree(c: &Ctx, path: &str, out: &mut dyn Write) -> Result<()> {
     if c.st.show_ids {
         return Err(LookError::new(
             code::UNSUPPORTED_FEATURE,
@@ -449,10 +448,10 @@ pub(super) fn do_tree(c: &Ctx, path: &str, out: &mut dyn Write) -> Result<()> {
     print_tree(c, path, &node, 0, out)
 }
 
-pub(super) fn print_tree(
+pub(crate) fn print_tree(
     c: &Ctx,
     path: &str,
-    node: &svelto_store::NodeRev,
+    node: &svelto_fs::NodeRev,
     indent: usize,
     out: &mut dyn Write,
 ) -> Result<()> {
@@ -494,7 +493,7 @@ pub(super) fn print_tree(
     Ok(())
 }
 
-pub(super) fn do_propget(c: &Ctx, out: &mut dyn Write) -> Result<()> {
+pub(crate) fn do_propget(c: &Ctx, out: &mut dyn Write) -> Result<()> {
     let st = c.st;
     let propname = st.arg1.as_deref().unwrap_or("");
     let (value, path, inherited) = if st.revprop {
@@ -546,7 +545,7 @@ pub(super) fn do_propget(c: &Ctx, out: &mut dyn Write) -> Result<()> {
     }
 }
 
-pub(super) fn print_pget_inherited(
+pub(crate) fn print_pget_inherited(
     c: &Ctx,
     path: &str,
     inherited: &[(String, PropList)],
@@ -583,12 +582,12 @@ pub(super) fn print_pget_inherited(
 
 /// The properties `path` inherits from its parents (fspaths, root first), limited to
 /// `only` when given.
-pub(super) fn inherited_with(
+pub(crate) fn inherited_with(
     c: &Ctx,
     path: &str,
     only: Option<&str>,
 ) -> Result<Vec<(String, PropList)>> {
-    let list = svelto_repos::inherited_props(&c.repo, &relpath(path), c.rev)?;
+    let list = svelto_repos::inherited_props(&*c.repo, &relpath(path), c.rev)?;
     let mut out = Vec::new();
     for (p, mut props) in list {
         if let Some(name) = only {
@@ -607,7 +606,7 @@ pub(super) fn inherited_with(
 
 /// `svn_cmdline__indent_string`: `indent` before each line (line ends: `\n`, `\r`,
 /// `\r\n`, `\n\r`); the text stops at a NUL.
-pub(super) fn indent_string(s: &[u8], indent: &[u8]) -> Vec<u8> {
+pub(crate) fn indent_string(s: &[u8], indent: &[u8]) -> Vec<u8> {
     let s = cstr(s);
     let mut out = Vec::with_capacity(s.len() + 8);
     let mut i = 0;
@@ -629,7 +628,7 @@ pub(super) fn indent_string(s: &[u8], indent: &[u8]) -> Vec<u8> {
     out
 }
 
-pub(super) fn print_prop_hash(
+pub(crate) fn print_prop_hash(
     props: &PropList,
     names_only: bool,
     out: &mut dyn Write,
@@ -647,7 +646,7 @@ pub(super) fn print_prop_hash(
     Ok(())
 }
 
-pub(super) fn do_proplist(c: &Ctx, out: &mut dyn Write) -> Result<()> {
+pub(crate) fn do_proplist(c: &Ctx, out: &mut dyn Write) -> Result<()> {
     let st = c.st;
     let (props, path, inherited) = if st.revprop {
         (c.revprops()?, None, Vec::new())

@@ -1,8 +1,8 @@
 //! XML and base64 output (`propget`/`proplist --xml`).
 
-use super::*;
+use crate::*;
 
-pub(super) fn xml_attr(s: &str) -> String {
+pub(crate) fn xml_attr(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
     for ch in s.chars() {
         match ch {
@@ -20,7 +20,7 @@ pub(super) fn xml_attr(s: &str) -> String {
     o
 }
 
-pub(super) fn xml_cdata(v: &[u8]) -> String {
+pub(crate) fn xml_cdata(v: &[u8]) -> String {
     let mut o = String::with_capacity(v.len());
     for ch in String::from_utf8_lossy(v).chars() {
         match ch {
@@ -35,7 +35,7 @@ pub(super) fn xml_cdata(v: &[u8]) -> String {
 }
 
 /// `svn_xml_is_xml_safe`: valid UTF-8 without control characters other than tab, LF, CR.
-pub(super) fn xml_safe(v: &[u8]) -> bool {
+pub(crate) fn xml_safe(v: &[u8]) -> bool {
     std::str::from_utf8(v).is_ok()
         && v.iter()
             .all(|&b| b >= 0x20 || b == b'\t' || b == b'\n' || b == b'\r')
@@ -43,7 +43,7 @@ pub(super) fn xml_safe(v: &[u8]) -> bool {
 
 /// `v` in base64 as Subversion's XML output writes it: lines of 76 characters, each ended
 /// by a newline.
-pub(super) fn base64_lines(v: &[u8]) -> String {
+pub(crate) fn base64_lines(v: &[u8]) -> String {
     use base64::Engine as _;
     let encoded = base64::engine::general_purpose::STANDARD.encode(v);
     let mut s = String::with_capacity(encoded.len() + encoded.len() / 76 + 1);
@@ -57,7 +57,7 @@ pub(super) fn base64_lines(v: &[u8]) -> String {
     s
 }
 
-pub(super) fn xml_props(x: &mut String, props: &PropList, names_only: bool, inherited: bool) {
+pub(crate) fn xml_props(x: &mut String, props: &PropList, names_only: bool, inherited: bool) {
     let tag = if inherited {
         "inherited_property"
     } else {

@@ -1,25 +1,25 @@
 //! `diff`: the changed files of a revision or transaction against their bases, printed
 //! as svnlook prints them (Subversion's line diff from `svelto_repos::diff`).
 
-use super::*;
+use crate::*;
 
-pub(super) const EQUAL_STRING: &str =
+pub(crate) const EQUAL_STRING: &str =
     "===================================================================";
-pub(super) const UNDER_STRING: &str =
+pub(crate) const UNDER_STRING: &str =
     "___________________________________________________________________";
 
 /// The roots a diff compares: the revision (or transaction) and a base revision.
-pub(super) struct DiffRun<'c> {
-    pub(super) c: &'c Ctx<'c>,
-    pub(super) opts: DiffOptions,
+pub(crate) struct DiffRun<'c> {
+    pub(crate) c: &'c Ctx<'c>,
+    pub(crate) opts: DiffOptions,
     /// The `-x` words, for `--diff-cmd`.
-    pub(super) words: Vec<String>,
+    pub(crate) words: Vec<String>,
     /// `svn:date` by revision, for the labels.
-    pub(super) dates: std::collections::HashMap<Revnum, Option<Vec<u8>>>,
-    pub(super) out: Vec<u8>,
+    pub(crate) dates: std::collections::HashMap<Revnum, Option<Vec<u8>>>,
+    pub(crate) out: Vec<u8>,
 }
 
-pub(super) fn do_diff(c: &Ctx, out: &mut dyn Write) -> Result<()> {
+pub(crate) fn do_diff(c: &Ctx, out: &mut dyn Write) -> Result<()> {
     let st = c.st;
     let words: Vec<String> = st
         .extensions
@@ -47,7 +47,7 @@ pub(super) fn do_diff(c: &Ctx, out: &mut dyn Write) -> Result<()> {
         c.repo.root(0)?;
         return Ok(());
     }
-    let Some(tree) = change_tree(&c.repo, c.rev)? else {
+    let Some(tree) = change_tree(&*c.repo, c.rev)? else {
         return Ok(());
     };
     let mut run = DiffRun {
@@ -64,13 +64,13 @@ pub(super) fn do_diff(c: &Ctx, out: &mut dyn Write) -> Result<()> {
 }
 
 /// A node in a revision: (revision, relpath).
-pub(super) type Location = (Revnum, String);
+pub(crate) type Location = (Revnum, String);
 
 /// A property change: (name, old value, new value).
-pub(super) type PropChange<'p> = (&'p [u8], Option<&'p [u8]>, Option<&'p [u8]>);
+pub(crate) type PropChange<'p> = (&'p [u8], Option<&'p [u8]>, Option<&'p [u8]>);
 
 /// svnlook's `svn_mime_type_is_binary` on a node's `svn:mime-type`.
-pub(super) fn is_binary(props: &PropList) -> bool {
+pub(crate) fn is_binary(props: &PropList) -> bool {
     let Some(m) = props.get(&b"svn:mime-type"[..]) else {
         return false;
     };
@@ -85,7 +85,7 @@ pub(super) fn is_binary(props: &PropList) -> bool {
 
 impl DiffRun<'_> {
     /// `path  date (rev N)` or `(txn NAME)`; `rev` None is the empty side.
-    pub(super) fn label(&mut self, path: &str, rev: Option<Revnum>) -> Result<Vec<u8>> {
+    pub(crate) fn label(&mut self, path: &str, rev: Option<Revnum>) -> Result<Vec<u8>> {
         let (date, what) = match rev {
             None => (None, " (rev 0)".to_string()),
             Some(r) => {
@@ -124,11 +124,7 @@ impl DiffRun<'_> {
         Ok(l)
     }
 
-    pub(super) fn node_at(
-        &self,
-        rev: Revnum,
-        path: &str,
-    ) -> Result<std::sync::Arc<svelto_store::NodeRev>> {
+    pub(crate) fn node_at(&self, rev: Revnum, path: &str) -> Result<Arc<svelto_fs::NodeRev>> {
         match self.c.repo.lookup(rev, path)? {
             Some((_, n)) => Ok(n),
             None => Err(LookError::new(
@@ -138,14 +134,14 @@ impl DiffRun<'_> {
         }
     }
 
-    pub(super) fn text(&self, node: &svelto_store::NodeRev) -> Result<std::sync::Arc<Vec<u8>>> {
+    pub(crate) fn text(&self, node: &svelto_fs::NodeRev) -> Result<Arc<Vec<u8>>> {
         match &node.text {
             Some(t) => Ok(self.c.repo.read_text(t)?),
             None => Ok(std::sync::Arc::new(Vec::new())),
         }
     }
 
-    pub(super) fn node(
+    pub(crate) fn node(
         &mut self,
         node: &ChangeNode,
         path: &str,
@@ -273,7 +269,7 @@ impl DiffRun<'_> {
 
     /// The property diff of a node (with a header if its text diff printed none), then
     /// its children.
-    pub(super) fn props_and_children(
+    pub(crate) fn props_and_children(
         &mut self,
         node: &ChangeNode,
         path: &str,
@@ -347,7 +343,7 @@ impl DiffRun<'_> {
 
     /// Runs `--diff-cmd` as `svn_io_run_diff2` does: the `-x` words (else `-u`), `-L` and
     /// the two labels, then two temporary files holding the texts.
-    pub(super) fn external_diff(
+    pub(crate) fn external_diff(
         &mut self,
         cmd: &str,
         a: &[u8],

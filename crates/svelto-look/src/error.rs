@@ -1,21 +1,22 @@
 //! Errors as svnlook prints them, and Subversion's codes for what the store reports.
 
-use super::*;
+use crate::*;
 
 /// An error as svnlook prints it: each line `svelto look: E<code>: <message>`.
 #[derive(Debug)]
-pub(super) struct LookError {
+pub struct LookError {
     /// Outermost first.
-    pub(super) chain: Vec<(u32, String)>,
+    pub chain: Vec<(u32, String)>,
 }
 
 impl LookError {
-    pub(super) fn new(code: u32, msg: impl Into<String>) -> Self {
+    pub fn new(code: u32, msg: impl Into<String>) -> Self {
         LookError {
             chain: vec![(code, msg.into())],
         }
     }
-    pub(super) fn args(code: u32, msg: &str) -> Self {
+    /// An argument error: the message under "Try 'svelto look help' for more info".
+    pub fn args(code: u32, msg: &str) -> Self {
         LookError {
             chain: vec![
                 (code, format!("Try '{PROG} help' for more info")),
@@ -26,7 +27,7 @@ impl LookError {
 }
 
 /// An operating-system error number (APR passes errno through), not one of Subversion's.
-pub(super) const E_IO: u32 = 2;
+pub const E_IO: u32 = 2;
 
 impl From<StoreError> for LookError {
     fn from(e: StoreError) -> Self {
@@ -48,7 +49,7 @@ impl From<StoreError> for LookError {
 
 /// A transaction name FSFS could have made (`REV-SEQ`, the sequence in base 36): other
 /// names are "malformed" to svnlook rather than missing.
-pub(super) fn fsfs_txn_id(name: &str) -> bool {
+pub(crate) fn fsfs_txn_id(name: &str) -> bool {
     match name.split_once('-') {
         Some((rev, seq)) => {
             !rev.is_empty()
@@ -84,4 +85,4 @@ impl From<io::Error> for LookError {
     }
 }
 
-pub(super) type Result<T, E = LookError> = std::result::Result<T, E>;
+pub type Result<T, E = LookError> = std::result::Result<T, E>;
