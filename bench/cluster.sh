@@ -14,19 +14,35 @@
 #   failover    KILLS times: a commit through A (A then holds the writer lease), kill -9 of
 #               A, then `svnmucc put` through B in a loop: time from the kill to B's first
 #               acknowledged commit; A is restarted on its cache after each
+# With SVELTO_BEFORE=another svelto binary, a third front end A0 runs it on its own
+# repository of the same cluster (proj0: the writer lease is per repository) and the
+# latency loop goes A0, A, one machine in turn: before and after side by side in one run.
+# Front ends A and A0 log each publication's round trips (`log-timings = yes`); the
+# table gives their counts and times per commit. etcd runs with ETCD_FLAGS (default the
+# production settings of docs/cluster.md: --heartbeat-interval 50 --election-timeout 500)
+# and the front ends with lease-ttl = LEASE_TTL (1). With PROBE=1 (the default) it then
+# runs the in-process probe (crates/svelto-cli/tests/cluster/probe.rs: each commit's round
+# trips through the backend API, acknowledgement on A to visibility on B without a
+# client's start-up).
 # Prints a markdown table and writes it to OUT_DIR/cluster.md (default
 # bench/results/DAY/), raw times to OUT_DIR/cluster.raw.
 #
 # Environment: SVELTO_BIN (default target/debug/svelto, built by `cargo test -p
-# svelto-cli --test cluster`: the test profile is optimized), WEED (default the newest
-# ~/.cache/svelto/weed-*/weed), COMMITS (40), VISIBLE (40), KILLS (5), SCRATCH
-# (bench/work/cluster).
+# svelto-cli --test cluster`: the test profile is optimized), SVELTO_BEFORE (none), WEED
+# (default the newest ~/.cache/svelto/weed-*/weed), COMMITS (40), VISIBLE (40), KILLS (5),
+# ETCD_FLAGS, LEASE_TTL (1), WRITER_IDLE_MS (the front ends' writer-idle-ms, 200), PROBE
+# (1), SCRATCH (bench/work/cluster).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 COMMITS=${COMMITS:-40}
 VISIBLE=${VISIBLE:-40}
 KILLS=${KILLS:-5}
+ETCD_FLAGS=${ETCD_FLAGS:---heartbeat-interval 50 --election-timeout 500}
+LEASE_TTL=${LEASE_TTL:-1}
+WRITER_IDLE_MS=${WRITER_IDLE_MS:-200}
+PROBE=${PROBE:-1}
+SVELTO_BEFORE=${SVELTO_BEFORE:-}
 SVELTO_BIN=${SVELTO_BIN:-$PWD/target/debug/svelto}
 WEED=${WEED:-$(ls -d "$HOME"/.cache/svelto/weed-*/weed 2>/dev/null | tail -1)}
 SCRATCH=${SCRATCH:-$PWD/bench/work/cluster}
@@ -67,6 +83,7 @@ for i in 0 1 2; do
         --listen-client-urls "http://127.0.0.1:${CPORT[$i]}" --advertise-client-urls "http://127.0.0.1:${CPORT[$i]}" \
         --listen-peer-urls "http://127.0.0.1:${PPORT[$i]}" --initial-advertise-peer-urls "http://127.0.0.1:${PPORT[$i]}" \
         --initial-cluster "$INITIAL" --initial-cluster-state new --initial-cluster-token bench \
+        $ETCD_FLAGS \
         --logger zap --log-outputs "$SCRATCH/etcd-$i.log" >/dev/null 2>&1 &
     PIDS+=($!)
 done
@@ -97,7 +114,7 @@ for _ in $(seq 300); do
 done
 
 printf '[default]\naws_access_key_id = bench-access\naws_secret_access_key = bench-secret-0123456789\n' >"$SCRATCH/s3.credentials"
-for id in a b; do
+for id in a b a0; do
     cat >"$SCRATCH/$id.cluster" <<EOF
 etcd = $ENDPOINTS
 cluster = bench
@@ -106,22 +123,28 @@ s3-bucket = svelto
 s3-credentials = s3.credentials
 cache = cache-$id
 front-end = $id
+lease-ttl = $LEASE_TTL
+log-timings = yes
+writer-idle-ms = $WRITER_IDLE_MS
 EOF
-    mkdir -p "$SCRATCH/root-$id/proj/conf"
-    printf '[general]\nanon-access = write\n' >"$SCRATCH/root-$id/proj/conf/svnserve.conf"
+    for name in proj proj0; do
+        mkdir -p "$SCRATCH/root-$id/$name/conf"
+        printf '[general]\nanon-access = write\n' >"$SCRATCH/root-$id/$name/conf/svnserve.conf"
+    done
 done
 "$SVELTO_BIN" admin create --cluster "$SCRATCH/a.cluster" proj
+"$SVELTO_BIN" admin create --cluster "$SCRATCH/a.cluster" proj0
 mkdir -p "$SCRATCH/single"
 "$SVELTO_BIN" admin create "$SCRATCH/single/proj"
 printf '[general]\nanon-access = write\n' >"$SCRATCH/single/proj/conf/svnserve.conf"
 
 declare -A PORT SPID
-serve() { # serve NAME ROOT [FLAGS...]
+serve() { # serve NAME ROOT [FLAGS...] (BIN=another binary)
     local name=$1 root=$2
     shift 2
     local port
     port=$(free_port)
-    "$SVELTO_BIN" serve -d --foreground -r "$root" --listen-host 127.0.0.1 --listen-port "$port" \
+    "${BIN:-$SVELTO_BIN}" serve -d --foreground -r "$root" --listen-host 127.0.0.1 --listen-port "$port" \
         --log-file "$SCRATCH/serve-$name.log" "$@" >/dev/null 2>&1 &
     SPID[$name]=$!
     PIDS+=($!)
@@ -131,7 +154,8 @@ serve() { # serve NAME ROOT [FLAGS...]
 serve a "$SCRATCH/root-a" --cluster "$SCRATCH/a.cluster"
 serve b "$SCRATCH/root-b" --cluster "$SCRATCH/b.cluster"
 serve single "$SCRATCH/single"
-url() { echo "svn://127.0.0.1:${PORT[$1]}/proj"; }
+[ -z "$SVELTO_BEFORE" ] || BIN=$SVELTO_BEFORE serve a0 "$SCRATCH/root-a0" --cluster "$SCRATCH/a0.cluster"
+url() { if [ "$1" = a0 ]; then echo "svn://127.0.0.1:${PORT[$1]}/proj0"; else echo "svn://127.0.0.1:${PORT[$1]}/proj"; fi; }
 
 RAW="$OUT_DIR/cluster.raw"
 : >"$RAW"
@@ -149,10 +173,18 @@ stats() { # stats < values in µs: "median / p99 ms (n)"
 
 # Warm: the first PUTs of a new weed volume are slow.
 for _ in 1 2 3; do put "$(url a)" warm.txt >/dev/null; put "$(url single)" warm.txt >/dev/null; done
+[ -z "$SVELTO_BEFORE" ] || for _ in 1 2 3; do put "$(url a0)" warm.txt >/dev/null; done
 
 for i in $(seq "$COMMITS"); do
+    [ -z "$SVELTO_BEFORE" ] || echo "latency before $(put "$(url a0)" lat.txt)" >>"$RAW"
     echo "latency cluster $(put "$(url a)" lat.txt)" >>"$RAW"
     echo "latency single $(put "$(url single)" lat.txt)" >>"$RAW"
+done
+# The round trips of the latency loop's commits (A's and A0's timing lines so far).
+for f in a a0; do
+    if [ -f "$SCRATCH/serve-$f.log" ]; then
+        grep 'cluster timings:' "$SCRATCH/serve-$f.log" | tail -n "$COMMITS" >"$SCRATCH/timings-$f"
+    fi
 done
 
 for i in $(seq "$VISIBLE"); do
@@ -201,4 +233,41 @@ LOAD=$(cut -d' ' -f1-3 /proc/loadavg)
     echo "| acknowledged on A to seen by svn info through B, median / p99 | $(awk '$1=="visible"&&$2=="cluster"{print $3}' "$RAW" | stats) | one svn info: $(awk '$1=="visible"&&$2=="single-info"{print $3}' "$RAW" | stats) |"
     echo "| svn info polls through B until it saw the commit, max | $(awk '$1=="visible"&&$2=="cluster"{print $4}' "$RAW" | sort -n | tail -1) | - |"
     echo "| kill -9 of the writer (A) to B's next acknowledged commit, median / max | $(awk '$1=="failover"{print $3}' "$RAW" | sort -n | awk '{v[NR]=$1} END {printf "%.2f / %.2f s (n=%d)", v[int((NR+1)/2)]/1e6, v[NR]/1e6, NR}') | - |"
+    if [ -n "$SVELTO_BEFORE" ]; then
+        echo "| one-file commit through A0 ($SVELTO_BEFORE), median / p99 | $(awk '$1=="latency"&&$2=="before"{print $3}' "$RAW" | stats) | - |"
+    fi
+    echo
+    echo "Round trips per commit of the latency loop (the front end's \`log-timings\` lines: mean count, median time per commit):"
+    echo
+    echo "| front end | head reads | lock reads | campaigns | resigns | PUTs | head txns | all round trips, median ms |"
+    echo "|---|---|---|---|---|---|---|---|"
+    for f in a a0; do
+        [ -s "$SCRATCH/timings-$f" ] || continue
+        python3 - "$SCRATCH/timings-$f" "$f" <<'PY'
+import re, sys
+kinds = ["head reads", "lock reads", "campaigns", "resigns", "PUTs", "head txns"]
+rows = []
+for line in open(sys.argv[1]):
+    since = line.split("since then: ", 1)[1].split(";", 1)[0]
+    got = {k: (0, 0.0) for k in kinds}
+    for n, kind, t in re.findall(r"(\d+) ([a-zA-Z ]+?) ([0-9.]+) ms", since):
+        got[kind.strip()] = (int(n), float(t))
+    rows.append(got)
+def cell(k):
+    counts = [r[k][0] for r in rows]
+    times = sorted(r[k][1] for r in rows)
+    return f"{sum(counts) / len(rows):.2f} x, {times[(len(times) - 1) // 2]:.1f} ms"
+total = sorted(sum(r[k][1] for k in kinds) for r in rows)
+print(f"| {sys.argv[2]} | " + " | ".join(cell(k) for k in kinds) + f" | {total[(len(total) - 1) // 2]:.1f} (n={len(rows)}) |")
+PY
+    done
 } | tee "$OUT_DIR/cluster.md"
+
+if [ "$PROBE" = 1 ]; then
+    {
+        echo
+        echo "In-process probe (\`cargo test -p svelto-cli --test cluster -- --ignored --nocapture probe\`):"
+        echo
+        cargo test -q -p svelto-cli --test cluster -- --ignored --nocapture probe 2>/dev/null | grep -E '^\||^probe|^head transactions'
+    } | tee -a "$OUT_DIR/cluster.md"
+fi

@@ -27,7 +27,7 @@ use svelto_store::{Current, Repo, Writer};
 
 use crate::head::{CommitId, PARTS};
 use crate::objects::Segment;
-use crate::repo::{HeadVersion, Publish, Repository, WriterLease};
+use crate::repo::{HeadVersion, LeaseClock, Publish, Repository, WriterLease};
 use crate::{Cluster, ClusterError};
 
 type Result<T> = std::result::Result<T, StoreError>;
@@ -115,6 +115,21 @@ pub struct ClusterRepo {
     local_dir: Option<PathBuf>,
     /// When set, a fence that cannot reach etcd serves reads at the cached head.
     unfenced: Option<Arc<Unfenced>>,
+    /// The lease of this process's writer of the repository while its cache holds every
+    /// revision published (set by the writer when its head is checked, cleared before it
+    /// publishes, releases or resigns): while it surely holds, nobody else can publish,
+    /// and the fence is answered from the cache without asking etcd.
+    lease_read: Arc<Mutex<Option<LeaseRead>>>,
+    /// The id of the lease under which the kept lock table was read from etcd (0: none).
+    /// While that lease surely holds, only this front end's writer can change the table
+    /// (lock changes are conditioned on its election key), and it updates the kept copy:
+    /// lock reads are answered from it.
+    locks_read_under: Arc<std::sync::atomic::AtomicI64>,
+}
+
+/// The writer's lease as the reader uses it.
+struct LeaseRead {
+    clock: LeaseClock,
 }
 
 /// A sink for the front end's log lines.
@@ -189,6 +204,8 @@ impl ClusterRepo {
             locks: Arc::new(Mutex::new((0, Arc::default()))),
             local_dir: None,
             unfenced: None,
+            lease_read: Arc::default(),
+            locks_read_under: Arc::default(),
         };
         repo.catch_up(&head)?;
         Ok(repo)
@@ -392,8 +409,19 @@ impl ReadRepo for ClusterRepo {
     fn youngest(&self) -> Revnum {
         self.local.youngest()
     }
-    /// The fence: a linearizable read of the head, then the cache caught up with it.
+    /// The fence: a linearizable read of the head, then the cache caught up with it; or,
+    /// while this process's writer surely holds the lease with the cache at the head it
+    /// checked, the cache's head alone (no other front end can publish meanwhile).
     fn refresh(&self) -> Result<Revnum> {
+        let surely_held = self
+            .lease_read
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .is_some_and(|r| r.clock.surely_held());
+        if surely_held {
+            return self.local.refresh();
+        }
         let Some(unfenced) = &self.unfenced else {
             let head = self.fence().map_err(store_error)?;
             return self.catch_up(&head);
@@ -477,9 +505,36 @@ impl ReadRepo for ClusterRepo {
     }
     /// The table in etcd now (a linearizable read; parsed again only when it changed).
     fn locks(&self) -> Result<Arc<LockTable>> {
+        // Under this front end's surely held lease, once read: the kept table (lock
+        // changes are conditioned on the writer's election key, so only this front end's
+        // writer can make them, and it updates the kept table).
+        let lease = self
+            .lease_read
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .filter(|r| r.clock.surely_held())
+            .map(|r| r.clock.lease_id());
+        let read_under = self
+            .locks_read_under
+            .load(std::sync::atomic::Ordering::SeqCst);
+        if lease.is_some_and(|id| id == read_under) {
+            return Ok(self
+                .locks
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .1
+                .clone());
+        }
         let (bytes, version) = self.repository.locks().map_err(store_error)?;
+        if let Some(id) = lease {
+            // Read after the lease was surely held: every change by another front end
+            // came before it.
+            self.locks_read_under
+                .store(id, std::sync::atomic::Ordering::SeqCst);
+        }
         let mut kept = self.locks.lock().unwrap_or_else(|e| e.into_inner());
-        if kept.0 != version {
+        if version > kept.0 {
             let table = match bytes {
                 None => LockTable::default(),
                 Some(bytes) => LockTable::new(svelto_store::parse_lock_table(&bytes).map_err(
@@ -571,6 +626,9 @@ pub struct ClusterWriter {
     published_at: Current,
     inner: Writer,
     stale: Option<String>,
+    /// Where each publication's round trips are logged (`log-timings = yes`), and the
+    /// counters at the previous one.
+    timings: Option<(LogSink, crate::Stats, Instant)>,
 }
 
 impl ClusterWriter {
@@ -616,7 +674,7 @@ impl ClusterWriter {
                 return Err(e);
             }
         };
-        Ok(ClusterWriter {
+        let writer = ClusterWriter {
             reader: reader.clone(),
             lease: Arc::new(Mutex::new(Some(lease))),
             writer: writer.to_owned(),
@@ -627,7 +685,18 @@ impl ClusterWriter {
             published_at,
             inner,
             stale: None,
-        })
+            timings: None,
+        };
+        writer.allow_lease_reads();
+        Ok(writer)
+    }
+
+    /// Logs to `log`, after each publication, the round trips made to etcd and the object
+    /// store since the previous one (the fences and lock reads of the commit's request,
+    /// a campaign, the PUT, the head's transaction) with their times.
+    pub fn log_timings(&mut self, log: LogSink) {
+        let now = self.reader.repository.stats();
+        self.timings = Some((log, now, Instant::now()));
     }
 
     /// The head the next publication builds on.
@@ -652,7 +721,16 @@ impl ClusterWriter {
     /// the head is still the one this writer built on.
     fn lease_again(&mut self) -> Result<bool> {
         let mut held = self.lease.lock().unwrap_or_else(|e| e.into_inner());
-        if held.is_none() {
+        if let Some(lease) = held.as_ref() {
+            // Held without a break since this writer's last publication (or its open): no
+            // other front end can have published, since a publication is conditioned on
+            // its own election key and the key is this lease's. So the head is still
+            // `base`, and no read is needed. Were the lease lost unseen (its keep-alives
+            // failing), the publication's compare refuses the commit and the writer goes
+            // stale: never a wrong acknowledgement.
+            return Ok(lease.is_held());
+        }
+        {
             let repository = &self.reader.repository;
             let started = Instant::now();
             *held = loop {
@@ -672,7 +750,30 @@ impl ClusterWriter {
         let lease_held = held.as_ref().is_some_and(WriterLease::is_held);
         drop(held);
         let head = self.reader.repository.head().map_err(store_error)?;
-        Ok(lease_held && head.mod_revision == self.base.mod_revision)
+        let fresh = lease_held && head.mod_revision == self.base.mod_revision;
+        if fresh {
+            self.allow_lease_reads();
+        }
+        Ok(fresh)
+    }
+
+    /// Lets the reader answer fences from the cache while the lease surely holds (the
+    /// cache is at `base`, the head this writer checked or published).
+    fn allow_lease_reads(&self) {
+        let held = self.lease.lock().unwrap_or_else(|e| e.into_inner());
+        let clock = held.as_ref().map(WriterLease::clock);
+        let mut read = self
+            .reader
+            .lease_read
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        *read = clock.map(|clock| LeaseRead { clock });
+    }
+
+    /// Makes the reader fence through etcd again (before anything that may end the lease
+    /// or leave the cache behind the head).
+    fn stop_lease_reads(reader: &ClusterRepo) {
+        *reader.lease_read.lock().unwrap_or_else(|e| e.into_inner()) = None;
     }
 
     fn usable(&self) -> Result<()> {
@@ -698,7 +799,11 @@ impl ClusterWriter {
             )));
         }
         let now = self.inner.view()?.current();
+        // Until this publication's outcome is known and the cache holds it.
+        Self::stop_lease_reads(&self.reader);
+        let reading = Instant::now();
         let segment = read_parts(self.reader.local.db_path(), &self.published_at, &now)?;
+        let read_took = reading.elapsed();
         let commit = commit_id(&*self.reader.local.env());
         let outcome = {
             let held = self.lease.lock().unwrap_or_else(|e| e.into_inner());
@@ -721,10 +826,25 @@ impl ClusterWriter {
                     ));
                 }
                 self.published_at = now;
+                if let Some((log, before, at)) = &mut self.timings {
+                    let stats = self.reader.repository.stats();
+                    log(&format!(
+                        "cluster timings: {} r{revision} published {:.1} ms after the \
+                         previous publication; since then: {}; segment read {:.1} ms",
+                        self.reader.repository.name(),
+                        at.elapsed().as_secs_f64() * 1000.0,
+                        stats.since(before).describe(),
+                        read_took.as_secs_f64() * 1000.0
+                    ));
+                    (*before, *at) = (stats, Instant::now());
+                }
                 // Published in the cluster: acknowledged whatever the cache does next (a
                 // cache that could not take it is caught up again by a reader).
                 if let Err(e) = self.inner.sync() {
                     self.stale = Some(format!("the cache could not record r{revision}: {e}"));
+                }
+                if self.stale.is_none() {
+                    self.allow_lease_reads();
                 }
                 return Ok(revision);
             }
@@ -764,6 +884,7 @@ impl Drop for ClusterWriter {
         // out the TTL, as after a crash).
         self.idle_epoch
             .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Self::stop_lease_reads(&self.reader);
         let held = self.lease.lock().unwrap_or_else(|e| e.into_inner()).take();
         if let Some(lease) = held {
             let _ = lease.resign();
@@ -799,11 +920,13 @@ impl WriteRepo for ClusterWriter {
             use std::sync::atomic::Ordering::SeqCst;
             let epoch = self.idle_epoch.fetch_add(1, SeqCst) + 1;
             let (epochs, lease) = (self.idle_epoch.clone(), self.lease.clone());
+            let reader = self.reader.clone();
             std::thread::spawn(move || {
                 std::thread::sleep(idle);
                 let mut held = lease.lock().unwrap_or_else(|e| e.into_inner());
                 if epochs.load(SeqCst) == epoch {
                     if let Some(lease) = held.take() {
+                        ClusterWriter::stop_lease_reads(&reader);
                         let _ = lease.resign();
                     }
                 }

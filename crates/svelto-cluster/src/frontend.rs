@@ -31,6 +31,8 @@ pub struct FrontEndConfig {
     pub writer_wait: Duration,
     /// How long the writer lease is kept after a commit (`writer-idle-ms`, default 200).
     pub writer_idle: Duration,
+    /// Whether each publication's round trips are logged (`log-timings = yes`).
+    pub log_timings: bool,
 }
 
 fn config_error(file: &Path, line: usize, what: impl std::fmt::Display) -> ClusterError {
@@ -92,7 +94,7 @@ impl FrontEndConfig {
             })
         };
         for (key, _, line) in &pairs {
-            const KNOWN: [&str; 13] = [
+            const KNOWN: [&str; 14] = [
                 "etcd",
                 "cluster",
                 "s3-endpoint",
@@ -106,6 +108,7 @@ impl FrontEndConfig {
                 "writer-idle-ms",
                 "lease-ttl",
                 "request-timeout",
+                "log-timings",
             ];
             if !KNOWN.contains(&key.as_str()) {
                 return Err(config_error(file, *line, format!("unknown key '{key}'")));
@@ -154,7 +157,7 @@ impl FrontEndConfig {
             }
         };
         if let Some(ttl) = seconds("lease-ttl")? {
-            cluster.lease_ttl_secs = i64::try_from(ttl.max(2)).unwrap_or(i64::MAX);
+            cluster.lease_ttl_secs = i64::try_from(ttl.max(1)).unwrap_or(i64::MAX);
         }
         if let Some(t) = seconds("request-timeout")? {
             cluster.request_timeout = Duration::from_secs(t.max(1));
@@ -216,12 +219,27 @@ impl FrontEndConfig {
                 )
             })?),
         };
+        let log_timings = match get("log-timings") {
+            None => false,
+            Some((v, line)) => match v.to_ascii_lowercase().as_str() {
+                "yes" | "true" | "on" | "1" => true,
+                "no" | "false" | "off" | "0" => false,
+                _ => {
+                    return Err(config_error(
+                        file,
+                        line,
+                        format!("'log-timings' must be yes or no, not '{v}'"),
+                    ))
+                }
+            },
+        };
         Ok(FrontEndConfig {
             cluster,
             cache_dir,
             front_end,
             writer_wait,
             writer_idle,
+            log_timings,
         })
     }
 }
@@ -362,6 +380,57 @@ impl Backend for ClusterBackend {
         // The server's writer slot keeps the writer between commits: the lease goes back
         // after a moment without one, so that any front end can commit.
         writer.set_idle_release(self.config.writer_idle);
+        if self.config.log_timings {
+            let log = self.log.clone();
+            writer.log_timings(Arc::new(move |line: &str| {
+                let sink = log.lock().unwrap_or_else(|e| e.into_inner()).clone();
+                sink(line)
+            }));
+        }
         Ok(Box::new(writer))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(extra: &str) -> std::result::Result<FrontEndConfig, ClusterError> {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("fe.cluster");
+        std::fs::write(
+            &file,
+            format!(
+                "etcd = http://127.0.0.1:2379\ncluster = c\ns3-endpoint = http://127.0.0.1:9000\n\
+                 s3-bucket = b\ncache = cache\n{extra}"
+            ),
+        )
+        .expect("write");
+        FrontEndConfig::load(&file, &|name| Some(format!("{name}-value")))
+    }
+
+    #[test]
+    fn timings_and_a_one_second_lease_are_read_and_bad_values_named() {
+        let c = load("log-timings = yes\nlease-ttl = 1\n").expect("loads");
+        assert!(c.log_timings);
+        assert_eq!(c.cluster.lease_ttl_secs, 1);
+        let c = load("").expect("loads");
+        assert!(!c.log_timings);
+        assert_eq!(c.cluster.lease_ttl_secs, 2);
+        assert_eq!(c.cluster.s3_access_key, "AWS_ACCESS_KEY_ID-value");
+        let e = load("log-timings = maybe\n")
+            .expect_err("refused")
+            .to_string();
+        assert!(
+            e.contains("fe.cluster:6") && e.contains("'log-timings' must be yes or no"),
+            "{e}"
+        );
+        assert_eq!(
+            load("lease-ttl = 0\n")
+                .expect("loads")
+                .cluster
+                .lease_ttl_secs,
+            1
+        );
     }
 }

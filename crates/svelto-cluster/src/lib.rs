@@ -21,6 +21,7 @@ mod frontend;
 pub mod head;
 pub mod objects;
 mod repo;
+mod stats;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -32,7 +33,8 @@ pub use backend::{ClusterRepo, ClusterWriter, LogSink};
 pub use frontend::{ClusterBackend, FrontEndConfig};
 pub use head::{CommitId, Head, HeadError, IndexRef, SegmentRef, MAX_TAIL, PARTS};
 pub use objects::{Index, Segment, SegmentHeader};
-pub use repo::{HeadVersion, Publish, Repository, WriterLease};
+pub use repo::{HeadVersion, LeaseClock, Publish, Repository, WriterLease};
+pub use stats::{Stats, Trip};
 
 /// Where the cluster's components are and how long to wait for them.
 #[derive(Clone, Debug)]
@@ -271,6 +273,7 @@ impl Cluster {
                 etcd,
                 store: Arc::new(store),
                 config,
+                counters: stats::Counters::default(),
             }),
         })
     }
@@ -283,5 +286,10 @@ impl Cluster {
     /// The configuration it was made with.
     pub fn config(&self) -> &ClusterConfig {
         &self.inner.config
+    }
+
+    /// The round trips made so far through this cluster's clients, by kind.
+    pub fn stats(&self) -> Stats {
+        self.inner.counters.snapshot()
     }
 }

@@ -2,8 +2,9 @@
 //! and its segments (docs/cluster.md, "Publishing a commit" and "Reads").
 
 use std::ops::Range;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use etcd_client::{Client, Compare, CompareOp, PutOptions, Txn, TxnOp, TxnOpResponse};
@@ -11,6 +12,7 @@ use object_store::ObjectStore;
 
 use crate::head::{CommitId, Head, SegmentRef};
 use crate::objects::{Index, Objects, Segment, SegmentHeader};
+use crate::stats::{Counters, Stats, Trip};
 use crate::{ClusterConfig, ClusterError};
 
 pub(crate) struct Inner {
@@ -18,6 +20,7 @@ pub(crate) struct Inner {
     pub(crate) etcd: Client,
     pub(crate) store: Arc<dyn ObjectStore>,
     pub(crate) config: ClusterConfig,
+    pub(crate) counters: Counters,
 }
 
 /// A head and the etcd revision that last wrote it (what a publication is conditioned on).
@@ -61,6 +64,8 @@ pub struct WriterLease {
     lease: i64,
     election: i64,
     lost: Arc<AtomicBool>,
+    /// Until when (nanoseconds after [`epoch`]) etcd cannot have let the lease expire.
+    valid_until: Arc<AtomicU64>,
     keep_alive: tokio::task::JoinHandle<()>,
     inner: Arc<Inner>,
 }
@@ -87,6 +92,16 @@ impl WriterLease {
         !self.lost.load(Ordering::SeqCst)
     }
 
+    /// A handle that answers whether the lease surely still holds (see
+    /// [`LeaseClock::surely_held`]).
+    pub fn clock(&self) -> LeaseClock {
+        LeaseClock {
+            lease: self.lease,
+            lost: self.lost.clone(),
+            valid_until: self.valid_until.clone(),
+        }
+    }
+
     /// Revokes the lease: the election key goes at once and another writer can win.
     pub fn resign(self) -> Result<(), ClusterError> {
         self.keep_alive.abort();
@@ -94,9 +109,13 @@ impl WriterLease {
         let mut etcd = self.inner.etcd.clone();
         let lease = self.lease;
         let after = self.inner.config.request_timeout;
-        self.inner
+        let started = Instant::now();
+        let revoked = self
+            .inner
             .runtime
-            .block_on(async { tokio::time::timeout(after, etcd.lease_revoke(lease)).await })
+            .block_on(async { tokio::time::timeout(after, etcd.lease_revoke(lease)).await });
+        self.inner.counters.add(Trip::Resign, started.elapsed());
+        revoked
             .map_err(|_| ClusterError::EtcdTimeout {
                 what: "revoke lease",
                 key: lease.to_string(),
@@ -114,6 +133,48 @@ impl WriterLease {
 impl Drop for WriterLease {
     fn drop(&mut self) {
         self.keep_alive.abort();
+    }
+}
+
+/// The process's reference instant for [`LeaseClock`]'s deadlines.
+fn epoch() -> Instant {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    *EPOCH.get_or_init(Instant::now)
+}
+
+/// `at` as nanoseconds after [`epoch`] (0 for an instant before it).
+fn since_epoch(at: Instant) -> u64 {
+    u64::try_from(at.saturating_duration_since(epoch()).as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// Whether a writer lease surely still holds: its last renewal (or grant) was *sent* at
+/// time S with a TTL of T granted, so etcd cannot expire it before S + T (a leader counts
+/// from when it received the request, later than S; a new leader extends leases, never
+/// shortens them). Nine tenths of T are counted, for clock rate differences. While it
+/// holds no other writer can publish (publications are conditioned on the election key on
+/// this lease): a front end that holds it may answer a fence from its cache.
+#[derive(Clone)]
+pub struct LeaseClock {
+    lease: i64,
+    lost: Arc<AtomicBool>,
+    valid_until: Arc<AtomicU64>,
+}
+
+impl LeaseClock {
+    /// The etcd lease id.
+    pub fn lease_id(&self) -> i64 {
+        self.lease
+    }
+
+    /// True while the lease cannot have ended (and was not reported lost or resigned).
+    pub fn surely_held(&self) -> bool {
+        !self.lost.load(Ordering::SeqCst)
+            && since_epoch(Instant::now()) < self.valid_until.load(Ordering::SeqCst)
+    }
+
+    fn renewed(valid_until: &AtomicU64, sent: Instant, ttl: Duration) {
+        let until = since_epoch(sent + ttl * 9 / 10);
+        valid_until.fetch_max(until, Ordering::SeqCst);
     }
 }
 
@@ -160,6 +221,11 @@ impl Repository {
     /// The repository's name.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The round trips made so far through the cluster's clients (every repository's).
+    pub fn stats(&self) -> Stats {
+        self.inner.counters.snapshot()
     }
 
     /// The etcd key of its head.
@@ -279,13 +345,16 @@ impl Repository {
 
     async fn head_async(&self) -> Result<HeadVersion, ClusterError> {
         let mut etcd = self.inner.etcd.clone();
+        let started = Instant::now();
         let resp = self
             .etcd_call(
                 "read head",
                 &self.head_key,
                 etcd.get(self.head_key.as_str(), None),
             )
-            .await?;
+            .await;
+        self.inner.counters.add(Trip::HeadRead, started.elapsed());
+        let resp = resp?;
         let Some(kv) = resp.kvs().first() else {
             return Err(ClusterError::NoSuchRepository {
                 name: self.name.clone(),
@@ -318,13 +387,16 @@ impl Repository {
     pub fn locks(&self) -> Result<(Option<Vec<u8>>, i64), ClusterError> {
         self.block(async {
             let mut etcd = self.inner.etcd.clone();
+            let started = Instant::now();
             let resp = self
                 .etcd_call(
                     "read locks",
                     &self.locks_key,
                     etcd.get(self.locks_key.as_str(), None),
                 )
-                .await?;
+                .await;
+            self.inner.counters.add(Trip::LockRead, started.elapsed());
+            let resp = resp?;
             Ok(match resp.kvs().first() {
                 Some(kv) => (Some(kv.value().to_vec()), kv.mod_revision()),
                 None => (None, 0),
@@ -372,12 +444,13 @@ impl Repository {
     pub fn campaign(&self, writer: &str) -> Result<Option<WriterLease>, ClusterError> {
         let ttl = self.inner.config.lease_ttl_secs;
         let key = self.writer_key.clone();
+        let started = Instant::now();
         let won = self.block(async {
             let mut etcd = self.inner.etcd.clone();
-            let lease = self
+            let granted = self
                 .etcd_call("grant lease", &key, etcd.lease_grant(ttl, None))
-                .await?
-                .id();
+                .await?;
+            let (lease, granted_ttl) = (granted.id(), granted.ttl());
             let txn = Txn::new()
                 .when(vec![Compare::create_revision(
                     key.as_str(),
@@ -393,7 +466,7 @@ impl Repository {
             match result {
                 Ok(resp) if resp.succeeded() => {
                     let election = resp.header().map_or(0, |h| h.revision());
-                    Ok(Some((lease, election)))
+                    Ok(Some((lease, election, granted_ttl)))
                 }
                 other => {
                     // Lost, or unknown: the lease must not keep a key we may have made.
@@ -405,22 +478,32 @@ impl Repository {
                     other.map(|_| None)
                 }
             }
-        })?;
-        let Some((lease, election)) = won else {
+        });
+        self.inner.counters.add(Trip::Campaign, started.elapsed());
+        let won = won?;
+        let Some((lease, election, granted_ttl)) = won else {
             return Ok(None);
         };
         let lost = Arc::new(AtomicBool::new(false));
+        let valid_until = Arc::new(AtomicU64::new(0));
+        LeaseClock::renewed(
+            &valid_until,
+            started,
+            Duration::from_secs(u64::try_from(granted_ttl.max(0)).unwrap_or(0)),
+        );
         let keep_alive = self.inner.runtime.spawn(keep_alive(
             self.inner.etcd.clone(),
             lease,
             Duration::from_secs(ttl as u64),
             lost.clone(),
+            valid_until.clone(),
         ));
         Ok(Some(WriterLease {
             writer: writer.to_owned(),
             lease,
             election,
             lost,
+            valid_until,
             keep_alive,
             inner: self.inner.clone(),
         }))
@@ -457,19 +540,27 @@ impl Repository {
         let revision = base.head.youngest + 1;
         let (next, flushed) = base.head.next(&lease.writer, commit, segment.lengths());
         let mine = SegmentRef { revision, commit };
-        self.objects
+        let started = Instant::now();
+        let put = self
+            .objects
             .put_once(
                 "put segment",
                 &self.objects.segment_key(mine),
                 segment.encode(revision, commit),
             )
-            .await?;
+            .await;
+        self.inner.counters.add(Trip::Put, started.elapsed());
+        put?;
         if !flushed.is_empty() {
             let index = Index::of(&flushed, base.head.index);
             let key = self.objects.index_key(index.covers);
-            self.objects
+            let started = Instant::now();
+            let put = self
+                .objects
                 .put_once("put index object", &key, index.encode())
-                .await?;
+                .await;
+            self.inner.counters.add(Trip::Put, started.elapsed());
+            put?;
         }
         let head_key = self.head_key.as_str();
         let txn = Txn::new()
@@ -490,10 +581,12 @@ impl Repository {
             let mut etcd = self.inner.etcd.clone();
             let attempt = etcd.txn(txn.clone());
             let after = self.inner.config.attempt_timeout;
-            match self
+            let sent = Instant::now();
+            let answer = self
                 .etcd_call_within(after, "publish head", head_key, attempt)
-                .await
-            {
+                .await;
+            self.inner.counters.add(Trip::PublishTxn, sent.elapsed());
+            match answer {
                 Ok(resp) if resp.succeeded() => {
                     let mod_revision = resp.header().map_or(0, |h| h.revision());
                     return Ok(Publish::Published {
@@ -626,7 +719,10 @@ impl Repository {
     pub fn read_segment(&self, segment: SegmentRef) -> Result<Segment, ClusterError> {
         self.block(async {
             let key = self.objects.segment_key(segment);
-            let bytes = self.objects.get("read segment", &key).await?;
+            let started = Instant::now();
+            let bytes = self.objects.get("read segment", &key).await;
+            self.inner.counters.add(Trip::SegmentGet, started.elapsed());
+            let bytes = bytes?;
             Segment::decode(&bytes, segment).map_err(|e| ClusterError::Corrupt {
                 what: "segment",
                 key,
@@ -652,12 +748,19 @@ impl Repository {
 /// Keeps `lease` alive every third of its TTL until the task is aborted; sets `lost` when
 /// etcd says the lease is gone. Errors (a killed member, no leader) are retried on a new
 /// stream: while they last, the lease may run out, which the publication's compare sees.
-async fn keep_alive(mut etcd: Client, lease: i64, ttl: Duration, lost: Arc<AtomicBool>) {
+async fn keep_alive(
+    mut etcd: Client,
+    lease: i64,
+    ttl: Duration,
+    lost: Arc<AtomicBool>,
+    valid_until: Arc<AtomicU64>,
+) {
     let interval = (ttl / 3).max(Duration::from_millis(100));
     loop {
         let stream = tokio::time::timeout(interval, etcd.lease_keep_alive(lease)).await;
         if let Ok(Ok((mut keeper, mut answers))) = stream {
             loop {
+                let sent = Instant::now();
                 if !matches!(
                     tokio::time::timeout(interval, keeper.keep_alive()).await,
                     Ok(Ok(()))
@@ -669,7 +772,11 @@ async fn keep_alive(mut etcd: Client, lease: i64, ttl: Duration, lost: Arc<Atomi
                         lost.store(true, Ordering::SeqCst);
                         return;
                     }
-                    Ok(Ok(Some(_))) => {}
+                    Ok(Ok(Some(answer))) => LeaseClock::renewed(
+                        &valid_until,
+                        sent,
+                        Duration::from_secs(u64::try_from(answer.ttl()).unwrap_or(0)),
+                    ),
                     _ => break,
                 }
                 tokio::time::sleep(interval).await;

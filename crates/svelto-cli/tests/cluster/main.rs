@@ -12,6 +12,8 @@ use std::time::{Duration, Instant};
 use svelto_testkit::cluster::{EtcdCluster, S3Server, S3_ACCESS_KEY, S3_REGION, S3_SECRET_KEY};
 use svelto_testkit::{tempdir, Run, Svelto};
 
+mod probe;
+
 fn svelto_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_svelto"))
 }
