@@ -366,13 +366,34 @@ fn change(base: &str) {
     mucc(&["propset", "svn:externals", &trunk_a, "trunk/a"]);
 }
 
-/// Lines of an update's output as compared: `A` runs sorted (see [`blocks_sorted`]), and
-/// the block of `new-form` (whose URL changed: svn switches it, Svelto checks the new URL
-/// out; the same files and rows, other lines) left out.
+/// Lines of an update's output as compared: each run of `A`/`D`/`U` lines sorted (svn
+/// prints a directory's property change when the directory closes, Svelto before its
+/// files), and the block of `new-form` (whose URL changed: svn switches it, Svelto checks
+/// the new URL out; the same files and rows, other lines) left out.
 fn update_output(text: &str) -> String {
+    let change = |l: &str| {
+        l.len() > 5
+            && l.as_bytes()[4] == b' '
+            && l.as_bytes()[..4]
+                .iter()
+                .all(|b| matches!(b, b' ' | b'A' | b'D' | b'U' | b'C' | b'G' | b'E'))
+    };
+    let mut sorted = Vec::new();
+    let mut run: Vec<&str> = Vec::new();
+    for line in text.lines() {
+        if change(line) {
+            run.push(line);
+            continue;
+        }
+        run.sort_unstable();
+        sorted.append(&mut run);
+        sorted.push(line);
+    }
+    run.sort_unstable();
+    sorted.append(&mut run);
     let mut out = Vec::new();
     let mut skipping = false;
-    for line in blocks_sorted(text).lines() {
+    for line in sorted {
         if line.starts_with("Fetching external item into") {
             skipping = line.ends_with("a/new-form':");
         }
