@@ -730,14 +730,14 @@ fn file_external_modified(
     node: &crate::wc::OwnedNode,
     opts: &crate::update::UpdateOptions,
 ) -> bool {
-    crate::update::local_changes(
+    !crate::update::local_changes(
         parent.root,
         db,
         std::slice::from_ref(node),
         parent.root_url,
         &opts.zone,
     )
-    .map_or(true, |m| !m.is_empty())
+    .is_ok_and(|m| m.is_empty())
 }
 
 /// Fetches a file external again at its definition's revision: `U` when its text or
