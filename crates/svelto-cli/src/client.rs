@@ -272,6 +272,7 @@ fn run_update(
                 ),
                 Notify::Existed { relpath, .. } => format!("E    {}", shown(relpath)),
                 Notify::TreeConflict { relpath } => format!("   C {}", shown(relpath)),
+                Notify::ShadowedAdd { relpath } => format!("   A {}", shown(relpath)),
                 Notify::ExternalRemoved { relpath, message } => match message {
                     Some(m) => format!("Removed external '{}': {m}", shown(relpath)),
                     None => format!("Removed external '{}'", shown(relpath)),
@@ -463,6 +464,10 @@ impl Printer {
             }
             Notify::TreeConflict { relpath } => {
                 let line = format!("   C {}", self.shown(relpath));
+                self.line(&line, true);
+            }
+            Notify::ShadowedAdd { relpath } => {
+                let line = format!("   A {}", self.shown(relpath));
                 self.line(&line, true);
             }
             Notify::Deleted { .. } | Notify::ExternalRemoved { .. } => {}

@@ -113,6 +113,8 @@ pub enum Notify<'a> {
     /// conflict there (`   C`), as svn does: the node is in BASE, the one in the way is
     /// kept, and what the server sends below it is recorded but not written.
     TreeConflict { relpath: &'a str },
+    /// A node added below a tree conflict's directory: recorded, not written (`   A`).
+    ShadowedAdd { relpath: &'a str },
 }
 
 /// What a checkout or export did.
@@ -541,10 +543,7 @@ impl Receiver<'_> {
                     if let Some(op_depth) = self.shadowed_by(&relpath) {
                         self.conflicts
                             .push((relpath.clone(), "dir", op_depth, false));
-                        notify(Notify::Added {
-                            relpath: &relpath,
-                            is_dir: true,
-                        });
+                        notify(Notify::ShadowedAdd { relpath: &relpath });
                         self.dirs.insert(
                             token.to_vec(),
                             DirState {
@@ -737,6 +736,10 @@ impl Receiver<'_> {
                         .ok_or_else(|| bad_token("close-file"))?;
                     if file.conflicted {
                         notify(Notify::TreeConflict {
+                            relpath: &file.relpath,
+                        });
+                    } else if file.shadowed {
+                        notify(Notify::ShadowedAdd {
                             relpath: &file.relpath,
                         });
                     } else if file.existed {

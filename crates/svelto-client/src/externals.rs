@@ -781,6 +781,12 @@ fn refresh_file(
         other => notify(other),
     });
     result?;
+    if let (Some(db), Some(author)) = (
+        &parent.db,
+        before.as_ref().and_then(|b| b.changed_author.as_deref()),
+    ) {
+        db.keep_author(local, author)?;
+    }
     let after = match &parent.db {
         Some(db) => file_external_node(db, local)?,
         None => None,

@@ -320,6 +320,19 @@ impl WcDb {
         Ok(())
     }
 
+    /// Sets a BASE node's last author where none is recorded (an update keeps the one it
+    /// had when the new revision has none, as svn does).
+    pub fn keep_author(&self, relpath: &str, author: &str) -> Result<()> {
+        self.conn
+            .execute(
+                "UPDATE NODES SET changed_author = ?2 WHERE wc_id = 1 AND local_relpath = ?1
+                   AND op_depth = 0 AND changed_author IS NULL",
+                params![relpath, author],
+            )
+            .map_err(self.err())?;
+        Ok(())
+    }
+
     /// The SHA-1s (hex) of the pristine texts recorded.
     pub fn pristine_sha1s(&self) -> Result<std::collections::HashSet<String>> {
         let mut stmt = self

@@ -962,7 +962,7 @@ fn checkout_over_unversioned_nodes_records_tree_conflicts() {
         for cmd in [
             &["status", "-v"][..],
             &["info", "-R"],
-            &["info", "README.txt", "src", "a", "a/b/c/d/e/leaf.txt"],
+            &["info", "README.txt", "src", "a", "a/b/c/empty-in-deep.txt"],
         ] {
             assert_eq!(
                 in_wc(pair, &stock, cmd),
@@ -977,9 +977,10 @@ fn checkout_over_unversioned_nodes_records_tree_conflicts() {
             &["revert", "-R", "."],
             &["status", "-v"],
         ] {
+            // (revert walks the rows in their insertion order: compared sorted)
             assert_eq!(
-                in_wc(pair, &stock, cmd),
-                in_wc(pair, &ours, cmd),
+                sorted_lines(&in_wc(pair, &stock, cmd)),
+                sorted_lines(&in_wc(pair, &ours, cmd)),
                 "{label}: then svn {cmd:?}"
             );
         }
