@@ -512,20 +512,18 @@ fn bad_input_gets_a_clear_error() {
         "{}",
         out.stderr_text()
     );
-    // An unversioned file where the checkout would write one (the stock client records a
-    // tree conflict): named, once, with what to do.
+    // A file where an export would make a directory (a checkout records a tree conflict
+    // there, checkout_over_unversioned_nodes_records_tree_conflicts): named, once.
     let obstructed = dir.path().join("obstructed");
     std::fs::create_dir(&obstructed).unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(obstructed.join("README.txt"), "mine\n").unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(obstructed.join("src"), "mine\n").unwrap_or_else(|e| panic!("{e}"));
     let out = Run::new(binary())
-        .args(["checkout", "-q", &url, "obstructed"])
+        .args(["export", "-q", "--force", &url, "obstructed"])
         .current_dir(dir.path())
         .failure();
     let err = out.stderr_text();
     assert!(
-        err.contains("obstructed/README.txt' is in the way")
-            && err.contains("svn checkout")
-            && err.lines().count() == 1,
+        err.contains("obstructed/src' is in the way") && err.lines().count() == 1,
         "{err}"
     );
     let out = Run::new(binary())
