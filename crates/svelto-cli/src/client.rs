@@ -25,7 +25,8 @@ pub struct ClientArgs {
     /// Do not fetch svn:externals.
     #[arg(long)]
     ignore_externals: bool,
-    /// Take unversioned files and directories in the way as they are (checkout).
+    /// Take unversioned files and directories in the way as they are (checkout); export
+    /// into an existing directory, overwriting its files.
     #[arg(long)]
     force: bool,
     #[arg(long)]
@@ -107,6 +108,9 @@ pub struct UpdateArgs {
     /// Print nothing but errors.
     #[arg(short, long)]
     quiet: bool,
+    /// Leave svn:externals as they are.
+    #[arg(long)]
+    ignore_externals: bool,
     #[arg(long)]
     username: Option<String>,
     #[arg(long)]
@@ -222,6 +226,7 @@ pub fn update(a: UpdateArgs) -> anyhow::Result<()> {
             ask: Some(ask(a.config_dir.clone(), a.non_interactive)),
         },
         zone: crate::localtime::zone(),
+        ignore_externals: a.ignore_externals,
     };
     run_update(&opts, a.quiet, false, true)
 }
@@ -239,7 +244,10 @@ fn run_update(
     if !quiet && !checked_out {
         let _ = writeln!(out, "Updating '{}':", path.display());
     }
+    // As svn's notifier: whether something changed since the last "... revision N." line
+    // (an external's, or the tree's), and how deep inside externals the lines are.
     let mut changed = false;
+    let mut in_external = 0usize;
     let summary = {
         let mut notify = |n: Notify| {
             // As svn shows them: below PATH, without a leading "./".
@@ -263,10 +271,54 @@ fn run_update(
                     shown(relpath)
                 ),
                 Notify::Existed { relpath, .. } => format!("E    {}", shown(relpath)),
-                Notify::Received { .. }
-                | Notify::External { .. }
-                | Notify::ExternalDone { .. }
-                | Notify::ExternalFailed { .. } => return,
+                Notify::TreeConflict { relpath } => format!("   C {}", shown(relpath)),
+                Notify::ShadowedAdd { relpath } => format!("   A {}", shown(relpath)),
+                Notify::ExternalRemoved { relpath, message } => match message {
+                    Some(m) => format!("Removed external '{}': {m}", shown(relpath)),
+                    None => format!("Removed external '{}'", shown(relpath)),
+                },
+                Notify::External { relpath } => {
+                    in_external += 1;
+                    if !quiet {
+                        let _ =
+                            writeln!(out, "\nFetching external item into '{}':", shown(relpath));
+                    }
+                    return;
+                }
+                Notify::ExternalDone { revision } => {
+                    in_external = in_external.saturating_sub(1);
+                    if !quiet {
+                        let _ = match revision {
+                            Some(r) if checked_out => {
+                                writeln!(out, "Checked out external at revision {r}.\n")
+                            }
+                            Some(r) if std::mem::take(&mut changed) => {
+                                writeln!(out, "Updated external to revision {r}.\n")
+                            }
+                            Some(r) => writeln!(out, "External at revision {r}.\n"),
+                            None if checked_out => writeln!(out, "External checkout complete.\n"),
+                            None => writeln!(out, "External update complete.\n"),
+                        };
+                    }
+                    return;
+                }
+                Notify::ExternalFailed { relpath, message } => {
+                    let _ = out.flush();
+                    let _ = writeln!(
+                        std::io::stderr(),
+                        "svelto: warning: W205011: Error handling externals definition for '{}':\n\
+                         svelto: warning: {message}",
+                        shown(relpath)
+                    );
+                    if in_external > 0 {
+                        in_external -= 1;
+                        if !quiet {
+                            let _ = writeln!(out);
+                        }
+                    }
+                    return;
+                }
+                Notify::Received { .. } => return,
             };
             changed = true;
             if !quiet {
@@ -289,7 +341,7 @@ fn run_update(
         }
     }
     out.flush()?;
-    Ok(())
+    externals_result(&summary)
 }
 
 /// Prints `A    PATH` per node, as the stock client does (nothing with `-q`). When
@@ -410,7 +462,15 @@ impl Printer {
                 let line = format!("E    {}", self.shown(relpath));
                 self.line(&line, true);
             }
-            Notify::Deleted { .. } => {}
+            Notify::TreeConflict { relpath } => {
+                let line = format!("   C {}", self.shown(relpath));
+                self.line(&line, true);
+            }
+            Notify::ShadowedAdd { relpath } => {
+                let line = format!("   A {}", self.shown(relpath));
+                self.line(&line, true);
+            }
+            Notify::Deleted { .. } | Notify::ExternalRemoved { .. } => {}
         }
     }
 }
@@ -462,6 +522,7 @@ pub fn checkout(a: ClientArgs) -> anyhow::Result<()> {
             date: opts.date.clone(),
             credentials: opts.credentials.clone(),
             zone: opts.zone.clone(),
+            ignore_externals: opts.ignore_externals,
         };
         return run_update(&up, a.quiet, true, !a.ignore_externals);
     }

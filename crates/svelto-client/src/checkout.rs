@@ -103,6 +103,18 @@ pub enum Notify<'a> {
     ExternalDone { revision: Option<u64> },
     /// An external definition of the directory `relpath` failed (the others go on).
     ExternalFailed { relpath: &'a str, message: String },
+    /// An update removed the external at `relpath`, whose definition is gone ("Removed
+    /// external ..."); `message`: why something of it was left in place.
+    ExternalRemoved {
+        relpath: &'a str,
+        message: Option<String>,
+    },
+    /// A checkout found an unversioned node in the way of one it adds and recorded a tree
+    /// conflict there (`   C`), as svn does: the node is in BASE, the one in the way is
+    /// kept, and what the server sends below it is recorded but not written.
+    TreeConflict { relpath: &'a str },
+    /// A node added below a tree conflict's directory: recorded, not written (`   A`).
+    ShadowedAdd { relpath: &'a str },
 }
 
 /// What a checkout or export did.
@@ -127,6 +139,23 @@ pub fn checkout(opts: &Options, notify: &mut dyn FnMut(Notify)) -> Result<Summar
 /// Exports `opts.url` (working files only, keywords and line endings applied) to
 /// `opts.path`.
 pub fn export(opts: &Options, notify: &mut dyn FnMut(Notify)) -> Result<Summary> {
+    // As svn: an existing directory only with --force (its files are overwritten, the
+    // others stay); anything else in the way never.
+    if let Ok(m) = opts.path.symlink_metadata() {
+        if !m.is_dir() {
+            return Err(Error::Usage(format!(
+                "'{}' exists and is not a directory",
+                opts.path.display()
+            )));
+        }
+        if !opts.force {
+            return Err(Error::Usage(format!(
+                "Destination directory '{}' exists; please remove the directory or use \
+                 --force to overwrite",
+                opts.path.display()
+            )));
+        }
+    }
     run(opts, notify, true)
 }
 
@@ -239,11 +268,14 @@ pub(crate) fn run_in(
         export,
         definitions: Vec::new(),
         file_external: None,
+        shadowed: HashSet::new(),
+        conflicts: Vec::new(),
     };
     if let Some(db) = &r.db {
         db.begin()?;
     }
     r.drive(session.as_mut(), notify)?;
+    r.write_conflicts()?;
     if let Some(db) = &r.db {
         db.commit()?;
     }
@@ -344,6 +376,10 @@ struct FileState {
     done: Option<(String, String, u64)>,
     /// `--force`: an unversioned file stood there; it is kept as the working file.
     existed: bool,
+    /// An unversioned node stands there (a tree conflict) or the file is below a
+    /// directory that does: nothing is written.
+    conflicted: bool,
+    shadowed: bool,
 }
 
 struct Receiver<'o> {
@@ -369,6 +405,11 @@ struct Receiver<'o> {
     definitions: Vec<(String, Vec<u8>)>,
     /// Receiving a file external (one file into an existing working copy).
     file_external: Option<FileExternal>,
+    /// Added directories that an unversioned node was in the way of (tree conflicts).
+    shadowed: HashSet<String>,
+    /// What the tree conflicts record: (relpath, kind, op_depth, whether it is the
+    /// conflict's own node).
+    conflicts: Vec<(String, &'static str, i64, bool)>,
 }
 
 /// A file external: where it goes in the working copy and where it comes from.
@@ -427,6 +468,8 @@ pub(crate) fn fetch_file_external(
         export,
         definitions: Vec::new(),
         file_external: Some(fx),
+        shadowed: HashSet::new(),
+        conflicts: Vec::new(),
     };
     if let Some(db) = &r.db {
         db.begin()?;
@@ -497,6 +540,20 @@ impl Receiver<'_> {
                     }
                     let path = self.root.join(&relpath);
                     let mut existed = false;
+                    if let Some(op_depth) = self.shadowed_by(&relpath) {
+                        self.conflicts
+                            .push((relpath.clone(), "dir", op_depth, false));
+                        notify(Notify::ShadowedAdd { relpath: &relpath });
+                        self.dirs.insert(
+                            token.to_vec(),
+                            DirState {
+                                relpath,
+                                props: Vec::new(),
+                                entry: Entry::default(),
+                            },
+                        );
+                        continue;
+                    }
                     match std::fs::create_dir(&path) {
                         Ok(()) => {}
                         // svn records an unversioned directory in the way as a tree
@@ -507,6 +564,29 @@ impl Receiver<'_> {
                                 && (self.opts.force || self.export) =>
                         {
                             existed = !self.export;
+                        }
+                        // A checkout records what else is in the way as a tree conflict.
+                        Err(e)
+                            if e.kind() == std::io::ErrorKind::AlreadyExists
+                                && self.db.is_some() =>
+                        {
+                            self.conflicts.push((
+                                relpath.clone(),
+                                "dir",
+                                relpath_depth(&relpath),
+                                true,
+                            ));
+                            self.shadowed.insert(relpath.clone());
+                            notify(Notify::TreeConflict { relpath: &relpath });
+                            self.dirs.insert(
+                                token.to_vec(),
+                                DirState {
+                                    relpath,
+                                    props: Vec::new(),
+                                    entry: Entry::default(),
+                                },
+                            );
+                            continue;
                         }
                         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
                             return Err(Error::Obstructed { path })
@@ -573,14 +653,32 @@ impl Receiver<'_> {
                         Some(fx) => fx.local_relpath.clone(),
                         None => relpath,
                     };
+                    let in_way = if self.file_external.is_none() {
+                        self.root.join(&relpath).symlink_metadata().ok()
+                    } else {
+                        None
+                    };
+                    let shadow = match self.file_external {
+                        None => self.shadowed_by(&relpath),
+                        Some(_) => None,
+                    };
                     let existed = self.opts.force
                         && !self.export
-                        && self.file_external.is_none()
-                        && self
-                            .root
-                            .join(&relpath)
-                            .symlink_metadata()
-                            .is_ok_and(|m| m.is_file());
+                        && shadow.is_none()
+                        && in_way.as_ref().is_some_and(|m| m.is_file());
+                    let conflicted =
+                        self.db.is_some() && shadow.is_none() && !existed && in_way.is_some();
+                    if let Some(op_depth) = shadow {
+                        self.conflicts
+                            .push((relpath.clone(), "file", op_depth, false));
+                    } else if conflicted {
+                        self.conflicts.push((
+                            relpath.clone(),
+                            "file",
+                            relpath_depth(&relpath),
+                            true,
+                        ));
+                    }
                     self.files.insert(
                         token.to_vec(),
                         FileState {
@@ -591,6 +689,8 @@ impl Receiver<'_> {
                             text: None,
                             done: None,
                             existed,
+                            conflicted,
+                            shadowed: shadow.is_some(),
                         },
                     );
                 }
@@ -634,7 +734,15 @@ impl Receiver<'_> {
                         .files
                         .remove(token)
                         .ok_or_else(|| bad_token("close-file"))?;
-                    if file.existed {
+                    if file.conflicted {
+                        notify(Notify::TreeConflict {
+                            relpath: &file.relpath,
+                        });
+                    } else if file.shadowed {
+                        notify(Notify::ShadowedAdd {
+                            relpath: &file.relpath,
+                        });
+                    } else if file.existed {
                         notify(Notify::Existed {
                             relpath: &file.relpath,
                             is_dir: false,
@@ -658,6 +766,69 @@ impl Receiver<'_> {
                 }
             }
         }
+    }
+
+    /// `export --force`: a file (or link) where the export writes one is replaced; a
+    /// directory there stays and stops the export, as with svn.
+    fn make_room(&self, path: &Path) -> Result<()> {
+        if !(self.export && self.opts.force) {
+            return Ok(());
+        }
+        match path.symlink_metadata() {
+            Ok(m) if !m.is_dir() => std::fs::remove_file(path).map_err(file_err(path)),
+            _ => Ok(()),
+        }
+    }
+
+    /// The op_depth of the tree conflict whose directory `relpath` is below, if any.
+    fn shadowed_by(&self, relpath: &str) -> Option<i64> {
+        if self.shadowed.is_empty() {
+            return None;
+        }
+        let mut p = relpath;
+        while let Some(parent) = crate::wc::parent_relpath(p) {
+            if self.shadowed.contains(parent) {
+                return Some(relpath_depth(parent));
+            }
+            p = parent;
+        }
+        None
+    }
+
+    /// Records the tree conflicts (rows `svn` reads as "local ... unversioned, incoming
+    /// ... add upon update") before the transaction ends.
+    fn write_conflicts(&self) -> Result<()> {
+        let Some(db) = &self.db else {
+            return Ok(());
+        };
+        if self.conflicts.is_empty() {
+            return Ok(());
+        }
+        let (root_url, uuid) = db.repository()?;
+        for (relpath, kind, op_depth, own) in &self.conflicts {
+            let data = own.then(|| {
+                let mut s = b"((update (() (subversion ".to_vec();
+                for (i, a) in [
+                    root_url.as_bytes(),
+                    uuid.as_bytes(),
+                    self.repos_path(relpath).as_bytes(),
+                    self.target_rev.to_string().as_bytes(),
+                    kind.as_bytes(),
+                ]
+                .iter()
+                .enumerate()
+                {
+                    if i > 0 {
+                        s.push(b' ');
+                    }
+                    skel::atom(&mut s, a);
+                }
+                s.extend_from_slice(b"))) ((tree () unversioned added)))");
+                s
+            });
+            db.put_base_deleted(relpath, kind, *op_depth, data.as_deref())?;
+        }
+        Ok(())
     }
 
     fn repos_path(&self, relpath: &str) -> String {
@@ -748,11 +919,12 @@ impl Receiver<'_> {
             .ok_or_else(|| bad_token("apply-textdelta"))?;
         let translation = self.translation(file);
         let working_path = self.root.join(&file.relpath);
-        let working = if file.existed {
+        let working = if file.existed || file.conflicted || file.shadowed {
             Working::Discard
         } else if translation.keywords.is_some() || translation.special {
             Working::Buffer(Vec::new())
         } else {
+            self.make_room(&working_path)?;
             let f = create_new(&working_path)?;
             match translation.eol {
                 Some(eol) => Working::Eol(f, EolWriter::new(eol)),
@@ -908,7 +1080,7 @@ impl Receiver<'_> {
         // The working file: finish what was streamed, or write it now (not over a file
         // kept with --force: its size and time are not recorded, as with svn).
         let written = match text {
-            _ if file.existed => None,
+            _ if file.existed || file.conflicted || file.shadowed => None,
             Some(t) if t.translation == translation => match t.working {
                 Working::Direct(f) | Working::Eol(f, _) => Some(f),
                 Working::Buffer(b) => self.write_working(&path, &b, &translation)?,
@@ -1002,6 +1174,7 @@ impl Receiver<'_> {
         text: &[u8],
         translation: &Translation,
     ) -> Result<Option<File>> {
+        self.make_room(path)?;
         if translation.special {
             if let Some(target) = translate::link_target(text) {
                 use std::os::unix::ffi::OsStrExt;
@@ -1014,6 +1187,15 @@ impl Receiver<'_> {
         let out = translate::translate(text, translation);
         f.write_all(&out).map_err(file_err(path))?;
         Ok(Some(f))
+    }
+}
+
+/// The number of components of a local relpath (a tree conflict's op_depth).
+fn relpath_depth(relpath: &str) -> i64 {
+    if relpath.is_empty() {
+        0
+    } else {
+        relpath.split('/').count() as i64
     }
 }
 

@@ -35,9 +35,8 @@ pub enum Error {
     },
     /// A file or directory the checkout would write stands there already, unversioned.
     #[error(
-        "'{}' is in the way (it exists and is not versioned): move it away, give --force to \
-         take it as it is (a file where a file goes, a directory where a directory goes), or \
-         use 'svn checkout' (which records it as a tree conflict)",
+        "'{}' is in the way (it exists and is not versioned): move it away, or give --force \
+         to take it as it is (a file where a file goes, a directory where a directory goes)",
         .path.display()
     )]
     Obstructed { path: PathBuf },

@@ -459,33 +459,7 @@ fn fetch_one(
         depth: None,
         ..opts.clone()
     };
-    // The external's notifications, below the parent's root.
-    let mut below = |n: Notify| match n {
-        Notify::Added { relpath, is_dir } => notify(Notify::Added {
-            relpath: &join_relpath(local, relpath),
-            is_dir,
-        }),
-        Notify::Updated {
-            relpath,
-            text,
-            props,
-        } => notify(Notify::Updated {
-            relpath: &join_relpath(local, relpath),
-            text,
-            props,
-        }),
-        Notify::Deleted { relpath } => notify(Notify::Deleted {
-            relpath: &join_relpath(local, relpath),
-        }),
-        Notify::External { relpath } => notify(Notify::External {
-            relpath: &join_relpath(local, relpath),
-        }),
-        Notify::ExternalFailed { relpath, message } => notify(Notify::ExternalFailed {
-            relpath: &join_relpath(local, relpath),
-            message,
-        }),
-        other => notify(other),
-    };
+    let mut below = |n: Notify| below(local, n, notify);
     let summary = run_in(session, rev, &sub, &mut below, parent.export)?;
     if let Some(db) = &parent.db {
         db.put_external(&External {
@@ -503,6 +477,398 @@ fn fetch_one(
         revision: Some(summary.revision),
     });
     Ok(summary.externals_failed)
+}
+
+/// Passes an external's notification on, its paths below the parent's root.
+fn below(local: &str, n: Notify, notify: &mut dyn FnMut(Notify)) {
+    match n {
+        Notify::Added { relpath, is_dir } => notify(Notify::Added {
+            relpath: &join_relpath(local, relpath),
+            is_dir,
+        }),
+        Notify::Updated {
+            relpath,
+            text,
+            props,
+        } => notify(Notify::Updated {
+            relpath: &join_relpath(local, relpath),
+            text,
+            props,
+        }),
+        Notify::Deleted { relpath } => notify(Notify::Deleted {
+            relpath: &join_relpath(local, relpath),
+        }),
+        Notify::Existed { relpath, is_dir } => notify(Notify::Existed {
+            relpath: &join_relpath(local, relpath),
+            is_dir,
+        }),
+        Notify::External { relpath } => notify(Notify::External {
+            relpath: &join_relpath(local, relpath),
+        }),
+        Notify::ExternalFailed { relpath, message } => notify(Notify::ExternalFailed {
+            relpath: &join_relpath(local, relpath),
+            message,
+        }),
+        Notify::ExternalRemoved { relpath, message } => notify(Notify::ExternalRemoved {
+            relpath: &join_relpath(local, relpath),
+            message,
+        }),
+        other => notify(other),
+    }
+}
+
+/// An external the working copy has: (local relpath, kind, repository root URL,
+/// repository relpath), as `WcDb::externals` reads them.
+type Registered = (String, String, String, String);
+
+/// After `svelto update` brought the tree at `root` (whose URL is `url`, in the repository
+/// at `repos_root`) to its revision: the externals its `svn:externals` now define, as
+/// `svn update` handles them. An external already there from the same URL is updated in
+/// place (a directory external with `update`, itself and its own externals; a file
+/// external fetched again, `U` when its text or properties changed); a new one (or one
+/// whose URL or kind changed) is fetched as a checkout fetches it; one whose definition
+/// is gone is removed ("Removed external"), unless it has local changes, which stay on
+/// disk. The result says whether a definition failed (each was notified).
+pub(crate) fn update_all(
+    root: &Path,
+    db: WcDb,
+    opts: &crate::update::UpdateOptions,
+    repos_root: &str,
+    url: &str,
+    notify: &mut dyn FnMut(Notify),
+) -> Result<bool> {
+    let mut definitions = Vec::new();
+    for n in db.base_nodes()? {
+        if n.kind != "dir" || n.presence != "normal" || n.file_external {
+            continue;
+        }
+        let props = n
+            .properties
+            .as_deref()
+            .and_then(skel::parse_proplist)
+            .unwrap_or_default();
+        if let Some(v) = crate::checkout::prop_value(&props, b"svn:externals") {
+            definitions.push((n.local_relpath.clone(), v.to_vec()));
+        }
+    }
+    let registered = db.externals()?;
+    let pristines = db.pristine_sha1s()?;
+    let copts = Options {
+        url: url.to_string(),
+        path: root.to_path_buf(),
+        revision: None,
+        date: None,
+        peg: None,
+        depth: None,
+        credentials: opts.credentials.clone(),
+        native_eol: None,
+        zone: opts.zone.clone(),
+        ignore_externals: false,
+        force: false,
+    };
+    let mut parent = Parent {
+        root,
+        db: Some(db),
+        pristines,
+        opts: &copts,
+        root_url: repos_root,
+        url,
+        export: false,
+    };
+    let mut failed = false;
+    let mut defined = HashSet::new();
+    definitions.sort_by(|a, b| a.0.cmp(&b.0));
+    for (dir, value) in &definitions {
+        let shown = root.join(dir).display().to_string();
+        let items = match parse(&shown, value) {
+            Ok(items) => items,
+            Err(e) => {
+                notify(Notify::ExternalFailed {
+                    relpath: dir,
+                    message: e.to_string(),
+                });
+                failed = true;
+                // What it defined stays as it is.
+                for r in registered.iter().filter(|r| is_below(&r.0, dir)) {
+                    defined.insert(r.0.clone());
+                }
+                continue;
+            }
+        };
+        let parent_dir_url = if dir.is_empty() {
+            url.to_string()
+        } else {
+            format!("{url}/{}", url::encode(dir))
+        };
+        for item in &items {
+            let local = join_relpath(dir, &item.target_dir);
+            defined.insert(local.clone());
+            let was = registered.iter().find(|r| r.0 == local);
+            match update_one(
+                &mut parent,
+                dir,
+                &local,
+                item,
+                &parent_dir_url,
+                was,
+                opts,
+                notify,
+            ) {
+                Ok(sub_failed) => failed |= sub_failed,
+                Err(e) => {
+                    notify(Notify::ExternalFailed {
+                        relpath: &local,
+                        message: e.to_string(),
+                    });
+                    failed = true;
+                }
+            }
+        }
+    }
+    for r in registered.iter().filter(|r| !defined.contains(&r.0)) {
+        let message = remove_one(&mut parent, r, opts)?;
+        notify(Notify::ExternalRemoved {
+            relpath: &r.0,
+            message,
+        });
+    }
+    Ok(failed)
+}
+
+/// Whether `relpath` is `dir` or below it.
+fn is_below(relpath: &str, dir: &str) -> bool {
+    dir.is_empty()
+        || relpath == dir
+        || relpath
+            .strip_prefix(dir)
+            .is_some_and(|rest| rest.starts_with('/'))
+}
+
+/// The URL of a registered external.
+fn registered_url(r: &Registered) -> String {
+    if r.3.is_empty() {
+        r.2.clone()
+    } else {
+        format!("{}/{}", r.2, url::encode(&r.3))
+    }
+}
+
+/// Whether two URLs name the same node (escaping aside).
+fn same_url(a: &str, b: &str) -> bool {
+    url::decode(a.trim_end_matches('/')) == url::decode(b.trim_end_matches('/'))
+}
+
+/// Updates (or fetches) the external `item` at `local`; `was`: what was registered there.
+#[allow(clippy::too_many_arguments)]
+fn update_one(
+    parent: &mut Parent,
+    dir: &str,
+    local: &str,
+    item: &Item,
+    parent_dir_url: &str,
+    was: Option<&Registered>,
+    opts: &crate::update::UpdateOptions,
+    notify: &mut dyn FnMut(Notify),
+) -> Result<bool> {
+    let ext_url = resolve(&item.url, parent.root_url, parent_dir_url)?;
+    let path = parent.root.join(local);
+    if let Some(r) = was {
+        let same = same_url(&registered_url(r), &ext_url);
+        if same && r.1 == "dir" && path.join(".svn/wc.db").is_file() {
+            notify(Notify::External { relpath: local });
+            let sub = crate::update::UpdateOptions {
+                path: path.clone(),
+                revision: item.operative(),
+                date: None,
+                ..opts.clone()
+            };
+            let summary = crate::update::update(&sub, &mut |n| below(local, n, notify))?;
+            if let Some(db) = &parent.db {
+                let (ext_root, uuid) = WcDb::open(&path)?.repository()?;
+                db.put_external(&External {
+                    local_relpath: local,
+                    def_local_relpath: dir,
+                    kind: "dir",
+                    repos_root: &ext_root,
+                    uuid: &uuid,
+                    def_repos_relpath: &r.3,
+                    peg: item.peg,
+                    revision: item.revision,
+                })?;
+            }
+            notify(Notify::ExternalDone {
+                revision: Some(summary.revision),
+            });
+            return Ok(summary.externals_failed);
+        }
+        if same && r.1 == "file" {
+            return refresh_file(parent, dir, local, item, parent_dir_url, opts, notify);
+        }
+        // Another URL or kind: the old one goes, the new one is fetched.
+        if let Some(why) = remove_one(parent, r, opts)? {
+            return Err(Error::Usage(format!(
+                "'{}' is in the way of the external now defined there ({why})",
+                path.display()
+            )));
+        }
+    }
+    fetch_one(parent, dir, local, item, parent_dir_url, notify)
+}
+
+/// The BASE row of a file external.
+fn file_external_node(db: &WcDb, local: &str) -> Result<Option<crate::wc::OwnedNode>> {
+    Ok(db
+        .base_nodes()?
+        .into_iter()
+        .find(|n| n.local_relpath == local && n.file_external))
+}
+
+/// Whether a file external's working file differs from its pristine (or is missing).
+fn file_external_modified(
+    parent: &Parent,
+    db: &WcDb,
+    node: &crate::wc::OwnedNode,
+    opts: &crate::update::UpdateOptions,
+) -> bool {
+    !crate::update::local_changes(
+        parent.root,
+        db,
+        std::slice::from_ref(node),
+        parent.root_url,
+        &opts.zone,
+    )
+    .is_ok_and(|m| m.is_empty())
+}
+
+/// Fetches a file external again at its definition's revision: `U` when its text or
+/// properties changed, nothing else when not (svn's update of a file external).
+#[allow(clippy::too_many_arguments)]
+fn refresh_file(
+    parent: &mut Parent,
+    dir: &str,
+    local: &str,
+    item: &Item,
+    parent_dir_url: &str,
+    opts: &crate::update::UpdateOptions,
+    notify: &mut dyn FnMut(Notify),
+) -> Result<bool> {
+    let path = parent.root.join(local);
+    let before = match &parent.db {
+        Some(db) => file_external_node(db, local)?,
+        None => None,
+    };
+    if let (Some(db), Some(node)) = (&parent.db, &before) {
+        if file_external_modified(parent, db, node, opts) {
+            return Err(Error::Usage(format!(
+                "the file external '{}' has local changes; use 'svn update'",
+                path.display()
+            )));
+        }
+    }
+    notify(Notify::External { relpath: local });
+    if let Some(db) = &parent.db {
+        db.delete_external(local)?;
+    }
+    match std::fs::remove_file(&path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(crate::error::file_err(&path)(e)),
+    }
+    let mut done = None;
+    let result = fetch_one(parent, dir, local, item, parent_dir_url, &mut |n| match n {
+        Notify::External { .. } | Notify::Added { .. } => {}
+        Notify::ExternalDone { revision } => done = Some(revision),
+        other => notify(other),
+    });
+    result?;
+    if let (Some(db), Some(author)) = (
+        &parent.db,
+        before.as_ref().and_then(|b| b.changed_author.as_deref()),
+    ) {
+        db.keep_author(local, author)?;
+    }
+    let after = match &parent.db {
+        Some(db) => file_external_node(db, local)?,
+        None => None,
+    };
+    let (text, props) = match (&before, &after) {
+        (Some(b), Some(a)) => (b.checksum != a.checksum, b.properties != a.properties),
+        _ => (true, false),
+    };
+    if text || props {
+        notify(Notify::Updated {
+            relpath: local,
+            text,
+            props,
+        });
+    }
+    notify(Notify::ExternalDone {
+        revision: done.flatten(),
+    });
+    Ok(false)
+}
+
+/// Removes a registered external whose definition is gone (or changed): its working copy
+/// (or file) and its rows. What has local changes stays on disk; the result says why.
+fn remove_one(
+    parent: &mut Parent,
+    r: &Registered,
+    opts: &crate::update::UpdateOptions,
+) -> Result<Option<String>> {
+    let (local, kind) = (r.0.as_str(), r.1.as_str());
+    let path = parent.root.join(local);
+    let mut left = None;
+    if kind == "file" {
+        if let Some(db) = &parent.db {
+            if let Some(node) = file_external_node(db, local)? {
+                if file_external_modified(parent, db, &node, opts) {
+                    left = Some("the file has local changes and was left in place".to_string());
+                }
+            }
+        }
+        if left.is_none() {
+            match std::fs::remove_file(&path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(crate::error::file_err(&path)(e)),
+            }
+        }
+    } else if path.join(".svn/wc.db").is_file() {
+        if external_is_clean(&path, opts) {
+            std::fs::remove_dir_all(&path).map_err(crate::error::file_err(&path))?;
+        } else {
+            left = Some(
+                "the working copy has local changes (or could not be read) and was left                  in place"
+                    .to_string(),
+            );
+        }
+    }
+    if let Some(db) = &parent.db {
+        db.delete_external(local)?;
+    }
+    Ok(left)
+}
+
+/// Whether the working copy at `path` has nothing `svn` would lose: nothing scheduled, no
+/// property changes or conflicts, no working file that differs from its pristine.
+fn external_is_clean(path: &Path, opts: &crate::update::UpdateOptions) -> bool {
+    let check = || -> Result<bool> {
+        let db = WcDb::open(path)?;
+        for sql in [
+            "SELECT COUNT(*) FROM NODES WHERE op_depth > 0",
+            "SELECT COUNT(*) FROM ACTUAL_NODE",
+            "SELECT COUNT(*) FROM WORK_QUEUE",
+        ] {
+            if db.count(sql)? > 0 {
+                return Ok(false);
+            }
+        }
+        let (repos_root, _) = db.repository()?;
+        let nodes = db.base_nodes()?;
+        let modified = crate::update::local_changes(path, &db, &nodes, &repos_root, &opts.zone)?;
+        Ok(modified.is_empty())
+    };
+    check().unwrap_or(false)
 }
 
 #[cfg(test)]

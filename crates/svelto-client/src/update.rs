@@ -54,6 +54,8 @@ pub struct UpdateOptions {
     pub date: Option<String>,
     pub credentials: Credentials,
     pub zone: svelto_core::localtime::Zone,
+    /// `--ignore-externals`: leave `svn:externals` as they are.
+    pub ignore_externals: bool,
 }
 
 fn refuse(root: &Path, why: impl std::fmt::Display) -> Error {
@@ -112,13 +114,17 @@ pub fn update(opts: &UpdateOptions, notify: &mut dyn FnMut(Notify)) -> Result<Su
             "SELECT COUNT(*) FROM ACTUAL_NODE",
             "it has local property changes, conflicts or changelists",
         ),
-        ("SELECT COUNT(*) FROM EXTERNALS", "it has externals"),
     ] {
         if db.count(sql)? > 0 {
             return Err(refuse(&root, why));
         }
     }
-    let nodes = db.base_nodes()?;
+    // File externals are updated with the other externals, after the tree.
+    let nodes: Vec<OwnedNode> = db
+        .base_nodes()?
+        .into_iter()
+        .filter(|n| !n.file_external)
+        .collect();
     let Some(root_node) = nodes.iter().find(|n| n.local_relpath.is_empty()) else {
         return Err(refuse(&root, "wc.db has no root node"));
     };
@@ -271,7 +277,7 @@ pub fn update(opts: &UpdateOptions, notify: &mut dyn FnMut(Notify)) -> Result<Su
         }
     }
 
-    apply(
+    let mut summary = apply(
         &root,
         &mut db,
         plan,
@@ -281,11 +287,21 @@ pub fn update(opts: &UpdateOptions, notify: &mut dyn FnMut(Notify)) -> Result<Su
         session.as_mut(),
         opts,
         notify,
-    )
+    )?;
+    drop(session);
+    // Externals are updated only at depth infinity, as the stock client updates them.
+    if root_depth == "infinity" {
+        summary.externals.clear();
+        if !opts.ignore_externals {
+            summary.externals_failed =
+                crate::externals::update_all(&root, db, opts, &repos_root, &session_url, notify)?;
+        }
+    }
+    Ok(summary)
 }
 
 /// The files (relpaths) whose working form differs from their pristine's, or are missing.
-fn local_changes(
+pub(crate) fn local_changes(
     root: &Path,
     db: &WcDb,
     nodes: &[OwnedNode],

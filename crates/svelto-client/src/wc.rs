@@ -320,6 +320,106 @@ impl WcDb {
         Ok(())
     }
 
+    /// Sets a BASE node's last author where none is recorded (an update keeps the one it
+    /// had when the new revision has none, as svn does).
+    pub fn keep_author(&self, relpath: &str, author: &str) -> Result<()> {
+        self.conn
+            .execute(
+                "UPDATE NODES SET changed_author = ?2 WHERE wc_id = 1 AND local_relpath = ?1
+                   AND op_depth = 0 AND changed_author IS NULL",
+                params![relpath, author],
+            )
+            .map_err(self.err())?;
+        Ok(())
+    }
+
+    /// The SHA-1s (hex) of the pristine texts recorded.
+    pub fn pristine_sha1s(&self) -> Result<std::collections::HashSet<String>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT checksum FROM PRISTINE")
+            .map_err(self.err())?;
+        let rows = stmt
+            .query_map([], |r| r.get::<_, String>(0))
+            .map_err(self.err())?;
+        let mut out = std::collections::HashSet::new();
+        for row in rows {
+            let c = row.map_err(self.err())?;
+            out.insert(c.strip_prefix("$sha1$").unwrap_or(&c).to_string());
+        }
+        Ok(out)
+    }
+
+    /// The externals registered (`EXTERNALS` rows): (local relpath, kind, the repository
+    /// root URL, the repository relpath defined).
+    pub fn externals(&self) -> Result<Vec<(String, String, String, String)>> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT e.local_relpath, e.kind, r.root, e.def_repos_relpath
+                 FROM EXTERNALS e JOIN REPOSITORY r ON r.id = e.repos_id
+                 WHERE e.wc_id = 1 ORDER BY e.local_relpath",
+            )
+            .map_err(self.err())?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+            .map_err(self.err())?;
+        let mut out = Vec::new();
+        for row in rows {
+            out.push(row.map_err(self.err())?);
+        }
+        Ok(out)
+    }
+
+    /// Forgets the external registered at `local_relpath` (its `EXTERNALS` row, and a file
+    /// external's `NODES` row).
+    pub fn delete_external(&self, local_relpath: &str) -> Result<()> {
+        self.conn
+            .execute(
+                "DELETE FROM EXTERNALS WHERE wc_id = 1 AND local_relpath = ?1",
+                params![local_relpath],
+            )
+            .map_err(self.err())?;
+        self.conn
+            .execute(
+                "DELETE FROM NODES WHERE wc_id = 1 AND local_relpath = ?1
+                   AND op_depth = 0 AND file_external IS NOT NULL",
+                params![local_relpath],
+            )
+            .map_err(self.err())?;
+        Ok(())
+    }
+
+    /// A node a tree conflict shadows: a `base-deleted` row at `op_depth` (the conflict's
+    /// node and what is below it), and for the conflict's own node its `ACTUAL_NODE` row
+    /// with the conflict skel.
+    pub fn put_base_deleted(
+        &self,
+        relpath: &str,
+        kind: &str,
+        op_depth: i64,
+        conflict: Option<&[u8]>,
+    ) -> Result<()> {
+        let parent = parent_relpath(relpath).unwrap_or("");
+        self.conn
+            .execute(
+                "INSERT INTO NODES (wc_id, local_relpath, op_depth, parent_relpath, presence,
+                   kind) VALUES (1, ?1, ?2, ?3, 'base-deleted', ?4)",
+                params![relpath, op_depth, parent, kind],
+            )
+            .map_err(self.err())?;
+        if let Some(data) = conflict {
+            self.conn
+                .execute(
+                    "INSERT INTO ACTUAL_NODE (wc_id, local_relpath, parent_relpath,
+                       conflict_data) VALUES (1, ?1, ?2, ?3)",
+                    params![relpath, parent, data],
+                )
+                .map_err(self.err())?;
+        }
+        Ok(())
+    }
+
     /// The repository relpath of the working copy's root.
     pub fn root_repos_path(&self) -> Result<String> {
         self.conn
@@ -402,7 +502,8 @@ impl WcDb {
     pub fn bump_revisions(&self, rev: u64) -> Result<()> {
         self.conn
             .execute(
-                "UPDATE NODES SET revision = ?1 WHERE wc_id = 1 AND op_depth = 0",
+                "UPDATE NODES SET revision = ?1
+                 WHERE wc_id = 1 AND op_depth = 0 AND file_external IS NULL",
                 params![rev as i64],
             )
             .map_err(self.err())?;

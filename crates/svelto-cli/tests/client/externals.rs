@@ -295,3 +295,195 @@ fn a_file_external_records_what_it_inherits() {
         crate::compare_checkouts(pair, dir.path(), label, &format!("{base}/trunk"), &[]);
     }
 }
+
+/// The externals of trunk/a after [`change`]: `old-head` gone, `added-now` new. (An
+/// external whose URL changes is not compared: svn switches it, Svelto checks the new URL
+/// out, which gives the same files but other lines and, where the new revision has no
+/// author, no last author: docs/client.md.)
+const EXTERNALS_CHANGED: &[&str] = &[
+    "a/new-form",
+    "a/pinned",
+    "a/pinned-short",
+    "a/pegged-relative",
+    "a/old-form",
+    "a/scheme-relative",
+    "a/server-relative",
+    "a/deep/er/target",
+    "a/nested",
+    "a/nested/inner",
+    "a/added-now",
+];
+
+/// Two revisions after [`define`]: one changes files the externals at HEAD fetch
+/// (trunk/src/main.c, trunk/README.txt: a directory and a file external) and the tree's
+/// own; the next changes trunk/a's definitions (one gone, one new, a pinned directory
+/// external and a pinned file external at other revisions).
+fn change(base: &str) {
+    let (scheme_host, server_path) = {
+        let rest = base.split_once("://").map_or(base, |(_, r)| r);
+        let (host, path) = rest.split_once('/').unwrap_or((rest, ""));
+        (format!("//{host}"), format!("/{path}"))
+    };
+    let config = tempdir();
+    let scratch = tempdir();
+    let text = scratch.path().join("text");
+    std::fs::write(&text, "changed by the externals test\n").unwrap_or_else(|e| panic!("{e}"));
+    let text = text.display().to_string();
+    let mucc = |args: &[&str]| {
+        Run::new("svnmucc")
+            .args([
+                "--non-interactive",
+                "--config-dir",
+                &config.path().display().to_string(),
+                "-m",
+                "externals change",
+                "-U",
+                base,
+            ])
+            .args(args)
+            .success();
+    };
+    mucc(&[
+        "put",
+        &text,
+        "trunk/src/main.c",
+        "put",
+        &text,
+        "trunk/README.txt",
+    ]);
+    let trunk_a = format!(
+        "^/trunk/a/b new-form\n\
+         -r 5 ^/trunk/src pinned\n\
+         -r4 ^/trunk/src pinned-short\n\
+         ../src@5 pegged-relative\n\
+         old-form -r 4 {base}/trunk/src\n\
+         {scheme_host}{server_path}/trunk/src scheme-relative\n\
+         {server_path}/trunk/a/b/c server-relative\n\
+         ^/trunk/src deep/er/target\n\
+         ^/trunk/README.txt readme-file\n\
+         -r 3 ^/trunk/README.txt b/readme-9\n\
+         ^/tags nested\n\
+         ^/trunk/a/b/c added-now\n"
+    );
+    mucc(&["propset", "svn:externals", &trunk_a, "trunk/a"]);
+}
+
+/// Lines of an update's output as compared: each run of `A`/`D`/`U` lines sorted (svn
+/// prints a directory's property change when the directory closes, Svelto before its
+/// files), and the block of `new-form` (whose URL changed: svn switches it, Svelto checks
+/// the new URL out; the same files and rows, other lines) left out.
+fn update_output(text: &str) -> String {
+    let change = |l: &str| {
+        l.len() > 5
+            && l.as_bytes()[4] == b' '
+            && l.as_bytes()[..4]
+                .iter()
+                .all(|b| matches!(b, b' ' | b'A' | b'D' | b'U' | b'C' | b'G' | b'E'))
+    };
+    let mut sorted = Vec::new();
+    let mut run: Vec<&str> = Vec::new();
+    for line in text.lines() {
+        if change(line) {
+            run.push(line);
+            continue;
+        }
+        run.sort_unstable();
+        sorted.append(&mut run);
+        sorted.push(line);
+    }
+    run.sort_unstable();
+    sorted.append(&mut run);
+    let mut out = Vec::new();
+    let mut skipping = false;
+    for line in sorted {
+        if line.starts_with("Fetching external item into") {
+            skipping = line.ends_with("a/new-form':");
+        }
+        if !skipping {
+            out.push(line.to_string());
+        }
+        if line.is_empty() {
+            skipping = false;
+        }
+    }
+    out.join("\n")
+}
+
+/// `svelto update` against `svn update` on working copies with externals, forward over
+/// [`change`]'s two revisions and back: the same output, files, status, rows.
+fn compare_external_updates(pair: &Pair, label: &str, base: &str) {
+    define(base);
+    let trunk = format!("{base}/trunk");
+    let dir = tempdir();
+    let defined = svn(
+        pair,
+        &["info", "--show-item", "revision", &trunk],
+        dir.path(),
+    )
+    .stdout_text()
+    .trim()
+    .to_string();
+    for side in ["stock", "svelto"] {
+        let cwd = dir.path().join(side);
+        std::fs::create_dir_all(&cwd).unwrap_or_else(|e| panic!("{e}"));
+        svn(pair, &["checkout", "-q", &trunk, "wc"], &cwd);
+    }
+    change(base);
+    let changed_once = (defined.parse::<u64>().unwrap_or(0) + 1).to_string();
+    for (to, externals) in [
+        (changed_once.as_str(), EXTERNALS),
+        ("HEAD", EXTERNALS_CHANGED),
+        (defined.as_str(), EXTERNALS),
+        ("HEAD", EXTERNALS_CHANGED),
+    ] {
+        let what = format!("{label}: update -r {to}");
+        let stock = svn(pair, &["update", "-r", to, "wc"], &dir.path().join("stock"));
+        let ours = run(
+            binary(),
+            &["update", "-r", to, "wc"],
+            &dir.path().join("svelto"),
+            None,
+        );
+        assert!(ours.success(), "{what}: {}", ours.stderr_text());
+        assert_eq!(
+            update_output(&stock.stdout_text()),
+            update_output(&ours.stdout_text()),
+            "{what}: output (svelto stderr: {})",
+            ours.stderr_text()
+        );
+        compare_wcs(pair, dir.path(), &what, externals);
+    }
+    // --ignore-externals leaves them as they are.
+    let ours = run(
+        binary(),
+        &["update", "--ignore-externals", "-r", &defined, "wc"],
+        &dir.path().join("svelto"),
+        None,
+    );
+    assert!(ours.success(), "{label}: {}", ours.stderr_text());
+    assert!(
+        !ours.stdout_text().contains("external"),
+        "{label}: {}",
+        ours.stdout_text()
+    );
+    assert!(dir.path().join("svelto/wc/a/added-now").is_dir());
+}
+
+#[test]
+fn svelto_update_updates_externals_as_svn_update() {
+    let pair = writable(Pair::new("basic", binary()));
+    for (label, base) in crate::servers(&pair) {
+        compare_external_updates(&pair, label, &base);
+    }
+}
+
+#[test]
+fn http_svelto_update_updates_externals_as_svn_update() {
+    let pair = writable(Pair::http("basic", binary()));
+    for (label, base) in [
+        ("apache", pair.reference_url()),
+        ("svelto serve --http-listen", pair.subject_url()),
+    ] {
+        compare_external_updates(&pair, label, &base);
+    }
+}
