@@ -344,15 +344,20 @@ mod tests {
         );
     }
 
-    #[test]
-    fn refusals_are_bounded() {
+    /// A server's shared state over an empty root (kept while the directory lives).
+    fn served() -> (tempfile::TempDir, Arc<Shared>) {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let host = Host::new(
             HostConfig::new(dir.path().to_path_buf()),
             Logger::disabled(),
             Arc::new(svelto_store::LocalBackend),
         );
-        let shared = Shared::new(host, Config::default());
+        (dir, Shared::new(host, Config::default()))
+    }
+
+    #[test]
+    fn refusals_are_bounded() {
+        let (_dir, shared) = served();
         let held: Vec<Permit> = (0..MAX_REFUSING)
             .map(|_| Slot::Refusal.take(&shared).expect("below the bound"))
             .collect();
@@ -378,13 +383,7 @@ mod tests {
 
     #[test]
     fn a_connection_thread_serves_the_next_connection_then_ends_when_none_comes() {
-        let dir = tempfile::tempdir().expect("a temporary directory");
-        let host = Host::new(
-            HostConfig::new(dir.path().to_path_buf()),
-            Logger::disabled(),
-            Arc::new(svelto_store::LocalBackend),
-        );
-        let shared = Shared::new(host, Config::default());
+        let (_dir, shared) = served();
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
         let idle = Arc::new(Idle::default());
         let waiting = |idle: &Idle| idle.state.lock().expect("state").waiting;
