@@ -227,6 +227,7 @@ pub fn update(a: UpdateArgs) -> anyhow::Result<()> {
         },
         zone: crate::localtime::zone(),
         ignore_externals: a.ignore_externals,
+        switch_url: None,
     };
     run_update(&opts, a.quiet, false, true)
 }
@@ -271,7 +272,19 @@ fn run_update(
                     shown(relpath)
                 ),
                 Notify::Existed { relpath, .. } => format!("E    {}", shown(relpath)),
-                Notify::TreeConflict { relpath } => format!("   C {}", shown(relpath)),
+                // (as svn's notifier: a conflict or a restore alone is no change)
+                Notify::TreeConflict { relpath } => {
+                    if !quiet {
+                        let _ = writeln!(out, "   C {}", shown(relpath));
+                    }
+                    return;
+                }
+                Notify::Restored { relpath } => {
+                    if !quiet {
+                        let _ = writeln!(out, "Restored '{}'", shown(relpath));
+                    }
+                    return;
+                }
                 Notify::ShadowedAdd { relpath } => format!("   A {}", shown(relpath)),
                 Notify::ExternalRemoved { relpath, message } => match message {
                     Some(m) => format!("Removed external '{}': {m}", shown(relpath)),
@@ -338,6 +351,14 @@ fn run_update(
             let _ = writeln!(out, "Updated to revision {}.", summary.revision);
         } else {
             let _ = writeln!(out, "At revision {}.", summary.revision);
+        }
+        // As `svn update` (its checkout prints no summary).
+        if summary.tree_conflicts > 0 && !checked_out {
+            let _ = writeln!(
+                out,
+                "Summary of conflicts:\n  Tree conflicts: {}",
+                summary.tree_conflicts
+            );
         }
     }
     out.flush()?;
@@ -470,7 +491,7 @@ impl Printer {
                 let line = format!("   A {}", self.shown(relpath));
                 self.line(&line, true);
             }
-            Notify::Deleted { .. } | Notify::ExternalRemoved { .. } => {}
+            Notify::Deleted { .. } | Notify::ExternalRemoved { .. } | Notify::Restored { .. } => {}
         }
     }
 }
@@ -523,6 +544,7 @@ pub fn checkout(a: ClientArgs) -> anyhow::Result<()> {
             credentials: opts.credentials.clone(),
             zone: opts.zone.clone(),
             ignore_externals: opts.ignore_externals,
+            switch_url: None,
         };
         return run_update(&up, a.quiet, true, !a.ignore_externals);
     }

@@ -115,6 +115,8 @@ pub enum Notify<'a> {
     TreeConflict { relpath: &'a str },
     /// A node added below a tree conflict's directory: recorded, not written (`   A`).
     ShadowedAdd { relpath: &'a str },
+    /// An update restored a missing file from its pristine (`Restored 'PATH'`).
+    Restored { relpath: &'a str },
 }
 
 /// What a checkout or export did.
@@ -129,6 +131,8 @@ pub struct Summary {
     pub externals: Vec<String>,
     /// Some external definition could not be fetched (each was notified).
     pub externals_failed: bool,
+    /// Tree conflicts an update raised (svn's "Summary of conflicts").
+    pub tree_conflicts: u64,
 }
 
 /// Checks `opts.url` out into a new working copy at `opts.path`.
@@ -807,24 +811,12 @@ impl Receiver<'_> {
         let (root_url, uuid) = db.repository()?;
         for (relpath, kind, op_depth, own) in &self.conflicts {
             let data = own.then(|| {
-                let mut s = b"((update (() (subversion ".to_vec();
-                for (i, a) in [
-                    root_url.as_bytes(),
-                    uuid.as_bytes(),
-                    self.repos_path(relpath).as_bytes(),
-                    self.target_rev.to_string().as_bytes(),
-                    kind.as_bytes(),
-                ]
-                .iter()
-                .enumerate()
-                {
-                    if i > 0 {
-                        s.push(b' ');
-                    }
-                    skel::atom(&mut s, a);
-                }
-                s.extend_from_slice(b"))) ((tree () unversioned added)))");
-                s
+                let new = skel::ConflictSide {
+                    repos_path: &self.repos_path(relpath),
+                    revision: self.target_rev,
+                    kind,
+                };
+                skel::update_tree_conflict(&root_url, &uuid, None, &new, "unversioned", "added")
             });
             db.put_base_deleted(relpath, kind, *op_depth, data.as_deref())?;
         }
@@ -1191,7 +1183,7 @@ impl Receiver<'_> {
 }
 
 /// The number of components of a local relpath (a tree conflict's op_depth).
-fn relpath_depth(relpath: &str) -> i64 {
+pub(crate) fn relpath_depth(relpath: &str) -> i64 {
     if relpath.is_empty() {
         0
     } else {

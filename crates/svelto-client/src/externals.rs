@@ -513,6 +513,15 @@ fn below(local: &str, n: Notify, notify: &mut dyn FnMut(Notify)) {
             relpath: &join_relpath(local, relpath),
             message,
         }),
+        Notify::TreeConflict { relpath } => notify(Notify::TreeConflict {
+            relpath: &join_relpath(local, relpath),
+        }),
+        Notify::ShadowedAdd { relpath } => notify(Notify::ShadowedAdd {
+            relpath: &join_relpath(local, relpath),
+        }),
+        Notify::Restored { relpath } => notify(Notify::Restored {
+            relpath: &join_relpath(local, relpath),
+        }),
         other => notify(other),
     }
 }
@@ -680,6 +689,7 @@ fn update_one(
                 path: path.clone(),
                 revision: item.operative(),
                 date: None,
+                switch_url: None,
                 ..opts.clone()
             };
             let summary = crate::update::update(&sub, &mut |n| below(local, n, notify))?;
@@ -700,6 +710,38 @@ fn update_one(
                 revision: Some(summary.revision),
             });
             return Ok(summary.externals_failed);
+        }
+        // A directory external whose URL changed within its repository is switched
+        // there, as svn switches it (one from another repository is checked out anew).
+        if !same && r.1 == "dir" && path.join(".svn/wc.db").is_file() {
+            let (ext_root, uuid) = WcDb::open(&path)?.repository()?;
+            if let Some(new_relpath) = url::relpath_below(&ext_root, &ext_url) {
+                notify(Notify::External { relpath: local });
+                let sub = crate::update::UpdateOptions {
+                    path: path.clone(),
+                    revision: item.operative(),
+                    date: None,
+                    switch_url: Some(ext_url.clone()),
+                    ..opts.clone()
+                };
+                let summary = crate::update::update(&sub, &mut |n| below(local, n, notify))?;
+                if let Some(db) = &parent.db {
+                    db.put_external(&External {
+                        local_relpath: local,
+                        def_local_relpath: dir,
+                        kind: "dir",
+                        repos_root: &ext_root,
+                        uuid: &uuid,
+                        def_repos_relpath: &new_relpath,
+                        peg: item.peg,
+                        revision: item.revision,
+                    })?;
+                }
+                notify(Notify::ExternalDone {
+                    revision: Some(summary.revision),
+                });
+                return Ok(summary.externals_failed);
+            }
         }
         if same && r.1 == "file" {
             return refresh_file(parent, dir, local, item, parent_dir_url, opts, notify);
@@ -838,13 +880,17 @@ fn remove_one(
             std::fs::remove_dir_all(&path).map_err(crate::error::file_err(&path))?;
         } else {
             left = Some(
-                "the working copy has local changes (or could not be read) and was left                  in place"
+                "the working copy has local changes (or could not be read) and was left in place"
                     .to_string(),
             );
         }
     }
     if let Some(db) = &parent.db {
-        db.delete_external(local)?;
+        if kind == "file" {
+            db.remove_file_external(local)?;
+        } else {
+            db.delete_external(local)?;
+        }
     }
     Ok(left)
 }

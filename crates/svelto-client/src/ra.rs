@@ -43,6 +43,10 @@ pub trait Ra {
     /// none) from the working copy `report` describes; `target`: one entry of the session
     /// directory the drive is limited to ("" for the directory itself).
     fn update(&mut self, rev: u64, target: &str, depth: &str, report: &[ReportPath]) -> Result<()>;
+    /// Starts a switch drive: as [`Ra::update`] of the session directory, but to `url` (a
+    /// URL of the same repository), ancestry ignored, as `svn switch --ignore-ancestry`
+    /// (and svn's switch of an external whose URL changed) asks for it.
+    fn switch(&mut self, rev: u64, url: &str, depth: &str, report: &[ReportPath]) -> Result<()>;
     /// The next editor command of the drive.
     fn next_edit(&mut self) -> Result<Item>;
     /// After `close-edit`: the end of the drive.
@@ -107,29 +111,23 @@ impl Ra for Session {
                 Item::bool(false),
             ],
         )?;
-        for p in report {
-            self.send(&svelto_wire::command(
-                "set-path",
-                vec![
-                    Item::string(p.path.as_bytes()),
-                    Item::Number(p.rev),
-                    Item::bool(p.start_empty),
-                    Item::empty_list(),
-                    Item::word(&p.depth),
-                ],
-            ))?;
-            if p.missing {
-                self.send(&svelto_wire::command(
-                    "delete-path",
-                    vec![Item::string(p.path.as_bytes())],
-                ))?;
-            }
-        }
-        self.send(&svelto_wire::command("finish-report", vec![]))?;
-        // The second auth slot, before the drive.
-        let slot = self.read_item("reading the auth slot after the report")?;
-        ra_svn::success(&slot, "in the auth slot after the report")?;
-        Ok(())
+        report_state(self, report)
+    }
+
+    fn switch(&mut self, rev: u64, url: &str, depth: &str, report: &[ReportPath]) -> Result<()> {
+        self.command(
+            "switch",
+            vec![
+                Item::list(vec![Item::Number(rev)]),
+                Item::string(""),
+                Item::bool(true),
+                Item::string(url.as_bytes()),
+                Item::word(depth),
+                Item::bool(false),
+                Item::bool(true),
+            ],
+        )?;
+        report_state(self, report)
     }
 
     fn next_edit(&mut self) -> Result<Item> {
@@ -153,4 +151,41 @@ impl Ra for Session {
             Ok(()) => ra_svn::protocol("in the update drive", "the server aborted the edit"),
         }
     }
+}
+
+/// The report of an update or switch (svn://): the working copy's state, then
+/// finish-report and the auth slot before the drive.
+fn report_state(s: &mut Session, report: &[ReportPath]) -> Result<()> {
+    for p in report {
+        // A missing path below the root is only deleted, as svn reports it (the root is
+        // always set first).
+        if p.missing && !p.path.is_empty() {
+            s.send(&svelto_wire::command(
+                "delete-path",
+                vec![Item::string(p.path.as_bytes())],
+            ))?;
+            continue;
+        }
+        s.send(&svelto_wire::command(
+            "set-path",
+            vec![
+                Item::string(p.path.as_bytes()),
+                Item::Number(p.rev),
+                Item::bool(p.start_empty),
+                Item::empty_list(),
+                Item::word(&p.depth),
+            ],
+        ))?;
+        if p.missing {
+            s.send(&svelto_wire::command(
+                "delete-path",
+                vec![Item::string(p.path.as_bytes())],
+            ))?;
+        }
+    }
+    s.send(&svelto_wire::command("finish-report", vec![]))?;
+    // The second auth slot, before the drive.
+    let slot = s.read_item("reading the auth slot after the report")?;
+    ra_svn::success(&slot, "in the auth slot after the report")?;
+    Ok(())
 }

@@ -107,6 +107,74 @@ fn error_message(body: &[u8]) -> Option<String> {
 }
 
 impl DavSession {
+    /// An update-report asked with send-all (an update, or a switch to `dst`), its
+    /// response then read as the drive.
+    fn report(
+        &mut self,
+        rev: u64,
+        target: &str,
+        dst: Option<&str>,
+        depth: &str,
+        report: &[ReportPath],
+    ) -> Result<()> {
+        let src = self.url[self.origin.len()..].to_string();
+        let mut body = format!(
+            r#"<?xml version="1.0" encoding="utf-8"?><S:update-report xmlns:S="svn:" send-all="true"><S:src-path>{}</S:src-path><S:target-revision>{rev}</S:target-revision>"#,
+            xml_escape(if src.is_empty() { "/" } else { &src })
+        );
+        if let Some(dst) = dst {
+            body.push_str(&format!(
+                "<S:dst-path>{}</S:dst-path><S:ignore-ancestry>yes</S:ignore-ancestry>",
+                xml_escape(dst)
+            ));
+        }
+        if !target.is_empty() {
+            body.push_str(&format!(
+                "<S:update-target>{}</S:update-target>",
+                xml_escape(target)
+            ));
+        }
+        if depth == "files" || depth == "empty" {
+            body.push_str("<S:recursive>no</S:recursive>");
+        }
+        body.push_str(&format!("<S:depth>{}</S:depth>", xml_escape(depth)));
+        for p in report {
+            if p.missing && !p.path.is_empty() {
+                body.push_str(&format!("<S:missing>{}</S:missing>", xml_escape(&p.path)));
+                continue;
+            }
+            body.push_str(&format!(
+                r#"<S:entry rev="{}" depth="{}"{}>{}</S:entry>"#,
+                p.rev,
+                xml_escape(&p.depth),
+                if p.start_empty {
+                    r#" start-empty="true""#
+                } else {
+                    ""
+                },
+                xml_escape(&p.path)
+            ));
+            if p.missing {
+                body.push_str(&format!("<S:missing>{}</S:missing>", xml_escape(&p.path)));
+            }
+        }
+        body.push_str("</S:update-report>");
+        let me = self.me_resource.clone();
+        let resp = self.request(
+            "REPORT",
+            &me,
+            Some("0"),
+            body.as_bytes(),
+            "in update-report",
+        )?;
+        if resp.status().as_u16() == 404 {
+            return Err(protocol("in update-report", format!("'{me}' not found")));
+        }
+        let reader = resp.into_body().into_reader();
+        self.edits = Some(EditStream::new(Box::new(Prefetch::spawn(Box::new(reader)))));
+        Ok(())
+    }
+
     /// `scheme://host:port`, the port written even when it is the scheme's own (as in
     /// the stock client's realm strings).
     fn origin_with_port(&self) -> String {
@@ -436,52 +504,11 @@ impl Ra for DavSession {
     }
 
     fn update(&mut self, rev: u64, target: &str, depth: &str, report: &[ReportPath]) -> Result<()> {
-        let src = self.url[self.origin.len()..].to_string();
-        let mut body = format!(
-            r#"<?xml version="1.0" encoding="utf-8"?><S:update-report xmlns:S="svn:" send-all="true"><S:src-path>{}</S:src-path><S:target-revision>{rev}</S:target-revision>"#,
-            xml_escape(if src.is_empty() { "/" } else { &src })
-        );
-        if !target.is_empty() {
-            body.push_str(&format!(
-                "<S:update-target>{}</S:update-target>",
-                xml_escape(target)
-            ));
-        }
-        if depth == "files" || depth == "empty" {
-            body.push_str("<S:recursive>no</S:recursive>");
-        }
-        body.push_str(&format!("<S:depth>{}</S:depth>", xml_escape(depth)));
-        for p in report {
-            body.push_str(&format!(
-                r#"<S:entry rev="{}" depth="{}"{}>{}</S:entry>"#,
-                p.rev,
-                xml_escape(&p.depth),
-                if p.start_empty {
-                    r#" start-empty="true""#
-                } else {
-                    ""
-                },
-                xml_escape(&p.path)
-            ));
-            if p.missing {
-                body.push_str(&format!("<S:missing>{}</S:missing>", xml_escape(&p.path)));
-            }
-        }
-        body.push_str("</S:update-report>");
-        let me = self.me_resource.clone();
-        let resp = self.request(
-            "REPORT",
-            &me,
-            Some("0"),
-            body.as_bytes(),
-            "in update-report",
-        )?;
-        if resp.status().as_u16() == 404 {
-            return Err(protocol("in update-report", format!("'{me}' not found")));
-        }
-        let reader = resp.into_body().into_reader();
-        self.edits = Some(EditStream::new(Box::new(Prefetch::spawn(Box::new(reader)))));
-        Ok(())
+        self.report(rev, target, None, depth, report)
+    }
+
+    fn switch(&mut self, rev: u64, url: &str, depth: &str, report: &[ReportPath]) -> Result<()> {
+        self.report(rev, "", Some(url), depth, report)
     }
 
     fn next_edit(&mut self) -> Result<Item> {
@@ -493,7 +520,6 @@ impl Ra for DavSession {
             )),
         }
     }
-
     fn close_edit(&mut self) -> Result<()> {
         self.edits = None;
         Ok(())

@@ -104,6 +104,57 @@ pub fn iprops(list: &[(Vec<u8>, Props)]) -> Vec<u8> {
     out
 }
 
+/// Where a node of a tree conflict was, as svn's conflict skel records it: the repository
+/// relpath, the revision and the kind (`file`, `dir`, `none`).
+pub struct ConflictSide<'a> {
+    pub repos_path: &'a str,
+    pub revision: u64,
+    pub kind: &'a str,
+}
+
+/// The conflict skel (`ACTUAL_NODE.conflict_data`) of a tree conflict an update raised:
+/// `((update (OLD NEW)) ((tree () REASON ACTION)))`, each side
+/// `(subversion ROOT UUID RELPATH REV KIND)` or `()` where the node was not (an addition's
+/// old side). `reason`: `unversioned`, `edited`, `deleted`...; `action`: `added`,
+/// `deleted`, `edited`, `replaced`.
+pub fn update_tree_conflict(
+    root_url: &str,
+    uuid: &str,
+    old: Option<&ConflictSide>,
+    new: &ConflictSide,
+    reason: &str,
+    action: &str,
+) -> Vec<u8> {
+    let side = |s: &mut Vec<u8>, c: Option<&ConflictSide>| {
+        let Some(c) = c else {
+            s.extend_from_slice(b"()");
+            return;
+        };
+        s.extend_from_slice(b"(subversion");
+        for a in [
+            root_url.as_bytes(),
+            uuid.as_bytes(),
+            c.repos_path.as_bytes(),
+            c.revision.to_string().as_bytes(),
+            c.kind.as_bytes(),
+        ] {
+            s.push(b' ');
+            atom(s, a);
+        }
+        s.push(b')');
+    };
+    let mut s = b"((update (".to_vec();
+    side(&mut s, old);
+    s.push(b' ');
+    side(&mut s, Some(new));
+    s.extend_from_slice(b")) ((tree () ");
+    atom(&mut s, reason.as_bytes());
+    s.push(b' ');
+    atom(&mut s, action.as_bytes());
+    s.extend_from_slice(b")))");
+    s
+}
+
 #[cfg(test)]
 mod tests {
 
@@ -155,5 +206,35 @@ mod tests {
         )];
         assert_eq!(iprops(&list), b"(trunk (svn:auto-props 7 *.c = x))");
         assert_eq!(iprops(&[]), b"()");
+    }
+    #[test]
+    fn tree_conflict_skels_are_svns() {
+        let new = ConflictSide {
+            repos_path: "trunk/a b",
+            revision: 7,
+            kind: "file",
+        };
+        assert_eq!(
+            update_tree_conflict("svn://h/r", "u-1", None, &new, "unversioned", "added"),
+            b"((update (() (subversion svn://h/r u-1 9 trunk/a b 1 7 file))) \
+              ((tree () unversioned added)))"
+                .to_vec()
+        );
+        let old = ConflictSide {
+            repos_path: "",
+            revision: 3,
+            kind: "dir",
+        };
+        let gone = ConflictSide {
+            repos_path: "",
+            revision: 4,
+            kind: "none",
+        };
+        assert_eq!(
+            update_tree_conflict("svn://h/r", "u", Some(&old), &gone, "edited", "deleted"),
+            b"((update ((subversion svn://h/r u 0  1 3 dir) (subversion svn://h/r u 0  1 4 none))) \
+              ((tree () edited deleted)))"
+                .to_vec()
+        );
     }
 }

@@ -1,11 +1,15 @@
 //! `update`: brings a working copy with a single base revision and nothing scheduled to
-//! the target revision over svn://. The working copy is checked first (anything `svn
+//! the target revision (or switches it to another URL of its repository, as svn switches
+//! an external whose URL changed). The working copy is checked first (anything `svn
 //! update` would have to merge, schedule or resolve is refused, naming why); the server's
 //! drive is then received whole (new texts go to the pristine store, which a refusal
 //! leaves harmless: unreferenced pristines are what `svn cleanup` removes); only then are
 //! the working files changed and the wc.db rows written, in one transaction. A locally
 //! modified file the update does not touch keeps its changes, as with `svn update`; one it
-//! touches is refused before anything changes.
+//! changes is refused before anything changes. Tree conflicts are recorded as svn records
+//! them: an unversioned node where the update adds one ("local unversioned, incoming add
+//! upon update") and a node with local changes the update deletes ("local edit, incoming
+//! delete upon update": kept as a copy of its last base).
 
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
@@ -16,7 +20,8 @@ use std::path::{Path, PathBuf};
 use md5::Digest;
 
 use crate::checkout::{
-    bad_token, create_new, create_read_only, prop_value, translation_of, Entry, Notify, Summary,
+    bad_token, create_new, create_read_only, prop_value, relpath_depth, translation_of, Entry,
+    Notify, Summary,
 };
 use crate::edit::{change_prop, Edit};
 use crate::error::{file_err, Error, Result};
@@ -56,6 +61,9 @@ pub struct UpdateOptions {
     pub zone: svelto_core::localtime::Zone,
     /// `--ignore-externals`: leave `svn:externals` as they are.
     pub ignore_externals: bool,
+    /// Switch the working copy to this URL of the same repository (ancestry ignored), as
+    /// svn switches an external whose URL changed.
+    pub switch_url: Option<String>,
 }
 
 fn refuse(root: &Path, why: impl std::fmt::Display) -> Error {
@@ -157,7 +165,9 @@ pub fn update(opts: &UpdateOptions, notify: &mut dyn FnMut(Notify)) -> Result<Su
                     ));
                 }
             }
-            "server-excluded" => {}
+            // A removed file external's marker: reported missing, gone after the update
+            // unless the server adds a node there.
+            "server-excluded" | "not-present" => {}
             other => {
                 return Err(refuse(&root, format!("'{rel}' is {other}")));
             }
@@ -188,6 +198,38 @@ pub fn update(opts: &UpdateOptions, notify: &mut dyn FnMut(Notify)) -> Result<Su
         (None, Some(date)) => session.dated_rev(date)?,
         (None, None) => session.latest_rev()?,
     };
+    // Missing files (in a directory that is there) are restored from their pristines
+    // first, their size and time recorded, as svn's update restores them ("Restored").
+    for n in &nodes {
+        let path = root.join(&n.local_relpath);
+        if n.presence != "normal"
+            || n.kind != "file"
+            || path.symlink_metadata().is_ok()
+            || !path.parent().is_some_and(Path::is_dir)
+        {
+            continue;
+        }
+        let Some(sha1) = n.checksum.as_deref().and_then(|c| c.strip_prefix("$sha1$")) else {
+            continue;
+        };
+        let pristine_path = db.pristine_path(sha1)?;
+        let pristine = std::fs::read(&pristine_path).map_err(file_err(&pristine_path))?;
+        let props = props_of(n, &root)?;
+        let t = translation_of(
+            &props,
+            &entry_of(n),
+            &repos_root,
+            n.repos_path.as_deref().unwrap_or(""),
+            None,
+            &opts.zone,
+        );
+        if let Some((size, mtime)) = write_working(&path, &pristine, &t, &props)? {
+            db.set_recorded_info(&n.local_relpath, size, mtime)?;
+        }
+        notify(Notify::Restored {
+            relpath: &n.local_relpath,
+        });
+    }
     let modified = local_changes(&root, &db, &nodes, &repos_root, &opts.zone)?;
 
     let mut report = vec![ReportPath {
@@ -198,6 +240,15 @@ pub fn update(opts: &UpdateOptions, notify: &mut dyn FnMut(Notify)) -> Result<Su
         missing: false,
     }];
     for n in &nodes {
+        if n.presence == "not-present" {
+            report.push(ReportPath {
+                path: n.local_relpath.clone(),
+                rev: base_rev,
+                start_empty: false,
+                depth: "infinity".to_string(),
+                missing: true,
+            });
+        }
         if n.kind == "dir" && !n.local_relpath.is_empty() && n.presence == "normal" {
             let depth = n.depth.as_deref().unwrap_or("infinity");
             if depth != "infinity" {
@@ -211,7 +262,24 @@ pub fn update(opts: &UpdateOptions, notify: &mut dyn FnMut(Notify)) -> Result<Su
             }
         }
     }
-    session.update(rev, "", "unknown", &report)?;
+    // A switch: the drive takes the tree to the new URL; every BASE row's repository path
+    // follows (in apply), the inherited properties are the new URL's.
+    let (new_root_repos, switch_to) = match &opts.switch_url {
+        Some(u) => {
+            let rel = url::relpath_below(&repos_root, u).ok_or_else(|| {
+                refuse(
+                    &root,
+                    format!("'{u}' is not in the repository at '{repos_root}'"),
+                )
+            })?;
+            session.switch(rev, u, "infinity", &report)?;
+            (rel, Some(u.clone()))
+        }
+        None => {
+            session.update(rev, "", "unknown", &report)?;
+            (root_repos.clone(), None)
+        }
+    };
 
     let mut r = Drive {
         root: root.clone(),
@@ -245,15 +313,27 @@ pub fn update(opts: &UpdateOptions, notify: &mut dyn FnMut(Notify)) -> Result<Su
             ));
         }
     }
+    // A node the update deletes that has local changes (or has some below it) stays, as a
+    // copy of what it was, in a tree conflict ("local edit, incoming delete upon
+    // update"), as svn keeps it; one the update then adds again is refused.
+    let mut edited_deleted = Vec::new();
     for d in &plan.deletes {
         let prefix = format!("{d}/");
         if let Some(m) = modified.iter().find(|m| *m == d || m.starts_with(&prefix)) {
-            return Err(refuse(
-                &root,
-                format!("'{m}' has local changes and the update deletes it"),
-            ));
+            let readded = plan.dirs.iter().any(|x| x.added && x.relpath == *d)
+                || plan.files.iter().any(|x| x.added && x.relpath == *d);
+            if readded {
+                return Err(refuse(
+                    &root,
+                    format!("'{m}' has local changes and the update replaces '{d}'"),
+                ));
+            }
+            edited_deleted.push(d.clone());
         }
     }
+    // An unversioned node where the update adds one: a tree conflict ("local unversioned,
+    // incoming add upon update"), as svn records it; what the server adds below a
+    // conflicted directory is recorded but not written.
     let deleted: HashSet<&str> = plan.deletes.iter().map(String::as_str).collect();
     let in_deleted = |rel: &str| {
         deleted.contains(rel)
@@ -261,40 +341,84 @@ pub fn update(opts: &UpdateOptions, notify: &mut dyn FnMut(Notify)) -> Result<Su
                 .match_indices('/')
                 .any(|(i, _)| deleted.contains(&rel[..i]))
     };
-    for rel in plan
+    let mut added: Vec<(&str, &'static str)> = plan
         .dirs
         .iter()
         .filter(|d| d.added)
-        .map(|d| &d.relpath)
-        .chain(plan.files.iter().filter(|f| f.added).map(|f| &f.relpath))
-    {
-        let versioned = by_path.contains_key(rel.as_str()) && in_deleted(rel);
+        .map(|d| (d.relpath.as_str(), "dir"))
+        .chain(
+            plan.files
+                .iter()
+                .filter(|f| f.added)
+                .map(|f| (f.relpath.as_str(), "file")),
+        )
+        .collect();
+    added.sort();
+    let mut conflicts = Conflicts {
+        added: HashMap::new(),
+        edited_deleted,
+    };
+    let mut conflicted_dirs: Vec<&str> = Vec::new();
+    for (rel, kind) in added {
+        let below = conflicted_dirs.iter().rev().find(|d| {
+            rel.strip_prefix(**d)
+                .is_some_and(|rest| rest.starts_with('/'))
+        });
+        if let Some(d) = below {
+            conflicts.added.insert(
+                rel.to_string(),
+                Conflict {
+                    kind,
+                    op_depth: relpath_depth(d),
+                    own: false,
+                },
+            );
+            continue;
+        }
+        let versioned = by_path.contains_key(rel) && in_deleted(rel);
         if !versioned && root.join(rel).symlink_metadata().is_ok() {
-            return Err(refuse(
-                &root,
-                format!("an unversioned '{rel}' is in the way of the update's addition"),
-            ));
+            conflicts.added.insert(
+                rel.to_string(),
+                Conflict {
+                    kind,
+                    op_depth: relpath_depth(rel),
+                    own: true,
+                },
+            );
+            if kind == "dir" {
+                conflicted_dirs.push(rel);
+            }
         }
     }
 
+    let mut switched_session = match switch_to {
+        Some(u) => Some(ra::open(&u, &opts.credentials)?),
+        None => None,
+    };
     let mut summary = apply(
         &root,
         &mut db,
         plan,
+        &conflicts,
         target_rev,
         &repos_root,
-        &root_repos,
-        session.as_mut(),
+        &new_root_repos,
+        match switched_session.as_mut() {
+            Some(s) => s.as_mut(),
+            None => session.as_mut(),
+        },
         opts,
         notify,
     )?;
     drop(session);
+    // Relative externals resolve against where the working copy now is.
+    let wc_url_now = opts.switch_url.clone().unwrap_or(session_url);
     // Externals are updated only at depth infinity, as the stock client updates them.
     if root_depth == "infinity" {
         summary.externals.clear();
         if !opts.ignore_externals {
             summary.externals_failed =
-                crate::externals::update_all(&root, db, opts, &repos_root, &session_url, notify)?;
+                crate::externals::update_all(&root, db, opts, &repos_root, &wc_url_now, notify)?;
         }
     }
     Ok(summary)
@@ -388,6 +512,22 @@ pub(crate) fn local_changes(
         }
     }
     Ok(modified)
+}
+
+/// A node the update adds where an unversioned one is in the way (`own`), or below such a
+/// directory: recorded in BASE, shadowed by a `base-deleted` row at `op_depth`, not written.
+struct Conflict {
+    kind: &'static str,
+    op_depth: i64,
+    own: bool,
+}
+
+/// The tree conflicts an update raises.
+struct Conflicts {
+    /// Additions where an unversioned node is in the way, and what is below them.
+    added: HashMap<String, Conflict>,
+    /// Deletions of nodes with local changes: kept as copies.
+    edited_deleted: Vec<String>,
 }
 
 #[derive(Default)]
@@ -708,6 +848,7 @@ fn apply(
     root: &Path,
     db: &mut WcDb,
     plan: Plan,
+    conflicts: &Conflicts,
     rev: u64,
     repos_root: &str,
     root_repos: &str,
@@ -735,6 +876,12 @@ fn apply(
     // Deletions: the versioned files and directories below, deepest first; unversioned
     // files stay, with their directories.
     for d in &plan.deletes {
+        if conflicts.edited_deleted.contains(d) {
+            notify(Notify::TreeConflict {
+                relpath: d.as_str(),
+            });
+            continue;
+        }
         let prefix = format!("{d}/");
         let mut below: Vec<&OwnedNode> = nodes
             .iter()
@@ -763,7 +910,10 @@ fn apply(
     }
     let mut dirs = plan.dirs;
     dirs.sort_by(|a, b| a.relpath.cmp(&b.relpath));
-    for d in dirs.iter().filter(|d| d.added) {
+    for d in dirs
+        .iter()
+        .filter(|d| d.added && !conflicts.added.contains_key(&d.relpath))
+    {
         let path = root.join(&d.relpath);
         std::fs::create_dir(&path).map_err(file_err(&path))?;
     }
@@ -787,6 +937,15 @@ fn apply(
         .map(|n| Ok((n.local_relpath.as_str(), props_of(n, root)?)))
         .collect::<Result<_>>()?;
     for f in &plan.files {
+        if let Some(c) = conflicts.added.get(&f.relpath) {
+            let relpath = f.relpath.as_str();
+            notify(if c.own {
+                Notify::TreeConflict { relpath }
+            } else {
+                Notify::ShadowedAdd { relpath }
+            });
+            continue;
+        }
         let old = old_props.get(f.relpath.as_str());
         let translation_changed = match old {
             None => true,
@@ -841,11 +1000,48 @@ fn apply(
         }
     }
 
+    let db_uuid = db.repository()?.1;
     db.begin()?;
     for d in &plan.deletes {
+        if conflicts.edited_deleted.contains(d) {
+            let was = nodes.iter().find(|n| n.local_relpath == *d);
+            let kind = was.map_or("file", |n| n.kind.as_str());
+            let was_rev = was.and_then(|n| n.revision).unwrap_or(0);
+            db.copy_base_to_working(d, relpath_depth(d))?;
+            let rp = repos_path(d);
+            let was = skel::ConflictSide {
+                repos_path: &rp,
+                revision: was_rev,
+                kind,
+            };
+            let gone = skel::ConflictSide {
+                repos_path: &rp,
+                revision: rev,
+                kind: "none",
+            };
+            let data = skel::update_tree_conflict(
+                repos_root,
+                &db_uuid,
+                Some(&was),
+                &gone,
+                "edited",
+                "deleted",
+            );
+            db.put_actual_conflict(d, &data)?;
+            summary.tree_conflicts += 1;
+        }
         db.delete_base_tree(d)?;
     }
+    db.delete_not_present()?;
     db.bump_revisions(rev)?;
+    // A switch: every BASE row below the root now names the new URL's paths.
+    let old_root = nodes
+        .iter()
+        .find(|n| n.local_relpath.is_empty())
+        .and_then(|n| n.repos_path.as_deref());
+    if old_root != Some(root_repos) {
+        db.rebase_repos_paths(root_repos)?;
+    }
     for (relpath, kind) in &plan.absent {
         let rp = repos_path(relpath);
         db.put_base(&BaseNode {
@@ -884,9 +1080,17 @@ fn apply(
         };
         if d.added {
             summary.dirs += 1;
-            notify(Notify::Added {
-                relpath: &d.relpath,
-                is_dir: true,
+            notify(match conflicts.added.get(&d.relpath) {
+                Some(c) if c.own => Notify::TreeConflict {
+                    relpath: &d.relpath,
+                },
+                Some(_) => Notify::ShadowedAdd {
+                    relpath: &d.relpath,
+                },
+                None => Notify::Added {
+                    relpath: &d.relpath,
+                    is_dir: true,
+                },
             });
         } else if d.props_changed {
             notify(Notify::Updated {
@@ -972,6 +1176,23 @@ fn apply(
             dav_cache: dav_cache.as_deref(),
             ..BaseNode::default()
         })?;
+    }
+    // The tree conflicts, in path order (their rows as svn writes them).
+    let mut shadowed: Vec<(&String, &Conflict)> = conflicts.added.iter().collect();
+    shadowed.sort_by(|a, b| a.0.cmp(b.0));
+    for (relpath, c) in shadowed {
+        let data = c.own.then(|| {
+            let new = skel::ConflictSide {
+                repos_path: &repos_path(relpath),
+                revision: rev,
+                kind: c.kind,
+            };
+            skel::update_tree_conflict(repos_root, &db_uuid, None, &new, "unversioned", "added")
+        });
+        if c.own {
+            summary.tree_conflicts += 1;
+        }
+        db.put_base_deleted(relpath, c.kind, c.op_depth, data.as_deref())?;
     }
     db.commit()?;
     Ok(summary)

@@ -390,6 +390,62 @@ impl WcDb {
         Ok(())
     }
 
+    /// Forgets the file external at `local_relpath` as svn does when its definition goes:
+    /// its `EXTERNALS` row, and its `NODES` row becomes a `not-present` marker (revision
+    /// 0, `changed_date` 0, the parent's repository path and the name: svn's row) when the parent directory is in this
+    /// working copy's BASE; the next update removes the marker unless the server adds a
+    /// node there.
+    pub fn remove_file_external(&self, local_relpath: &str) -> Result<()> {
+        self.delete_external(local_relpath)?;
+        let Some(parent) = parent_relpath(local_relpath) else {
+            return Ok(());
+        };
+        let name = local_relpath.rsplit('/').next().unwrap_or(local_relpath);
+        let parent_row: Option<(i64, String)> = self
+            .conn
+            .query_row(
+                "SELECT repos_id, repos_path FROM NODES WHERE wc_id = 1 AND local_relpath = ?1
+                   AND op_depth = 0",
+                params![parent],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .map(Some)
+            .or_else(|e| match e {
+                rusqlite::Error::QueryReturnedNoRows => Ok(None),
+                e => Err(e),
+            })
+            .map_err(self.err())?;
+        let Some((repos_id, parent_repos)) = parent_row else {
+            return Ok(());
+        };
+        let repos_path = if parent_repos.is_empty() {
+            name.to_string()
+        } else {
+            format!("{parent_repos}/{name}")
+        };
+        self.conn
+            .execute(
+                "INSERT INTO NODES (wc_id, local_relpath, op_depth, parent_relpath, repos_id,
+                   repos_path, revision, presence, kind, changed_date)
+                 VALUES (1, ?1, 0, ?2, ?3, ?4, 0, 'not-present', 'file', 0)",
+                params![local_relpath, parent, repos_id, repos_path],
+            )
+            .map_err(self.err())?;
+        Ok(())
+    }
+
+    /// Removes the `not-present` BASE rows (after an update: what the server did not add
+    /// again is gone, as svn's bump removes it).
+    pub fn delete_not_present(&self) -> Result<()> {
+        self.conn
+            .execute(
+                "DELETE FROM NODES WHERE wc_id = 1 AND op_depth = 0 AND presence = 'not-present'",
+                [],
+            )
+            .map_err(self.err())?;
+        Ok(())
+    }
+
     /// A node a tree conflict shadows: a `base-deleted` row at `op_depth` (the conflict's
     /// node and what is below it), and for the conflict's own node its `ACTUAL_NODE` row
     /// with the conflict skel.
@@ -409,14 +465,44 @@ impl WcDb {
             )
             .map_err(self.err())?;
         if let Some(data) = conflict {
-            self.conn
-                .execute(
-                    "INSERT INTO ACTUAL_NODE (wc_id, local_relpath, parent_relpath,
-                       conflict_data) VALUES (1, ?1, ?2, ?3)",
-                    params![relpath, parent, data],
-                )
-                .map_err(self.err())?;
+            self.put_actual_conflict(relpath, data)?;
         }
+        Ok(())
+    }
+
+    /// A node's `ACTUAL_NODE` row with a conflict skel (`conflict_data`).
+    pub fn put_actual_conflict(&self, relpath: &str, data: &[u8]) -> Result<()> {
+        self.conn
+            .execute(
+                "INSERT INTO ACTUAL_NODE (wc_id, local_relpath, parent_relpath,
+                   conflict_data) VALUES (1, ?1, ?2, ?3)",
+                params![relpath, parent_relpath(relpath).unwrap_or(""), data],
+            )
+            .map_err(self.err())?;
+        Ok(())
+    }
+
+    /// The BASE node at `relpath` and everything below it copied into WORKING at
+    /// `op_depth` (what svn keeps of a node with local changes that an update deletes: a
+    /// copy of its last base, `A  +`), parents first.
+    pub fn copy_base_to_working(&self, relpath: &str, op_depth: i64) -> Result<()> {
+        self.conn
+            .execute(
+                "INSERT INTO NODES (wc_id, local_relpath, op_depth, parent_relpath, repos_id,
+                   repos_path, revision, presence, depth, kind, changed_revision, changed_date,
+                   changed_author, checksum, properties, translated_size, last_mod_time,
+                   symlink_target)
+                 SELECT wc_id, local_relpath, ?2, parent_relpath, repos_id, repos_path,
+                   revision, presence, depth, kind, changed_revision, changed_date,
+                   changed_author, checksum, properties, translated_size, last_mod_time,
+                   symlink_target
+                 FROM NODES WHERE wc_id = 1 AND op_depth = 0
+                   AND (local_relpath = ?1
+                        OR substr(local_relpath, 1, length(?1) + 1) = ?1 || '/')
+                 ORDER BY local_relpath",
+                params![relpath, op_depth],
+            )
+            .map_err(self.err())?;
         Ok(())
     }
 
@@ -493,6 +579,34 @@ impl WcDb {
                 "UPDATE NODES SET inherited_props = ?1
                  WHERE wc_id = 1 AND local_relpath = '' AND op_depth = 0",
                 params![iprops],
+            )
+            .map_err(self.err())?;
+        Ok(())
+    }
+
+    /// Every BASE node's repository path becomes `root_repos` joined with its local
+    /// relpath (a switch of the whole working copy; file externals keep theirs).
+    pub fn rebase_repos_paths(&self, root_repos: &str) -> Result<()> {
+        self.conn
+            .execute(
+                "UPDATE NODES SET repos_path = CASE
+                   WHEN local_relpath = '' THEN ?1
+                   WHEN ?1 = '' THEN local_relpath
+                   ELSE ?1 || '/' || local_relpath END
+                 WHERE wc_id = 1 AND op_depth = 0 AND file_external IS NULL",
+                params![root_repos],
+            )
+            .map_err(self.err())?;
+        Ok(())
+    }
+
+    /// A BASE file's recorded size and modification time (of its working file).
+    pub fn set_recorded_info(&self, relpath: &str, size: u64, mtime: Option<i64>) -> Result<()> {
+        self.conn
+            .execute(
+                "UPDATE NODES SET translated_size = ?2, last_mod_time = ?3
+                 WHERE wc_id = 1 AND local_relpath = ?1 AND op_depth = 0",
+                params![relpath, size as i64, mtime],
             )
             .map_err(self.err())?;
         Ok(())

@@ -84,7 +84,8 @@ fn http_updates_match_the_stock_clients() {
     let props = http_pair("props");
     for (label, base) in http_servers(props) {
         let url = format!("{base}/trunk");
-        compare_sparse_updates(props, label, &url, "1", &["7", "2", "5", "4", "7"], &[]);
+        let steps = ["7", "2", "5", "4", "7", "HEAD", "7", "6"];
+        compare_sparse_updates(props, label, &url, "1", &steps, &[]);
     }
     let basic = http_pair("basic");
     for (label, base) in http_servers(basic) {
