@@ -22,7 +22,9 @@
 # A sample is the server's user+system CPU (/proc/PID/stat, 1/CLK_TCK s ticks) over REQS
 # requests (curl for a page, the svn client for its counterpart), divided by REQS, and the
 # wall time of the same requests as the client saw them (an `svn` command's includes its
-# own start, about 10-20 ms); the table gives the medians of RUNS samples in ms. A row whose
+# own start, about 10-20 ms), and the client's user+system CPU (the children this script
+# waited for: curl, or the svn client doing its share, e.g. `svn blame`'s line matching);
+# the table gives the medians of RUNS samples in ms. A row whose
 # name says "first view" asks for a different file each request (so no cache helps). The
 # first request of a row warms the caches and checks the command works. Writes
 # bench/results/DAY/web.md (web-medium.md; and .jsonl). Needs svn, svnmucc, curl.
@@ -196,12 +198,14 @@ OUT=$OUT_DIR/web
     echo "# Web pages against the stock client, server CPU ($(date -u +%Y-%m-%d))"
     echo
     echo "\`bench/web.sh${1:+ $1}\` (RUNS=$RUNS, REQS=$REQS), $($SVELTO --version 2>/dev/null | head -n 1), $(svn --version --quiet) client; $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg) at the start."
-    echo "Per request in ms: the server's CPU (median of $RUNS samples, min, max) and the wall time the client saw (median)."
+    echo "Per request in ms: the server's CPU (median of $RUNS samples, min, max), the client's CPU (curl or svn, median) and the wall time the client saw (median)."
     echo
-    echo "| request | server CPU ms | min | max | wall ms |"
-    echo "| --- | --- | --- | --- | --- |"
+    echo "| request | server CPU ms | min | max | client CPU ms | wall ms |"
+    echo "| --- | --- | --- | --- | --- | --- |"
 } >"$OUT.md"
 now() { date +%s%N; }
+# The user+system CPU of this shell's waited-for children (curl, svn), in ticks.
+child_ticks() { awk '{ print $16 + $17 }' "/proc/$$/stat"; }
 for c in "${CASES[@]}"; do
     name=${c%%|*}
     rest=${c#*|}
@@ -213,24 +217,29 @@ for c in "${CASES[@]}"; do
     eval "$cmd" >/dev/null || die "failed: $cmd"
     samples=()
     walls=()
+    clients=()
     for _ in $(seq 1 "$RUNS"); do
         t0=$(ticks "$SERVER")
+        c0=$(child_ticks)
         w0=$(now)
         for _ in $(seq 1 "$reqs"); do
             N=$((N + 1))
             eval "$cmd" >/dev/null
         done
         w1=$(now)
+        c1=$(child_ticks)
         t1=$(ticks "$SERVER")
+        clients+=("$(awk -v a="$c0" -v b="$c1" -v t="$TICK" -v n="$reqs" 'BEGIN { printf "%.2f", (b - a) * 1000 / t / n }')")
         samples+=("$(awk -v a="$t0" -v b="$t1" -v t="$TICK" -v n="$reqs" 'BEGIN { printf "%.2f", (b - a) * 1000 / t / n }')")
         walls+=("$(awk -v a="$w0" -v b="$w1" -v n="$reqs" 'BEGIN { printf "%.1f", (b - a) / 1e6 / n }')")
     done
     read -r med lo hi < <(printf '%s\n' "${samples[@]}" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)], v[1], v[NR] }')
     wall=$(printf '%s\n' "${walls[@]}" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
-    say "$name: $med ms CPU, $wall ms wall (${samples[*]})"
-    echo "| $name | $med | $lo | $hi | $wall |" >>"$OUT.md"
-    printf '{"request":"%s","requests":%s,"server_cpu_ms":%s,"samples":[%s],"wall_ms":[%s]}\n' "$name" "$reqs" "$med" \
-        "$(IFS=,; echo "${samples[*]}")" "$(IFS=,; echo "${walls[*]}")" >>"$OUT.jsonl"
+    client=$(printf '%s\n' "${clients[@]}" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+    say "$name: $med ms CPU, client $client ms CPU, $wall ms wall (${samples[*]})"
+    echo "| $name | $med | $lo | $hi | $client | $wall |" >>"$OUT.md"
+    printf '{"request":"%s","requests":%s,"server_cpu_ms":%s,"samples":[%s],"client_cpu_ms":[%s],"wall_ms":[%s]}\n' "$name" "$reqs" "$med" \
+        "$(IFS=,; echo "${samples[*]}")" "$(IFS=,; echo "${clients[*]}")" "$(IFS=,; echo "${walls[*]}")" >>"$OUT.jsonl"
 done
 say "wrote $OUT.md"
 if [[ -n ${KEEP:-} ]]; then

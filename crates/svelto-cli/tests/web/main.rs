@@ -536,3 +536,246 @@ fn pages_of_hidden_paths_are_refused_and_repository_urls_answer_as_before() {
     );
     assert!(head.contains("sandbox"), "{head}");
 }
+
+/// A format-2 dump of 150 revisions made here: `trunk/ChangeLog` gets an entry of three
+/// lines at the top in each revision and keeps its last 30 lines (old entries drop off the
+/// bottom); `trunk/keep.txt` changes one of its lines in each revision and gains one every
+/// seventh, its first line kept from r1; r1 also adds a binary and a gzip file. r60 copies
+/// trunk to `branches/b`, where the two files go on changing. Dates one second apart.
+fn long_history_dump() -> Vec<u8> {
+    fn rev_header(out: &mut Vec<u8>, rev: u64) {
+        let author = if rev.is_multiple_of(3) {
+            "bob"
+        } else {
+            "alice"
+        };
+        let msg = format!("change {rev}");
+        let date = format!("2026-01-01T00:{:02}:{:02}.000000Z", rev / 60, rev % 60);
+        let props = format!(
+            "K 10\nsvn:author\nV {}\n{author}\nK 8\nsvn:date\nV {}\n{date}\nK 7\nsvn:log\nV {}\n{msg}\nPROPS-END\n",
+            author.len(),
+            date.len(),
+            msg.len()
+        );
+        out.extend_from_slice(
+            format!(
+                "Revision-number: {rev}\nProp-content-length: {n}\nContent-length: {n}\n\n{props}\n",
+                n = props.len()
+            )
+            .as_bytes(),
+        );
+    }
+    fn file(out: &mut Vec<u8>, path: &str, action: &str, text: &[u8]) {
+        let props = if action == "add" { "PROPS-END\n" } else { "" };
+        let mut head = format!("Node-path: {path}\nNode-kind: file\nNode-action: {action}\n");
+        if !props.is_empty() {
+            head.push_str(&format!("Prop-content-length: {}\n", props.len()));
+        }
+        head.push_str(&format!(
+            "Text-content-length: {}\nContent-length: {}\n\n{props}",
+            text.len(),
+            text.len() + props.len()
+        ));
+        out.extend_from_slice(head.as_bytes());
+        out.extend_from_slice(text);
+        out.extend_from_slice(b"\n\n");
+    }
+    fn dir(out: &mut Vec<u8>, path: &str, copy: Option<(u64, &str)>) {
+        let mut s = format!("Node-path: {path}\nNode-kind: dir\nNode-action: add\n");
+        match copy {
+            Some((rev, from)) => s.push_str(&format!(
+                "Node-copyfrom-rev: {rev}\nNode-copyfrom-path: {from}\n\n\n"
+            )),
+            None => s.push_str("Prop-content-length: 10\nContent-length: 10\n\nPROPS-END\n\n\n"),
+        }
+        out.extend_from_slice(s.as_bytes());
+    }
+    let mut out = b"SVN-fs-dump-format-version: 2\n\n".to_vec();
+    let mut log: Vec<String> = Vec::new();
+    let mut keep: Vec<String> = (1..=12).map(|i| format!("keep line {i}\n")).collect();
+    let mut at = "trunk";
+    for rev in 1..=150u64 {
+        rev_header(&mut out, rev);
+        if rev == 1 {
+            dir(&mut out, "trunk", None);
+            dir(&mut out, "branches", None);
+            let binary: Vec<u8> = (0..70_000u32).map(|i| (i * 7919 % 251) as u8).collect();
+            file(&mut out, "trunk/blob.bin", "add", &binary);
+            file(
+                &mut out,
+                "trunk/packed.gz",
+                "add",
+                b"\x1f\x8b\x08\x00not really gzip\n",
+            );
+        }
+        if rev == 60 {
+            dir(&mut out, "branches/b", Some((59, "trunk")));
+            at = "branches/b";
+        }
+        let entry = (1..=3).map(|k| format!("entry {rev} line {k}\n"));
+        log.splice(0..0, entry);
+        log.truncate(30);
+        if rev > 1 {
+            let i = 1 + (rev as usize * 5) % (keep.len() - 1);
+            keep[i] = format!("keep line {i} changed in r{rev}\n");
+            if rev.is_multiple_of(7) {
+                keep.push(format!("keep line added in r{rev}\n"));
+            }
+        }
+        let action = if rev == 1 { "add" } else { "change" };
+        file(
+            &mut out,
+            &format!("{at}/ChangeLog"),
+            action,
+            log.concat().as_bytes(),
+        );
+        file(
+            &mut out,
+            &format!("{at}/keep.txt"),
+            action,
+            keep.concat().as_bytes(),
+        );
+    }
+    out
+}
+
+/// The revision of each line: `svn blame`'s first column, or a blame page's links.
+fn blame_revs(page: &str) -> Vec<String> {
+    page.split("<tr id=\"L")
+        .skip(1)
+        .map(|row| {
+            let a = row.find("/rev/").expect("a revision link") + 5;
+            row[a..a + row[a..].find('/').expect("rev/N/")].to_string()
+        })
+        .collect()
+}
+
+/// Blame pages attribute every line as `svn blame` does over the same server, on a history
+/// of 150 revisions: a ChangeLog whose walk back stops early (every line attributed within
+/// its last 10 versions), a file whose first line comes from r1 (the walk reads every
+/// version, across several pages of history and the copy of trunk to a branch), and a
+/// blame at an older revision. Archives of the branch hold what `svn export` writes, the
+/// binary and the gzip file stored in the `.zip` and checked by `unzip -t` and Python's
+/// `zipfile -t`.
+#[test]
+fn blame_and_archives_agree_with_svn_blame_and_svn_export() {
+    require_tool("svn");
+    require_tool("unzip");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join("root");
+    let svelto = Path::new(env!("CARGO_BIN_EXE_svelto"));
+    Run::new(svelto)
+        .args(["admin", "create"])
+        .arg(root.join("long"))
+        .success();
+    Run::new(svelto)
+        .args(["admin", "load", "-q"])
+        .arg(root.join("long"))
+        .stdin_bytes(long_history_dump())
+        .success();
+    let server = Svelto::start_http(svelto, &root, &dir.path().join("serve.log"), "", &[]);
+    let base = server.base_url();
+    let get = |rel: &str| {
+        Run::tool("curl")
+            .args(["-s", "-f"])
+            .arg(format!("{base}{rel}"))
+            .success()
+            .stdout_text()
+    };
+    for (path, rev) in [
+        ("branches/b/ChangeLog", "HEAD"),
+        ("branches/b/keep.txt", "HEAD"),
+        ("trunk/keep.txt", "40"),
+        ("trunk/ChangeLog", "5"),
+    ] {
+        let page = get(&format!("/long/!svn/web/blame/{rev}/{path}"));
+        let svn = Run::tool("svn")
+            .args(["blame", "--non-interactive"])
+            .arg(format!("{base}/long/{path}@{rev}"))
+            .success()
+            .stdout_text();
+        let expected: Vec<String> = svn
+            .lines()
+            .map(|l| l.split_whitespace().next().expect("a revision").to_string())
+            .collect();
+        assert!(expected.len() >= 12, "{path}@{rev}: {svn}");
+        assert_eq!(blame_revs(&page), expected, "{path}@{rev}:\n{svn}");
+    }
+    // The ChangeLog's lines all come from its last 10 versions; keep.txt's first from r1.
+    let changelog = blame_revs(&get("/long/!svn/web/blame/HEAD/branches/b/ChangeLog"));
+    assert!(changelog
+        .iter()
+        .all(|r| r.parse::<u64>().expect("a number") > 140));
+    assert_eq!(
+        blame_revs(&get("/long/!svn/web/blame/HEAD/branches/b/keep.txt"))[0],
+        "1"
+    );
+    // The branch's archives against `svn export` of it.
+    let export = dir.path().join("export");
+    Run::tool("svn")
+        .args(["export", "-q", "--non-interactive"])
+        .arg(format!("{base}/long/branches/b"))
+        .arg(&export)
+        .success();
+    let zip = dir.path().join("b.zip");
+    Run::tool("curl")
+        .args(["-s", "-f", "-o"])
+        .arg(&zip)
+        .arg(format!(
+            "{base}/long/!svn/web/archive/HEAD/branches/b?format=zip"
+        ))
+        .success();
+    let tested = Run::tool("unzip")
+        .arg("-t")
+        .arg(&zip)
+        .success()
+        .stdout_text();
+    assert!(tested.contains("No errors detected"), "{tested}");
+    Run::tool("python3")
+        .args(["-m", "zipfile", "-t"])
+        .arg(&zip)
+        .success();
+    let listing = Run::tool("unzip")
+        .arg("-v")
+        .arg(&zip)
+        .success()
+        .stdout_text();
+    for (name, method) in [
+        ("blob.bin", "Stored"),
+        ("packed.gz", "Stored"),
+        ("keep.txt", "Defl:"),
+    ] {
+        let line = listing
+            .lines()
+            .find(|l| l.ends_with(&format!("/{name}")))
+            .unwrap_or_else(|| panic!("no {name} in:\n{listing}"));
+        assert!(line.contains(method), "{name} not {method}:\n{listing}");
+    }
+    let tgz = dir.path().join("b.tar.gz");
+    Run::tool("curl")
+        .args(["-s", "-f", "-o"])
+        .arg(&tgz)
+        .arg(format!("{base}/long/!svn/web/archive/HEAD/branches/b"))
+        .success();
+    for (archive, tool) in [(&zip, "unzip"), (&tgz, "tar")] {
+        let out = dir.path().join(format!("out-{tool}"));
+        std::fs::create_dir_all(&out).expect("out");
+        match tool {
+            "unzip" => Run::tool("unzip")
+                .arg("-q")
+                .arg(archive)
+                .arg("-d")
+                .arg(&out),
+            _ => Run::tool("tar").arg("xzf").arg(archive).arg("-C").arg(&out),
+        }
+        .success();
+        for name in ["blob.bin", "packed.gz", "keep.txt", "ChangeLog"] {
+            let got = std::fs::read(out.join("long-b-r150").join(name)).expect("extracted");
+            let want = std::fs::read(export.join(name)).expect("exported");
+            assert!(
+                got == want,
+                "{name} from the {tool} archive differs from svn export's"
+            );
+        }
+    }
+}
