@@ -138,7 +138,7 @@ mod tests {
     }
 
     fn local() -> std::sync::Arc<dyn svelto_fs::Backend> {
-        std::sync::Arc::new(svelto_store::LocalBackend)
+        svelto_testkit::memfs::local_backend()
     }
 
     #[test]

@@ -389,7 +389,7 @@ mod tests {
         let host = Host::new(
             HostConfig::new(dir.path().to_path_buf()),
             Logger::new(Box::new(buf.clone())),
-            Arc::new(svelto_store::LocalBackend),
+            svelto_testkit::memfs::local_backend(),
         );
         let why = [(0u64, "This server could not verify".to_string())];
         http(401, &why, &host);
@@ -444,7 +444,7 @@ mod janitor_tests {
         let host = Host::new(
             config,
             Logger::disabled(),
-            Arc::new(svelto_store::LocalBackend),
+            svelto_testkit::memfs::local_backend(),
         );
         let start = Instant::now();
         std::thread::scope(|s| {

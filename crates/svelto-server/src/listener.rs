@@ -323,7 +323,7 @@ mod tests {
             Host::new(
                 config,
                 Logger::disabled(),
-                Arc::new(svelto_store::LocalBackend),
+                svelto_testkit::memfs::local_backend(),
             ),
             Config::default(),
         );
@@ -350,7 +350,7 @@ mod tests {
         let host = Host::new(
             HostConfig::new(dir.path().to_path_buf()),
             Logger::disabled(),
-            Arc::new(svelto_store::LocalBackend),
+            svelto_testkit::memfs::local_backend(),
         );
         (dir, Shared::new(host, Config::default()))
     }

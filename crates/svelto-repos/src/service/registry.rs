@@ -288,7 +288,7 @@ mod tests {
     use svelto_core::NodeKind;
 
     fn local() -> Arc<dyn Backend> {
-        Arc::new(svelto_store::LocalBackend)
+        svelto_testkit::memfs::local_backend()
     }
 
     /// At most `max_open` handles stay open while idle, the least recently used idle one
@@ -301,6 +301,7 @@ mod tests {
             .map(|i| {
                 let p = dir.path().join(format!("r{i}"));
                 crate::create::create(
+                    &*local(),
                     &p,
                     "00000000-0000-4000-8000-000000000000",
                     "2026-01-01T00:00:00.000000Z",
@@ -338,6 +339,7 @@ mod tests {
         drop(held);
         let extra = dir.path().join("r4");
         crate::create::create(
+            &*local(),
             &extra,
             "00000000-0000-4000-8000-000000000000",
             "2026-01-01T00:00:00.000000Z",
@@ -355,6 +357,7 @@ mod tests {
     fn the_writer_is_handed_out_in_arrival_order() {
         let dir = tempfile::tempdir().expect("tempdir");
         crate::create::create(
+            &*local(),
             dir.path(),
             "00000000-0000-4000-8000-000000000000",
             "2026-01-01T00:00:00.000000Z",
