@@ -324,6 +324,7 @@ mod tests {
                 config,
                 Logger::disabled(),
                 svelto_testkit::memfs::local_backend(),
+                Arc::new(svelto_core::SystemEnv),
             ),
             Config::default(),
         );
@@ -351,6 +352,7 @@ mod tests {
             HostConfig::new(dir.path().to_path_buf()),
             Logger::disabled(),
             svelto_testkit::memfs::local_backend(),
+            Arc::new(svelto_core::SystemEnv),
         );
         (dir, Shared::new(host, Config::default()))
     }

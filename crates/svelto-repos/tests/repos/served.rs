@@ -72,7 +72,7 @@ fn contents(n: usize, seed: u64) -> Vec<u8> {
 /// large file came as stored pieces (the backend's fast path) or whole.
 fn session(backend: Arc<dyn Backend>, dir: &Path) -> (Vec<String>, bool) {
     let env: Arc<dyn Env> = Arc::new(FixedEnv::new(DATE));
-    let repos = Repos::new(backend, 1 << 20, 4).with_env(env);
+    let repos = Repos::new(backend, 1 << 20, 4, env);
     assert!(repos.is_repo(dir), "the backend's repository");
     assert!(!repos.is_repo(&dir.join("trunk")), "not a repository");
     let (repo, writer) = repos.open(dir).expect("open");
