@@ -182,6 +182,7 @@ pub fn store_repo(data: &[u8]) {
         let dir = scratch().join("template");
         let _ = std::fs::remove_dir_all(&dir);
         svelto_repos::create(
+            &svelto_store::LocalBackend,
             &dir,
             "00000000-0000-4000-8000-000000000000",
             "2026-01-01T00:00:00.000000Z",

@@ -105,6 +105,18 @@ pub fn version_text() -> String {
     )
 }
 
+/// The storage backend of the repositories `admin` and `look` name by their directory on
+/// this machine: the local engine (the composition root's choice; `serve --cluster` and
+/// `admin dump`/`load --cluster` open the cluster's).
+pub fn local_backend() -> &'static dyn svelto_fs::Backend {
+    &svelto_store::LocalBackend
+}
+
+/// Where the libraries the binary drives take the time and fresh names from: the system.
+pub fn system_env() -> std::sync::Arc<dyn svelto_core::Env> {
+    std::sync::Arc::new(svelto_core::SystemEnv)
+}
+
 fn main() -> ExitCode {
     // `look` parses its arguments itself, as svnlook does (usage errors must match).
     let mut argv = std::env::args_os();

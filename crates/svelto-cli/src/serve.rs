@@ -376,7 +376,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
         None => Arc::new(svelto_store::LocalBackend),
         Some(c) => c.clone(),
     };
-    let host = Host::new(config, log, backend);
+    let host = Host::new(config, log, backend, crate::system_env());
     if let Some(cluster) = &cluster {
         // The backend's lines (etcd unreachable, reads unfenced) go to the server's log.
         let host = Arc::downgrade(&host);

@@ -210,7 +210,13 @@ fn the_seam_over_the_cluster_a_revision_built_on_a_is_read_at_once_on_b() {
     // The same commits on the local store, for the contract walk and the latency.
     let local_dir = tempdir();
     let local_path = local_dir.path().join("local");
-    svelto_repos::create(&local_path, UUID, "2026-11-28T00:00:00.000000Z").expect("create");
+    svelto_repos::create(
+        &svelto_store::LocalBackend,
+        &local_path,
+        UUID,
+        "2026-11-28T00:00:00.000000Z",
+    )
+    .expect("create");
     let local = svelto_store::Repo::open(&local_path).expect("open local");
     let mut lw = svelto_store::Writer::open(&local_path).expect("local writer");
 

@@ -10,6 +10,12 @@ pub trait Env: Send + Sync {
     fn svn_date(&self) -> String;
     /// A UUID in APR's syntax never handed out before (the body of a lock token).
     fn uuid(&self) -> String;
+    /// A number that tells this process from the others serving the same repositories
+    /// (the system's: the process id), for names several server processes make in one
+    /// place (transactions under `db/txns`); 0 when there is one process.
+    fn process_id(&self) -> u64 {
+        0
+    }
 }
 
 /// The system's clock and random version 4 UUIDs.
@@ -23,6 +29,10 @@ impl Env for SystemEnv {
 
     fn uuid(&self) -> String {
         uuid::Uuid::new_v4().to_string()
+    }
+
+    fn process_id(&self) -> u64 {
+        u64::from(std::process::id())
     }
 }
 
@@ -67,5 +77,9 @@ mod tests {
         let s = SystemEnv;
         assert_ne!(s.uuid(), s.uuid());
         assert_eq!(s.svn_date().len(), 27);
+        assert_eq!(
+            (s.process_id(), e.process_id()),
+            (u64::from(std::process::id()), 0)
+        );
     }
 }

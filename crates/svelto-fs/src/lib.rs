@@ -9,6 +9,7 @@
 //! writer's ([`WriteRepo`], building a revision: [`WriteTxn`]). Must not:
 //! do I/O, know a file layout, or depend on a backend.
 
+mod admin;
 pub mod contract;
 mod error;
 mod fold;
@@ -16,6 +17,7 @@ mod read;
 mod types;
 mod write;
 
+pub use admin::{DbCopy, Frozen, HotcopyError, TxnRemoval};
 pub use error::{Corruption, Result, StoreError};
 pub use fold::{FoldedChanges, PathChange};
 pub use read::{Backend, ReadRepo, TextChunks};

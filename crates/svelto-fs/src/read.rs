@@ -1,5 +1,6 @@
 //! Reading a repository: the handle every reader of a backend is given.
 
+use crate::admin::{DbCopy, Frozen, HotcopyError, TxnRemoval};
 use crate::error::{Corruption, Result, StoreError};
 use crate::types::{
     DirEntry, FileText, HistoryEntry, Listed, ListedDir, NodeRev, RevInfo, RevMeta, Stored,
@@ -94,6 +95,20 @@ pub trait ReadRepo: Send + Sync {
     /// Bounds the memory of the handle's caches.
     fn set_cache_limit(&self, bytes: usize) {
         let _ = bytes;
+    }
+
+    /// The transactions a hook script can see now, sorted by name, each with its base
+    /// revision (the one before the revision it would become): none for a backend that
+    /// keeps no hooks' transactions.
+    fn txns(&self) -> Result<Vec<(String, Revnum)>> {
+        Ok(Vec::new())
+    }
+
+    /// The bytes revision `rev`'s commit added to storage (`svnadmin rev-size`).
+    fn rev_size(&self, rev: Revnum) -> Result<u64> {
+        Err(StoreError::Unsupported(format!(
+            "the stored size of revision {rev}"
+        )))
     }
 
     fn root(&self, rev: Revnum) -> Result<NodeRevId> {
@@ -321,6 +336,69 @@ pub trait Backend: Send + Sync {
     fn is_repository(&self, dir: &Path) -> bool;
     /// The writer of the repository in `dir` (takes the write lock).
     fn open_writer(&self, dir: &Path) -> Result<Box<dyn WriteRepo>>;
+    /// Creates the stored part of a new repository in `dir` (whose other files, conf/ and
+    /// hooks/, are the caller's): revision 0, empty, with `r0_props`, and `uuid`.
+    fn create(&self, dir: &Path, uuid: &str, r0_props: &PropList) -> Result<()> {
+        let _ = (uuid, r0_props);
+        Err(StoreError::Unsupported(format!(
+            "creating a repository in '{}'",
+            dir.display()
+        )))
+    }
+    /// Opens the repository in `dir` with transaction `name` (a commit whose hooks run)
+    /// as the handle's youngest revision, and that revision's number.
+    fn open_txn(
+        &self,
+        dir: &Path,
+        name: &str,
+        env: &Arc<dyn Env>,
+    ) -> Result<(Arc<dyn ReadRepo>, Revnum)> {
+        let _ = (dir, env);
+        Err(StoreError::Unsupported(format!(
+            "opening transaction '{name}'"
+        )))
+    }
+    /// [`Backend::open_writer`] without waiting: None while another writer (a commit, a
+    /// freeze) holds the write lock.
+    fn try_open_writer(&self, dir: &Path) -> Result<Option<Box<dyn WriteRepo>>> {
+        let _ = dir;
+        Err(StoreError::Unsupported(
+            "taking the write lock without waiting".into(),
+        ))
+    }
+    /// Copies the stored repository of `src` into `dst` while commits go on, up to one
+    /// commit point (`svnadmin hotcopy`); with `incremental`, `dst` holds an earlier copy
+    /// and receives only what `src` gained since. The repository's other files (conf/,
+    /// hooks/) are the caller's.
+    fn hotcopy(
+        &self,
+        src: &Path,
+        dst: &Path,
+        incremental: bool,
+    ) -> std::result::Result<DbCopy, HotcopyError> {
+        let _ = (src, dst, incremental);
+        Err(StoreError::Unsupported("hot copies".into()).into())
+    }
+    /// Holds the writes of the repositories in `dirs` (taken in that order, waiting for a
+    /// commit in progress) until the returned value is dropped; reads go on.
+    fn freeze(&self, dirs: &[PathBuf]) -> Result<Frozen> {
+        let _ = dirs;
+        Err(StoreError::Unsupported("freezing writes".into()))
+    }
+    /// Takes the write lock of the repository in `dir` (waiting for it when `wait`, else
+    /// None while another writer holds it) and repairs what a writer that crashed left,
+    /// as the next writer would; the lock is released on return. What it found beyond
+    /// "all agreed", in the backend's words, one line each (none: nothing to repair).
+    fn recover(&self, dir: &Path, wait: bool) -> Result<Option<Vec<String>>> {
+        let _ = (dir, wait);
+        Err(StoreError::Unsupported("recovery".into()))
+    }
+    /// Removes transaction `name` of the repository in `dir` (`svnadmin rmtxns`; one
+    /// [`ReadRepo::txns`] lists): `NoSuchTxn` when there is none.
+    fn remove_txn(&self, dir: &Path, name: &str) -> Result<TxnRemoval> {
+        let _ = dir;
+        Err(StoreError::NoSuchTxn(name.to_string()))
+    }
     /// The counters of the backend's caches: (the name a metric labels the cache with,
     /// hits, misses); none when it keeps no caches.
     fn cache_stats(&self) -> Vec<(&'static str, u64, u64)> {

@@ -137,8 +137,12 @@ mod tests {
         (dir, repo)
     }
 
+    fn env() -> std::sync::Arc<dyn svelto_core::Env> {
+        std::sync::Arc::new(svelto_core::SystemEnv)
+    }
+
     fn local() -> std::sync::Arc<dyn svelto_fs::Backend> {
-        std::sync::Arc::new(svelto_store::LocalBackend)
+        svelto_testkit::memfs::local_backend()
     }
 
     #[test]
@@ -158,7 +162,7 @@ mod tests {
         let (dir, repo) =
             repo_with("[general]\nanon-access = write\nauth-access = write\nauthz-db = authz\n");
         let mut config = HostConfig::new(dir.path().to_path_buf());
-        let host = Host::new(config.clone(), Logger::disabled(), local());
+        let host = Host::new(config.clone(), Logger::disabled(), local(), env());
         let adm = host
             .admission(&repo, || Ok("the-uuid".into()))
             .expect("admitted");
@@ -168,7 +172,7 @@ mod tests {
         let src = adm.authz_source().expect("authz-db named");
         assert_eq!(src.repos.as_deref(), Some("projects/tools"));
         config.read_only = true;
-        let host = Host::new(config, Logger::disabled(), local());
+        let host = Host::new(config, Logger::disabled(), local(), env());
         let adm = host
             .admission(&repo, || Ok("the-uuid".into()))
             .expect("admitted");
@@ -184,7 +188,7 @@ mod tests {
             repo_with("[general]\nanon-access = read\nauth-access = write\nrealm = Tools\n");
         let mut config = HostConfig::new(dir.path().to_path_buf());
         config.read_only = true;
-        let host = Host::new(config, Logger::disabled(), local());
+        let host = Host::new(config, Logger::disabled(), local(), env());
         let adm = host
             .admission(&repo, || panic!("the realm is configured"))
             .expect("admitted");
@@ -201,7 +205,7 @@ mod tests {
         std::fs::write(&file, "[general]\nanon-access = none\nrealm = Global\n").expect("conf");
         let mut config = HostConfig::new(dir.path().to_path_buf());
         config.config_file = Some(file.clone());
-        let host = Host::new(config, Logger::disabled(), local());
+        let host = Host::new(config, Logger::disabled(), local(), env());
         let adm = host.admission(&repo, || Ok("u".into())).expect("admitted");
         assert_eq!(
             (adm.realm.as_str(), adm.access(false)),

@@ -25,6 +25,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Duration;
+use svelto_core::Env;
 use svelto_fs::Backend;
 use svelto_repos::service::Repos;
 
@@ -112,9 +113,16 @@ pub struct Host {
 
 impl Host {
     /// The host of repositories opened by `backend` (the composition root's choice).
-    pub fn new(config: HostConfig, log: Logger, backend: Arc<dyn Backend>) -> Arc<Host> {
+    /// The host of `config`'s repositories, opened by `backend`, whose users take the time
+    /// and fresh names from `env` (the composition root's: the system's).
+    pub fn new(
+        config: HostConfig,
+        log: Logger,
+        backend: Arc<dyn Backend>,
+        env: Arc<dyn Env>,
+    ) -> Arc<Host> {
         Arc::new(Host {
-            repos: Repos::new(backend, config.cache_bytes, config.max_open_repos),
+            repos: Repos::new(backend, config.cache_bytes, config.max_open_repos, env),
             budget: budget::MemoryBudget::new(config.memory_budget),
             config,
             log,
@@ -389,7 +397,8 @@ mod tests {
         let host = Host::new(
             HostConfig::new(dir.path().to_path_buf()),
             Logger::new(Box::new(buf.clone())),
-            Arc::new(svelto_store::LocalBackend),
+            svelto_testkit::memfs::local_backend(),
+            Arc::new(svelto_core::SystemEnv),
         );
         let why = [(0u64, "This server could not verify".to_string())];
         http(401, &why, &host);
@@ -444,7 +453,8 @@ mod janitor_tests {
         let host = Host::new(
             config,
             Logger::disabled(),
-            Arc::new(svelto_store::LocalBackend),
+            svelto_testkit::memfs::local_backend(),
+            Arc::new(svelto_core::SystemEnv),
         );
         let start = Instant::now();
         std::thread::scope(|s| {

@@ -5,6 +5,7 @@ use crate::error::{io, Result};
 use std::fs;
 use std::path::Path;
 use svelto_core::PropList;
+use svelto_fs::Backend;
 
 /// The top-level `format` file's contents.
 pub const FORMAT: &str = "svelto-repository 1\n";
@@ -13,16 +14,22 @@ pub const FORMAT: &str = "svelto-repository 1\n";
 /// named ([`create_for`]).
 pub const PACKAGED_SVELTO: &str = "/usr/bin/svelto";
 
-/// Creates a repository at `path` with revision 0 dated `date` (an `svn:date` value), its
-/// hook templates calling the packaged `svelto`.
-pub fn create(path: &Path, uuid: &str, date: &str) -> Result<()> {
-    create_for(path, uuid, date, PACKAGED_SVELTO)
+/// Creates a repository of `backend` at `path` with revision 0 dated `date` (an
+/// `svn:date` value), its hook templates calling the packaged `svelto`.
+pub fn create(backend: &dyn Backend, path: &Path, uuid: &str, date: &str) -> Result<()> {
+    create_for(backend, path, uuid, date, PACKAGED_SVELTO)
 }
 
 /// [`create`], the hook templates calling the `svelto` binary at `svelto` (hooks run with
 /// an empty environment, so a hook names its programs by absolute path, as svnadmin's
 /// templates name svnlook; svnlook cannot read a Svelto repository, `svelto look` can).
-pub fn create_for(path: &Path, uuid: &str, date: &str, svelto: &str) -> Result<()> {
+pub fn create_for(
+    backend: &dyn Backend,
+    path: &Path,
+    uuid: &str,
+    date: &str,
+    svelto: &str,
+) -> Result<()> {
     let e = |what: &str| io(format!("creating {} in {}", what, path.display()));
     if path.join("format").exists() || path.join("db").exists() {
         return Err(crate::ReposError::Refused(format!(
@@ -36,7 +43,7 @@ pub fn create_for(path: &Path, uuid: &str, date: &str, svelto: &str) -> Result<(
     }
     let mut r0 = PropList::new();
     r0.insert(b"svn:date".to_vec(), date.as_bytes().to_vec());
-    svelto_store::create_db(path, uuid, &r0)?;
+    backend.create(path, uuid, &r0)?;
     let files: [(&str, &str); 4] = [
         ("conf/svnserve.conf", SVNSERVE_CONF),
         ("conf/passwd", PASSWD),

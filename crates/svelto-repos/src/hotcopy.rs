@@ -9,14 +9,18 @@
 use crate::error::{io, ReposError, Result, SvnErrorKind};
 use std::fs;
 use std::path::{Path, PathBuf};
-use svelto_core::Revnum;
-use svelto_store::{DbCopy, HotcopyError};
+use std::sync::Arc;
+use svelto_core::{Env, Revnum};
+use svelto_fs::{Backend, DbCopy, HotcopyError};
 
-/// Copies the repository at `src` to `dst`. With `incremental`, a destination that holds
+/// Copies the repository at `src` to `dst` (both of `backend`, which copies what it
+/// stores; `env` is what the source is opened with). With `incremental`, a destination that holds
 /// an earlier copy receives only what the source gained since; without, `dst` must not
 /// exist or be empty. `progress` gets the revisions copied (first, last) once they are:
 /// first each revision whose properties an incremental copy brought, then the new ones.
 pub fn hotcopy(
+    backend: &dyn Backend,
+    env: &Arc<dyn Env>,
     src: &Path,
     dst: &Path,
     incremental: bool,
@@ -31,7 +35,7 @@ pub fn hotcopy(
         ));
     }
     // Refuse before anything is written (svnadmin recurses until the path is too long).
-    svelto_store::Repo::open(src)?;
+    backend.open(src, env)?;
     if dst_abs.starts_with(&src_abs) {
         return Err(ReposError::svn(
             SvnErrorKind::IncorrectParams,
@@ -71,20 +75,22 @@ pub fn hotcopy(
         _ => {}
     }
     // An incremental copy to where there is no repository yet is a whole copy.
-    let incremental = incremental && svelto_store::is_repository(dst);
+    let incremental = incremental && backend.is_repository(dst);
     copy_structure(&src_abs, &dst_abs, true)?;
-    let copy = svelto_store::hotcopy_db(src, dst, incremental).map_err(|e| match e {
-        HotcopyError::Store(e) => ReposError::Store(e),
-        e @ HotcopyError::UuidMismatch => {
-            ReposError::svn(SvnErrorKind::UuidMismatch, e.to_string())
-        }
-        e @ HotcopyError::DestinationAhead { .. } => {
-            ReposError::svn(SvnErrorKind::UnsupportedFeature, e.to_string())
-        }
-        e @ HotcopyError::Diverged { .. } => {
-            ReposError::svn(SvnErrorKind::IllegalTarget, e.to_string())
-        }
-    })?;
+    let copy = backend
+        .hotcopy(src, dst, incremental)
+        .map_err(|e| match e {
+            HotcopyError::Store(e) => ReposError::Store(e),
+            e @ HotcopyError::UuidMismatch => {
+                ReposError::svn(SvnErrorKind::UuidMismatch, e.to_string())
+            }
+            e @ HotcopyError::DestinationAhead { .. } => {
+                ReposError::svn(SvnErrorKind::UnsupportedFeature, e.to_string())
+            }
+            e @ HotcopyError::Diverged { .. } => {
+                ReposError::svn(SvnErrorKind::IllegalTarget, e.to_string())
+            }
+        })?;
     let format = fs::read(src.join("format")).map_err(io("reading the repository's format"))?;
     let tmp = dst.join("format.tmp");
     fs::write(&tmp, &format).map_err(io(format!("writing '{}'", tmp.display())))?;
@@ -152,8 +158,8 @@ fn copy_structure(src: &Path, dst: &Path, top: bool) -> Result<()> {
 
 /// Holds the writes of the repositories at `paths` (in that order) while `body` runs:
 /// commits and lock or revision property changes wait, reads go on.
-pub fn freeze<T>(paths: &[PathBuf], body: impl FnOnce() -> T) -> Result<T> {
-    let frozen = svelto_store::freeze(paths)?;
+pub fn freeze<T>(backend: &dyn Backend, paths: &[PathBuf], body: impl FnOnce() -> T) -> Result<T> {
+    let frozen = backend.freeze(paths)?;
     let out = body();
     drop(frozen);
     Ok(out)

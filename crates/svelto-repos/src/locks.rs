@@ -504,115 +504,120 @@ pub fn check_commit(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use svelto_store::{Repo, Writer};
+    use svelto_testkit::memfs::{Backend, TestRepo, BACKENDS};
 
-    #[test]
-    fn locks_round_trip_through_the_store_and_expired_ones_are_left_out() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("r");
-        crate::create::create(
-            &path,
+    fn empty(backend: Backend) -> TestRepo {
+        TestRepo::create(
+            backend,
             "00000000-0000-4000-8000-000000000000",
             "2026-01-01T00:00:00.000000Z",
         )
-        .expect("create");
-        let repo = Repo::open(&path).expect("open");
-        let mut m = BTreeMap::new();
-        for (p, c) in [("a b/c", Some("multi\nline: comment")), ("d", None)] {
-            m.insert(
-                p.to_string(),
-                Lock {
-                    path: p.to_string(),
-                    token: format!("opaquelocktoken:{p}"),
-                    owner: "alice".into(),
-                    comment: c.map(str::to_string),
-                    created: "2026-01-01T00:00:00.000000Z".into(),
-                    expires: None,
-                },
+    }
+
+    #[test]
+    fn locks_round_trip_through_the_store_and_expired_ones_are_left_out() {
+        for backend in BACKENDS {
+            let t = empty(backend);
+            let repo = &*t.repo;
+            let mut m = BTreeMap::new();
+            for (p, c) in [("a b/c", Some("multi\nline: comment")), ("d", None)] {
+                m.insert(
+                    p.to_string(),
+                    Lock {
+                        path: p.to_string(),
+                        token: format!("opaquelocktoken:{p}"),
+                        owner: "alice".into(),
+                        comment: c.map(str::to_string),
+                        created: "2026-01-01T00:00:00.000000Z".into(),
+                        expires: None,
+                    },
+                );
+            }
+            let mut w = t.writer();
+            write_locks(repo, &mut *w, m.clone()).expect("write");
+            assert_eq!(read_locks(repo).expect("read"), m, "{backend:?}");
+            assert_eq!(get_locks(repo, "", Some(1)).expect("locks").len(), 1);
+            assert_eq!(get_locks(repo, "", None).expect("locks").len(), 2);
+            // Another handle (another process) reads the same table.
+            let other = t.open_again();
+            assert_eq!(read_locks(&*other).expect("read"), m, "{backend:?}");
+            // A lock past its expiry date is no lock.
+            let mut expiring = m.clone();
+            for (p, when) in [
+                ("d", "2000-01-01T00:00:00.000000Z"),
+                ("a b/c", "2999-01-01T00:00:00.000000Z"),
+            ] {
+                expiring.get_mut(p).expect("lock").expires = Some(when.into());
+            }
+            write_locks(repo, &mut *w, expiring).expect("write");
+            let left = read_locks(repo).expect("read");
+            assert_eq!(left.keys().collect::<Vec<_>>(), ["a b/c"], "{backend:?}");
+            assert_eq!(
+                read_locks(&*other)
+                    .expect("read")
+                    .keys()
+                    .collect::<Vec<_>>(),
+                ["a b/c"],
+                "{backend:?}: the other handle sees the new version of the table"
             );
+            drop(w);
+            // The local engine's table is a file: damage in it is reported.
+            if let Some(path) = t.path() {
+                std::fs::write(path.join("db/locks"), "svelto-locks 1\n99999:x\n").expect("write");
+                let e = read_locks(repo).expect_err("garbage");
+                assert!(e.to_string().contains("lock table"), "{e}");
+            }
         }
-        let mut w = Writer::open(&path).expect("writer");
-        write_locks(&repo, &mut w, m.clone()).expect("write");
-        assert_eq!(read_locks(&repo).expect("read"), m);
-        assert_eq!(get_locks(&repo, "", Some(1)).expect("locks").len(), 1);
-        assert_eq!(get_locks(&repo, "", None).expect("locks").len(), 2);
-        // Another handle (another process) reads the same table.
-        let other = Repo::open(&path).expect("open");
-        assert_eq!(read_locks(&other).expect("read"), m);
-        // A lock past its expiry date is no lock.
-        let mut expiring = m.clone();
-        for (p, when) in [
-            ("d", "2000-01-01T00:00:00.000000Z"),
-            ("a b/c", "2999-01-01T00:00:00.000000Z"),
-        ] {
-            expiring.get_mut(p).expect("lock").expires = Some(when.into());
-        }
-        write_locks(&repo, &mut w, expiring).expect("write");
-        let left = read_locks(&repo).expect("read");
-        assert_eq!(left.keys().collect::<Vec<_>>(), ["a b/c"]);
-        assert_eq!(
-            read_locks(&other).expect("read").keys().collect::<Vec<_>>(),
-            ["a b/c"],
-            "the other handle sees the new version of the table"
-        );
         assert_eq!(
             date_after("2026-11-25T23:59:30.500000Z", 3600).as_deref(),
             Some("2026-11-26T00:59:30.500000Z")
         );
-        drop(w);
-        std::fs::write(path.join("db/locks"), "svelto-locks 1\n99999:x\n").expect("write");
-        let e = read_locks(&repo).expect_err("garbage");
-        assert!(e.to_string().contains("lock table"), "{e}");
     }
 
     #[test]
     fn lock_dates_tokens_and_expiry_follow_the_handles_env() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("r");
-        crate::create::create(
-            &path,
-            "00000000-0000-4000-8000-000000000000",
-            "2026-01-01T00:00:00.000000Z",
-        )
-        .expect("create");
-        let mut w = Writer::open(&path).expect("writer");
-        let mut txn = svelto_store::Txn::begin(&mut w).expect("txn");
-        txn.make_node("f", NodeKind::File).expect("add");
-        txn.set_text("f", &mut &b"text"[..]).expect("text");
-        txn.commit().expect("commit");
-        w.sync().expect("sync");
-        let repo = Repo::open(&path).expect("open");
-        repo.set_env(Arc::new(svelto_core::FixedEnv::new(
-            "2030-01-01T00:00:00.000000Z",
-        )));
-        let lock = lock_many_with(
-            &repo,
-            None,
-            "alice",
-            None,
-            false,
-            "2026-01-01T00:00:00.000000Z",
-            Some(60),
-            &[LockTarget {
-                path: "f".into(),
-                current_rev: None,
-            }],
-            &[None],
-            |f| f(&mut w),
-        )
-        .expect("lock")
-        .single()
-        .expect("locked");
-        assert_eq!(
-            lock.token,
-            "opaquelocktoken:00000000-0000-4000-8000-000000000001"
-        );
-        assert_eq!(lock.created, "2030-01-01T00:00:00.000000Z");
-        assert_eq!(lock.expires.as_deref(), Some("2030-01-01T00:01:00.000000Z"));
-        assert_eq!(get_lock(&repo, "f").expect("read"), Some(lock));
-        repo.set_env(Arc::new(svelto_core::FixedEnv::new(
-            "2030-01-01T00:01:00.000000Z",
-        )));
-        assert_eq!(get_lock(&repo, "f").expect("read"), None, "expired");
+        for backend in BACKENDS {
+            let t = empty(backend);
+            let mut w = t.writer();
+            let mut txn = w.begin().expect("txn");
+            txn.make_node("f", NodeKind::File).expect("add");
+            txn.set_text("f", &mut &b"text"[..]).expect("text");
+            txn.commit().expect("commit");
+            w.sync().expect("sync");
+            let repo = &*t.repo;
+            repo.refresh().expect("refresh");
+            t.set_env(Arc::new(svelto_core::FixedEnv::new(
+                "2030-01-01T00:00:00.000000Z",
+            )));
+            let lock = lock_many_with(
+                repo,
+                None,
+                "alice",
+                None,
+                false,
+                "2026-01-01T00:00:00.000000Z",
+                Some(60),
+                &[LockTarget {
+                    path: "f".into(),
+                    current_rev: None,
+                }],
+                &[None],
+                |f| f(&mut *w),
+            )
+            .expect("lock")
+            .single()
+            .expect("locked");
+            assert_eq!(
+                lock.token, "opaquelocktoken:00000000-0000-4000-8000-000000000001",
+                "{backend:?}"
+            );
+            assert_eq!(lock.created, "2030-01-01T00:00:00.000000Z");
+            assert_eq!(lock.expires.as_deref(), Some("2030-01-01T00:01:00.000000Z"));
+            assert_eq!(get_lock(repo, "f").expect("read"), Some(lock));
+            t.set_env(Arc::new(svelto_core::FixedEnv::new(
+                "2030-01-01T00:01:00.000000Z",
+            )));
+            assert_eq!(get_lock(repo, "f").expect("read"), None, "expired");
+        }
     }
 }

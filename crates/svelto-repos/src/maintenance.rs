@@ -2,8 +2,7 @@
 //! properties: the repository UUID (`svnadmin setuuid`).
 
 use crate::error::{ReposError, Result, SvnErrorKind};
-use std::path::Path;
-use svelto_store::Writer;
+use svelto_fs::WriteRepo;
 
 /// Checks `uuid` as `svn_fs_set_uuid` does (APR's `apr_uuid_parse`): 36 characters, each a
 /// hexadecimal digit or, at offsets 8, 13, 18 and 23, a '-'. Subversion's
@@ -24,11 +23,10 @@ pub fn check_uuid(uuid: &str) -> Result<()> {
     }
 }
 
-/// Sets the UUID of the repository at `path` (checked as [`check_uuid`]) under its writer,
-/// so that it is serialized with commits.
-pub fn set_uuid(path: &Path, uuid: &str) -> Result<()> {
+/// Sets the UUID of a repository (checked as [`check_uuid`]) with its writer, so that it
+/// is serialized with commits.
+pub fn set_uuid(writer: &mut dyn WriteRepo, uuid: &str) -> Result<()> {
     check_uuid(uuid)?;
-    let mut writer = Writer::open(path)?;
     writer.set_uuid(uuid)?;
     Ok(())
 }

@@ -323,7 +323,8 @@ mod tests {
             Host::new(
                 config,
                 Logger::disabled(),
-                Arc::new(svelto_store::LocalBackend),
+                svelto_testkit::memfs::local_backend(),
+                Arc::new(svelto_core::SystemEnv),
             ),
             Config::default(),
         );
@@ -350,7 +351,8 @@ mod tests {
         let host = Host::new(
             HostConfig::new(dir.path().to_path_buf()),
             Logger::disabled(),
-            Arc::new(svelto_store::LocalBackend),
+            svelto_testkit::memfs::local_backend(),
+            Arc::new(svelto_core::SystemEnv),
         );
         (dir, Shared::new(host, Config::default()))
     }

@@ -13,38 +13,8 @@ use crate::writer::Writer;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
-use svelto_core::Revnum;
 
-/// Why a hot copy could not be made.
-#[derive(Debug, thiserror::Error)]
-pub enum HotcopyError {
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    /// Subversion's `SVN_ERR_RA_UUID_MISMATCH`, in svnadmin's words.
-    #[error("The UUID of the hotcopy source does not match the UUID of the hotcopy destination")]
-    UuidMismatch,
-    /// Subversion's `SVN_ERR_UNSUPPORTED_FEATURE`, in svnadmin's words.
-    #[error("The hotcopy destination already contains more revisions ({dst}) than the hotcopy source contains ({src}); are source and destination swapped?")]
-    DestinationAhead { src: Revnum, dst: Revnum },
-    /// The destination has the source's UUID but not a prefix of its history (it was
-    /// committed to, or loaded separately): an incremental copy would corrupt it.
-    #[error("The hotcopy destination's db/{file} is not a copy of the source's (the destination was changed since it was copied; make a new, non-incremental hotcopy)")]
-    Diverged { file: &'static str },
-}
-
-/// What a hot copy did.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DbCopy {
-    /// The revisions copied (`None`: the destination already had them all).
-    pub revisions: Option<(Revnum, Revnum)>,
-    /// The copy's youngest revision.
-    pub youngest: Revnum,
-    /// Bytes of the append-only files copied.
-    pub bytes: u64,
-    /// Revisions the destination already had whose revision properties changed since
-    /// (an incremental copy brings the changes), sorted.
-    pub revprop_changes: Vec<Revnum>,
-}
+pub use svelto_fs::{DbCopy, HotcopyError};
 
 /// How many bytes at the end of each file an incremental copy compares between source and
 /// destination before appending to the destination.

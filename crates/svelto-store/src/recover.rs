@@ -43,6 +43,34 @@ pub struct Recovered {
     pub past: [(&'static str, u64); 5],
 }
 
+impl Recovered {
+    /// What recovery found beyond "all agreed", one line each (none when `db/current`
+    /// agreed with the files and nothing lay past it).
+    pub fn report(&self) -> Vec<String> {
+        let c = &self.current;
+        let mut lines = match &self.found {
+            Found::Agrees => Vec::new(),
+            Found::Missing => vec![format!(
+                "db/current was missing; rebuilt from the files: youngest revision {}.",
+                c.youngest
+            )],
+            Found::Damaged(why) => vec![
+                format!("db/current did not hold up ({why});"),
+                format!("rebuilt from the files: youngest revision {}.", c.youngest),
+            ],
+        };
+        for (&(name, past), committed) in self.past.iter().zip(c.lens) {
+            if past > 0 {
+                lines.push(format!(
+                    "db/{name} has {past} bytes past its committed length {committed} (left by a \
+                     commit that did not finish): cut now."
+                ));
+            }
+        }
+        lines
+    }
+}
+
 /// Takes the write lock of the repository at `path` (waiting for it when `wait`, else
 /// `Ok(None)` while another writer holds it), and rebuilds `db/current` from the files
 /// when it is missing or does not agree with them. The lock is released on return: the

@@ -1248,6 +1248,12 @@ impl svelto_fs::ReadRepo for Repo {
     fn youngest(&self) -> Revnum {
         Repo::youngest(self)
     }
+    fn txns(&self) -> Result<Vec<(String, Revnum)>> {
+        Repo::txns(self)
+    }
+    fn rev_size(&self, rev: Revnum) -> Result<u64> {
+        Repo::rev_size(self, rev)
+    }
     fn refresh(&self) -> Result<Revnum> {
         Repo::refresh(self)
     }
@@ -1409,6 +1415,53 @@ impl svelto_fs::Backend for LocalBackend {
     }
     fn open_writer(&self, dir: &Path) -> Result<Box<dyn svelto_fs::WriteRepo>> {
         Ok(Box::new(crate::Writer::open(dir)?))
+    }
+    fn create(&self, dir: &Path, uuid: &str, r0_props: &svelto_core::PropList) -> Result<()> {
+        crate::create_db(dir, uuid, r0_props)
+    }
+    fn open_txn(
+        &self,
+        dir: &Path,
+        name: &str,
+        env: &Arc<dyn Env>,
+    ) -> Result<(Arc<dyn svelto_fs::ReadRepo>, Revnum)> {
+        let (repo, rev) = Repo::open_txn(dir, name)?;
+        repo.set_env(env.clone());
+        Ok((Arc::new(repo), rev))
+    }
+    fn try_open_writer(&self, dir: &Path) -> Result<Option<Box<dyn svelto_fs::WriteRepo>>> {
+        Ok(crate::Writer::try_open(dir)?.map(|w| Box::new(w) as Box<dyn svelto_fs::WriteRepo>))
+    }
+    fn hotcopy(
+        &self,
+        src: &Path,
+        dst: &Path,
+        incremental: bool,
+    ) -> std::result::Result<svelto_fs::DbCopy, svelto_fs::HotcopyError> {
+        crate::hotcopy_db(src, dst, incremental)
+    }
+    fn freeze(&self, dirs: &[std::path::PathBuf]) -> Result<svelto_fs::Frozen> {
+        Ok(Box::new(crate::freeze(dirs)?))
+    }
+    fn recover(&self, dir: &Path, wait: bool) -> Result<Option<Vec<String>>> {
+        Ok(crate::recover_current(dir, wait)?.map(|r| r.report()))
+    }
+    fn remove_txn(&self, dir: &Path, name: &str) -> Result<svelto_fs::TxnRemoval> {
+        use svelto_fs::TxnRemoval;
+        if !Repo::open(dir)?.txns()?.iter().any(|(n, _)| n == name) {
+            return Err(StoreError::NoSuchTxn(name.to_string()));
+        }
+        let staged = dir.join("db").join("txns").join(format!("{name}.txn"));
+        if staged.is_dir() {
+            std::fs::remove_dir_all(&staged)
+                .map_err(io_err(format!("removing {}", staged.display())))?;
+            return Ok(TxnRemoval::Removed);
+        }
+        // Opening a writer removes what a writer that is gone left behind.
+        Ok(match crate::Writer::try_open(dir)? {
+            Some(_) => TxnRemoval::Removed,
+            None => TxnRemoval::InProgress,
+        })
     }
     fn cache_stats(&self) -> Vec<(&'static str, u64, u64)> {
         crate::stats::caches()

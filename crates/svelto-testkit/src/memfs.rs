@@ -1087,6 +1087,12 @@ impl Drop for MemTxn<'_> {
     }
 }
 
+/// The local engine as a server opens repositories by directory (`svelto serve`'s
+/// backend), for the tests of the layers above the seam, which name no backend.
+pub fn local_backend() -> Arc<dyn svelto_fs::Backend> {
+    Arc::new(svelto_store::LocalBackend)
+}
+
 /// Which storage backend a test runs over: the local engine's files or [`MemRepo`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
@@ -1114,7 +1120,8 @@ impl TestRepo {
             Backend::Local => {
                 let tmp = tempfile::tempdir().expect("tempdir");
                 let path = tmp.path().join("repo");
-                svelto_repos::create(&path, uuid, date).expect("create a local repository");
+                svelto_repos::create(&svelto_store::LocalBackend, &path, uuid, date)
+                    .expect("create a local repository");
                 let repo = svelto_store::Repo::open(&path).expect("open");
                 TestRepo {
                     backend,
@@ -1158,6 +1165,20 @@ impl TestRepo {
                 .downcast_ref::<svelto_store::Repo>()
                 .expect("a local repository")
                 .set_env(env),
+        }
+    }
+
+    /// Another reading handle of the same repository, as another process opens it
+    /// (it sees what was published).
+    pub fn open_again(&self) -> Arc<dyn ReadRepo> {
+        match (&self.mem, &self.dir) {
+            (Some(mem), _) => {
+                let again = mem.clone();
+                again.refresh().expect("refresh");
+                Arc::new(again)
+            }
+            (None, Some((_, path))) => Arc::new(svelto_store::Repo::open(path).expect("open")),
+            (None, None) => unreachable!("a test repository is local or in memory"),
         }
     }
 

@@ -27,6 +27,7 @@ pub fn svelto_create_load(dump: &Path, opts: LoadOptions) -> SveltoRepo {
     let dir = tempdir();
     let path = dir.path().join("svelto");
     svelto_repos::create(
+        &svelto_store::LocalBackend,
         &path,
         "00000000-0000-0000-0000-000000000000",
         "2000-01-01T00:00:00.000000Z",

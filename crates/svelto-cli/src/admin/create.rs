@@ -32,8 +32,14 @@ pub fn run(args: CreateArgs) -> Result<()> {
         .ok()
         .and_then(|p| p.to_str().map(str::to_owned))
         .unwrap_or_else(|| svelto_repos::PACKAGED_SVELTO.to_owned());
-    svelto_repos::create_for(&repo, &uuid, &svelto_core::svn_date_now(), &svelto)
-        .with_context(|| format!("creating repository '{}'", repo.display()))
+    svelto_repos::create_for(
+        crate::local_backend(),
+        &repo,
+        &uuid,
+        &svelto_core::svn_date_now(),
+        &svelto,
+    )
+    .with_context(|| format!("creating repository '{}'", repo.display()))
 }
 
 /// A repository as Subversion recognizes one when it looks for a repository's root

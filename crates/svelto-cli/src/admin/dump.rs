@@ -77,14 +77,14 @@ pub fn run(args: DumpArgs) -> Result<()> {
             exclude: true,
         }),
     };
-    let r: Box<dyn svelto_fs::ReadRepo> = match &cluster {
+    let r: std::sync::Arc<dyn svelto_fs::ReadRepo> = match &cluster {
         Some(f) => {
             let name = repo.to_str().with_context(|| {
                 format!("the repository name '{}' is not UTF-8", repo.display())
             })?;
-            Box::new(crate::cluster::open(f, name)?)
+            std::sync::Arc::new(crate::cluster::open(f, name)?)
         }
-        None => Box::new(open(&repo)?),
+        None => open(&repo)?,
     };
     r.set_cache_limit(svelto_repos::DUMP_CACHE_BYTES);
     let (start, end) = dump_range(revision.as_deref(), r.youngest())?;

@@ -8,7 +8,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::process::Command;
 
-use super::{arg_error, svn_error};
+use super::{admin_error, arg_error, env, local, svn_error};
 use svelto_core::code;
 
 #[derive(Args)]
@@ -36,21 +36,17 @@ pub fn run(args: HotcopyArgs) -> Result<()> {
     };
     let youngest = super::open(&args.repo)?.youngest();
     let bar = super::progress::Progress::revisions("hotcopy", 0, youngest, args.quiet);
-    let mut stdout = std::io::stdout().lock();
-    let mut progress = |first, last| {
-        if args.quiet {
-            return;
-        }
-        // svnadmin names each revision of a repository that is not packed.
-        for rev in first..=last {
-            bar.above(|| {
-                let _ = writeln!(stdout, "* Copied revision {rev}.");
-                let _ = stdout.flush();
-            });
-            bar.revision(rev);
-        }
-    };
-    svelto_repos::hotcopy(&args.repo, new_repo, args.incremental, &mut progress)?;
+    svelto_admin::hotcopy(
+        local(),
+        &env(),
+        &args.repo,
+        new_repo,
+        args.incremental,
+        args.quiet,
+        &mut super::progress::Above(&bar, std::io::stdout().lock()),
+        &mut |rev| bar.revision(rev),
+    )
+    .map_err(admin_error)?;
     bar.finish();
     Ok(())
 }
@@ -103,7 +99,7 @@ pub fn freeze(args: FreezeArgs) -> Result<()> {
             };
             if !program.is_empty()
                 && repos.len() > 1
-                && repos.iter().all(|r| svelto_store::is_repository(r))
+                && repos.iter().all(|r| local().is_repository(r))
             {
                 (repos, program)
             } else {
@@ -114,7 +110,7 @@ pub fn freeze(args: FreezeArgs) -> Result<()> {
     let Some((name, rest)) = program.split_first() else {
         return Err(arg_error(code::CL_ARG_PARSING_ERROR, "No program provided"));
     };
-    let status = svelto_repos::freeze(&paths, || Command::new(name).args(rest).status())?;
+    let status = svelto_repos::freeze(local(), &paths, || Command::new(name).args(rest).status())?;
     let code = match status {
         Ok(s) => match (s.code(), s.signal()) {
             (Some(code), _) => code,

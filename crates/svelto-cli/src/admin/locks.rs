@@ -108,7 +108,7 @@ pub fn lock(args: LockArgs) -> Result<()> {
     }];
     let date = svelto_core::svn_date_now();
     locks::lock_many_with(
-        &repo,
+        &*repo,
         hooks.as_ref(),
         &args.user,
         Some(&comment),
@@ -135,7 +135,7 @@ pub fn unlock(args: UnlockArgs) -> Result<()> {
         token: Some(args.token.clone()),
     }];
     locks::unlock_many_with(
-        &repo,
+        &*repo,
         hooks.as_ref(),
         Some(&args.user),
         false,
@@ -159,7 +159,7 @@ pub fn lslocks(args: LslocksArgs) -> Result<()> {
     let path = relpath(args.paths.first().map(String::as_str).unwrap_or("/"));
     let repo = open(&args.repo)?;
     let mut text = String::new();
-    for lock in locks::get_locks(&repo, &path, None)? {
+    for lock in locks::get_locks(&*repo, &path, None)? {
         let human = |d: &str| crate::localtime::human_date(d).unwrap_or_else(|| d.to_string());
         let comment = lock.comment.as_deref().unwrap_or("");
         let lines = lock
@@ -195,7 +195,7 @@ pub fn rmlocks(args: RmlocksArgs) -> Result<()> {
     for arg in &args.paths {
         let path = relpath(arg);
         let result = (|| -> Result<bool> {
-            if locks::get_lock(&repo, &path)?.is_none() {
+            if locks::get_lock(&*repo, &path)?.is_none() {
                 return Ok(false);
             }
             let targets = [UnlockTarget {
@@ -203,7 +203,7 @@ pub fn rmlocks(args: RmlocksArgs) -> Result<()> {
                 token: None,
             }];
             locks::unlock_many_with(
-                &repo,
+                &*repo,
                 None,
                 Some(&user),
                 true,

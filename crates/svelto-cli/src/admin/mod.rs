@@ -27,9 +27,11 @@ use std::fmt;
 use std::io::{self, Write};
 use std::path::Path;
 use std::process::ExitCode;
-use svelto_core::{code, Revnum};
+use std::sync::Arc;
+use svelto_admin::AdminError;
+use svelto_core::{code, Env, Revnum};
+use svelto_fs::{ReadRepo, StoreError};
 use svelto_repos::ReposError;
-use svelto_store::{Repo, StoreError};
 
 #[derive(Subcommand)]
 pub enum AdminCommand {
@@ -261,9 +263,21 @@ pub fn report(e: &anyhow::Error) {
 
 /// The lines of [`report`]: (code, message), outermost first.
 pub fn error_lines(e: &anyhow::Error) -> Vec<(u32, String)> {
+    chain_lines(&**e)
+}
+
+/// [`error_lines`] of a library's error (`svelto_admin`'s verify prints them).
+pub fn repos_error_lines(e: &ReposError) -> Vec<(u32, String)> {
+    chain_lines(e)
+}
+
+/// The lines of the error chain that starts at `first`.
+fn chain_lines(first: &(dyn StdError + 'static)) -> Vec<(u32, String)> {
     let mut links: Vec<(Option<u32>, String)> = Vec::new();
     let mut skip = 0;
-    for link in e.chain() {
+    let mut next = Some(first);
+    while let Some(link) = next {
+        next = link.source();
         if skip > 0 {
             // The source of a wrapped error, already expanded below.
             skip -= 1;
@@ -504,24 +518,17 @@ fn option_name(arg: &str) -> String {
 
 /// Opens the repository at `path`; a directory that holds none is reported as svnadmin
 /// reports it (the `format` file it looked for).
-fn open(path: &Path) -> Result<Repo> {
-    let text = path.to_string_lossy();
-    if text.contains("://") {
-        return Err(svn_error(
-            code::CL_ARG_PARSING_ERROR,
-            format!("'{text}' is a URL when it should be a local path"),
-        ));
-    }
-    match Repo::open(path) {
-        Ok(r) => Ok(r),
-        Err(StoreError::NotARepository(_)) if !path.join("format").exists() => Err(svn_error(
-            2,
-            format!(
-                "Can't open file '{}': No such file or directory",
-                path.join("format").display()
-            ),
-        )),
-        Err(e) => Err(e.into()),
+fn open(path: &Path) -> Result<Arc<dyn ReadRepo>> {
+    svelto_admin::open(local(), path, &env()).map_err(admin_error)
+}
+
+/// A library's error as svnadmin reports it (its code kept, a wrapped Subversion error
+/// unwrapped as [`error_lines`] expects it).
+pub fn admin_error(e: AdminError) -> anyhow::Error {
+    match e {
+        AdminError::Svn { code, message } => svn_error(code, message),
+        AdminError::Repos(e) => e.into(),
+        AdminError::Io(e) => e.into(),
     }
 }
 
@@ -594,10 +601,15 @@ pub fn read_file(path: &Path) -> Result<Vec<u8>> {
     std::fs::read(path).map_err(|e| can_not_open(path, &e))
 }
 
-/// The storage backend of the repositories `svelto admin` names by their directory: this
-/// machine's engine (the composition root's choice; `--cluster` opens the cluster's).
+/// The storage backend of the repositories `svelto admin` names by their directory
+/// (`--cluster` opens the cluster's).
 fn local() -> &'static dyn svelto_fs::Backend {
-    &svelto_store::LocalBackend
+    crate::local_backend()
+}
+
+/// Where the libraries take the time and fresh names from.
+fn env() -> Arc<dyn Env> {
+    crate::system_env()
 }
 
 /// The writer of the repository at `path` (waiting for a commit in progress).

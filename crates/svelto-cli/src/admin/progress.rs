@@ -5,7 +5,7 @@
 //! the bar is shown they are printed above it ([`Progress::above`]).
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use std::io::{self, IsTerminal};
+use std::io::{self, IsTerminal, Write};
 use svelto_core::Revnum;
 
 pub struct Progress {
@@ -88,5 +88,22 @@ impl Progress {
         if let Some(bar) = &self.bar {
             bar.finish();
         }
+    }
+}
+
+/// Writes what the library says with the progress bar out of the way.
+pub struct Above<'a, W: Write>(pub &'a Progress, pub W);
+
+impl<W: Write> Write for Above<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let Above(bar, w) = self;
+        bar.above(|| w.write(buf))
+    }
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        let Above(bar, w) = self;
+        bar.above(|| w.write_all(buf))
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.1.flush()
     }
 }

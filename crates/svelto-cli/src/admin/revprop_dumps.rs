@@ -67,7 +67,7 @@ pub fn dump_revprops(args: DumpRevpropsArgs) -> Result<()> {
             eprintln!("* Dumped revision {rev}.");
         }
     };
-    svelto_repos::dump_revprops(&r, &mut out, start, end, &mut progress)?;
+    svelto_repos::dump_revprops(&*r, &mut out, start, end, &mut progress)?;
     out.flush()?;
     Ok(())
 }

@@ -1,16 +1,13 @@
-//! `svelto admin setlog`, `setrevprop`, `delrevprop`: revision property changes with
-//! svnadmin's options. The rules (validation, hooks, the writer) are
-//! `svelto_repos::revprops`'; svnadmin runs the revision property hooks only when asked
-//! (`setlog` unless `--bypass-hooks`).
+//! `svelto admin setlog`, `setrevprop`, `delrevprop`: svnadmin's options; the changes,
+//! their hooks and errors are `svelto_admin::revprops`'.
 
 use anyhow::Result;
 use clap::Args;
 use std::path::{Path, PathBuf};
-use svelto_repos::revprops::{change_rev_prop_with, value_from_file, HookUse, RevpropChange};
+use svelto_repos::revprops::{value_from_file, HookUse};
 use svelto_repos::Hooks;
-use svelto_store::Repo;
 
-use super::{arg_error, open, read_file, single_revision, svn_error, with_writer};
+use super::{admin_error, arg_error, env, local, open, read_file, single_revision, with_writer};
 use svelto_core::code;
 
 #[derive(Args)]
@@ -66,13 +63,18 @@ pub struct DelrevpropArgs {
 
 pub fn setlog(args: SetlogArgs) -> Result<()> {
     let rev = single_revision(args.revision.as_deref())?;
-    let hooks = if args.bypass_hooks {
-        HookUse::NONE
-    } else {
-        HookUse::BOTH
-    };
     let value = value_from_file(&read_file(&args.file)?)?;
-    change(&args.repo, rev, "svn:log", Some(&value), hooks)
+    let repo = open(&args.repo)?;
+    let hooks = Hooks::new(&args.repo, None)?;
+    svelto_admin::revprops::setlog(
+        &*repo,
+        &hooks,
+        rev,
+        &value,
+        args.bypass_hooks,
+        Box::new(with_writer(&args.repo)),
+    )
+    .map_err(admin_error)
 }
 
 pub fn setrevprop(args: SetrevpropArgs) -> Result<()> {
@@ -131,31 +133,19 @@ fn change(
     hooks: HookUse,
 ) -> Result<()> {
     let repo = open(path)?;
-    let change = RevpropChange {
+    let hook_runner = Hooks::new(path, None)?;
+    svelto_admin::revprops::change(
+        &*repo,
+        &hook_runner,
         rev,
         name,
         value,
-        expected: None,
-        user: None,
-        readable: None,
-    };
-    let hook_runner = Hooks::new(path, None)?;
-    change_rev_prop_with(&repo, &hook_runner, &change, hooks, with_writer(path))?;
-    Ok(())
+        hooks,
+        Box::new(with_writer(path)),
+    )
+    .map_err(admin_error)
 }
 
-/// A Svelto transaction exists only while a hook examines it, and its properties are the
-/// ones the commit brought: `-t` names one that cannot be changed.
 fn txn_prop(path: &Path, txn: &str) -> Result<()> {
-    open(path)?;
-    match Repo::open_txn(path, txn) {
-        Err(e) => Err(e.into()),
-        Ok(_) => Err(svn_error(
-            code::UNSUPPORTED_FEATURE,
-            format!(
-                "Svelto cannot change the properties of transaction '{txn}' while its \
-                 commit runs; change them in the revision after the commit"
-            ),
-        )),
-    }
+    svelto_admin::revprops::txn_prop(local(), &env(), path, txn).map_err(admin_error)
 }

@@ -20,6 +20,6 @@ pub fn run(args: SetuuidArgs) -> Result<()> {
     let uuid = args
         .uuid
         .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
-    svelto_repos::maintenance::set_uuid(&args.repo, &uuid)?;
+    svelto_repos::maintenance::set_uuid(&mut *super::open_writer(&args.repo)?, &uuid)?;
     Ok(())
 }

@@ -1,16 +1,20 @@
-//! `svelto admin verify`: every revision's data and checksums, with svnadmin's options,
-//! output (progress on standard output, errors on standard error) and `--keep-going`
-//! summary.
+//! `svelto admin verify`: svnadmin's options; what it checks and prints (progress on
+//! standard output, errors on standard error, the `--keep-going` summary) is
+//! `svelto_admin::verify`'s.
 
 use anyhow::Result;
 use clap::Args;
-use std::io::{self, Write};
+use std::io;
 use std::path::PathBuf;
-use svelto_core::{code, Revnum};
-use svelto_repos::verify::{self as check, NormalizationIssue};
-use svelto_store::Repo;
+use svelto_admin::verify::VerifyOptions;
+use svelto_core::code;
+use svelto_repos::verify as check;
 
-use super::{arg_error, error_lines, open, parse_rev_option, report, revnum, svn_error};
+use super::progress::{Above, Progress};
+use super::{
+    admin_error, arg_error, env, local, open, parse_rev_option, repos_error_lines, revnum,
+    svn_error,
+};
 
 #[derive(Args)]
 pub struct VerifyArgs {
@@ -38,17 +42,6 @@ pub struct VerifyArgs {
     pub memory_cache_size: Option<u64>,
 }
 
-/// FSFS verifies its index of each shard of 1,000 revisions and says so at the first
-/// revision of each; Svelto reads each revision's records in the same pass and says it at
-/// the same revisions, so that the output is svnadmin's.
-const SHARD: Revnum = 1000;
-
-fn say(text: &str) {
-    let mut o = io::stdout().lock();
-    let _ = o.write_all(text.as_bytes());
-    let _ = o.flush();
-}
-
 pub fn run(args: VerifyArgs) -> Result<()> {
     if args.txn.is_some() && args.revision.is_some() {
         return Err(arg_error(
@@ -58,8 +51,8 @@ pub fn run(args: VerifyArgs) -> Result<()> {
     }
     let r = open(&args.repo)?;
     if let Some(txn) = &args.txn {
-        let (view, rev) = Repo::open_txn(&args.repo, txn)?;
-        return Ok(check::verify_revision(&view, rev)?);
+        let (view, rev) = local().open_txn(&args.repo, txn, &env())?;
+        return Ok(check::verify_revision(&*view, rev)?);
     }
     let youngest = r.youngest();
     let (start, end) = match args.revision.as_deref().map(parse_rev_option).transpose()? {
@@ -78,92 +71,30 @@ pub fn run(args: VerifyArgs) -> Result<()> {
             format!("Start revision {start} is greater than end revision {end}"),
         ));
     }
-    let quiet = args.quiet;
-    let mut failed: Vec<(Revnum, anyhow::Error)> = Vec::new();
-    let mut metadata_failed = false;
-    // A damaged revision (or the metadata), as svnadmin's verify callback reports it.
-    let mut fail = |rev: Option<Revnum>, e: anyhow::Error| -> Result<()> {
-        match rev {
-            Some(rev) => eprintln!("* Error verifying revision {rev}."),
-            None => eprintln!("* Error verifying repository metadata."),
-        }
-        if !args.keep_going {
-            return Err(e);
-        }
-        report(&e);
-        match rev {
-            Some(rev) => failed.push((rev, e)),
-            None => metadata_failed = true,
-        }
-        Ok(())
+    let opts = VerifyOptions {
+        start,
+        end,
+        quiet: args.quiet,
+        keep_going: args.keep_going,
+        metadata_only: args.metadata_only,
+        check_normalization: args.check_normalization,
     };
-    if !quiet {
-        for rev in (start..=end).filter(|r| r % SHARD == 0) {
-            say(&format!("* Verifying metadata at revision {rev} ..."));
-            say("\n");
-        }
-        say("* Verifying repository metadata ...\n");
-    }
-    if let Err(e) = check::verify_metadata(&r) {
-        fail(None, e.into())?;
-    }
-    if !args.metadata_only {
-        let bar = super::progress::Progress::revisions("verify", start, end, quiet);
-        for rev in start..=end {
-            let result = check::verify_revision(&r, rev).and_then(|()| {
-                if args.check_normalization {
-                    check::normalization(&r, rev)
-                } else {
-                    Ok(Vec::new())
-                }
-            });
-            match result {
-                Ok(issues) => {
-                    if !quiet {
-                        bar.above(|| {
-                            for issue in issues {
-                                say(&warning(&issue));
-                            }
-                            say(&format!("* Verified revision {rev}.\n"));
-                        });
-                    }
-                }
-                Err(e) => bar.above(|| fail(Some(rev), e.into()))?,
-            }
-            bar.revision(rev);
-        }
-        bar.finish();
-    }
-    // Every record in file order, on whole-history runs; damage the revisions reached
-    // was reported above by revision and path.
-    if start == 0 && end >= youngest {
-        if let Err(e) = r.verify_records() {
-            fail(None, svelto_repos::ReposError::from(e).into())?;
-        }
-    }
-    if failed.is_empty() && !metadata_failed {
+    let bar = Progress::revisions("verify", start, end, args.quiet || args.metadata_only);
+    let verified = svelto_admin::verify::verify(
+        &*r,
+        &opts,
+        &mut Above(&bar, io::stdout().lock()),
+        &mut Above(&bar, io::stderr().lock()),
+        &mut |rev| bar.revision(rev),
+        &repos_error_lines,
+    )
+    .map_err(admin_error)?;
+    bar.finish();
+    if verified {
         return Ok(());
-    }
-    if !failed.is_empty() {
-        let width = 6.max(format!("r{}", failed[failed.len() - 1].0).len());
-        let mut text = String::from("\n-----Summary of corrupt revisions-----\n");
-        for (rev, e) in &failed {
-            for (code, message) in error_lines(e) {
-                text.push_str(&format!(
-                    "{:>width$}: E{code:06}: {message}\n",
-                    format!("r{rev}")
-                ));
-            }
-        }
-        say(&text);
     }
     Err(svn_error(
         code::CL_REPOS_VERIFY_FAILED,
         format!("Failed to verify repository '{}'", args.repo.display()),
     ))
-}
-
-/// svnadmin's warning for a name that collides with another once normalized.
-fn warning(issue: &NormalizationIssue) -> String {
-    format!("WARNING 0x{:04x}: {}\n", issue.warning, issue.message)
 }

@@ -290,18 +290,20 @@ fn parse_revnum(s: &str) -> Result<Revnum> {
     })
 }
 
-/// The repository at `path` as the local engine opens it; with a transaction name, that
-/// transaction as its youngest revision, and the transaction's number.
+/// The repository at `path` as the composition root's backend opens it; with a
+/// transaction name, that transaction as its youngest revision, and the transaction's
+/// number.
 fn open(
     path: &std::path::Path,
     txn: Option<&str>,
 ) -> svelto_fs::Result<(Arc<dyn svelto_fs::ReadRepo>, Option<Revnum>)> {
+    let (backend, env) = (crate::local_backend(), crate::system_env());
     Ok(match txn {
         Some(name) => {
-            let (repo, rev) = svelto_store::Repo::open_txn(path, name)?;
-            (Arc::new(repo), Some(rev))
+            let (repo, rev) = backend.open_txn(path, name, &env)?;
+            (repo, Some(rev))
         }
-        None => (Arc::new(svelto_store::Repo::open(path)?), None),
+        None => (backend.open(path, &env)?, None),
     })
 }
 

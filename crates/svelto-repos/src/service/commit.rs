@@ -8,16 +8,7 @@ use crate::commit::TextDelta;
 use crate::locks::UnlockTarget;
 use crate::{CommitTxn, Hooks, ReposError, Result, SvnErrorKind};
 use std::ops::Deref;
-use std::sync::atomic::{AtomicU64, Ordering};
 use svelto_core::{Env, NodeKind, PropList, Revnum};
-
-/// Transaction names: the base revision and a number unique in this process's life,
-/// followed by the process id in five base-36 digits, so that the names of every server
-/// process on a repository differ (one `svelto serve -t` runs per svn+ssh connection, and
-/// staged transactions of all of them share `db/txns`), and 64 random bits in 13 base-36
-/// digits: over HTTP a transaction's name is all a request names it by, so it must not be
-/// guessable from another (the owner check in `svelto-http` refuses other users anyway).
-static TXN_SEQ: AtomicU64 = AtomicU64::new(1);
 
 fn base36(mut n: u64, width: usize) -> String {
     let mut digits = Vec::new();
@@ -29,20 +20,20 @@ fn base36(mut n: u64, width: usize) -> String {
     String::from_utf8_lossy(&digits).into_owned()
 }
 
+/// Transaction names: the base revision, the process id of the handle's `Env` in five
+/// base-36 digits, so that the names of every server process on a repository differ (one
+/// `svelto serve -t` runs per svn+ssh connection, and staged transactions of all of them
+/// share `db/txns`), and 64 bits of a fresh UUID of that `Env` (random from the system's)
+/// in 13 base-36 digits: names one process makes differ, and over HTTP a transaction's
+/// name is all a request names it by, so it must not be guessable from another (the owner
+/// check in `svelto-http` refuses other users anyway).
 fn txn_name(base: Revnum, env: &dyn Env) -> String {
-    let n = TXN_SEQ.fetch_add(1, Ordering::Relaxed);
     // Base 36, as FSFS names its transactions; Linux process ids fit five digits.
-    let pid = u64::from(std::process::id());
-    // A fresh UUID from the handle's environment (random v4 from the system's): its
-    // halves each hold a few fixed bits; their sum of bits does not.
+    let pid = env.process_id();
+    // A fresh UUID's halves each hold a few fixed bits; their sum of bits does not.
     let fresh = u128::from_str_radix(&env.uuid().replace('-', ""), 16).unwrap_or_default();
     let random = (fresh >> 64) as u64 ^ fresh as u64;
-    format!(
-        "{base}-{}{}{}",
-        base36(n, 1),
-        base36(pid, 5),
-        base36(random, 13)
-    )
+    format!("{base}-{}{}", base36(pid, 5), base36(random, 13))
 }
 
 /// What a client asks for besides the edit.
@@ -408,12 +399,12 @@ mod tests {
     use svelto_core::SystemEnv;
 
     /// Names differ between commits of one process and between processes (the process id
-    /// follows the counter, in five base-36 digits), and end in 13 random digits.
+    /// of the `Env`, in five base-36 digits), and end in 13 random digits.
     #[test]
     fn transaction_names_hold_the_process_id_and_random_digits() {
         let (a, b) = (txn_name(7, &SystemEnv), txn_name(7, &SystemEnv));
         assert_ne!(a, b);
-        let pid = base36(u64::from(std::process::id()), 5);
+        let pid = base36(SystemEnv.process_id(), 5);
         for name in [&a, &b] {
             assert!(name.starts_with("7-"), "{name}");
             assert_eq!(&name[name.len() - 18..name.len() - 13], pid, "{name}");
@@ -428,6 +419,12 @@ mod tests {
             .filter(|(x, y)| x == y)
             .count();
         assert!(same < 10, "{a} {b}");
+        // The names come from the Env alone: a fixed one names alike in every run.
+        let fixed = svelto_core::FixedEnv::new("2026-01-01T00:00:00.000000Z");
+        let (c, d) = (txn_name(3, &fixed), txn_name(3, &fixed));
+        assert_ne!(c, d);
+        assert_eq!(c, txn_name(3, &svelto_core::FixedEnv::new("")));
+        assert!(c.starts_with("3-00000") && c.len() == 20, "{c}");
         assert_eq!(base36(0, 5), "00000");
         assert_eq!(base36(36, 1), "10");
     }

@@ -5,7 +5,7 @@ use crate::{ReposError, Result};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex};
-use svelto_core::{Env, SystemEnv};
+use svelto_core::Env;
 use svelto_fs::{Backend, ReadRepo, StoreError, WriteRepo};
 
 /// A repository's shared handle and its writer slot, as [`Repos::open`] gives them (a
@@ -86,21 +86,21 @@ pub const DEFAULT_MAX_OPEN: usize = 256;
 
 impl Repos {
     /// Repositories opened by `backend`, handles with `cache_bytes` of caches each, at most
-    /// `max_open` (at least 1) kept open when idle.
-    pub fn new(backend: Arc<dyn Backend>, cache_bytes: usize, max_open: usize) -> Repos {
+    /// `max_open` (at least 1) kept open when idle, whose users take the time and fresh
+    /// names from `env` (the composition root's: the system's in a server).
+    pub fn new(
+        backend: Arc<dyn Backend>,
+        cache_bytes: usize,
+        max_open: usize,
+        env: Arc<dyn Env>,
+    ) -> Repos {
         Repos {
             backend,
             map: Mutex::new(Open::default()),
             cache_bytes,
             max_open: max_open.max(1),
-            env: Arc::new(SystemEnv),
+            env,
         }
-    }
-
-    /// These handles with `env` instead of the system's clock and UUIDs (tests).
-    pub fn with_env(mut self, env: Arc<dyn Env>) -> Repos {
-        self.env = env;
-        self
     }
 
     /// The backend's caches' counters: (the name a metric labels the cache with, hits,
@@ -288,7 +288,7 @@ mod tests {
     use svelto_core::NodeKind;
 
     fn local() -> Arc<dyn Backend> {
-        Arc::new(svelto_store::LocalBackend)
+        svelto_testkit::memfs::local_backend()
     }
 
     /// At most `max_open` handles stay open while idle, the least recently used idle one
@@ -301,6 +301,7 @@ mod tests {
             .map(|i| {
                 let p = dir.path().join(format!("r{i}"));
                 crate::create::create(
+                    &*local(),
                     &p,
                     "00000000-0000-4000-8000-000000000000",
                     "2026-01-01T00:00:00.000000Z",
@@ -309,7 +310,12 @@ mod tests {
                 p
             })
             .collect();
-        let repos = Repos::new(local(), 1 << 20, 2);
+        let repos = Repos::new(
+            local(),
+            1 << 20,
+            2,
+            Arc::new(svelto_core::FixedEnv::new("2026-01-01T00:00:00.000000Z")),
+        );
         let weak = |i: usize| Arc::downgrade(&repos.open(&paths[i]).expect("open").1);
         let (a, b) = (weak(0), weak(1));
         assert_eq!(repos.open_count(), 2);
@@ -338,6 +344,7 @@ mod tests {
         drop(held);
         let extra = dir.path().join("r4");
         crate::create::create(
+            &*local(),
             &extra,
             "00000000-0000-4000-8000-000000000000",
             "2026-01-01T00:00:00.000000Z",
@@ -355,6 +362,7 @@ mod tests {
     fn the_writer_is_handed_out_in_arrival_order() {
         let dir = tempfile::tempdir().expect("tempdir");
         crate::create::create(
+            &*local(),
             dir.path(),
             "00000000-0000-4000-8000-000000000000",
             "2026-01-01T00:00:00.000000Z",

@@ -28,7 +28,7 @@ impl Hist {
     fn new() -> Hist {
         let dir = tempdir();
         let path = dir.path().join("repo");
-        svelto_repos::create(&path, UUID, DATE).expect("create");
+        svelto_repos::create(&svelto_store::LocalBackend, &path, UUID, DATE).expect("create");
         let w = Writer::open(&path).expect("writer");
         Hist { _dir: dir, path, w }
     }

@@ -238,6 +238,7 @@ fn no_acknowledged_revision_is_lost_to_crashes_or_failing_io() {
     let dir = svelto_testkit::tempdir();
     let template = dir.path().join("template");
     svelto_repos::create(
+        &svelto_store::LocalBackend,
         &template,
         "00000000-0000-4000-8000-000000000000",
         "2026-01-01T00:00:00.000000Z",
@@ -281,6 +282,7 @@ fn loads_keep_every_reported_revision_through_crashes_and_failing_io() {
     let dump = fs::read(svelto_testkit::scenario_dump("mixed")).expect("fixture");
     let create = |path: &Path| {
         svelto_repos::create(
+            &svelto_store::LocalBackend,
             path,
             "00000000-0000-4000-8000-000000000000",
             "2026-01-01T00:00:00.000000Z",

@@ -13,6 +13,7 @@ const FILES: [&str; 5] = ["data", "revs", "meta", "dedup", "revprops"];
 pub fn loaded_repo(dir: &Path) -> (PathBuf, Vec<u8>) {
     let repo = dir.join("repo");
     svelto_repos::create(
+        &svelto_store::LocalBackend,
         &repo,
         "00000000-0000-4000-8000-000000000000",
         "2026-01-01T00:00:00.000000Z",

@@ -72,7 +72,7 @@ fn contents(n: usize, seed: u64) -> Vec<u8> {
 /// large file came as stored pieces (the backend's fast path) or whole.
 fn session(backend: Arc<dyn Backend>, dir: &Path) -> (Vec<String>, bool) {
     let env: Arc<dyn Env> = Arc::new(FixedEnv::new(DATE));
-    let repos = Repos::new(backend, 1 << 20, 4).with_env(env);
+    let repos = Repos::new(backend, 1 << 20, 4, env);
     assert!(repos.is_repo(dir), "the backend's repository");
     assert!(!repos.is_repo(&dir.join("trunk")), "not a repository");
     let (repo, writer) = repos.open(dir).expect("open");
@@ -243,7 +243,7 @@ fn session(backend: Arc<dyn Backend>, dir: &Path) -> (Vec<String>, bool) {
 fn the_service_answers_the_same_over_the_local_and_the_memory_backend() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let dir = tmp.path().join("repo");
-    svelto_repos::create(&dir, UUID, DATE).expect("create");
+    svelto_repos::create(&svelto_store::LocalBackend, &dir, UUID, DATE).expect("create");
     let (local, local_pieces) = session(Arc::new(svelto_store::LocalBackend), &dir);
 
     let memory = InMemory::default();
