@@ -683,56 +683,34 @@ fn update_one(
     let path = parent.root.join(local);
     if let Some(r) = was {
         let same = same_url(&registered_url(r), &ext_url);
-        if same && r.1 == "dir" && path.join(".svn/wc.db").is_file() {
-            notify(Notify::External { relpath: local });
-            let sub = crate::update::UpdateOptions {
-                path: path.clone(),
-                revision: item.operative(),
-                date: None,
-                switch_url: None,
-                ..opts.clone()
+        if r.1 == "dir" && path.join(".svn/wc.db").is_file() {
+            // Updated in place at the same URL; switched there when the URL moved within its
+            // repository, as svn switches it (one from another repository is checked out anew).
+            let in_place = if same {
+                Some((None, r.3.clone()))
+            } else {
+                let (ext_root, _) = WcDb::open(&path)?.repository()?;
+                url::relpath_below(&ext_root, &ext_url).map(|rel| (Some(ext_url.clone()), rel))
             };
-            let summary = crate::update::update(&sub, &mut |n| below(local, n, notify))?;
-            if let Some(db) = &parent.db {
-                let (ext_root, uuid) = WcDb::open(&path)?.repository()?;
-                db.put_external(&External {
-                    local_relpath: local,
-                    def_local_relpath: dir,
-                    kind: "dir",
-                    repos_root: &ext_root,
-                    uuid: &uuid,
-                    def_repos_relpath: &r.3,
-                    peg: item.peg,
-                    revision: item.revision,
-                })?;
-            }
-            notify(Notify::ExternalDone {
-                revision: Some(summary.revision),
-            });
-            return Ok(summary.externals_failed);
-        }
-        // A directory external whose URL changed within its repository is switched
-        // there, as svn switches it (one from another repository is checked out anew).
-        if !same && r.1 == "dir" && path.join(".svn/wc.db").is_file() {
-            let (ext_root, uuid) = WcDb::open(&path)?.repository()?;
-            if let Some(new_relpath) = url::relpath_below(&ext_root, &ext_url) {
+            if let Some((switch_url, def_repos_relpath)) = in_place {
                 notify(Notify::External { relpath: local });
                 let sub = crate::update::UpdateOptions {
                     path: path.clone(),
                     revision: item.operative(),
                     date: None,
-                    switch_url: Some(ext_url.clone()),
+                    switch_url,
                     ..opts.clone()
                 };
                 let summary = crate::update::update(&sub, &mut |n| below(local, n, notify))?;
                 if let Some(db) = &parent.db {
+                    let (ext_root, uuid) = WcDb::open(&path)?.repository()?;
                     db.put_external(&External {
                         local_relpath: local,
                         def_local_relpath: dir,
                         kind: "dir",
                         repos_root: &ext_root,
                         uuid: &uuid,
-                        def_repos_relpath: &new_relpath,
+                        def_repos_relpath: &def_repos_relpath,
                         peg: item.peg,
                         revision: item.revision,
                     })?;
