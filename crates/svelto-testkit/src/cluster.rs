@@ -17,26 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::serve::{can_connect, spawn_watched, Server, ServerKind};
-
-/// `n` free ports of 127.0.0.1, all different: each is held bound until all are chosen
-/// (ports found one by one may repeat: weed once got its master's port as its S3
-/// gateway's gRPC port and died on "address already in use").
-fn distinct_free_ports(n: usize) -> Vec<u16> {
-    let held: Vec<std::net::TcpListener> = (0..n)
-        .map(|_| {
-            std::net::TcpListener::bind("127.0.0.1:0")
-                .unwrap_or_else(|e| panic!("cannot bind 127.0.0.1:0 to find a free port: {e}"))
-        })
-        .collect();
-    held.iter()
-        .map(|l| {
-            l.local_addr()
-                .unwrap_or_else(|e| panic!("no local address for a bound socket: {e}"))
-                .port()
-        })
-        .collect()
-}
+use crate::serve::{can_connect, free_ports, spawn_watched, Server, ServerKind};
 
 /// Debian's etcd server binary (package `etcd-server`).
 pub const ETCD_BINARY: &str = "/usr/bin/etcd";
@@ -89,7 +70,7 @@ impl EtcdCluster {
         require_etcd();
         assert!(size >= 1, "an etcd cluster has at least one member");
         let mut members = Vec::with_capacity(size);
-        let ports = distinct_free_ports(2 * size);
+        let ports = free_ports(2 * size);
         for i in 0..size {
             let name = format!("m{i}");
             let data_dir = dir.join(format!("etcd-{name}"));
@@ -370,7 +351,7 @@ impl S3Server {
         let config = dir.join("s3.json");
         std::fs::write(&config, identities)
             .unwrap_or_else(|e| panic!("cannot write {config:?}: {e}"));
-        let p = distinct_free_ports(8);
+        let p = free_ports(8);
         let ports = WeedPorts {
             master: p[0],
             master_grpc: p[1],

@@ -322,14 +322,59 @@ impl Server {
     }
 }
 
-/// A port that was free a moment ago (bound to 127.0.0.1:0, then released).
+/// A port that was free a moment ago (see [`free_ports`]).
 pub fn free_port() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0")
-        .unwrap_or_else(|e| panic!("cannot bind 127.0.0.1:0 to find a free port: {e}"));
-    listener
-        .local_addr()
-        .unwrap_or_else(|e| panic!("no local address for a bound socket: {e}"))
-        .port()
+    free_ports(1)[0]
+}
+
+/// `n` different ports of 127.0.0.1 that were free a moment ago, all below the kernel's
+/// ephemeral range, so that no outgoing connection takes one before the server started
+/// on it binds it (weed's gRPC clients once took the port its S3 gateway was about to
+/// bind: "address already in use"). Each is held bound until all are chosen; a
+/// process-wide counter keeps concurrent tests of one process apart, the process id
+/// spreads the processes.
+pub fn free_ports(n: usize) -> Vec<u16> {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(u32::MAX);
+    const LOW: u32 = 20_000;
+    let high = ephemeral_low().clamp(LOW + 1_000, 65_535);
+    let span = high - LOW;
+    let _ = NEXT.compare_exchange(
+        u32::MAX,
+        std::process::id().wrapping_mul(997) % span,
+        Ordering::Relaxed,
+        Ordering::Relaxed,
+    );
+    let mut held = Vec::with_capacity(n);
+    for _ in 0..span {
+        if held.len() == n {
+            break;
+        }
+        let port = (LOW + NEXT.fetch_add(1, Ordering::Relaxed) % span) as u16;
+        if let Ok(listener) = TcpListener::bind(("127.0.0.1", port)) {
+            held.push(listener);
+        }
+    }
+    assert_eq!(
+        held.len(),
+        n,
+        "fewer than {n} free ports in 127.0.0.1:{LOW}-{high}"
+    );
+    held.iter()
+        .map(|l| {
+            l.local_addr()
+                .unwrap_or_else(|e| panic!("no local address for a bound socket: {e}"))
+                .port()
+        })
+        .collect()
+}
+
+/// The first port of the kernel's ephemeral range (`net.ipv4.ip_local_port_range`).
+fn ephemeral_low() -> u32 {
+    std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .unwrap_or(32_768)
 }
 
 pub(crate) fn can_connect(port: u16) -> bool {
