@@ -404,6 +404,10 @@ pub fn run(args: ServeArgs) -> Result<()> {
         let stdin = std::io::stdin().lock();
         let stdout = std::io::stdout().lock();
         svelto_server::serve_streams(&shared, stdin, stdout, "stdio", false);
+        if let Some(cluster) = &cluster {
+            // The connection ended: the next front end need not wait out the lease's TTL.
+            cluster.resign_writers();
+        }
         return Ok(());
     }
     let listen_host = args.listen_host.clone().unwrap_or_else(|| {
@@ -513,6 +517,17 @@ pub fn run(args: ServeArgs) -> Result<()> {
             ));
         } else {
             host.log.line("shutdown: no write running; exiting");
+        }
+    }
+    if let Some(cluster) = &cluster {
+        // After the running commits: another front end takes the writer lease at once
+        // instead of after its TTL (a kill -9 still leaves it to the TTL).
+        let resigned = cluster.resign_writers();
+        if !resigned.is_empty() {
+            host.log.line(&format!(
+                "shutdown: writer lease of {} resigned",
+                resigned.join(", ")
+            ));
         }
     }
     Ok(())

@@ -27,7 +27,9 @@ use svelto_store::{Current, Repo, Writer};
 
 use crate::head::{CommitId, PARTS};
 use crate::objects::Segment;
-use crate::repo::{HeadVersion, LeaseClock, Publish, Repository, WriterLease};
+use crate::repo::{
+    Campaign, HeadVersion, LeaseClock, Publish, Repository, WantedHook, WriterLease,
+};
 use crate::{Cluster, ClusterError};
 
 type Result<T> = std::result::Result<T, StoreError>;
@@ -115,6 +117,8 @@ pub struct ClusterRepo {
     local_dir: Option<PathBuf>,
     /// When set, a fence that cannot reach etcd serves reads at the cached head.
     unfenced: Option<Arc<Unfenced>>,
+    /// The front end's log (lease hand-overs of this repository's writers).
+    log: Option<LogSink>,
     /// The lease of this process's writer of the repository while its cache holds every
     /// revision published (set by the writer when its head is checked, cleared before it
     /// publishes, releases or resigns): while it surely holds, nobody else can publish,
@@ -204,6 +208,7 @@ impl ClusterRepo {
             locks: Arc::new(Mutex::new((0, Arc::default()))),
             local_dir: None,
             unfenced: None,
+            log: None,
             lease_read: Arc::default(),
             locks_read_under: Arc::default(),
         };
@@ -216,6 +221,13 @@ impl ClusterRepo {
     /// `REPOS`).
     pub fn with_local_dir(mut self, dir: &Path) -> ClusterRepo {
         self.local_dir = Some(dir.to_path_buf());
+        self
+    }
+
+    /// Sends the log lines of this repository's writers (the writer lease given back on
+    /// another front end's request, taken over after asking for it) to `log`.
+    pub fn with_log(mut self, log: LogSink) -> ClusterRepo {
+        self.log = Some(log);
         self
     }
 
@@ -603,6 +615,202 @@ impl ReadRepo for ClusterRepo {
     }
 }
 
+/// Why a writer gives its lease back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Release {
+    /// `writer-idle-ms` passed without a commit.
+    Idle,
+    /// Another front end asked for it (its `wanted` request), and no commit runs here.
+    Asked,
+    /// The front end shuts down (SIGTERM), after its running commits.
+    Shutdown,
+    /// The writer is dropped, or was never usable.
+    Dropped,
+}
+
+/// A writer's lease and what may end it, shared by the writer, its idle-release timers,
+/// the watch that hears another front end ask for the lease, and the front end's backend
+/// (which resigns it at shutdown). Lock order: `state`, then `lease`.
+pub(crate) struct Hold {
+    /// The etcd lease (None once given back).
+    lease: Mutex<Option<WriterLease>>,
+    state: Mutex<HoldState>,
+    reader: ClusterRepo,
+    /// The writer id campaigned with.
+    writer: String,
+}
+
+#[derive(Default)]
+struct HoldState {
+    /// A commit (or another write) runs: from `open` or `relock` to `unlock`. The lease is
+    /// never given back on request meanwhile.
+    busy: bool,
+    /// Bumped by each `unlock`, `relock` and release: an idle-release timer acts only on
+    /// its own.
+    epoch: u64,
+    /// Who asked for the lease while a commit ran: it goes back at `unlock`.
+    wanted_by: Option<String>,
+    /// The last release was on request: the asking front end has likely published since,
+    /// so `relock` opens a fresh writer (which catches up) instead of campaigning.
+    handed_over: bool,
+}
+
+impl Hold {
+    fn new(reader: &ClusterRepo, writer: &str) -> Arc<Hold> {
+        Arc::new(Hold {
+            lease: Mutex::new(None),
+            state: Mutex::new(HoldState {
+                busy: true,
+                ..HoldState::default()
+            }),
+            reader: reader.clone(),
+            writer: writer.to_owned(),
+        })
+    }
+
+    fn log(&self, line: &str) {
+        if let Some(log) = &self.reader.log {
+            log(line);
+        }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, HoldState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn lease(&self) -> std::sync::MutexGuard<'_, Option<WriterLease>> {
+        self.lease.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Gives the lease back if held: the reader fences through etcd again first, then the
+    /// lease is revoked (its election key goes at once). True when a lease was held. The
+    /// caller holds `state` (so that no commit starts meanwhile) except at shutdown.
+    fn release(&self, why: Release, asked_by: &str) -> bool {
+        let Some(lease) = self.lease().take() else {
+            return false;
+        };
+        ClusterWriter::stop_lease_reads(&self.reader);
+        let name = self.reader.repository.name();
+        let started = Instant::now();
+        let revoked = match why {
+            Release::Asked => lease.hand_over(),
+            _ => lease.resign(),
+        };
+        let took = started.elapsed().as_secs_f64() * 1000.0;
+        match (why, revoked) {
+            (Release::Asked, Ok(())) => self.log(&format!(
+                "cluster: {name}: writer lease given back to front end '{}', which asked for \
+                 it (revoked in {took:.1} ms)",
+                if asked_by.is_empty() { "?" } else { asked_by }
+            )),
+            (Release::Shutdown, Ok(())) => self.log(&format!(
+                "cluster: {name}: writer lease resigned at shutdown (revoked in {took:.1} ms)"
+            )),
+            (Release::Idle | Release::Dropped, Ok(())) => {}
+            (why, Err(e)) => self.log(&format!(
+                "cluster: {name}: the writer lease could not be revoked ({why:?}): {e}; it \
+                 ends after its TTL"
+            )),
+        }
+        true
+    }
+
+    /// Resigns the lease at the front end's shutdown (after the drain: a commit still
+    /// running past it loses the lease, its publication refused). True when one was held.
+    pub(crate) fn shut_down(&self) -> bool {
+        let mut state = self.state();
+        state.epoch += 1;
+        self.release(Release::Shutdown, "")
+    }
+
+    /// Another front end (`by`) asked for lease `lease_id`: given back now if no commit
+    /// runs, else at the commit's `unlock`. A request for an earlier lease of this writer
+    /// is ignored.
+    fn asked(&self, lease_id: i64, by: &str) {
+        let mut state = self.state();
+        if self.lease().as_ref().map(WriterLease::lease_id) != Some(lease_id) {
+            return;
+        }
+        if state.busy {
+            state.wanted_by = Some(by.to_owned());
+            return;
+        }
+        state.epoch += 1;
+        state.handed_over = true;
+        self.release(Release::Asked, by);
+    }
+
+    /// Campaigns until this writer holds the lease, for at most `wait`. While another
+    /// front end holds it, asks it once per lease of its for the lease back
+    /// ([`Repository::ask`]), then waits for its election key to go (a watch) before
+    /// campaigning again.
+    fn campaign(self: &Arc<Self>, wait: Duration) -> Result<WriterLease> {
+        let repository = &self.reader.repository;
+        let weak = Arc::downgrade(self);
+        let hook: WantedHook = Arc::new(move |lease, by| {
+            if let Some(hold) = weak.upgrade() {
+                hold.asked(lease, by);
+            }
+        });
+        let started = Instant::now();
+        // The holder's election asked for, its id, and when it was first asked.
+        let mut asked: Option<(i64, String, Instant)> = None;
+        loop {
+            let campaign = repository
+                .campaign_as(&self.writer, Some(hook.clone()))
+                .map_err(store_error)?;
+            let (holder, election, seen_at) = match campaign {
+                Campaign::Won(lease) => {
+                    if let Some((_, holder, at)) = asked {
+                        self.log(&format!(
+                            "cluster: {}: writer lease taken over from front end '{holder}' \
+                             {:.1} ms after asking for it",
+                            repository.name(),
+                            at.elapsed().as_secs_f64() * 1000.0
+                        ));
+                    }
+                    return Ok(lease);
+                }
+                Campaign::Held {
+                    holder,
+                    election,
+                    seen_at,
+                } => (holder, election, seen_at),
+            };
+            let waited = started.elapsed();
+            if waited >= wait {
+                return Err(StoreError::Unavailable {
+                    what: format!("the writer lease of {}", repository.name()),
+                    reason: format!(
+                        "front end '{holder}' held it for {wait:?}{}",
+                        if asked.is_some() {
+                            " (asked to give it back: it did not)"
+                        } else {
+                            ""
+                        }
+                    ),
+                });
+            }
+            if election == 0 {
+                // The key went between the campaign's compare and its read: at once.
+                continue;
+            }
+            if asked.as_ref().map(|a| a.0) != Some(election) {
+                repository.ask(&self.writer).map_err(store_error)?;
+                let first = asked.map_or_else(Instant::now, |a| a.2);
+                asked = Some((election, holder, first));
+            }
+            let watching = Instant::now();
+            let vacant =
+                repository.wait_vacant(seen_at, (wait - waited).min(Duration::from_secs(1)));
+            if !vacant && watching.elapsed() < Duration::from_millis(50) {
+                // The watch failed at once: not a busy loop of campaigns.
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+    }
+}
+
 /// The writer of one repository of the cluster on this front end: holds the etcd writer
 /// lease for as long as it lives, builds revisions with the local engine's writer in the
 /// cache, and publishes each by the head's conditioned transaction. A publication refused
@@ -610,16 +818,12 @@ impl ReadRepo for ClusterRepo {
 /// is unknown is never acknowledged; the writer is then stale (`relock` answers false).
 pub struct ClusterWriter {
     reader: ClusterRepo,
-    /// The etcd lease (None once released after being idle, or resigned).
-    lease: Arc<Mutex<Option<WriterLease>>>,
-    /// Its writer id, to campaign again with.
-    writer: String,
+    /// The etcd lease and what may end it (idle, another front end's request, shutdown).
+    hold: Arc<Hold>,
     /// How long `open` and `relock` wait for the lease.
     wait: Duration,
     /// When set, `unlock` releases the lease after this long without `relock`.
     idle_release: Option<Duration>,
-    /// Bumped by each `unlock` and `relock`: a release timer acts only on its own.
-    idle_epoch: Arc<std::sync::atomic::AtomicU64>,
     /// The head the next publication is conditioned on.
     base: HeadVersion,
     /// The cache's file lengths at `base`.
@@ -633,23 +837,14 @@ pub struct ClusterWriter {
 
 impl ClusterWriter {
     /// Campaigns for the writer lease as `writer` (for at most `wait` while another front
-    /// end holds it), catches the cache up with the head and opens the local writer.
+    /// end holds it, asking it for the lease), catches the cache up with the head and
+    /// opens the local writer. While the writer holds the lease it gives it back, between
+    /// commits, to another front end that asks for it.
     pub fn open(reader: &ClusterRepo, writer: &str, wait: Duration) -> Result<ClusterWriter> {
         let repository = &reader.repository;
-        let started = Instant::now();
-        let lease = loop {
-            if let Some(lease) = repository.campaign(writer).map_err(store_error)? {
-                break lease;
-            }
-            if started.elapsed() >= wait {
-                let holder = repository.writer().ok().flatten().unwrap_or_default();
-                return Err(StoreError::Unavailable {
-                    what: format!("the writer lease of {}", repository.name()),
-                    reason: format!("front end '{holder}' held it for {wait:?}"),
-                });
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        };
+        let hold = Hold::new(reader, writer);
+        let lease = hold.campaign(wait)?;
+        *hold.lease() = Some(lease);
         let prepared = (|| {
             let base = repository.head().map_err(store_error)?;
             reader.catch_up(&base)?;
@@ -670,17 +865,15 @@ impl ClusterWriter {
             Ok(prepared) => prepared,
             Err(e) => {
                 // Not kept until its TTL by a writer that will not be used.
-                let _ = lease.resign();
+                hold.release(Release::Dropped, "");
                 return Err(e);
             }
         };
         let writer = ClusterWriter {
             reader: reader.clone(),
-            lease: Arc::new(Mutex::new(Some(lease))),
-            writer: writer.to_owned(),
+            hold,
             wait,
             idle_release: None,
-            idle_epoch: Arc::default(),
             base,
             published_at,
             inner,
@@ -713,15 +906,20 @@ impl ClusterWriter {
 
     /// Whether this writer holds the lease now.
     pub fn holds_lease(&self) -> bool {
-        let lease = self.lease.lock().unwrap_or_else(|e| e.into_inner());
-        lease.as_ref().is_some_and(WriterLease::is_held)
+        self.hold.lease().as_ref().is_some_and(WriterLease::is_held)
+    }
+
+    /// A handle on the writer's lease for the front end's backend (which resigns the
+    /// leases still held at shutdown).
+    pub(crate) fn hold(&self) -> std::sync::Weak<Hold> {
+        Arc::downgrade(&self.hold)
     }
 
     /// The lease again after an idle release (campaigning for at most `wait`), and whether
-    /// the head is still the one this writer built on.
+    /// the head is still the one this writer built on. False at once after a release on
+    /// another front end's request (it has likely published: a fresh writer catches up).
     fn lease_again(&mut self) -> Result<bool> {
-        let mut held = self.lease.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(lease) = held.as_ref() {
+        if let Some(lease) = self.hold.lease().as_ref() {
             // Held without a break since this writer's last publication (or its open): no
             // other front end can have published, since a publication is conditioned on
             // its own election key and the key is this lease's. So the head is still
@@ -730,25 +928,14 @@ impl ClusterWriter {
             // stale: never a wrong acknowledgement.
             return Ok(lease.is_held());
         }
-        {
-            let repository = &self.reader.repository;
-            let started = Instant::now();
-            *held = loop {
-                if let Some(lease) = repository.campaign(&self.writer).map_err(store_error)? {
-                    break Some(lease);
-                }
-                if started.elapsed() >= self.wait {
-                    let holder = repository.writer().ok().flatten().unwrap_or_default();
-                    return Err(StoreError::Unavailable {
-                        what: format!("the writer lease of {}", repository.name()),
-                        reason: format!("front end '{holder}' held it for {:?}", self.wait),
-                    });
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            };
+        if std::mem::take(&mut self.hold.state().handed_over) {
+            return Ok(false);
         }
-        let lease_held = held.as_ref().is_some_and(WriterLease::is_held);
-        drop(held);
+        // Only this writer's thread campaigns for its hold (the server's slot serializes
+        // commits), so the lease cannot have come back meanwhile.
+        let lease = self.hold.campaign(self.wait)?;
+        let lease_held = lease.is_held();
+        *self.hold.lease() = Some(lease);
         let head = self.reader.repository.head().map_err(store_error)?;
         let fresh = lease_held && head.mod_revision == self.base.mod_revision;
         if fresh {
@@ -760,7 +947,7 @@ impl ClusterWriter {
     /// Lets the reader answer fences from the cache while the lease surely holds (the
     /// cache is at `base`, the head this writer checked or published).
     fn allow_lease_reads(&self) {
-        let held = self.lease.lock().unwrap_or_else(|e| e.into_inner());
+        let held = self.hold.lease();
         let clock = held.as_ref().map(WriterLease::clock);
         let mut read = self
             .reader
@@ -806,7 +993,7 @@ impl ClusterWriter {
         let read_took = reading.elapsed();
         let commit = commit_id(&*self.reader.local.env());
         let outcome = {
-            let held = self.lease.lock().unwrap_or_else(|e| e.into_inner());
+            let held = self.hold.lease();
             match held.as_ref() {
                 Some(lease) => self
                     .reader
@@ -882,13 +1069,10 @@ impl Drop for ClusterWriter {
     fn drop(&mut self) {
         // Resigning lets the next writer in at once (dropping the lease would make it wait
         // out the TTL, as after a crash).
-        self.idle_epoch
-            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let mut state = self.hold.state();
+        state.epoch += 1;
         Self::stop_lease_reads(&self.reader);
-        let held = self.lease.lock().unwrap_or_else(|e| e.into_inner()).take();
-        if let Some(lease) = held {
-            let _ = lease.resign();
-        }
+        self.hold.release(Release::Dropped, "");
     }
 }
 
@@ -914,38 +1098,62 @@ impl WriteRepo for ClusterWriter {
     fn discard_unpublished(&mut self) -> Result<()> {
         self.inner.discard_unpublished()
     }
+    /// Ends the running write: gives the lease back now when another front end asked for
+    /// it meanwhile, else (with an idle release set) after that long without `relock`.
     fn unlock(&mut self) -> Result<()> {
-        self.inner.unlock()?;
-        if let Some(idle) = self.idle_release {
-            use std::sync::atomic::Ordering::SeqCst;
-            let epoch = self.idle_epoch.fetch_add(1, SeqCst) + 1;
-            let (epochs, lease) = (self.idle_epoch.clone(), self.lease.clone());
-            let reader = self.reader.clone();
+        let unlocked = self.inner.unlock();
+        let mut state = self.hold.state();
+        state.busy = false;
+        state.epoch += 1;
+        if let Some(by) = state.wanted_by.take() {
+            state.handed_over = true;
+            self.hold.release(Release::Asked, &by);
+        } else if let Some(idle) = self.idle_release {
+            let (epoch, hold) = (state.epoch, Arc::downgrade(&self.hold));
             std::thread::spawn(move || {
                 std::thread::sleep(idle);
-                let mut held = lease.lock().unwrap_or_else(|e| e.into_inner());
-                if epochs.load(SeqCst) == epoch {
-                    if let Some(lease) = held.take() {
-                        ClusterWriter::stop_lease_reads(&reader);
-                        let _ = lease.resign();
+                if let Some(hold) = hold.upgrade() {
+                    let state = hold.state();
+                    if state.epoch == epoch && !state.busy {
+                        hold.release(Release::Idle, "");
                     }
                 }
             });
         }
-        Ok(())
+        unlocked
     }
     /// Cancels an idle release; campaigns again if the lease was released. False when
     /// anyone published since this writer's head (open a new one then).
     fn relock(&mut self) -> Result<bool> {
-        self.idle_epoch
-            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        if self.stale.is_some() || !self.inner.relock()? {
-            return Ok(false);
+        {
+            let mut state = self.hold.state();
+            state.busy = true;
+            state.epoch += 1;
         }
-        let answer = self.lease_again();
-        if answer.is_err() {
-            // Not kept locked by a writer whose caller gives up on it.
-            let _ = self.inner.unlock();
+        let answer = if self.stale.is_some() {
+            Ok(false)
+        } else {
+            match self.inner.relock() {
+                Ok(true) => {
+                    let answer = self.lease_again();
+                    if answer.is_err() {
+                        // Not kept locked by a writer whose caller gives up on it.
+                        let _ = self.inner.unlock();
+                    }
+                    answer
+                }
+                other => other,
+            }
+        };
+        if !matches!(answer, Ok(true)) {
+            // Not writing: a request for the lease is answered at once, and a lease kept
+            // by a writer whose caller gives up on it (a failed head read) goes back now.
+            let mut state = self.hold.state();
+            state.busy = false;
+            state.epoch += 1;
+            if answer.is_err() {
+                self.hold.release(Release::Idle, "");
+            }
         }
         answer
     }
@@ -987,7 +1195,7 @@ impl WriteRepo for ClusterWriter {
         let (_, expected) = self.reader.repository.locks().map_err(store_error)?;
         let encoded = svelto_store::encode_lock_table(&locks).into_bytes();
         let written = {
-            let held = self.lease.lock().unwrap_or_else(|e| e.into_inner());
+            let held = self.hold.lease();
             match held.as_ref() {
                 Some(lease) => self.reader.repository.put_locks(lease, expected, encoded),
                 None => Ok(None),

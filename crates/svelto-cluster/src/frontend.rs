@@ -4,13 +4,13 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use svelto_core::Env;
 use svelto_fs::{Backend, ReadRepo, Result, StoreError, WriteRepo};
 
-use crate::backend::LogSink;
+use crate::backend::{Hold, LogSink};
 use crate::{Cluster, ClusterConfig, ClusterError, ClusterRepo, ClusterWriter};
 
 /// How long `is_repository`'s answer from etcd is reused.
@@ -258,6 +258,8 @@ pub struct ClusterBackend {
     readers: Mutex<HashMap<String, ClusterRepo>>,
     /// Where the front end's log lines go (standard error until `set_log`).
     log: Arc<Mutex<LogSink>>,
+    /// The leases of the writers opened, to resign at shutdown.
+    holds: Mutex<Vec<(String, Weak<Hold>)>>,
 }
 
 impl ClusterBackend {
@@ -271,7 +273,24 @@ impl ClusterBackend {
             known: Mutex::default(),
             readers: Mutex::default(),
             log: Arc::new(Mutex::new(Arc::new(|line: &str| eprintln!("{line}")))),
+            holds: Mutex::default(),
         })
+    }
+
+    /// Resigns every writer lease this front end holds (at shutdown, once its running
+    /// commits finished: `svelto serve` calls it after the drain), so that another front
+    /// end commits at once instead of after the lease's TTL. A commit still running loses
+    /// its lease: its publication is refused (never acknowledged). Answers the names of the
+    /// repositories whose lease was resigned.
+    pub fn resign_writers(&self) -> Vec<String> {
+        let holds = std::mem::take(&mut *self.holds.lock().unwrap_or_else(|e| e.into_inner()));
+        holds
+            .into_iter()
+            .filter_map(|(name, hold)| {
+                let hold = hold.upgrade()?;
+                hold.shut_down().then_some(name)
+            })
+            .collect()
     }
 
     /// Sends the backend's log lines (etcd unreachable, reads unfenced) to `log`.
@@ -316,8 +335,16 @@ impl ClusterBackend {
         }
         let cache = self.config.cache_dir.join(name);
         let log = self.log.clone();
+        let log_writers = self.log.clone();
         let repo = ClusterRepo::open(&self.cluster, name, &cache)?
             .with_local_dir(&self.root.join(name))
+            .with_log(Arc::new(move |line: &str| {
+                let sink = log_writers
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .clone();
+                sink(line)
+            }))
             .with_unfenced_reads(Arc::new(move |line: &str| {
                 let sink = log.lock().unwrap_or_else(|e| e.into_inner()).clone();
                 sink(line)
@@ -380,6 +407,11 @@ impl Backend for ClusterBackend {
         // The server's writer slot keeps the writer between commits: the lease goes back
         // after a moment without one, so that any front end can commit.
         writer.set_idle_release(self.config.writer_idle);
+        {
+            let mut holds = self.holds.lock().unwrap_or_else(|e| e.into_inner());
+            holds.retain(|(_, hold)| hold.strong_count() > 0);
+            holds.push((name.clone(), writer.hold()));
+        }
         if self.config.log_timings {
             let log = self.log.clone();
             writer.log_timings(Arc::new(move |line: &str| {

@@ -33,7 +33,7 @@ pub use backend::{ClusterRepo, ClusterWriter, LogSink};
 pub use frontend::{ClusterBackend, FrontEndConfig};
 pub use head::{CommitId, Head, HeadError, IndexRef, SegmentRef, MAX_TAIL, PARTS};
 pub use objects::{Index, Segment, SegmentHeader};
-pub use repo::{HeadVersion, LeaseClock, Publish, Repository, WriterLease};
+pub use repo::{Campaign, HeadVersion, LeaseClock, Publish, Repository, WantedHook, WriterLease};
 pub use stats::{Stats, Trip};
 
 /// Where the cluster's components are and how long to wait for them.

@@ -7,7 +7,9 @@ use std::sync::Arc;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use etcd_client::{Client, Compare, CompareOp, PutOptions, Txn, TxnOp, TxnOpResponse};
+use etcd_client::{
+    Client, Compare, CompareOp, EventType, PutOptions, Txn, TxnOp, TxnOpResponse, WatchOptions,
+};
 use object_store::ObjectStore;
 
 use crate::head::{CommitId, Head, SegmentRef};
@@ -67,7 +69,29 @@ pub struct WriterLease {
     /// Until when (nanoseconds after [`epoch`]) etcd cannot have let the lease expire.
     valid_until: Arc<AtomicU64>,
     keep_alive: tokio::task::JoinHandle<()>,
+    /// The watch of the repository's `wanted` key (another front end asking for the
+    /// lease), when the campaign was given a [`WantedHook`].
+    wanted_watch: Option<tokio::task::JoinHandle<()>>,
     inner: Arc<Inner>,
+}
+
+/// Called (on a thread of its own) with the lease id and the asking front end's id each
+/// time another front end asks for the lease held ([`Repository::ask`]).
+pub type WantedHook = Arc<dyn Fn(i64, &str) + Send + Sync>;
+
+/// What a campaign found.
+pub enum Campaign {
+    /// This front end holds the lease now.
+    Won(WriterLease),
+    /// Another front end holds it.
+    Held {
+        /// The holder's writer id.
+        holder: String,
+        /// The create revision of its election key (one per lease won).
+        election: i64,
+        /// The etcd revision at which it was seen holding it.
+        seen_at: i64,
+    },
 }
 
 impl WriterLease {
@@ -104,7 +128,20 @@ impl WriterLease {
 
     /// Revokes the lease: the election key goes at once and another writer can win.
     pub fn resign(self) -> Result<(), ClusterError> {
+        self.revoke(Trip::Resign)
+    }
+
+    /// [`WriterLease::resign`] because another front end asked for the lease (counted as
+    /// a hand-over, not a resignation).
+    pub fn hand_over(self) -> Result<(), ClusterError> {
+        self.revoke(Trip::Handover)
+    }
+
+    fn revoke(self, trip: Trip) -> Result<(), ClusterError> {
         self.keep_alive.abort();
+        if let Some(watch) = &self.wanted_watch {
+            watch.abort();
+        }
         self.lost.store(true, Ordering::SeqCst);
         let mut etcd = self.inner.etcd.clone();
         let lease = self.lease;
@@ -114,7 +151,7 @@ impl WriterLease {
             .inner
             .runtime
             .block_on(async { tokio::time::timeout(after, etcd.lease_revoke(lease)).await });
-        self.inner.counters.add(Trip::Resign, started.elapsed());
+        self.inner.counters.add(trip, started.elapsed());
         revoked
             .map_err(|_| ClusterError::EtcdTimeout {
                 what: "revoke lease",
@@ -133,6 +170,9 @@ impl WriterLease {
 impl Drop for WriterLease {
     fn drop(&mut self) {
         self.keep_alive.abort();
+        if let Some(watch) = &self.wanted_watch {
+            watch.abort();
+        }
     }
 }
 
@@ -185,6 +225,7 @@ pub struct Repository {
     name: String,
     head_key: String,
     writer_key: String,
+    wanted_key: String,
     uuid_key: String,
     locks_key: String,
     objects: Objects,
@@ -211,6 +252,7 @@ impl Repository {
             name: name.to_owned(),
             head_key: format!("{base}/head"),
             writer_key: format!("{base}/writer"),
+            wanted_key: format!("{base}/wanted"),
             uuid_key: format!("{base}/uuid"),
             locks_key: format!("{base}/locks"),
             objects,
@@ -442,6 +484,21 @@ impl Repository {
     /// Campaigns once for the writer lease: grants a lease and creates the election key on
     /// it iff the key is absent. `None` when another writer holds it.
     pub fn campaign(&self, writer: &str) -> Result<Option<WriterLease>, ClusterError> {
+        Ok(match self.campaign_as(writer, None)? {
+            Campaign::Won(lease) => Some(lease),
+            Campaign::Held { .. } => None,
+        })
+    }
+
+    /// [`Repository::campaign`], saying who holds the lease when it is lost (read in the
+    /// same transaction). With `wanted`, the lease won watches the repository's `wanted`
+    /// key from its election on (a stream: no round trip on the commit path) and calls
+    /// `wanted` each time another front end asks for it ([`Repository::ask`]).
+    pub fn campaign_as(
+        &self,
+        writer: &str,
+        wanted: Option<WantedHook>,
+    ) -> Result<Campaign, ClusterError> {
         let ttl = self.inner.config.lease_ttl_secs;
         let key = self.writer_key.clone();
         let started = Instant::now();
@@ -461,12 +518,13 @@ impl Repository {
                     key.as_str(),
                     writer,
                     Some(PutOptions::new().with_lease(lease)),
-                )]);
+                )])
+                .or_else(vec![TxnOp::get(key.as_str(), None)]);
             let result = self.etcd_call("campaign", &key, etcd.txn(txn)).await;
             match result {
                 Ok(resp) if resp.succeeded() => {
                     let election = resp.header().map_or(0, |h| h.revision());
-                    Ok(Some((lease, election, granted_ttl)))
+                    Ok(Ok((lease, election, granted_ttl)))
                 }
                 other => {
                     // Lost, or unknown: the lease must not keep a key we may have made.
@@ -475,14 +533,33 @@ impl Repository {
                         etcd.lease_revoke(lease),
                     )
                     .await;
-                    other.map(|_| None)
+                    other.map(|resp| {
+                        let seen_at = resp.header().map_or(0, |h| h.revision());
+                        let holder = resp.op_responses().into_iter().find_map(|op| match op {
+                            TxnOpResponse::Get(get) => get.kvs().first().cloned(),
+                            _ => None,
+                        });
+                        Err(match holder {
+                            Some(kv) => Campaign::Held {
+                                holder: String::from_utf8_lossy(kv.value()).into_owned(),
+                                election: kv.create_revision(),
+                                seen_at,
+                            },
+                            // Gone between the compare and the read: nobody to name.
+                            None => Campaign::Held {
+                                holder: String::new(),
+                                election: 0,
+                                seen_at,
+                            },
+                        })
+                    })
                 }
             }
         });
         self.inner.counters.add(Trip::Campaign, started.elapsed());
-        let won = won?;
-        let Some((lease, election, granted_ttl)) = won else {
-            return Ok(None);
+        let (lease, election, granted_ttl) = match won? {
+            Ok(won) => won,
+            Err(held) => return Ok(held),
         };
         let lost = Arc::new(AtomicBool::new(false));
         let valid_until = Arc::new(AtomicU64::new(0));
@@ -498,15 +575,72 @@ impl Repository {
             lost.clone(),
             valid_until.clone(),
         ));
-        Ok(Some(WriterLease {
+        let wanted_watch = wanted.map(|hook| {
+            self.inner.runtime.spawn(watch_wanted(
+                self.inner.etcd.clone(),
+                self.wanted_key.clone(),
+                lease,
+                election + 1,
+                hook,
+            ))
+        });
+        Ok(Campaign::Won(WriterLease {
             writer: writer.to_owned(),
             lease,
             election,
             lost,
             valid_until,
             keep_alive,
+            wanted_watch,
             inner: self.inner.clone(),
         }))
+    }
+
+    /// Asks the front end holding the writer lease to give it back as soon as it has no
+    /// commit running: puts the repository's `wanted` key (its value: `writer`, the asking
+    /// front end's id), which the holder watches. One round trip, made only by a front end
+    /// that waits for the lease.
+    pub fn ask(&self, writer: &str) -> Result<(), ClusterError> {
+        let started = Instant::now();
+        let put = self.block(async {
+            let mut etcd = self.inner.etcd.clone();
+            self.etcd_call(
+                "ask for the writer lease",
+                &self.wanted_key,
+                etcd.put(self.wanted_key.as_str(), writer, None),
+            )
+            .await
+        });
+        self.inner.counters.add(Trip::Ask, started.elapsed());
+        put.map(|_| ())
+    }
+
+    /// Waits at most `timeout` for the writer key to be deleted after etcd revision
+    /// `seen_at` (the holder resigned, handed over, or its lease expired), by a watch:
+    /// true when it was (campaign at once), false when the time ran out or the watch
+    /// failed (campaign anyway: the campaign is what decides).
+    pub fn wait_vacant(&self, seen_at: i64, timeout: Duration) -> bool {
+        self.block(async {
+            let mut etcd = self.inner.etcd.clone();
+            let key = self.writer_key.as_str();
+            let watched = tokio::time::timeout(timeout, async {
+                let options = WatchOptions::new().with_start_revision(seen_at + 1);
+                let mut stream = etcd.watch(key, Some(options)).await.ok()?;
+                while let Ok(Some(answer)) = stream.message().await {
+                    if answer.canceled()
+                        || answer
+                            .events()
+                            .iter()
+                            .any(|e| e.event_type() == EventType::Delete)
+                    {
+                        return Some(true);
+                    }
+                }
+                None
+            })
+            .await;
+            matches!(watched, Ok(Some(true)))
+        })
     }
 
     /// Publishes `segment` as revision `base.head.youngest + 1` under `commit`: puts the
@@ -742,6 +876,41 @@ impl Repository {
             self.objects
                 .put_once("put segment", &self.objects.segment_key(segment), bytes),
         )
+    }
+}
+
+/// Watches `key` (the repository's `wanted` key) from etcd revision `from` (just after
+/// the election) until the task is aborted, calling `hook` on a thread of its own for each
+/// put: another front end asked for the lease. A watch that fails is made again from the
+/// revision after the last event seen; one whose revisions were compacted away counts as a
+/// request (giving the lease back when nobody asked costs a campaign, never a commit).
+async fn watch_wanted(mut etcd: Client, key: String, lease: i64, from: i64, hook: WantedHook) {
+    let mut next = from;
+    let call = |who: String| {
+        let hook = hook.clone();
+        std::thread::spawn(move || hook(lease, &who));
+    };
+    loop {
+        let options = WatchOptions::new().with_start_revision(next);
+        if let Ok(mut stream) = etcd.watch(key.as_str(), Some(options)).await {
+            while let Ok(Some(answer)) = stream.message().await {
+                if answer.canceled() {
+                    if answer.compact_revision() > next {
+                        next = answer.compact_revision();
+                        call(String::new());
+                    }
+                    break;
+                }
+                for event in answer.events() {
+                    let Some(kv) = event.kv() else { continue };
+                    next = next.max(kv.mod_revision() + 1);
+                    if event.event_type() == EventType::Put {
+                        call(String::from_utf8_lossy(kv.value()).into_owned());
+                    }
+                }
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
 

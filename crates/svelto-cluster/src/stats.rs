@@ -15,8 +15,12 @@ pub enum Trip {
     LockRead,
     /// A campaign for the writer lease (lease grant + the election transaction).
     Campaign,
-    /// A revocation of the writer lease (resign, idle release).
+    /// A revocation of the writer lease (resign, idle release, shutdown).
     Resign,
+    /// A request for the writer lease by a front end waiting for it (the `wanted` key).
+    Ask,
+    /// A revocation of the writer lease because another front end asked for it.
+    Handover,
     /// A PUT of a segment or index object.
     Put,
     /// One attempt at the head's publishing transaction.
@@ -25,7 +29,7 @@ pub enum Trip {
     SegmentGet,
 }
 
-const KINDS: usize = 7;
+const KINDS: usize = 9;
 
 impl Trip {
     fn index(self) -> usize {
@@ -39,6 +43,8 @@ impl Trip {
             Trip::LockRead => "lock reads",
             Trip::Campaign => "campaigns",
             Trip::Resign => "resigns",
+            Trip::Ask => "lease requests",
+            Trip::Handover => "hand-overs",
             Trip::Put => "PUTs",
             Trip::PublishTxn => "head txns",
             Trip::SegmentGet => "segment GETs",
@@ -51,6 +57,8 @@ impl Trip {
         Trip::LockRead,
         Trip::Campaign,
         Trip::Resign,
+        Trip::Ask,
+        Trip::Handover,
         Trip::Put,
         Trip::PublishTxn,
         Trip::SegmentGet,

@@ -911,3 +911,97 @@ fn two_front_ends_take_turns_as_writer_and_their_caches_agree() {
     assert_eq!(b.refresh().expect("B"), 21);
     svelto_fs::contract::check(b).expect("B's contract");
 }
+
+#[test]
+fn a_writer_asked_for_the_lease_gives_it_back_once_its_commit_is_done() {
+    let rig = rig();
+    let r0 = r0_dated("2026-11-28T00:00:00.000000Z");
+    let (ca, cb) = (connect(&rig), connect(&rig));
+    let (cache_a, cache_b) = (
+        rig.dir.path().join("a/asked"),
+        rig.dir.path().join("b/asked"),
+    );
+    let a = create(&ca, "asked", &cache_a, &r0, UUID);
+    let b = ClusterRepo::open(&cb, "asked", &cache_b).expect("B");
+    let commit = |w: &mut ClusterWriter, path: &str| -> u64 {
+        let mut txn = w.begin().expect("begin");
+        txn.make_node(path, NodeKind::File).expect("add");
+        txn.set_revprops(r0_dated("2026-11-28T00:00:00.000000Z"));
+        txn.commit().expect("commit");
+        w.sync().expect("publish")
+    };
+    // A keeps the lease a minute after each commit (serve's writer slot: unlock after
+    // each commit, relock before the next).
+    let mut wa = ClusterWriter::open(&a, "a", Duration::from_secs(10)).expect("A");
+    wa.set_idle_release(Duration::from_secs(60));
+    assert_eq!(commit(&mut wa, "a-1"), 1);
+    wa.unlock().expect("unlock");
+
+    // A commit runs on A when B asks for the lease: A keeps it until the commit is done.
+    assert!(wa.relock().expect("relock"), "A is still the writer");
+    let (stats_a, stats_b) = (ca.stats(), cb.stats());
+    let (tx, rx) = mpsc::channel();
+    let b_repo = b.clone();
+    let asker = std::thread::spawn(move || {
+        let w = ClusterWriter::open(&b_repo, "b", Duration::from_secs(20));
+        let _ = tx.send(Instant::now());
+        w
+    });
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(
+        rx.try_recv().is_err(),
+        "B took the lease while A's commit ran"
+    );
+    assert!(wa.holds_lease(), "A keeps the lease while its commit runs");
+    assert_eq!(
+        cb.stats().since(&stats_b).count(Trip::Ask),
+        1,
+        "B asked once"
+    );
+    // The commit publishes under the lease asked for (not lost); unlock gives it back.
+    assert_eq!(commit(&mut wa, "a-2"), 2);
+    let unlocked = Instant::now();
+    wa.unlock().expect("unlock");
+    assert!(!wa.holds_lease(), "A gave the lease back at unlock");
+    let got = rx
+        .recv_timeout(Duration::from_secs(15))
+        .expect("B took the lease");
+    let mut wb = asker.join().expect("B").expect("B's writer");
+    let waited = got.saturating_duration_since(unlocked);
+    println!("B had the lease {waited:?} after the unlock of A's running commit");
+    assert!(waited < Duration::from_secs(1), "{waited:?}");
+    assert_eq!(
+        ca.stats().since(&stats_a).count(Trip::Handover),
+        1,
+        "A handed over once"
+    );
+    assert_eq!(commit(&mut wb, "b-3"), 3, "B builds on A's r2");
+    wb.set_idle_release(Duration::from_secs(60));
+    wb.unlock().expect("unlock");
+
+    // A's writer gave the lease away: its relock answers false (B has published), and a
+    // new writer of A asks B, idle, which gives it back at once.
+    assert!(
+        !wa.relock().expect("relock"),
+        "A's writer after its hand-over"
+    );
+    drop(wa);
+    let started = Instant::now();
+    let mut wa = ClusterWriter::open(&a, "a", Duration::from_secs(10)).expect("A again");
+    let took = started.elapsed();
+    println!("an idle writer's hand-over: A's writer opened after {took:?}");
+    assert!(took < Duration::from_secs(1), "{took:?}");
+    assert!(!wb.holds_lease(), "B gave the lease back");
+    assert_eq!(commit(&mut wa, "a-4"), 4);
+    assert!(
+        !wb.relock().expect("relock"),
+        "B's writer after its hand-over"
+    );
+    drop(wb);
+    drop(wa);
+    assert_eq!(b.refresh().expect("B"), 4);
+    svelto_fs::contract::check(&b).expect("B's contract");
+    for path in ["a-1", "a-2", "b-3", "a-4"] {
+        b.node_at(4, path).expect("every commit's file");
+    }
+}

@@ -97,13 +97,19 @@ const IDS: [&str; 3] = ["a", "b", "c"];
 impl Rig {
     /// `a_extra`: further lines of front end A's cluster file.
     fn start(n: usize, a_extra: &str) -> (Rig, Vec<Svelto>) {
+        Rig::start_with(n, &[a_extra])
+    }
+
+    /// `extra[i]`: further lines of front end `i`'s cluster file (none past its end).
+    fn start_with(n: usize, extra: &[&str]) -> (Rig, Vec<Svelto>) {
         let dir = tempdir();
         let etcd = EtcdCluster::start(dir.path(), 3);
         let s3 = S3Server::start(dir.path(), "svelto");
         let files: Vec<PathBuf> = IDS[..n]
             .iter()
-            .map(|id| {
-                let extra = if *id == "a" { a_extra } else { "" };
+            .enumerate()
+            .map(|(i, id)| {
+                let extra = extra.get(i).copied().unwrap_or("");
                 cluster_file(dir.path(), &etcd, &s3, id, extra)
             })
             .collect();
@@ -526,7 +532,8 @@ fn check_log(url: &str, acks: &Acks) -> u64 {
 
 #[test]
 fn the_writer_killed_or_etcd_majority_lost_loses_no_acknowledged_commit() {
-    // A keeps the writer lease 3 s after a commit: killed in that time, it holds it.
+    // A keeps the writer lease 3 s after a commit: killed in that time, it holds it (no
+    // other front end asks for it meanwhile: the committers pause).
     let (mut rig, mut servers) = Rig::start(3, "writer-idle-ms = 3000\n");
     let dir = rig.dir.path().to_path_buf();
     let url = |servers: &[Svelto], i: usize| servers[i].url("proj");
@@ -558,8 +565,8 @@ fn the_writer_killed_or_etcd_majority_lost_loses_no_acknowledged_commit() {
     for kill in 1..=2 {
         std::thread::sleep(Duration::from_millis(1500));
         // A commit through A makes it the writer (the committers paused, so that B or C
-        // give the lease back); A keeps it 3 s, and is killed while it holds it, the
-        // committers waiting for it.
+        // give the lease back); A keeps it 3 s, and is killed while it holds it, then the
+        // committers resume and wait for its lease to end.
         pause.store(true, Ordering::SeqCst);
         let held = (0..5).find_map(|attempt| {
             // Each attempt's message its own: several may be acknowledged.
@@ -591,15 +598,11 @@ fn the_writer_killed_or_etcd_majority_lost_loses_no_acknowledged_commit() {
         });
         let rev = held.expect("A held the writer lease after its commit");
         let before = acks.lock().expect("the acknowledgements").len();
-        pause.store(false, Ordering::SeqCst);
-        std::thread::sleep(Duration::from_millis(200));
-        assert_eq!(
-            rig.writer().as_deref(),
-            Some("a"),
-            "A still holds the lease"
-        );
+        // Killed before the committers resume: they would ask A for the lease, and A,
+        // idle, would give it back at once (an idle writer hands over on request).
         let killed = Instant::now();
         servers[0].kill_hard();
+        pause.store(false, Ordering::SeqCst);
         let next = loop {
             if let Some((_, r, at)) = acks.lock().expect("the acknowledgements")[before..]
                 .iter()
@@ -716,6 +719,174 @@ fn the_writer_killed_or_etcd_majority_lost_loses_no_acknowledged_commit() {
         back.elapsed()
     );
     check_log(&url(&servers, 2), &acks);
+    drop(servers);
+}
+
+/// The acknowledged revision of an `svnmucc put` of `body` to `url`/`path`, and how long
+/// the client took; panics with its error when refused.
+fn put(dir: &Path, url: &str, path: &str, body: &str) -> (u64, Duration) {
+    let text = dir.join("put.txt");
+    std::fs::write(&text, body).expect("text");
+    let started = Instant::now();
+    let out = svnmucc(
+        body,
+        &[
+            "put",
+            text.to_str().expect("a UTF-8 path"),
+            &format!("{url}/{path}"),
+        ],
+    );
+    let took = started.elapsed();
+    assert!(out.success(), "{body} through {url}: {}", out.stderr_text());
+    let rev = out
+        .stdout_text()
+        .trim()
+        .strip_prefix('r')
+        .and_then(|s| s.split(' ').next())
+        .and_then(|s| s.parse::<u64>().ok())
+        .unwrap_or_else(|| panic!("no revision in '{}'", out.stdout_text()));
+    (rev, took)
+}
+
+/// The milliseconds in the last log line of `log` that contains `what` after `count`
+/// such lines (`... N.N ms ...`), waiting a moment for it to be written.
+fn logged_ms(log: &Path, what: &str, count: usize) -> f64 {
+    let started = Instant::now();
+    loop {
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().filter(|l| l.contains(what)).collect();
+        if lines.len() > count {
+            let line = lines[count];
+            let ms = line
+                .split(" ms")
+                .next()
+                .and_then(|s| s.rsplit(' ').next())
+                .and_then(|s| s.trim_start_matches('(').parse::<f64>().ok());
+            return ms.unwrap_or_else(|| panic!("no time in '{line}'"));
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "no line {} with '{what}' in {}:\n{text}",
+            count + 1,
+            log.display()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn an_idle_writer_hands_the_lease_over_on_request_and_resigns_at_sigterm() {
+    // A keeps the writer lease a minute after each commit, and its lease lives 10 s
+    // without renewal: before this, B's commits waited `writer-wait` (30 s here) for it,
+    // and after A's SIGTERM or kill -9 its TTL.
+    let (rig, mut servers) = Rig::start_with(
+        2,
+        &[
+            "writer-idle-ms = 60000\nlease-ttl = 10\n",
+            "writer-wait = 30\n",
+        ],
+    );
+    let dir = rig.dir.path().to_path_buf();
+    let (log_a, log_b) = (dir.join("serve-a.log"), dir.join("serve-b.log"));
+    let url = |servers: &[Svelto], i: usize| servers[i].url("proj");
+
+    // Release on demand, three times: a commit through A (which then holds the lease,
+    // idle), then one through B, which asks A for the lease through etcd.
+    let mut handovers = Vec::new();
+    for round in 0..3 {
+        let (rev_a, _) = put(
+            &dir,
+            &url(&servers, 0),
+            "a.txt",
+            &format!("A, round {round}\n"),
+        );
+        assert_eq!(
+            rig.writer().as_deref(),
+            Some("a"),
+            "A holds the lease after r{rev_a}"
+        );
+        let (rev_b, took) = put(
+            &dir,
+            &url(&servers, 1),
+            "b.txt",
+            &format!("B, round {round}\n"),
+        );
+        assert_eq!(rev_b, rev_a + 1);
+        let asked = logged_ms(&log_b, "writer lease taken over from front end 'a'", round);
+        let given = logged_ms(&log_a, "writer lease given back to front end 'b'", round);
+        eprintln!(
+            "round {round}: B's commit r{rev_b} took {took:?} (svnmucc); B had the lease \
+             {asked:.1} ms after asking A (A's revoke {given:.1} ms)"
+        );
+        assert!(
+            asked < 1000.0 && took < Duration::from_secs(5),
+            "B waited {asked} ms for the lease; its commit took {took:?}"
+        );
+        handovers.push(asked);
+    }
+    assert_eq!(
+        svn(&["cat", &format!("{}/b.txt", url(&servers, 0))]),
+        "B, round 2\n"
+    );
+
+    // SIGTERM of A holding the lease: it resigns once its running commits are done, and
+    // B commits at once (before this, after A's 10 s lease ran out).
+    let (rev_a, _) = put(&dir, &url(&servers, 0), "a.txt", "A before SIGTERM\n");
+    assert_eq!(
+        rig.writer().as_deref(),
+        Some("a"),
+        "A holds the lease after r{rev_a}"
+    );
+    let signalled = Instant::now();
+    Run::tool("kill")
+        .args(["-TERM", &servers[0].pid().to_string()])
+        .success();
+    while servers[0].is_running() {
+        assert!(
+            signalled.elapsed() < Duration::from_secs(10),
+            "A did not exit after SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let exited = signalled.elapsed();
+    // A is gone: only its resignation lets B in before the TTL (nobody is left to ask).
+    assert_eq!(rig.writer(), None, "A resigned the lease before exiting");
+    let (rev_b, took) = put(&dir, &url(&servers, 1), "b.txt", "B after A's SIGTERM\n");
+    let after_sigterm = signalled.elapsed();
+    assert_eq!(rev_b, rev_a + 1);
+    let server_log = std::fs::read_to_string(&log_a).expect("A's log");
+    assert!(
+        server_log.contains("shutdown: writer lease of proj resigned"),
+        "{server_log}"
+    );
+    eprintln!(
+        "SIGTERM of A holding the lease: A exited after {exited:?}; B's commit r{rev_b} \
+         acknowledged {after_sigterm:?} after the signal (svnmucc {took:?})"
+    );
+    assert!(
+        after_sigterm < Duration::from_secs(4),
+        "B's commit came {after_sigterm:?} after A's SIGTERM (the lease lives 10 s)"
+    );
+
+    // kill -9 of A holding the lease still falls back to the TTL: B asks, nobody answers.
+    servers[0] = rig.serve(0);
+    let (rev_a, _) = put(&dir, &url(&servers, 0), "a.txt", "A before kill -9\n");
+    assert_eq!(
+        rig.writer().as_deref(),
+        Some("a"),
+        "A holds the lease after r{rev_a}"
+    );
+    let killed = Instant::now();
+    servers[0].kill_hard();
+    let (rev_b, _) = put(&dir, &url(&servers, 1), "b.txt", "B after A's kill -9\n");
+    let after_kill = killed.elapsed();
+    assert_eq!(rev_b, rev_a + 1);
+    eprintln!("kill -9 of A holding the lease: B's commit r{rev_b} {after_kill:?} later");
+    assert!(
+        after_kill > Duration::from_secs(5),
+        "B committed {after_kill:?} after A's kill -9: the 10 s lease cannot have ended"
+    );
+    eprintln!("hand-overs on request (ms): {handovers:?}");
     drop(servers);
 }
 
