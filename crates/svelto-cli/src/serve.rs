@@ -497,6 +497,19 @@ pub fn run(args: ServeArgs) -> Result<()> {
     if let Some(a) = http_addr {
         host.log.line(&format!("http listening on {a}"));
     }
+    if let Some(cluster) = &cluster {
+        // Listed by `svelto admin members --cluster FILE` while it runs.
+        let mut value = format!("svn://{local}");
+        if let Some(a) = http_addr {
+            value.push_str(&format!(" http://{a}"));
+        }
+        value.push_str(&format!(" pid={}", std::process::id()));
+        if let Err(e) = cluster.join(&value) {
+            host.log.line(&format!(
+                "cluster: not in the member registry (serving anyway): {e}"
+            ));
+        }
+    }
     handle_signals(&host, local, args.config_file.clone(), http_server)?;
     if args.log_file.is_some() || args.daemon_child {
         // Tell whoever started us (the -d parent, a test harness) where we listen.
@@ -528,6 +541,10 @@ pub fn run(args: ServeArgs) -> Result<()> {
                 "shutdown: writer lease of {} resigned",
                 resigned.join(", ")
             ));
+        }
+        if let Err(e) = cluster.leave() {
+            host.log
+                .line(&format!("shutdown: leaving the member registry: {e}"));
         }
     }
     Ok(())

@@ -260,6 +260,8 @@ pub struct ClusterBackend {
     log: Arc<Mutex<LogSink>>,
     /// The leases of the writers opened, to resign at shutdown.
     holds: Mutex<Vec<(String, Weak<Hold>)>>,
+    /// This front end's entry in the member registry, once it joined.
+    membership: Mutex<Option<crate::Membership>>,
 }
 
 impl ClusterBackend {
@@ -274,7 +276,27 @@ impl ClusterBackend {
             readers: Mutex::default(),
             log: Arc::new(Mutex::new(Arc::new(|line: &str| eprintln!("{line}")))),
             holds: Mutex::default(),
+            membership: Mutex::default(),
         })
+    }
+
+    /// Registers this front end (its `front-end` id) in the cluster's member registry with
+    /// `value` (its addresses), until [`ClusterBackend::leave`] or the process ends (then
+    /// after the lease's TTL).
+    pub fn join(&self, value: &str) -> std::result::Result<(), ClusterError> {
+        let membership = self.cluster.join(&self.config.front_end, value)?;
+        *self.membership.lock().unwrap_or_else(|e| e.into_inner()) = Some(membership);
+        Ok(())
+    }
+
+    /// Leaves the member registry (at shutdown).
+    pub fn leave(&self) -> std::result::Result<(), ClusterError> {
+        let membership = self
+            .membership
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        membership.map_or(Ok(()), crate::Membership::leave)
     }
 
     /// Resigns every writer lease this front end holds (at shutdown, once its running

@@ -19,6 +19,7 @@
 mod backend;
 mod frontend;
 pub mod head;
+mod members;
 pub mod objects;
 mod repo;
 mod stats;
@@ -32,6 +33,7 @@ use object_store::{ClientOptions, RetryConfig};
 pub use backend::{ClusterRepo, ClusterWriter, LogSink};
 pub use frontend::{ClusterBackend, FrontEndConfig};
 pub use head::{CommitId, Head, HeadError, IndexRef, SegmentRef, MAX_TAIL, PARTS};
+pub use members::Membership;
 pub use objects::{Index, Segment, SegmentHeader};
 pub use repo::{Campaign, HeadVersion, LeaseClock, Publish, Repository, WantedHook, WriterLease};
 pub use stats::{Stats, Trip};

@@ -917,7 +917,7 @@ async fn watch_wanted(mut etcd: Client, key: String, lease: i64, from: i64, hook
 /// Keeps `lease` alive every third of its TTL until the task is aborted; sets `lost` when
 /// etcd says the lease is gone. Errors (a killed member, no leader) are retried on a new
 /// stream: while they last, the lease may run out, which the publication's compare sees.
-async fn keep_alive(
+pub(crate) async fn keep_alive(
     mut etcd: Client,
     lease: i64,
     ttl: Duration,

@@ -13,6 +13,7 @@ mod info;
 mod load;
 mod locks;
 mod maintenance;
+mod members;
 mod progress;
 mod revprop_dumps;
 mod revprops;
@@ -37,6 +38,8 @@ use svelto_repos::ReposError;
 pub enum AdminCommand {
     /// Create a new, empty repository.
     Create(create::CreateArgs),
+    /// List the front ends of a cluster (--cluster FILE) present now.
+    Members(members::MembersArgs),
     /// Load a dumpfile (formats 1-3) from standard input or -F FILE.
     Load(load::LoadArgs),
     /// Write a dumpfile to standard output or -F FILE.
@@ -99,6 +102,7 @@ pub enum AdminCommand {
 pub fn run(cmd: AdminCommand) -> Result<()> {
     match cmd {
         AdminCommand::Create(args) => create::run(args),
+        AdminCommand::Members(args) => members::run(args),
         AdminCommand::Load(args) => load::run(args),
         AdminCommand::Dump(args) => dump::run(args),
         AdminCommand::Verify(args) => verify::run(args),

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -443,11 +443,13 @@ fn committers(
     stop: &Arc<AtomicBool>,
     pause: &Arc<AtomicBool>,
     acks: &Acks,
+    running: &Arc<AtomicUsize>,
 ) -> Vec<std::thread::JoinHandle<usize>> {
     urls.into_iter()
         .enumerate()
         .map(|(i, url)| {
             let (stop, pause, acks) = (stop.clone(), pause.clone(), acks.clone());
+            let running = running.clone();
             let text = dir.join(format!("committer-{i}"));
             std::thread::spawn(move || {
                 let mut failures = 0;
@@ -458,6 +460,7 @@ fn committers(
                         continue;
                     }
                     n += 1;
+                    running.fetch_add(1, Ordering::SeqCst);
                     let message = format!("committer {i} commit {n}");
                     std::fs::write(&text, &message).expect("text");
                     let out = svnmucc(
@@ -468,6 +471,7 @@ fn committers(
                             &format!("{url}/c{i}.txt"),
                         ],
                     );
+                    running.fetch_sub(1, Ordering::SeqCst);
                     let said = out.stdout_text();
                     let rev = said
                         .trim()
@@ -560,7 +564,8 @@ fn the_writer_killed_or_etcd_majority_lost_loses_no_acknowledged_commit() {
         url(&servers, 2),
     ];
     let pause = Arc::new(AtomicBool::new(false));
-    let workers = committers(others, &dir, &stop, &pause, &acks);
+    let running = Arc::new(AtomicUsize::new(0));
+    let workers = committers(others, &dir, &stop, &pause, &acks, &running);
     let mut takeovers = Vec::new();
     for kill in 1..=2 {
         std::thread::sleep(Duration::from_millis(1500));
@@ -568,6 +573,16 @@ fn the_writer_killed_or_etcd_majority_lost_loses_no_acknowledged_commit() {
         // give the lease back); A keeps it 3 s, and is killed while it holds it, then the
         // committers resume and wait for its lease to end.
         pause.store(true, Ordering::SeqCst);
+        // The committers' commits under way end first: one waiting for the lease would ask
+        // A for it, and A, idle, would give it back before the kill.
+        let paused = Instant::now();
+        while running.load(Ordering::SeqCst) > 0 {
+            assert!(
+                paused.elapsed() < Duration::from_secs(60),
+                "the committers' commits did not end"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
         let held = (0..5).find_map(|attempt| {
             // Each attempt's message its own: several may be acknowledged.
             let message = format!("through A before kill {kill}, attempt {attempt}");
@@ -828,6 +843,20 @@ fn an_idle_writer_hands_the_lease_over_on_request_and_resigns_at_sigterm() {
         svn(&["cat", &format!("{}/b.txt", url(&servers, 0))]),
         "B, round 2\n"
     );
+    // The member registry lists both front ends with their addresses.
+    let members = || {
+        Run::new(svelto_bin())
+            .args(["admin", "members", "--cluster"])
+            .arg(&rig.files[1])
+            .success()
+            .stdout_text()
+    };
+    let listed = members();
+    for (i, id) in ["a", "b"].iter().enumerate() {
+        let line = format!("{id} {} pid={}", servers[i].url(""), servers[i].pid());
+        let line = line.replace("/ pid", " pid");
+        assert!(listed.contains(&line), "'{line}' in:\n{listed}");
+    }
 
     // SIGTERM of A holding the lease: it resigns once its running commits are done, and
     // B commits at once (before this, after A's 10 s lease ran out).
@@ -858,6 +887,12 @@ fn an_idle_writer_hands_the_lease_over_on_request_and_resigns_at_sigterm() {
     assert!(
         server_log.contains("shutdown: writer lease of proj resigned"),
         "{server_log}"
+    );
+    // A left the member registry at shutdown.
+    let listed = members();
+    assert!(
+        !listed.contains("a svn://") && listed.contains("b svn://"),
+        "{listed}"
     );
     eprintln!(
         "SIGTERM of A holding the lease: A exited after {exited:?}; B's commit r{rev_b} \
