@@ -38,7 +38,9 @@ use svelto_repos::ReposError;
 pub enum AdminCommand {
     /// Create a new, empty repository.
     Create(create::CreateArgs),
-    /// List the front ends of a cluster (--cluster FILE) present now.
+    /// List the front ends of a cluster (--cluster FILE) present now. Not in the
+    /// subcommand list, which is svnadmin's.
+    #[command(hide = true)]
     Members(members::MembersArgs),
     /// Load a dumpfile (formats 1-3) from standard input or -F FILE.
     Load(load::LoadArgs),
@@ -200,6 +202,7 @@ fn help(names: &[String]) -> ExitCode {
         );
         let mut subs: Vec<String> = cli
             .get_subcommands()
+            .filter(|c| !c.is_hide_set())
             .map(|c| c.get_name().to_string())
             .filter(|n| n != "help")
             .chain(["help (?, h)".to_string()])
