@@ -324,13 +324,13 @@ pub fn run(args: ServeArgs) -> Result<()> {
         return background();
     }
     let stdio_mode = args.inetd || args.tunnel;
+    let env = crate::system_env();
     let log = match &args.log_file {
-        Some(f) => {
-            Logger::to_file(f).with_context(|| format!("opening log file '{}'", f.display()))?
-        }
+        Some(f) => Logger::to_file(f, env.clone())
+            .with_context(|| format!("opening log file '{}'", f.display()))?,
         // stdout carries the protocol in -i/-t; stderr reaches the ssh user there.
         None if stdio_mode || args.daemon_child => Logger::disabled(),
-        None => Logger::new(Box::new(std::io::stderr())),
+        None => Logger::new(Box::new(std::io::stderr()), env.clone()),
     };
     let log = log.with_format(match args.log_format {
         LogFormatArg::Svnserve => LogFormat::Svnserve,
@@ -376,7 +376,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
         None => Arc::new(svelto_store::LocalBackend),
         Some(c) => c.clone(),
     };
-    let host = Host::new(config, log, backend, crate::system_env());
+    let host = Host::new(config, log, backend, env);
     if let Some(cluster) = &cluster {
         // The backend's lines (etcd unreachable, reads unfenced) go to the server's log.
         let host = Arc::downgrade(&host);

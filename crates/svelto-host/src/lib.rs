@@ -396,7 +396,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let host = Host::new(
             HostConfig::new(dir.path().to_path_buf()),
-            Logger::new(Box::new(buf.clone())),
+            Logger::new(Box::new(buf.clone()), Arc::new(svelto_core::SystemEnv)),
             svelto_testkit::memfs::local_backend(),
             Arc::new(svelto_core::SystemEnv),
         );

@@ -9,9 +9,9 @@ use crate::{HttpRequest, Request};
 use std::fs::OpenOptions;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use svelto_core::svn_date_now;
+use svelto_core::Env;
 
 /// How lines are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -32,24 +32,29 @@ pub struct Logger {
     format: LogFormat,
     /// The file, for [`reopen`](Logger::reopen).
     path: Option<PathBuf>,
+    /// Where the lines' times come from (none for a disabled log, which writes none).
+    env: Option<Arc<dyn Env>>,
 }
 
 impl Logger {
-    pub fn new(out: Box<dyn Write + Send>) -> Logger {
+    /// A log written to `out`, its times read from `env` (the composition root's).
+    pub fn new(out: Box<dyn Write + Send>, env: Arc<dyn Env>) -> Logger {
         Logger {
             out: Mutex::new(Some(out)),
             format: LogFormat::default(),
             path: None,
+            env: Some(env),
         }
     }
 
-    /// A log appended to `path` (created when missing).
-    pub fn to_file(path: &Path) -> io::Result<Logger> {
+    /// A log appended to `path` (created when missing), its times read from `env`.
+    pub fn to_file(path: &Path, env: Arc<dyn Env>) -> io::Result<Logger> {
         let file = open_append(path)?;
         Ok(Logger {
             out: Mutex::new(Some(Box::new(file))),
             format: LogFormat::default(),
             path: Some(path.to_path_buf()),
+            env: Some(env),
         })
     }
 
@@ -58,7 +63,13 @@ impl Logger {
             out: Mutex::new(None),
             format: LogFormat::default(),
             path: None,
+            env: None,
         }
+    }
+
+    /// Now, as the lines write it (an `svn:date`).
+    fn now(&self) -> String {
+        self.env.as_ref().map(|e| e.svn_date()).unwrap_or_default()
     }
 
     pub fn with_format(mut self, format: LogFormat) -> Logger {
@@ -104,7 +115,7 @@ impl Logger {
         if !self.enabled() {
             return;
         }
-        let time = svn_date_now();
+        let time = self.now();
         let pid = std::process::id();
         let text = match self.format {
             LogFormat::Svnserve | LogFormat::Combined => {
@@ -123,7 +134,7 @@ impl Logger {
         if !self.enabled() || (r.actions.is_empty() && r.error.is_empty()) {
             return;
         }
-        let time = svn_date_now();
+        let time = self.now();
         let pid = std::process::id();
         let user = r.user.unwrap_or("-");
         let mut text = String::new();
@@ -189,7 +200,7 @@ impl Logger {
                      \"repos\":{},\"command\":{},\"action\":{action},\"method\":{},\
                      \"target\":{},\"status\":{},\"duration_ms\":{:.3},\"bytes_in\":{},\
                      \"bytes_out\":{},\"error\":{error}}}\n",
-                    svn_date_now(),
+                    self.now(),
                     std::process::id(),
                     json_string(r.client),
                     r.user.map_or_else(|| "null".into(), json_string),
@@ -209,7 +220,7 @@ impl Logger {
                     "{} - {} [{}] \"{} {} {}\" {} {} \"{}\" \"{}\"\n",
                     r.client,
                     r.user.map_or_else(|| "-".to_string(), apache_escape),
-                    apache_time(&svn_date_now()),
+                    apache_time(&self.now()),
                     apache_escape(h.method),
                     apache_escape(h.target),
                     h.version,
@@ -316,7 +327,17 @@ pub fn json_string(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Arc;
+
+    const NOW: &str = "2026-11-25T16:01:33.123456Z";
+
+    /// A log into `buf` whose clock says [`NOW`].
+    fn fixed(buf: &Shared, format: LogFormat) -> Logger {
+        Logger::new(
+            Box::new(buf.clone()),
+            Arc::new(svelto_core::FixedEnv::new(NOW)),
+        )
+        .with_format(format)
+    }
 
     #[derive(Clone, Default)]
     struct Shared(Arc<Mutex<Vec<u8>>>);
@@ -334,7 +355,7 @@ mod tests {
         let mut out = Vec::new();
         for format in [LogFormat::Svnserve, LogFormat::Json] {
             let buf = Shared::default();
-            let log = Logger::new(Box::new(buf.clone())).with_format(format);
+            let log = fixed(&buf, format);
             log.request(&Request {
                 protocol: crate::Protocol::Svn,
                 client: "127.0.0.1",
@@ -362,7 +383,7 @@ mod tests {
         assert_eq!(lines.len(), 2, "{text}");
         let f: Vec<&str> = lines[0].splitn(6, ' ').collect();
         assert_eq!(f[0], std::process::id().to_string());
-        assert!(f[1].ends_with('Z') && f[1].contains('T'), "{}", f[1]);
+        assert_eq!(f[1], NOW, "the time the log's Env says");
         assert_eq!(
             &f[2..],
             ["127.0.0.1", "harry", "repo", "get-file /a r2 text"]
@@ -374,6 +395,7 @@ mod tests {
         );
         assert!(json.ends_with("}\n") && json.lines().count() == 1, "{json}");
         for part in [
+            "\"time\":\"2026-11-25T16:01:33.123456Z\"",
             "\"client\":\"127.0.0.1\"",
             "\"user\":\"harry\"",
             "\"command\":\"get-file\"",
@@ -391,7 +413,7 @@ mod tests {
     fn http_requests_in_each_format() {
         let out = |format| {
             let buf = Shared::default();
-            let log = Logger::new(Box::new(buf.clone())).with_format(format);
+            let log = fixed(&buf, format);
             let http = HttpRequest {
                 method: "GET",
                 target: "/svn/repo/a \"b\"",
@@ -427,14 +449,17 @@ mod tests {
         let (head, rest) = line.split_once(" [").expect("time");
         assert_eq!(head, "10.0.0.7 - -");
         let (time, rest) = rest.split_once("] ").expect("time's end");
-        assert_eq!(time.len(), 26, "{time}");
-        assert!(time.ends_with(" +0000") && &time[2..3] == "/", "{time}");
+        assert_eq!(
+            time, "25/Nov/2026:16:01:33 +0000",
+            "the time the log's Env says"
+        );
         assert_eq!(
             rest,
             "\"GET /svn/repo/a \\\"b\\\" HTTP/1.1\" 200 1234 \"-\" \"SVN/1.14.2 (x86_64-pc-linux-gnu) serf/1.3.9\"\n"
         );
         let json = out(LogFormat::Json);
         for part in [
+            "\"time\":\"2026-11-25T16:01:33.123456Z\"",
             "\"command\":\"http-get\"",
             "\"action\":null",
             "\"method\":\"GET\"",

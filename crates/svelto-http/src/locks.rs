@@ -20,7 +20,7 @@ use crate::uri::Kind;
 use crate::xml::{self, quote, DAV};
 use crate::{Reply, Req};
 use hyper::StatusCode;
-use svelto_core::{code, svn_date_now, Revnum};
+use svelto_core::{code, Env, Revnum};
 use svelto_repos::action;
 use svelto_repos::locks::{Lock, LockTarget, UnlockTarget};
 use svelto_repos::ReposError;
@@ -78,11 +78,12 @@ pub(crate) fn convert(e: &ReposError, otherwise: StatusCode) -> HttpError {
     HttpError::svn(status, code, message)
 }
 
-/// `DAV:timeout`'s value for a lock expiring at `expires` (an svn:date; None: never).
-fn timeout(expires: Option<&str>) -> String {
+/// `DAV:timeout`'s value for a lock expiring at `expires` (an svn:date; None: never), the
+/// time now read from `env`.
+fn timeout(expires: Option<&str>, env: &dyn Env) -> String {
     let left = expires
         .and_then(svelto_core::parse_svn_date)
-        .zip(svelto_core::parse_svn_date(&svn_date_now()))
+        .and_then(|at| Some((at, svelto_core::parse_svn_date(&env.svn_date())?)))
         .map(|(at, now)| (at - now).div_euclid(1_000_000).max(0));
     match left {
         Some(secs) => format!("Second-{secs}"),
@@ -107,12 +108,12 @@ pub(crate) const SUPPORTEDLOCK: &str =
                                         <D:locktype><D:write/></D:locktype>\n</D:lockentry>\n";
 
 /// The value of `DAV:lockdiscovery` in a PROPFIND answer: the path's lock as mod_dav writes
-/// it (its comment in `DAV:owner`), or nothing.
-pub(crate) fn lockdiscovery(lock: Option<&Lock>) -> String {
+/// it (its comment in `DAV:owner`), or nothing; the time left read from `env`.
+pub(crate) fn lockdiscovery(lock: Option<&Lock>, env: &dyn Env) -> String {
     let Some(l) = lock else {
         return String::new();
     };
-    activelock(l, &timeout(l.expires.as_deref()))
+    activelock(l, &timeout(l.expires.as_deref(), env))
 }
 
 /// `DAV:activelock` of a lock, its `DAV:timeout` being `timeout`.
@@ -342,7 +343,7 @@ fn lock(ctx: &Ctx<'_>, req: &Req) -> Result<Reply, HttpError> {
     let many = ctx.svc.lock_many_expiring(
         info.comment.as_deref(),
         has_option(req, LOCK_STEAL),
-        &svn_date_now(),
+        &ctx.svc.env().svn_date(),
         seconds,
         vec![target],
     )?;
@@ -437,7 +438,11 @@ fn refresh(ctx: &Ctx<'_>, req: &Req, path: &str) -> Result<Reply, HttpError> {
         return Err(HttpError::refused(StatusCode::FORBIDDEN, None));
     }
     let seconds = requested_timeout(req);
-    let refreshed = the_lock(ctx, ctx.svc.refresh_lock(&l, &svn_date_now(), seconds)?)?;
+    let refreshed = the_lock(
+        ctx,
+        ctx.svc
+            .refresh_lock(&l, &ctx.svc.env().svn_date(), seconds)?,
+    )?;
     let body = format!(
         "{XML_HEADER}<D:prop xmlns:D=\"DAV:\">\n<D:lockdiscovery>\n{}\n</D:lockdiscovery>\n</D:prop>",
         activelock(&refreshed, &timeout_of(seconds))
@@ -564,7 +569,16 @@ mod tests {
             requested_timeout(&req_with(&[("timeout", "Infinite, Second-5")])),
             None
         );
-        assert_eq!(timeout(None), "Infinite");
+        let env = svelto_core::FixedEnv::new("2026-01-01T00:00:00.000000Z");
+        assert_eq!(timeout(None, &env), "Infinite");
+        assert_eq!(
+            timeout(Some("2026-01-01T00:01:30.000000Z"), &env),
+            "Second-90"
+        );
+        assert_eq!(
+            timeout(Some("2025-12-31T00:00:00.000000Z"), &env),
+            "Second-0"
+        );
         assert_eq!(quote("a<b>&\"c\"", false), "a&lt;b&gt;&amp;\"c\"");
         assert_eq!(quote("\"", true), "&quot;");
     }

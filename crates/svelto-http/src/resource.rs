@@ -662,7 +662,7 @@ impl Ctx<'_> {
                             (
                                 DAV,
                                 "lockdiscovery",
-                                Some(crate::locks::lockdiscovery(Some(&lock))),
+                                Some(crate::locks::lockdiscovery(Some(&lock), &*self.svc.env())),
                             ),
                         ];
                         response(&mut out, &href, &live, &PropList::new(), &wanted);
@@ -911,7 +911,7 @@ impl Ctx<'_> {
             (
                 DAV,
                 "lockdiscovery",
-                Some(crate::locks::lockdiscovery(lock.as_ref())),
+                Some(crate::locks::lockdiscovery(lock.as_ref(), &*self.svc.env())),
             ),
         ];
         response(out, href, &live, &props, wanted);

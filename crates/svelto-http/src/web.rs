@@ -11,10 +11,10 @@ use bytes::Bytes;
 use hyper::{Method, StatusCode};
 use svelto_core::Revnum;
 
-fn now_micros() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_micros()).unwrap_or(i64::MAX))
+/// Now, in microseconds since 1970, as the repository's `Env` tells it (pages say how
+/// old a change is).
+fn now_micros(svc: &svelto_repos::service::Ctx) -> i64 {
+    svelto_core::parse_svn_date(&svc.env().svn_date()).unwrap_or(0)
 }
 
 fn reply(r: svelto_web::Response) -> Reply {
@@ -39,7 +39,7 @@ pub(crate) fn page(
         prefix: &state.config.prefix,
         root_href: &target.root_href,
         repo_name: &target.repo_name,
-        now_micros: now_micros(),
+        now_micros: now_micros(svc),
     };
     let request = svelto_web::Request {
         page,

@@ -19,7 +19,7 @@ use hyper::StatusCode;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
-use svelto_core::{parent_and_name, svn_date_now, NodeKind, Revnum};
+use svelto_core::{parent_and_name, NodeKind, Revnum};
 use svelto_repos::service::{CommitEdit, CommitRequest, Committed, WriteRule};
 use svelto_repos::{ReposError, SvnErrorKind};
 
@@ -934,7 +934,9 @@ fn merge(ctx: &Ctx<'_>, req: &Req) -> Result<Reply, HttpError> {
         .collect();
     edit.hand_over_locks(tokens, hook_tokens, keep)
         .map_err(commit_error)?;
-    let done = edit.finish(&svn_date_now()).map_err(merge_error)?;
+    let done = edit
+        .finish(&ctx.svc.env().svn_date())
+        .map_err(merge_error)?;
     Ok(
         Reply::xml(StatusCode::OK, merge_response(ctx, &done).into_bytes())
             .action(svelto_repos::action::commit(done.rev)),

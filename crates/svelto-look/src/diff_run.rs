@@ -1,5 +1,5 @@
 //! `diff`: the changed files of a revision or transaction against their bases, printed
-//! as svnlook prints them (Subversion's line diff from `svelto_repos::diff`).
+//! as svnlook prints them (Subversion's line diff from `crate::diff`).
 
 use crate::*;
 

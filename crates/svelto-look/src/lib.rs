@@ -5,11 +5,15 @@
 //! in-memory one, the cluster's.
 //!
 //! Owns: svnlook's output formats, its argument checks after parsing (too many or missing
-//! arguments), its error messages. Must not: parse the command line, print to the
+//! arguments), its error messages, and the two pieces of Subversion svnlook is built on:
+//! the change tree of a revision ([`changes`]: the node editor fed by a replay) and the
+//! line diff with its unified output ([`diff`]). Must not: parse the command line, print to the
 //! process's streams, read the environment (the caller passes the time zone) or open a
 //! repository itself (the caller's [`Opener`] does).
 
+pub mod changes;
 mod commands;
+pub mod diff;
 mod diff_run;
 mod error;
 mod xml;
@@ -20,14 +24,14 @@ use xml::*;
 
 pub use error::{LookError, Result, E_IO};
 
+use changes::{change_tree, dirs_changed, ChangeNode};
+use diff::DiffOptions;
 use std::io::{self, Write};
 use std::path::Path;
 use std::sync::Arc;
 use svelto_core::localtime::Zone;
 use svelto_core::{code, fspath, join, relpath, NodeKind, PropList, Revnum};
 use svelto_fs::{ReadRepo, StoreError};
-use svelto_repos::diff::{self, DiffOptions};
-use svelto_repos::look::{change_tree, dirs_changed, ChangeNode};
 use svelto_repos::{NodeHistory, ReposError};
 
 /// The name the errors carry (`svelto look: E160013: ...`).

@@ -1,8 +1,8 @@
 //! Repository semantics over the store: create, load and dump with Subversion's dumpfile
 //! contracts, verify; the editor drives the server sends (update reports, replay) and
 //! the read queries it answers (log, locations, file revisions for blame, mergeinfo,
-//! inherited properties); what `svelto look` shows (`look`: the change tree of a revision,
-//! `diff`: Subversion's line diff and its unified output).
+//! inherited properties). What `svelto look` shows (the change tree of a revision,
+//! Subversion's line diff) is svelto-look's.
 //!
 //! Owns: what `svnadmin` promises (revision mapping, mergeinfo renumbering, the replay
 //! order of dumps) and what svnserve's reporter sends for update, switch, status and diff.
@@ -15,7 +15,6 @@ pub mod commit;
 pub mod conf;
 pub mod conf_check;
 mod create;
-pub mod diff;
 mod dump;
 pub mod editor;
 mod error;
@@ -30,7 +29,6 @@ mod load;
 pub mod locations;
 pub mod locks;
 pub mod log;
-pub mod look;
 pub mod maintenance;
 pub mod mergeinfo;
 mod node;

@@ -6,6 +6,8 @@ use crate::conn::{Conn, ConnError};
 use crate::error::{code, CmdError};
 use md5::{Digest, Md5};
 use std::io::{Read, Write};
+use std::sync::Arc;
+use svelto_core::Env;
 use svelto_repos::conf::{Access, PasswdDb};
 use svelto_wire::{success, Item, TupleReader};
 
@@ -23,6 +25,8 @@ pub struct Auth {
     pub tunnel_user: Option<String>,
     /// Host name in CRAM-MD5 challenges.
     pub hostname: String,
+    /// Where a challenge's random number and time come from (the host's `Env`).
+    pub env: Arc<dyn Env>,
 }
 
 impl Auth {
@@ -33,6 +37,7 @@ impl Auth {
         pwdb: Option<PasswdDb>,
         tunnel_user: Option<String>,
         hostname: String,
+        env: Arc<dyn Env>,
     ) -> Auth {
         Auth {
             anon_access: adm.anon_access,
@@ -41,6 +46,7 @@ impl Auth {
             realm: adm.realm.clone(),
             tunnel_user,
             hostname,
+            env,
         }
     }
 
@@ -146,7 +152,7 @@ impl Auth {
         pwdb: &PasswdDb,
         user: &mut Option<String>,
     ) -> Result<bool, ConnError> {
-        let challenge = challenge(&self.hostname);
+        let challenge = challenge(&self.hostname, &*self.env);
         conn.write_item(&Item::list(vec![
             Item::word("step"),
             Item::list(vec![Item::string(challenge.clone())]),
@@ -187,12 +193,14 @@ fn failure_msg(msg: &str) -> Item {
     ])
 }
 
-/// `<random.microseconds@host>`, svnserve's challenge format.
-fn challenge(hostname: &str) -> String {
-    let nonce = uuid::Uuid::new_v4().as_u64_pair().0;
-    let micros = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_micros());
+/// `<random.microseconds@host>`, svnserve's challenge format: the number from a fresh
+/// UUID of `env` (its 128 bits folded to 64), the time from its clock.
+fn challenge(hostname: &str, env: &dyn Env) -> String {
+    let hex: String = env.uuid().chars().filter(char::is_ascii_hexdigit).collect();
+    let bits = u128::from_str_radix(&hex, 16).unwrap_or(0);
+    // Truncation intended: the two halves folded into one.
+    let nonce = (bits >> 64) as u64 ^ bits as u64;
+    let micros = svelto_core::parse_svn_date(&env.svn_date()).unwrap_or(0);
     format!("<{nonce}.{micros}@{hostname}>")
 }
 
@@ -273,8 +281,19 @@ mod tests {
 
     #[test]
     fn challenges_differ() {
-        let a = challenge("host");
+        let system = svelto_core::SystemEnv;
+        let a = challenge("host", &system);
         assert!(a.starts_with('<') && a.ends_with("@host>"), "{a}");
-        assert_ne!(a, challenge("host"));
+        assert_ne!(a, challenge("host", &system));
+        // Both parts come from the Env: a fixed one gives its time and counted numbers.
+        let fixed = svelto_core::FixedEnv::new("2001-09-09T01:46:40.000000Z");
+        assert_eq!(
+            challenge("h", &fixed),
+            format!("<{}.1000000000000000@h>", 0x8000_0000_0000_4001_u64)
+        );
+        assert_eq!(
+            challenge("h", &fixed),
+            format!("<{}.1000000000000000@h>", 0x8000_0000_0000_4002_u64)
+        );
     }
 }

@@ -11,7 +11,7 @@ use crate::session::{empty_slot, Session};
 use crate::url::{path_in_repo, uri_decode};
 use std::collections::HashMap;
 use std::io::{Read, Write};
-use svelto_core::{svn_date_now, NodeKind, PropList, Revnum};
+use svelto_core::{NodeKind, PropList, Revnum};
 use svelto_repos::commit::TextDelta;
 use svelto_repos::service::{check_new_name, CommitEdit, CommitRequest, WriteRule};
 use svelto_wire::{success, Item, TupleReader};
@@ -170,7 +170,8 @@ fn commit<R: Read, W: Write>(
         }
         Err(f) => return Err(f),
     }
-    let done = match edit.finish(&svn_date_now()) {
+    let date = s.ctx.env().svn_date();
+    let done = match edit.finish(&date) {
         Ok(done) => {
             s.note_commit(done.rev);
             done

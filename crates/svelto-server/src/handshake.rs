@@ -285,6 +285,7 @@ fn load_auth(shared: &Shared, repo_dir: &Path, uuid: &str) -> Result<(Auth, Admi
         pwdb,
         shared.config.tunnel_user.clone(),
         shared.config.hostname.clone(),
+        shared.host.repos.env().clone(),
     );
     Ok((auth, adm))
 }

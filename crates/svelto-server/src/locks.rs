@@ -8,7 +8,7 @@ use crate::error::{code, repos_error, CmdError, CmdResult};
 use crate::session::Needs;
 use crate::session::Session;
 use std::io::{Read, Write};
-use svelto_core::{svn_date_now, Revnum};
+use svelto_core::Revnum;
 use svelto_repos::action;
 use svelto_repos::locks::{Lock, LockTarget, UnlockTarget};
 use svelto_wire::{failure, success, Item, TupleReader};
@@ -77,7 +77,7 @@ impl Command for LockOne {
             .lock_many(
                 self.comment.as_deref(),
                 self.steal,
-                &svn_date_now(),
+                &s.ctx.env().svn_date(),
                 vec![target],
             )?
             .single()?;
@@ -137,9 +137,10 @@ fn lock_many<R: Read, W: Write>(
             current_rev: *current_rev,
         });
     }
+    let date = s.ctx.env().svn_date();
     let many = s
         .ctx
-        .lock_many(req.comment.as_deref(), req.steal, &svn_date_now(), targets)?;
+        .lock_many(req.comment.as_deref(), req.steal, &date, targets)?;
     for r in &many.results {
         match r {
             Ok(l) => {

@@ -157,6 +157,13 @@ impl Ctx {
         &self.writer
     }
 
+    /// Where the time and fresh names come from for this repository's users (the `Env`
+    /// the composition root gave [`Repos::new`]): a front end takes the dates it writes
+    /// (a lock's, a commit's earliest `svn:date`, a page's "now") and its nonces here.
+    pub fn env(&self) -> Arc<dyn svelto_core::Env> {
+        self.repo.env()
+    }
+
     /// The hook environment file for this repository.
     pub fn hooks_env(&self) -> &std::path::Path {
         &self.hooks_env

@@ -103,6 +103,12 @@ impl Repos {
         }
     }
 
+    /// The time and fresh names the repositories' users take (a front end's nonces and
+    /// dates outside any repository).
+    pub fn env(&self) -> &Arc<dyn Env> {
+        &self.env
+    }
+
     /// The backend's caches' counters: (the name a metric labels the cache with, hits,
     /// misses).
     pub fn cache_stats(&self) -> Vec<(&'static str, u64, u64)> {

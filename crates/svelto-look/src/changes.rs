@@ -8,11 +8,9 @@
 //! A transaction opened with a backend's `open_txn` is the youngest revision of
 //! that view, so the same functions serve `-t TXN`.
 
-use crate::editor::{Editor, Token};
-use crate::error::{ReposError, Result};
-use crate::replay::{replay, ReplayOptions};
 use svelto_core::{join, parent_and_name, Md5, NodeKind, Revnum};
 use svelto_fs::ReadRepo;
+use svelto_repos::{replay, Editor, ReplayOptions, ReposError, Result, SvnErrorKind, Token};
 
 /// One node of the change tree (Subversion's `svn_repos_node_t`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -293,7 +291,7 @@ impl Editor for TreeBuilder<'_> {
             Some((_, n)) => self.nodes[idx].node.kind = n.kind,
             None => {
                 return Err(ReposError::svn(
-                    crate::SvnErrorKind::NotFound,
+                    SvnErrorKind::NotFound,
                     format!("'{path}' not found in filesystem"),
                 ))
             }
