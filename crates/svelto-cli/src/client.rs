@@ -9,7 +9,7 @@ use svelto_client::{Depth, Notify, Options};
 
 #[derive(clap::Args)]
 pub struct ClientArgs {
-    /// The URL to check out (svn://, http:// or https://HOST[:PORT]/PATH).
+    /// The URL to check out (svn://, svn+ssh://, http:// or https://HOST[:PORT]/PATH).
     url: String,
     /// Where to put it (default: the URL's last segment).
     path: Option<PathBuf>,
@@ -37,7 +37,8 @@ pub struct ClientArgs {
     #[arg(long)]
     non_interactive: bool,
     /// Where the stock client's configuration and credential cache are (default
-    /// ~/.subversion): logins cached in plain form under auth/svn.simple are used.
+    /// ~/.subversion): logins cached in plain form under auth/svn.simple are used, and
+    /// svn+NAME://'s tunnel agent is read from the [tunnels] section of its config file.
     #[arg(long, value_name = "DIR")]
     config_dir: Option<PathBuf>,
     /// https://: accept the server's certificate despite these failures (unknown-ca,
@@ -90,6 +91,7 @@ fn options(a: &ClientArgs, native_eol: Option<&'static [u8]>) -> anyhow::Result<
             password: a.password.clone(),
             trust_server_cert: a.trust_server_cert_failures.is_some(),
             ask: Some(ask(a.config_dir.clone(), a.non_interactive)),
+            config_dir: a.config_dir.clone(),
         },
         native_eol,
         zone: crate::localtime::zone(),
@@ -119,7 +121,8 @@ pub struct UpdateArgs {
     #[arg(long)]
     non_interactive: bool,
     /// Where the stock client's configuration and credential cache are (default
-    /// ~/.subversion): logins cached in plain form under auth/svn.simple are used.
+    /// ~/.subversion): logins cached in plain form under auth/svn.simple are used, and
+    /// svn+NAME://'s tunnel agent is read from the [tunnels] section of its config file.
     #[arg(long, value_name = "DIR")]
     config_dir: Option<PathBuf>,
     /// https://: accept the server's certificate despite these failures (unknown-ca,
@@ -224,6 +227,7 @@ pub fn update(a: UpdateArgs) -> anyhow::Result<()> {
             password: a.password.clone(),
             trust_server_cert: a.trust_server_cert_failures.is_some(),
             ask: Some(ask(a.config_dir.clone(), a.non_interactive)),
+            config_dir: a.config_dir.clone(),
         },
         zone: crate::localtime::zone(),
         ignore_externals: a.ignore_externals,

@@ -16,6 +16,10 @@ pub enum Error {
         addr: String,
         source: std::io::Error,
     },
+    /// `svn+NAME://`: the tunnel agent could not be started, or the session through it
+    /// failed (then `what` has the agent's exit status and stderr).
+    #[error("tunnel agent `{command}`: {what}")]
+    Tunnel { command: String, what: String },
     #[error("{addr} closed the connection {while_}")]
     Closed { addr: String, while_: String },
     #[error("the server sent something unexpected {while_}: {what}")]

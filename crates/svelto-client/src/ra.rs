@@ -1,12 +1,12 @@
-//! A session with a repository, whichever its access scheme: svn:// ([`crate::ra_svn`]) or
-//! http(s):// ([`crate::ra_dav`]). Checkout, export and update ask through [`Ra`] and
+//! A session with a repository, whichever its access scheme: svn:// and svn+ssh://
+//! ([`crate::ra_svn`]) or http(s):// ([`crate::ra_dav`]). Checkout, export and update ask through [`Ra`] and
 //! receive the update drive as svn://'s editor commands (`( add-file ( ... ) )`), which
 //! the HTTP session makes from the update-report's XML as it streams.
 
 use svelto_wire::Item;
 
 use crate::error::{Error, Result};
-use crate::ra_svn::{self, Credentials, Session};
+use crate::ra_svn::{self, Credentials, Session, Transport};
 use crate::url::SvnUrl;
 
 /// Inherited properties: `(repository relpath, props)`, the root first.
@@ -60,11 +60,18 @@ pub fn open(url: &str, creds: &Credentials) -> Result<Box<dyn Ra>> {
     let scheme = url.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
     match scheme.as_deref() {
         Some("http") | Some("https") => Ok(Box::new(crate::ra_dav::DavSession::open(url, creds)?)),
-        _ => Ok(Box::new(Session::open(&SvnUrl::parse(url)?, creds)?)),
+        _ => {
+            let url = SvnUrl::parse(url)?;
+            if url.tunnel.is_some() {
+                Ok(Box::new(Session::open_tunnel(&url, creds)?))
+            } else {
+                Ok(Box::new(Session::open(&url, creds)?))
+            }
+        }
     }
 }
 
-impl Ra for Session {
+impl<T: Transport> Ra for Session<T> {
     fn uuid(&self) -> &str {
         &self.uuid
     }
@@ -155,7 +162,7 @@ impl Ra for Session {
 
 /// The report of an update or switch (svn://): the working copy's state, then
 /// finish-report and the auth slot before the drive.
-fn report_state(s: &mut Session, report: &[ReportPath]) -> Result<()> {
+fn report_state<T: Transport>(s: &mut Session<T>, report: &[ReportPath]) -> Result<()> {
     for p in report {
         // A missing path below the root is only deleted, as svn reports it (the root is
         // always set first).

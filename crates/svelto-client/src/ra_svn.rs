@@ -1,13 +1,16 @@
 //! One svn:// session (docs/formats/svn-protocol.md): the handshake as the 1.14 client
 //! makes it, commands with their auth slots, and items read one at a time from a
-//! buffered socket.
+//! buffered transport: a TCP socket (svn://) or a tunnel agent's pipes (svn+ssh://,
+//! [`crate::tunnel`]).
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
+use std::path::PathBuf;
 
 use svelto_wire::{Decoder, Item, Limits, TupleReader};
 
 use crate::error::{Error, Result};
+use crate::tunnel::Tunnel;
 use crate::url::SvnUrl;
 
 /// What the client announces (those of the 1.14 client).
@@ -35,6 +38,9 @@ pub struct Credentials {
     /// Asked for a user name and password when the server wants them and none were
     /// given: the realm string (`<svn://host:port> realm`), the user name given if any.
     pub ask: Option<Ask>,
+    /// The stock client's configuration directory (`--config-dir`; None: ~/.subversion):
+    /// svn+NAME://'s tunnel agent is looked up in its `config` file's `[tunnels]`.
+    pub config_dir: Option<PathBuf>,
 }
 
 /// Finds or asks for a login: (realm string, user name given) to (user name, password).
@@ -50,9 +56,37 @@ impl std::fmt::Debug for Ask {
     }
 }
 
-pub struct Session {
-    stream: TcpStream,
+/// What a session reads from and writes to.
+pub trait Transport: Read + Write {
+    /// The error a failure of the transport gives, made more telling where it can be (a
+    /// tunnel adds what became of its agent).
+    fn explain(&mut self, err: Error) -> Error {
+        err
+    }
+}
+
+impl Transport for TcpStream {}
+
+impl Transport for Tunnel {
+    fn explain(&mut self, err: Error) -> Error {
+        match err {
+            Error::Tunnel { .. } => err,
+            err => Error::Tunnel {
+                command: self.command.clone(),
+                what: format!("{err}: {}", self.post_mortem()),
+            },
+        }
+    }
+}
+
+pub struct Session<T: Transport = TcpStream> {
+    stream: T,
+    /// What the errors name: `host:port`, or `the tunnel`.
     addr: String,
+    /// `<svn://host:port>`, `<svn+ssh://host:port>`: the start of the realm strings.
+    realm_prefix: String,
+    /// Through a tunnel: EXTERNAL authentication (the tunnel's user) is offered.
+    tunneled: bool,
     /// Bytes read: `buf[start..end]` not decoded yet.
     buf: Vec<u8>,
     start: usize,
@@ -70,18 +104,51 @@ pub struct Session {
     creds: Credentials,
 }
 
-impl Session {
-    /// Connects and opens a session on `url`.
-    pub fn open(url: &SvnUrl, creds: &Credentials) -> Result<Session> {
+impl Session<TcpStream> {
+    /// Connects and opens a session on `url` (svn://).
+    pub fn open(url: &SvnUrl, creds: &Credentials) -> Result<Session<TcpStream>> {
         let addr = url.addr();
         let stream = TcpStream::connect(&addr).map_err(|source| Error::Connect {
             addr: addr.clone(),
             source,
         })?;
         let _ = stream.set_nodelay(true);
+        Session::handshake(stream, addr, url, creds, false)
+    }
+}
+
+impl Session<Tunnel> {
+    /// Starts the tunnel agent of `url` (svn+NAME://) and opens a session through it.
+    pub fn open_tunnel(url: &SvnUrl, creds: &Credentials) -> Result<Session<Tunnel>> {
+        let name = url.tunnel.as_deref().unwrap_or("ssh");
+        let config_dir = creds
+            .config_dir
+            .clone()
+            .or_else(crate::auth::default_config_dir);
+        let argv = crate::tunnel::agent_argv(name, &url.hostinfo, config_dir.as_deref(), &|v| {
+            std::env::var(v).ok()
+        })?;
+        let tunnel = Tunnel::spawn(&argv)?;
+        let addr = format!("the tunnel to {}", url.hostinfo);
+        Session::handshake(tunnel, addr, url, creds, true)
+    }
+}
+
+impl<T: Transport> Session<T> {
+    /// Opens a session on `url` over `stream`: the greeting, the client's answer, the login
+    /// and repos-info.
+    fn handshake(
+        stream: T,
+        addr: String,
+        url: &SvnUrl,
+        creds: &Credentials,
+        tunneled: bool,
+    ) -> Result<Session<T>> {
         let mut s = Session {
             stream,
             addr,
+            realm_prefix: url.realm_prefix(),
+            tunneled,
             buf: vec![0; READ_CHUNK * 2],
             start: 0,
             end: 0,
@@ -98,6 +165,9 @@ impl Session {
             caps: Vec::new(),
             creds: creds.clone(),
         };
+        if tunneled {
+            s.skip_leading_garbage()?;
+        }
         let greeting = s.read_item("reading the greeting")?;
         let results = success(&greeting, "in the greeting")?;
         let mut t = TupleReader::new(results);
@@ -167,7 +237,14 @@ impl Session {
             return Ok(());
         }
         let has_user = self.creds.username.is_some() && self.creds.password.is_some();
-        if mechs.contains(&"ANONYMOUS") && !has_user {
+        if self.tunneled && mechs.contains(&"EXTERNAL") {
+            // The server takes the tunnel's user (on Unix, the account the agent logged
+            // in to, or svnserve's --tunnel-user), as the stock client asks it to.
+            self.send(&Item::list(vec![
+                Item::word("EXTERNAL"),
+                Item::list(vec![Item::string("")]),
+            ]))?;
+        } else if mechs.contains(&"ANONYMOUS") && !has_user {
             self.send(&Item::list(vec![
                 Item::word("ANONYMOUS"),
                 Item::list(vec![Item::string("")]),
@@ -180,7 +257,7 @@ impl Session {
                     .and_then(Item::as_string)
                     .map(lossy)
                     .unwrap_or_default();
-                let realmstring = format!("<svn://{}> {realm}", self.addr);
+                let realmstring = format!("{} {realm}", self.realm_prefix);
                 if let Some(ask) = &self.creds.ask {
                     if let Some((u, p)) = (ask.0)(&realmstring, login.0.as_deref()) {
                         login = (Some(u), Some(p));
@@ -229,13 +306,77 @@ impl Session {
     pub fn send(&mut self, item: &Item) -> Result<()> {
         self.out.clear();
         item.encode(&mut self.out);
-        let addr = &self.addr;
-        self.stream
-            .write_all(&self.out)
-            .map_err(|source| Error::Io {
-                addr: addr.clone(),
-                source,
-            })
+        match self.stream.write_all(&self.out) {
+            Ok(()) => Ok(()),
+            Err(source) => {
+                let err = Error::Io {
+                    addr: self.addr.clone(),
+                    source,
+                };
+                Err(self.stream.explain(err))
+            }
+        }
+    }
+
+    /// Through a tunnel: drops what the agent or the remote shell printed before the
+    /// greeting (a login banner, a dotfile's output), up to a `(` followed by a blank, as
+    /// the stock client does.
+    fn skip_leading_garbage(&mut self) -> Result<()> {
+        let mut scanned: usize = 0;
+        loop {
+            let bytes = &self.buf[self.start..self.end];
+            if let Some(at) = bytes[scanned.saturating_sub(1)..]
+                .windows(2)
+                .position(|w| w[0] == b'(' && w[1].is_ascii_whitespace())
+            {
+                self.start += scanned.saturating_sub(1) + at;
+                return Ok(());
+            }
+            scanned = bytes.len();
+            if scanned > 1 << 20 {
+                let err = protocol(
+                    "before the greeting",
+                    "over 1 MiB of output that is no greeting (is svnserve -t run at the \
+                     other end?)",
+                );
+                return Err(self.stream.explain(err));
+            }
+            self.fill("reading the greeting", READ_CHUNK)?;
+        }
+    }
+
+    /// Reads more into `buf[end..]`, making room for `want` bytes first.
+    fn fill(&mut self, while_: &str, want: usize) -> Result<()> {
+        if self.buf.len() - self.end < want {
+            self.buf.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
+            if self.buf.len() - self.end < want {
+                self.buf.resize(self.end + want, 0);
+            }
+        }
+        let n = loop {
+            match self.stream.read(&mut self.buf[self.end..]) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(source) => {
+                    let err = Error::Io {
+                        addr: self.addr.clone(),
+                        source,
+                    };
+                    return Err(self.stream.explain(err));
+                }
+            }
+        };
+        self.end += n;
+        if n == 0 {
+            let err = Error::Closed {
+                addr: self.addr.clone(),
+                while_: while_.to_string(),
+            };
+            return Err(self.stream.explain(err));
+        }
+        Ok(())
     }
 
     /// Sends a command and reads its auth slot.
@@ -314,33 +455,7 @@ impl Session {
             // Room for the rest of a long string at once, else a chunk; the unread bytes
             // moved to the front first when that makes the room.
             let want = self.decoder.hint().unwrap_or(0).clamp(READ_CHUNK, 64 << 20);
-            if self.buf.len() - self.end < want {
-                self.buf.copy_within(self.start..self.end, 0);
-                self.end -= self.start;
-                self.start = 0;
-                if self.buf.len() - self.end < want {
-                    self.buf.resize(self.end + want, 0);
-                }
-            }
-            let n = loop {
-                match self.stream.read(&mut self.buf[self.end..]) {
-                    Ok(n) => break n,
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                    Err(source) => {
-                        return Err(Error::Io {
-                            addr: self.addr.clone(),
-                            source,
-                        });
-                    }
-                }
-            };
-            self.end += n;
-            if n == 0 {
-                return Err(Error::Closed {
-                    addr: self.addr.clone(),
-                    while_: while_.to_string(),
-                });
-            }
+            self.fill(while_, want)?;
         }
     }
 }

@@ -1,15 +1,23 @@
-//! `svn://` URLs: where to connect and which path they name.
+//! `svn://` and `svn+TUNNEL://` URLs: where to connect (or what to tunnel to) and which
+//! path they name.
 
 use crate::error::{Error, Result};
 
-/// A parsed `svn://host[:port]/path` URL, kept as the user spelled it (the server
-/// derives the repository root URL from that spelling).
+/// A parsed `svn://host[:port]/path` or `svn+TUNNEL://[user@]host[:port]/path` URL, kept
+/// as the user spelled it (the server derives the repository root URL from that spelling).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SvnUrl {
     /// The URL without a trailing `/`.
     pub url: String,
     pub host: String,
+    /// The port given, else 3690 for svn:// and 0 for a tunnel (as the stock client's
+    /// realm strings show it).
     pub port: u16,
+    /// `svn+ssh://`: `ssh`, the tunnel scheme's name.
+    pub tunnel: Option<String>,
+    /// What the stock client hands its tunnel agent: the URL's authority (`[user@]host
+    /// [:port]`) with its `%XX` escapes decoded.
+    pub hostinfo: String,
 }
 
 impl SvnUrl {
@@ -21,11 +29,18 @@ impl SvnUrl {
         let Some((scheme, rest)) = url.split_once("://") else {
             return Err(bad("no scheme (svn://HOST/PATH)"));
         };
-        if !scheme.eq_ignore_ascii_case("svn") {
-            return Err(bad(&format!(
-                "scheme '{scheme}' is not supported yet (svn:// only); use 'svn' for it"
-            )));
-        }
+        let tunnel = match scheme.split_once('+') {
+            None if scheme.eq_ignore_ascii_case("svn") => None,
+            Some((svn, name)) if svn.eq_ignore_ascii_case("svn") && !name.is_empty() => {
+                Some(name.to_string())
+            }
+            _ => {
+                return Err(bad(&format!(
+                    "scheme '{scheme}' is not one of svn://, svn+ssh:// (svn+NAME://), \
+                     http://, https://"
+                )))
+            }
+        };
         let (authority, _) = rest.split_once('/').unwrap_or((rest, ""));
         let hostport = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
         let (host, port) = if let Some(inner) = hostport.strip_prefix('[') {
@@ -43,6 +58,7 @@ impl SvnUrl {
             return Err(bad("no host"));
         }
         let port = match port {
+            None | Some("") if tunnel.is_some() => 0,
             None | Some("") => 3690,
             Some(p) => p
                 .parse()
@@ -54,7 +70,33 @@ impl SvnUrl {
         } else {
             trimmed.to_string()
         };
-        Ok(SvnUrl { url, host, port })
+        let hostinfo = String::from_utf8_lossy(&decode(authority)).into_owned();
+        // As the stock client checks it before handing it to the agent: an argument that
+        // could be taken for an option, or carry anything but a host, is refused.
+        if tunnel.is_some()
+            && (hostinfo.starts_with('-')
+                || !hostinfo
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || ":.-_[]@".contains(c)))
+        {
+            return Err(bad(&format!("invalid host '{authority}'")));
+        }
+        Ok(SvnUrl {
+            url,
+            host,
+            port,
+            tunnel,
+            hostinfo,
+        })
+    }
+
+    /// The prefix of the realm strings the stock client files logins under:
+    /// `<svn://host:port>`, `<svn+ssh://host:port>`.
+    pub fn realm_prefix(&self) -> String {
+        match &self.tunnel {
+            Some(t) => format!("<svn+{t}://{}:{}>", self.host, self.port),
+            None => format!("<svn://{}>", self.addr()),
+        }
     }
 
     /// `host:port` to connect to.
@@ -125,6 +167,32 @@ mod tests {
         assert!(SvnUrl::parse("http://h/r").is_err());
         assert!(SvnUrl::parse("svn://h:99999/r").is_err());
         assert!(SvnUrl::parse("svn:///r").is_err());
+        assert_eq!(u.tunnel, None);
+    }
+
+    #[test]
+    fn tunnel_urls_keep_their_hostinfo() {
+        let u = SvnUrl::parse("svn+ssh://alice@example.org:2222/srv/repo/")
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(u.tunnel.as_deref(), Some("ssh"));
+        assert_eq!(u.hostinfo, "alice@example.org:2222");
+        assert_eq!(u.url, "svn+ssh://alice@example.org:2222/srv/repo");
+        assert_eq!(u.realm_prefix(), "<svn+ssh://example.org:2222>");
+        let u = SvnUrl::parse("SVN+mine://h%2Dx/r").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(u.tunnel.as_deref(), Some("mine"));
+        assert_eq!(u.hostinfo, "h-x");
+        assert_eq!(u.realm_prefix(), "<svn+mine://h%2Dx:0>");
+        // Nothing the agent could take for an option or a second argument.
+        for bad in [
+            "svn+ssh://-oProxyCommand=x/r",
+            "svn+ssh://%2DoProxyCommand=x/r",
+            "svn+ssh://a%20b/r",
+            "svn+ssh://h;rm/r",
+            "svn+://h/r",
+            "svnx://h/r",
+        ] {
+            assert!(SvnUrl::parse(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -227,10 +227,14 @@ impl WcDb {
         };
         let conn = Connection::open_with_flags(&path, rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE)
             .map_err(db_err(&path))?;
+        // temp_store = MEMORY: the statement journals of the update's one long transaction
+        // (each UPDATE that fires wc.db's triggers gets one) stay in memory instead of
+        // spilling past 64 KiB into a file under /var/tmp (an update across 1,000
+        // revisions wrote it 42,000 times); the working copy's files are the same.
         conn.execute_batch(
             "PRAGMA locking_mode = EXCLUSIVE; PRAGMA synchronous = OFF;
              PRAGMA case_sensitive_like = 1; PRAGMA recursive_triggers = ON;
-             PRAGMA foreign_keys = OFF;",
+             PRAGMA foreign_keys = OFF; PRAGMA temp_store = MEMORY;",
         )
         .map_err(db_err(&path))?;
         let version: i64 = conn

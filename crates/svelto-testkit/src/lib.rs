@@ -26,6 +26,7 @@ pub mod nginx;
 mod run;
 pub mod serve;
 pub mod simio;
+pub mod sshd;
 mod svelto;
 mod svnadmin;
 pub mod svnserve_client;

@@ -7,6 +7,7 @@
 mod externals;
 mod http;
 mod logins;
+mod ssh;
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;
