@@ -5,32 +5,11 @@
 //! service stamps the latest of the date a front end passes and its own `Env`'s).
 
 use std::io::{Read, Write};
-use std::path::Path;
-use std::process::Command;
 use std::sync::Arc;
 use svelto_core::FixedEnv;
 use svelto_host::{Host, HostConfig, Logger};
 
-/// The injected clock's time, after revision 0's.
-const NOW: &str = "2001-02-03T04:05:06.000007Z";
-const R0_DATE: &str = "2001-01-01T00:00:00.000000Z";
-
-/// `svn ARGS` as `joe`, with a configuration of its own; its standard output.
-fn svn(config: &Path, args: &[&str]) -> String {
-    let out = Command::new("svn")
-        .args(["--non-interactive", "--no-auth-cache", "--config-dir"])
-        .arg(config)
-        .args(["--username", "joe", "--password", "joepw"])
-        .args(args)
-        .output()
-        .expect("run svn (Subversion's client must be installed)");
-    assert!(
-        out.status.success(),
-        "svn {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("utf-8")
-}
+use svelto_testkit::clock::{FIXED_NOW as NOW, R0_DATE};
 
 /// The body of an anonymous `GET path` (HTTP/1.1, the connection closed after it).
 fn get(addr: std::net::SocketAddr, path: &str) -> String {
@@ -82,43 +61,7 @@ fn commit_and_lock_dates_and_page_ages_come_from_the_hosts_env() {
     };
     let _server = svelto_http::spawn(host, listener, config).expect("serve");
     let url = format!("http://{addr}/r");
-    let cfg = dir.path().join("svn-config");
-    let file = dir.path().join("f.txt");
-    std::fs::write(&file, "text\n").expect("file");
-
-    // A commit (MERGE): its svn:date is the injected time.
-    svn(
-        &cfg,
-        &[
-            "import",
-            "-m",
-            "add",
-            file.to_str().expect("utf-8"),
-            &format!("{url}/f.txt"),
-        ],
-    );
-    let date = svn(&cfg, &["propget", "--revprop", "-r", "1", "svn:date", &url]);
-    assert_eq!(date.trim(), NOW, "the commit's date");
-
-    // A lock (LOCK), taken in a working copy: its creation date is the injected time
-    // too, as `svn info` of the URL reads it back.
-    let wc = dir.path().join("wc");
-    let wc_file = wc.join("f.txt");
-    svn(&cfg, &["checkout", &url, wc.to_str().expect("utf-8")]);
-    svn(
-        &cfg,
-        &["lock", "-m", "mine", wc_file.to_str().expect("utf-8")],
-    );
-    let info = svn(&cfg, &["info", "--xml", &format!("{url}/f.txt")]);
-    assert!(
-        info.contains(&format!("<created>{NOW}</created>")),
-        "the lock's creation date: {info}"
-    );
-    // Committing the locked file hands its token back; the date is still the Env's.
-    std::fs::write(&wc_file, "more\n").expect("edit");
-    svn(&cfg, &["commit", "-m", "edit", wc.to_str().expect("utf-8")]);
-    let date = svn(&cfg, &["propget", "--revprop", "-r", "2", "svn:date", &url]);
-    assert_eq!(date.trim(), NOW, "the second commit's date");
+    svelto_testkit::clock::assert_commit_and_lock_dates_are_fixed(&url, dir.path());
 
     // A web page's ages are counted from the injected time: the change is 0 seconds old.
     let page = get(addr, "/r/!svn/web/browse/HEAD/");

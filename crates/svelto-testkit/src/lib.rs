@@ -16,6 +16,7 @@
 
 pub mod apache;
 pub mod authz_matrix;
+pub mod clock;
 pub mod cluster;
 pub mod dumpfile;
 mod fixtures;
