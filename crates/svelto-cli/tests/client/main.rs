@@ -620,25 +620,7 @@ fn compare_sparse_updates(
         let a = svn(pair, &["update", "-r", to], &stock).stdout_text();
         let b = svelto(&["update", "-r", to], &ours).stdout_text();
         assert_eq!(sorted_lines(&a), sorted_lines(&b), "{what}: output");
-        assert_eq!(tree(&stock), tree(&ours), "{what}: working files");
-        for cmd in [
-            &["status", "-v"][..],
-            &["info", "-R"],
-            &["proplist", "-R", "-v"],
-            &["diff"],
-        ] {
-            assert_eq!(
-                in_wc(pair, &stock, cmd),
-                in_wc(pair, &ours, cmd),
-                "{what}: svn {cmd:?}"
-            );
-        }
-        assert_eq!(nodes(&stock), nodes(&ours), "{what}: wc.db rows");
-        assert_eq!(
-            pristines(&stock),
-            pristines(&ours),
-            "{what}: pristine store"
-        );
+        same_wc(pair, &stock, &ours, &what);
     }
 }
 
@@ -1235,4 +1217,23 @@ fn update_deleting_changed_nodes_records_tree_conflicts() {
             ],
         );
     }
+}
+
+/// Everything the stock client shows of two working copies, compared.
+pub(crate) fn same_wc(pair: &Pair, stock: &Path, ours: &Path, what: &str) {
+    assert_eq!(tree(stock), tree(ours), "{what}: working files");
+    for cmd in [
+        &["status", "-v"][..],
+        &["info", "-R"],
+        &["proplist", "-R", "-v"],
+        &["diff"],
+    ] {
+        assert_eq!(
+            in_wc(pair, stock, cmd),
+            in_wc(pair, ours, cmd),
+            "{what}: svn {cmd:?}"
+        );
+    }
+    assert_eq!(nodes(stock), nodes(ours), "{what}: wc.db rows");
+    assert_eq!(pristines(stock), pristines(ours), "{what}: pristine store");
 }

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use svelto_testkit::sshd::{forced, keygen, login_name, openssh, quoted, Sshd};
 use svelto_testkit::{free_port, tempdir, Outcome, Pair, Run};
 
-use crate::{binary, in_wc, nodes, pair, pristines, sorted_lines, tree};
+use crate::{binary, pair, same_wc, sorted_lines, tree};
 
 /// One side: its label, the key that reaches its server, the agent for that key.
 struct Side {
@@ -46,25 +46,6 @@ fn ours(pair: &Pair, agent: &str, args: &[&str], cwd: &Path) -> Outcome {
         .env("SVN_SSH", agent)
         .timeout(Duration::from_secs(120))
         .output()
-}
-
-/// Everything the stock client shows of two working copies, compared.
-fn same_wc(pair: &Pair, stock: &Path, ours: &Path, what: &str) {
-    assert_eq!(tree(stock), tree(ours), "{what}: working files");
-    for cmd in [
-        &["status", "-v"][..],
-        &["info", "-R"],
-        &["proplist", "-R", "-v"],
-        &["diff"],
-    ] {
-        assert_eq!(
-            in_wc(pair, stock, cmd),
-            in_wc(pair, ours, cmd),
-            "{what}: svn {cmd:?}"
-        );
-    }
-    assert_eq!(nodes(stock), nodes(ours), "{what}: wc.db rows");
-    assert_eq!(pristines(stock), pristines(ours), "{what}: pristine store");
 }
 
 /// sshd with a key to each server of `pair` (svnserve -t, svelto serve -t), each serving
