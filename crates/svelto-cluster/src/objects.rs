@@ -390,6 +390,50 @@ impl Objects {
         }
     }
 
+    /// Writes index object `key`, whose name and bytes the published history fixes: every
+    /// writer that flushes the same revisions from the same published head writes the same
+    /// bytes. An object of that name with other bytes is therefore named by no published head:
+    /// it is an orphan of commits that a restored backup lost (docs/cluster.md, "Restore"),
+    /// made when the old cluster flushed the same revisions. It is replaced, before the head
+    /// that names the index is published. `Ok(true)` when an orphan was replaced.
+    pub(crate) async fn put_index(&self, key: &str, bytes: Vec<u8>) -> Result<bool, ClusterError> {
+        let what = "put index object";
+        let path = ObjectPath::from(key);
+        let create = self.store.put_opts(
+            &path,
+            PutPayload::from(bytes.clone()),
+            ObjectPutOptions::from(PutMode::Create),
+        );
+        match tokio::time::timeout(self.timeout, create).await {
+            Ok(Ok(_)) => return Ok(false),
+            Ok(Err(object_store::Error::AlreadyExists { .. })) => {}
+            Ok(Err(source)) => {
+                return Err(ClusterError::ObjectStore {
+                    what,
+                    key: key.to_owned(),
+                    source: Box::new(source),
+                })
+            }
+            Err(_) => {
+                return Err(ClusterError::ObjectStoreTimeout {
+                    what,
+                    key: key.to_owned(),
+                    after: self.timeout,
+                })
+            }
+        }
+        if self.get("index object", key).await? == bytes {
+            return Ok(false);
+        }
+        let replace = self.store.put_opts(
+            &path,
+            PutPayload::from(bytes),
+            ObjectPutOptions::from(PutMode::Overwrite),
+        );
+        self.timed(what, key, replace).await?;
+        Ok(true)
+    }
+
     async fn timed<T>(
         &self,
         what: &'static str,
@@ -548,5 +592,38 @@ mod tests {
         cut.extend_from_slice(&crc32fast::hash(&cut).to_le_bytes());
         let e = Index::decode(&cut, covers).expect_err("short");
         assert!(e.what.contains("commit ids for 64 revisions"), "{e}");
+    }
+
+    #[test]
+    fn an_index_object_replaces_an_orphan_of_other_bytes_and_keeps_its_own() {
+        let objects = Objects {
+            store: Arc::new(object_store::memory::InMemory::new()),
+            prefix: "p/uuid".to_owned(),
+            timeout: Duration::from_secs(5),
+        };
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .expect("runtime");
+        let segments = |seed: u8| -> Vec<SegmentRef> {
+            (0..64)
+                .map(|r| SegmentRef {
+                    revision: r,
+                    commit: CommitId([seed; 16]),
+                })
+                .collect()
+        };
+        let ours = Index::of(&segments(1), None);
+        let orphan = Index::of(&segments(2), None);
+        let key = objects.index_key(ours.covers);
+        runtime.block_on(async {
+            assert!(!objects.put_index(&key, orphan.encode()).await.expect("put"));
+            // Same name, other bytes, same length: replaced.
+            assert!(objects.put_index(&key, ours.encode()).await.expect("put"));
+            assert_eq!(objects.index(ours.covers).await.expect("read"), ours);
+            // The same bytes again (a deposed writer's flush): left as they are.
+            assert!(!objects.put_index(&key, ours.encode()).await.expect("put"));
+            assert_eq!(objects.index(ours.covers).await.expect("read"), ours);
+        });
     }
 }

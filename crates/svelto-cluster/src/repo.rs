@@ -689,10 +689,7 @@ impl Repository {
             let index = Index::of(&flushed, base.head.index);
             let key = self.objects.index_key(index.covers);
             let started = Instant::now();
-            let put = self
-                .objects
-                .put_once("put index object", &key, index.encode())
-                .await;
+            let put = self.objects.put_index(&key, index.encode()).await;
             self.inner.counters.add(Trip::Put, started.elapsed());
             put?;
         }

@@ -67,6 +67,52 @@ impl EtcdCluster {
     /// Starts `size` members with their data under `dir` and waits until they have
     /// elected a leader. Panics with the members' output if they do not within a minute.
     pub fn start(dir: &Path, size: usize) -> EtcdCluster {
+        let mut cluster = EtcdCluster::members(dir, size);
+        cluster.spawn_all();
+        cluster
+    }
+
+    /// Starts `size` new members (new names' data directories under `dir`, new ports) on
+    /// the keys of `snapshot` (`etcdctl snapshot save`), as an administrator restores a
+    /// backup: `etcdctl snapshot restore` into each member's data directory, then the
+    /// members. Panics with etcdctl's output if a restore fails.
+    pub fn restore(dir: &Path, size: usize, snapshot: &Path) -> EtcdCluster {
+        let mut cluster = EtcdCluster::members(dir, size);
+        for m in &cluster.members {
+            let out = Command::new("etcdctl")
+                .env("ETCDCTL_API", "3")
+                .arg("snapshot")
+                .arg("restore")
+                .arg(snapshot)
+                .args([
+                    "--name",
+                    &m.name,
+                    "--initial-cluster",
+                    &cluster.initial_cluster,
+                ])
+                .args(["--initial-cluster-token", "svelto-test"])
+                .arg("--initial-advertise-peer-urls")
+                .arg(format!("http://127.0.0.1:{}", m.peer_port))
+                .arg("--data-dir")
+                .arg(&m.data_dir)
+                .output()
+                .unwrap_or_else(|e| {
+                    panic!("cannot run etcdctl (apt-get install etcd-client): {e}")
+                });
+            assert!(
+                out.status.success(),
+                "etcdctl snapshot restore {snapshot:?} for member {}: {}\n{}",
+                m.name,
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        cluster.spawn_all();
+        cluster
+    }
+
+    /// The members' names, ports and data directories, none started.
+    fn members(dir: &Path, size: usize) -> EtcdCluster {
         require_etcd();
         assert!(size >= 1, "an etcd cluster has at least one member");
         let mut members = Vec::with_capacity(size);
@@ -87,19 +133,22 @@ impl EtcdCluster {
             .map(|m| format!("{}=http://127.0.0.1:{}", m.name, m.peer_port))
             .collect::<Vec<_>>()
             .join(",");
-        let mut cluster = EtcdCluster {
+        EtcdCluster {
             members,
             initial_cluster,
-        };
+        }
+    }
+
+    /// Starts every member, then waits until they serve and have elected a leader.
+    fn spawn_all(&mut self) {
         // All members first: each waits for the others' peer ports.
-        for i in 0..size {
-            cluster.spawn(i);
+        for i in 0..self.members.len() {
+            self.spawn(i);
         }
-        for i in 0..size {
-            cluster.wait_serving(i);
+        for i in 0..self.members.len() {
+            self.wait_serving(i);
         }
-        cluster.wait_leader(START_TIMEOUT);
-        cluster
+        self.wait_leader(START_TIMEOUT);
     }
 
     fn spawn(&mut self, i: usize) {
