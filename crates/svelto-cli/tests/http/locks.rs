@@ -8,34 +8,11 @@
 use std::path::PathBuf;
 
 use crate::sessions::Script;
-use crate::{addr_and_path, lock_sessions};
+use crate::{addr_and_path, basic, lock_sessions, users_pair};
 use svelto_testkit::{Pair, Run};
 
 fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_svelto"))
-}
-
-/// An HTTP pair where `alice` (`apw`) and `bob` (`bpw`) log in and write, and anonymous
-/// users only read (Apache: `Satisfy Any` with an authz file giving writes to the two;
-/// Svelto: the same authz file, `anon-access = read`, `auth-access = write`).
-pub fn users_pair() -> Pair {
-    let pair = Pair::http_auth("basic", &bin(), true);
-    crate::htpasswd(
-        &pair.htpasswd(),
-        &[("alice", "apw", "-B"), ("bob", "bpw", "-m")],
-    );
-    for repo in [pair.reference_repo(), pair.subject_repo()] {
-        let conf = repo.join("conf");
-        std::fs::write(
-            conf.join("svnserve.conf"),
-            "[general]\nanon-access = read\nauth-access = write\nauthz-db = authz\n\
-             realm = Svelto test realm\n",
-        )
-        .expect("write svnserve.conf");
-        std::fs::write(conf.join("authz"), "[/]\n* = r\nalice = rw\nbob = rw\n")
-            .expect("write authz");
-    }
-    pair
 }
 
 #[test]
@@ -228,14 +205,6 @@ fn comparable(text: &str) -> (String, Vec<String>, String) {
     };
     let headers = headers.iter().map(|h| mask(h)).collect();
     (status, headers, mask(body))
-}
-
-pub fn basic(user: &str, password: &str) -> String {
-    use base64::Engine as _;
-    format!(
-        "Authorization: Basic {}",
-        base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"))
-    )
 }
 
 /// LOCK and UNLOCK requests the stock client does not send, or sends only when something
@@ -685,42 +654,4 @@ fn many_locked_files_deleted_behind_nginx_as_through_apache() {
             .any(|l| l.contains("\"DELETE ") && l.contains("\" 400 ")),
         "nginx did not refuse the long If: header, so the body path was not taken:\n{log}"
     );
-}
-
-/// An `svn:author` XML cannot carry (a backspace: Subversion's prop_tests 42): mod_dav_svn
-/// leaves the control characters out of the `D:creator-displayname` of PROPFIND and of the
-/// `list` report so that the client can parse the answer; Svelto sent the backspace and
-/// `svn ls --xml`, `svn ls -v` and `svn info` failed ("Malformed XML"). `svn log` gets the
-/// author base64-encoded from both. (`svn info --xml` writes its attributes in hash order:
-/// not compared.)
-#[test]
-fn unsafe_authors_are_filtered_as_apache_filters_them() {
-    let pair = users_pair();
-    crate::lock_sessions::hook(&pair, "pre-revprop-change", "exit 0\n");
-    let mut s = crate::sessions::Script::new(&pair);
-    let _scope = pair.scope("badauthor");
-    let w = "badauthor";
-    s.write("badauthor/.keep", "");
-    let alice = ["--username", "alice", "--password", "apw"];
-    let mut run = |args: &[&str]| {
-        let mut all: Vec<&str> = args[..1].to_vec();
-        all.extend_from_slice(&alice);
-        all.extend_from_slice(&args[1..]);
-        let out = s.run(w, "svn", &all);
-        assert!(out.success(), "svn {}:\n{out}", all.join(" "));
-    };
-    run(&["mkdir", "-m", "d", "{URL}/ba"]);
-    run(&[
-        "propset",
-        "--revprop",
-        "-r",
-        "HEAD",
-        "svn:author",
-        "foo\u{8}bar\tx",
-        "{URL}",
-    ]);
-    run(&["ls", "--xml", "{URL}"]);
-    run(&["ls", "-v", "{URL}"]);
-    run(&["info", "{URL}/ba"]);
-    run(&["log", "--xml", "-r", "HEAD", "{URL}"]);
 }

@@ -263,3 +263,35 @@ pub fn htpasswd(file: &Path, users: &[(&str, &str, &str)]) {
             .success();
     }
 }
+
+/// An HTTP pair where `alice` (`apw`) and `bob` (`bpw`) log in and write, and anonymous
+/// users only read (Apache: `Satisfy Any` with an authz file giving writes to the two;
+/// Svelto: the same authz file, `anon-access = read`, `auth-access = write`).
+pub fn users_pair() -> Pair {
+    let pair = Pair::http_auth_with("basic", crate::subject(), true);
+    crate::htpasswd(
+        &pair.htpasswd(),
+        &[("alice", "apw", "-B"), ("bob", "bpw", "-m")],
+    );
+    for repo in [pair.reference_repo(), pair.subject_repo()] {
+        let conf = repo.join("conf");
+        std::fs::write(
+            conf.join("svnserve.conf"),
+            "[general]\nanon-access = read\nauth-access = write\nauthz-db = authz\n\
+             realm = Svelto test realm\n",
+        )
+        .expect("write svnserve.conf");
+        std::fs::write(conf.join("authz"), "[/]\n* = r\nalice = rw\nbob = rw\n")
+            .expect("write authz");
+    }
+    pair
+}
+
+/// The `Authorization:` header line of HTTP Basic for `user`.
+pub fn basic(user: &str, password: &str) -> String {
+    use base64::Engine as _;
+    format!(
+        "Authorization: Basic {}",
+        base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"))
+    )
+}

@@ -7,12 +7,13 @@
 //! sessions end by comparing the dumps, the subject's made from memory after
 //! `svelto_repos::verify` (`Pair::subject_dump`).
 //!
-//! Run over memory: reads (`ls`, `cat`, `info`, properties, mergeinfo), checkouts,
+//! Run over memory: path-based authz for every user (reads, writes, blame, revision
+//! properties, svnsync mirrors, lock tokens), reads (`ls`, `cat`, `info`, properties, mergeinfo), checkouts,
 //! updates, switches, diffs, exports, log, blame, the tools that read (svnsync from the
 //! server, svnrdump dump, svnbench) and the commit sessions (two working copies, branches
 //! and merges, revision properties, copies, large files, bad destinations, svnsync and
-//! svnrdump load into the server) over both protocols, plus HTTP's raw GETs and keyword
-//! queries. What stays with the local engine's suites, by nature: kill -9 and crash
+//! svnrdump load into the server) over both protocols, plus HTTP's raw GETs, keyword
+//! queries, OPTIONS and PROPFIND, and logins by HTTP Basic (`--http-auth-file`). What stays with the local engine's suites, by nature: kill -9 and crash
 //! recovery, hot copies, `svelto admin` and `svelto look` on the served repository (the
 //! hooks that call them, lock listings), the server process's flags, memory and signals.
 
@@ -23,7 +24,13 @@ mod front;
 mod common;
 #[path = "../serve/sessions.rs"]
 mod sessions;
+// Its `hook` serves here; the rest reads the lock table with `svelto admin`.
+#[allow(dead_code)]
+#[path = "../serve/lock_sessions.rs"]
+mod lock_sessions;
 
+#[path = "../serve/authz.rs"]
+mod svn_authz;
 #[path = "../serve/blame.rs"]
 mod svn_blame;
 #[path = "../serve/checkout.rs"]
@@ -53,6 +60,10 @@ pub use support::*;
 
 #[path = "../http/commit.rs"]
 mod http_commit;
+#[path = "../http/options.rs"]
+mod http_options;
+#[path = "../http/propfind.rs"]
+mod http_propfind;
 #[path = "../http/read.rs"]
 mod http_read;
 #[path = "../http/tools.rs"]

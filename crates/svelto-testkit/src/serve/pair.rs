@@ -162,6 +162,7 @@ impl Pair {
                     &**start,
                     in_memory(&memory),
                     &roots[1].join("repos"),
+                    &roots[1].join("serve.log"),
                     None,
                     &[],
                 ),
@@ -255,6 +256,16 @@ impl Pair {
     /// authz file of each side and the Svelto side's svnserve.conf (`anon-access = read`
     /// for `Satisfy Any`, `none` for `Require valid-user` alone; `authz-db = authz`).
     pub fn http_auth(fixture: &str, svelto_binary: &Path, anonymous: bool) -> Pair {
+        Pair::http_auth_with(
+            fixture,
+            Subject::Svelto(svelto_binary.to_owned()),
+            anonymous,
+        )
+    }
+
+    /// [`Pair::http_auth`] with `subject` on the Svelto side (`svelto serve`, or the front
+    /// ends over memory).
+    pub fn http_auth_with(fixture: &str, subject: Subject, anonymous: bool) -> Pair {
         let location = format!(
             "  AuthType Basic\n  AuthName \"Svelto test realm\"\n  \
              AuthUserFile {PAIR_DIR_MARK}/htpasswd\n  \
@@ -262,13 +273,9 @@ impl Pair {
             if anonymous { "  Satisfy Any\n" } else { "" }
         );
         let file = format!("{PAIR_DIR_MARK}/htpasswd");
-        Pair::http_with(
-            fixture,
-            svelto_binary,
-            &location,
-            &["--http-auth-file", &file],
-            None,
-        )
+        let dump = crate::scenario_dump(fixture);
+        let flags = ["--http-auth-file", file.as_str()];
+        Pair::http_subject(fixture, &dump, subject, &location, &flags)
     }
 
     /// The password file of an [`Pair::http_auth`] pair (absent until the test writes it).
@@ -350,6 +357,7 @@ impl Pair {
                     &**start,
                     in_memory(&memory),
                     &roots[1].join("repos"),
+                    &roots[1].join("serve.log"),
                     Some("/svn"),
                     &flags,
                 ),

@@ -761,8 +761,9 @@ pub struct InProcessServer {
     pub handle: Box<dyn std::any::Any + Send + Sync>,
 }
 
-/// Appends what is written to a shared buffer (an in-process server's log).
-struct SharedLog(Arc<Mutex<Vec<u8>>>);
+/// Appends what is written to a shared buffer and to the log file (an in-process
+/// server's log, where `svelto serve --log-file` would write it).
+struct SharedLog(Arc<Mutex<Vec<u8>>>, std::fs::File);
 
 impl std::io::Write for SharedLog {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
@@ -770,31 +771,38 @@ impl std::io::Write for SharedLog {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .extend_from_slice(buf);
+        self.1.write_all(buf)?;
         Ok(buf.len())
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
+        self.1.flush()
     }
 }
 
 impl Server {
     /// `start`'s server over `backend` serving `root`: svn://127.0.0.1:PORT, or with
-    /// `http_prefix` http://127.0.0.1:PORT/PREFIX.
+    /// `http_prefix` http://127.0.0.1:PORT/PREFIX; its log also in `log_file`.
     pub(crate) fn in_process(
         start: &dyn ServeInProcess,
         backend: Arc<dyn svelto_fs::Backend>,
         root: &Path,
+        log_file: &Path,
         http_prefix: Option<&str>,
         flags: &[String],
     ) -> Server {
         let log = Arc::new(Mutex::new(Vec::new()));
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log_file)
+            .unwrap_or_else(|e| panic!("cannot open {log_file:?}: {e}"));
         let started = start.start(InProcessSpec {
             backend,
             root,
             http_prefix,
             flags,
-            log: Box::new(SharedLog(log.clone())),
+            log: Box::new(SharedLog(log.clone(), file)),
         });
         let port = started.port;
         let base_url = match http_prefix {
@@ -811,7 +819,7 @@ impl Server {
             base_url,
             root: root.to_owned(),
             log,
-            log_file: None,
+            log_file: Some(log_file.to_owned()),
         };
         assert!(
             can_connect(port),
