@@ -1,7 +1,7 @@
 //! The bodies of the fuzz targets: each feeds arbitrary bytes to one decoder of untrusted
 //! input and checks that it answers (a value or an error) without panicking, looping or
 //! allocating beyond its limits. Shared by the cargo-fuzz targets (`fuzz_targets/`) and by a
-//! stable test over the seed corpus (crates/svelto-repos/tests/repos/fuzz_seeds.rs, which
+//! stable test over the seed corpus (crates/svelto-cli/tests/engine/fuzz_seeds.rs, which
 //! includes this file), so that CI compiles and runs them without nightly.
 
 use std::io::Read;

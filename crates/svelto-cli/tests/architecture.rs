@@ -1,6 +1,7 @@
 //! The must-nots of docs/ARCHITECTURE.md that the crates' manifests decide, checked on the
-//! manifests themselves: which crate may depend on which (normal dependencies; tests may
-//! use more), and that the map stays a map (short, its links alive).
+//! manifests themselves: which crate may depend on which (normal dependencies), that no
+//! crate's tests reach above it (dev-dependencies), and that the map stays a map (short,
+//! its links alive).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -11,6 +12,16 @@ fn workspace() -> PathBuf {
 
 /// Each crate under `crates/` and the Svelto crates its `[dependencies]` name.
 fn dependencies() -> BTreeMap<String, BTreeSet<String>> {
+    manifests("[dependencies]")
+}
+
+/// Each crate under `crates/` and the Svelto crates its `[dev-dependencies]` name.
+fn dev_dependencies() -> BTreeMap<String, BTreeSet<String>> {
+    manifests("[dev-dependencies]")
+}
+
+/// Each crate under `crates/` and the Svelto crates its manifest's `wanted` section names.
+fn manifests(wanted: &str) -> BTreeMap<String, BTreeSet<String>> {
     let mut all = BTreeMap::new();
     let dir = workspace().join("crates");
     for entry in std::fs::read_dir(&dir).expect("crates/") {
@@ -29,7 +40,7 @@ fn dependencies() -> BTreeMap<String, BTreeSet<String>> {
         for line in text.lines().map(str::trim) {
             if line.starts_with('[') {
                 section = line.to_string();
-            } else if section == "[dependencies]" && line.starts_with("svelto-") {
+            } else if section == wanted && line.starts_with("svelto-") {
                 let dep: String = line
                     .chars()
                     .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
@@ -47,17 +58,92 @@ fn set(names: &[&str]) -> BTreeSet<String> {
     names.iter().map(|s| s.to_string()).collect()
 }
 
+/// The crates `name` depends on, directly or through others (normal dependencies).
+fn below(deps: &BTreeMap<String, BTreeSet<String>>, name: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut todo = vec![name.to_string()];
+    while let Some(n) = todo.pop() {
+        for d in deps.get(&n).into_iter().flatten() {
+            if out.insert(d.clone()) {
+                todo.push(d.clone());
+            }
+        }
+    }
+    out
+}
+
+/// The testkit is the tests' own crate: it stands on the libraries (it loads repositories
+/// with svelto-repos into the local engine and the in-memory backend) and every crate's
+/// tests use it, so it is the one dev-dependency allowed to sit above its user.
+const TESTKIT: &str = "svelto-testkit";
+
+/// The local engine's users, tests included: the composition root (which picks it), the
+/// cluster (whose segments are byte ranges of the local engine's files and whose cache is
+/// a local repository: docs/ARCHITECTURE.md, "The storage seam") and the testkit (which
+/// hands it to the tests above the seam as `local_backend()` and `open_local`).
 #[test]
 fn only_the_composition_root_the_cluster_and_the_testkit_name_the_local_engine() {
-    let users: BTreeSet<String> = dependencies()
-        .into_iter()
-        .filter(|(_, deps)| deps.contains("svelto-store"))
-        .map(|(name, _)| name)
+    let (deps, dev) = (dependencies(), dev_dependencies());
+    let users: BTreeSet<String> = deps
+        .keys()
+        .filter(|name| deps[*name].contains("svelto-store") || dev[*name].contains("svelto-store"))
+        .cloned()
         .collect();
     assert_eq!(
         users,
         set(&["svelto-cli", "svelto-cluster", "svelto-testkit"])
     );
+}
+
+/// A crate's tests use what it stands on, never a crate standing on it (which would build
+/// the crate twice in its own tests and hide a layering the code forbids): a test that
+/// needs the crates above goes up to the lowest crate that has them all (svelto-cli's
+/// `tests/engine` holds the repository rules over the local engine's files and the fuzz
+/// targets' bodies for that reason).
+#[test]
+fn no_crate_dev_depends_on_a_crate_above_it() {
+    let (deps, dev) = (dependencies(), dev_dependencies());
+    for (name, dev_deps) in &dev {
+        for d in dev_deps.iter().filter(|d| d.as_str() != TESTKIT) {
+            assert!(
+                !below(&deps, d).contains(name),
+                "{name} dev-depends on {d}, which depends on {name}"
+            );
+        }
+    }
+}
+
+/// The backends stand below the seam in their tests too: neither the local engine nor the
+/// cluster names Subversion's rules or anything built on them, but through the testkit
+/// and one exception said here. svelto-cluster's `tests/backend.rs` loads, dumps and
+/// creates repositories with svelto-repos to compare the cluster with the local engine;
+/// it is the cluster's own suite, left there (to move to svelto-cli's tests with it).
+#[test]
+fn the_backends_tests_stand_below_the_seam() {
+    let (deps, dev) = (dependencies(), dev_dependencies());
+    let above_the_seam: BTreeSet<String> = deps
+        .keys()
+        .filter(|n| n.as_str() == "svelto-repos" || below(&deps, n).contains("svelto-repos"))
+        .cloned()
+        .collect();
+    let exceptions = [("svelto-cluster", "svelto-repos")];
+    for backend in ["svelto-store", "svelto-cluster"] {
+        for d in deps[backend].iter().chain(&dev[backend]) {
+            if d == TESTKIT || exceptions.contains(&(backend, d.as_str())) {
+                continue;
+            }
+            assert!(
+                !above_the_seam.contains(d),
+                "{backend} depends on {d}, above the seam"
+            );
+        }
+    }
+    for (backend, d) in exceptions {
+        assert!(
+            dev[backend].contains(d),
+            "the exception {backend} -> {d} is gone: remove it from this test"
+        );
+    }
 }
 
 #[test]

@@ -181,7 +181,8 @@ impl Apache {
         let watched = spawn_watched(Path::new(APACHE_BINARY), &args);
         let mut server = Server {
             kind: ServerKind::Apache,
-            child: watched.child,
+            child: Some(watched.child),
+            in_process: None,
             stdin: Some(watched.stdin),
             pid: watched.pid,
             port,

@@ -189,7 +189,8 @@ impl EtcdCluster {
         let m = &mut self.members[i];
         m.server = Some(Server {
             kind: ServerKind::Etcd,
-            child: watched.child,
+            child: Some(watched.child),
+            in_process: None,
             stdin: Some(watched.stdin),
             pid: watched.pid,
             port: m.client_port,
@@ -463,7 +464,8 @@ impl S3Server {
         let watched = spawn_watched(&self.weed, &args);
         self.server = Some(Server {
             kind: ServerKind::S3,
-            child: watched.child,
+            child: Some(watched.child),
+            in_process: None,
             stdin: Some(watched.stdin),
             pid: watched.pid,
             port: p.s3,

@@ -45,6 +45,9 @@ impl Clone for MemRepo {
 
 struct Shared {
     uuid: Mutex<String>,
+    /// The directory holding the repository's `conf/` and `hooks/` on this machine, when
+    /// it has one ([`MemBackend`] gives each repository its directory).
+    dir: std::sync::OnceLock<std::path::PathBuf>,
     env: Mutex<Arc<dyn Env>>,
     store: RwLock<Store>,
     locks: Mutex<Arc<LockTable>>,
@@ -97,6 +100,7 @@ impl MemRepo {
         MemRepo {
             shared: Arc::new(Shared {
                 uuid: Mutex::new(uuid),
+                dir: std::sync::OnceLock::new(),
                 env: Mutex::new(Arc::new(SystemEnv)),
                 store: RwLock::new(store),
                 locks: Mutex::new(Arc::default()),
@@ -407,6 +411,10 @@ impl ReadRepo for MemRepo {
 
     fn locks(&self) -> Result<Arc<LockTable>> {
         Ok(lock(&self.shared.locks).clone())
+    }
+
+    fn local_dir(&self) -> Option<&std::path::Path> {
+        self.shared.dir.get().map(std::path::PathBuf::as_path)
     }
 
     fn as_any(&self) -> &dyn std::any::Any {
@@ -1087,10 +1095,94 @@ impl Drop for MemTxn<'_> {
     }
 }
 
+/// Repositories in memory found by directory, as a server opens them: the in-memory
+/// backend behind a server's `Backend` (the differential suites' memory side). A
+/// repository is made by `svelto_repos::create` through it (its `conf/` and `hooks/` on
+/// disk, in the directory it is known by, which its handles answer as `local_dir`, so
+/// that hooks run), and lives as long as the backend.
+#[derive(Default)]
+pub struct MemBackend {
+    repos: Mutex<HashMap<std::path::PathBuf, MemRepo>>,
+}
+
+impl MemBackend {
+    pub fn new() -> MemBackend {
+        MemBackend::default()
+    }
+
+    /// The repository known by `dir` (a handle seeing its published revisions).
+    pub fn repo(&self, dir: &std::path::Path) -> Option<MemRepo> {
+        let repo = lock(&self.repos).get(dir).cloned()?;
+        repo.refresh().ok()?;
+        Some(repo)
+    }
+
+    fn known(&self, dir: &std::path::Path) -> Result<MemRepo> {
+        self.repo(dir).ok_or_else(|| {
+            StoreError::Unsupported(format!("no repository in memory at '{}'", dir.display()))
+        })
+    }
+}
+
+impl svelto_fs::Backend for MemBackend {
+    fn open(&self, dir: &std::path::Path, env: &Arc<dyn Env>) -> Result<Arc<dyn ReadRepo>> {
+        let repo = self.known(dir)?;
+        repo.set_env(env.clone());
+        Ok(Arc::new(repo))
+    }
+
+    fn is_repository(&self, dir: &std::path::Path) -> bool {
+        lock(&self.repos).contains_key(dir)
+    }
+
+    fn open_writer(&self, dir: &std::path::Path) -> Result<Box<dyn WriteRepo>> {
+        Ok(Box::new(self.known(dir)?.writer()))
+    }
+
+    fn try_open_writer(&self, dir: &std::path::Path) -> Result<Option<Box<dyn WriteRepo>>> {
+        Ok(self
+            .known(dir)?
+            .try_writer()
+            .map(|w| Box::new(w) as Box<dyn WriteRepo>))
+    }
+
+    fn create(&self, dir: &std::path::Path, uuid: &str, r0_props: &PropList) -> Result<()> {
+        let mut repos = lock(&self.repos);
+        if repos.contains_key(dir) {
+            return Err(StoreError::Conflict(format!(
+                "'{}' already holds a repository in memory",
+                dir.display()
+            )));
+        }
+        let repo = MemRepo::create(uuid, r0_props.clone());
+        let _ = repo.shared.dir.set(dir.to_path_buf());
+        repos.insert(dir.to_path_buf(), repo);
+        Ok(())
+    }
+}
+
 /// The local engine as a server opens repositories by directory (`svelto serve`'s
 /// backend), for the tests of the layers above the seam, which name no backend.
 pub fn local_backend() -> Arc<dyn svelto_fs::Backend> {
     Arc::new(svelto_store::LocalBackend)
+}
+
+/// A reading handle of the local repository in `dir`, as the seam's callers take it (the
+/// local engine picked here, for the tests of the layers above the seam, which name no
+/// backend).
+pub fn open_local(dir: &std::path::Path) -> Arc<dyn ReadRepo> {
+    svelto_fs::Backend::open(
+        &svelto_store::LocalBackend,
+        dir,
+        &(Arc::new(SystemEnv) as Arc<dyn Env>),
+    )
+    .unwrap_or_else(|e| panic!("open {dir:?}: {e}"))
+}
+
+/// The writer of the local repository in `dir` (takes its write lock).
+pub fn local_writer(dir: &std::path::Path) -> Box<dyn WriteRepo> {
+    svelto_fs::Backend::open_writer(&svelto_store::LocalBackend, dir)
+        .unwrap_or_else(|e| panic!("the writer of {dir:?}: {e}"))
 }
 
 /// Which storage backend a test runs over: the local engine's files or [`MemRepo`].

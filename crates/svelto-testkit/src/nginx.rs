@@ -55,7 +55,8 @@ impl Nginx {
         let watched = spawn_watched(Path::new(NGINX_BINARY), &args);
         let mut server = Server {
             kind: ServerKind::Nginx,
-            child: watched.child,
+            child: Some(watched.child),
+            in_process: None,
             stdin: Some(watched.stdin),
             pid: watched.pid,
             port,

@@ -8,34 +8,11 @@
 use std::path::PathBuf;
 
 use crate::sessions::Script;
-use crate::{addr_and_path, lock_sessions};
+use crate::{addr_and_path, basic, lock_sessions, users_pair};
 use svelto_testkit::{Pair, Run};
 
 fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_svelto"))
-}
-
-/// An HTTP pair where `alice` (`apw`) and `bob` (`bpw`) log in and write, and anonymous
-/// users only read (Apache: `Satisfy Any` with an authz file giving writes to the two;
-/// Svelto: the same authz file, `anon-access = read`, `auth-access = write`).
-pub fn users_pair() -> Pair {
-    let pair = Pair::http_auth("basic", &bin(), true);
-    crate::htpasswd(
-        &pair.htpasswd(),
-        &[("alice", "apw", "-B"), ("bob", "bpw", "-m")],
-    );
-    for repo in [pair.reference_repo(), pair.subject_repo()] {
-        let conf = repo.join("conf");
-        std::fs::write(
-            conf.join("svnserve.conf"),
-            "[general]\nanon-access = read\nauth-access = write\nauthz-db = authz\n\
-             realm = Svelto test realm\n",
-        )
-        .expect("write svnserve.conf");
-        std::fs::write(conf.join("authz"), "[/]\n* = r\nalice = rw\nbob = rw\n")
-            .expect("write authz");
-    }
-    pair
 }
 
 #[test]
@@ -230,14 +207,6 @@ fn comparable(text: &str) -> (String, Vec<String>, String) {
     (status, headers, mask(body))
 }
 
-pub fn basic(user: &str, password: &str) -> String {
-    use base64::Engine as _;
-    format!(
-        "Authorization: Basic {}",
-        base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"))
-    )
-}
-
 /// LOCK and UNLOCK requests the stock client does not send, or sends only when something
 /// is wrong, answered as Apache answers them (status, headers, body): tokens that match no
 /// lock, a missing or malformed `Lock-Token:`, malformed and unsupported `lockinfo` bodies,
@@ -341,7 +310,7 @@ fn raw_lock_requests_match_apache() {
 /// "Anonymous lock removal is not allowed."; the stock client's output the same.
 #[test]
 fn anonymous_locks_are_refused_as_apache_refuses_them() {
-    let pair = crate::write::writable_http_pair("basic");
+    let pair = crate::commit::writable_http_pair("basic");
     let s = pair.scope("anonlocks");
     s.both_fails(&["lock", "{URL}/trunk/README.txt"]);
     // A lock of alice's, made on the repositories directly, that anonymous users try.

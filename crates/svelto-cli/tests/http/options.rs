@@ -7,7 +7,7 @@
 //! mod_dav_svn's errors.
 
 use crate::addr_and_path;
-use crate::locks::{basic, users_pair};
+use crate::{basic, users_pair};
 
 /// ra_serf's `OPTIONS` body.
 const ACTIVITY: &str = "<?xml version=\"1.0\" encoding=\"utf-8\"?><D:options xmlns:D=\"DAV:\"><D:activity-collection-set></D:activity-collection-set></D:options>";

@@ -194,7 +194,7 @@ fn tls_proxy(
 /// flags.)
 #[test]
 fn commits_and_url_copies_through_nginx() {
-    let mut pair = crate::write::writable_http_pair("basic");
+    let mut pair = crate::commit::writable_http_pair("basic");
     let dir = pair.dir().join("nginx-commits");
     std::fs::create_dir_all(&dir).expect("nginx dir");
     // For 127.0.0.1 (CN and subjectAltName), so a client given it as an authority trusts

@@ -120,7 +120,7 @@ fn diffs_between_revisions_and_urls() {
 /// not compared.)
 #[test]
 fn unsafe_authors_are_filtered_as_apache_filters_them() {
-    let pair = crate::locks::users_pair();
+    let pair = crate::users_pair();
     crate::lock_sessions::hook(&pair, "pre-revprop-change", "exit 0\n");
     let mut s = crate::sessions::Script::new(&pair);
     let _scope = pair.scope("badauthor");

@@ -3,27 +3,23 @@
 //! same outcome and output in every cell. Also: a malformed authz file refuses the
 //! connection like svnserve, and an edited one applies to the next connection.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use svelto_testkit::dumpfile::{assert_dumps_eq, with_uuid};
 use svelto_testkit::{svnadmin_create, Pair, Run};
 
 use svelto_testkit::authz_matrix::{authz, both_any, install, repo_name, with, CONF, USERS};
 
-fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_svelto"))
-}
-
 #[test]
 fn reads_match_svnserve_for_every_user() {
-    let pair = Pair::new("copies", &bin());
+    let pair = Pair::with_subject("copies", crate::common::subject());
     install(&pair, CONF, &authz(&repo_name(&pair)));
     svelto_testkit::authz_matrix::reads(&pair);
 }
 
 #[test]
 fn writes_match_svnserve_for_every_user() {
-    let mut pair = Pair::new("copies", &bin());
+    let mut pair = Pair::with_subject("copies", crate::common::subject());
     // The commits made here get their dates on each side a moment apart.
     pair.mask_dates();
     install(&pair, CONF, &authz(&repo_name(&pair)));
@@ -34,7 +30,7 @@ fn writes_match_svnserve_for_every_user() {
 
 #[test]
 fn malformed_authz_refuses_the_connection_like_svnserve() {
-    let pair = Pair::new("basic", &bin());
+    let pair = Pair::with_subject("basic", crate::common::subject());
     install(&pair, CONF, "[/]\n* = r\n[/trunk]\n@nobody = rw\n");
     let same = pair.both_fails(&["ls", "{URL}"]);
     same.expect_stderr("E220003");
@@ -58,7 +54,7 @@ fn malformed_authz_refuses_the_connection_like_svnserve() {
 
 #[test]
 fn an_edited_authz_file_applies_to_the_next_connection() {
-    let pair = Pair::new("basic", &bin());
+    let pair = Pair::with_subject("basic", crate::common::subject());
     install(&pair, CONF, "[/]\n* = r\n");
     pair.both(&["ls", "{URL}/trunk"]);
     install(&pair, CONF, "[/]\n* = r\n[/trunk]\n* =\n");
@@ -70,7 +66,7 @@ fn an_edited_authz_file_applies_to_the_next_connection() {
 
 #[test]
 fn force_username_case_applies_to_the_name_authz_sees() {
-    let pair = Pair::new("basic", &bin());
+    let pair = Pair::with_subject("basic", crate::common::subject());
     let conf = format!("{CONF}force-username-case = upper\n");
     install(&pair, &conf, "[/]\n* =\nHARRY = r\n");
     pair.both(&[
@@ -103,7 +99,7 @@ fn allow_revprop_changes(repo: &Path) {
 /// one none; a revision property can be changed only in a revision the user reads whole.
 #[test]
 fn blame_and_revprops_match_svnserve_for_every_user() {
-    let pair = Pair::new("copies", &bin());
+    let pair = Pair::with_subject("copies", crate::common::subject());
     install(&pair, CONF, &authz(&repo_name(&pair)));
     for repo in [pair.reference_repo(), pair.subject_repo()] {
         allow_revprop_changes(repo);
@@ -165,7 +161,7 @@ fn sync_as(pair: &Pair, side: usize, user: &[&str]) -> (bool, String, Vec<u8>) {
 /// revisions without their log message.
 #[test]
 fn svnsync_mirrors_match_svnserve_for_every_user() {
-    let pair = Pair::new("copies", &bin());
+    let pair = Pair::with_subject("copies", crate::common::subject());
     // The matrix's rules (svnsync stops at a revision the mirror cannot take, on both),
     // then rules that hide trunk/docs (but from sally) and trunk/lib/b.c: their changes are
     // left out, and the copies made from them (r8, r12) arrive as adds with contents.
@@ -203,7 +199,7 @@ fn svnsync_mirrors_match_svnserve_for_every_user() {
 /// from the youngest revision: a committed edit applies to the next connection.
 #[test]
 fn authz_file_stored_in_the_repository() {
-    let pair = Pair::new("basic", &bin());
+    let pair = Pair::with_subject("basic", crate::common::subject());
     let put = |i: usize, rules: &str, what: &str| {
         let repo = [pair.reference_repo(), pair.subject_repo()][i];
         let conf = repo.join("conf/svnserve.conf");
@@ -261,7 +257,7 @@ fn authz_file_stored_in_the_repository() {
 /// refused as svnserve refuses it; allowed again, it goes through and releases the lock.
 #[test]
 fn lock_tokens_need_write_access_on_their_paths() {
-    let mut pair = Pair::new("copies", &bin());
+    let mut pair = Pair::with_subject("copies", crate::common::subject());
     // The log at the end shows a commit made on each side a moment apart.
     pair.mask_dates();
     let rules = authz(&repo_name(&pair));

@@ -2,17 +2,11 @@
 //! command's output compared (dates masked), and the repositories' dumps compared at the
 //! end (dates and UUID masked).
 
-use std::path::Path;
-
-use svelto_testkit::{scenario_dump, Pair, Subject};
+use svelto_testkit::{scenario_dump, Pair};
 
 /// A pair of fresh repositories (loaded from `fixture`) that anonymous clients may write.
 pub fn writable_pair(fixture: &str) -> Pair {
-    let pair = Pair::from_dump(
-        fixture,
-        &scenario_dump(fixture),
-        Subject::from_env(Path::new(env!("CARGO_BIN_EXE_svelto"))),
-    );
+    let pair = Pair::from_dump(fixture, &scenario_dump(fixture), crate::common::subject());
     pair.set_svnserve_conf("[general]\nanon-access = write\n");
     pair
 }

@@ -2,9 +2,7 @@
 //! repository served by svnserve and by Svelto. Both copies must have the same history
 //! (their dumps equal, but for revision 0's date and the UUID).
 
-use std::path::Path;
-
-use svelto_testkit::{Pair, Subject};
+use svelto_testkit::Pair;
 
 /// Two empty repositories that anonymous clients may write, with a pre-revprop-change hook
 /// that allows every change (what svnsync and svnrdump need).
@@ -12,11 +10,7 @@ fn empty_writable_pair(name: &str) -> Pair {
     let dir = svelto_testkit::tempdir();
     let dump = dir.path().join("empty.dump");
     std::fs::write(&dump, "SVN-fs-dump-format-version: 2\n\n").expect("write the empty dump");
-    let pair = Pair::from_dump(
-        name,
-        &dump,
-        Subject::from_env(Path::new(env!("CARGO_BIN_EXE_svelto"))),
-    );
+    let pair = Pair::from_dump(name, &dump, crate::common::subject());
     pair.set_svnserve_conf("[general]\nanon-access = write\n");
     crate::sessions::allow_revprop_changes(&pair);
     pair

@@ -1,16 +1,15 @@
-//! The shared pairs of servers, one per fixture.
+//! The shared pairs of servers, one per fixture, and what the modules share about them.
 
 use std::path::Path;
 
-use svelto_testkit::{shared_pair, Pair, Run};
+use svelto_testkit::{Pair, Run};
 
 /// The scenarios every command is compared on (all but `many-revs`).
 pub use svelto_testkit::SMALL_SCENARIOS as ALL;
 
-/// The pair serving `fixture` (made on first use, shared by all tests).
-pub fn pair(fixture: &str) -> &'static Pair {
-    shared_pair(fixture, Path::new(env!("CARGO_BIN_EXE_svelto")))
-}
+/// The shared pair serving a fixture, and a fresh pair's subject: `svelto serve` in the
+/// `serve` suite (`main.rs`), the front ends over memory in the `memory` suite.
+pub use crate::backend::{pair, subject};
 
 /// The youngest revision of the pair's repository (from the FSFS side).
 pub fn head(pair: &Pair) -> u64 {

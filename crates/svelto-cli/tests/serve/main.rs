@@ -34,6 +34,7 @@
 
 mod auth;
 mod authz;
+mod backend;
 mod blame;
 mod bounds;
 mod checkout;

@@ -168,29 +168,14 @@ impl<'p> Script<'p> {
         }
     }
 
-    /// Both repositories dumped (svnadmin for FSFS, `svelto admin` for Svelto) must be
-    /// the same but for dates and the UUID; and `svelto admin verify` must pass.
+    /// Both repositories dumped (svnadmin for FSFS, [`Pair::subject_dump`] for the subject,
+    /// which verifies it first) must be the same but for dates and the UUID.
     pub fn assert_same_repositories(&self) {
         let fsfs = Run::tool("svnadmin")
             .args(["dump", "-q"])
             .arg(self.pair.reference_repo())
             .success();
-        let bin = env!("CARGO_BIN_EXE_svelto");
-        let ours = if self.pair.is_selftest() {
-            Run::tool("svnadmin")
-                .args(["dump", "-q"])
-                .arg(self.pair.subject_repo())
-                .success()
-        } else {
-            Run::new(bin)
-                .args(["admin", "verify", "-q"])
-                .arg(self.pair.subject_repo())
-                .success();
-            Run::new(bin)
-                .args(["admin", "dump", "-q"])
-                .arg(self.pair.subject_repo())
-                .success()
-        };
+        let ours = self.pair.subject_dump();
         let mask = |b: &[u8]| {
             let text = mask_dates(b);
             let mut out = Vec::new();
@@ -203,7 +188,7 @@ impl<'p> Script<'p> {
             }
             out
         };
-        let (a, b) = (mask(&fsfs.stdout), mask(&ours.stdout));
+        let (a, b) = (mask(&fsfs.stdout), mask(&ours));
         if a != b {
             let d = svelto_testkit::serve::first_difference(self.pair.labels(), &a, &b)
                 .unwrap_or_default();
@@ -583,22 +568,15 @@ pub fn allow_revprop_changes(pair: &Pair) {
     }
 }
 
-/// Dumps of both sides, equal but for dates in revision 0 and the UUID.
+/// Dumps of both sides, equal but for dates in revision 0 and the UUID (the subject's
+/// verified first: [`Pair::subject_dump`]).
 pub fn assert_same_histories(pair: &Pair) {
     let fsfs = Run::tool("svnadmin")
         .args(["dump", "-q"])
         .arg(pair.reference_repo())
         .success()
         .stdout;
-    let ours = Run::new(env!("CARGO_BIN_EXE_svelto"))
-        .args(["admin", "dump", "-q"])
-        .arg(pair.subject_repo())
-        .success()
-        .stdout;
-    Run::new(env!("CARGO_BIN_EXE_svelto"))
-        .args(["admin", "verify", "-q"])
-        .arg(pair.subject_repo())
-        .success();
+    let ours = pair.subject_dump();
     // Revision 0 (up to the first "Revision-number: 1") holds the creation date, the UUID
     // and svnsync's bookkeeping (which names the server's URL): compared masked.
     let split = |d: &[u8]| -> (Vec<u8>, Vec<u8>) {

@@ -9,7 +9,8 @@ mod log;
 use std::collections::{BTreeMap, BTreeSet};
 use svelto_core::{ChangeKind, Revnum};
 use svelto_repos::ReposError;
-use svelto_store::Repo;
+/// A repository as the seam's callers read it (the local engine, opened by the testkit).
+type Repo = dyn svelto_fs::ReadRepo;
 pub use svelto_testkit::LoadedPair as Pair;
 
 /// Every (relpath, revision) that some revision added or changed, with the revision.

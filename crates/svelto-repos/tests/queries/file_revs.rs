@@ -5,10 +5,10 @@ use crate::common::{pair, proplist, require_svn_tools, response, Pair, Svnserve}
 use std::time::Instant;
 use svelto_core::NodeKind;
 use svelto_delta::{apply_windows, decode_stream, Limits};
+use svelto_fs::StoreError;
 use svelto_repos::{
     get_file_revs, FileRev, FileRevsHandler, FileRevsOptions, PropDiff, ReposError,
 };
-use svelto_store::StoreError;
 use svelto_wire::Item;
 
 /// One version as either side delivered it; `delta` is the whole svndiff stream.

@@ -43,7 +43,7 @@ fn ours(p: &Pair, paths: &[String], rev: u64, inherit: Inherit, desc: bool) -> O
         let code = match &e {
             ReposError::NotFound { .. } => 160013,
             ReposError::NotDirectory { .. } => 160016,
-            ReposError::Store(svelto_store::StoreError::NoSuchRevision(_)) => 160006,
+            ReposError::Store(svelto_fs::StoreError::NoSuchRevision(_)) => 160006,
             other => panic!("unexpected error {other}"),
         };
         (code, e.to_string())

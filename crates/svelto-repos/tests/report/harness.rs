@@ -6,16 +6,19 @@ use std::ops::Deref;
 use svelto_core::{compare_paths, join, parent_and_name, Depth, NodeKind, Revnum};
 use svelto_repos::editor::{Call, Recorder};
 use svelto_repos::{Report, ReportOptions, ReposError, TextOptions};
-use svelto_store::Repo;
+/// A repository as the seam's callers read it (the local engine, opened by the testkit).
+type Repo = dyn svelto_fs::ReadRepo;
 
-/// `repo` as the service and the report drive hold a repository.
+/// `repo` as the service and the report drive hold a repository: a shared handle of the
+/// same (local) repository.
 pub fn shared(repo: &Repo) -> std::sync::Arc<dyn svelto_fs::ReadRepo> {
-    std::sync::Arc::new(repo.clone())
+    let dir = repo.local_dir().expect("a local repository");
+    svelto_testkit::memfs::open_local(dir)
 }
 
 /// The local engine, as the composition root gives it.
 pub fn local() -> std::sync::Arc<dyn svelto_fs::Backend> {
-    std::sync::Arc::new(svelto_store::LocalBackend)
+    svelto_testkit::memfs::local_backend()
 }
 use svelto_testkit::svnserve_client::{Mode, SvnserveClient};
 use svelto_testkit::LoadedPair;

@@ -387,7 +387,7 @@ fn files_in_both(
     fx: &Fixture,
     from: u64,
     to: u64,
-) -> Vec<(String, svelto_store::FileText, svelto_store::FileText)> {
+) -> Vec<(String, svelto_fs::FileText, svelto_fs::FileText)> {
     use svelto_core::NodeKind::File;
     harness::nodes_below(&fx.repo, to, "")
         .into_iter()

@@ -4,11 +4,15 @@
 
 use std::path::PathBuf;
 use svelto_core::{Depth, NodeKind, Revnum};
+use svelto_fs::{WriteRepo, WriteTxn};
 use svelto_repos::editor::{Call, Recorder};
 use svelto_repos::{
     prepare, Report, ReportLimits, ReportOptions, ReposError, SvnErrorKind, TextOptions,
 };
-use svelto_store::{Repo, Txn, Writer};
+
+/// A repository as the seam's callers read it (the local engine, opened by the testkit).
+type Repo = dyn svelto_fs::ReadRepo;
+type Txn<'a> = dyn WriteTxn + 'a;
 use svelto_testkit::tempdir;
 use tempfile::TempDir;
 
@@ -21,52 +25,53 @@ const DATE: &str = "2024-05-01T12:00:00.000000Z";
 struct Hist {
     _dir: TempDir,
     path: PathBuf,
-    w: Writer,
+    w: Box<dyn WriteRepo>,
 }
 
 impl Hist {
     fn new() -> Hist {
         let dir = tempdir();
         let path = dir.path().join("repo");
-        svelto_repos::create(&svelto_store::LocalBackend, &path, UUID, DATE).expect("create");
-        let w = Writer::open(&path).expect("writer");
+        svelto_repos::create(&*svelto_testkit::memfs::local_backend(), &path, UUID, DATE)
+            .expect("create");
+        let w = svelto_testkit::memfs::local_writer(&path);
         Hist { _dir: dir, path, w }
     }
 
-    fn commit(&mut self, author: Option<&str>, f: impl FnOnce(&mut Txn)) -> Revnum {
-        let mut txn = Txn::begin(&mut self.w).expect("begin");
-        txn.revprops
-            .insert(b"svn:date".to_vec(), DATE.as_bytes().to_vec());
+    fn commit(&mut self, author: Option<&str>, f: impl FnOnce(&mut Txn<'_>)) -> Revnum {
+        let mut txn = self.w.begin().expect("begin");
+        let mut revprops = svelto_core::PropList::new();
+        revprops.insert(b"svn:date".to_vec(), DATE.as_bytes().to_vec());
         if let Some(a) = author {
-            txn.revprops
-                .insert(b"svn:author".to_vec(), a.as_bytes().to_vec());
+            revprops.insert(b"svn:author".to_vec(), a.as_bytes().to_vec());
         }
-        f(&mut txn);
+        txn.set_revprops(revprops);
+        f(&mut *txn);
         let rev = txn.commit().expect("commit");
         self.w.sync().expect("sync");
         rev
     }
 
-    fn repo(&self) -> Repo {
-        Repo::open(&self.path).expect("open")
+    fn repo(&self) -> std::sync::Arc<Repo> {
+        svelto_testkit::memfs::open_local(&self.path)
     }
 }
 
-fn put(txn: &mut Txn, path: &str, text: &[u8]) {
+fn put(txn: &mut Txn<'_>, path: &str, text: &[u8]) {
     if txn.kind(path).expect("kind").is_none() {
         txn.make_node(path, NodeKind::File).expect("make file");
     }
     txn.set_text(path, &mut &text[..]).expect("set text");
 }
 
-fn mkdir(txn: &mut Txn, path: &str) {
+fn mkdir(txn: &mut Txn<'_>, path: &str) {
     txn.make_node(path, NodeKind::Dir).expect("mkdir");
 }
 
 /// r1: a.txt, b.txt, sub/ (prop p=v), sub/c.txt. r2: b.txt deleted, 0new.txt added,
 /// sub/c.txt changed, a.txt untouched. r3 (no author): a.txt changed. r4: a.txt copied to
 /// a-copy.txt. r5: a.txt copied to a-mod.txt and changed; sub's property changed.
-fn history() -> (Hist, Repo) {
+fn history() -> (Hist, std::sync::Arc<Repo>) {
     let mut h = Hist::new();
     h.commit(Some("alice"), |t| {
         put(t, "a.txt", b"hello\n");
@@ -203,7 +208,7 @@ fn l(s: &str) -> Vec<String> {
 fn checkout_sends_everything_as_adds_in_name_order_with_entry_props_first() {
     let (_h, repo) = history();
     let calls = run(
-        &repo,
+        &*repo,
         &opts("", "", 1),
         report(|r| r.set_path("", 1, Depth::Infinity, true, None)),
     );
@@ -240,7 +245,7 @@ fn checkout_sends_everything_as_adds_in_name_order_with_entry_props_first() {
 fn update_deletes_first_adds_in_order_and_leaves_unchanged_nodes_out() {
     let (_h, repo) = history();
     let calls = run(
-        &repo,
+        &*repo,
         &opts("", "", 2),
         report(|r| r.set_path("", 1, Depth::Infinity, false, None)),
     );
@@ -275,7 +280,7 @@ fn without_deltas_a_changed_file_gets_the_stream_header_only() {
     let mut o = opts("sub", "", 2);
     o.text.send_deltas = false;
     let calls = run(
-        &repo,
+        &*repo,
         &o,
         report(|r| r.set_path("", 1, Depth::Infinity, false, None)),
     );
@@ -294,7 +299,7 @@ fn without_deltas_a_changed_file_gets_the_stream_header_only() {
 fn a_missing_author_is_deleted_on_opens_and_left_out_on_adds() {
     let (_h, repo) = history();
     let calls = run(
-        &repo,
+        &*repo,
         &opts("", "a.txt", 3),
         report(|r| r.set_path("", 2, Depth::Infinity, false, None)),
     );
@@ -315,7 +320,7 @@ fn a_missing_author_is_deleted_on_opens_and_left_out_on_adds() {
     assert_eq!(render(&calls), want);
     // A checkout of the same file adds it without an author.
     let calls = run(
-        &repo,
+        &*repo,
         &opts("", "a.txt", 3),
         report(|r| {
             r.set_path("", 3, Depth::Infinity, false, None)?;
@@ -341,7 +346,7 @@ fn an_update_of_an_unchanged_target_opens_only_the_root() {
     let (_h, repo) = history();
     for target in ["a.txt", "sub"] {
         let calls = run(
-            &repo,
+            &*repo,
             &opts("", target, 2),
             report(|r| r.set_path("", 1, Depth::Infinity, false, None)),
         );
@@ -360,7 +365,7 @@ fn an_update_of_an_unchanged_target_opens_only_the_root() {
     }
     // The root itself, unchanged: only its entry props.
     let calls = run(
-        &repo,
+        &*repo,
         &opts("", "", 2),
         report(|r| r.set_path("", 2, Depth::Infinity, false, None)),
     );
@@ -378,7 +383,7 @@ fn an_update_of_an_unchanged_target_opens_only_the_root() {
 fn a_target_missing_from_the_target_revision_is_deleted() {
     let (_h, repo) = history();
     let calls = run(
-        &repo,
+        &*repo,
         &opts("", "b.txt", 2),
         report(|r| r.set_path("", 1, Depth::Infinity, false, None)),
     );
@@ -400,7 +405,7 @@ fn copies_are_added_with_copyfrom_and_a_delta_against_the_source() {
     let mut o = opts("", "", 5);
     o.send_copyfrom_args = true;
     let calls = run(
-        &repo,
+        &*repo,
         &o,
         report(|r| r.set_path("", 3, Depth::Infinity, false, None)),
     );
@@ -425,7 +430,7 @@ fn copies_are_added_with_copyfrom_and_a_delta_against_the_source() {
     );
     // Without copy-from arguments: plain adds with full texts.
     let calls = run(
-        &repo,
+        &*repo,
         &opts("", "", 5),
         report(|r| r.set_path("", 3, Depth::Infinity, false, None)),
     );
@@ -435,7 +440,7 @@ fn copies_are_added_with_copyfrom_and_a_delta_against_the_source() {
     // Both drives build the same working copy.
     let mut start = Wc::default();
     assert!(copy_tree(
-        &repo,
+        &*repo,
         3,
         "",
         "",
@@ -445,7 +450,7 @@ fn copies_are_added_with_copyfrom_and_a_delta_against_the_source() {
     ));
     let mut want = Wc::default();
     assert!(copy_tree(
-        &repo,
+        &*repo,
         5,
         "",
         "",
@@ -457,12 +462,12 @@ fn copies_are_added_with_copyfrom_and_a_delta_against_the_source() {
         let mut o = opts("", "", 5);
         o.send_copyfrom_args = copyfrom;
         let calls = run(
-            &repo,
+            &*repo,
             &o,
             report(|r| r.set_path("", 3, Depth::Infinity, false, None)),
         );
         let mut got = start.clone();
-        wc::apply(&mut got, &calls, &repo, wc::Strictness::FULL).expect("applies");
+        wc::apply(&mut got, &calls, &*repo, wc::Strictness::FULL).expect("applies");
         for (p, n) in &want.nodes {
             let g = &got.nodes[p];
             assert_eq!(
@@ -478,7 +483,7 @@ fn copies_are_added_with_copyfrom_and_a_delta_against_the_source() {
 fn property_changes_are_sent_as_differences() {
     let (_h, repo) = history();
     let calls = run(
-        &repo,
+        &*repo,
         &opts("", "sub", 5),
         report(|r| r.set_path("", 4, Depth::Infinity, false, None)),
     );
@@ -496,14 +501,14 @@ fn property_changes_are_sent_as_differences() {
 fn depth_files_working_copy_gets_files_only_and_widening_adds_the_rest() {
     let (_h, repo) = history();
     let ambient = report(|r| r.set_path("", 1, Depth::Files, false, None));
-    let calls = run(&repo, &opts("", "", 2), ambient.clone());
+    let calls = run(&*repo, &opts("", "", 2), ambient.clone());
     let r = render(&calls);
     assert!(!r.iter().any(|c| c.contains("sub")), "{r:#?}");
     assert!(r.contains(&"DeleteEntry(\"b.txt\", Some(2), 0)".to_string()));
     // --set-depth infinity: sub is sent whole.
     let mut o = opts("", "", 2);
     o.depth = Depth::Infinity;
-    let r = render(&run(&repo, &o, ambient));
+    let r = render(&run(&*repo, &o, ambient));
     assert!(
         r.contains(&"AddDir(\"sub\", 0, 2, None)".to_string()),
         "{r:#?}"
@@ -516,7 +521,7 @@ fn depth_files_working_copy_gets_files_only_and_widening_adds_the_rest() {
     let mut o = opts("", "", 2);
     o.depth = Depth::Empty;
     let r = render(&run(
-        &repo,
+        &*repo,
         &o,
         report(|r| r.set_path("", 1, Depth::Empty, false, None)),
     ));
@@ -540,8 +545,8 @@ fn a_report_out_of_order_drives_like_the_same_report_in_order() {
         // The later entry for a path wins.
         r.set_path("a.txt", 2, Depth::Infinity, false, None)
     });
-    let a = run(&repo, &opts("", "", 3), in_order);
-    let b = run(&repo, &opts("", "", 3), shuffled);
+    let a = run(&*repo, &opts("", "", 3), in_order);
+    let b = run(&*repo, &opts("", "", 3), shuffled);
     // Children in order of first mention: sub (and sub/c.txt), then a.txt at r2.
     assert_eq!(render(&a), render(&b));
     assert!(render(&a).contains(&"OpenFile(\"sub/c.txt\", 1, 2, Some(1))".to_string()));
@@ -575,10 +580,10 @@ fn bad_reports_fail_before_any_editor_call() {
     let o = opts("", "", 2);
     let bad = SvnErrorKind::BadRevisionReport;
     let top = "Invalid report for top level of working copy".to_string();
-    assert_eq!(refused(&repo, &o, Report::new()), (bad, top.clone()));
+    assert_eq!(refused(&*repo, &o, Report::new()), (bad, top.clone()));
     assert_eq!(
         refused(
-            &repo,
+            &*repo,
             &o,
             report(|r| r.set_path("a.txt", 1, Depth::Infinity, false, None))
         ),
@@ -586,7 +591,7 @@ fn bad_reports_fail_before_any_editor_call() {
     );
     assert_eq!(
         refused(
-            &repo,
+            &*repo,
             &o,
             report(|r| r.link_path("", "sub", 1, Depth::Infinity, false, None))
         ),
@@ -594,7 +599,7 @@ fn bad_reports_fail_before_any_editor_call() {
     );
     assert_eq!(
         refused(
-            &repo,
+            &*repo,
             &o,
             report(|r| {
                 r.set_path("", 1, Depth::Infinity, false, None)?;
@@ -605,7 +610,7 @@ fn bad_reports_fail_before_any_editor_call() {
     );
     let base = || report(|r| r.set_path("", 1, Depth::Infinity, false, None));
     assert_eq!(
-        refused(&repo, &opts("", "", 6), base()),
+        refused(&*repo, &opts("", "", 6), base()),
         (
             SvnErrorKind::NoSuchRevision,
             "No such revision 6".to_string()
@@ -616,7 +621,7 @@ fn bad_reports_fail_before_any_editor_call() {
     let mut sw = opts("", "", 2);
     sw.switch_path = Some("nope".into());
     assert_eq!(
-        failed_run(&repo, &sw, base()),
+        failed_run(&*repo, &sw, base()),
         (
             0,
             SvnErrorKind::PathSyntax,
@@ -625,7 +630,7 @@ fn bad_reports_fail_before_any_editor_call() {
     );
     sw.switch_path = Some("a.txt".into());
     assert_eq!(
-        failed_run(&repo, &sw, base()),
+        failed_run(&*repo, &sw, base()),
         (
             0,
             SvnErrorKind::PathSyntax,
@@ -634,7 +639,7 @@ fn bad_reports_fail_before_any_editor_call() {
     );
     let r9 = report(|r| r.set_path("", 9, Depth::Infinity, false, None));
     assert_eq!(
-        failed_run(&repo, &o, r9),
+        failed_run(&*repo, &o, r9),
         (
             0,
             SvnErrorKind::NoSuchRevision,
@@ -646,7 +651,7 @@ fn bad_reports_fail_before_any_editor_call() {
         r.set_path("", 1, Depth::Infinity, false, None)?;
         r.set_path("sub", 9, Depth::Infinity, false, None)
     });
-    let (calls, kind, message) = failed_run(&repo, &o, nested);
+    let (calls, kind, message) = failed_run(&*repo, &o, nested);
     assert!(calls > 0);
     assert_eq!(
         (kind, message.as_str()),
@@ -654,7 +659,7 @@ fn bad_reports_fail_before_any_editor_call() {
     );
     let mut ex = opts("", "", 2);
     ex.depth = Depth::Exclude;
-    assert_eq!(refused(&repo, &ex, base()).0, SvnErrorKind::BadArgs);
+    assert_eq!(refused(&*repo, &ex, base()).0, SvnErrorKind::BadArgs);
 }
 
 #[test]
@@ -740,7 +745,7 @@ fn large_files_are_streamed_as_windows_against_the_base() {
     let repo = h.repo();
     for (from, start_empty) in [(1, true), (1, false)] {
         let calls = run(
-            &repo,
+            &*repo,
             &opts("", "", 2),
             report(|r| r.set_path("", from, Depth::Infinity, start_empty, None)),
         );
@@ -749,7 +754,7 @@ fn large_files_are_streamed_as_windows_against_the_base() {
             got = empty_wc();
         } else {
             assert!(copy_tree(
-                &repo,
+                &*repo,
                 1,
                 "",
                 "",
@@ -758,7 +763,7 @@ fn large_files_are_streamed_as_windows_against_the_base() {
                 &mut got
             ));
         }
-        wc::apply(&mut got, &calls, &repo, wc::Strictness::FULL).expect("applies");
+        wc::apply(&mut got, &calls, &*repo, wc::Strictness::FULL).expect("applies");
         assert!(got.nodes["big.bin"].text == v2);
         let sent: usize = calls
             .iter()
@@ -887,12 +892,12 @@ fn added_files_stored_self_contained_are_sent_as_stored() {
         o.text.svndiff_version = 0;
         o.text.accepts = accepts;
         let calls = run(
-            &repo,
+            &*repo,
             &o,
             report(|r| r.set_path("", 2, Depth::Infinity, true, None)),
         );
         let mut got = empty_wc();
-        wc::apply(&mut got, &calls, &repo, wc::Strictness::FULL).expect("applies");
+        wc::apply(&mut got, &calls, &*repo, wc::Strictness::FULL).expect("applies");
         assert!(got.nodes["whole.txt"].text == text, "accepts {accepts}");
         assert!(got.nodes["delta.txt"].text == changed, "accepts {accepts}");
         // Each file's stream, in call order: whole.txt is added after delta.txt.
@@ -941,21 +946,21 @@ fn deltas_stored_against_the_receivers_version_are_sent_as_stored() {
     let update = |accepts: u8| -> Vec<u8> {
         let mut o = opts("", "", 1);
         let calls = run(
-            &repo,
+            &*repo,
             &o,
             report(|r| r.set_path("", 1, Depth::Infinity, true, None)),
         );
         let mut got = empty_wc();
-        wc::apply(&mut got, &calls, &repo, wc::Strictness::FULL).expect("checkout applies");
+        wc::apply(&mut got, &calls, &*repo, wc::Strictness::FULL).expect("checkout applies");
         o.target_rev = 2;
         o.text.svndiff_version = 0;
         o.text.accepts = accepts;
         let calls = run(
-            &repo,
+            &*repo,
             &o,
             report(|r| r.set_path("", 1, Depth::Infinity, false, None)),
         );
-        wc::apply(&mut got, &calls, &repo, wc::Strictness::FULL).expect("update applies");
+        wc::apply(&mut got, &calls, &*repo, wc::Strictness::FULL).expect("update applies");
         assert!(got.nodes["f.txt"].text == changed, "accepts {accepts}");
         let mut stream = Vec::new();
         for c in &calls {
@@ -999,7 +1004,7 @@ fn an_update_walks_only_what_changed() {
         let started = std::time::Instant::now();
         let mut counter = Counter::default();
         prepare(
-            &shared(&repo),
+            &shared(&*repo),
             &opts("", "", 2),
             report(|r| r.set_path("", from, Depth::Infinity, start_empty, None)),
         )

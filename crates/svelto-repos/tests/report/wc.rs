@@ -7,7 +7,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use svelto_core::{join, parent_and_name, Depth, Md5, NodeKind, PropList, Revnum};
 use svelto_delta::{apply_windows, decode_stream, Limits};
 use svelto_repos::editor::{Call, Token};
-use svelto_store::Repo;
+/// A repository as the seam's callers read it (the local engine, opened by the testkit).
+type Repo = dyn svelto_fs::ReadRepo;
 
 /// Stands for a text the drive changed without sending it (`status`, `diff --summarize`).
 pub const UNKNOWN_TEXT: &[u8] = b"\0<text not sent>\0";

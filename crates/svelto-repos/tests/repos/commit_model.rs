@@ -426,8 +426,8 @@ fn run_model(backend: Backend, nums: &[u64]) -> (usize, usize) {
     }
     svelto_fs::contract::check(&*repo).expect("the seam's contract");
     if let Some(path) = t.path() {
-        let local = svelto_store::Repo::open(path).expect("open");
-        svelto_repos::verify(&local, 0, head, &mut |_| {}).expect("verify");
+        let local = svelto_testkit::memfs::open_local(path);
+        svelto_repos::verify(&*local, 0, head, &mut |_| {}).expect("verify");
         assert!(
             std::fs::read_dir(path.join("db").join("txns"))
                 .map(|d| d.count())

@@ -73,19 +73,19 @@ fn segments(repo: &dyn ReadRepo, path: &str, rev: Revnum) -> Vec<Segment> {
 fn every_fixture_reads_the_same_from_memory() {
     for name in svelto_testkit::SMALL_SCENARIOS {
         let (_dir, local) = crate::replay::load_fixture(name);
-        let mem = MemRepo::copy_of(&local).expect("copy into memory");
-        let on_disk = svelto_fs::contract::check(&local).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let mem = MemRepo::copy_of(&*local).expect("copy into memory");
+        let on_disk = svelto_fs::contract::check(&*local).unwrap_or_else(|e| panic!("{name}: {e}"));
         let in_memory =
             svelto_fs::contract::check(&mem).unwrap_or_else(|e| panic!("{name}: memory: {e}"));
         assert_eq!(on_disk, in_memory, "{name}");
         assert_eq!(mem.youngest(), local.youngest(), "{name}");
-        assert_eq!(dumped(&mem), dumped(&local), "{name}: dump");
-        assert_eq!(logged(&mem), logged(&local), "{name}: log -v");
+        assert_eq!(dumped(&mem), dumped(&*local), "{name}: dump");
+        assert_eq!(logged(&mem), logged(&*local), "{name}: log -v");
         let y = local.youngest();
-        assert_eq!(listed(&mem, y), listed(&local, y), "{name}: list -R");
+        assert_eq!(listed(&mem, y), listed(&*local, y), "{name}: list -R");
         // Every path of the youngest tree: where it came from.
         let mut paths = Vec::new();
-        list(&local, "", y, Depth::Infinity, None, None, &mut |p, _| {
+        list(&*local, "", y, Depth::Infinity, None, None, &mut |p, _| {
             paths.push(p.to_string());
             Ok(())
         })
@@ -93,7 +93,7 @@ fn every_fixture_reads_the_same_from_memory() {
         for p in paths {
             assert_eq!(
                 segments(&mem, &p, y),
-                segments(&local, &p, y),
+                segments(&*local, &p, y),
                 "{name}: {p}"
             );
         }

@@ -13,12 +13,13 @@ use svelto_core::{
 use svelto_delta::{apply_windows, decode_stream, Limits};
 use svelto_repos::editor::{Call, Recorder};
 use svelto_repos::{replay, Editor, LoadOptions, ReplayOptions, Result, TextOptions, Token};
-use svelto_store::Repo;
+/// A repository as the seam's callers read it (the local engine, opened by the testkit).
+pub type Repo = dyn svelto_fs::ReadRepo;
 
-pub fn load_fixture(name: &str) -> (tempfile::TempDir, Repo) {
+pub fn load_fixture(name: &str) -> (tempfile::TempDir, Arc<Repo>) {
     let dump = svelto_testkit::scenario_dump(name);
     let loaded = svelto_testkit::svelto_create_load(&dump, LoadOptions::default());
-    (loaded.dir, loaded.repo)
+    (loaded.dir, Arc::new(loaded.repo))
 }
 
 fn md5_of(bytes: &[u8]) -> Md5 {
@@ -55,7 +56,7 @@ impl Truth<'_> {
         t
     }
 
-    fn walk(&self, off: svelto_store::NodeRevId, path: &str, tree: &mut Tree) {
+    fn walk(&self, off: svelto_core::NodeRevId, path: &str, tree: &mut Tree) {
         let node = self.repo.node(off).expect("node");
         let props = self.repo.props(&node).expect("props");
         match node.kind {
@@ -517,7 +518,7 @@ fn check_fixture(name: &str) {
     let (_dir, repo) = load_fixture(name);
     let head = repo.youngest();
     let mut truth = Truth {
-        repo: &repo,
+        repo: &*repo,
         trees: HashMap::new(),
     };
     let bases = bases(&mut truth, head);
@@ -542,7 +543,7 @@ fn check_fixture(name: &str) {
         for base in &bases {
             for lwm in [0, rev] {
                 for send_deltas in [true, false] {
-                    check_revision(&repo, &mut truth, rev, base, lwm, send_deltas);
+                    check_revision(&*repo, &mut truth, rev, base, lwm, send_deltas);
                 }
             }
         }
@@ -598,7 +599,7 @@ fn revision_zero_is_only_the_target_revision() {
         send_deltas: true,
         text: TextOptions::default(),
     };
-    replay(&repo, 0, &opts, &mut rec).expect("replay r0");
+    replay(&*repo, 0, &opts, &mut rec).expect("replay r0");
     assert_eq!(rec.calls, vec![Call::TargetRev(0)]);
 }
 
@@ -612,7 +613,7 @@ fn a_revision_past_head_fails_before_any_call() {
         send_deltas: true,
         text: TextOptions::default(),
     };
-    let err = replay(&repo, repo.youngest() + 1, &opts, &mut rec).expect_err("past head");
+    let err = replay(&*repo, repo.youngest() + 1, &opts, &mut rec).expect_err("past head");
     assert!(err.to_string().contains("No such revision"), "{err}");
     assert!(rec.calls.is_empty());
 }
@@ -666,7 +667,7 @@ fn big_file_dump(size: usize) -> Vec<u8> {
 
 #[test]
 fn large_texts_are_streamed_and_apply() {
-    let size = svelto_store::DELTA_MAX + 300_000;
+    let size = svelto_fs::DELTA_MAX + 300_000;
     let dir = svelto_testkit::tempdir();
     let dump_path = dir.path().join("big.dump");
     std::fs::write(&dump_path, big_file_dump(size)).expect("write dump");
@@ -752,7 +753,7 @@ fn copies_keep_the_history_svn_log_shows() {
         let mut sent = Vec::new();
         for rev in 1..=repo.youngest() {
             let mut rec = Recorder::default();
-            replay(&repo, rev, &opts, &mut rec).expect("replay");
+            replay(&*repo, rev, &opts, &mut rec).expect("replay");
             for call in rec.calls {
                 if let Call::AddDir(path, _, _, Some((from, r)))
                 | Call::AddFile(path, _, _, Some((from, r))) = call

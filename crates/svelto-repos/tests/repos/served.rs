@@ -243,8 +243,9 @@ fn session(backend: Arc<dyn Backend>, dir: &Path) -> (Vec<String>, bool) {
 fn the_service_answers_the_same_over_the_local_and_the_memory_backend() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let dir = tmp.path().join("repo");
-    svelto_repos::create(&svelto_store::LocalBackend, &dir, UUID, DATE).expect("create");
-    let (local, local_pieces) = session(Arc::new(svelto_store::LocalBackend), &dir);
+    svelto_repos::create(&*svelto_testkit::memfs::local_backend(), &dir, UUID, DATE)
+        .expect("create");
+    let (local, local_pieces) = session(svelto_testkit::memfs::local_backend(), &dir);
 
     let memory = InMemory::default();
     let mut r0 = PropList::new();

@@ -56,12 +56,26 @@ pub enum Expect {
 }
 
 /// What is on the second side of a [`Pair`].
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub enum Subject {
     /// `svelto serve` (this binary) over a repository made by `svelto admin`.
     Svelto(PathBuf),
     /// svnserve again over a second FSFS repository: checks the harness.
     SelfTest,
+    /// Svelto's front ends started in the test process ([`ServeInProcess`]) over the
+    /// in-memory backend ([`crate::memfs::MemBackend`]), the dump loaded into it by
+    /// `svelto_repos::load`: the same suites over the second backend.
+    Memory(Arc<dyn ServeInProcess>),
+}
+
+impl std::fmt::Debug for Subject {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Subject::Svelto(binary) => f.debug_tuple("Svelto").field(binary).finish(),
+            Subject::SelfTest => f.write_str("SelfTest"),
+            Subject::Memory(_) => f.write_str("Memory"),
+        }
+    }
 }
 
 impl Subject {
@@ -95,7 +109,9 @@ pub struct Pair {
     dir: TempDir,
     sides: [Side; 2],
     client: SvnClient,
-    selftest: bool,
+    subject: Subject,
+    /// The subject's repositories when they are in memory.
+    memory: Option<Arc<crate::memfs::MemBackend>>,
 }
 
 /// Writes a certificate and its key (PEM) into a directory and returns their paths.
@@ -130,8 +146,7 @@ impl Pair {
     /// Any dump, served as repository `name` on both sides.
     pub fn from_dump(name: &str, dump: &Path, subject: Subject) -> Pair {
         let (dir, roots, repos) = pair_dirs(name);
-        let selftest = matches!(subject, Subject::SelfTest);
-        load_sides(&repos, dump, &subject);
+        let memory = load_sides(&repos, dump, &subject);
         let (reference, subject_server) = std::thread::scope(|scope| {
             let reference = scope.spawn(|| Svnserve::start(&roots[0].join("repos")).into_server());
             let subject_server = match &subject {
@@ -143,6 +158,14 @@ impl Pair {
                     &[],
                 )
                 .into_server(),
+                Subject::Memory(start) => Server::in_process(
+                    &**start,
+                    in_memory(&memory),
+                    &roots[1].join("repos"),
+                    &roots[1].join("serve.log"),
+                    None,
+                    &[],
+                ),
             };
             let reference = match reference.join() {
                 Ok(server) => server,
@@ -150,7 +173,14 @@ impl Pair {
             };
             (reference, subject_server)
         });
-        let labels = ["svnserve", if selftest { "svnserve-2" } else { "svelto" }];
+        let labels = [
+            "svnserve",
+            match subject {
+                Subject::SelfTest => "svnserve-2",
+                Subject::Svelto(_) => "svelto",
+                Subject::Memory(_) => "svelto-memory",
+            },
+        ];
         Pair::assemble(
             name,
             dir,
@@ -158,7 +188,7 @@ impl Pair {
             repos,
             roots,
             labels,
-            selftest,
+            (subject, memory),
         )
     }
 
@@ -170,7 +200,7 @@ impl Pair {
         repos: [PathBuf; 2],
         roots: [PathBuf; 2],
         labels: [&'static str; 2],
-        selftest: bool,
+        (subject, memory): (Subject, Option<Arc<crate::memfs::MemBackend>>),
     ) -> Pair {
         let side = |label, server: Server, repo: PathBuf, root: &Path| {
             let work = root.join("work");
@@ -197,7 +227,8 @@ impl Pair {
             dir,
             sides,
             client,
-            selftest,
+            subject,
+            memory,
         }
     }
 
@@ -225,6 +256,16 @@ impl Pair {
     /// authz file of each side and the Svelto side's svnserve.conf (`anon-access = read`
     /// for `Satisfy Any`, `none` for `Require valid-user` alone; `authz-db = authz`).
     pub fn http_auth(fixture: &str, svelto_binary: &Path, anonymous: bool) -> Pair {
+        Pair::http_auth_with(
+            fixture,
+            Subject::Svelto(svelto_binary.to_owned()),
+            anonymous,
+        )
+    }
+
+    /// [`Pair::http_auth`] with `subject` on the Svelto side (`svelto serve`, or the front
+    /// ends over memory).
+    pub fn http_auth_with(fixture: &str, subject: Subject, anonymous: bool) -> Pair {
         let location = format!(
             "  AuthType Basic\n  AuthName \"Svelto test realm\"\n  \
              AuthUserFile {PAIR_DIR_MARK}/htpasswd\n  \
@@ -232,13 +273,9 @@ impl Pair {
             if anonymous { "  Satisfy Any\n" } else { "" }
         );
         let file = format!("{PAIR_DIR_MARK}/htpasswd");
-        Pair::http_with(
-            fixture,
-            svelto_binary,
-            &location,
-            &["--http-auth-file", &file],
-            None,
-        )
+        let dump = crate::scenario_dump(fixture);
+        let flags = ["--http-auth-file", file.as_str()];
+        Pair::http_subject(fixture, &dump, subject, &location, &flags)
     }
 
     /// The password file of an [`Pair::http_auth`] pair (absent until the test writes it).
@@ -257,26 +294,45 @@ impl Pair {
         make_cert: Option<&MakeCert>,
     ) -> Pair {
         let dump = crate::scenario_dump(fixture);
-        Pair::http_with_dump(fixture, &dump, svelto_binary, location, flags, make_cert)
+        let subject = Subject::Svelto(svelto_binary.to_owned());
+        Pair::http_with_dump(fixture, &dump, subject, location, flags, make_cert)
     }
 
     /// Any dump over HTTP, served as repository `name` by Apache and by Svelto.
     pub fn http_from_dump(name: &str, dump: &Path, svelto_binary: &Path) -> Pair {
-        Pair::http_with_dump(name, dump, svelto_binary, "", &[], None)
+        let subject = Subject::Svelto(svelto_binary.to_owned());
+        Pair::http_with_dump(name, dump, subject, "", &[], None)
+    }
+
+    /// Any dump over HTTP, served as repository `name` by Apache and by `subject`
+    /// (`svelto serve`, or the front ends in memory; not svnserve), with more directives
+    /// in Apache's `<Location>` and more flags of `svelto serve` as [`Pair::http_with`].
+    pub fn http_subject(
+        name: &str,
+        dump: &Path,
+        subject: Subject,
+        location: &str,
+        flags: &[&str],
+    ) -> Pair {
+        Pair::http_with_dump(name, dump, subject, location, flags, None)
     }
 
     fn http_with_dump(
         name: &str,
         dump: &Path,
-        svelto_binary: &Path,
+        subject: Subject,
         location: &str,
         flags: &[&str],
         make_cert: Option<&MakeCert>,
     ) -> Pair {
+        assert!(
+            !matches!(subject, Subject::SelfTest),
+            "the HTTP pair's subject is Svelto"
+        );
         let dump = dump.to_path_buf();
         let (dir, roots, repos) = pair_dirs(name);
         let tls = make_cert.map(|make| make(dir.path()));
-        load_sides(&repos, &dump, &Subject::Svelto(svelto_binary.to_owned()));
+        let memory = load_sides(&repos, &dump, &subject);
         let fix = |s: &str| {
             s.replace(PAIR_DIR_MARK, &dir.path().to_string_lossy())
                 .replace("{REFERENCE_REPO}", &repos[0].to_string_lossy())
@@ -295,23 +351,39 @@ impl Pair {
                 flags.push(file.to_string_lossy().into_owned());
             }
         }
-        let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
-        let svelto = Svelto::start_http(
-            svelto_binary,
-            &roots[1].join("repos"),
-            &roots[1].join("serve.log"),
-            "/svn",
-            &flags,
-        )
-        .into_server();
+        let (svelto, label) = match &subject {
+            Subject::Memory(start) => (
+                Server::in_process(
+                    &**start,
+                    in_memory(&memory),
+                    &roots[1].join("repos"),
+                    &roots[1].join("serve.log"),
+                    Some("/svn"),
+                    &flags,
+                ),
+                "svelto-http-memory",
+            ),
+            Subject::Svelto(binary) => {
+                let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+                let server = Svelto::start_http(
+                    binary,
+                    &roots[1].join("repos"),
+                    &roots[1].join("serve.log"),
+                    "/svn",
+                    &flags,
+                );
+                (server.into_server(), "svelto-http")
+            }
+            Subject::SelfTest => unreachable!("refused above"),
+        };
         Pair::assemble(
             name,
             dir,
             [apache.into_server(), svelto],
             repos,
             roots,
-            ["apache", "svelto-http"],
-            false,
+            ["apache", label],
+            (subject, memory),
         )
     }
 
@@ -330,7 +402,59 @@ impl Pair {
 
     /// Whether the subject is svnserve too.
     pub fn is_selftest(&self) -> bool {
-        self.selftest
+        matches!(self.subject, Subject::SelfTest)
+    }
+
+    /// What serves the subject side.
+    pub fn subject_kind(&self) -> &Subject {
+        &self.subject
+    }
+
+    /// The subject's repository as a dumpfile (`svnadmin dump` for svnserve, `svelto admin
+    /// dump` for `svelto serve`, `svelto_repos::dump` in memory), after checking it (`svelto
+    /// admin verify`, `svelto_repos::verify` in memory): what a session's end compares
+    /// with the reference's dump.
+    pub fn subject_dump(&self) -> Vec<u8> {
+        let repo = self.subject_repo();
+        match &self.subject {
+            Subject::SelfTest => {
+                Run::tool("svnadmin")
+                    .args(["dump", "-q"])
+                    .arg(repo)
+                    .success()
+                    .stdout
+            }
+            Subject::Svelto(binary) => {
+                Run::new(binary)
+                    .args(["admin", "verify", "-q"])
+                    .arg(repo)
+                    .success();
+                Run::new(binary)
+                    .args(["admin", "dump", "-q"])
+                    .arg(repo)
+                    .success()
+                    .stdout
+            }
+            Subject::Memory(_) => {
+                let mem = self
+                    .memory
+                    .as_ref()
+                    .and_then(|m| m.repo(repo))
+                    .unwrap_or_else(|| panic!("no repository in memory at {repo:?}"));
+                let youngest = svelto_fs::ReadRepo::youngest(&mem);
+                svelto_repos::verify(&mem, 0, youngest, &mut |_| {})
+                    .unwrap_or_else(|e| panic!("{repo:?} in memory does not verify: {e}"));
+                let mut out = Vec::new();
+                let opts = svelto_repos::DumpOptions {
+                    start: 0,
+                    end: youngest,
+                    ..Default::default()
+                };
+                svelto_repos::dump(&mem, &mut out, opts, &mut |_| {})
+                    .unwrap_or_else(|e| panic!("{repo:?} in memory: dump: {e}"));
+                out
+            }
+        }
     }
 
     /// The reference: svnserve over FSFS.
@@ -670,18 +794,63 @@ pub(super) fn pair_dirs(name: &str) -> (TempDir, [PathBuf; 2], [PathBuf; 2]) {
     (dir, roots, repos)
 }
 
-/// Loads `dump` into FSFS on side 0 and into the subject's store on side 1, at once.
-pub(super) fn load_sides(repos: &[PathBuf; 2], dump: &Path, subject: &Subject) {
+/// Loads `dump` into FSFS on side 0 and into the subject's store on side 1, at once; the
+/// in-memory backend holding side 1 when the subject serves from memory.
+pub(super) fn load_sides(
+    repos: &[PathBuf; 2],
+    dump: &Path,
+    subject: &Subject,
+) -> Option<Arc<crate::memfs::MemBackend>> {
     std::thread::scope(|scope| {
         let reference = scope.spawn(|| make_fsfs(&repos[0], dump));
-        match subject {
-            Subject::SelfTest => make_fsfs(&repos[1], dump),
-            Subject::Svelto(binary) => make_svelto(binary, &repos[1], dump),
-        }
+        let memory = match subject {
+            Subject::SelfTest => {
+                make_fsfs(&repos[1], dump);
+                None
+            }
+            Subject::Svelto(binary) => {
+                make_svelto(binary, &repos[1], dump);
+                None
+            }
+            Subject::Memory(_) => Some(make_memory(&repos[1], dump)),
+        };
         if let Err(panic) = reference.join() {
             std::panic::resume_unwind(panic);
         }
-    });
+        memory
+    })
+}
+
+/// `svelto_repos::create` of `repo` through a new in-memory backend (its `conf/` and
+/// `hooks/` on disk, its revisions in memory), then `svelto_repos::load` of `dump` into it
+/// as `svelto admin load` does (the dump's UUID taken).
+pub(super) fn make_memory(repo: &Path, dump: &Path) -> Arc<crate::memfs::MemBackend> {
+    let backend = Arc::new(crate::memfs::MemBackend::new());
+    svelto_repos::create(
+        &*backend,
+        repo,
+        "00000000-0000-4000-8000-000000000000",
+        "2000-01-01T00:00:00.000000Z",
+    )
+    .unwrap_or_else(|e| panic!("create {repo:?} in memory: {e}"));
+    let input = std::io::BufReader::new(
+        std::fs::File::open(dump).unwrap_or_else(|e| panic!("open {dump:?}: {e}")),
+    );
+    let mut writer = svelto_fs::Backend::open_writer(&*backend, repo)
+        .unwrap_or_else(|e| panic!("the writer of {repo:?} in memory: {e}"));
+    svelto_repos::load(
+        &mut *writer,
+        input,
+        svelto_repos::LoadOptions::default(),
+        &mut |_| {},
+    )
+    .unwrap_or_else(|e| panic!("{dump:?}: load into memory: {e}"));
+    backend
+}
+
+/// The in-memory backend `load_sides` made, as the servers take it.
+fn in_memory(memory: &Option<Arc<crate::memfs::MemBackend>>) -> Arc<dyn svelto_fs::Backend> {
+    memory.clone().expect("the subject was loaded into memory")
 }
 
 pub(super) fn make_fsfs(repo: &Path, dump: &Path) {
@@ -942,6 +1111,24 @@ pub fn shared_pair(fixture: &str, svelto_binary: &Path) -> &'static Pair {
 pub fn shared_http_pair(fixture: &str, svelto_binary: &Path) -> &'static Pair {
     static CELLS: OnceLock<PairCells> = OnceLock::new();
     shared_cell(&CELLS, fixture).get_or_init(|| Pair::http(fixture, svelto_binary).share())
+}
+
+/// The svn:// pair serving `fixture` from memory ([`Subject::Memory`] with `start`'s
+/// front ends), made on first use and shared by every test of the process.
+pub fn shared_memory_pair(fixture: &str, start: &Arc<dyn ServeInProcess>) -> &'static Pair {
+    static CELLS: OnceLock<PairCells> = OnceLock::new();
+    shared_cell(&CELLS, fixture)
+        .get_or_init(|| Pair::with_subject(fixture, Subject::Memory(start.clone())).share())
+}
+
+/// The HTTP pair (Apache, and Svelto's HTTP front end in this process over memory) serving
+/// `fixture`, made on first use and shared by every test of the process.
+pub fn shared_memory_http_pair(fixture: &str, start: &Arc<dyn ServeInProcess>) -> &'static Pair {
+    static CELLS: OnceLock<PairCells> = OnceLock::new();
+    shared_cell(&CELLS, fixture).get_or_init(|| {
+        let dump = crate::scenario_dump(fixture);
+        Pair::http_subject(fixture, &dump, Subject::Memory(start.clone()), "", &[]).share()
+    })
 }
 
 /// One cell per fixture, each filled once.

@@ -56,6 +56,9 @@ pub enum ServerKind {
     Etcd,
     /// SeaweedFS's `weed` as the S3-compatible object store (`cluster.rs`).
     S3,
+    /// Svelto's front ends run by the test process itself over the in-memory backend
+    /// ([`ServeInProcess`]).
+    SveltoInMemory,
 }
 
 impl ServerKind {
@@ -67,14 +70,20 @@ impl ServerKind {
             ServerKind::Nginx => "nginx",
             ServerKind::Etcd => "etcd",
             ServerKind::S3 => "weed",
+            ServerKind::SveltoInMemory => "svelto (in memory)",
         }
     }
 }
 
-/// A running svn:// server on 127.0.0.1, killed on drop.
+/// A running svn:// server on 127.0.0.1, killed on drop: a process of its own, or one the
+/// test process runs ([`ServeInProcess`], which has no process id, cannot be killed and
+/// whose standard error is its log).
 pub struct Server {
     pub(crate) kind: ServerKind,
-    pub(crate) child: Child,
+    /// The watchdog (None: the server runs in this process).
+    pub(crate) child: Option<Child>,
+    /// An in-process server's handle: dropping it stops the server.
+    pub(crate) in_process: Option<Box<dyn std::any::Any + Send + Sync>>,
     pub(crate) stdin: Option<ChildStdin>,
     pub(crate) pid: u32,
     pub(crate) port: u16,
@@ -108,9 +117,25 @@ impl Server {
         SocketAddr::from(([127, 0, 0, 1], self.port))
     }
 
-    /// The pid of the server process itself (not of its watchdog).
+    /// The pid of the server process itself (not of its watchdog). Panics for a server
+    /// running in the test process: what a test does to the process (kill it, read its
+    /// memory) cannot be done to it.
     pub fn pid(&self) -> u32 {
+        self.process_pid()
+    }
+
+    fn process_pid(&self) -> u32 {
+        assert!(
+            self.child.is_some(),
+            "{} runs in the test process: it has no process of its own to kill or measure",
+            self.kind.name()
+        );
         self.pid
+    }
+
+    /// Whether the server runs in the test process ([`ServeInProcess`]).
+    pub fn is_in_process(&self) -> bool {
+        self.child.is_none()
     }
 
     /// The `-r` root the server serves.
@@ -120,12 +145,18 @@ impl Server {
 
     /// Whether the server process is still running.
     pub fn is_alive(&mut self) -> bool {
-        matches!(self.child.try_wait(), Ok(None))
+        match &mut self.child {
+            Some(child) => matches!(child.try_wait(), Ok(None)),
+            None => true,
+        }
     }
 
     /// Whether the server process is still running, without `&mut`: looks at
     /// `/proc/PID`.
     pub fn is_running(&self) -> bool {
+        if self.child.is_none() {
+            return true;
+        }
         std::fs::read_to_string(format!("/proc/{}/stat", self.pid))
             .map(|stat| {
                 // The state follows the parenthesised command name.
@@ -138,8 +169,9 @@ impl Server {
     /// Kills the server with SIGKILL (no shutdown of any kind, as a crash or the kernel's
     /// OOM killer would) and waits until it and its watchdog are gone.
     pub fn kill_hard(&mut self) {
+        let pid = self.process_pid();
         let _ = Command::new("kill")
-            .args(["-KILL", &self.pid.to_string()])
+            .args(["-KILL", &pid.to_string()])
             .stderr(Stdio::null())
             .status();
         let deadline = Instant::now() + Duration::from_secs(10);
@@ -147,7 +179,9 @@ impl Server {
             std::thread::sleep(Duration::from_millis(5));
         }
         drop(self.stdin.take());
-        let _ = self.child.wait();
+        if let Some(child) = &mut self.child {
+            let _ = child.wait();
+        }
     }
 
     /// What the server wrote to standard error (and standard output) so far.
@@ -181,12 +215,13 @@ impl Server {
 
     /// Peak resident set size of the server process, in KiB.
     pub fn peak_rss_kib(&self) -> Option<u64> {
-        crate::run::read_vm_hwm_kib(self.pid)
+        crate::run::read_vm_hwm_kib(self.process_pid())
     }
 
     /// Current resident set size of the server process, in KiB.
     pub fn rss_kib(&self) -> Option<u64> {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid)).ok()?;
+        let status =
+            std::fs::read_to_string(format!("/proc/{}/status", self.process_pid())).ok()?;
         status
             .lines()
             .find_map(|line| line.strip_prefix("VmRSS:"))
@@ -196,11 +231,16 @@ impl Server {
 
 impl Drop for Server {
     fn drop(&mut self) {
+        // An in-process server stops when its handle goes.
+        drop(self.in_process.take());
+        let Some(child) = &mut self.child else {
+            return;
+        };
         // Closing the watchdog's standard input makes it kill the server.
         drop(self.stdin.take());
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
-            match self.child.try_wait() {
+            match child.try_wait() {
                 Ok(Some(_)) | Err(_) => return,
                 Ok(None) if Instant::now() > deadline => break,
                 Ok(None) => std::thread::sleep(Duration::from_millis(10)),
@@ -211,8 +251,8 @@ impl Drop for Server {
             .args(["-KILL", &self.pid.to_string()])
             .stderr(Stdio::null())
             .status();
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        let _ = child.kill();
+        let _ = child.wait();
     }
 }
 
@@ -459,7 +499,8 @@ impl Svnserve {
             let watched = spawn_watched(&program, &args);
             let mut server = Server {
                 kind: ServerKind::Svnserve,
-                child: watched.child,
+                child: Some(watched.child),
+                in_process: None,
                 stdin: Some(watched.stdin),
                 pid: watched.pid,
                 port,
@@ -583,7 +624,8 @@ impl Svelto {
         let watched = spawn_watched(binary, &args);
         let mut server = Server {
             kind: ServerKind::Svelto,
-            child: watched.child,
+            child: Some(watched.child),
+            in_process: None,
             stdin: Some(watched.stdin),
             pid: watched.pid,
             port: 0,
@@ -685,4 +727,105 @@ pub fn svelto_binary() -> PathBuf {
         .unwrap_or_else(|| {
             panic!("no svelto binary among {candidates:?}: cargo build -p svelto-cli, or set SVELTO_BIN")
         })
+}
+
+/// Starts Svelto's front ends in the test process over a backend the testkit made (the
+/// in-memory one: [`crate::memfs::MemBackend`]). The test crate implements it, as the one
+/// that links the front ends (the testkit does not: it sits below them); [`Pair`]s built
+/// with [`Subject::Memory`] call it instead of starting `svelto serve`.
+pub trait ServeInProcess: Send + Sync {
+    /// Serves the repositories `spec.backend` holds under `spec.root` on 127.0.0.1:
+    /// svn://, or HTTP under `spec.http_prefix`.
+    fn start(&self, spec: InProcessSpec<'_>) -> InProcessServer;
+}
+
+/// What an in-process server is to serve, and how.
+pub struct InProcessSpec<'a> {
+    pub backend: Arc<dyn svelto_fs::Backend>,
+    /// As `svelto serve -r ROOT`.
+    pub root: &'a Path,
+    /// None: svn://; Some: HTTP with this `--http-prefix`.
+    pub http_prefix: Option<&'a str>,
+    /// Further `svelto serve` flags; a starter refuses (panics on) those it does not know.
+    pub flags: &'a [String],
+    /// Where the server writes its log (what [`Server::stderr_text`] shows).
+    pub log: Box<dyn std::io::Write + Send>,
+}
+
+/// A server [`ServeInProcess::start`] started.
+pub struct InProcessServer {
+    /// The port it listens on (127.0.0.1).
+    pub port: u16,
+    /// Dropped when the server is: stops it (or, when it cannot stop, lets it idle until
+    /// the process ends).
+    pub handle: Box<dyn std::any::Any + Send + Sync>,
+}
+
+/// Appends what is written to a shared buffer and to the log file (an in-process
+/// server's log, where `svelto serve --log-file` would write it).
+struct SharedLog(Arc<Mutex<Vec<u8>>>, std::fs::File);
+
+impl std::io::Write for SharedLog {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend_from_slice(buf);
+        self.1.write_all(buf)?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.1.flush()
+    }
+}
+
+impl Server {
+    /// `start`'s server over `backend` serving `root`: svn://127.0.0.1:PORT, or with
+    /// `http_prefix` http://127.0.0.1:PORT/PREFIX; its log also in `log_file`.
+    pub(crate) fn in_process(
+        start: &dyn ServeInProcess,
+        backend: Arc<dyn svelto_fs::Backend>,
+        root: &Path,
+        log_file: &Path,
+        http_prefix: Option<&str>,
+        flags: &[String],
+    ) -> Server {
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log_file)
+            .unwrap_or_else(|e| panic!("cannot open {log_file:?}: {e}"));
+        let started = start.start(InProcessSpec {
+            backend,
+            root,
+            http_prefix,
+            flags,
+            log: Box::new(SharedLog(log.clone(), file)),
+        });
+        let port = started.port;
+        let base_url = match http_prefix {
+            None => format!("svn://127.0.0.1:{port}"),
+            Some(prefix) => format!("http://127.0.0.1:{port}{prefix}"),
+        };
+        let server = Server {
+            kind: ServerKind::SveltoInMemory,
+            child: None,
+            in_process: Some(started.handle),
+            stdin: None,
+            pid: 0,
+            port,
+            base_url,
+            root: root.to_owned(),
+            log,
+            log_file: Some(log_file.to_owned()),
+        };
+        assert!(
+            can_connect(port),
+            "the in-process server says it listens on port {port}, but a connection failed:\n{}",
+            server.diagnostics()
+        );
+        server
+    }
 }

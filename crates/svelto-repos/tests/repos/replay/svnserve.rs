@@ -14,7 +14,8 @@ use svelto_core::{Md5, NodeKind, Revnum};
 use svelto_delta::{apply_windows, decode_stream, Limits};
 use svelto_repos::editor::{Call, Recorder};
 use svelto_repos::{replay, ReplayOptions, TextOptions, Token};
-use svelto_store::Repo;
+/// A repository as the seam's callers read it (the local engine, opened by the testkit).
+type Repo = dyn svelto_fs::ReadRepo;
 use svelto_testkit::svnserve_client::{word_at, DriveOutcome, Mode, SvnserveClient};
 use svelto_wire::Item;
 
@@ -255,16 +256,16 @@ pub(super) fn compare(
 fn compare_fixture(name: &str) {
     let (_dir, repo) = load_fixture(name);
     let fsfs = svelto_testkit::svnadmin_create_load(&svelto_testkit::scenario_dump(name));
-    let texts = all_texts(&repo);
+    let texts = all_texts(&*repo);
     let head = repo.youngest();
     let mut truth = super::Truth {
-        repo: &repo,
+        repo: &*repo,
         trees: HashMap::new(),
     };
     for base in super::bases(&mut truth, head) {
         for lwm in [0, head / 2, head] {
             for send_deltas in [true, false] {
-                compare(name, &repo, &fsfs, &texts, &base, lwm, send_deltas);
+                compare(name, &*repo, &fsfs, &texts, &base, lwm, send_deltas);
             }
         }
     }
@@ -275,10 +276,10 @@ fn same_as_svnserve_many_revs() {
     let name = "many-revs";
     let (_dir, repo) = load_fixture(name);
     let fsfs = svelto_testkit::svnadmin_create_load(&svelto_testkit::scenario_dump(name));
-    let texts = all_texts(&repo);
+    let texts = all_texts(&*repo);
     let head = repo.youngest();
-    compare(name, &repo, &fsfs, &texts, "", head / 2, true);
-    compare(name, &repo, &fsfs, &texts, "trunk", 0, false);
+    compare(name, &*repo, &fsfs, &texts, "", head / 2, true);
+    compare(name, &*repo, &fsfs, &texts, "trunk", 0, false);
 }
 
 macro_rules! svnserve_tests {
