@@ -2,7 +2,7 @@
 """`svn` for Subversion 1.14.2's command-line suite with every checkout done by Svelto.
 
 Installed by suite.sh as `svn` in the suite's --bin directory: `svn checkout` (or `co`)
-with only options `svelto checkout` has (-r N|{DATE}|HEAD, --depth, -q,
+with only options `svelto checkout` has (-r N|{DATE}|HEAD, --depth (-N: files), -q,
 --ignore-externals, --force, --username, --password, --non-interactive, --config-dir;
 --no-auth-cache is dropped: Svelto writes no cache) and one svn:// or http(s):// URL (a
 peg revision N or HEAD allowed) runs `svelto checkout`; anything else runs the stock svn
@@ -44,6 +44,9 @@ def plan(args):
     while i < len(args):
         a = args[i]
         name, eq, value = a.partition("=")
+        if a.startswith("-r") and len(a) > 2 and not a.startswith("--"):
+            # -rN: the value attached, as the suite writes it.
+            name, eq, value = "-r", "=", a[2:]
         if not a.startswith("-") or a == "-":
             positional.append(a)
         elif name in WITH_VALUE or name in DROPPED_WITH_VALUE:
@@ -58,6 +61,9 @@ def plan(args):
                         or (value.startswith("{") and value.endswith("}"))):
                     return None, f"revision {value}"
                 out += [WITH_VALUE[name], value]
+        elif a in ("-N", "--non-recursive"):
+            # svn checkout's obsolete -N: --depth files.
+            out += ["--depth", "files"]
         elif a in FLAGS:
             out.append(FLAGS[a])
         elif a in DROPPED:
