@@ -159,6 +159,22 @@ impl Head {
         (head, flushed)
     }
 
+    /// The head that a publication adding no revision makes (a revision property change:
+    /// `added` bytes appended to the files while `youngest` stays): the youngest revision's
+    /// segment is replaced by `commit`'s, which holds the replaced one's bytes followed by
+    /// the added ones (docs/formats/cluster.md, "Revision property changes").
+    pub fn replace_youngest(&self, writer: &str, commit: CommitId, added: [u64; 5]) -> Head {
+        let mut head = self.clone();
+        for (total, part) in head.lengths.iter_mut().zip(added) {
+            *total += part;
+        }
+        head.writer = writer.to_owned();
+        if let Some(last) = head.tail.last_mut() {
+            last.commit = commit;
+        }
+        head
+    }
+
     /// The segment of `revision` if the head names it in its tail.
     pub fn in_tail(&self, revision: u64) -> Option<SegmentRef> {
         let first = self.tail.first()?.revision;
@@ -423,6 +439,31 @@ mod tests {
         let full = grown(64 + 63);
         assert!(full.encode().len() < 1900);
         assert_eq!(Head::decode(&full.encode()), Ok(full));
+    }
+
+    #[test]
+    fn a_revision_property_change_replaces_the_youngest_segment_only() {
+        let head = grown(70);
+        let changed = head.replace_youngest("fe-b", id(99), [0, 0, 7, 0, 20]);
+        assert_eq!(changed.youngest, 70);
+        assert_eq!(changed.index, head.index, "index objects never change");
+        assert_eq!(changed.tail.len(), head.tail.len());
+        assert_eq!(
+            changed.tail[..head.tail.len() - 1],
+            head.tail[..head.tail.len() - 1]
+        );
+        assert_eq!(changed.commit(), id(99));
+        assert_eq!(changed.in_tail(70).map(|s| s.commit), Some(id(99)));
+        let grew: Vec<u64> = (0..5)
+            .map(|i| changed.lengths[i] - head.lengths[i])
+            .collect();
+        assert_eq!(grew, [0, 0, 7, 0, 20]);
+        assert_eq!(changed.writer, "fe-b");
+        assert_eq!(Head::decode(&changed.encode()), Ok(changed.clone()));
+        // A commit after it builds on the replaced segment as on any other.
+        let (next, _) = changed.next("fe-b", id(100), [1, 1, 1, 1, 1]);
+        assert_eq!(next.in_tail(70).map(|s| s.commit), Some(id(99)));
+        assert_eq!(next.youngest, 71);
     }
 
     #[test]

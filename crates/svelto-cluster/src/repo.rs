@@ -657,22 +657,57 @@ impl Repository {
         commit: CommitId,
         segment: &Segment,
     ) -> Result<Publish, ClusterError> {
-        let outcome = self.block(self.publish_async(lease, base, commit, segment));
+        let revision = base.head.youngest + 1;
+        let (next, flushed) = base.head.next(&lease.writer, commit, segment.lengths());
+        let outcome =
+            self.block(self.publish_async(lease, base, commit, segment, revision, next, flushed));
         if matches!(outcome, Ok(Publish::LostLease)) {
             lease.lost.store(true, Ordering::SeqCst);
         }
         outcome
     }
 
+    /// Publishes a change that adds no revision (a revision property change): `segment`
+    /// is the youngest revision's segment as it is now (the bytes of the one the head
+    /// names) followed by `added` bytes appended since; it replaces that segment under
+    /// `commit`, by the same conditioned transaction as a commit's. The answer's
+    /// `revision` is the youngest revision (unchanged).
+    pub fn publish_replacing_youngest(
+        &self,
+        lease: &WriterLease,
+        base: &HeadVersion,
+        commit: CommitId,
+        segment: &Segment,
+        added: [u64; 5],
+    ) -> Result<Publish, ClusterError> {
+        let revision = base.head.youngest;
+        let next = base.head.replace_youngest(&lease.writer, commit, added);
+        let outcome = self.block(self.publish_async(
+            lease,
+            base,
+            commit,
+            segment,
+            revision,
+            next,
+            Vec::new(),
+        ));
+        if matches!(outcome, Ok(Publish::LostLease)) {
+            lease.lost.store(true, Ordering::SeqCst);
+        }
+        outcome
+    }
+
+    #[allow(clippy::too_many_arguments)]
     async fn publish_async(
         &self,
         lease: &WriterLease,
         base: &HeadVersion,
         commit: CommitId,
         segment: &Segment,
+        revision: u64,
+        next: Head,
+        flushed: Vec<SegmentRef>,
     ) -> Result<Publish, ClusterError> {
-        let revision = base.head.youngest + 1;
-        let (next, flushed) = base.head.next(&lease.writer, commit, segment.lengths());
         let mine = SegmentRef { revision, commit };
         let started = Instant::now();
         let put = self
