@@ -147,10 +147,9 @@ impl WriterLease {
         let lease = self.lease;
         let after = self.inner.config.request_timeout;
         let started = Instant::now();
-        let revoked = self
-            .inner
-            .runtime
-            .block_on(async { tokio::time::timeout(after, etcd.lease_revoke(lease)).await });
+        let revoked = crate::block_on(&self.inner.runtime, async {
+            tokio::time::timeout(after, etcd.lease_revoke(lease)).await
+        });
         self.inner.counters.add(trip, started.elapsed());
         revoked
             .map_err(|_| ClusterError::EtcdTimeout {
@@ -280,8 +279,8 @@ impl Repository {
         self.objects.segment_key(segment)
     }
 
-    fn block<T>(&self, f: impl std::future::Future<Output = T>) -> T {
-        self.inner.runtime.block_on(f)
+    fn block<T: Send>(&self, f: impl std::future::Future<Output = T> + Send) -> T {
+        crate::block_on(&self.inner.runtime, f)
     }
 
     async fn etcd_call<T>(
