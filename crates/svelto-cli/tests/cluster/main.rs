@@ -12,7 +12,14 @@ use std::time::{Duration, Instant};
 use svelto_testkit::cluster::{EtcdCluster, S3Server, S3_ACCESS_KEY, S3_REGION, S3_SECRET_KEY};
 use svelto_testkit::{tempdir, Run, Svelto};
 
+mod differential;
+#[allow(dead_code)]
+#[path = "../serve/lock_sessions.rs"]
+mod lock_sessions;
 mod probe;
+#[allow(dead_code)]
+#[path = "../serve/sessions.rs"]
+mod sessions;
 
 fn svelto_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_svelto"))
@@ -1100,6 +1107,31 @@ fn admin_load_into_the_cluster_dumps_as_a_local_load() {
         o("proj"),
     ])
     .stdout;
+    // The cluster verifies (every revision, through this machine's cache); a staged
+    // transaction of one machine is refused by name.
+    let verified = admin(&[o("verify"), o("--cluster"), file, o("proj")]);
+    assert!(
+        verified.stdout_text().contains("* Verified revision 1."),
+        "{}",
+        verified.stdout_text()
+    );
+    let txn = Run::new(svelto_bin())
+        .args([
+            o("admin"),
+            o("verify"),
+            o("-t"),
+            o("1-1"),
+            o("--cluster"),
+            file,
+            o("proj"),
+        ])
+        .failure();
+    assert!(
+        txn.stderr_text()
+            .contains("staged transactions live in each front end's cache"),
+        "{}",
+        txn.stderr_text()
+    );
     let cluster_uuid = String::from_utf8_lossy(&cluster_dump)
         .lines()
         .find_map(|l| l.strip_prefix("UUID: ").map(str::to_owned))

@@ -182,14 +182,9 @@ impl<'p> Script<'p> {
                 .arg(self.pair.subject_repo())
                 .success()
         } else {
-            Run::new(bin)
-                .args(["admin", "verify", "-q"])
-                .arg(self.pair.subject_repo())
-                .success();
-            Run::new(bin)
-                .args(["admin", "dump", "-q"])
-                .arg(self.pair.subject_repo())
-                .success()
+            let bin = Path::new(bin);
+            self.pair.subject_admin(bin, &["verify", "-q"]).success();
+            self.pair.subject_admin(bin, &["dump", "-q"]).success()
         };
         let mask = |b: &[u8]| {
             let text = mask_dates(b);
@@ -590,15 +585,9 @@ pub fn assert_same_histories(pair: &Pair) {
         .arg(pair.reference_repo())
         .success()
         .stdout;
-    let ours = Run::new(env!("CARGO_BIN_EXE_svelto"))
-        .args(["admin", "dump", "-q"])
-        .arg(pair.subject_repo())
-        .success()
-        .stdout;
-    Run::new(env!("CARGO_BIN_EXE_svelto"))
-        .args(["admin", "verify", "-q"])
-        .arg(pair.subject_repo())
-        .success();
+    let bin = Path::new(env!("CARGO_BIN_EXE_svelto"));
+    let ours = pair.subject_admin(bin, &["dump", "-q"]).success().stdout;
+    pair.subject_admin(bin, &["verify", "-q"]).success();
     // Revision 0 (up to the first "Revision-number: 1") holds the creation date, the UUID
     // and svnsync's bookkeeping (which names the server's URL): compared masked.
     let split = |d: &[u8]| -> (Vec<u8>, Vec<u8>) {

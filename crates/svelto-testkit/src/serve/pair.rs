@@ -3,6 +3,9 @@
 
 use super::*;
 
+mod cluster;
+pub use cluster::{round_robin, CLUSTER_FRONT_ENDS};
+
 /// What both sides printed, once normalized and found the same.
 #[derive(Debug, Clone)]
 pub struct Same {
