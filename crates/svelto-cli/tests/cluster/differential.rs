@@ -30,6 +30,35 @@ fn spread(pair: &Pair, least: usize) {
     assert!(counts.iter().all(|&n| n >= least), "{counts:?}");
 }
 
+/// `svelto admin hotcopy --cluster` makes a local repository that verifies and dumps (and
+/// lists its locks) as the cluster does; an existing destination is refused.
+fn hotcopy_is_the_cluster(pair: &Pair) -> std::path::PathBuf {
+    let copy = pair.dir().join("hotcopy");
+    let out = pair.subject_admin(bin(), &["hotcopy"]).arg(&copy).success();
+    assert!(out.stdout_text().contains("* Copied revision 1."), "{out}");
+    Run::new(bin())
+        .args(["admin", "verify", "-q"])
+        .arg(&copy)
+        .success();
+    for args in [
+        &["dump", "-q"][..],
+        &["dump", "-q", "--deltas"][..],
+        &["lslocks"][..],
+    ] {
+        let cluster = pair.subject_admin(bin(), args).success().stdout;
+        let local = Run::new(bin())
+            .arg("admin")
+            .args(args)
+            .arg(&copy)
+            .success()
+            .stdout;
+        assert!(cluster == local, "svelto admin {args:?} of the hotcopy");
+    }
+    let again = pair.subject_admin(bin(), &["hotcopy"]).arg(&copy).failure();
+    assert!(again.stderr_text().contains("File exists"), "{again}");
+    copy
+}
+
 fn youngest(repo: &Path) -> u64 {
     let out = Run::tool("svnlook").arg("youngest").arg(repo).success();
     out.stdout_text().trim().parse().expect("svnlook youngest")
@@ -157,6 +186,7 @@ fn commit_sessions_through_three_front_ends_match_svnserve() {
     sessions::changes_inside_a_copy_in_the_same_commit(&pair);
     sessions::large_files_are_committed_and_changed(&pair);
     spread(&pair, 20);
+    hotcopy_is_the_cluster(&pair);
 }
 
 #[test]
@@ -228,6 +258,12 @@ fn lock_sessions_through_three_front_ends_match_svnserve() {
         "the sessions left locks: {reference}"
     );
     assert_eq!(mask(cluster), mask(reference), "lslocks");
+    let copy = hotcopy_is_the_cluster(&pair);
+    let listed = Run::new(bin())
+        .args(["admin", "lslocks"])
+        .arg(&copy)
+        .success();
+    assert!(listed.stdout_text().contains("Owner: bob"), "{listed}");
     // Not here: the sessions that run `svelto look` on the repository's directory
     // (`locking_workflows`, `lock_hook_tokens_and_post_hook_failures`): a front end's
     // ROOT/NAME holds no db/ (docs/cluster.md, "conf/ and hooks/").
