@@ -417,11 +417,14 @@ impl ClusterRepo {
     /// makes them durable, then replaces `db/current`. Holds the cache's write lock
     /// meanwhile, so a writer in the cache and a catch-up never interleave.
     fn catch_up(&self, head: &HeadVersion) -> Result<Revnum> {
-        // At the head: a younger revision, or the same one with the head's lengths (a
-        // revision property change publishes lengths without a revision).
+        // At the head or past it: a younger revision, or the same one with lengths at least
+        // the head's (a revision property change publishes lengths without a revision).
+        // Past it when this process's writer published after the fence read `head`: the
+        // cache's `db/current` only ever names published heads, so longer is newer.
         let at_head = |cur: &Current| {
             cur.youngest > head.head.youngest
-                || (cur.youngest == head.head.youngest && cur.lens == head.head.lengths)
+                || (cur.youngest == head.head.youngest
+                    && cur.lens.iter().zip(head.head.lengths).all(|(c, h)| *c >= h))
         };
         // This front end's writer may have published it into the cache already.
         if !at_head(&self.local.current()) {

@@ -141,11 +141,17 @@ impl Head {
         let mut index = self.index;
         let mut flushed = Vec::new();
         if tail.len() == MAX_TAIL {
+            // The youngest revision stays in the tail: its segment may still be replaced
+            // (a revision property change) by the head an attempt builds on, so an index
+            // object names only final segments, and two attempts at the same revision
+            // write the same index object.
+            let youngest = tail.pop().expect("a full tail");
             flushed = std::mem::take(&mut tail);
             index = Some(IndexRef {
                 first: flushed[0].revision,
                 upto: flushed[flushed.len() - 1].revision,
             });
+            tail.push(youngest);
         }
         tail.push(SegmentRef { revision, commit });
         let head = Head {
@@ -423,19 +429,28 @@ mod tests {
         assert_eq!(head.tail.len(), 64);
         assert_eq!(head.index, None);
         let (next, flushed) = head.next("fe-b", id(200), [1, 1, 1, 1, 1]);
-        assert_eq!(flushed.len(), 64);
+        // The youngest revision (r63, whose segment a revision property change may still
+        // replace) stays in the tail: index objects name final segments only.
+        assert_eq!(flushed.len(), 63);
         assert_eq!(flushed[0].revision, 0);
-        assert_eq!(next.index, Some(IndexRef { first: 0, upto: 63 }));
+        assert_eq!(next.index, Some(IndexRef { first: 0, upto: 62 }));
         assert_eq!(
             next.tail,
-            vec![SegmentRef {
-                revision: 64,
-                commit: id(200)
-            }]
+            vec![
+                SegmentRef {
+                    revision: 63,
+                    commit: id(63)
+                },
+                SegmentRef {
+                    revision: 64,
+                    commit: id(200)
+                }
+            ]
         );
         assert_eq!(next.lengths, [1 + 630 + 1, 3, 3 + 63 + 1, 5, 5 + 126 + 1]);
-        assert_eq!(next.in_tail(64), Some(next.tail[0]));
-        assert_eq!(next.in_tail(63), None);
+        assert_eq!(next.in_tail(64), Some(next.tail[1]));
+        assert_eq!(next.in_tail(63), Some(next.tail[0]));
+        assert_eq!(next.in_tail(62), None);
         let full = grown(64 + 63);
         assert!(full.encode().len() < 1900);
         assert_eq!(Head::decode(&full.encode()), Ok(full));

@@ -185,6 +185,7 @@ fn commit_sessions_through_three_front_ends_match_svnserve() {
     // Copies with changes inside them in one commit; large files.
     sessions::changes_inside_a_copy_in_the_same_commit(&pair);
     sessions::large_files_are_committed_and_changed(&pair);
+    revision_property_changes(&pair);
     spread(&pair, 20);
     hotcopy_is_the_cluster(&pair);
 }
@@ -296,5 +297,30 @@ fn http_reads_and_commits_through_three_front_ends_match_apache() {
     sessions::two_working_copies_edit_commit_conflict_and_update(&pair);
     sessions::branch_merge_tag_and_url_operations(&pair);
     sessions::revision_properties_of_commits(&pair);
+    revision_property_changes(&pair);
     spread(&pair, 10);
+}
+
+/// Revision property changes after the commit (the pre-revprop-change hook in the front
+/// ends' shared `ROOT/NAME/hooks` allows them): set and deleted through one front end,
+/// read through the next, and the histories equal.
+fn revision_property_changes(pair: &Pair) {
+    sessions::allow_revprop_changes(pair);
+    pair.both(&[
+        "propset",
+        "--revprop",
+        "-r",
+        "1",
+        "svn:log",
+        "changed later",
+        "{URL}",
+    ])
+    .expect_stdout("set on repository revision 1");
+    pair.both(&["propdel", "--revprop", "-r", "2", "svn:log", "{URL}"]);
+    pair.both(&["propset", "--revprop", "-r", "HEAD", "team", "red", "{URL}"]);
+    pair.both(&["log", "-r", "1:2", "{URL}"])
+        .expect_stdout("changed later");
+    pair.both(&["propget", "--revprop", "-r", "HEAD", "team", "{URL}"])
+        .expect_stdout("red");
+    sessions::Script::new(pair).assert_same_repositories();
 }

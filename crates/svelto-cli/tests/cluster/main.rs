@@ -109,7 +109,12 @@ impl Rig {
 
     /// `extra[i]`: further lines of front end `i`'s cluster file (none past its end).
     fn start_with(n: usize, extra: &[&str]) -> (Rig, Vec<Svelto>) {
-        let dir = tempdir();
+        let mut dir = tempdir();
+        if std::env::var_os("SVELTO_KEEP_RIG").is_some() {
+            // For a post-mortem: the front ends' logs and caches stay.
+            dir.disable_cleanup(true);
+            eprintln!("rig kept in {}", dir.path().display());
+        }
         let etcd = EtcdCluster::start(dir.path(), 3);
         let s3 = S3Server::start(dir.path(), "svelto");
         let files: Vec<PathBuf> = IDS[..n]
@@ -1173,6 +1178,56 @@ fn admin_load_into_the_cluster_dumps_as_a_local_load() {
         deltas(&[o("--cluster"), file, o("proj")]) == deltas(&[local]),
         "the dumps with deltas differ"
     );
+
+    // setlog --cluster changes r1's log (the hooks being the front ends', only with
+    // --bypass-hooks); the one machine's setlog the same: the dumps are equal again.
+    let message = dir.path().join("message");
+    std::fs::write(&message, "changed by setlog\n").expect("message");
+    let hooked = Run::new(svelto_bin())
+        .args([
+            o("admin"),
+            o("setlog"),
+            o("-r"),
+            o("1"),
+            o("--cluster"),
+            file,
+            o("proj"),
+        ])
+        .arg(&message)
+        .failure();
+    assert!(
+        hooked.stderr_text().contains("give --bypass-hooks"),
+        "{}",
+        hooked.stderr_text()
+    );
+    let m = message.as_os_str();
+    admin(&[
+        o("setlog"),
+        o("-r"),
+        o("1"),
+        o("--bypass-hooks"),
+        o("--cluster"),
+        file,
+        o("proj"),
+        m,
+    ]);
+    admin(&[o("setlog"), o("-r"), o("1"), o("--bypass-hooks"), local, m]);
+    let cluster_dump = admin(&[
+        o("dump"),
+        o("-q"),
+        o("-r"),
+        o("1:HEAD"),
+        o("--cluster"),
+        file,
+        o("proj"),
+    ])
+    .stdout;
+    assert!(
+        String::from_utf8_lossy(&cluster_dump).contains("changed by setlog"),
+        "the new log is in the dump"
+    );
+    let local_dump = admin(&[o("dump"), o("-q"), o("-r"), o("1:HEAD"), local]).stdout;
+    assert!(cluster_dump == local_dump, "the dumps differ after setlog");
 
     // A load into the cluster that asks for the dump's UUID is refused, clearly.
     let refused = Run::new(svelto_bin())
