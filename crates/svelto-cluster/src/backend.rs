@@ -103,6 +103,96 @@ fn write_current(db: &Path, cur: &Current) -> Result<()> {
     write().map_err(io_error(format!("writing {}", dst.display())))
 }
 
+/// Where in the cache's files a youngest revision's segment lies: the cache's record of
+/// which segment of that revision it holds, since a revision property change replaces the
+/// youngest revision's segment by a longer one (docs/formats/cluster.md, "The cache").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct TailRecord {
+    revision: u64,
+    commit: CommitId,
+    start: [u64; 5],
+    end: [u64; 5],
+}
+
+/// The file in the cache's `db/` holding the last few [`TailRecord`]s, one a line.
+const TAIL_RECORDS: &str = "cluster-youngest";
+/// How many lines it keeps.
+const TAIL_RECORDS_KEPT: usize = 8;
+
+impl TailRecord {
+    fn render(&self) -> String {
+        let nums: Vec<String> = self
+            .start
+            .iter()
+            .chain(self.end.iter())
+            .map(u64::to_string)
+            .collect();
+        format!(
+            "{} {} {}\n",
+            self.revision,
+            self.commit.hex(),
+            nums.join(" ")
+        )
+    }
+
+    fn parse(line: &str) -> Option<TailRecord> {
+        let mut words = line.split_ascii_whitespace();
+        let revision = words.next()?.parse().ok()?;
+        let hex = words.next()?;
+        if hex.len() != 32 {
+            return None;
+        }
+        let mut commit = [0u8; 16];
+        for (i, byte) in commit.iter_mut().enumerate() {
+            *byte = u8::from_str_radix(hex.get(2 * i..2 * i + 2)?, 16).ok()?;
+        }
+        let mut nums = [0u64; 10];
+        for n in &mut nums {
+            *n = words.next()?.parse().ok()?;
+        }
+        if words.next().is_some() {
+            return None;
+        }
+        let (mut start, mut end) = ([0u64; 5], [0u64; 5]);
+        start.copy_from_slice(&nums[..5]);
+        end.copy_from_slice(&nums[5..]);
+        Some(TailRecord {
+            revision,
+            commit: CommitId(commit),
+            start,
+            end,
+        })
+    }
+
+    /// The record of the segment whose end is `cur` (the cache's `db/current`), if any.
+    fn find(db: &Path, cur: &Current) -> Option<TailRecord> {
+        let text = std::fs::read_to_string(db.join(TAIL_RECORDS)).ok()?;
+        text.lines()
+            .rev()
+            .filter_map(TailRecord::parse)
+            .find(|r| r.revision == cur.youngest && r.end == cur.lens)
+    }
+
+    /// Adds this record (keeping the last few), durably, before `db/current` names it.
+    fn write(&self, db: &Path) -> Result<()> {
+        let path = db.join(TAIL_RECORDS);
+        let old = std::fs::read_to_string(&path).unwrap_or_default();
+        let mut lines: Vec<&str> = old.lines().collect();
+        let skip = lines.len().saturating_sub(TAIL_RECORDS_KEPT - 1);
+        lines.drain(..skip);
+        let mut text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        text.push_str(&self.render());
+        let tmp = db.join(format!("{TAIL_RECORDS}.tmp"));
+        let write = || -> std::io::Result<()> {
+            let mut f = File::create(&tmp)?;
+            std::io::Write::write_all(&mut f, text.as_bytes())?;
+            f.sync_all()?;
+            std::fs::rename(&tmp, &path)
+        };
+        write().map_err(io_error(format!("writing {}", path.display())))
+    }
+}
+
 /// One repository of the cluster read through a front end's cache directory.
 #[derive(Clone)]
 pub struct ClusterRepo {
@@ -280,6 +370,13 @@ impl ClusterRepo {
             std::fs::write(&path, &segment.parts[i])
                 .map_err(io_error(format!("writing {}", path.display())))?;
         }
+        TailRecord {
+            revision: 0,
+            commit: zero.commit,
+            start: [0; 5],
+            end: segment.lengths(),
+        }
+        .write(&db)?;
         write_current(
             &db,
             &Current {
@@ -320,11 +417,20 @@ impl ClusterRepo {
     /// makes them durable, then replaces `db/current`. Holds the cache's write lock
     /// meanwhile, so a writer in the cache and a catch-up never interleave.
     fn catch_up(&self, head: &HeadVersion) -> Result<Revnum> {
+        // At the head or past it: a younger revision, or the same one with lengths at least
+        // the head's (a revision property change publishes lengths without a revision).
+        // Past it when this process's writer published after the fence read `head`: the
+        // cache's `db/current` only ever names published heads, so longer is newer.
+        let at_head = |cur: &Current| {
+            cur.youngest > head.head.youngest
+                || (cur.youngest == head.head.youngest
+                    && cur.lens.iter().zip(head.head.lengths).all(|(c, h)| *c >= h))
+        };
         // This front end's writer may have published it into the cache already.
-        if self.local.youngest() < head.head.youngest {
+        if !at_head(&self.local.current()) {
             self.local.refresh()?;
         }
-        if self.local.youngest() >= head.head.youngest {
+        if at_head(&self.local.current()) {
             return Ok(self.local.youngest());
         }
         let _serial = self.catching_up.lock().unwrap_or_else(|e| e.into_inner());
@@ -356,7 +462,7 @@ impl ClusterRepo {
         }
         self.local.refresh()?;
         let mut cur = self.local.current();
-        if cur.youngest >= head.head.youngest {
+        if at_head(&cur) {
             return Ok(cur.youngest);
         }
         let mut files = Vec::with_capacity(PARTS.len());
@@ -377,6 +483,54 @@ impl ClusterRepo {
             Some(oldest) if oldest.revision <= first => head.head.tail.clone(),
             _ => self.repository.chain(&head.head).map_err(store_error)?,
         };
+        // The cache's youngest revision's segment may have been replaced since (revision
+        // property changes): its new bytes past the cache's end come first.
+        let mine = TailRecord::find(&db, &cur);
+        let named = match (mine, chain.iter().find(|s| s.revision == cur.youngest)) {
+            (None, _) => None,
+            (Some(_), Some(named)) => Some(*named),
+            (Some(_), None) => Some(
+                self.repository
+                    .segment_of(&head.head, cur.youngest)
+                    .map_err(store_error)?,
+            ),
+        };
+        if let (Some(mine), Some(named)) = (mine, named) {
+            if named.commit != mine.commit {
+                let segment = self.repository.read_segment(named).map_err(store_error)?;
+                for (i, (f, path)) in files.iter().enumerate() {
+                    let have = cur.lens[i] - mine.start[i];
+                    let part = &segment.parts[i];
+                    let Some(more) = part.get(usize::try_from(have).unwrap_or(usize::MAX)..) else {
+                        return Err(StoreError::Corrupt {
+                            file: "cluster segment",
+                            offset: 0,
+                            what: svelto_fs::Corruption::new(format!(
+                                "r{}'s segment {} has {} bytes of {}, fewer than the {have} \
+                                 the cache {} holds of the segment it replaced",
+                                named.revision,
+                                named.commit,
+                                part.len(),
+                                PARTS[i],
+                                self.dir.display()
+                            )),
+                        });
+                    };
+                    f.write_all_at(more, cur.lens[i])
+                        .map_err(io_error(format!("writing {}", path.display())))?;
+                    cur.lens[i] += more.len() as u64;
+                }
+            }
+        }
+        let mut last = None;
+        if let (Some(mine), Some(named)) = (mine, named) {
+            last = Some(TailRecord {
+                revision: named.revision,
+                commit: named.commit,
+                start: mine.start,
+                end: cur.lens,
+            });
+        }
         for rev in first..=head.head.youngest {
             let at = chain
                 .iter()
@@ -390,26 +544,41 @@ impl ClusterRepo {
                     })
                 })?;
             let segment = self.repository.read_segment(at).map_err(store_error)?;
+            let start = cur.lens;
             for (i, (f, path)) in files.iter().enumerate() {
                 f.write_all_at(&segment.parts[i], cur.lens[i])
                     .map_err(io_error(format!("writing {}", path.display())))?;
                 cur.lens[i] += segment.parts[i].len() as u64;
             }
             cur.youngest = rev;
+            last = Some(TailRecord {
+                revision: rev,
+                commit: at.commit,
+                start,
+                end: cur.lens,
+            });
         }
         if cur.lens != head.head.lengths {
             return Err(StoreError::Corrupt {
                 file: "cluster head",
                 offset: 0,
                 what: svelto_fs::Corruption::new(format!(
-                    "r{}'s head says the files are {:?} bytes long, its segments make {:?}",
-                    head.head.youngest, head.head.lengths, cur.lens
+                    "r{}'s head says the files are {:?} bytes long, its segments make {:?} \
+                     (a cache made before revision property changes were published in the \
+                     cluster cannot follow one: delete {} and it is rebuilt)",
+                    head.head.youngest,
+                    head.head.lengths,
+                    cur.lens,
+                    self.dir.display()
                 )),
             });
         }
         for (f, path) in &files {
             f.sync_data()
                 .map_err(io_error(format!("syncing {}", path.display())))?;
+        }
+        if let Some(last) = last {
+            last.write(&db)?;
         }
         write_current(&db, &cur)?;
         drop(lock);
@@ -963,6 +1132,41 @@ impl ClusterWriter {
         *reader.lease_read.lock().unwrap_or_else(|e| e.into_inner()) = None;
     }
 
+    /// Where the youngest revision's segment starts in the cache's files (the cache is
+    /// at `base`): from the cache's record, else from the segment's header (one ranged
+    /// GET).
+    fn youngest_start(&self) -> Result<[u64; 5]> {
+        let named = self.base.head.commit();
+        if let Some(record) = TailRecord::find(self.reader.local.db_path(), &self.published_at)
+            .filter(|r| r.commit == named)
+        {
+            return Ok(record.start);
+        }
+        let segment = crate::head::SegmentRef {
+            revision: self.base.head.youngest,
+            commit: named,
+        };
+        let header = self
+            .reader
+            .repository
+            .segment_header(segment)
+            .map_err(store_error)?;
+        let mut start = [0u64; 5];
+        for (i, s) in start.iter_mut().enumerate() {
+            *s = self.published_at.lens[i]
+                .checked_sub(header.lengths[i])
+                .ok_or_else(|| StoreError::Corrupt {
+                    file: "cluster segment",
+                    offset: 0,
+                    what: svelto_fs::Corruption::new(format!(
+                        "r{}'s segment {named} has {} bytes of {}, more than the head's {}",
+                        segment.revision, header.lengths[i], PARTS[i], self.published_at.lens[i]
+                    )),
+                })?;
+        }
+        Ok(start)
+    }
+
     fn usable(&self) -> Result<()> {
         match &self.stale {
             Some(why) => Err(StoreError::Conflict(format!(
@@ -976,25 +1180,46 @@ impl ClusterWriter {
     fn publish_pending(&mut self) -> Result<Revnum> {
         self.usable()?;
         let (youngest, published) = (self.inner.youngest(), self.inner.published());
-        if youngest == published {
-            return Ok(published);
-        }
-        if youngest != published + 1 {
+        if youngest != published && youngest != published + 1 {
             return Err(StoreError::Unsupported(format!(
                 "publishing {} revisions at once (the cluster publishes each commit)",
                 youngest - published
             )));
         }
         let now = self.inner.view()?.current();
+        // A publication without a revision: revision property changes appended since.
+        let replacing = youngest == published;
+        if replacing && now.lens == self.published_at.lens {
+            return Ok(published);
+        }
+        let db = self.reader.local.db_path().to_path_buf();
+        let start = if replacing {
+            self.youngest_start()?
+        } else {
+            self.published_at.lens
+        };
         // Until this publication's outcome is known and the cache holds it.
         Self::stop_lease_reads(&self.reader);
         let reading = Instant::now();
-        let segment = read_parts(self.reader.local.db_path(), &self.published_at, &now)?;
+        let from = Current {
+            youngest: published,
+            lens: start,
+        };
+        let segment = read_parts(&db, &from, &now)?;
         let read_took = reading.elapsed();
         let commit = commit_id(&*self.reader.local.env());
         let outcome = {
             let held = self.hold.lease();
             match held.as_ref() {
+                Some(lease) if replacing => {
+                    let mut added = [0u64; 5];
+                    for (i, a) in added.iter_mut().enumerate() {
+                        *a = now.lens[i] - self.published_at.lens[i];
+                    }
+                    self.reader
+                        .repository
+                        .publish_replacing_youngest(lease, &self.base, commit, &segment, added)
+                }
                 Some(lease) => self
                     .reader
                     .repository
@@ -1004,6 +1229,12 @@ impl ClusterWriter {
         };
         let why = match outcome {
             Ok(Publish::Published { revision, head }) => {
+                let record = TailRecord {
+                    revision,
+                    commit,
+                    start,
+                    end: now.lens,
+                };
                 if head.head.youngest == revision {
                     self.base = head;
                 } else {
@@ -1027,7 +1258,7 @@ impl ClusterWriter {
                 }
                 // Published in the cluster: acknowledged whatever the cache does next (a
                 // cache that could not take it is caught up again by a reader).
-                if let Err(e) = self.inner.sync() {
+                if let Err(e) = record.write(&db).and_then(|()| self.inner.sync().map(drop)) {
                     self.stale = Some(format!("the cache could not record r{revision}: {e}"));
                 }
                 if self.stale.is_none() {
@@ -1035,10 +1266,20 @@ impl ClusterWriter {
                 }
                 return Ok(revision);
             }
+            Ok(Publish::Moved { current }) if replacing => format!(
+                "front end '{}' published since this writer's r{} (the head is at r{}): the \
+                 revision property change is refused, nothing of it is visible",
+                current.head.writer, self.base.head.youngest, current.head.youngest
+            ),
             Ok(Publish::Moved { current }) => format!(
                 "r{} was published by front end '{}' since this writer's r{}: r{} is refused, \
                  nothing of it is visible",
                 current.head.youngest, current.head.writer, self.base.head.youngest, youngest
+            ),
+            Ok(Publish::LostLease) if replacing => format!(
+                "this front end lost the writer lease of {}: the revision property change is \
+                 refused, nothing of it is visible",
+                self.reader.repository.name()
             ),
             Ok(Publish::LostLease) => format!(
                 "this front end lost the writer lease of {}: r{youngest} is refused, nothing \
@@ -1163,12 +1404,12 @@ impl WriteRepo for ClusterWriter {
     fn forget_txn(&self, name: &str) {
         self.inner.forget_txn(name)
     }
+    /// Appends the change in the cache (as the local engine does); `sync` publishes it
+    /// by replacing the youngest revision's segment (docs/cluster.md, "Revision property
+    /// changes").
     fn set_revprops(&mut self, rev: Revnum, revprops: PropList) -> Result<()> {
-        let _ = revprops;
-        Err(StoreError::Unsupported(format!(
-            "changing r{rev}'s revision properties is not supported in a cluster yet (a \
-             publication that adds no revision: not built, docs/cluster.md); nothing was changed"
-        )))
+        self.usable()?;
+        self.inner.set_revprops(rev, revprops)
     }
     fn set_uuid(&mut self, uuid: &str) -> Result<()> {
         Err(StoreError::Unsupported(format!(
@@ -1228,5 +1469,74 @@ impl WriteRepo for ClusterWriter {
                 })
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(revision: u64, commit: u8, end: u64) -> TailRecord {
+        TailRecord {
+            revision,
+            commit: CommitId([commit; 16]),
+            start: [1, 2, 3, 4, 5],
+            end: [end, end + 1, end + 2, end + 3, end + 4],
+        }
+    }
+
+    #[test]
+    fn the_cache_keeps_the_last_records_of_its_youngest_segment() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let r = record(7, 0xab, 100);
+        assert_eq!(TailRecord::parse(r.render().trim_end()), Some(r));
+        for bad in [
+            "",
+            "7",
+            "7 abab 1 2 3 4 5 6 7 8 9 10",
+            &format!("{} 11", r.render()),
+        ] {
+            assert_eq!(TailRecord::parse(bad), None, "{bad:?}");
+        }
+        for i in 0..20u64 {
+            record(i, i as u8, 100 + i)
+                .write(dir.path())
+                .expect("write");
+        }
+        let text = std::fs::read_to_string(dir.path().join(TAIL_RECORDS)).expect("read");
+        assert_eq!(text.lines().count(), TAIL_RECORDS_KEPT);
+        // The line in force is the one db/current's revision and lengths name.
+        let cur = |youngest, end: u64| Current {
+            youngest,
+            lens: [end, end + 1, end + 2, end + 3, end + 4],
+        };
+        assert_eq!(
+            TailRecord::find(dir.path(), &cur(19, 119)),
+            Some(record(19, 19, 119))
+        );
+        assert_eq!(
+            TailRecord::find(dir.path(), &cur(15, 115)),
+            Some(record(15, 15, 115))
+        );
+        assert_eq!(
+            TailRecord::find(dir.path(), &cur(19, 118)),
+            None,
+            "other lengths"
+        );
+        assert_eq!(
+            TailRecord::find(dir.path(), &cur(3, 103)),
+            None,
+            "no longer kept"
+        );
+        // A replaced segment of the same revision: the newer line matches the newer end.
+        record(19, 0xcd, 150).write(dir.path()).expect("write");
+        assert_eq!(
+            TailRecord::find(dir.path(), &cur(19, 150)),
+            Some(record(19, 0xcd, 150))
+        );
+        assert_eq!(
+            TailRecord::find(dir.path(), &cur(19, 119)),
+            Some(record(19, 19, 119))
+        );
     }
 }

@@ -141,11 +141,17 @@ impl Head {
         let mut index = self.index;
         let mut flushed = Vec::new();
         if tail.len() == MAX_TAIL {
+            // The youngest revision stays in the tail: its segment may still be replaced
+            // (a revision property change) by the head an attempt builds on, so an index
+            // object names only final segments, and two attempts at the same revision
+            // write the same index object.
+            let youngest = tail.pop().expect("a full tail");
             flushed = std::mem::take(&mut tail);
             index = Some(IndexRef {
                 first: flushed[0].revision,
                 upto: flushed[flushed.len() - 1].revision,
             });
+            tail.push(youngest);
         }
         tail.push(SegmentRef { revision, commit });
         let head = Head {
@@ -157,6 +163,22 @@ impl Head {
             tail,
         };
         (head, flushed)
+    }
+
+    /// The head that a publication adding no revision makes (a revision property change:
+    /// `added` bytes appended to the files while `youngest` stays): the youngest revision's
+    /// segment is replaced by `commit`'s, which holds the replaced one's bytes followed by
+    /// the added ones (docs/formats/cluster.md, "Revision property changes").
+    pub fn replace_youngest(&self, writer: &str, commit: CommitId, added: [u64; 5]) -> Head {
+        let mut head = self.clone();
+        for (total, part) in head.lengths.iter_mut().zip(added) {
+            *total += part;
+        }
+        head.writer = writer.to_owned();
+        if let Some(last) = head.tail.last_mut() {
+            last.commit = commit;
+        }
+        head
     }
 
     /// The segment of `revision` if the head names it in its tail.
@@ -407,22 +429,56 @@ mod tests {
         assert_eq!(head.tail.len(), 64);
         assert_eq!(head.index, None);
         let (next, flushed) = head.next("fe-b", id(200), [1, 1, 1, 1, 1]);
-        assert_eq!(flushed.len(), 64);
+        // The youngest revision (r63, whose segment a revision property change may still
+        // replace) stays in the tail: index objects name final segments only.
+        assert_eq!(flushed.len(), 63);
         assert_eq!(flushed[0].revision, 0);
-        assert_eq!(next.index, Some(IndexRef { first: 0, upto: 63 }));
+        assert_eq!(next.index, Some(IndexRef { first: 0, upto: 62 }));
         assert_eq!(
             next.tail,
-            vec![SegmentRef {
-                revision: 64,
-                commit: id(200)
-            }]
+            vec![
+                SegmentRef {
+                    revision: 63,
+                    commit: id(63)
+                },
+                SegmentRef {
+                    revision: 64,
+                    commit: id(200)
+                }
+            ]
         );
         assert_eq!(next.lengths, [1 + 630 + 1, 3, 3 + 63 + 1, 5, 5 + 126 + 1]);
-        assert_eq!(next.in_tail(64), Some(next.tail[0]));
-        assert_eq!(next.in_tail(63), None);
+        assert_eq!(next.in_tail(64), Some(next.tail[1]));
+        assert_eq!(next.in_tail(63), Some(next.tail[0]));
+        assert_eq!(next.in_tail(62), None);
         let full = grown(64 + 63);
         assert!(full.encode().len() < 1900);
         assert_eq!(Head::decode(&full.encode()), Ok(full));
+    }
+
+    #[test]
+    fn a_revision_property_change_replaces_the_youngest_segment_only() {
+        let head = grown(70);
+        let changed = head.replace_youngest("fe-b", id(99), [0, 0, 7, 0, 20]);
+        assert_eq!(changed.youngest, 70);
+        assert_eq!(changed.index, head.index, "index objects never change");
+        assert_eq!(changed.tail.len(), head.tail.len());
+        assert_eq!(
+            changed.tail[..head.tail.len() - 1],
+            head.tail[..head.tail.len() - 1]
+        );
+        assert_eq!(changed.commit(), id(99));
+        assert_eq!(changed.in_tail(70).map(|s| s.commit), Some(id(99)));
+        let grew: Vec<u64> = (0..5)
+            .map(|i| changed.lengths[i] - head.lengths[i])
+            .collect();
+        assert_eq!(grew, [0, 0, 7, 0, 20]);
+        assert_eq!(changed.writer, "fe-b");
+        assert_eq!(Head::decode(&changed.encode()), Ok(changed.clone()));
+        // A commit after it builds on the replaced segment as on any other.
+        let (next, _) = changed.next("fe-b", id(100), [1, 1, 1, 1, 1]);
+        assert_eq!(next.in_tail(70).map(|s| s.commit), Some(id(99)));
+        assert_eq!(next.youngest, 71);
     }
 
     #[test]

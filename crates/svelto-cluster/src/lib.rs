@@ -295,3 +295,19 @@ impl Cluster {
         self.inner.counters.snapshot()
     }
 }
+
+/// Runs `f` to completion on `runtime` from synchronous code. Called from a thread that
+/// drives a Tokio runtime of its own (svelto-http's workers), where `block_on` would
+/// panic, it runs on a short-lived thread of its own instead.
+pub(crate) fn block_on<T: Send>(
+    runtime: &tokio::runtime::Runtime,
+    f: impl std::future::Future<Output = T> + Send,
+) -> T {
+    if tokio::runtime::Handle::try_current().is_err() {
+        return runtime.block_on(f);
+    }
+    std::thread::scope(|scope| match scope.spawn(|| runtime.block_on(f)).join() {
+        Ok(value) => value,
+        Err(panic) => std::panic::resume_unwind(panic),
+    })
+}

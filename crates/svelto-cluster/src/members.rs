@@ -110,7 +110,7 @@ impl Cluster {
         let prefix = format!("{}/members/", self.inner.config.etcd_prefix);
         let after = self.inner.config.request_timeout;
         let mut etcd = self.inner.etcd.clone();
-        let answer = self.inner.runtime.block_on(async {
+        let answer = crate::block_on(&self.inner.runtime, async {
             tokio::time::timeout(
                 after,
                 etcd.get(prefix.as_str(), Some(GetOptions::new().with_prefix())),
@@ -157,19 +157,19 @@ impl Membership {
         }
         let mut etcd = self.inner.etcd.clone();
         let after = self.inner.config.request_timeout;
-        self.inner
-            .runtime
-            .block_on(async { tokio::time::timeout(after, etcd.lease_revoke(id)).await })
-            .map_err(|_| ClusterError::EtcdTimeout {
-                what: "leave members",
-                key: self.key.clone(),
-                after,
-            })?
-            .map_err(|e| ClusterError::Etcd {
-                what: "leave members",
-                key: self.key.clone(),
-                source: Box::new(e),
-            })?;
+        crate::block_on(&self.inner.runtime, async {
+            tokio::time::timeout(after, etcd.lease_revoke(id)).await
+        })
+        .map_err(|_| ClusterError::EtcdTimeout {
+            what: "leave members",
+            key: self.key.clone(),
+            after,
+        })?
+        .map_err(|e| ClusterError::Etcd {
+            what: "leave members",
+            key: self.key.clone(),
+            source: Box::new(e),
+        })?;
         Ok(())
     }
 }

@@ -147,10 +147,9 @@ impl WriterLease {
         let lease = self.lease;
         let after = self.inner.config.request_timeout;
         let started = Instant::now();
-        let revoked = self
-            .inner
-            .runtime
-            .block_on(async { tokio::time::timeout(after, etcd.lease_revoke(lease)).await });
+        let revoked = crate::block_on(&self.inner.runtime, async {
+            tokio::time::timeout(after, etcd.lease_revoke(lease)).await
+        });
         self.inner.counters.add(trip, started.elapsed());
         revoked
             .map_err(|_| ClusterError::EtcdTimeout {
@@ -280,8 +279,8 @@ impl Repository {
         self.objects.segment_key(segment)
     }
 
-    fn block<T>(&self, f: impl std::future::Future<Output = T>) -> T {
-        self.inner.runtime.block_on(f)
+    fn block<T: Send>(&self, f: impl std::future::Future<Output = T> + Send) -> T {
+        crate::block_on(&self.inner.runtime, f)
     }
 
     async fn etcd_call<T>(
@@ -657,22 +656,57 @@ impl Repository {
         commit: CommitId,
         segment: &Segment,
     ) -> Result<Publish, ClusterError> {
-        let outcome = self.block(self.publish_async(lease, base, commit, segment));
+        let revision = base.head.youngest + 1;
+        let (next, flushed) = base.head.next(&lease.writer, commit, segment.lengths());
+        let outcome =
+            self.block(self.publish_async(lease, base, commit, segment, revision, next, flushed));
         if matches!(outcome, Ok(Publish::LostLease)) {
             lease.lost.store(true, Ordering::SeqCst);
         }
         outcome
     }
 
+    /// Publishes a change that adds no revision (a revision property change): `segment`
+    /// is the youngest revision's segment as it is now (the bytes of the one the head
+    /// names) followed by `added` bytes appended since; it replaces that segment under
+    /// `commit`, by the same conditioned transaction as a commit's. The answer's
+    /// `revision` is the youngest revision (unchanged).
+    pub fn publish_replacing_youngest(
+        &self,
+        lease: &WriterLease,
+        base: &HeadVersion,
+        commit: CommitId,
+        segment: &Segment,
+        added: [u64; 5],
+    ) -> Result<Publish, ClusterError> {
+        let revision = base.head.youngest;
+        let next = base.head.replace_youngest(&lease.writer, commit, added);
+        let outcome = self.block(self.publish_async(
+            lease,
+            base,
+            commit,
+            segment,
+            revision,
+            next,
+            Vec::new(),
+        ));
+        if matches!(outcome, Ok(Publish::LostLease)) {
+            lease.lost.store(true, Ordering::SeqCst);
+        }
+        outcome
+    }
+
+    #[allow(clippy::too_many_arguments)]
     async fn publish_async(
         &self,
         lease: &WriterLease,
         base: &HeadVersion,
         commit: CommitId,
         segment: &Segment,
+        revision: u64,
+        next: Head,
+        flushed: Vec<SegmentRef>,
     ) -> Result<Publish, ClusterError> {
-        let revision = base.head.youngest + 1;
-        let (next, flushed) = base.head.next(&lease.writer, commit, segment.lengths());
         let mine = SegmentRef { revision, commit };
         let started = Instant::now();
         let put = self

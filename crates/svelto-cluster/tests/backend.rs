@@ -1005,3 +1005,135 @@ fn a_writer_asked_for_the_lease_gives_it_back_once_its_commit_is_done() {
         b.node_at(4, path).expect("every commit's file");
     }
 }
+
+/// `rev`'s revision properties with `name` set to `value`.
+fn with_prop(repo: &dyn ReadRepo, rev: u64, name: &str, value: &str) -> PropList {
+    repo.refresh().expect("refresh");
+    let mut props = repo.revprops(rev).expect("revprops");
+    props.insert(name.as_bytes().to_vec(), value.as_bytes().to_vec());
+    props
+}
+
+/// The same revision property change through the cluster writer and the local one.
+fn change_both(
+    w: &mut ClusterWriter,
+    lw: &mut svelto_store::Writer,
+    a: &ClusterRepo,
+    rev: u64,
+    value: &str,
+) {
+    let props = with_prop(a, rev, "svn:log", value);
+    w.set_revprops(rev, props.clone())
+        .expect("set on the cluster");
+    let youngest = w.youngest();
+    assert_eq!(w.sync().expect("publish the change"), youngest);
+    lw.set_revprops(rev, props).expect("set locally");
+    lw.sync().expect("local sync");
+}
+
+#[test]
+fn revision_property_changes_are_publications_read_at_once_and_by_late_caches() {
+    let rig = rig();
+    let (a_cluster, b_cluster) = (connect(&rig), connect(&rig));
+    let r0 = r0_dated("2026-11-28T00:00:00.000000Z");
+    let cache = |n: &str| rig.dir.path().join(format!("cache-{n}/rp"));
+    let a = create(&a_cluster, "rp", &cache("a"), &r0, UUID);
+    let b = ClusterRepo::open(&b_cluster, "rp", &cache("b")).expect("open on B");
+    let local_dir = tempdir();
+    let local_path = local_dir.path().join("local");
+    svelto_repos::create(
+        &svelto_store::LocalBackend,
+        &local_path,
+        UUID,
+        "2026-11-28T00:00:00.000000Z",
+    )
+    .expect("create");
+    let local = svelto_store::Repo::open(&local_path).expect("open local");
+    let mut lw = svelto_store::Writer::open(&local_path).expect("local writer");
+    let mut w = ClusterWriter::open(&a, "front-end-a", Duration::from_secs(10)).expect("writer");
+
+    // r0's properties while r0 is the youngest revision (its segment replaced).
+    change_both(&mut w, &mut lw, &a, 0, "r0 changed");
+    assert_eq!(b.refresh().expect("refresh B"), 0);
+    assert_eq!(b.revprops(0).expect("B r0")[&b"svn:log"[..]], b"r0 changed");
+    for i in 1..=3u64 {
+        assert_eq!(small_commit(&mut w), i);
+        assert_eq!(w.sync().expect("publish"), i);
+        assert_eq!(small_commit(&mut lw), i);
+        lw.sync().expect("local sync");
+    }
+    assert_eq!(b.refresh().expect("refresh B"), 3);
+    // C catches up now, then sleeps through what follows.
+    let c = ClusterRepo::open(&a_cluster, "rp", &cache("c")).expect("open on C");
+    assert_eq!(c.youngest(), 3);
+    // Changes of an older revision and of the youngest, each seen at once on B (whose
+    // cache holds r3's segment as it was before each change).
+    let mut times = Vec::new();
+    for (rev, value) in [
+        (2, "two, changed"),
+        (3, "three, changed"),
+        (2, "two, again"),
+    ] {
+        let started = Instant::now();
+        change_both(&mut w, &mut lw, &a, rev, value);
+        let published = started.elapsed();
+        assert_eq!(b.refresh().expect("refresh B"), 3);
+        times.push((published, started.elapsed()));
+        assert_eq!(
+            b.revprops(rev).expect("B's revprops")[&b"svn:log"[..]],
+            value.as_bytes(),
+            "B sees r{rev}'s change at once"
+        );
+        assert_eq!(a.refresh().expect("refresh A"), 3);
+        assert_eq!(
+            a.revprops(rev).expect("A's revprops")[&b"svn:log"[..]],
+            value.as_bytes()
+        );
+    }
+    println!("revision property changes: (published, seen on B) {times:?}");
+    // A writer that opens on B finds the record of r3's latest segment in B's cache.
+    drop(w);
+    let mut wb = ClusterWriter::open(&b, "front-end-b", Duration::from_secs(10)).expect("B");
+    change_both(&mut wb, &mut lw, &b, 1, "one, through B");
+    assert_eq!(a.refresh().expect("refresh A"), 3);
+    assert_eq!(
+        a.revprops(1).expect("A r1")[&b"svn:log"[..]],
+        b"one, through B"
+    );
+    // More commits than the head's tail holds: r3's replaced segment moves to an index
+    // object before C, still holding r3's first segment, catches up.
+    for i in 4..=70u64 {
+        assert_eq!(small_commit(&mut wb), i);
+        assert_eq!(wb.sync().expect("publish"), i);
+        assert_eq!(small_commit(&mut lw), i);
+        lw.sync().expect("local sync");
+    }
+    change_both(&mut wb, &mut lw, &b, 70, "seventy, changed");
+    assert_eq!(c.refresh().expect("refresh C"), 70);
+    assert_eq!(c.revprops(2).expect("C r2")[&b"svn:log"[..]], b"two, again");
+    assert_eq!(
+        c.revprops(3).expect("C r3")[&b"svn:log"[..]],
+        b"three, changed"
+    );
+    local.refresh().expect("refresh local");
+    a.refresh().expect("refresh A");
+    let reference = dumped(&local);
+    for (name, repo) in [("A", &a), ("B", &b), ("C", &c)] {
+        assert_eq!(repo.refresh().expect("refresh"), 70);
+        assert!(
+            dumped(repo) == reference,
+            "{name} dumps what the local store dumps"
+        );
+        repo.verify_storage().expect("verify storage");
+        repo.verify_records().expect("verify records");
+    }
+    // The caches are the local format byte for byte, and so is a new one.
+    let d = ClusterRepo::open(&b_cluster, "rp", &cache("d")).expect("open on D");
+    for part in svelto_cluster::PARTS {
+        let here = std::fs::read(local_path.join("db").join(part)).expect("read local");
+        for repo in [&a, &b, &c, &d] {
+            let there = std::fs::read(repo.cache_dir().join("db").join(part)).expect("read");
+            assert!(there == here, "db/{part} of {}", repo.cache_dir().display());
+        }
+    }
+}

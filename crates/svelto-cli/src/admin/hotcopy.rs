@@ -13,7 +13,12 @@ use svelto_core::code;
 
 #[derive(Args)]
 pub struct HotcopyArgs {
+    /// The repository's directory; with --cluster, its name in the cluster.
     pub repo: PathBuf,
+    /// Copy repository REPO of this cluster (docs/cluster.md) into a new repository on
+    /// this machine, at the head the cluster has now.
+    #[arg(long, value_name = "FILE")]
+    pub cluster: Option<PathBuf>,
     /// Where the copy goes (NEW_REPOS_PATH).
     #[arg(value_name = "NEW_PATH")]
     pub new_repo: Option<PathBuf>,
@@ -34,6 +39,9 @@ pub fn run(args: HotcopyArgs) -> Result<()> {
             "Not enough arguments",
         ));
     };
+    if let Some(file) = &args.cluster {
+        return hotcopy_cluster(file, &args.repo, new_repo, args.incremental, args.quiet);
+    }
     let youngest = super::open(&args.repo)?.youngest();
     let bar = super::progress::Progress::revisions("hotcopy", 0, youngest, args.quiet);
     svelto_admin::hotcopy(
@@ -48,6 +56,106 @@ pub fn run(args: HotcopyArgs) -> Result<()> {
     )
     .map_err(admin_error)?;
     bar.finish();
+    Ok(())
+}
+
+/// Writes `bytes` as `dir/name` (temporary file, fsync, rename).
+fn write_file(dir: &std::path::Path, name: &str, bytes: &[u8]) -> Result<()> {
+    let (tmp, dst) = (dir.join(format!("{name}.hotcopy.tmp")), dir.join(name));
+    let write = || -> std::io::Result<()> {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, &dst)
+    };
+    write().with_context(|| format!("writing {}", dst.display()))
+}
+
+/// `hotcopy --cluster FILE NAME NEW_PATH`: a new local repository (conf/ and hooks/ as
+/// `svelto admin create` makes them) whose `db/` holds the cluster repository's files as
+/// this machine's cache has them at the head (the cache is the local format: the five
+/// files below the head's lengths never change), its UUID, and its lock table from etcd.
+fn hotcopy_cluster(
+    file: &std::path::Path,
+    repo: &std::path::Path,
+    new_repo: &std::path::Path,
+    incremental: bool,
+    quiet: bool,
+) -> Result<()> {
+    if incremental {
+        return Err(arg_error(
+            code::CL_ARG_PARSING_ERROR,
+            "--incremental is not supported with --cluster yet: copy into a new directory",
+        ));
+    }
+    if new_repo.exists() {
+        // svnadmin's answer for an existing destination (APR's EEXIST).
+        return Err(svn_error(
+            17,
+            format!(
+                "Can't create directory '{}': File exists",
+                new_repo.display()
+            ),
+        ));
+    }
+    let name = super::cluster_name(repo)?;
+    let cluster = crate::cluster::open(file, name)?;
+    let uuid = svelto_fs::ReadRepo::uuid(&cluster)?;
+    let locks = svelto_fs::ReadRepo::locks(&cluster)?;
+    // db/current as the cache has it now (at least the head read when it was opened).
+    let cache_db = cluster.cache_dir().join("db");
+    let cur = svelto_store::Repo::open(cluster.cache_dir())?.current();
+    let svelto = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.to_str().map(str::to_owned))
+        .unwrap_or_else(|| svelto_repos::PACKAGED_SVELTO.to_owned());
+    svelto_repos::create_for(
+        crate::local_backend(),
+        new_repo,
+        &uuid,
+        &svelto_core::svn_date_now(),
+        &svelto,
+    )
+    .with_context(|| format!("creating repository '{}'", new_repo.display()))?;
+    let db = new_repo.join("db");
+    for (part, len) in ["data", "revs", "meta", "dedup", "revprops"]
+        .iter()
+        .zip(cur.lens)
+    {
+        let from = cache_db.join(part);
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(
+            &mut std::io::Read::take(
+                std::fs::File::open(&from)
+                    .with_context(|| format!("opening {}", from.display()))?,
+                len,
+            ),
+            &mut bytes,
+        )
+        .with_context(|| format!("reading {}", from.display()))?;
+        if bytes.len() as u64 != len {
+            anyhow::bail!(
+                "{} has {} bytes, fewer than the {len} its db/current names",
+                from.display(),
+                bytes.len()
+            );
+        }
+        write_file(&db, part, &bytes)?;
+    }
+    if !locks.locks().is_empty() {
+        write_file(
+            &db,
+            "locks",
+            svelto_store::encode_lock_table(locks.locks()).as_bytes(),
+        )?;
+    }
+    write_file(&db, "current", cur.render().as_bytes())?;
+    if !quiet {
+        let mut out = std::io::stdout().lock();
+        for rev in 0..=cur.youngest {
+            writeln!(out, "* Copied revision {rev}.")?;
+        }
+    }
     Ok(())
 }
 

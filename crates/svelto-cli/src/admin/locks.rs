@@ -51,8 +51,13 @@ pub struct UnlockArgs {
 
 #[derive(Args)]
 pub struct LslocksArgs {
+    /// The repository's directory; with --cluster, its name in the cluster.
     #[arg(value_name = "REPOS_PATH")]
     pub repo: PathBuf,
+    /// List the locks of repository REPOS_PATH of this cluster (docs/cluster.md), as
+    /// etcd holds them now.
+    #[arg(long, value_name = "FILE")]
+    pub cluster: Option<PathBuf>,
     #[arg(value_name = "PATH-IN-REPOS")]
     pub paths: Vec<String>,
 }
@@ -157,7 +162,14 @@ pub fn lslocks(args: LslocksArgs) -> Result<()> {
         ));
     }
     let path = relpath(args.paths.first().map(String::as_str).unwrap_or("/"));
-    let repo = open(&args.repo)?;
+    let repo = match &args.cluster {
+        Some(file) => {
+            let name = super::cluster_name(&args.repo)?;
+            std::sync::Arc::new(crate::cluster::open(file, name)?)
+                as std::sync::Arc<dyn svelto_fs::ReadRepo>
+        }
+        None => open(&args.repo)?,
+    };
     let mut text = String::new();
     for lock in locks::get_locks(&*repo, &path, None)? {
         let human = |d: &str| crate::localtime::human_date(d).unwrap_or_else(|| d.to_string());

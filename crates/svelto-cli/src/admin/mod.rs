@@ -20,7 +20,7 @@ mod revprops;
 mod setuuid;
 mod verify;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::{CommandFactory, Parser, Subcommand};
 use std::error::Error as StdError;
 use std::ffi::OsString;
@@ -525,6 +525,12 @@ fn option_name(arg: &str) -> String {
 
 /// Opens the repository at `path`; a directory that holds none is reported as svnadmin
 /// reports it (the `format` file it looked for).
+/// A repository argument given with `--cluster`: its name in the cluster (UTF-8).
+pub(crate) fn cluster_name(repo: &Path) -> Result<&str> {
+    repo.to_str()
+        .with_context(|| format!("the repository name '{}' is not UTF-8", repo.display()))
+}
+
 fn open(path: &Path) -> Result<Arc<dyn ReadRepo>> {
     svelto_admin::open(local(), path, &env()).map_err(admin_error)
 }

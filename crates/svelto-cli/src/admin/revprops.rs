@@ -12,8 +12,13 @@ use svelto_core::code;
 
 #[derive(Args)]
 pub struct SetlogArgs {
+    /// The repository's directory; with --cluster, its name in the cluster.
     #[arg(value_name = "REPOS_PATH")]
     pub repo: PathBuf,
+    /// Change the log of repository REPOS_PATH of this cluster (docs/cluster.md); its
+    /// hooks are the front ends', so --bypass-hooks is required.
+    #[arg(long, value_name = "CLUSTER_FILE")]
+    pub cluster: Option<PathBuf>,
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
     #[arg(short = 'r', long = "revision", value_name = "REVISION")]
@@ -64,6 +69,29 @@ pub struct DelrevpropArgs {
 pub fn setlog(args: SetlogArgs) -> Result<()> {
     let rev = single_revision(args.revision.as_deref())?;
     let value = value_from_file(&read_file(&args.file)?)?;
+    if let Some(file) = &args.cluster {
+        if !args.bypass_hooks {
+            return Err(arg_error(
+                code::CL_ARG_PARSING_ERROR,
+                "a cluster repository's hooks are its front ends' (ROOT/NAME/hooks on each): \
+                 give --bypass-hooks, or change the log through a front end (svn propset \
+                 --revprop), which runs them",
+            ));
+        }
+        let name = super::cluster_name(&args.repo)?;
+        let repo = crate::cluster::open(file, name)?;
+        let mut writer = crate::cluster::writer(file, name)?;
+        let hooks = Hooks::new(repo.cache_dir(), None)?;
+        return svelto_admin::revprops::setlog(
+            &repo,
+            &hooks,
+            rev,
+            &value,
+            true,
+            Box::new(move |f| f(&mut writer)),
+        )
+        .map_err(admin_error);
+    }
     let repo = open(&args.repo)?;
     let hooks = Hooks::new(&args.repo, None)?;
     svelto_admin::revprops::setlog(

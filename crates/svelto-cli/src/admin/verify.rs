@@ -18,7 +18,12 @@ use super::{
 
 #[derive(Args)]
 pub struct VerifyArgs {
+    /// The repository's directory; with --cluster, its name in the cluster.
     pub repo: PathBuf,
+    /// Verify repository REPO of this cluster (docs/cluster.md): every published
+    /// revision, read through this machine's cache (caught up with the head first).
+    #[arg(long, value_name = "FILE")]
+    pub cluster: Option<PathBuf>,
     /// No progress (only errors to stderr).
     #[arg(short, long)]
     pub quiet: bool,
@@ -49,7 +54,21 @@ pub fn run(args: VerifyArgs) -> Result<()> {
             "--revision (-r) and --transaction (-t) are mutually exclusive",
         ));
     }
-    let r = open(&args.repo)?;
+    let r = match &args.cluster {
+        Some(file) => {
+            if args.txn.is_some() {
+                return Err(arg_error(
+                    code::CL_ARG_PARSING_ERROR,
+                    "--transaction (-t) names a transaction on one machine; a cluster's \
+                     staged transactions live in each front end's cache",
+                ));
+            }
+            let name = super::cluster_name(&args.repo)?;
+            std::sync::Arc::new(crate::cluster::open(file, name)?)
+                as std::sync::Arc<dyn svelto_fs::ReadRepo>
+        }
+        None => open(&args.repo)?,
+    };
     if let Some(txn) = &args.txn {
         let (view, rev) = local().open_txn(&args.repo, txn, &env())?;
         return Ok(check::verify_revision(&*view, rev)?);

@@ -12,8 +12,15 @@ use std::time::{Duration, Instant};
 use svelto_testkit::cluster::{EtcdCluster, S3Server, S3_ACCESS_KEY, S3_REGION, S3_SECRET_KEY};
 use svelto_testkit::{tempdir, Run, Svelto};
 
+mod differential;
+#[allow(dead_code)]
+#[path = "../serve/lock_sessions.rs"]
+mod lock_sessions;
 mod probe;
 mod restore;
+#[allow(dead_code)]
+#[path = "../serve/sessions.rs"]
+mod sessions;
 
 fn svelto_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_svelto"))
@@ -103,7 +110,12 @@ impl Rig {
 
     /// `extra[i]`: further lines of front end `i`'s cluster file (none past its end).
     fn start_with(n: usize, extra: &[&str]) -> (Rig, Vec<Svelto>) {
-        let dir = tempdir();
+        let mut dir = tempdir();
+        if std::env::var_os("SVELTO_KEEP_RIG").is_some() {
+            // For a post-mortem: the front ends' logs and caches stay.
+            dir.disable_cleanup(true);
+            eprintln!("rig kept in {}", dir.path().display());
+        }
         let etcd = EtcdCluster::start(dir.path(), 3);
         let s3 = S3Server::start(dir.path(), "svelto");
         let files: Vec<PathBuf> = IDS[..n]
@@ -191,7 +203,7 @@ fn dump_without_dates(url: &str) -> String {
 
 #[test]
 fn three_front_ends_commit_update_hooks_and_equal_one_machine() {
-    let (rig, servers) = Rig::start(3, "");
+    let (rig, mut servers) = Rig::start(3, "");
     let dir = rig.dir.path();
     // A second create of the same name is refused, naming it.
     let again = Run::new(svelto_bin())
@@ -399,14 +411,10 @@ fn three_front_ends_commit_update_hooks_and_equal_one_machine() {
         out.stderr_text()
     );
 
-    // Revision property changes are refused clearly by the cluster (A's hook allows
-    // them), nothing changed.
-    hook(
-        &rig.roots[0],
-        "proj",
-        "pre-revprop-change",
-        "#!/bin/sh\nexit 0\n",
-    );
+    // Revision property changes: B has no pre-revprop-change hook, so B refuses as
+    // svnserve does; A's allows, and its post-revprop-change hook runs once, after the
+    // change is published. B and C see it at once; it survives kill -9 of A right after
+    // the answer.
     let refused = Run::tool("svn")
         .args([
             "propset",
@@ -414,22 +422,153 @@ fn three_front_ends_commit_update_hooks_and_equal_one_machine() {
             "-r",
             "1",
             "svn:log",
-            "changed",
-            &url(0),
+            "not through B",
         ])
+        .arg(servers[1].url("proj"))
         .args(["--non-interactive"])
         .failure();
     assert!(
         refused
             .stderr_text()
-            .contains("not supported in a cluster yet"),
+            .contains("Repository has not been enabled to accept revision propchanges"),
         "{}",
         refused.stderr_text()
     );
-    assert_eq!(
-        svn(&["propget", "--revprop", "-r", "1", "svn:log", &url(1)]).trim(),
-        "the first files"
+    let post = dir.join("post-revprop-change.args");
+    hook(
+        &rig.roots[0],
+        "proj",
+        "pre-revprop-change",
+        "#!/bin/sh
+[ \"$4\" = svn:log ] || { echo \"only svn:log, not $4\" >&2; exit 1; }\n",
     );
+    hook(
+        &rig.roots[0],
+        "proj",
+        "post-revprop-change",
+        &format!(
+            "#!/bin/sh\necho \"$2 $3 $4 $5\" >> {}\ncat >> {}\necho >> {}\n",
+            post.display(),
+            post.display(),
+            post.display()
+        ),
+    );
+    let hooked = Run::tool("svn")
+        .args(["propset", "--revprop", "-r", "1", "owner", "x"])
+        .arg(servers[0].url("proj"))
+        .args(["--non-interactive"])
+        .failure();
+    assert!(
+        hooked.stderr_text().contains("only svn:log, not owner"),
+        "{}",
+        hooked.stderr_text()
+    );
+    for (i, message) in ["the first files, amended", "the first files, amended again"]
+        .iter()
+        .enumerate()
+    {
+        let started = Instant::now();
+        let out = svn(&[
+            "propset",
+            "--revprop",
+            "-r",
+            "1",
+            "svn:log",
+            message,
+            &servers[0].url("proj"),
+        ]);
+        assert!(
+            out.contains("property 'svn:log' set on repository revision 1"),
+            "{out}"
+        );
+        let set = started.elapsed();
+        let log = svn(&["log", "-r", "1", &servers[1].url("proj")]);
+        eprintln!(
+            "svn:log of r1 changed through A in {set:?}, read through B {:?} after",
+            started.elapsed() - set
+        );
+        assert!(log.contains(message), "B sees the change at once: {log}");
+        assert_eq!(
+            svn(&[
+                "propget",
+                "--revprop",
+                "-r",
+                "1",
+                "svn:log",
+                &servers[2].url("proj")
+            ])
+            .trim(),
+            *message,
+            "C too"
+        );
+        if i == 0 {
+            // The change was answered: kill -9 of A loses nothing.
+            servers[0].kill_hard();
+            servers[0] = rig.serve(0);
+            assert_eq!(
+                svn(&[
+                    "propget",
+                    "--revprop",
+                    "-r",
+                    "1",
+                    "svn:log",
+                    &servers[0].url("proj")
+                ])
+                .trim(),
+                *message,
+                "A restarted on its cache"
+            );
+        }
+    }
+    let ran = std::fs::read_to_string(&post).expect("post-revprop-change ran");
+    assert_eq!(
+        ran, "1  svn:log M\nthe first files\n1  svn:log M\nthe first files, amended\n",
+        "post-revprop-change: once per change, with the old value on stdin"
+    );
+    // The one machine given the same commit and change: the dumps are equal again.
+    let out = svnmucc(
+        "through B",
+        &[
+            "put",
+            text.to_str().expect("a UTF-8 path"),
+            &format!("{one}/trunk/yes.txt"),
+        ],
+    );
+    assert!(
+        out.stdout_text().contains("r8 committed"),
+        "{}",
+        out.stderr_text()
+    );
+    hook(
+        &single_root,
+        "proj",
+        "pre-revprop-change",
+        "#!/bin/sh\nexit 0\n",
+    );
+    svn(&[
+        "propset",
+        "--revprop",
+        "-r",
+        "1",
+        "svn:log",
+        "the first files, amended again",
+        &one,
+    ]);
+    assert_eq!(
+        dump_without_dates(&servers[1].url("proj")),
+        dump_without_dates(&one),
+        "svnrdump dump through B vs one machine after the revision property changes"
+    );
+    svn(&[
+        "propset",
+        "--revprop",
+        "-r",
+        "1",
+        "svn:log",
+        "\u{e9}t\u{e9}",
+        &servers[0].url("proj"),
+    ]);
+    assert!(svn(&["log", "-r", "1", &servers[2].url("proj")]).contains("\u{e9}t\u{e9}"));
     drop(servers);
 }
 
@@ -974,6 +1113,31 @@ fn admin_load_into_the_cluster_dumps_as_a_local_load() {
         o("proj"),
     ])
     .stdout;
+    // The cluster verifies (every revision, through this machine's cache); a staged
+    // transaction of one machine is refused by name.
+    let verified = admin(&[o("verify"), o("--cluster"), file, o("proj")]);
+    assert!(
+        verified.stdout_text().contains("* Verified revision 1."),
+        "{}",
+        verified.stdout_text()
+    );
+    let txn = Run::new(svelto_bin())
+        .args([
+            o("admin"),
+            o("verify"),
+            o("-t"),
+            o("1-1"),
+            o("--cluster"),
+            file,
+            o("proj"),
+        ])
+        .failure();
+    assert!(
+        txn.stderr_text()
+            .contains("staged transactions live in each front end's cache"),
+        "{}",
+        txn.stderr_text()
+    );
     let cluster_uuid = String::from_utf8_lossy(&cluster_dump)
         .lines()
         .find_map(|l| l.strip_prefix("UUID: ").map(str::to_owned))
@@ -1016,6 +1180,56 @@ fn admin_load_into_the_cluster_dumps_as_a_local_load() {
         "the dumps with deltas differ"
     );
 
+    // setlog --cluster changes r1's log (the hooks being the front ends', only with
+    // --bypass-hooks); the one machine's setlog the same: the dumps are equal again.
+    let message = dir.path().join("message");
+    std::fs::write(&message, "changed by setlog\n").expect("message");
+    let hooked = Run::new(svelto_bin())
+        .args([
+            o("admin"),
+            o("setlog"),
+            o("-r"),
+            o("1"),
+            o("--cluster"),
+            file,
+            o("proj"),
+        ])
+        .arg(&message)
+        .failure();
+    assert!(
+        hooked.stderr_text().contains("give --bypass-hooks"),
+        "{}",
+        hooked.stderr_text()
+    );
+    let m = message.as_os_str();
+    admin(&[
+        o("setlog"),
+        o("-r"),
+        o("1"),
+        o("--bypass-hooks"),
+        o("--cluster"),
+        file,
+        o("proj"),
+        m,
+    ]);
+    admin(&[o("setlog"), o("-r"), o("1"), o("--bypass-hooks"), local, m]);
+    let cluster_dump = admin(&[
+        o("dump"),
+        o("-q"),
+        o("-r"),
+        o("1:HEAD"),
+        o("--cluster"),
+        file,
+        o("proj"),
+    ])
+    .stdout;
+    assert!(
+        String::from_utf8_lossy(&cluster_dump).contains("changed by setlog"),
+        "the new log is in the dump"
+    );
+    let local_dump = admin(&[o("dump"), o("-q"), o("-r"), o("1:HEAD"), local]).stdout;
+    assert!(cluster_dump == local_dump, "the dumps differ after setlog");
+
     // A load into the cluster that asks for the dump's UUID is refused, clearly.
     let refused = Run::new(svelto_bin())
         .args([
@@ -1035,4 +1249,135 @@ fn admin_load_into_the_cluster_dumps_as_a_local_load() {
         "{}",
         refused.stderr_text()
     );
+}
+
+/// What one changer of revision properties tried, in order: (revision, value,
+/// acknowledged).
+type Changes = Vec<(u64, String, bool)>;
+
+#[test]
+fn revision_property_changes_and_commits_at_once_lose_neither() {
+    let (rig, servers) = Rig::start(3, "");
+    let dir = rig.dir.path().to_path_buf();
+    for root in &rig.roots {
+        hook(root, "proj", "pre-revprop-change", "#!/bin/sh\nexit 0\n");
+    }
+    let urls: Vec<String> = servers.iter().map(|s| s.url("proj")).collect();
+    for i in 1..=3u64 {
+        let (rev, _) = put(&dir, &urls[0], "seed.txt", &format!("seed {i}\n"));
+        assert_eq!(rev, i);
+    }
+    // Two committers (through A and B) and two changers of revision properties (through
+    // B and C, each its own property of r1..=r3, so every change reads and rewrites the
+    // list the other changes too), all at once.
+    let (stop, pause) = (
+        Arc::new(AtomicBool::new(false)),
+        Arc::new(AtomicBool::new(false)),
+    );
+    let (acks, running): (Acks, _) = (Arc::default(), Arc::new(AtomicUsize::new(0)));
+    let committing = committers(
+        vec![urls[0].clone(), urls[1].clone()],
+        &dir,
+        &stop,
+        &pause,
+        &acks,
+        &running,
+    );
+    let changing: Vec<std::thread::JoinHandle<Changes>> = [1usize, 2]
+        .into_iter()
+        .map(|k| {
+            let (url, stop) = (urls[k].clone(), stop.clone());
+            std::thread::spawn(move || {
+                let mut tried = Vec::new();
+                let mut n = 0u64;
+                while !stop.load(Ordering::SeqCst) {
+                    n += 1;
+                    let rev = 1 + n % 3;
+                    let value = format!("changer {k} change {n}");
+                    let out = Run::tool("svn")
+                        .args(["propset", "--revprop", "-r", &rev.to_string()])
+                        .arg(format!("test:changer-{k}"))
+                        .arg(&value)
+                        .arg(&url)
+                        .args(["--non-interactive", "--no-auth-cache"])
+                        .timeout(Duration::from_secs(60))
+                        .output();
+                    if !out.success() {
+                        eprintln!("changer {k}: {}", out.stderr_text().trim());
+                    }
+                    tried.push((rev, value, out.success()));
+                }
+                tried
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_secs(20));
+    stop.store(true, Ordering::SeqCst);
+    let commit_failures: usize = committing
+        .into_iter()
+        .map(|t| t.join().expect("committer"))
+        .sum();
+    let changes: Vec<Changes> = changing
+        .into_iter()
+        .map(|t| t.join().expect("changer"))
+        .collect();
+
+    // Every acknowledged commit is in the log at its revision, through each front end.
+    let mut youngest = 0;
+    for url in &urls {
+        youngest = check_log(url, &acks);
+    }
+    // Every property holds its last acknowledged value (or that of a later attempt whose
+    // client saw an error: applied, unacknowledged), through each front end; the seed
+    // commits' messages are untouched.
+    let (mut acked, mut failed) = (0, 0);
+    for (k, tried) in [1usize, 2].into_iter().zip(&changes) {
+        acked += tried.iter().filter(|t| t.2).count();
+        failed += tried.iter().filter(|t| !t.2).count();
+        for rev in 1..=3u64 {
+            let of_rev: Vec<&(u64, String, bool)> = tried.iter().filter(|t| t.0 == rev).collect();
+            let Some(last) = of_rev.iter().rposition(|t| t.2) else {
+                continue;
+            };
+            let allowed: Vec<&str> = of_rev[last..].iter().map(|t| t.1.as_str()).collect();
+            for url in &urls {
+                let name = format!("test:changer-{k}");
+                let got = svn(&["propget", "--revprop", "-r", &rev.to_string(), &name, url]);
+                assert!(
+                    allowed.contains(&got.trim()),
+                    "{name} of r{rev} through {url}: '{}', acknowledged last: '{}'",
+                    got.trim(),
+                    allowed[0]
+                );
+            }
+            let log = svn(&[
+                "propget",
+                "--revprop",
+                "-r",
+                &rev.to_string(),
+                "svn:log",
+                &urls[2],
+            ]);
+            assert_eq!(log.trim(), format!("seed {rev}"));
+        }
+    }
+    eprintln!(
+        "at once for 20 s: {} commits acknowledged ({commit_failures} refused), {acked} \
+         revision property changes acknowledged ({failed} refused); youngest r{youngest}",
+        acks.lock().expect("acks").len()
+    );
+    assert!(acks.lock().expect("acks").len() >= 4, "commits were made");
+    assert!(acked >= 4, "revision property changes were made");
+    assert_eq!(
+        commit_failures + failed,
+        0,
+        "nothing refused (the lease is handed over)"
+    );
+    // The three front ends dump the same history.
+    let a = dump_without_dates(&urls[0]);
+    assert!(a.contains("test:changer-2"), "the changes are in the dump");
+    for url in &urls[1..] {
+        assert!(dump_without_dates(url) == a, "{url} dumps what A dumps");
+    }
+    drop(servers);
 }

@@ -101,7 +101,7 @@ fn a_snapshot_and_a_bucket_copy_restore_the_repository_at_the_snapshot() {
         .arg(&snapshot)
         .success();
     // Commits between the snapshot and the copy: in the copy, but not in the snapshot's
-    // heads. Past r64, where the writer moves r0-r63 to an index object.
+    // heads. Past r64, where the writer moves the oldest revisions to an index object.
     for n in 41..=70 {
         put(&dir, &a, &format!("f{}", n % 7), &format!("lost {n}\n"));
     }

@@ -3,6 +3,9 @@
 
 use super::*;
 
+mod cluster;
+pub use cluster::{round_robin, CLUSTER_FRONT_ENDS};
+
 /// What both sides printed, once normalized and found the same.
 #[derive(Debug, Clone)]
 pub struct Same {
@@ -425,15 +428,9 @@ impl Pair {
                     .stdout
             }
             Subject::Svelto(binary) => {
-                Run::new(binary)
-                    .args(["admin", "verify", "-q"])
-                    .arg(repo)
-                    .success();
-                Run::new(binary)
-                    .args(["admin", "dump", "-q"])
-                    .arg(repo)
-                    .success()
-                    .stdout
+                // (`--cluster FILE NAME` for a cluster pair)
+                self.subject_admin(binary, &["verify", "-q"]).success();
+                self.subject_admin(binary, &["dump", "-q"]).success().stdout
             }
             Subject::Memory(_) => {
                 let mem = self

@@ -1,0 +1,295 @@
+//! The differential pair with a cluster as the subject (issue 35): svnserve (or Apache)
+//! over FSFS as the reference, and three `svelto serve --cluster` front ends over three
+//! etcd members and weed (`crate::cluster`), behind a round-robin TCP balancer, so each
+//! client connection (every command, and each of the sessions one command opens) goes to
+//! the next front end in turn.
+
+use std::io::{Read, Write};
+use std::net::Shutdown;
+
+use super::*;
+use crate::cluster::{EtcdCluster, S3Server, S3_ACCESS_KEY, S3_REGION, S3_SECRET_KEY};
+
+/// The front ends of a cluster pair.
+pub const CLUSTER_FRONT_ENDS: usize = 3;
+
+/// The cluster file of each cluster pair's subject repository (the front ends' shared
+/// `ROOT/NAME`), for [`Pair::subject_admin`].
+fn cluster_files() -> &'static Mutex<HashMap<PathBuf, (PathBuf, Connections)>> {
+    static FILES: OnceLock<Mutex<HashMap<PathBuf, (PathBuf, Connections)>>> = OnceLock::new();
+    FILES.get_or_init(Mutex::default)
+}
+
+/// The connections a balancer gave each front end.
+type Connections = Arc<Vec<std::sync::atomic::AtomicUsize>>;
+
+/// What a cluster pair keeps running besides the front end the pair holds: the other
+/// front ends, etcd and weed. Their watchdogs end them with the test process.
+fn keep(thing: Box<dyn std::any::Any + Send>) {
+    static KEPT: Mutex<Vec<Box<dyn std::any::Any + Send>>> = Mutex::new(Vec::new());
+    KEPT.lock().unwrap_or_else(|e| e.into_inner()).push(thing);
+}
+
+/// A balancer on 127.0.0.1: each connection accepted is joined to the next of `ports` in
+/// turn (bytes copied both ways, each direction's end passed on). Returns its port and
+/// the count of connections per backend.
+pub fn round_robin(ports: Vec<u16>) -> (u16, Connections) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind the balancer");
+    let port = listener.local_addr().expect("its address").port();
+    let counts: Arc<Vec<AtomicUsize>> =
+        Arc::new(ports.iter().map(|_| AtomicUsize::new(0)).collect());
+    let counted = counts.clone();
+    std::thread::spawn(move || {
+        let mut next = 0usize;
+        for client in listener.incoming() {
+            let Ok(client) = client else { continue };
+            let i = next % ports.len();
+            next += 1;
+            counted[i].fetch_add(1, Ordering::SeqCst);
+            let Ok(server) = TcpStream::connect(("127.0.0.1", ports[i])) else {
+                let _ = client.shutdown(Shutdown::Both);
+                continue;
+            };
+            let _ = client.set_nodelay(true);
+            let _ = server.set_nodelay(true);
+            for (from, to) in [(&client, &server), (&server, &client)] {
+                let (Ok(mut from), Ok(mut to)) = (from.try_clone(), to.try_clone()) else {
+                    continue;
+                };
+                std::thread::spawn(move || {
+                    let mut buf = vec![0u8; 64 * 1024];
+                    loop {
+                        match from.read(&mut buf) {
+                            Ok(0) | Err(_) => break,
+                            Ok(n) => {
+                                if to.write_all(&buf[..n]).is_err() {
+                                    break;
+                                }
+                            }
+                        }
+                    }
+                    let _ = to.shutdown(Shutdown::Write);
+                });
+            }
+        }
+    });
+    (port, counts)
+}
+
+/// The cluster side of a pair: its front ends, the repository's UUID and the first
+/// front end's cluster file.
+struct ClusterSide {
+    front_ends: Vec<Server>,
+    uuid: String,
+    file: PathBuf,
+}
+
+/// Starts etcd (three members), weed, creates `name` in the cluster, loads `dump` into it
+/// (`svelto admin load --cluster`, revision 0's properties included) and starts the front
+/// ends on `root` (each its own cache; `root/NAME` holds the `conf/` and `hooks/` a
+/// `svelto admin create` makes, shared by all).
+fn start_cluster(
+    binary: &Path,
+    dir: &Path,
+    root: &Path,
+    name: &str,
+    dump: &Path,
+    http: bool,
+) -> ClusterSide {
+    let cdir = dir.join("cluster");
+    std::fs::create_dir_all(&cdir).unwrap_or_else(|e| panic!("cannot create {cdir:?}: {e}"));
+    let etcd = EtcdCluster::start(&cdir, 3);
+    let s3 = S3Server::start(&cdir, "svelto");
+    let credentials = cdir.join("s3.credentials");
+    std::fs::write(
+        &credentials,
+        format!("[default]\naws_access_key_id = {S3_ACCESS_KEY}\naws_secret_access_key = {S3_SECRET_KEY}\n"),
+    )
+    .unwrap_or_else(|e| panic!("cannot write {credentials:?}: {e}"));
+    let files: Vec<PathBuf> = (0..CLUSTER_FRONT_ENDS)
+        .map(|i| {
+            let file = cdir.join(format!("fe{i}.cluster"));
+            let text = format!(
+                "etcd = {}\ncluster = pair\ns3-endpoint = {}\ns3-bucket = {}\n\
+                 s3-region = {S3_REGION}\ns3-credentials = s3.credentials\ncache = cache-{i}\n\
+                 front-end = fe{i}\nrequest-timeout = 3\n",
+                etcd.endpoints().join(", "),
+                s3.endpoint(),
+                s3.bucket()
+            );
+            std::fs::write(&file, text).unwrap_or_else(|e| panic!("cannot write {file:?}: {e}"));
+            file
+        })
+        .collect();
+    Run::new(binary)
+        .args(["admin", "create", "--cluster"])
+        .arg(&files[0])
+        .arg(name)
+        .success();
+    Run::new(binary)
+        .args(["admin", "load", "-q", "--cluster"])
+        .arg(&files[0])
+        .arg(name)
+        .arg("-F")
+        .arg(dump)
+        .timeout(Duration::from_secs(600))
+        .success();
+    // conf/ and hooks/ as `svelto admin create` makes them for a local repository.
+    let template = cdir.join("template");
+    Run::new(binary)
+        .args(["admin", "create"])
+        .arg(&template)
+        .success();
+    let repo = root.join(name);
+    std::fs::create_dir_all(&repo).unwrap_or_else(|e| panic!("cannot create {repo:?}: {e}"));
+    Run::tool("cp")
+        .arg("-r")
+        .arg(template.join("conf"))
+        .arg(template.join("hooks"))
+        .arg(&repo)
+        .success();
+    let front_ends: Vec<Server> = files
+        .iter()
+        .enumerate()
+        .map(|(i, file)| {
+            let log = cdir.join(format!("serve-fe{i}.log"));
+            let flags = ["--cluster", file.to_str().expect("a UTF-8 path")];
+            if http {
+                Svelto::start_http(binary, root, &log, "/svn", &flags).into_server()
+            } else {
+                Svelto::start_with(binary, root, &log, &flags).into_server()
+            }
+        })
+        .collect();
+    let info = Run::tool("svn")
+        .args(["info", "--show-item", "repos-uuid", "--non-interactive"])
+        .arg(front_ends[0].url(name))
+        .output();
+    assert!(
+        info.success(),
+        "svn info through the first front end:\n{info}\n{}",
+        front_ends[0].diagnostics()
+    );
+    let uuid = info.stdout_text().trim().to_owned();
+    keep(Box::new(etcd));
+    keep(Box::new(s3));
+    ClusterSide {
+        front_ends,
+        uuid,
+        file: files[0].clone(),
+    }
+}
+
+impl Pair {
+    /// `svelto admin ARGS` (the binary `binary`) on the subject's repository: its
+    /// directory, or for a cluster pair `--cluster FILE NAME` (through a cache of the first
+    /// front end's cluster file, caught up with the head).
+    pub fn subject_admin(&self, binary: &Path, args: &[&str]) -> Run {
+        let run = Run::new(binary).arg("admin").args(args);
+        let file = cluster_files()
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(self.subject_repo())
+            .map(|(file, _)| file.clone());
+        match file {
+            Some(file) => run.arg("--cluster").arg(file).arg(self.name()),
+            None => run.arg(self.subject_repo()),
+        }
+    }
+
+    /// For a cluster pair, how many client connections the balancer gave each front end
+    /// so far.
+    pub fn cluster_connections(&self) -> Option<Vec<usize>> {
+        let files = cluster_files().lock().unwrap_or_else(|e| e.into_inner());
+        let (_, counts) = files.get(self.subject_repo())?;
+        Some(
+            counts
+                .iter()
+                .map(|c| c.load(std::sync::atomic::Ordering::SeqCst))
+                .collect(),
+        )
+    }
+
+    /// The scenario `fixture` served by svnserve over FSFS (the reference) and by a
+    /// cluster of three `svelto serve --cluster` front ends behind a round-robin balancer
+    /// (the subject: `{URL}` is the balancer's). The cluster repository keeps its own UUID
+    /// (a cluster load ignores the dump's): the subject's output is normalized with the
+    /// reference's in its place.
+    pub fn cluster(fixture: &str, svelto_binary: &Path) -> Pair {
+        Pair::cluster_of(
+            fixture,
+            &crate::scenario_dump(fixture),
+            svelto_binary,
+            false,
+        )
+    }
+
+    /// The same over HTTP: Apache with mod_dav_svn as the reference, the front ends'
+    /// `--http-listen` behind the balancer (`/svn` prefix on both).
+    pub fn http_cluster(fixture: &str, svelto_binary: &Path) -> Pair {
+        Pair::cluster_of(fixture, &crate::scenario_dump(fixture), svelto_binary, true)
+    }
+
+    fn cluster_of(name: &str, dump: &Path, binary: &Path, http: bool) -> Pair {
+        let (dir, roots, repos) = pair_dirs(name);
+        let root = roots[1].join("repos");
+        let (reference, cluster) = std::thread::scope(|scope| {
+            let reference = scope.spawn(|| {
+                make_fsfs(&repos[0], dump);
+                if http {
+                    crate::apache::Apache::start_full(
+                        &roots[0].join("repos"),
+                        &roots[0],
+                        "/svn",
+                        "",
+                        None,
+                    )
+                    .into_server()
+                } else {
+                    Svnserve::start(&roots[0].join("repos")).into_server()
+                }
+            });
+            let cluster = start_cluster(binary, dir.path(), &root, name, dump, http);
+            match reference.join() {
+                Ok(server) => (server, cluster),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        });
+        let ports: Vec<u16> = cluster.front_ends.iter().map(Server::port).collect();
+        let (port, counts) = round_robin(ports);
+        cluster_files()
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(repos[1].clone(), (cluster.file.clone(), counts));
+        let mut front_ends = cluster.front_ends.into_iter();
+        let first = front_ends.next().expect("front ends");
+        for other in front_ends {
+            keep(Box::new(other));
+        }
+        let labels = ["svnserve", "svelto-cluster"];
+        let labels = if http {
+            ["apache", "svelto-cluster-http"]
+        } else {
+            labels
+        };
+        let mut pair = Pair::assemble(name, dir, [reference, first], repos, roots, labels, false);
+        let base = if http {
+            format!("http://127.0.0.1:{port}/svn")
+        } else {
+            format!("svn://127.0.0.1:{port}")
+        };
+        pair.route_through(1, &base);
+        let reference_uuid = Run::tool("svnlook")
+            .arg("uuid")
+            .arg(&pair.sides[0].repo)
+            .success()
+            .stdout_text()
+            .trim()
+            .to_owned();
+        let side = &mut pair.sides[1];
+        side.normalizer =
+            std::mem::take(&mut side.normalizer).replace(&cluster.uuid, &reference_uuid);
+        pair
+    }
+}
