@@ -273,7 +273,8 @@ impl Pair {
         } else {
             labels
         };
-        let mut pair = Pair::assemble(name, dir, [reference, first], repos, roots, labels, false);
+        let subject = (Subject::Svelto(binary.to_owned()), None);
+        let mut pair = Pair::assemble(name, dir, [reference, first], repos, roots, labels, subject);
         let base = if http {
             format!("http://127.0.0.1:{port}/svn")
         } else {
