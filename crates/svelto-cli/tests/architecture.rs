@@ -115,9 +115,8 @@ fn no_crate_dev_depends_on_a_crate_above_it() {
 
 /// The backends stand below the seam in their tests too: neither the local engine nor the
 /// cluster names Subversion's rules or anything built on them, but through the testkit
-/// and one exception said here. svelto-cluster's `tests/backend.rs` loads, dumps and
-/// creates repositories with svelto-repos to compare the cluster with the local engine;
-/// it is the cluster's own suite, left there (to move to svelto-cli's tests with it).
+/// (the cluster's seam suite, which compares it with the local engine through svelto-repos,
+/// lives in svelto-cli's tests/cluster/backend.rs).
 #[test]
 fn the_backends_tests_stand_below_the_seam() {
     let (deps, dev) = (dependencies(), dev_dependencies());
@@ -126,10 +125,9 @@ fn the_backends_tests_stand_below_the_seam() {
         .filter(|n| n.as_str() == "svelto-repos" || below(&deps, n).contains("svelto-repos"))
         .cloned()
         .collect();
-    let exceptions = [("svelto-cluster", "svelto-repos")];
     for backend in ["svelto-store", "svelto-cluster"] {
         for d in deps[backend].iter().chain(&dev[backend]) {
-            if d == TESTKIT || exceptions.contains(&(backend, d.as_str())) {
+            if d == TESTKIT {
                 continue;
             }
             assert!(
@@ -137,12 +135,6 @@ fn the_backends_tests_stand_below_the_seam() {
                 "{backend} depends on {d}, above the seam"
             );
         }
-    }
-    for (backend, d) in exceptions {
-        assert!(
-            dev[backend].contains(d),
-            "the exception {backend} -> {d} is gone: remove it from this test"
-        );
     }
 }
 

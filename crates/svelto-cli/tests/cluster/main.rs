@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use svelto_testkit::cluster::{EtcdCluster, S3Server, S3_ACCESS_KEY, S3_REGION, S3_SECRET_KEY};
 use svelto_testkit::{tempdir, Run, Svelto};
 
+mod backend;
 mod differential;
 #[allow(dead_code)]
 #[path = "../serve/lock_sessions.rs"]

@@ -1,3 +1,6 @@
+//! (svelto-cli's tests, not svelto-cluster's: it compares the cluster with the local engine
+//! through svelto-repos, which stands above the seam.)
+//!
 //! The cluster as a backend of the storage seam (`ClusterRepo`, `ClusterWriter`) against
 //! the real components: three etcd members (Debian's etcd-server) and SeaweedFS's S3
 //! gateway (weed), started on 127.0.0.1 by `svelto_testkit::cluster`; they fail loudly
@@ -472,7 +475,7 @@ impl ChildCommitter {
         let exe = std::env::current_exe().expect("the test binary");
         let mut child = Command::new(exe)
             .args([
-                "child_committer",
+                "backend::child_committer",
                 "--exact",
                 "--nocapture",
                 "--test-threads=1",
