@@ -57,6 +57,20 @@ pub struct ExportArgs {
     native_eol: Option<String>,
 }
 
+/// The writer threads of a checkout or export: SVELTO_WRITERS (0: none, the session's
+/// thread writes), else the library's default.
+fn writers() -> anyhow::Result<usize> {
+    match std::env::var("SVELTO_WRITERS") {
+        Ok(v) => v
+            .trim()
+            .parse::<usize>()
+            .ok()
+            .filter(|n| *n <= 64)
+            .with_context(|| format!("SVELTO_WRITERS '{v}': a number of threads, 0 to 64")),
+        Err(_) => Ok(svelto_client::checkout::default_writers()),
+    }
+}
+
 fn options(a: &ClientArgs, native_eol: Option<&'static [u8]>) -> anyhow::Result<Options> {
     let (revision, date) = parse_revision(a.revision.as_deref())?;
     let (url, peg) = split_peg(&a.url)?;
@@ -97,6 +111,7 @@ fn options(a: &ClientArgs, native_eol: Option<&'static [u8]>) -> anyhow::Result<
         zone: crate::localtime::zone(),
         ignore_externals: a.ignore_externals,
         force: a.force,
+        writers: writers()?,
     })
 }
 
@@ -232,6 +247,7 @@ pub fn update(a: UpdateArgs) -> anyhow::Result<()> {
         zone: crate::localtime::zone(),
         ignore_externals: a.ignore_externals,
         switch_url: None,
+        writers: writers()?,
     };
     run_update(&opts, a.quiet, false, true)
 }
@@ -549,6 +565,7 @@ pub fn checkout(a: ClientArgs) -> anyhow::Result<()> {
             zone: opts.zone.clone(),
             ignore_externals: opts.ignore_externals,
             switch_url: None,
+            writers: opts.writers,
         };
         return run_update(&up, a.quiet, true, !a.ignore_externals);
     }
