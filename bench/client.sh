@@ -141,6 +141,7 @@ cpu_ticks() {
 }
 
 n=0
+files="?"
 # one FILE CMD...: runs CMD in a new directory; appends "wall user sys server-cpu" to FILE.
 one() {
     local name=$1; shift
@@ -227,7 +228,7 @@ for s in $servers; do
         fi
         if [[ ${UPDATE:-0} -gt 0 ]]; then
             # (the checkouts deleted first: a medium history's would not fit beside them)
-            files=$(find "${exported:-$last}" -type f | wc -l)
+            if [[ -d ${exported:-$last} ]]; then files=$(find "${exported:-$last}" -type f | wc -l); fi
             settle
             for c in $clients; do
                 wc=$work/runs/u$n

@@ -57,9 +57,10 @@ pub struct ExportArgs {
     native_eol: Option<String>,
 }
 
-/// The writer threads of a checkout or export: SVELTO_WRITERS (0: none, the session's
-/// thread writes), else the library's default.
-fn writers() -> anyhow::Result<usize> {
+/// The writer threads of a checkout, export or update: SVELTO_WRITERS (0: none, the session's
+/// thread writes), else `default`: the library's for a checkout or export, none for an
+/// update (where they did not win: bench/results/2026-11-29/client-writers.md).
+fn writers(default: usize) -> anyhow::Result<usize> {
     match std::env::var("SVELTO_WRITERS") {
         Ok(v) => v
             .trim()
@@ -67,7 +68,7 @@ fn writers() -> anyhow::Result<usize> {
             .ok()
             .filter(|n| *n <= 64)
             .with_context(|| format!("SVELTO_WRITERS '{v}': a number of threads, 0 to 64")),
-        Err(_) => Ok(svelto_client::checkout::default_writers()),
+        Err(_) => Ok(default),
     }
 }
 
@@ -111,7 +112,7 @@ fn options(a: &ClientArgs, native_eol: Option<&'static [u8]>) -> anyhow::Result<
         zone: crate::localtime::zone(),
         ignore_externals: a.ignore_externals,
         force: a.force,
-        writers: writers()?,
+        writers: writers(svelto_client::checkout::default_writers())?,
     })
 }
 
@@ -247,7 +248,7 @@ pub fn update(a: UpdateArgs) -> anyhow::Result<()> {
         zone: crate::localtime::zone(),
         ignore_externals: a.ignore_externals,
         switch_url: None,
-        writers: writers()?,
+        writers: writers(0)?,
     };
     run_update(&opts, a.quiet, false, true)
 }
@@ -565,7 +566,7 @@ pub fn checkout(a: ClientArgs) -> anyhow::Result<()> {
             zone: opts.zone.clone(),
             ignore_externals: opts.ignore_externals,
             switch_url: None,
-            writers: opts.writers,
+            writers: writers(0)?,
         };
         return run_update(&up, a.quiet, true, !a.ignore_externals);
     }

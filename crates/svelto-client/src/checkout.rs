@@ -83,10 +83,11 @@ pub struct Options {
     pub writers: usize,
 }
 
-/// The writer threads a checkout or export uses unless told otherwise: two (measured on two
-/// cores: bench/results/2026-11-29/client-writers.md), fewer on one core.
+/// The writer threads a checkout, export or update uses unless told otherwise: one per
+/// core beside the session's thread, at least one, at most two (on two cores one writer
+/// beat two and three: bench/results/2026-11-29/client-writers.md).
 pub fn default_writers() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get().min(2))
+    std::thread::available_parallelism().map_or(1, |n| n.get().saturating_sub(1).clamp(1, 2))
 }
 
 /// What happened, as it happens (the command line prints it).

@@ -1,4 +1,5 @@
-//! The writer threads of `svelto checkout` and `export` (SVELTO_WRITERS; two by default):
+//! The writer threads of `svelto checkout`, `export` and `update` (SVELTO_WRITERS; for a
+//! checkout or export by default one per core beside the session's thread, at most two):
 //! what they write is what the session's thread writes alone (SVELTO_WRITERS=0) and what
 //! the stock client writes, for texts held until close-file and texts past 1 MiB (streamed),
 //! with and without line-ending repair, executables, read-only files and texts that share
@@ -89,12 +90,12 @@ fn writer_threads_write_what_one_thread_writes() {
             "propset", "svn:executable", "*", "trunk/w/tool",
         ]);
         let url = format!("{base}/trunk");
-        // The default (two writers) against the stock client, everything it shows.
+        // The default against the stock client, everything it shows.
         let dir = tempdir();
         compare_checkouts(&pair, dir.path(), label, &url, &[]);
         let stock = dir.path().join("stock");
         svn(&pair, &["export", "-q", &url, "stock-export"], dir.path());
-        for writers in ["0", "1", "3"] {
+        for writers in ["0", "2", "3"] {
             let co = format!("co-{writers}");
             let out = with_writers(writers, &["checkout", "-q", &url, &co], dir.path());
             assert!(out.success(), "{label}: {}", out.stderr_text());
@@ -133,6 +134,41 @@ fn writer_threads_write_what_one_thread_writes() {
             assert!(
                 differ.is_empty(),
                 "{label}: export with {writers} writers: {differ:?}"
+            );
+        }
+        // An update that adds the texts (written by the writers, or not: SVELTO_WRITERS
+        // for an update too) gives the same files and status as the stock checkout.
+        let head: u64 = svn(
+            &pair,
+            &["info", "--show-item", "revision", &url],
+            dir.path(),
+        )
+        .stdout_text()
+        .trim()
+        .parse()
+        .unwrap_or_else(|e| panic!("{e}"));
+        for writers in ["0", "2"] {
+            let up = format!("up-{writers}");
+            let prev = (head - 1).to_string();
+            let out = with_writers(
+                writers,
+                &["checkout", "-q", "-r", &prev, &url, &up],
+                dir.path(),
+            );
+            assert!(out.success(), "{label}: {}", out.stderr_text());
+            let out = with_writers(writers, &["update", "-q", &up], dir.path());
+            assert!(out.success(), "{label}: {}", out.stderr_text());
+            let up = dir.path().join(up);
+            let what = format!("{label}: update with {writers} writers");
+            assert_eq!(tree(&stock), tree(&up), "{what}: working files");
+            assert_eq!(
+                svn(&pair, &["status", "-v"], &stock)
+                    .stdout_text()
+                    .replace(&stock.display().to_string(), "WC"),
+                svn(&pair, &["status", "-v"], &up)
+                    .stdout_text()
+                    .replace(&up.display().to_string(), "WC"),
+                "{what}: svn status -v"
             );
         }
         // A name the kernel refuses (longer than 255 bytes): the checkout stops with the
