@@ -83,11 +83,12 @@ pub struct Options {
     pub writers: usize,
 }
 
-/// The writer threads a checkout, export or update uses unless told otherwise: one per
-/// core beside the session's thread, at least one, at most two (on two cores one writer
-/// beat two and three: bench/results/2026-11-29/client-writers.md).
+/// The writer threads a checkout or export uses unless told otherwise: none (the session's
+/// thread writes). On two cores under a load of 6-14 one writer beat none on the medians,
+/// but on the same machine nearly quiet it lost (more system time, at the same place in the
+/// rounds): bench/results/2026-11-29/client-writers.md. SVELTO_WRITERS turns them on.
 pub fn default_writers() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get().saturating_sub(1).clamp(1, 2))
+    0
 }
 
 /// What happened, as it happens (the command line prints it).

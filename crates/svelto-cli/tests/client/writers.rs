@@ -1,5 +1,5 @@
-//! The writer threads of `svelto checkout`, `export` and `update` (SVELTO_WRITERS; for a
-//! checkout or export by default one per core beside the session's thread, at most two):
+//! The writer threads of `svelto checkout`, `export` and `update` (SVELTO_WRITERS; none by
+//! default):
 //! what they write is what the session's thread writes alone (SVELTO_WRITERS=0) and what
 //! the stock client writes, for texts held until close-file and texts past 1 MiB (streamed),
 //! with and without line-ending repair, executables, read-only files and texts that share
