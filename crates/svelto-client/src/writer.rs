@@ -1,6 +1,7 @@
-//! The writing of a checkout's or an export's files, spread over worker threads while the
-//! session decodes (the kernel's work of creating files is most of a checkout's time, and
-//! it scales over cores). A job is one file whose texts are whole in memory (at most
+//! The writing of a checkout's or an export's files (an update's too), spread over worker
+//! threads while the session decodes, when asked for (`Options::writers`; none by default:
+//! on two cores they won under load and lost nearly quiet, with more system time,
+//! bench/results/2026-11-29/client-writers.md). A job is one file whose texts are whole in memory (at most
 //! [`crate::checkout::SMALL_TEXT`] each): its pristine under its final name and its working
 //! file (created new, written, its mode set); the worker reports the working file's size and
 //! modification time, which the session's thread records in wc.db. The queue is bounded (so
