@@ -17,7 +17,8 @@
 # http:// curl fetching the export's send-all update-report to /dev/null (the server's
 # sending alone). UPDATE=N (default 0: none) adds `svn update` against `svelto update` of a
 # working copy checked out at HEAD-N (made once by svelto, copied with `cp -a` before each run,
-# not timed) to HEAD (svelto-before is not run: the A/B is of checkout and export).
+# not timed) to HEAD (by every client: svelto-before and MORE_CLIENTS too). OPS=" " runs the
+# updates alone.
 #
 # Every run writes into a new directory and nothing is deleted until the end: on an ext4
 # without a journal (this machine's), a file created within a minute of many deletions
@@ -140,6 +141,7 @@ cpu_ticks() {
 }
 
 n=0
+files="?"
 # one FILE CMD...: runs CMD in a new directory; appends "wall user sys server-cpu" to FILE.
 one() {
     local name=$1; shift
@@ -165,19 +167,27 @@ settle() {
     sleep "${SETTLE:-65}"
 }
 
-# The clients compared: svn, svelto, and SVELTO_BEFORE (another svelto binary, "svelto-before").
+# The clients compared: svn, svelto, SVELTO_BEFORE (another svelto binary, "svelto-before"),
+# and MORE_CLIENTS ("LABEL=COMMAND ...": more svelto commands, a script that sets
+# SVELTO_WRITERS, say).
 clients="svn svelto"
 before=""
 if [[ -n ${SVELTO_BEFORE:-} ]]; then
     before=$(readlink -f "$SVELTO_BEFORE")
     clients+=" svelto-before"
 fi
+declare -A more=()
+for m in ${MORE_CLIENTS:-}; do
+    more[${m%%=*}]=$(readlink -f "${m#*=}")
+    clients+=" ${m%%=*}"
+done
 # bin CLIENT: the command of a client.
 bin() {
     case "$1" in
     svn) echo svn ;;
     svelto) echo "$svelto" ;;
     svelto-before) echo "$before" ;;
+    *) echo "${more[$1]}" ;;
     esac
 }
 
@@ -218,9 +228,9 @@ for s in $servers; do
         fi
         if [[ ${UPDATE:-0} -gt 0 ]]; then
             # (the checkouts deleted first: a medium history's would not fit beside them)
-            files=$(find "${exported:-$last}" -type f | wc -l)
+            if [[ -d ${exported:-$last} ]]; then files=$(find "${exported:-$last}" -type f | wc -l); fi
             settle
-            for c in svn svelto; do
+            for c in $clients; do
                 wc=$work/runs/u$n
                 cp -a "$work/update-base" "$wc"
                 one "$s-$c-update" "$(bin "$c")" update -q "$wc"

@@ -57,6 +57,21 @@ pub struct ExportArgs {
     native_eol: Option<String>,
 }
 
+/// The writer threads of a checkout, export or update: SVELTO_WRITERS (0: none, the session's
+/// thread writes), else `default`: the library's for a checkout or export, none for an
+/// update (where they did not win: bench/results/2026-11-29/client-writers.md).
+fn writers(default: usize) -> anyhow::Result<usize> {
+    match std::env::var("SVELTO_WRITERS") {
+        Ok(v) => v
+            .trim()
+            .parse::<usize>()
+            .ok()
+            .filter(|n| *n <= 64)
+            .with_context(|| format!("SVELTO_WRITERS '{v}': a number of threads, 0 to 64")),
+        Err(_) => Ok(default),
+    }
+}
+
 fn options(a: &ClientArgs, native_eol: Option<&'static [u8]>) -> anyhow::Result<Options> {
     let (revision, date) = parse_revision(a.revision.as_deref())?;
     let (url, peg) = split_peg(&a.url)?;
@@ -97,6 +112,7 @@ fn options(a: &ClientArgs, native_eol: Option<&'static [u8]>) -> anyhow::Result<
         zone: crate::localtime::zone(),
         ignore_externals: a.ignore_externals,
         force: a.force,
+        writers: writers(svelto_client::checkout::default_writers())?,
     })
 }
 
@@ -232,6 +248,7 @@ pub fn update(a: UpdateArgs) -> anyhow::Result<()> {
         zone: crate::localtime::zone(),
         ignore_externals: a.ignore_externals,
         switch_url: None,
+        writers: writers(0)?,
     };
     run_update(&opts, a.quiet, false, true)
 }
@@ -549,6 +566,7 @@ pub fn checkout(a: ClientArgs) -> anyhow::Result<()> {
             zone: opts.zone.clone(),
             ignore_externals: opts.ignore_externals,
             switch_url: None,
+            writers: writers(0)?,
         };
         return run_update(&up, a.quiet, true, !a.ignore_externals);
     }

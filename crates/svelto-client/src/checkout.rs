@@ -22,6 +22,7 @@ use crate::text::{Buffers, Incoming};
 use crate::translate::{self, EolWriter, FileFacts, Translation};
 use crate::url;
 use crate::wc::{BaseNode, WcDb};
+use crate::writer::{self, Writers};
 
 /// `--depth`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,6 +78,17 @@ pub struct Options {
     /// `--force`: a checkout takes unversioned files and directories in its way as they
     /// are (versioned, their contents kept: local changes where they differ), as svn does.
     pub force: bool,
+    /// Threads that write the files while the session decodes (0: the session's thread
+    /// writes them itself).
+    pub writers: usize,
+}
+
+/// The writer threads a checkout or export uses unless told otherwise: none (the session's
+/// thread writes). On two cores under a load of 6-14 one writer beat none on the medians,
+/// but on the same machine nearly quiet it lost (more system time, at the same place in the
+/// rounds): bench/results/2026-11-29/client-writers.md. SVELTO_WRITERS turns them on.
+pub fn default_writers() -> usize {
+    0
 }
 
 /// What happened, as it happens (the command line prints it).
@@ -253,6 +265,10 @@ pub(crate) fn run_in(
             missing: false,
         }],
     )?;
+    let writers = match opts.writers {
+        0 => None,
+        n => Some(Writers::new(n, WRITER_QUEUE)?),
+    };
     let mut r = Receiver {
         root: root.clone(),
         db,
@@ -274,7 +290,12 @@ pub(crate) fn run_in(
         file_external: None,
         shadowed: HashSet::new(),
         conflicts: Vec::new(),
+        writers: None,
+        rows: HashMap::new(),
+        next_tag: 0,
+        finished: Vec::new(),
     };
+    r.writers = writers;
     if let Some(db) = &r.db {
         db.begin()?;
     }
@@ -344,6 +365,14 @@ enum Working {
     Eol(File, EolWriter),
     /// Kept whole (keywords, special files), written at close.
     Buffer(Vec<u8>),
+    /// Held until close-file (up to [`SMALL_TEXT`]) and then written by a writer thread:
+    /// the text with its line endings repaired (`eol`), or as it is; `same`: the text is
+    /// the pristine's buffer, not held twice.
+    Held {
+        eol: Option<EolWriter>,
+        bytes: Vec<u8>,
+        same: bool,
+    },
     /// Nowhere: the file in the way is kept (`--force`).
     Discard,
 }
@@ -360,13 +389,28 @@ enum Pristine {
 }
 
 /// The largest pristine text kept in memory until its SHA-1 (its name) is known.
-const SMALL_TEXT: usize = 1 << 20;
+pub(crate) const SMALL_TEXT: usize = 1 << 20;
+
+/// The jobs queued for the writer threads (each at most two texts of [`SMALL_TEXT`]).
+const WRITER_QUEUE: usize = 32;
 
 struct TextState {
     incoming: Incoming,
     pristine: Pristine,
     working: Working,
     translation: Translation,
+    /// The pristine (a [`Pristine::Buffer`]) is new and left for a writer thread to write.
+    write_pristine: bool,
+}
+
+/// A file's wc.db row, waiting for its working file's size and time from a writer.
+struct FileRow {
+    relpath: String,
+    repos_path: String,
+    props: Vec<u8>,
+    checksum: String,
+    entry: Entry,
+    dav_cache: Option<Vec<u8>>,
 }
 
 struct FileState {
@@ -414,6 +458,13 @@ struct Receiver<'o> {
     /// What the tree conflicts record: (relpath, kind, op_depth, whether it is the
     /// conflict's own node).
     conflicts: Vec<(String, &'static str, i64, bool)>,
+    /// The writer threads (None: this thread writes).
+    writers: Option<Writers>,
+    /// The rows of the files handed to the writers, by tag.
+    rows: HashMap<usize, FileRow>,
+    next_tag: usize,
+    /// Jobs the writers finished, not yet recorded.
+    finished: Vec<writer::Done>,
 }
 
 /// A file external: where it goes in the working copy and where it comes from.
@@ -474,6 +525,10 @@ pub(crate) fn fetch_file_external(
         file_external: Some(fx),
         shadowed: HashSet::new(),
         conflicts: Vec::new(),
+        writers: None,
+        rows: HashMap::new(),
+        next_tag: 0,
+        finished: Vec::new(),
     };
     if let Some(db) = &r.db {
         db.begin()?;
@@ -759,7 +814,10 @@ impl Receiver<'_> {
                     }
                     self.close_file(file, md5.as_deref())?;
                 }
-                Edit::Close => return session.close_edit(),
+                Edit::Close => {
+                    self.finish_writes()?;
+                    return session.close_edit();
+                }
                 Edit::Abort => return Err(session.abort_edit()),
                 Edit::Failure(p) => return Err(ra_svn::failure(p)),
                 Edit::DeleteEntry { .. } | Edit::Dir { .. } | Edit::File { .. } => {
@@ -778,10 +836,7 @@ impl Receiver<'_> {
         if !(self.export && self.opts.force) {
             return Ok(());
         }
-        match path.symlink_metadata() {
-            Ok(m) if !m.is_dir() => std::fs::remove_file(path).map_err(file_err(path)),
-            _ => Ok(()),
-        }
+        remove_in_way(path)
     }
 
     /// The op_depth of the tree conflict whose directory `relpath` is below, if any.
@@ -915,6 +970,12 @@ impl Receiver<'_> {
             Working::Discard
         } else if translation.keywords.is_some() || translation.special {
             Working::Buffer(Vec::new())
+        } else if self.writers.is_some() {
+            Working::Held {
+                eol: translation.eol.map(EolWriter::new),
+                bytes: Vec::new(),
+                same: translation.eol.is_none() && self.db.is_some(),
+            }
         } else {
             self.make_room(&working_path)?;
             let f = create_new(&working_path)?;
@@ -936,6 +997,7 @@ impl Receiver<'_> {
             pristine,
             working,
             translation,
+            write_pristine: false,
         });
         Ok(())
     }
@@ -951,9 +1013,50 @@ impl Receiver<'_> {
         let (db, tmp_counter, scratch) = (&self.db, &mut self.tmp_counter, &mut self.scratch);
         let received = &mut self.summary.bytes;
         let working_path = || self.root.join(&file.relpath);
+        let make_room = self.export && self.opts.force;
         text.incoming
             .push(chunk, &file.relpath, None, &mut self.bufs, &mut |bytes| {
                 *received += bytes.len() as u64;
+                // A held working text past SMALL_TEXT goes to its file from here on (one
+                // held as the pristine's buffer before the pristine leaves it).
+                let spill = match working {
+                    Working::Held {
+                        same: true,
+                        ..
+                    } => !matches!(pristine, Pristine::Buffer(b) if b.len() + bytes.len() <= SMALL_TEXT),
+                    Working::Held {
+                        eol, bytes: held, ..
+                    } => {
+                        match eol {
+                            Some(e) => e.push(bytes, held),
+                            None => held.extend_from_slice(bytes),
+                        }
+                        held.len() > SMALL_TEXT
+                    }
+                    _ => false,
+                };
+                if spill {
+                    let path = working_path();
+                    if make_room {
+                        remove_in_way(&path)?;
+                    }
+                    let mut f = create_new(&path)?;
+                    let held = std::mem::replace(working, Working::Discard);
+                    if let Working::Held { eol, bytes: held, same } = held {
+                        if same {
+                            if let Pristine::Buffer(b) = pristine {
+                                f.write_all(b).map_err(file_err(&path))?;
+                            }
+                            f.write_all(bytes).map_err(file_err(&path))?;
+                        } else {
+                            f.write_all(&held).map_err(file_err(&path))?;
+                        }
+                        *working = match eol {
+                            Some(e) => Working::Eol(f, e),
+                            None => Working::Direct(f),
+                        };
+                    }
+                }
                 match pristine {
                     Pristine::None => {}
                     Pristine::Temp(f, p) => f.write_all(bytes).map_err(file_err(p.as_path()))?,
@@ -973,6 +1076,8 @@ impl Receiver<'_> {
                     }
                 }
                 match working {
+                    // (this window went to the file with the held text)
+                    _ if spill => {}
                     Working::Direct(f) => f.write_all(bytes).map_err(file_err(working_path()))?,
                     Working::Eol(f, eol) => {
                         scratch.clear();
@@ -980,7 +1085,7 @@ impl Receiver<'_> {
                         f.write_all(scratch).map_err(file_err(working_path()))?;
                     }
                     Working::Buffer(b) => b.extend_from_slice(bytes),
-                    Working::Discard => {}
+                    Working::Held { .. } | Working::Discard => {}
                 }
                 Ok(())
             })
@@ -997,17 +1102,30 @@ impl Receiver<'_> {
             ));
         };
         let (sha1, md5, size) = text.incoming.finish(&file.relpath)?;
-        if let Working::Eol(f, eol) = &mut text.working {
-            self.scratch.clear();
-            eol.finish(&mut self.scratch);
-            let path = self.root.join(&file.relpath);
-            f.write_all(&self.scratch).map_err(file_err(path))?;
+        match &mut text.working {
+            Working::Eol(f, eol) => {
+                self.scratch.clear();
+                eol.finish(&mut self.scratch);
+                let path = self.root.join(&file.relpath);
+                f.write_all(&self.scratch).map_err(file_err(path))?;
+            }
+            Working::Held {
+                eol: Some(eol),
+                bytes,
+                ..
+            } => eol.finish(bytes),
+            _ => {}
         }
         let pristine = std::mem::replace(&mut text.pristine, Pristine::None);
         if let Some(db) = self.db.as_mut() {
             let known = self.pristines.contains(&sha1);
             match pristine {
                 Pristine::None => {}
+                // Written with the working file by a writer thread at close-file.
+                Pristine::Buffer(b) if self.writers.is_some() => {
+                    text.write_pristine = !known;
+                    text.pristine = Pristine::Buffer(b);
+                }
                 Pristine::Buffer(b) if !known => {
                     let dest = db.pristine_path(&sha1)?;
                     let mut f = create_read_only(&dest)?;
@@ -1039,7 +1157,7 @@ impl Receiver<'_> {
         self.summary.files += 1;
         let path = self.root.join(&file.relpath);
         let translation = self.translation(&file);
-        let text = file.text.take();
+        let mut text = file.text.take();
         if text.is_none() && file.done.is_none() {
             // An empty file: no text was sent.
             let sha1 = hex::encode(sha1::Sha1::digest(b""));
@@ -1069,36 +1187,71 @@ impl Receiver<'_> {
                 });
             }
         }
+        // The pristine text held for a writer thread (since end_text), and whether it is
+        // new (to be written).
+        let mut held_pristine = None;
+        let mut write_pristine = false;
+        if let Some(t) = text.as_mut() {
+            if let Pristine::Buffer(b) = std::mem::replace(&mut t.pristine, Pristine::None) {
+                write_pristine = t.write_pristine;
+                held_pristine = Some(b);
+            }
+        }
+        let executable = prop_value(&file.props, b"svn:executable").is_some();
+        // (an export keeps svn:needs-lock files writable, as svn export does)
+        let read_only = !self.export && prop_value(&file.props, b"svn:needs-lock").is_some();
         // The working file: finish what was streamed, or write it now (not over a file
-        // kept with --force: its size and time are not recorded, as with svn).
+        // kept with --force: its size and time are not recorded, as with svn), or leave it
+        // to a writer thread (`later`).
+        let mut later = None;
         let written = match text {
             _ if file.existed || file.conflicted || file.shadowed => None,
             Some(t) if t.translation == translation => match t.working {
                 Working::Direct(f) | Working::Eol(f, _) => Some(f),
                 Working::Buffer(b) => self.write_working(&path, &b, &translation)?,
+                Working::Held { bytes, same, .. } => {
+                    later = Some(writer::WorkingFile {
+                        path: path.clone(),
+                        content: if same {
+                            writer::Content::Pristine
+                        } else {
+                            writer::Content::Bytes(bytes)
+                        },
+                        executable,
+                        read_only,
+                        make_room: self.export && self.opts.force,
+                        replace: false,
+                    });
+                    None
+                }
                 Working::Discard => None,
             },
             other => {
                 // The properties changed after the text began (or there was no text):
                 // write the working file again from the pristine.
                 drop(other);
-                let pristine = match self.db.as_mut() {
-                    Some(db) => {
+                let from_disk;
+                let pristine: &[u8] = match (&held_pristine, self.db.as_mut()) {
+                    (Some(b), _) => b,
+                    (None, Some(db)) => {
                         let p = db.pristine_path(&sha1)?;
-                        std::fs::read(&p).map_err(file_err(&p))?
+                        // (a writer may be writing it)
+                        if let Some(w) = self.writers.as_mut() {
+                            w.wait(&mut self.finished)?;
+                        }
+                        from_disk = std::fs::read(&p).map_err(file_err(&p))?;
+                        &from_disk
                     }
-                    None => Vec::new(),
+                    (None, None) => &[],
                 };
                 if path.symlink_metadata().is_ok() {
                     std::fs::remove_file(&path).map_err(file_err(&path))?;
                 }
-                self.write_working(&path, &pristine, &translation)?
+                self.write_working(&path, pristine, &translation)?
             }
         };
-        let mut recorded = (None, None);
+        let mut recorded = None;
         if let Some(f) = written {
-            let executable = prop_value(&file.props, b"svn:executable").is_some();
-            let read_only = prop_value(&file.props, b"svn:needs-lock").is_some();
             let meta = f.metadata().map_err(file_err(&path))?;
             if executable || read_only {
                 let mut mode = meta.permissions().mode();
@@ -1117,39 +1270,108 @@ impl Receiver<'_> {
                 .ok()
                 .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
                 .map(|d| d.as_micros() as i64);
-            recorded = (Some(meta.len()), mtime);
+            recorded = Some((meta.len(), mtime));
         }
+        let row = self.db.as_ref().map(|_| FileRow {
+            props: skel::proplist(file.props.iter().map(|(n, v)| (n.as_slice(), v.as_slice()))),
+            dav_cache: (!file.wc_props.is_empty()).then(|| {
+                skel::proplist(
+                    file.wc_props
+                        .iter()
+                        .map(|(n, v)| (n.as_slice(), v.as_slice())),
+                )
+            }),
+            checksum: format!("$sha1${sha1}"),
+            repos_path: self.repos_path(&file.relpath),
+            relpath: file.relpath,
+            entry: file.entry,
+        });
+        // What a writer thread is to write: the working file, the new pristine, or both.
+        let pristine_dest = match (&self.db, write_pristine) {
+            (Some(_), true) => self.db.as_mut().map(|db| db.pristine_path(&sha1)),
+            _ => None,
+        }
+        .transpose()?;
+        let pooled = later.is_some() || pristine_dest.is_some();
+        if let (true, Some(writers)) = (pooled, self.writers.as_mut()) {
+            let tag = self.next_tag;
+            self.next_tag += 1;
+            let needs_text = matches!(
+                later,
+                Some(writer::WorkingFile {
+                    content: writer::Content::Pristine,
+                    ..
+                })
+            );
+            let (pristine, text) = match (pristine_dest, held_pristine) {
+                (Some(dest), Some(b)) => (Some((dest, b)), None),
+                (None, Some(b)) if needs_text => (None, Some(b)),
+                _ => (None, None),
+            };
+            let has_working = later.is_some();
+            writers.send(
+                writer::Job {
+                    tag,
+                    pristine,
+                    text,
+                    working: later,
+                },
+                &mut self.finished,
+            )?;
+            if has_working {
+                if let Some(row) = row {
+                    self.rows.insert(tag, row);
+                }
+                return self.record_finished();
+            }
+        }
+        match row {
+            Some(row) => self.put_file_row(&row, recorded),
+            None => Ok(()),
+        }
+    }
+
+    /// Records the rows of the files the writers finished.
+    fn record_finished(&mut self) -> Result<()> {
+        for (tag, recorded) in std::mem::take(&mut self.finished) {
+            if let Some(row) = self.rows.remove(&tag) {
+                self.put_file_row(&row, recorded)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Waits for the writers' last files and records them (the end of the drive).
+    fn finish_writes(&mut self) -> Result<()> {
+        if let Some(w) = self.writers.as_mut() {
+            w.wait(&mut self.finished)?;
+        }
+        self.record_finished()
+    }
+
+    /// A file's BASE row, with its working file's size and time (`recorded`).
+    fn put_file_row(&self, row: &FileRow, recorded: Option<(u64, Option<i64>)>) -> Result<()> {
         let Some(db) = &self.db else {
             return Ok(());
         };
-        let props = skel::proplist(file.props.iter().map(|(n, v)| (n.as_slice(), v.as_slice())));
-        let dav_cache = (!file.wc_props.is_empty()).then(|| {
-            skel::proplist(
-                file.wc_props
-                    .iter()
-                    .map(|(n, v)| (n.as_slice(), v.as_slice())),
-            )
-        });
-        let checksum = format!("$sha1${sha1}");
-        let repos_path = self.repos_path(&file.relpath);
         db.put_base(&BaseNode {
-            local_relpath: &file.relpath,
-            repos_path: &repos_path,
+            local_relpath: &row.relpath,
+            repos_path: &row.repos_path,
             revision: self.target_rev,
             presence: "normal",
             kind: "file",
-            properties: Some(&props),
-            checksum: Some(&checksum),
-            changed_revision: file.entry.committed_rev,
-            changed_date: file
+            properties: Some(&row.props),
+            checksum: Some(&row.checksum),
+            changed_revision: row.entry.committed_rev,
+            changed_date: row
                 .entry
                 .committed_date
                 .as_deref()
                 .and_then(svelto_core::parse_svn_date),
-            changed_author: file.entry.last_author.as_deref(),
-            translated_size: recorded.0,
-            last_mod_time: recorded.1,
-            dav_cache: dav_cache.as_deref(),
+            changed_author: row.entry.last_author.as_deref(),
+            translated_size: recorded.map(|r| r.0),
+            last_mod_time: recorded.and_then(|r| r.1),
+            dav_cache: row.dav_cache.as_deref(),
             file_external: self.file_external.is_some(),
             inherited_props: match self.file_external {
                 Some(_) => self.iprops.as_deref(),
@@ -1188,6 +1410,14 @@ pub(crate) fn relpath_depth(relpath: &str) -> i64 {
         0
     } else {
         relpath.split('/').count() as i64
+    }
+}
+
+/// Removes a file or link at `path` (`export --force`); a directory there stays.
+pub(crate) fn remove_in_way(path: &Path) -> Result<()> {
+    match path.symlink_metadata() {
+        Ok(m) if !m.is_dir() => std::fs::remove_file(path).map_err(file_err(path)),
+        _ => Ok(()),
     }
 }
 

@@ -574,6 +574,7 @@ pub(crate) fn update_all(
         zone: opts.zone.clone(),
         ignore_externals: false,
         force: false,
+        writers: opts.writers,
     };
     let mut parent = Parent {
         root,

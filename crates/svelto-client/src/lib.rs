@@ -25,6 +25,7 @@ pub mod tunnel;
 pub mod update;
 pub mod url;
 pub mod wc;
+mod writer;
 
 pub use checkout::{checkout, export, Depth, Notify, Options, Summary};
 pub use error::{Error, Result};

@@ -32,6 +32,7 @@ use crate::text::{Buffers, Incoming};
 use crate::translate::{self, Translation};
 use crate::url;
 use crate::wc::{BaseNode, OwnedNode, WcDb};
+use crate::writer::{self, Writers};
 
 /// The URL of the working copy whose root is `root`, or None when `root` is not one.
 pub fn wc_url(root: &Path) -> Result<Option<String>> {
@@ -64,6 +65,8 @@ pub struct UpdateOptions {
     /// Switch the working copy to this URL of the same repository (ancestry ignored), as
     /// svn switches an external whose URL changed.
     pub switch_url: Option<String>,
+    /// Threads that write the working files (0: the update's thread writes them).
+    pub writers: usize,
 }
 
 fn refuse(root: &Path, why: impl std::fmt::Display) -> Error {
@@ -198,17 +201,17 @@ pub fn update(opts: &UpdateOptions, notify: &mut dyn FnMut(Notify)) -> Result<Su
         (None, Some(date)) => session.dated_rev(date)?,
         (None, None) => session.latest_rev()?,
     };
-    // Missing files (in a directory that is there) are restored from their pristines
-    // first, their size and time recorded, as svn's update restores them ("Restored").
+    // What is there: one read of each versioned directory, not a stat of each file (a
+    // missing directory is refused here).
+    let present = on_disk(&root, &nodes)?;
+    // Missing files are restored from their pristines first, their size and time
+    // recorded, as svn's update restores them ("Restored").
     for n in &nodes {
-        let path = root.join(&n.local_relpath);
-        if n.presence != "normal"
-            || n.kind != "file"
-            || path.symlink_metadata().is_ok()
-            || !path.parent().is_some_and(Path::is_dir)
+        if n.presence != "normal" || n.kind != "file" || present.contains(n.local_relpath.as_str())
         {
             continue;
         }
+        let path = root.join(&n.local_relpath);
         let Some(sha1) = n.checksum.as_deref().and_then(|c| c.strip_prefix("$sha1$")) else {
             continue;
         };
@@ -230,7 +233,6 @@ pub fn update(opts: &UpdateOptions, notify: &mut dyn FnMut(Notify)) -> Result<Su
             relpath: &n.local_relpath,
         });
     }
-    let modified = local_changes(&root, &db, &nodes, &repos_root, &opts.zone)?;
 
     let mut report = vec![ReportPath {
         path: String::new(),
@@ -301,6 +303,26 @@ pub fn update(opts: &UpdateOptions, notify: &mut dyn FnMut(Notify)) -> Result<Su
     let plan = std::mem::take(&mut r.plan);
     let target_rev = r.target_rev;
 
+    // Local changes, of what the update touches alone (a file it changes, a node it
+    // deletes or one below it): a modified file it leaves alone keeps its changes.
+    let changed: HashSet<&str> = plan
+        .files
+        .iter()
+        .filter(|f| !f.added && (f.text.is_some() || f.props_changed))
+        .map(|f| f.relpath.as_str())
+        .collect();
+    let deleted: HashSet<&str> = plan.deletes.iter().map(String::as_str).collect();
+    let in_deleted = |rel: &str| {
+        deleted.contains(rel)
+            || rel
+                .match_indices('/')
+                .any(|(i, _)| deleted.contains(&rel[..i]))
+    };
+    let touched = nodes
+        .iter()
+        .filter(|n| changed.contains(n.local_relpath.as_str()) || in_deleted(&n.local_relpath));
+    let modified = local_changes(&root, &db, touched, &repos_root, &opts.zone)?;
+
     // Refuse what would need a merge, before anything changes.
     for f in &plan.files {
         if !f.added && modified.contains(&f.relpath) && (f.text.is_some() || f.props_changed) {
@@ -334,13 +356,6 @@ pub fn update(opts: &UpdateOptions, notify: &mut dyn FnMut(Notify)) -> Result<Su
     // An unversioned node where the update adds one: a tree conflict ("local unversioned,
     // incoming add upon update"), as svn records it; what the server adds below a
     // conflicted directory is recorded but not written.
-    let deleted: HashSet<&str> = plan.deletes.iter().map(String::as_str).collect();
-    let in_deleted = |rel: &str| {
-        deleted.contains(rel)
-            || rel
-                .match_indices('/')
-                .any(|(i, _)| deleted.contains(&rel[..i]))
-    };
     let mut added: Vec<(&str, &'static str)> = plan
         .dirs
         .iter()
@@ -424,11 +439,70 @@ pub fn update(opts: &UpdateOptions, notify: &mut dyn FnMut(Notify)) -> Result<Su
     Ok(summary)
 }
 
-/// The files (relpaths) whose working form differs from their pristine's, or are missing.
-pub(crate) fn local_changes(
+/// The relpaths of what is in each versioned directory of `nodes` (read once each); a
+/// versioned directory that is not one is refused.
+fn on_disk(root: &Path, nodes: &[OwnedNode]) -> Result<HashSet<String>> {
+    let mut present = HashSet::new();
+    let mut dirs = HashSet::new();
+    for n in nodes {
+        if n.kind != "dir" || n.presence != "normal" {
+            continue;
+        }
+        let path = root.join(&n.local_relpath);
+        let entries = match std::fs::read_dir(&path) {
+            Ok(e) => e,
+            // (refused below, as its parent does not list it as a directory)
+            Err(e)
+                if !n.local_relpath.is_empty()
+                    && matches!(
+                        e.kind(),
+                        std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                    ) =>
+            {
+                continue
+            }
+            Err(_) if n.local_relpath.is_empty() => {
+                return Err(refuse(root, "the directory '' is missing"));
+            }
+            Err(e) => return Err(file_err(&path)(e)),
+        };
+        for entry in entries {
+            let entry = entry.map_err(file_err(&path))?;
+            let Some(name) = entry.file_name().to_str().map(str::to_string) else {
+                continue;
+            };
+            let rel = if n.local_relpath.is_empty() {
+                name
+            } else {
+                format!("{}/{name}", n.local_relpath)
+            };
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                dirs.insert(rel.clone());
+            }
+            present.insert(rel);
+        }
+    }
+    for n in nodes {
+        if n.kind == "dir"
+            && n.presence == "normal"
+            && !n.local_relpath.is_empty()
+            && !dirs.contains(&n.local_relpath)
+        {
+            return Err(refuse(
+                root,
+                format!("the directory '{}' is missing", n.local_relpath),
+            ));
+        }
+    }
+    Ok(present)
+}
+
+/// The files (relpaths) among `nodes` whose working form differs from their pristine's, or
+/// are missing.
+pub(crate) fn local_changes<'a>(
     root: &Path,
     db: &WcDb,
-    nodes: &[OwnedNode],
+    nodes: impl IntoIterator<Item = &'a OwnedNode>,
     repos_root: &str,
     zone: &svelto_core::localtime::Zone,
 ) -> Result<HashSet<String>> {
@@ -931,11 +1005,17 @@ fn apply(
         b"svn:executable",
         b"svn:needs-lock",
     ];
-    let old_props: HashMap<&str, Props> = nodes
+    let old: HashMap<&str, &OwnedNode> = nodes
         .iter()
-        .filter(|n| n.kind == "file" && n.presence == "normal")
-        .map(|n| Ok((n.local_relpath.as_str(), props_of(n, root)?)))
-        .collect::<Result<_>>()?;
+        .map(|n| (n.local_relpath.as_str(), n))
+        .collect();
+    let mut writers = match opts.writers {
+        0 => None,
+        n => Some(Writers::new(n, 32)?),
+    };
+    // The files handed to the writers (by tag), and those they finished.
+    let mut tags: Vec<&str> = Vec::new();
+    let mut finished = Vec::new();
     for f in &plan.files {
         if let Some(c) = conflicts.added.get(&f.relpath) {
             let relpath = f.relpath.as_str();
@@ -946,8 +1026,11 @@ fn apply(
             });
             continue;
         }
-        let old = old_props.get(f.relpath.as_str());
-        let translation_changed = match old {
+        let old_props = match old.get(f.relpath.as_str()) {
+            Some(n) if n.kind == "file" && n.presence == "normal" => Some(props_of(n, root)?),
+            _ => None,
+        };
+        let translation_changed = match &old_props {
             None => true,
             Some(old) => translation_props
                 .iter()
@@ -957,7 +1040,7 @@ fn apply(
         if !(f.added || f.text.is_some() || translation_changed || (keywords && f.props_changed)) {
             continue;
         }
-        let sha1 = match (&f.text, nodes.iter().find(|n| n.local_relpath == f.relpath)) {
+        let sha1 = match (&f.text, old.get(f.relpath.as_str())) {
             (Some((s, _, _)), _) => s.clone(),
             (None, Some(n)) => n
                 .checksum
@@ -978,13 +1061,51 @@ fn apply(
             &opts.zone,
         );
         let path = root.join(&f.relpath);
-        let w = write_working(&path, &pristine, &t, &f.props)?;
-        written.insert(f.relpath.clone(), w_into(w));
+        match writers.as_mut() {
+            // Written by a writer thread (a link here).
+            Some(w) if !t.special => {
+                tags.push(f.relpath.as_str());
+                let (content, text) = if t.is_identity() {
+                    (writer::Content::Pristine, Some(pristine))
+                } else {
+                    (
+                        writer::Content::Bytes(translate::translate(&pristine, &t)),
+                        None,
+                    )
+                };
+                let job = writer::Job {
+                    tag: tags.len() - 1,
+                    pristine: None,
+                    text,
+                    working: Some(writer::WorkingFile {
+                        path,
+                        content,
+                        executable: prop_value(&f.props, b"svn:executable").is_some(),
+                        read_only: prop_value(&f.props, b"svn:needs-lock").is_some(),
+                        make_room: false,
+                        replace: true,
+                    }),
+                };
+                w.send(job, &mut finished)?;
+            }
+            _ => {
+                let w = write_working(&path, &pristine, &t, &f.props)?;
+                written.insert(f.relpath.clone(), w_into(w));
+            }
+        }
         if f.added {
             notify(Notify::Added {
                 relpath: &f.relpath,
                 is_dir: false,
             });
+        }
+    }
+    if let Some(w) = writers.as_mut() {
+        w.wait(&mut finished)?;
+    }
+    for (tag, w) in finished {
+        if let Some(relpath) = tags.get(tag) {
+            written.insert(relpath.to_string(), w_into(w));
         }
     }
     fn w_into(w: Option<(u64, Option<i64>)>) -> Written {
@@ -1053,10 +1174,6 @@ fn apply(
             ..BaseNode::default()
         })?;
     }
-    let old: HashMap<&str, &OwnedNode> = nodes
-        .iter()
-        .map(|n| (n.local_relpath.as_str(), n))
-        .collect();
     for d in &dirs {
         let rp = repos_path(&d.relpath);
         let props = skel::proplist(d.props.iter().map(|(n, v)| (n.as_slice(), v.as_slice())));

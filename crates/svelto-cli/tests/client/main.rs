@@ -8,6 +8,7 @@ mod externals;
 mod http;
 mod logins;
 mod ssh;
+mod writers;
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;
