@@ -112,6 +112,7 @@ fn options(a: &ClientArgs, native_eol: Option<&'static [u8]>) -> anyhow::Result<
         ignore_externals: a.ignore_externals,
         force: a.force,
         writers: writers()?,
+        use_commit_times: svelto_client::config::use_commit_times(a.config_dir.as_deref()),
     })
 }
 
@@ -248,6 +249,7 @@ pub fn update(a: UpdateArgs) -> anyhow::Result<()> {
         ignore_externals: a.ignore_externals,
         switch_url: None,
         writers: writers()?,
+        use_commit_times: svelto_client::config::use_commit_times(a.config_dir.as_deref()),
     };
     run_update(&opts, a.quiet, false, true)
 }
@@ -566,6 +568,7 @@ pub fn checkout(a: ClientArgs) -> anyhow::Result<()> {
             ignore_externals: opts.ignore_externals,
             switch_url: None,
             writers: opts.writers,
+            use_commit_times: opts.use_commit_times,
         };
         return run_update(&up, a.quiet, true, !a.ignore_externals);
     }
