@@ -113,6 +113,7 @@ fn options(a: &ClientArgs, native_eol: Option<&'static [u8]>) -> anyhow::Result<
         ignore_externals: a.ignore_externals,
         force: a.force,
         writers: writers(svelto_client::checkout::default_writers())?,
+        use_commit_times: svelto_client::config::use_commit_times(a.config_dir.as_deref()),
     })
 }
 
@@ -249,6 +250,7 @@ pub fn update(a: UpdateArgs) -> anyhow::Result<()> {
         ignore_externals: a.ignore_externals,
         switch_url: None,
         writers: writers(0)?,
+        use_commit_times: svelto_client::config::use_commit_times(a.config_dir.as_deref()),
     };
     run_update(&opts, a.quiet, false, true)
 }
@@ -567,6 +569,7 @@ pub fn checkout(a: ClientArgs) -> anyhow::Result<()> {
             ignore_externals: opts.ignore_externals,
             switch_url: None,
             writers: writers(0)?,
+            use_commit_times: opts.use_commit_times,
         };
         return run_update(&up, a.quiet, true, !a.ignore_externals);
     }

@@ -81,6 +81,9 @@ pub struct Options {
     /// Threads that write the files while the session decodes (0: the session's thread
     /// writes them itself).
     pub writers: usize,
+    /// `[miscellany] use-commit-times`: each working file's time is its last commit's
+    /// date (an export's always is, as with svn export).
+    pub use_commit_times: bool,
 }
 
 /// The writer threads a checkout or export uses unless told otherwise: none (the session's
@@ -1198,6 +1201,15 @@ impl Receiver<'_> {
             }
         }
         let executable = prop_value(&file.props, b"svn:executable").is_some();
+        // The working file's time: its last commit's date, when asked (svn export always).
+        let commit_time = (self.export || self.opts.use_commit_times)
+            .then(|| {
+                file.entry
+                    .committed_date
+                    .as_deref()
+                    .and_then(svelto_core::parse_svn_date)
+            })
+            .flatten();
         // (an export keeps svn:needs-lock files writable, as svn export does)
         let read_only = !self.export && prop_value(&file.props, b"svn:needs-lock").is_some();
         // The working file: finish what was streamed, or write it now (not over a file
@@ -1221,6 +1233,7 @@ impl Receiver<'_> {
                         read_only,
                         make_room: self.export && self.opts.force,
                         replace: false,
+                        mtime: commit_time,
                     });
                     None
                 }
@@ -1265,11 +1278,13 @@ impl Receiver<'_> {
                 f.set_permissions(std::fs::Permissions::from_mode(mode))
                     .map_err(file_err(&path))?;
             }
-            let mtime = meta
-                .modified()
-                .ok()
-                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                .map(|d| d.as_micros() as i64);
+            let mtime = match commit_time {
+                Some(us) => {
+                    set_mtime(&f, &path, us)?;
+                    modified_us(&f.metadata().map_err(file_err(&path))?)
+                }
+                None => modified_us(&meta),
+            };
             recorded = Some((meta.len(), mtime));
         }
         let row = self.db.as_ref().map(|_| FileRow {
@@ -1411,6 +1426,26 @@ pub(crate) fn relpath_depth(relpath: &str) -> i64 {
     } else {
         relpath.split('/').count() as i64
     }
+}
+
+/// Sets the modification time of the open file `f` (at `path`) to `us` microseconds since
+/// the epoch (a commit's date: use-commit-times, export).
+pub(crate) fn set_mtime(f: &File, path: &Path, us: i64) -> Result<()> {
+    let offset = std::time::Duration::from_micros(us.unsigned_abs());
+    let time = if us >= 0 {
+        std::time::UNIX_EPOCH + offset
+    } else {
+        std::time::UNIX_EPOCH - offset
+    };
+    f.set_modified(time).map_err(file_err(path))
+}
+
+/// A file's modification time in microseconds since the epoch, as wc.db records it.
+pub(crate) fn modified_us(meta: &std::fs::Metadata) -> Option<i64> {
+    meta.modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_micros() as i64)
 }
 
 /// Removes a file or link at `path` (`export --force`); a directory there stays.

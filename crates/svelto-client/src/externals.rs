@@ -575,6 +575,7 @@ pub(crate) fn update_all(
         ignore_externals: false,
         force: false,
         writers: opts.writers,
+        use_commit_times: opts.use_commit_times,
     };
     let mut parent = Parent {
         root,

@@ -11,6 +11,7 @@
 
 pub mod auth;
 pub mod checkout;
+pub mod config;
 pub mod date;
 mod edit;
 pub mod error;

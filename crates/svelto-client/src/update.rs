@@ -67,6 +67,8 @@ pub struct UpdateOptions {
     pub switch_url: Option<String>,
     /// Threads that write the working files (0: the update's thread writes them).
     pub writers: usize,
+    /// `[miscellany] use-commit-times`: each file written gets its last commit's date.
+    pub use_commit_times: bool,
 }
 
 fn refuse(root: &Path, why: impl std::fmt::Display) -> Error {
@@ -226,7 +228,8 @@ pub fn update(opts: &UpdateOptions, notify: &mut dyn FnMut(Notify)) -> Result<Su
             None,
             &opts.zone,
         );
-        if let Some((size, mtime)) = write_working(&path, &pristine, &t, &props)? {
+        let commit_time = n.changed_date.filter(|_| opts.use_commit_times);
+        if let Some((size, mtime)) = write_working(&path, &pristine, &t, &props, commit_time)? {
             db.set_recorded_info(&n.local_relpath, size, mtime)?;
         }
         notify(Notify::Restored {
@@ -1061,6 +1064,12 @@ fn apply(
             &opts.zone,
         );
         let path = root.join(&f.relpath);
+        let commit_time = f
+            .entry
+            .committed_date
+            .as_deref()
+            .and_then(svelto_core::parse_svn_date)
+            .filter(|_| opts.use_commit_times);
         match writers.as_mut() {
             // Written by a writer thread (a link here).
             Some(w) if !t.special => {
@@ -1084,12 +1093,13 @@ fn apply(
                         read_only: prop_value(&f.props, b"svn:needs-lock").is_some(),
                         make_room: false,
                         replace: true,
+                        mtime: commit_time,
                     }),
                 };
                 w.send(job, &mut finished)?;
             }
             _ => {
-                let w = write_working(&path, &pristine, &t, &f.props)?;
+                let w = write_working(&path, &pristine, &t, &f.props, commit_time)?;
                 written.insert(f.relpath.clone(), w_into(w));
             }
         }
@@ -1322,6 +1332,7 @@ fn write_working(
     pristine: &[u8],
     t: &Translation,
     props: &Props,
+    commit_time: Option<i64>,
 ) -> Result<Option<(u64, Option<i64>)>> {
     if let Ok(m) = path.symlink_metadata() {
         if m.is_dir() {
@@ -1364,13 +1375,11 @@ fn write_working(
         f.set_permissions(std::fs::Permissions::from_mode(mode))
             .map_err(file_err(&tmp))?;
     }
+    if let Some(us) = commit_time {
+        crate::checkout::set_mtime(&f, &tmp, us)?;
+    }
     drop(f);
     std::fs::rename(&tmp, path).map_err(file_err(path))?;
     let meta = path.symlink_metadata().map_err(file_err(path))?;
-    let mtime = meta
-        .modified()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map(|d| d.as_micros() as i64);
-    Ok(Some((meta.len(), mtime)))
+    Ok(Some((meta.len(), crate::checkout::modified_us(&meta))))
 }

@@ -50,6 +50,8 @@ pub(crate) struct WorkingFile {
     pub(crate) make_room: bool,
     /// An update's: written next to the file there and renamed over it.
     pub(crate) replace: bool,
+    /// Its modification time (µs since the epoch: a commit's date), else now.
+    pub(crate) mtime: Option<i64>,
 }
 
 /// A finished job: its tag and the working file's size and modification time (µs).
@@ -209,6 +211,13 @@ fn write(job: Job) -> Result<Done> {
         f.set_permissions(std::fs::Permissions::from_mode(mode))
             .map_err(file_err(target))?;
     }
+    let meta = match w.mtime {
+        Some(us) => {
+            crate::checkout::set_mtime(&f, target, us)?;
+            f.metadata().map_err(file_err(target))?
+        }
+        None => meta,
+    };
     if let Some(tmp) = &tmp {
         drop(f);
         if let Err(e) = std::fs::rename(tmp, &w.path) {
@@ -222,10 +231,8 @@ fn write(job: Job) -> Result<Done> {
             return Err(file_err(&w.path)(e));
         }
     }
-    let mtime = meta
-        .modified()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map(|d| d.as_micros() as i64);
-    Ok((job.tag, Some((meta.len(), mtime))))
+    Ok((
+        job.tag,
+        Some((meta.len(), crate::checkout::modified_us(&meta))),
+    ))
 }

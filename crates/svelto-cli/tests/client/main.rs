@@ -4,6 +4,7 @@
 //! `svn info -R`, `svn proplist -R -v` and wc.db rows; the stock client's `update`,
 //! `commit`, `revert`, `cleanup` and `upgrade` then work on Svelto's working copy.
 
+mod commit_times;
 mod externals;
 mod http;
 mod logins;
