@@ -32,15 +32,7 @@ pub fn agent_argv(
     config_dir: Option<&Path>,
     getenv: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Vec<String>> {
-    let mut definition = None;
-    let files = [Some(Path::new("/etc/subversion")), config_dir];
-    for dir in files.into_iter().flatten() {
-        if let Ok(text) = std::fs::read(dir.join("config")) {
-            if let Some(v) = config_value(&String::from_utf8_lossy(&text), "tunnels", tunnel) {
-                definition = Some(v);
-            }
-        }
-    }
+    let definition = crate::config::option(config_dir, "tunnels", tunnel);
     argv_of(tunnel, definition.as_deref(), hostinfo, getenv)
 }
 
