@@ -87,6 +87,21 @@ fn dumped(repo: &dyn ReadRepo) -> Vec<u8> {
     out
 }
 
+/// A local repository at `path` made as the cluster's (same UUID and r0 date): its reading
+/// handle and its writer, to be given the same commits.
+fn local_twin(path: &Path) -> (svelto_store::Repo, svelto_store::Writer) {
+    svelto_repos::create(
+        &svelto_store::LocalBackend,
+        path,
+        UUID,
+        "2026-11-28T00:00:00.000000Z",
+    )
+    .expect("create");
+    let local = svelto_store::Repo::open(path).expect("open local");
+    let writer = svelto_store::Writer::open(path).expect("local writer");
+    (local, writer)
+}
+
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
     sorted[i.min(sorted.len() - 1)]
@@ -213,15 +228,7 @@ fn the_seam_over_the_cluster_a_revision_built_on_a_is_read_at_once_on_b() {
     // The same commits on the local store, for the contract walk and the latency.
     let local_dir = tempdir();
     let local_path = local_dir.path().join("local");
-    svelto_repos::create(
-        &svelto_store::LocalBackend,
-        &local_path,
-        UUID,
-        "2026-11-28T00:00:00.000000Z",
-    )
-    .expect("create");
-    let local = svelto_store::Repo::open(&local_path).expect("open local");
-    let mut lw = svelto_store::Writer::open(&local_path).expect("local writer");
+    let (local, mut lw) = local_twin(&local_path);
 
     let mut w = ClusterWriter::open(&a, "front-end-a", Duration::from_secs(10)).expect("writer");
     let (mut cluster_sync, mut local_sync, mut visible) = (Vec::new(), Vec::new(), Vec::new());
@@ -1044,15 +1051,7 @@ fn revision_property_changes_are_publications_read_at_once_and_by_late_caches() 
     let b = ClusterRepo::open(&b_cluster, "rp", &cache("b")).expect("open on B");
     let local_dir = tempdir();
     let local_path = local_dir.path().join("local");
-    svelto_repos::create(
-        &svelto_store::LocalBackend,
-        &local_path,
-        UUID,
-        "2026-11-28T00:00:00.000000Z",
-    )
-    .expect("create");
-    let local = svelto_store::Repo::open(&local_path).expect("open local");
-    let mut lw = svelto_store::Writer::open(&local_path).expect("local writer");
+    let (local, mut lw) = local_twin(&local_path);
     let mut w = ClusterWriter::open(&a, "front-end-a", Duration::from_secs(10)).expect("writer");
 
     // r0's properties while r0 is the youngest revision (its segment replaced).
