@@ -44,6 +44,91 @@ pub fn writer(file: &Path, name: &str) -> Result<ClusterWriter> {
         .with_context(|| format!("taking the writer's lease of repository '{name}'"))
 }
 
+/// The repository a cluster front end's directory `dir` stands for (`ROOT/NAME`, the
+/// `REPOS` its hooks are given; the front ends serving it recorded themselves in its
+/// `svelto_cluster::FRONT_ENDS_FILE`), for `svelto look`: with `txn`, that transaction
+/// read in the cache of the front end that staged it (a pre-commit hook's); without, the
+/// cluster repository at its head (fenced, its locks etcd's) through the first front end's
+/// cluster file and cache. None when `dir` is no such directory.
+#[allow(clippy::type_complexity)]
+pub fn open_served(
+    dir: &Path,
+    txn: Option<&str>,
+    env: &std::sync::Arc<dyn svelto_core::Env>,
+) -> Option<
+    svelto_fs::Result<(
+        std::sync::Arc<dyn svelto_fs::ReadRepo>,
+        Option<svelto_core::Revnum>,
+    )>,
+> {
+    let served = match svelto_cluster::front_ends_of(dir) {
+        Ok(Some(served)) => served,
+        Ok(None) => return None,
+        Err(err) => {
+            return Some(Err(svelto_fs::StoreError::Io {
+                context: format!(
+                    "reading {}",
+                    dir.join(svelto_cluster::FRONT_ENDS_FILE).display()
+                ),
+                err,
+            }))
+        }
+    };
+    let unavailable = |reason: String| svelto_fs::StoreError::Unavailable {
+        what: format!("the cluster repository of {}", dir.display()),
+        reason,
+    };
+    if served.is_empty() {
+        return Some(Err(unavailable(format!(
+            "{} names no front end",
+            svelto_cluster::FRONT_ENDS_FILE
+        ))));
+    }
+    let mut failures = Vec::new();
+    let mut caches = Vec::new();
+    for one in &served {
+        match config(&one.file) {
+            Ok(c) => caches.push((one, c.cache_dir.join(&one.name))),
+            Err(e) => failures.push(format!("{e:#}")),
+        }
+    }
+    Some(match txn {
+        Some(name) => {
+            // Staged by the front end that received the commit, in its cache.
+            let staged = caches.iter().find(|(_, cache)| {
+                let txns = cache.join("db").join("txns");
+                txns.join(format!("{name}.txn")).join("current").is_file()
+                    || txns.join(name).is_file()
+            });
+            match (staged, caches.first()) {
+                (Some((_, cache)), _) | (None, Some((_, cache))) => crate::local_backend()
+                    .open_txn(cache, name, env)
+                    .map(|(repo, rev)| (repo, Some(rev))),
+                (None, None) => Err(unavailable(failures.join("; "))),
+            }
+        }
+        None => {
+            let mut opened = None;
+            for (one, _) in &caches {
+                match open(&one.file, &one.name) {
+                    Ok(repo) => {
+                        opened = Some(repo);
+                        break;
+                    }
+                    Err(e) => failures.push(format!("{e:#}")),
+                }
+            }
+            match opened {
+                Some(repo) => {
+                    let repo: std::sync::Arc<dyn svelto_fs::ReadRepo> = std::sync::Arc::new(repo);
+                    Ok((repo, None))
+                }
+                None => Err(unavailable(failures.join("; "))),
+            }
+        }
+    })
+}
+
 /// A cluster repository name: NAME or NAME/NAME..., without empty, '.' or '..' parts.
 fn check_name(name: &str) -> Result<()> {
     if name.is_empty()

@@ -33,6 +33,9 @@ pub struct FrontEndConfig {
     pub writer_idle: Duration,
     /// Whether each publication's round trips are logged (`log-timings = yes`).
     pub log_timings: bool,
+    /// The cluster file this was read from, as given to [`FrontEndConfig::load`] (what
+    /// the front end records in each repository directory it serves: [`FRONT_ENDS_FILE`]).
+    pub source: PathBuf,
 }
 
 fn config_error(file: &Path, line: usize, what: impl std::fmt::Display) -> ClusterError {
@@ -240,7 +243,99 @@ impl FrontEndConfig {
             writer_wait,
             writer_idle,
             log_timings,
+            source: file.to_path_buf(),
         })
+    }
+}
+
+/// The file in a front end's directory of a repository (`ROOT/NAME`, the `REPOS` its hooks
+/// are given) that names the cluster repository and the cluster file of each front end
+/// serving it from that directory, one `NAME<TAB>FILE` line each (`#` lines are comments):
+/// how `svelto look ROOT/NAME` finds the repository, and a transaction staged in one of
+/// those front ends' caches (docs/cluster.md, "Hooks"; docs/formats/cluster.md). Each
+/// front end adds its line when it first opens the repository.
+pub const FRONT_ENDS_FILE: &str = "cluster-front-ends";
+
+/// One line of [`FRONT_ENDS_FILE`]: a front end's cluster file, and the cluster repository
+/// the directory is for that front end.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServedBy {
+    /// The cluster repository's name.
+    pub name: String,
+    /// The front end's cluster file (absolute).
+    pub file: PathBuf,
+}
+
+/// Records in `dir`'s [`FRONT_ENDS_FILE`] that the front end of cluster file `file` serves
+/// cluster repository `name` from `dir`, unless it says so already. True when the line
+/// was added.
+pub fn record_front_end(dir: &Path, name: &str, file: &Path) -> std::io::Result<bool> {
+    use std::io::Write;
+    let bad = |what: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, what);
+    let text = file
+        .to_str()
+        .ok_or_else(|| bad(format!("{} is not UTF-8", file.display())))?;
+    if [name, text].iter().any(|s| s.contains(['\t', '\n', '\r'])) {
+        return Err(bad(format!(
+            "'{name}' or '{text}' holds a tab or a line break"
+        )));
+    }
+    let path = dir.join(FRONT_ENDS_FILE);
+    let wanted = ServedBy {
+        name: name.to_owned(),
+        file: file.to_path_buf(),
+    };
+    if let Ok(old) = std::fs::read_to_string(&path) {
+        if parse_front_ends(&old).contains(&wanted) {
+            return Ok(false);
+        }
+    }
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)?;
+    let mut line = String::new();
+    if f.metadata()?.len() == 0 {
+        line.push_str(
+            "# Written by svelto serve --cluster: the cluster repository this directory is, and\n\
+             # the cluster file of each front end serving it from here (NAME<TAB>FILE), for\n\
+             # `svelto look` in hook scripts (docs/cluster.md, \"Hooks\").\n",
+        );
+    }
+    line.push_str(&format!("{name}\t{text}\n"));
+    // One write of a short line in append mode: lines of processes adding theirs at once
+    // do not interleave.
+    f.write_all(line.as_bytes())?;
+    Ok(true)
+}
+
+fn parse_front_ends(text: &str) -> Vec<ServedBy> {
+    let mut all: Vec<ServedBy> = Vec::new();
+    for line in text.lines() {
+        if line.starts_with('#') || line.trim().is_empty() {
+            continue;
+        }
+        let Some((name, file)) = line.split_once('\t') else {
+            continue;
+        };
+        let one = ServedBy {
+            name: name.to_owned(),
+            file: PathBuf::from(file),
+        };
+        if !all.contains(&one) {
+            all.push(one);
+        }
+    }
+    all
+}
+
+/// The front ends `dir`'s [`FRONT_ENDS_FILE`] names, in the order they recorded
+/// themselves (None when `dir` has no such file).
+pub fn front_ends_of(dir: &Path) -> std::io::Result<Option<Vec<ServedBy>>> {
+    match std::fs::read_to_string(dir.join(FRONT_ENDS_FILE)) {
+        Ok(text) => Ok(Some(parse_front_ends(&text))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
     }
 }
 
@@ -356,10 +451,23 @@ impl ClusterBackend {
             return Ok(r.clone());
         }
         let cache = self.config.cache_dir.join(name);
+        let dir = self.root.join(name);
         let log = self.log.clone();
         let log_writers = self.log.clone();
+        // Hooks run from `dir` with it as REPOS: `svelto look REPOS` finds this front end
+        // (and a transaction staged in its cache) through the file.
+        if dir.is_dir() {
+            if let Err(e) = record_front_end(&dir, name, &self.config.source) {
+                let sink = self.log.lock().unwrap_or_else(|e| e.into_inner()).clone();
+                sink(&format!(
+                    "cluster: {name}: cannot record this front end in {}: {e}; `svelto look` \
+                     on that directory will not find it",
+                    dir.join(FRONT_ENDS_FILE).display()
+                ));
+            }
+        }
         let repo = ClusterRepo::open(&self.cluster, name, &cache)?
-            .with_local_dir(&self.root.join(name))
+            .with_local_dir(&dir)
             .with_log(Arc::new(move |line: &str| {
                 let sink = log_writers
                     .lock()
@@ -486,5 +594,40 @@ mod tests {
                 .lease_ttl_secs,
             1
         );
+    }
+
+    #[test]
+    fn front_ends_record_themselves_once_each_in_a_repository_directory() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        assert_eq!(front_ends_of(dir.path()).expect("reads"), None);
+        let (a, b) = (
+            Path::new("/etc/svelto/a.cluster"),
+            Path::new("/srv/b.cluster"),
+        );
+        assert!(record_front_end(dir.path(), "proj", a).expect("records"));
+        assert!(!record_front_end(dir.path(), "proj", a).expect("records"));
+        assert!(record_front_end(dir.path(), "proj", b).expect("records"));
+        let text = std::fs::read_to_string(dir.path().join(FRONT_ENDS_FILE)).expect("file");
+        assert!(
+            text.starts_with("# Written by svelto serve --cluster"),
+            "{text}"
+        );
+        assert!(text.ends_with("proj\t/etc/svelto/a.cluster\nproj\t/srv/b.cluster\n"));
+        let served = front_ends_of(dir.path()).expect("reads").expect("some");
+        assert_eq!(
+            served,
+            vec![
+                ServedBy {
+                    name: "proj".into(),
+                    file: a.into()
+                },
+                ServedBy {
+                    name: "proj".into(),
+                    file: b.into()
+                }
+            ]
+        );
+        let e = record_front_end(dir.path(), "a\tb", a).expect_err("refused");
+        assert!(e.to_string().contains("holds a tab"), "{e}");
     }
 }

@@ -31,7 +31,9 @@ use object_store::aws::AmazonS3Builder;
 use object_store::{ClientOptions, RetryConfig};
 
 pub use backend::{ClusterRepo, ClusterWriter, LogSink};
-pub use frontend::{ClusterBackend, FrontEndConfig};
+pub use frontend::{
+    front_ends_of, record_front_end, ClusterBackend, FrontEndConfig, ServedBy, FRONT_ENDS_FILE,
+};
 pub use head::{CommitId, Head, HeadError, IndexRef, SegmentRef, MAX_TAIL, PARTS};
 pub use members::Membership;
 pub use objects::{Index, Segment, SegmentHeader};

@@ -292,12 +292,19 @@ fn parse_revnum(s: &str) -> Result<Revnum> {
 
 /// The repository at `path` as the composition root's backend opens it; with a
 /// transaction name, that transaction as its youngest revision, and the transaction's
-/// number.
+/// number. A cluster front end's directory of a repository is the cluster repository
+/// (`crate::cluster::open_served`).
 fn open(
     path: &std::path::Path,
     txn: Option<&str>,
 ) -> svelto_fs::Result<(Arc<dyn svelto_fs::ReadRepo>, Option<Revnum>)> {
     let (backend, env) = (crate::local_backend(), crate::system_env());
+    // A cluster front end's directory of a repository (the REPOS its hooks are given).
+    if !backend.is_repository(path) {
+        if let Some(opened) = crate::cluster::open_served(path, txn, &env) {
+            return opened;
+        }
+    }
     Ok(match txn {
         Some(name) => {
             let (repo, rev) = backend.open_txn(path, name, &env)?;

@@ -8,6 +8,7 @@ use std::path::Path;
 
 use svelto_testkit::{Pair, Run};
 
+use crate::hook_sessions;
 use crate::lock_sessions;
 use crate::sessions;
 
@@ -265,10 +266,59 @@ fn lock_sessions_through_three_front_ends_match_svnserve() {
         .arg(&copy)
         .success();
     assert!(listed.stdout_text().contains("Owner: bob"), "{listed}");
-    // Not here: the sessions that run `svelto look` on the repository's directory
-    // (`locking_workflows`, `lock_hook_tokens_and_post_hook_failures`): a front end's
-    // ROOT/NAME holds no db/ (docs/cluster.md, "conf/ and hooks/").
+    // The sessions that run `svelto look lock` on the repository's directory (a front
+    // end's ROOT/NAME, which names the front ends serving it: docs/cluster.md, "Hooks").
+    // Each session as on a pair of its own: the hooks and their log of the ones before
+    // removed.
+    let fresh_hooks = || {
+        for repo in [pair.reference_repo(), pair.subject_repo()] {
+            for h in ["pre-commit", "pre-lock", "post-lock", "post-unlock"] {
+                let _ = std::fs::remove_file(repo.join("hooks").join(h));
+            }
+            let _ = std::fs::remove_file(repo.with_extension("lockhooks.log"));
+        }
+    };
+    fresh_hooks();
+    lock_sessions::locking_workflows(&pair);
+    fresh_hooks();
+    lock_sessions::lock_hook_tokens_and_post_hook_failures(&pair, false);
     spread(&pair, 5);
+}
+
+/// The serve suite's hook sessions that read the repository with `svelto look` on the
+/// `REPOS` their hooks are given (a front end's `ROOT/NAME`): pre-commit's transaction is
+/// staged in the cache of the front end that received the commit, which `svelto look -t`
+/// finds; post-commit's revision and the rest are read through the cluster.
+#[test]
+fn hook_sessions_through_three_front_ends_match_svnserve() {
+    let pair = writable("basic");
+    hook_sessions::hooks_read_the_repository_with_look(&pair);
+    hook_sessions::a_held_pre_commit_hook_holds_up_no_other_commit(&pair);
+    // No staged transaction is left in any front end's cache (each a local repository's
+    // layout).
+    let caches = std::fs::read_dir(pair.dir().join("cluster"))
+        .expect("the cluster's directory")
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("cache-"))
+        .map(|e| e.path().join(pair.name()))
+        .collect::<Vec<_>>();
+    assert_eq!(caches.len(), 3, "{caches:?}");
+    for cache in caches {
+        let out = Run::new(bin())
+            .args(["admin", "lstxns"])
+            .arg(&cache)
+            .success();
+        assert_eq!(out.stdout_text(), "", "transactions left in {cache:?}");
+    }
+    let served = std::fs::read_to_string(pair.subject_repo().join("cluster-front-ends"))
+        .expect("the front ends recorded themselves");
+    assert_eq!(
+        served.lines().filter(|l| !l.starts_with('#')).count(),
+        3,
+        "{served}"
+    );
+    sessions::Script::new(&pair).assert_same_repositories();
+    spread(&pair, 4);
 }
 
 /// The http suite against the cluster: Apache with mod_dav_svn over FSFS as the
@@ -323,4 +373,54 @@ fn revision_property_changes(pair: &Pair) {
     pair.both(&["propget", "--revprop", "-r", "HEAD", "team", "{URL}"])
         .expect_stdout("red");
     sessions::Script::new(pair).assert_same_repositories();
+}
+
+/// The http suite's lock sessions (`http/locks.rs`'s, from `serve/lock_sessions.rs`)
+/// against the cluster: Apache with mod_dav_svn, Basic logins and an authz file as the
+/// reference, the front ends' `--http-auth-file` and the same authz file behind the
+/// balancer as the subject; `svelto look lock` on the front ends' `ROOT/NAME`.
+#[test]
+fn http_lock_sessions_through_three_front_ends_match_apache() {
+    let pair = Pair::http_cluster_auth("basic", bin());
+    svelto_testkit::require_tool("htpasswd");
+    for (i, (user, password, flag)) in [("alice", "apw", "-B"), ("bob", "bpw", "-m")]
+        .into_iter()
+        .enumerate()
+    {
+        let mut run = Run::new("htpasswd");
+        if i == 0 {
+            run = run.arg("-c");
+        }
+        run.args(["-b", flag])
+            .arg(pair.htpasswd())
+            .args([user, password])
+            .success();
+    }
+    for repo in [pair.reference_repo(), pair.subject_repo()] {
+        let conf = repo.join("conf");
+        std::fs::write(
+            conf.join("svnserve.conf"),
+            "[general]\nanon-access = read\nauth-access = write\nauthz-db = authz\n\
+             realm = Svelto test realm\n",
+        )
+        .expect("write svnserve.conf");
+        std::fs::write(conf.join("authz"), "[/]\n* = r\nalice = rw\nbob = rw\n")
+            .expect("write authz");
+    }
+    let fresh_hooks = || {
+        for repo in [pair.reference_repo(), pair.subject_repo()] {
+            for h in ["pre-commit", "pre-lock", "post-lock", "post-unlock"] {
+                let _ = std::fs::remove_file(repo.join("hooks").join(h));
+            }
+            let _ = std::fs::remove_file(repo.with_extension("lockhooks.log"));
+        }
+    };
+    lock_sessions::locking_workflows(&pair);
+    fresh_hooks();
+    lock_sessions::update_keeps_held_locks_and_drops_broken_ones(&pair);
+    fresh_hooks();
+    lock_sessions::pre_commit_hook_sees_lock_tokens(&pair);
+    fresh_hooks();
+    lock_sessions::lock_hook_tokens_and_post_hook_failures(&pair, true);
+    spread(&pair, 5);
 }

@@ -15,6 +15,9 @@ use svelto_testkit::{tempdir, Run, Svelto};
 mod backend;
 mod differential;
 #[allow(dead_code)]
+#[path = "../serve/hook_sessions.rs"]
+mod hook_sessions;
+#[allow(dead_code)]
 #[path = "../serve/lock_sessions.rs"]
 mod lock_sessions;
 mod probe;

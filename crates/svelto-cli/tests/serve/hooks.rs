@@ -173,3 +173,11 @@ fn revision_property_values_are_checked() {
     s.svn(w, &["log", "-r", "1", "{URL}"]);
     s.assert_same_repositories();
 }
+
+/// Hook scripts reading their transaction and revision with `svelto look` print what
+/// svnlook prints under svnserve (`hook_sessions`).
+#[test]
+fn hooks_read_the_repository_with_svelto_look_as_with_svnlook() {
+    let pair = writable_pair("basic");
+    crate::hook_sessions::hooks_read_the_repository_with_look(&pair);
+}

@@ -48,6 +48,7 @@ mod diff;
 mod durability;
 mod export;
 mod first_day;
+mod hook_sessions;
 mod hooks;
 mod lock_sessions;
 mod locks;

@@ -96,6 +96,7 @@ fn start_cluster(
     name: &str,
     dump: &Path,
     http: bool,
+    extra_flags: &[String],
 ) -> ClusterSide {
     let cdir = dir.join("cluster");
     std::fs::create_dir_all(&cdir).unwrap_or_else(|e| panic!("cannot create {cdir:?}: {e}"));
@@ -154,7 +155,8 @@ fn start_cluster(
         .enumerate()
         .map(|(i, file)| {
             let log = cdir.join(format!("serve-fe{i}.log"));
-            let flags = ["--cluster", file.to_str().expect("a UTF-8 path")];
+            let mut flags = vec!["--cluster", file.to_str().expect("a UTF-8 path")];
+            flags.extend(extra_flags.iter().map(String::as_str));
             if http {
                 Svelto::start_http(binary, root, &log, "/svn", &flags).into_server()
             } else {
@@ -217,22 +219,53 @@ impl Pair {
     /// (a cluster load ignores the dump's): the subject's output is normalized with the
     /// reference's in its place.
     pub fn cluster(fixture: &str, svelto_binary: &Path) -> Pair {
-        Pair::cluster_of(
-            fixture,
-            &crate::scenario_dump(fixture),
-            svelto_binary,
-            false,
-        )
+        Pair::cluster_of(fixture, &crate::scenario_dump(fixture), svelto_binary, None)
     }
 
     /// The same over HTTP: Apache with mod_dav_svn as the reference, the front ends'
     /// `--http-listen` behind the balancer (`/svn` prefix on both).
     pub fn http_cluster(fixture: &str, svelto_binary: &Path) -> Pair {
-        Pair::cluster_of(fixture, &crate::scenario_dump(fixture), svelto_binary, true)
+        Pair::cluster_of(
+            fixture,
+            &crate::scenario_dump(fixture),
+            svelto_binary,
+            Some(("", &[])),
+        )
     }
 
-    fn cluster_of(name: &str, dump: &Path, binary: &Path, http: bool) -> Pair {
+    /// [`Pair::http_cluster`] with logins as [`Pair::http_auth_with`] sets them up
+    /// (anonymous reads allowed): Apache's Basic authentication and authz file, the front
+    /// ends' `--http-auth-file` ([`Pair::htpasswd`], which the test writes).
+    pub fn http_cluster_auth(fixture: &str, svelto_binary: &Path) -> Pair {
+        let location = format!(
+            "  AuthType Basic\n  AuthName \"Svelto test realm\"\n  \
+             AuthUserFile {PAIR_DIR_MARK}/htpasswd\n  \
+             AuthzSVNAccessFile {{REFERENCE_REPO}}/conf/authz\n  Satisfy Any\n  \
+             Require valid-user\n"
+        );
+        let file = format!("{PAIR_DIR_MARK}/htpasswd");
+        Pair::cluster_of(
+            fixture,
+            &crate::scenario_dump(fixture),
+            svelto_binary,
+            Some((&location, &["--http-auth-file", file.as_str()])),
+        )
+    }
+
+    /// The cluster pair: over svn:// when `http` is None, else over HTTP with Apache's
+    /// `<Location>` directives and the front ends' flags it gives (`{PAIR_DIR}` at the
+    /// start of a path is the pair's directory, `{REFERENCE_REPO}` the reference).
+    fn cluster_of(name: &str, dump: &Path, binary: &Path, http: Option<(&str, &[&str])>) -> Pair {
         let (dir, roots, repos) = pair_dirs(name);
+        let fix = |s: &str| {
+            s.replace(PAIR_DIR_MARK, &dir.path().to_string_lossy())
+                .replace("{REFERENCE_REPO}", &repos[0].to_string_lossy())
+        };
+        let (location, flags) = match http {
+            Some((location, flags)) => (fix(location), flags.iter().map(|f| fix(f)).collect()),
+            None => (String::new(), Vec::new()),
+        };
+        let http = http.is_some();
         let root = roots[1].join("repos");
         let (reference, cluster) = std::thread::scope(|scope| {
             let reference = scope.spawn(|| {
@@ -242,7 +275,7 @@ impl Pair {
                         &roots[0].join("repos"),
                         &roots[0],
                         "/svn",
-                        "",
+                        &location,
                         None,
                     )
                     .into_server()
@@ -250,7 +283,7 @@ impl Pair {
                     Svnserve::start(&roots[0].join("repos")).into_server()
                 }
             });
-            let cluster = start_cluster(binary, dir.path(), &root, name, dump, http);
+            let cluster = start_cluster(binary, dir.path(), &root, name, dump, http, &flags);
             match reference.join() {
                 Ok(server) => (server, cluster),
                 Err(panic) => std::panic::resume_unwind(panic),
