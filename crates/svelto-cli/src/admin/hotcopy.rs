@@ -16,7 +16,8 @@ pub struct HotcopyArgs {
     /// The repository's directory; with --cluster, its name in the cluster.
     pub repo: PathBuf,
     /// Copy repository REPO of this cluster (docs/cluster.md) into a new repository on
-    /// this machine, at the head the cluster has now.
+    /// this machine, at the head the cluster has now (with --incremental, bring an earlier
+    /// copy in NEW_PATH up to it).
     #[arg(long, value_name = "FILE")]
     pub cluster: Option<PathBuf>,
     /// Where the copy goes (NEW_REPOS_PATH).
@@ -82,11 +83,8 @@ fn hotcopy_cluster(
     incremental: bool,
     quiet: bool,
 ) -> Result<()> {
-    if incremental {
-        return Err(arg_error(
-            code::CL_ARG_PARSING_ERROR,
-            "--incremental is not supported with --cluster yet: copy into a new directory",
-        ));
+    if incremental && new_repo.exists() {
+        return hotcopy_cluster_incremental(file, repo, new_repo, quiet);
     }
     if new_repo.exists() {
         // svnadmin's answer for an existing destination (APR's EEXIST).
@@ -153,6 +151,145 @@ fn hotcopy_cluster(
     if !quiet {
         let mut out = std::io::stdout().lock();
         for rev in 0..=cur.youngest {
+            writeln!(out, "* Copied revision {rev}.")?;
+        }
+    }
+    Ok(())
+}
+
+/// How many bytes below an earlier copy's end of each file `hotcopy --incremental
+/// --cluster` compares with the cluster's: the local engine only appends, so a copy changed
+/// since it was made (a commit, a revision property change) differs there.
+const COMPARED_TAIL: u64 = 1 << 20;
+
+/// `hotcopy --incremental --cluster FILE NAME PATH` where PATH holds an earlier copy: the
+/// bytes the cluster's five files gained since (this machine's cache, caught up with the
+/// head) are appended to the copy's, then its `db/current` replaced (the commit point, as
+/// a local commit's), and its lock table made etcd's. The copy must be of this repository
+/// (same UUID) and unchanged since (its files a prefix of the cluster's: their last MiB
+/// below the copy's `db/current` compared); its write lock is held meanwhile.
+fn hotcopy_cluster_incremental(
+    file: &std::path::Path,
+    repo: &std::path::Path,
+    new_repo: &std::path::Path,
+    quiet: bool,
+) -> Result<()> {
+    use std::os::unix::fs::FileExt;
+    let name = super::cluster_name(repo)?;
+    let copy = super::open(new_repo)?;
+    let cluster = crate::cluster::open(file, name)?;
+    let uuid = svelto_fs::ReadRepo::uuid(&cluster)?;
+    let copy_uuid = copy.uuid()?;
+    if copy_uuid != uuid {
+        return Err(svn_error(
+            code::RA_UUID_MISMATCH,
+            format!(
+                "'{}' is not a copy of cluster repository '{name}': its UUID is {copy_uuid}, \
+                 the cluster repository's {uuid}",
+                new_repo.display()
+            ),
+        ));
+    }
+    let locks = svelto_fs::ReadRepo::locks(&cluster)?;
+    let cache_db = cluster.cache_dir().join("db");
+    let cur = svelto_store::Repo::open(cluster.cache_dir())?.current();
+    let db = new_repo.join("db");
+    let (lock, lock_path) = svelto_store::Writer::lock_file(&db)?;
+    match lock.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => anyhow::bail!(
+            "'{}' is in use: a writer holds {}",
+            new_repo.display(),
+            lock_path.display()
+        ),
+        Err(std::fs::TryLockError::Error(e)) => {
+            return Err(e).with_context(|| format!("locking {}", lock_path.display()))
+        }
+    }
+    // Read again under the lock.
+    let had = svelto_store::Repo::open(new_repo)?.current();
+    let diverged = |what: String| {
+        anyhow::anyhow!(
+            "'{}' is not an unchanged earlier copy of cluster repository '{name}' ({what}): \
+             copy into a new directory",
+            new_repo.display()
+        )
+    };
+    if had.youngest > cur.youngest {
+        return Err(diverged(format!(
+            "it has r{}, the cluster r{}",
+            had.youngest, cur.youngest
+        )));
+    }
+    let parts = ["data", "revs", "meta", "dedup", "revprops"];
+    let mut files = Vec::with_capacity(parts.len());
+    for (i, part) in parts.iter().enumerate() {
+        let (from_path, to_path) = (cache_db.join(part), db.join(part));
+        let (start, end) = (had.lens[i], cur.lens[i]);
+        if start > end {
+            return Err(diverged(format!(
+                "its db/{part} has {start} bytes, the cluster's {end}"
+            )));
+        }
+        let from = std::fs::File::open(&from_path)
+            .with_context(|| format!("opening {}", from_path.display()))?;
+        let to = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&to_path)
+            .with_context(|| format!("opening {}", to_path.display()))?;
+        let tail = start.min(COMPARED_TAIL);
+        let (mut ours, mut theirs) = (vec![0u8; tail as usize], vec![0u8; tail as usize]);
+        to.read_exact_at(&mut ours, start - tail)
+            .with_context(|| format!("reading {}", to_path.display()))?;
+        from.read_exact_at(&mut theirs, start - tail)
+            .with_context(|| format!("reading {}", from_path.display()))?;
+        if ours != theirs {
+            return Err(diverged(format!(
+                "its db/{part} differs from the cluster's below byte {start}"
+            )));
+        }
+        files.push((from, from_path, to, to_path, start, end));
+    }
+    for (from, from_path, to, to_path, start, end) in &files {
+        // Past db/current: what a local writer that died left, cut off first.
+        to.set_len(*start)
+            .with_context(|| format!("truncating {}", to_path.display()))?;
+        let mut at = *start;
+        let mut buf = vec![0u8; 1 << 20];
+        while at < *end {
+            let n = (*end - at).min(buf.len() as u64) as usize;
+            from.read_exact_at(&mut buf[..n], at)
+                .with_context(|| format!("reading {}", from_path.display()))?;
+            to.write_all_at(&buf[..n], at)
+                .with_context(|| format!("writing {}", to_path.display()))?;
+            at += n as u64;
+        }
+        to.sync_data()
+            .with_context(|| format!("syncing {}", to_path.display()))?;
+    }
+    if locks.locks().is_empty() {
+        match std::fs::remove_file(db.join("locks")) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(e).with_context(|| format!("removing {}", db.join("locks").display()))
+            }
+            _ => {}
+        }
+    } else {
+        write_file(
+            &db,
+            "locks",
+            svelto_store::encode_lock_table(locks.locks()).as_bytes(),
+        )?;
+    }
+    write_file(&db, "current", cur.render().as_bytes())?;
+    std::fs::File::open(&db)
+        .and_then(|d| d.sync_all())
+        .with_context(|| format!("syncing {}", db.display()))?;
+    drop(lock);
+    if !quiet {
+        let mut out = std::io::stdout().lock();
+        for rev in had.youngest + 1..=cur.youngest {
             writeln!(out, "* Copied revision {rev}.")?;
         }
     }

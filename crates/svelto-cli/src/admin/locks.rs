@@ -64,8 +64,13 @@ pub struct LslocksArgs {
 
 #[derive(Args)]
 pub struct RmlocksArgs {
+    /// The repository's directory; with --cluster, its name in the cluster.
     #[arg(value_name = "REPOS_PATH")]
     pub repo: PathBuf,
+    /// Remove locks of repository REPOS_PATH of this cluster (docs/cluster.md), through
+    /// its writer lease.
+    #[arg(long, value_name = "CLUSTER_FILE")]
+    pub cluster: Option<PathBuf>,
     #[arg(value_name = "LOCKED_PATH")]
     pub paths: Vec<String>,
     #[arg(short, long)]
@@ -192,13 +197,24 @@ pub fn lslocks(args: LslocksArgs) -> Result<()> {
 }
 
 pub fn rmlocks(args: RmlocksArgs) -> Result<()> {
-    let repo = open(&args.repo)?;
     if args.paths.is_empty() {
         return Err(arg_error(
             code::CL_ARG_PARSING_ERROR,
             "No paths to unlock provided",
         ));
     }
+    // In a cluster: the repository read through this machine's cache, and one writer
+    // (the lease taken once) for every path.
+    let (repo, cluster_writer) = match &args.cluster {
+        Some(file) => {
+            let name = super::cluster_name(&args.repo)?;
+            let repo = std::sync::Arc::new(crate::cluster::open(file, name)?)
+                as std::sync::Arc<dyn svelto_fs::ReadRepo>;
+            let writer = crate::cluster::writer(file, name)?;
+            (repo, Some(std::cell::RefCell::new(writer)))
+        }
+        None => (open(&args.repo)?, None),
+    };
     // svnadmin removes the locks as the user running it.
     let user = std::env::var("USER")
         .ok()
@@ -214,15 +230,25 @@ pub fn rmlocks(args: RmlocksArgs) -> Result<()> {
                 path: path.clone(),
                 token: None,
             }];
-            locks::unlock_many_with(
-                &*repo,
-                None,
-                Some(&user),
-                true,
-                &targets,
-                with_writer(&args.repo),
-            )?
-            .single()?;
+            let done = match &cluster_writer {
+                Some(writer) => locks::unlock_many_with(
+                    &*repo,
+                    None,
+                    Some(&user),
+                    true,
+                    &targets,
+                    |f: super::WriterBody<'_>| f(&mut *writer.borrow_mut()),
+                )?,
+                None => locks::unlock_many_with(
+                    &*repo,
+                    None,
+                    Some(&user),
+                    true,
+                    &targets,
+                    with_writer(&args.repo),
+                )?,
+            };
+            done.single()?;
             Ok(true)
         })();
         match result {

@@ -42,6 +42,10 @@ pub struct RevpropOptions {
     /// Run the post-revprop-change hook after.
     #[arg(long)]
     pub use_post_revprop_change_hook: bool,
+    /// Change the property of repository REPOS_PATH of this cluster (docs/cluster.md);
+    /// its hooks are the front ends', so neither hook option is taken.
+    #[arg(long, value_name = "CLUSTER_FILE")]
+    pub cluster: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -108,6 +112,9 @@ pub fn setlog(args: SetlogArgs) -> Result<()> {
 pub fn setrevprop(args: SetrevpropArgs) -> Result<()> {
     let target = target(&args.opts)?;
     let value = value_from_file(&read_file(&args.file)?)?;
+    if let Some(file) = &args.opts.cluster {
+        return change_in_cluster(file, &args.repo, target, &args.name, Some(&value));
+    }
     match target {
         Target::Rev(rev, hooks) => change(&args.repo, rev, &args.name, Some(&value), hooks),
         Target::Txn(txn) => txn_prop(&args.repo, &txn),
@@ -115,7 +122,11 @@ pub fn setrevprop(args: SetrevpropArgs) -> Result<()> {
 }
 
 pub fn delrevprop(args: DelrevpropArgs) -> Result<()> {
-    match target(&args.opts)? {
+    let target = target(&args.opts)?;
+    if let Some(file) = &args.opts.cluster {
+        return change_in_cluster(file, &args.repo, target, &args.name, None);
+    }
+    match target {
         Target::Rev(rev, hooks) => change(&args.repo, rev, &args.name, None, hooks),
         Target::Txn(txn) => txn_prop(&args.repo, &txn),
     }
@@ -170,6 +181,51 @@ fn change(
         value,
         hooks,
         Box::new(with_writer(path)),
+    )
+    .map_err(admin_error)
+}
+
+/// `setrevprop`/`delrevprop --cluster FILE NAME`: the change through the writer lease (a
+/// revision property change of the cluster, docs/cluster.md), without hooks; the hook
+/// options and `-t` are refused, saying why.
+fn change_in_cluster(
+    file: &Path,
+    repo: &Path,
+    target: Target,
+    name: &str,
+    value: Option<&[u8]>,
+) -> Result<()> {
+    let rev = match target {
+        Target::Rev(rev, hooks) if hooks == HookUse::NONE => rev,
+        Target::Rev(..) => {
+            return Err(arg_error(
+                code::CL_ARG_PARSING_ERROR,
+                "a cluster repository's hooks are its front ends' (ROOT/NAME/hooks on each): \
+                 drop --use-pre-revprop-change-hook and --use-post-revprop-change-hook, or \
+                 change the property through a front end (svn propset --revprop), which runs \
+                 them",
+            ))
+        }
+        Target::Txn(_) => {
+            return Err(arg_error(
+                code::CL_ARG_PARSING_ERROR,
+                "--transaction (-t) names a transaction staged on one machine: a cluster \
+                 repository's are in its front ends' caches, and only their hooks see them",
+            ))
+        }
+    };
+    let repo_name = super::cluster_name(repo)?;
+    let cluster = crate::cluster::open(file, repo_name)?;
+    let mut writer = crate::cluster::writer(file, repo_name)?;
+    let hooks = Hooks::new(cluster.cache_dir(), None)?;
+    svelto_admin::revprops::change(
+        &cluster,
+        &hooks,
+        rev,
+        name,
+        value,
+        HookUse::NONE,
+        Box::new(move |f| f(&mut writer)),
     )
     .map_err(admin_error)
 }

@@ -1385,3 +1385,214 @@ fn revision_property_changes_and_commits_at_once_lose_neither() {
     }
     drop(servers);
 }
+
+/// `svelto admin setrevprop`, `delrevprop`, `rmlocks` and `hotcopy --incremental` with
+/// `--cluster FILE NAME` (an administrator's own cluster file and cache), against three
+/// etcd members, weed and two front ends, each checked through the front ends; the hook
+/// forms of the revision property changes and `-t` refused, saying why.
+#[test]
+fn admin_revision_properties_locks_and_incremental_hotcopy_in_the_cluster() {
+    let (rig, fe) = Rig::start(2, "");
+    let admin_file = cluster_file(rig.dir.path(), &rig.etcd, &rig._s3, "admin", "");
+    for root in &rig.roots {
+        let conf = root.join("proj").join("conf");
+        std::fs::write(
+            conf.join("svnserve.conf"),
+            "[general]\nanon-access = write\nauth-access = write\npassword-db = passwd\n",
+        )
+        .expect("svnserve.conf");
+        std::fs::write(conf.join("passwd"), "[users]\nalice = apw\n").expect("passwd");
+    }
+    let (a, b) = (fe[0].url("proj"), fe[1].url("proj"));
+    let work = rig.dir.path().join("work");
+    std::fs::create_dir_all(&work).expect("work");
+    for (i, url) in [&a, &b, &a].into_iter().enumerate() {
+        let (rev, _) = put(&work, url, &format!("f{i}.txt"), &format!("text {i}\n"));
+        assert_eq!(rev, i as u64 + 1);
+    }
+    let admin_run = |args: &[&str]| {
+        Run::new(svelto_bin())
+            .arg("admin")
+            .args(args)
+            .timeout(Duration::from_secs(120))
+    };
+    let in_cluster = |sub: &str, rest: &[&str]| {
+        let mut args = vec![
+            sub,
+            "--cluster",
+            admin_file.to_str().expect("UTF-8"),
+            "proj",
+        ];
+        args.extend_from_slice(rest);
+        admin_run(&args)
+    };
+    // A first copy: --incremental into a new directory copies everything.
+    let copy = rig.dir.path().join("copy");
+    let copy_s = copy.to_str().expect("UTF-8");
+    let out = in_cluster("hotcopy", &["--incremental", copy_s]).success();
+    assert!(
+        out.stdout_text().ends_with("* Copied revision 3.\n"),
+        "{out}"
+    );
+
+    // Revision properties.
+    let value = rig.dir.path().join("value");
+    std::fs::write(&value, "red\n").expect("value");
+    let value_s = value.to_str().expect("UTF-8");
+    let started = Instant::now();
+    in_cluster("setrevprop", &["-r", "2", "team", value_s]).success();
+    eprintln!("admin setrevprop --cluster: {:?}", started.elapsed());
+    for url in [&a, &b] {
+        assert_eq!(
+            svn(&["propget", "--revprop", "-r", "2", "team", url]),
+            "red\n\n",
+            "the value and propget's newline"
+        );
+    }
+    in_cluster("delrevprop", &["-r", "1", "svn:log"]).success();
+    let listed = svn(&["proplist", "--revprop", "-r", "1", &b]);
+    assert!(
+        listed.contains("svn:date") && !listed.contains("svn:log"),
+        "{listed}"
+    );
+    assert!(svn(&["log", "-r", "1", &a]).contains("r1 |"));
+    for (args, says) in [
+        (
+            &[
+                "setrevprop",
+                "-r",
+                "2",
+                "--use-pre-revprop-change-hook",
+                "team",
+            ][..],
+            "drop --use-pre-revprop-change-hook",
+        ),
+        (
+            &[
+                "delrevprop",
+                "-r",
+                "2",
+                "--use-post-revprop-change-hook",
+                "team",
+            ][..],
+            "drop --use-pre-revprop-change-hook",
+        ),
+        (
+            &["delrevprop", "-t", "1-1", "team"][..],
+            "staged on one machine",
+        ),
+    ] {
+        let mut all = args.to_vec();
+        all.extend(["--cluster", admin_file.to_str().expect("UTF-8"), "proj"]);
+        if all[0] == "setrevprop" {
+            all.push(value_s);
+        }
+        let refused = admin_run(&all).failure();
+        assert!(refused.stderr_text().contains(says), "{args:?}: {refused}");
+    }
+    assert_eq!(
+        svn(&["propget", "--revprop", "-r", "2", "team", &b]),
+        "red\n\n"
+    );
+
+    // Locks taken through the front ends, removed by rmlocks.
+    let who = ["--username", "alice", "--password", "apw"];
+    for (url, file) in [(&a, "f0.txt"), (&b, "f1.txt")] {
+        let mut args = vec!["lock", "-m", "mine"];
+        args.extend(who);
+        let target = format!("{url}/{file}");
+        args.push(&target);
+        assert!(svn(&args).contains("locked by user 'alice'"));
+    }
+    let out = in_cluster("rmlocks", &["/f0.txt", "f2.txt"]).success();
+    assert_eq!(
+        out.stdout_text(),
+        "Removed lock on '/f0.txt'.\nPath '/f2.txt' isn't locked.\n",
+        "{out}"
+    );
+    for url in [&a, &b] {
+        let f0 = svn(&["info", &format!("{url}/f0.txt")]);
+        assert!(!f0.contains("Lock Owner"), "{f0}");
+        let f1 = svn(&["info", &format!("{url}/f1.txt")]);
+        assert!(f1.contains("Lock Owner: alice"), "{f1}");
+    }
+    let listed = in_cluster("lslocks", &[]).success().stdout_text();
+    assert!(
+        listed.contains("Path: /f1.txt") && !listed.contains("/f0.txt"),
+        "{listed}"
+    );
+
+    // More commits, then the copy brought up to date: the cluster's dump and locks.
+    for (i, url) in [(3, &b), (4, &a)] {
+        put(&work, url, &format!("f{i}.txt"), "more\n");
+    }
+    let started = Instant::now();
+    let out = in_cluster("hotcopy", &["--incremental", copy_s]).success();
+    eprintln!(
+        "admin hotcopy --incremental --cluster: {:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        out.stdout_text(),
+        "* Copied revision 4.\n* Copied revision 5.\n",
+        "{out}"
+    );
+    let same_as_the_cluster = || {
+        admin_run(&["verify", "-q", copy_s]).success();
+        for args in [
+            &["dump", "-q"][..],
+            &["dump", "-q", "--deltas"][..],
+            &["lslocks"][..],
+        ] {
+            let cluster = in_cluster(args[0], &args[1..]).success().stdout;
+            let mut local = args.to_vec();
+            local.push(copy_s);
+            let copied = admin_run(&local).success().stdout;
+            assert!(cluster.len() > 100, "{args:?}");
+            assert!(cluster == copied, "svelto admin {args:?} of the copy");
+        }
+    };
+    same_as_the_cluster();
+    let dump = String::from_utf8(in_cluster("dump", &["-q"]).success().stdout).expect("UTF-8");
+    assert!(
+        dump.contains("team") && dump.contains("red"),
+        "r2's property"
+    );
+    // Nothing new: nothing copied, the same still.
+    let out = in_cluster("hotcopy", &["--incremental", copy_s]).success();
+    assert_eq!(out.stdout_text(), "", "{out}");
+    same_as_the_cluster();
+    // A revision property change in the cluster alone (appended, as a commit is).
+    in_cluster("setrevprop", &["-r", "5", "team", value_s]).success();
+    in_cluster("hotcopy", &["--incremental", copy_s]).success();
+    same_as_the_cluster();
+
+    // A copy changed since (a local setlog appends to it) is refused, and so is another
+    // repository.
+    let message = rig.dir.path().join("message");
+    std::fs::write(&message, "changed in the copy\n").expect("message");
+    admin_run(&["setlog", "-r", "1", "--bypass-hooks", copy_s])
+        .arg(&message)
+        .success();
+    put(&work, &b, "f5.txt", "more\n");
+    let refused = in_cluster("hotcopy", &["--incremental", copy_s]).failure();
+    assert!(
+        refused
+            .stderr_text()
+            .contains("is not an unchanged earlier copy"),
+        "{refused}"
+    );
+    let other = rig.dir.path().join("other");
+    admin_run(&["create", other.to_str().expect("UTF-8")]).success();
+    let refused = in_cluster(
+        "hotcopy",
+        &["--incremental", other.to_str().expect("UTF-8")],
+    )
+    .failure();
+    assert!(
+        refused
+            .stderr_text()
+            .contains("is not a copy of cluster repository"),
+        "{refused}"
+    );
+}
