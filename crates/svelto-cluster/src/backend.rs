@@ -59,6 +59,31 @@ fn io_error(context: String) -> impl FnOnce(std::io::Error) -> StoreError {
     move |err| StoreError::Io { context, err }
 }
 
+/// An etcd read `read`, tried again on unavailability until FENCE_TIMEOUT: a member that
+/// just came back refuses connections for a moment, and after every member was down the
+/// client's connection to one of them may stay refused for seconds (seen: `tcp connect
+/// error` 7 s after all three were back), while the next attempt goes to another member.
+/// Only for reads (safe to repeat).
+pub(crate) fn read_tried_again<T>(
+    read: impl Fn() -> std::result::Result<T, ClusterError>,
+) -> std::result::Result<T, ClusterError> {
+    let started = Instant::now();
+    loop {
+        match read() {
+            Ok(value) => return Ok(value),
+            Err(e) if e.is_unavailable() && started.elapsed() < FENCE_TIMEOUT => {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// A linearizable read of `repository`'s head, tried again ([`read_tried_again`]).
+fn head_tried_again(repository: &Repository) -> std::result::Result<HeadVersion, ClusterError> {
+    read_tried_again(|| repository.head())
+}
+
 /// A commit id from one of the environment's fresh UUIDs (the library makes no ids).
 fn commit_id(env: &dyn Env) -> CommitId {
     let hex: Vec<u8> = env.uuid().bytes().filter(u8::is_ascii_hexdigit).collect();
@@ -285,7 +310,7 @@ impl ClusterRepo {
     /// (made from revision 0's segment when empty), caught up with the head.
     pub fn open(cluster: &Cluster, name: &str, cache_dir: &Path) -> Result<ClusterRepo> {
         let repository = cluster.repository(name);
-        let head = repository.head().map_err(store_error)?;
+        let head = head_tried_again(&repository).map_err(store_error)?;
         if !cache_dir.join("db").join("format").exists() {
             Self::seed(&repository, &head, cache_dir)?;
         }
@@ -334,31 +359,18 @@ impl ClusterRepo {
 
     /// The fence: a linearizable read of the head (tried again until FENCE_TIMEOUT).
     fn fence(&self) -> std::result::Result<HeadVersion, ClusterError> {
-        let started = Instant::now();
-        loop {
-            match self.repository.head() {
-                Ok(head) => return Ok(head),
-                // A member that just came back refuses connections for a moment: the
-                // read is tried again on another until FENCE_TIMEOUT.
-                Err(e) if e.is_unavailable() && started.elapsed() < FENCE_TIMEOUT => {
-                    std::thread::sleep(Duration::from_millis(50));
-                }
-                Err(e) => return Err(e),
-            }
-        }
+        head_tried_again(&self.repository)
     }
 
     /// Makes `cache_dir` a local repository holding revision 0's segment, written beside
     /// it and renamed into place (a process sharing the cache sees all of it or nothing).
     fn seed(repository: &Repository, head: &HeadVersion, cache_dir: &Path) -> Result<()> {
-        let uuid =
-            repository
-                .uuid()
-                .map_err(store_error)?
-                .ok_or_else(|| StoreError::Unavailable {
-                    what: format!("repository {} in the cluster", repository.name()),
-                    reason: "it has no UUID key (created without one)".into(),
-                })?;
+        let uuid = read_tried_again(|| repository.uuid())
+            .map_err(store_error)?
+            .ok_or_else(|| StoreError::Unavailable {
+                what: format!("repository {} in the cluster", repository.name()),
+                reason: "it has no UUID key (created without one)".into(),
+            })?;
         let zero = repository.segment_of(&head.head, 0).map_err(store_error)?;
         let segment = repository.read_segment(zero).map_err(store_error)?;
         let scratch = cache_dir.with_extension(format!("seed.{}.tmp", std::process::id()));
@@ -1015,7 +1027,7 @@ impl ClusterWriter {
         let lease = hold.campaign(wait)?;
         *hold.lease() = Some(lease);
         let prepared = (|| {
-            let base = repository.head().map_err(store_error)?;
+            let base = head_tried_again(repository).map_err(store_error)?;
             reader.catch_up(&base)?;
             let inner = Writer::open(&reader.dir)?;
             let published_at = inner.repo().current();
@@ -1105,7 +1117,7 @@ impl ClusterWriter {
         let lease = self.hold.campaign(self.wait)?;
         let lease_held = lease.is_held();
         *self.hold.lease() = Some(lease);
-        let head = self.reader.repository.head().map_err(store_error)?;
+        let head = head_tried_again(&self.reader.repository).map_err(store_error)?;
         let fresh = lease_held && head.mod_revision == self.base.mod_revision;
         if fresh {
             self.allow_lease_reads();

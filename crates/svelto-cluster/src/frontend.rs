@@ -522,7 +522,11 @@ impl Backend for ClusterBackend {
                 return *known;
             }
         }
-        let known = matches!(self.cluster.repository(&name).uuid(), Ok(Some(_)));
+        let repository = self.cluster.repository(&name);
+        let known = matches!(
+            crate::backend::read_tried_again(|| repository.uuid()),
+            Ok(Some(_))
+        );
         self.known
             .lock()
             .unwrap_or_else(|e| e.into_inner())

@@ -17,6 +17,7 @@ mod differential;
 #[allow(dead_code)]
 #[path = "../serve/hook_sessions.rs"]
 mod hook_sessions;
+mod lifecycle;
 #[allow(dead_code)]
 #[path = "../serve/lock_sessions.rs"]
 mod lock_sessions;
@@ -154,13 +155,15 @@ impl Rig {
 
     /// Starts front end `i` (again, on the same root and cache).
     fn serve(&self, i: usize) -> Svelto {
+        self.serve_with(i, &[])
+    }
+
+    /// [`Rig::serve`] with more flags of `svelto serve`.
+    fn serve_with(&self, i: usize, flags: &[&str]) -> Svelto {
         let log = self.dir.path().join(format!("serve-{}.log", IDS[i]));
-        Svelto::start_with(
-            &svelto_bin(),
-            &self.roots[i],
-            &log,
-            &["--cluster", self.files[i].to_str().expect("a UTF-8 path")],
-        )
+        let mut all = vec!["--cluster", self.files[i].to_str().expect("a UTF-8 path")];
+        all.extend_from_slice(flags);
+        Svelto::start_with(&svelto_bin(), &self.roots[i], &log, &all)
     }
 
     /// The front end holding the writer lease of `proj`, as etcd says.
