@@ -318,6 +318,38 @@ fn hook_sessions_through_three_front_ends_match_svnserve() {
         "{served}"
     );
     sessions::Script::new(&pair).assert_same_repositories();
+    // What a hook's `svelto look` costs in the cluster (a process, the connections to
+    // etcd and the object store, a fence) against the same on the FSFS reference with
+    // svnlook: printed for the notes.
+    let time = |run: &mut dyn FnMut() -> svelto_testkit::Outcome| {
+        let mut ms: Vec<f64> = (0..7)
+            .map(|_| {
+                let started = std::time::Instant::now();
+                let out = run();
+                assert!(out.success(), "{out}");
+                started.elapsed().as_secs_f64() * 1000.0
+            })
+            .collect();
+        ms.sort_by(f64::total_cmp);
+        (ms[3], ms[6])
+    };
+    let cluster = time(&mut || {
+        Run::new(bin())
+            .args(["look", "youngest"])
+            .arg(pair.subject_repo())
+            .output()
+    });
+    let reference = time(&mut || {
+        Run::tool("svnlook")
+            .arg("youngest")
+            .arg(pair.reference_repo())
+            .output()
+    });
+    eprintln!(
+        "svelto look youngest ROOT/NAME in the cluster: median {:.1} ms, max {:.1} ms \
+         (svnlook youngest on FSFS: {:.1} / {:.1} ms)",
+        cluster.0, cluster.1, reference.0, reference.1
+    );
     spread(&pair, 4);
 }
 
