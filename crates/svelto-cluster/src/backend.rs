@@ -1386,15 +1386,14 @@ impl WriteRepo for ClusterWriter {
         let answer = if self.stale.is_some() {
             Ok(false)
         } else {
-            match self.inner.relock() {
-                Ok(true) => {
-                    let answer = self.lease_again();
-                    if answer.is_err() {
-                        // Not kept locked by a writer whose caller gives up on it.
-                        let _ = self.inner.unlock();
-                    }
-                    answer
-                }
+            // The lease first, then the cache's write lock: a campaign may wait (up to
+            // `writer-wait`) for another front end's lease, and while it did with the lock
+            // held, this front end's reads that had to catch up with that front end's
+            // publications waited for the lock, and failed after 5 s (the likely cause of
+            // one "Unable to connect" in `revision_property_changes_and_commits_at_once_
+            // lose_neither`, 2026-11-30).
+            match self.lease_again() {
+                Ok(true) => self.inner.relock(),
                 other => other,
             }
         };
