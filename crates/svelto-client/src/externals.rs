@@ -547,17 +547,10 @@ pub(crate) fn update_all(
     notify: &mut dyn FnMut(Notify),
 ) -> Result<bool> {
     let mut definitions = Vec::new();
-    for n in db.base_nodes()? {
-        if n.kind != "dir" || n.presence != "normal" || n.file_external {
-            continue;
-        }
-        let props = n
-            .properties
-            .as_deref()
-            .and_then(skel::parse_proplist)
-            .unwrap_or_default();
+    for (relpath, properties) in db.dirs_with_externals()? {
+        let props = skel::parse_proplist(&properties).unwrap_or_default();
         if let Some(v) = crate::checkout::prop_value(&props, b"svn:externals") {
-            definitions.push((n.local_relpath.clone(), v.to_vec()));
+            definitions.push((relpath, v.to_vec()));
         }
     }
     let registered = db.externals()?;

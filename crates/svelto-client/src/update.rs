@@ -132,13 +132,11 @@ pub fn update(opts: &UpdateOptions, notify: &mut dyn FnMut(Notify)) -> Result<Su
             return Err(refuse(&root, why));
         }
     }
-    // File externals are updated with the other externals, after the tree.
-    let nodes: Vec<OwnedNode> = db
-        .base_nodes()?
-        .into_iter()
-        .filter(|n| !n.file_external)
-        .collect();
-    let Some(root_node) = nodes.iter().find(|n| n.local_relpath.is_empty()) else {
+    // wc.db's BASE rows, read once (apply writes the new ones from them). File externals
+    // are updated with the other externals, after the tree.
+    let mut all = db.base_nodes()?;
+    let tree = |n: &&OwnedNode| !n.file_external;
+    let Some(root_node) = all.iter().filter(tree).find(|n| n.local_relpath.is_empty()) else {
         return Err(refuse(&root, "wc.db has no root node"));
     };
     let base_rev = root_node.revision.unwrap_or(0);
@@ -149,8 +147,7 @@ pub fn update(opts: &UpdateOptions, notify: &mut dyn FnMut(Notify)) -> Result<Su
         (false, true) => root_repos.clone(),
         (false, false) => format!("{root_repos}/{relpath}"),
     };
-    let mut by_path: HashMap<&str, &OwnedNode> = HashMap::new();
-    for n in &nodes {
+    for n in all.iter().filter(tree) {
         let rel = n.local_relpath.as_str();
         if n.other_repos || n.file_external {
             return Err(refuse(&root, format!("'{rel}' is an external")));
@@ -180,7 +177,6 @@ pub fn update(opts: &UpdateOptions, notify: &mut dyn FnMut(Notify)) -> Result<Su
         if n.repos_path.as_deref() != Some(expected_path(rel).as_str()) {
             return Err(refuse(&root, format!("'{rel}' is switched")));
         }
-        by_path.insert(rel, n);
     }
     let (repos_root, uuid) = db.repository()?;
     let session_url = if root_repos.is_empty() {
@@ -205,10 +201,10 @@ pub fn update(opts: &UpdateOptions, notify: &mut dyn FnMut(Notify)) -> Result<Su
     };
     // What is there: one read of each versioned directory, not a stat of each file (a
     // missing directory is refused here).
-    let present = on_disk(&root, &nodes)?;
+    let present = on_disk(&root, all.iter().filter(tree))?;
     // Missing files are restored from their pristines first, their size and time
     // recorded, as svn's update restores them ("Restored").
-    for n in &nodes {
+    for n in all.iter_mut().filter(|n| !n.file_external) {
         if n.presence != "normal" || n.kind != "file" || present.contains(n.local_relpath.as_str())
         {
             continue;
@@ -229,13 +225,24 @@ pub fn update(opts: &UpdateOptions, notify: &mut dyn FnMut(Notify)) -> Result<Su
             &opts.zone,
         );
         let commit_time = n.changed_date.filter(|_| opts.use_commit_times);
-        if let Some((size, mtime)) = write_working(&path, &pristine, &t, &props, commit_time)? {
+        let mut reaper = Reaper::inline();
+        if let Some((size, mtime)) =
+            write_working(&path, &pristine, &t, &props, commit_time, &mut reaper)?
+        {
             db.set_recorded_info(&n.local_relpath, size, mtime)?;
+            n.translated_size = Some(size);
+            n.last_mod_time = mtime;
         }
         notify(Notify::Restored {
             relpath: &n.local_relpath,
         });
     }
+    let all = all;
+    let nodes: Vec<&OwnedNode> = all.iter().filter(tree).collect();
+    let by_path: HashMap<&str, &OwnedNode> = nodes
+        .iter()
+        .map(|n| (n.local_relpath.as_str(), *n))
+        .collect();
 
     let mut report = vec![ReportPath {
         path: String::new(),
@@ -297,6 +304,7 @@ pub fn update(opts: &UpdateOptions, notify: &mut dyn FnMut(Notify)) -> Result<Su
         tmp_counter: 0,
         bufs: Buffers::default(),
         pristines: HashSet::new(),
+        held_room: HELD_TEXTS,
     };
     r.db.begin()?;
     let drove = r.drive(session.as_mut());
@@ -323,6 +331,7 @@ pub fn update(opts: &UpdateOptions, notify: &mut dyn FnMut(Notify)) -> Result<Su
     };
     let touched = nodes
         .iter()
+        .copied()
         .filter(|n| changed.contains(n.local_relpath.as_str()) || in_deleted(&n.local_relpath));
     let modified = local_changes(&root, &db, touched, &repos_root, &opts.zone)?;
 
@@ -416,6 +425,7 @@ pub fn update(opts: &UpdateOptions, notify: &mut dyn FnMut(Notify)) -> Result<Su
     let mut summary = apply(
         &root,
         &mut db,
+        &all,
         plan,
         &conflicts,
         target_rev,
@@ -444,10 +454,13 @@ pub fn update(opts: &UpdateOptions, notify: &mut dyn FnMut(Notify)) -> Result<Su
 
 /// The relpaths of what is in each versioned directory of `nodes` (read once each); a
 /// versioned directory that is not one is refused.
-fn on_disk(root: &Path, nodes: &[OwnedNode]) -> Result<HashSet<String>> {
+fn on_disk<'a>(
+    root: &Path,
+    nodes: impl Iterator<Item = &'a OwnedNode> + Clone,
+) -> Result<HashSet<String>> {
     let mut present = HashSet::new();
     let mut dirs = HashSet::new();
-    for n in nodes {
+    for n in nodes.clone() {
         if n.kind != "dir" || n.presence != "normal" {
             continue;
         }
@@ -632,7 +645,14 @@ struct NewText {
     /// The base pristine, read window by window.
     source: Option<File>,
     tmp: (File, PathBuf),
+    /// The text, kept for the working file while it fits (see [`HELD_TEXT`]).
+    held: Option<Vec<u8>>,
 }
+
+/// The largest new text kept in memory from the drive to the writing of its working file
+/// (which then does not read its pristine back), and the most kept in all.
+const HELD_TEXT: usize = 1 << 20;
+const HELD_TEXTS: usize = 128 << 20;
 
 struct FileEdit {
     relpath: String,
@@ -647,6 +667,8 @@ struct FileEdit {
     receiving: Option<NewText>,
     /// The new text: (sha1 hex, md5 hex, size).
     text: Option<(String, String, u64)>,
+    /// The new text itself, when it was kept (its pristine is not read back).
+    held: Option<Vec<u8>>,
 }
 
 struct Drive<'a> {
@@ -660,6 +682,8 @@ struct Drive<'a> {
     tmp_counter: u64,
     bufs: Buffers,
     pristines: HashSet<String>,
+    /// What more the new texts kept in memory may take (bytes).
+    held_room: usize,
 }
 
 impl Drive<'_> {
@@ -737,6 +761,7 @@ impl Drive<'_> {
                             base_sha1,
                             receiving: None,
                             text: None,
+                            held: None,
                         },
                     );
                 }
@@ -857,6 +882,7 @@ impl Drive<'_> {
             incoming: Incoming::new(true),
             source,
             tmp: (f, tmp),
+            held: (self.held_room > 0).then(Vec::new),
         });
         Ok(())
     }
@@ -869,12 +895,20 @@ impl Drive<'_> {
             ));
         };
         let (tmp, tmp_path) = (&mut text.tmp.0, text.tmp.1.as_path());
+        let held = &mut text.held;
+        let room = HELD_TEXT.min(self.held_room);
         text.incoming.push(
             chunk,
             &file.relpath,
             text.source.as_ref(),
             &mut self.bufs,
-            &mut |bytes| tmp.write_all(bytes).map_err(file_err(tmp_path)),
+            &mut |bytes| {
+                match held {
+                    Some(h) if h.len() + bytes.len() <= room => h.extend_from_slice(bytes),
+                    _ => *held = None,
+                }
+                tmp.write_all(bytes).map_err(file_err(tmp_path))
+            },
         )
     }
 
@@ -890,6 +924,10 @@ impl Drive<'_> {
         };
         let (sha1, md5, size) = text.incoming.finish(&file.relpath)?;
         drop(text.tmp.0);
+        if let Some(h) = &text.held {
+            self.held_room = self.held_room.saturating_sub(h.len());
+        }
+        file.held = text.held;
         self.store_pristine(Some(&text.tmp.1), &sha1, &md5, size)?;
         file.text = Some((sha1, md5, size));
         Ok(())
@@ -919,12 +957,14 @@ impl Drive<'_> {
     }
 }
 
-/// Changes the working files and writes the rows.
+/// Changes the working files and writes the rows (`nodes`: wc.db's BASE rows before the
+/// update, file externals included).
 #[allow(clippy::too_many_arguments)]
 fn apply(
     root: &Path,
     db: &mut WcDb,
-    plan: Plan,
+    nodes: &[OwnedNode],
+    mut plan: Plan,
     conflicts: &Conflicts,
     rev: u64,
     repos_root: &str,
@@ -938,7 +978,6 @@ fn apply(
         (false, true) => root_repos.to_string(),
         (false, false) => format!("{root_repos}/{relpath}"),
     };
-    let nodes = db.base_nodes()?;
     let mut summary = Summary {
         revision: rev,
         ..Summary::default()
@@ -950,6 +989,8 @@ fn apply(
         None
     };
 
+    // The files replaced and deleted are closed by this thread's twin.
+    let mut reaper = Reaper::new();
     // Deletions: the versioned files and directories below, deepest first; unversioned
     // files stay, with their directories.
     for d in &plan.deletes {
@@ -973,7 +1014,13 @@ fn apply(
             let result = if n.kind == "dir" {
                 std::fs::remove_dir(&path)
             } else {
-                std::fs::remove_file(&path)
+                let old = path
+                    .symlink_metadata()
+                    .ok()
+                    .and_then(|m| reaper.hold(&path, &m));
+                let result = std::fs::remove_file(&path);
+                reaper.close(old);
+                result
             };
             match result {
                 Ok(()) => {}
@@ -1019,7 +1066,7 @@ fn apply(
     // The files handed to the writers (by tag), and those they finished.
     let mut tags: Vec<&str> = Vec::new();
     let mut finished = Vec::new();
-    for f in &plan.files {
+    for f in plan.files.iter_mut() {
         if let Some(c) = conflicts.added.get(&f.relpath) {
             let relpath = f.relpath.as_str();
             notify(if c.own {
@@ -1053,8 +1100,13 @@ fn apply(
                 .to_string(),
             (None, None) => String::new(),
         };
-        let pristine_path = db.pristine_path(&sha1)?;
-        let pristine = std::fs::read(&pristine_path).map_err(file_err(&pristine_path))?;
+        let pristine = match f.held.take() {
+            Some(text) => text,
+            None => {
+                let pristine_path = db.pristine_path(&sha1)?;
+                std::fs::read(&pristine_path).map_err(file_err(&pristine_path))?
+            }
+        };
         let t: Translation = translation_of(
             &f.props,
             &f.entry,
@@ -1099,7 +1151,7 @@ fn apply(
                 w.send(job, &mut finished)?;
             }
             _ => {
-                let w = write_working(&path, &pristine, &t, &f.props, commit_time)?;
+                let w = write_working(&path, &pristine, &t, &f.props, commit_time, &mut reaper)?;
                 written.insert(f.relpath.clone(), w_into(w));
             }
         }
@@ -1325,15 +1377,88 @@ fn apply(
     Ok(summary)
 }
 
+/// Closes, on a thread of its own, the files replaced or deleted by an update. On an ext4
+/// mounted with `discard` (and no journal), the last close of a removed file frees its
+/// blocks and waits for the device to discard them: about 0.1 ms per file, paid inside the
+/// `rename` that replaces a working file. A working file about to be replaced is opened
+/// first and its handle sent here, so that the rename only drops a name and the freeing
+/// waits here, beside the update's thread. The renames (and what a crash leaves) are as
+/// before.
+struct Reaper {
+    tx: Option<std::sync::mpsc::Sender<Vec<File>>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    /// Sent 64 at a time (one wake-up of the thread each).
+    batch: Vec<File>,
+}
+
+impl Reaper {
+    fn new() -> Reaper {
+        let (tx, rx) = std::sync::mpsc::channel::<Vec<File>>();
+        // Without the thread, the files are closed where they are replaced.
+        match std::thread::Builder::new()
+            .name("svelto-reaper".into())
+            .spawn(move || rx.into_iter().for_each(drop))
+        {
+            Ok(thread) => Reaper {
+                tx: Some(tx),
+                thread: Some(thread),
+                batch: Vec::new(),
+            },
+            Err(_) => Reaper::inline(),
+        }
+    }
+
+    /// No thread: what `hold` is asked for is not held.
+    fn inline() -> Reaper {
+        Reaper {
+            tx: None,
+            thread: None,
+            batch: Vec::new(),
+        }
+    }
+
+    /// A handle on the regular file at `path` (None for anything else, or if it cannot be
+    /// opened), to be closed by `close` after `path` is replaced or removed.
+    fn hold(&self, path: &Path, meta: &std::fs::Metadata) -> Option<File> {
+        (self.tx.is_some() && meta.is_file())
+            .then(|| File::open(path).ok())
+            .flatten()
+    }
+
+    fn close(&mut self, f: Option<File>) {
+        if let (Some(f), Some(tx)) = (f, &self.tx) {
+            self.batch.push(f);
+            if self.batch.len() == 64 {
+                // (a closed channel hands the files back: dropped here)
+                let _ = tx.send(std::mem::take(&mut self.batch));
+            }
+        }
+    }
+}
+
+impl Drop for Reaper {
+    fn drop(&mut self) {
+        if let Some(tx) = self.tx.take() {
+            let _ = tx.send(std::mem::take(&mut self.batch));
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
 /// Writes a working file from its pristine text (next to it, then renamed over the old
-/// one); its recorded (size, mtime), or None for a link.
+/// one); its recorded (size, mtime), or None for a link. The old file is closed by
+/// `reaper`.
 fn write_working(
     path: &Path,
     pristine: &[u8],
     t: &Translation,
     props: &Props,
     commit_time: Option<i64>,
+    reaper: &mut Reaper,
 ) -> Result<Option<(u64, Option<i64>)>> {
+    let mut old = None;
     if let Ok(m) = path.symlink_metadata() {
         if m.is_dir() {
             return Err(Error::Usage(format!(
@@ -1341,6 +1466,7 @@ fn write_working(
                 path.display()
             )));
         }
+        old = reaper.hold(path, &m);
     }
     let name = path
         .file_name()
@@ -1354,18 +1480,24 @@ fn write_working(
             std::os::unix::fs::symlink(std::ffi::OsStr::from_bytes(target), &tmp)
                 .map_err(file_err(&tmp))?;
             std::fs::rename(&tmp, path).map_err(file_err(path))?;
+            reaper.close(old);
             return Ok(None);
         }
     }
-    let _ = std::fs::remove_file(&tmp);
-    let mut f = create_new(&tmp)?;
+    // (one left by an interrupted update is replaced)
+    let mut f = match create_new(&tmp) {
+        Err(Error::Obstructed { .. }) => {
+            std::fs::remove_file(&tmp).map_err(file_err(&tmp))?;
+            create_new(&tmp)?
+        }
+        r => r?,
+    };
     let out = translate::translate(pristine, t);
     f.write_all(&out).map_err(file_err(&tmp))?;
     let executable = prop_value(props, b"svn:executable").is_some();
     let read_only = prop_value(props, b"svn:needs-lock").is_some();
-    let meta = f.metadata().map_err(file_err(&tmp))?;
     if executable || read_only {
-        let mut mode = meta.permissions().mode();
+        let mut mode = f.metadata().map_err(file_err(&tmp))?.permissions().mode();
         if executable {
             mode |= (mode & 0o444) >> 2;
         }
@@ -1378,8 +1510,10 @@ fn write_working(
     if let Some(us) = commit_time {
         crate::checkout::set_mtime(&f, &tmp, us)?;
     }
+    // (a rename keeps the size and the modification time)
+    let meta = f.metadata().map_err(file_err(&tmp))?;
     drop(f);
     std::fs::rename(&tmp, path).map_err(file_err(path))?;
-    let meta = path.symlink_metadata().map_err(file_err(path))?;
+    reaper.close(old);
     Ok(Some((meta.len(), crate::checkout::modified_us(&meta))))
 }

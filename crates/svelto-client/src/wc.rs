@@ -231,10 +231,15 @@ impl WcDb {
         // (each UPDATE that fires wc.db's triggers gets one) stay in memory instead of
         // spilling past 64 KiB into a file under /var/tmp (an update across 1,000
         // revisions wrote it 42,000 times); the working copy's files are the same.
+        // cache_size: up to 64 MiB of pages (SQLite's default keeps 2 MiB): the wc.db of a
+        // 25,000-file working copy (16 MB) stays in memory through the update's
+        // transaction instead of being read and spilled page by page (23,000 reads and
+        // 21,000 writes of 4 KiB in an update across 1,000 revisions).
         conn.execute_batch(
             "PRAGMA locking_mode = EXCLUSIVE; PRAGMA synchronous = OFF;
              PRAGMA case_sensitive_like = 1; PRAGMA recursive_triggers = ON;
-             PRAGMA foreign_keys = OFF; PRAGMA temp_store = MEMORY;",
+             PRAGMA foreign_keys = OFF; PRAGMA temp_store = MEMORY;
+             PRAGMA cache_size = -65536;",
         )
         .map_err(db_err(&path))?;
         let version: i64 = conn
@@ -563,13 +568,47 @@ impl WcDb {
         Ok(out)
     }
 
+    /// The BASE directories (present, not file externals) whose properties name
+    /// `svn:externals`: (relpath, properties skel), in relpath order; the other rows are
+    /// not read.
+    pub fn dirs_with_externals(&self) -> Result<Vec<(String, Vec<u8>)>> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT local_relpath, properties FROM NODES
+                 WHERE wc_id = 1 AND op_depth = 0 AND kind = 'dir' AND presence = 'normal'
+                   AND file_external IS NULL
+                   AND instr(properties, CAST('svn:externals' AS BLOB)) > 0
+                 ORDER BY local_relpath",
+            )
+            .map_err(self.err())?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(self.err())?;
+        let mut out = Vec::new();
+        for row in rows {
+            out.push(row.map_err(self.err())?);
+        }
+        Ok(out)
+    }
+
     /// Deletes a BASE node and every node below it.
     pub fn delete_base_tree(&self, relpath: &str) -> Result<()> {
+        // Below RELPATH: from RELPATH + '/' up to RELPATH + '0' ('/' + 1), a range of the
+        // primary key, not a scan of every row.
         let mut stmt = self
             .conn
             .prepare_cached(
                 "DELETE FROM NODES WHERE wc_id = 1 AND op_depth = 0
-                   AND (local_relpath = ?1 OR substr(local_relpath, 1, length(?1) + 1) = ?1 || '/')",
+                   AND local_relpath = ?1",
+            )
+            .map_err(self.err())?;
+        stmt.execute(params![relpath]).map_err(self.err())?;
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "DELETE FROM NODES WHERE wc_id = 1 AND op_depth = 0
+                   AND local_relpath > (?1 || '/') AND local_relpath < (?1 || '0')",
             )
             .map_err(self.err())?;
         stmt.execute(params![relpath]).map_err(self.err())?;
@@ -720,6 +759,7 @@ pub fn parent_relpath(relpath: &str) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::skel;
 
     #[test]
     fn a_new_database_has_the_schema_version_and_the_repository() {
@@ -750,5 +790,50 @@ mod tests {
         assert_eq!(parent_relpath("a/b"), Some("a"));
         assert_eq!(parent_relpath("a"), Some(""));
         assert_eq!(parent_relpath(""), None);
+    }
+
+    #[test]
+    fn a_deleted_tree_is_its_node_and_what_is_below_and_externals_are_found() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let db = WcDb::create(dir.path(), "svn://h/r", "uuid-1").unwrap_or_else(|e| panic!("{e}"));
+        let ext = skel::proplist([(b"svn:externals".as_slice(), b"^/x x\n".as_slice())]);
+        let other = skel::proplist([(b"svn:ignore".as_slice(), b"svn:externals".as_slice())]);
+        // Names that sort next to "a/" ('-' and '.' before '/', '0' right after it).
+        for (rel, props) in [
+            ("", None),
+            ("a", Some(&ext)),
+            ("a/b", None),
+            ("a/b/c", Some(&ext)),
+            ("a-b", None),
+            ("a.b", Some(&other)),
+            ("a0", Some(&ext)),
+            ("ab", None),
+        ] {
+            db.put_base(&BaseNode {
+                local_relpath: rel,
+                repos_path: rel,
+                presence: "normal",
+                kind: "dir",
+                properties: props.map(Vec::as_slice),
+                ..BaseNode::default()
+            })
+            .unwrap_or_else(|e| panic!("{e}"));
+        }
+        let found: Vec<String> = db
+            .dirs_with_externals()
+            .unwrap_or_else(|e| panic!("{e}"))
+            .into_iter()
+            .map(|(rel, _)| rel)
+            .collect();
+        // (a.b names svn:externals in a value only: its properties are parsed afterwards)
+        assert_eq!(found, ["a", "a.b", "a/b/c", "a0"]);
+        db.delete_base_tree("a").unwrap_or_else(|e| panic!("{e}"));
+        let left: Vec<String> = db
+            .base_nodes()
+            .unwrap_or_else(|e| panic!("{e}"))
+            .into_iter()
+            .map(|n| n.local_relpath)
+            .collect();
+        assert_eq!(left, ["", "a-b", "a.b", "a0", "ab"]);
     }
 }
