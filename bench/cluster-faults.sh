@@ -424,12 +424,12 @@ for (k, rev), tried in sorted(attempts.items()):
         if value not in allowed:
             acked = tried[last][1] if last is not None else None
             bad.append(f"{name} of r{rev} through {where}: {value!r}; last acknowledged {acked!r}, allowed {sorted(map(str, allowed))}")
-    if last is not None and got[3] != tried[last][1]:
+    if got[3] is not None and (last is None or got[3] != tried[last][1]):
         unacked_seen += 1
     checked += 1
 acked = sum(1 for r in rows if r[6] == "ok")
 print(f"changes acknowledged {acked}, attempts {len(rows)}, (changer, revision) pairs checked {checked}, "
-      f"holding a later unacknowledged attempt's value {unacked_seen}")
+      f"holding an unacknowledged attempt's value (applied, its client saw an error) {unacked_seen}")
 for b in bad[:20]:
     print("BAD", b)
 if not acked:
