@@ -15,11 +15,13 @@
 #               A, then `svnmucc put` through B in a loop: time from the kill to B's first
 #               acknowledged commit; A is restarted on its cache after each
 #   reads       (with HISTORY=a dump file) `svelto admin load --cluster` of it into
-#               repository hist through a loader's own cache (timed), and the same
+#               repository hist through a loader's own cache (timed), a front end R
+#               with its own cache (the loader's, R's and C's request-timeout
+#               HISTORY_TIMEOUT, 120 s: a segment is one request), and the same
 #               history on the one machine (HISTORY_REPO, a one-machine svelto repository
 #               of it, copied; else `svelto admin load` of the dump, timed); then, after a
 #               warm-up round, RUNS rounds of export, log -v, blame and checkout through
-#               front end A and the one machine in turn: the serving process's user +
+#               front end R and the one machine in turn: the serving process's user +
 #               system CPU from /proc/PID/stat before and after each (medians), and the
 #               wall time
 #   cold start  (with HISTORY) COLD times: a new front end C with an empty cache starts;
@@ -45,7 +47,8 @@
 # (1), SCRATCH (bench/work/cluster), HISTORY (none), HISTORY_REPO (none), RUNS (5), COLD
 # (2), and the paths read: EXPORT_PATH (trunk), CHECKOUT_PATH (trunk), LOG_PATH (the
 # root: `svn log -v` of every revision), BLAME_PATH (trunk/ChangeLog; the medium
-# history's defaults). COMMITS=0 VISIBLE=0 KILLS=0 PROBE=0 HISTORY=... runs the reads only.
+# history's defaults), LOG_REPEAT (10) and BLAME_REPEAT (3) reads of a log or blame sample
+# (one is a few 10 ms ticks of CPU). COMMITS=0 VISIBLE=0 KILLS=0 PROBE=0 HISTORY=... runs the reads only.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -65,6 +68,9 @@ EXPORT_PATH=${EXPORT_PATH-trunk}
 CHECKOUT_PATH=${CHECKOUT_PATH-trunk}
 LOG_PATH=${LOG_PATH-}
 BLAME_PATH=${BLAME_PATH-trunk/ChangeLog}
+HISTORY_TIMEOUT=${HISTORY_TIMEOUT:-120}
+LOG_REPEAT=${LOG_REPEAT:-10}
+BLAME_REPEAT=${BLAME_REPEAT:-3}
 SVELTO_BIN=${SVELTO_BIN:-$PWD/target/debug/svelto}
 WEED=${WEED:-$(ls -d "$HOME"/.cache/svelto/weed-*/weed 2>/dev/null | tail -1)}
 SCRATCH=${SCRATCH:-$PWD/bench/work/cluster}
@@ -136,7 +142,7 @@ for _ in $(seq 300); do
 done
 
 printf '[default]\naws_access_key_id = bench-access\naws_secret_access_key = bench-secret-0123456789\n' >"$SCRATCH/s3.credentials"
-for id in a b a0 loader c; do
+for id in a b a0 loader r c; do
     cat >"$SCRATCH/$id.cluster" <<EOF
 etcd = $ENDPOINTS
 cluster = bench
@@ -149,6 +155,10 @@ lease-ttl = $LEASE_TTL
 log-timings = yes
 writer-idle-ms = $WRITER_IDLE_MS
 EOF
+    # The history's front ends put and get whole segments, its import's among them, in one
+    # request each (docs/cluster.md, "Large revisions": chunks not built yet), so the
+    # default request-timeout (2 s) is too short for them.
+    case $id in loader | r | c) echo "request-timeout = $HISTORY_TIMEOUT" >>"$SCRATCH/$id.cluster" ;; esac
     for name in proj proj0 hist; do
         mkdir -p "$SCRATCH/root-$id/$name/conf"
         printf '[general]\nanon-access = write\n' >"$SCRATCH/root-$id/$name/conf/svnserve.conf"
@@ -247,20 +257,21 @@ done
 cpu_ms() { # the user + system CPU of process PID so far, in ms (its threads included)
     awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); print ($12 + $13) * 1000 / hz }' "/proc/$1/stat"
 }
-read_op() { # read_op OP URL: one read of the history through URL (output discarded)
-    local dest=$SCRATCH/read-out
+read_op() { # read_op OP URL: one sample of a read through URL (output discarded)
+    local dest=$SCRATCH/read-out i
     rm -rf "$dest"
     case $1 in
     export) svn export -q --non-interactive "$2${EXPORT_PATH:+/$EXPORT_PATH}" "$dest" ;;
-    log) svn log -v --non-interactive "$2${LOG_PATH:+/$LOG_PATH}" >/dev/null ;;
-    blame) svn blame --non-interactive "$2/$BLAME_PATH" >/dev/null ;;
+    log) for i in $(seq "$LOG_REPEAT"); do svn log -v --non-interactive "$2${LOG_PATH:+/$LOG_PATH}" >/dev/null; done ;;
+    blame) for i in $(seq "$BLAME_REPEAT"); do svn blame --non-interactive "$2/$BLAME_PATH" >/dev/null; done ;;
     checkout) svn checkout -q --non-interactive "$2${CHECKOUT_PATH:+/$CHECKOUT_PATH}" "$dest" ;;
     esac
     rm -rf "$dest"
 }
+repeat_of() { case $1 in log) echo "$LOG_REPEAT" ;; blame) echo "$BLAME_REPEAT" ;; *) echo 1 ;; esac; }
 reads_and_cold_start() {
     local t0 t1 hurl surl op run name c0 c1 w0 w1 k
-    # The cluster's copy: loaded through the loader's cache, so that A starts cold.
+    # The cluster's copy: loaded through the loader's cache, so that R starts cold.
     t0=$(date +%s%N)
     "$SVELTO_BIN" admin create --cluster "$SCRATCH/loader.cluster" hist
     "$SVELTO_BIN" admin load -q --cluster "$SCRATCH/loader.cluster" hist -F "$HISTORY" 2>"$SCRATCH/load-cluster.err" ||
@@ -281,28 +292,29 @@ reads_and_cold_start() {
         echo "load single $(((t1 - t0) / 1000000))" >>"$RAW"
     fi
     printf '[general]\nanon-access = read\n' >"$SCRATCH/single/hist/conf/svnserve.conf"
-    hurl="svn://127.0.0.1:${PORT[a]}/hist"
+    serve r "$SCRATCH/root-r" --cluster "$SCRATCH/r.cluster"
+    hurl="svn://127.0.0.1:${PORT[r]}/hist"
     surl="svn://127.0.0.1:${PORT[single]}/hist"
     [ "$(svn info --non-interactive --show-item revision "$hurl")" = "$(svn info --non-interactive --show-item revision "$surl")" ] ||
         { echo "bench/cluster.sh: the cluster's hist and the one machine's differ in HEAD" >&2; exit 1; }
-    # Warm-up: a round of every read on both (A's cache fills, both page caches fill).
+    # Warm-up: a round of every read on both (R's cache fills, both page caches fill).
     for op in export log blame checkout; do read_op "$op" "$hurl"; read_op "$op" "$surl"; done
-    # Idle CPU of each serving process over 10 s (A's lease keep-alives and watches).
-    c0=$(cpu_ms "${SPID[a]}") w0=$(cpu_ms "${SPID[single]}")
+    # Idle CPU of each serving process over 10 s (R's member lease keep-alives).
+    c0=$(cpu_ms "${SPID[r]}") w0=$(cpu_ms "${SPID[single]}")
     sleep 10
-    echo "idle cluster $(($(cpu_ms "${SPID[a]}") - c0))" >>"$RAW"
+    echo "idle cluster $(($(cpu_ms "${SPID[r]}") - c0))" >>"$RAW"
     echo "idle single $(($(cpu_ms "${SPID[single]}") - w0))" >>"$RAW"
     for run in $(seq "$RUNS"); do
         for op in export log blame checkout; do
-            for name in a single; do
+            for name in r single; do
                 local u=$hurl
-                [ "$name" = a ] || u=$surl
+                [ "$name" = r ] || u=$surl
                 c0=$(cpu_ms "${SPID[$name]}")
                 w0=$(date +%s%N)
                 read_op "$op" "$u"
                 w1=$(date +%s%N)
                 c1=$(cpu_ms "${SPID[$name]}")
-                echo "read $op $name $((c1 - c0)) $(((w1 - w0) / 1000000))" >>"$RAW"
+                echo "read $op $name $((c1 - c0)) $(((w1 - w0) / 1000000)) $(repeat_of "$op")" >>"$RAW"
             done
         done
     done
@@ -337,11 +349,11 @@ reads_table() {
     echo
     echo "### Reads of HISTORY=$HISTORY (r$revs) on a warm front end against one machine"
     echo
-    echo "\`svelto admin load --cluster\` of the dump: $(awk '$1=="load"&&$2=="cluster"{printf "%.1f s", $3/1000}' "$RAW"); the one machine's: $(awk '$1=="load"&&$2=="single"{printf "svelto admin load %.1f s", $3/1000} $1=="copy"{printf "a copy of %s", "'"$HISTORY_REPO"'"}' "$RAW"). Idle CPU over 10 s: front end A $(awk '$1=="idle"&&$2=="cluster"{print $3}' "$RAW") ms, the one machine $(awk '$1=="idle"&&$2=="single"{print $3}' "$RAW") ms."
+    echo "\`svelto admin load --cluster\` of the dump: $(awk '$1=="load"&&$2=="cluster"{printf "%.1f s", $3/1000}' "$RAW"); the one machine's: $(awk '$1=="load"&&$2=="single"{printf "svelto admin load %.1f s", $3/1000} $1=="copy"{printf "a copy of %s", "'"$HISTORY_REPO"'"}' "$RAW"). Idle CPU over 10 s: front end R $(awk '$1=="idle"&&$2=="cluster"{print $3}' "$RAW") ms, the one machine $(awk '$1=="idle"&&$2=="single"{print $3}' "$RAW") ms."
     echo
-    echo "Server CPU (user + system of the serving process, /proc/PID/stat, $(getconf CLK_TCK) ticks/s) per read, median of $RUNS after a warm-up round, and the client's wall time:"
+    echo "Server CPU (user + system of the serving process, /proc/PID/stat, $(getconf CLK_TCK) ticks/s) per read, median of $RUNS samples after a warm-up round (a sample: one export or checkout, $LOG_REPEAT logs, $BLAME_REPEAT blames), and the client's wall time:"
     echo
-    echo "| read | front end A CPU ms, median (min-max) | one machine CPU ms, median (min-max) | A / one machine | wall A / one machine, median s |"
+    echo "| read | front end R CPU ms, median (min-max), mean | one machine CPU ms, median (min-max), mean | R / one machine, medians; means | wall R / one machine, median s |"
     echo "|---|---|---|---|---|"
     python3 - "$RAW" "export ${EXPORT_PATH:-/}" "log -v ${LOG_PATH:-/}" "blame $BLAME_PATH" "checkout ${CHECKOUT_PATH:-/}" <<'PY'
 import sys, collections
@@ -349,15 +361,17 @@ cpu, wall = collections.defaultdict(list), collections.defaultdict(list)
 for line in open(sys.argv[1]):
     f = line.split()
     if f[0] == "read":
-        cpu[(f[1], f[2])].append(float(f[3]))
-        wall[(f[1], f[2])].append(float(f[4]) / 1000)
+        n = int(f[5]) if len(f) > 5 else 1  # reads per sample
+        cpu[(f[1], f[2])].append(float(f[3]) / n)
+        wall[(f[1], f[2])].append(float(f[4]) / 1000 / n)
 med = lambda v: sorted(v)[(len(v) - 1) // 2]
 for op, label in zip(["export", "log", "blame", "checkout"], sys.argv[2:]):
-    a, s = cpu[(op, "a")], cpu[(op, "single")]
+    a, s = cpu[(op, "r")], cpu[(op, "single")]
     if not a or not s:
         continue
-    ratio = f"{med(a) / med(s):.3f}" if med(s) else "-"
-    print(f"| {label} | {med(a):.0f} ({min(a):.0f}-{max(a):.0f}) | {med(s):.0f} ({min(s):.0f}-{max(s):.0f}) | {ratio} | {med(wall[(op, 'a')]):.2f} / {med(wall[(op, 'single')]):.2f} |")
+    mean = lambda v: sum(v) / len(v)
+    ratio = f"{med(a) / med(s):.3f}; {mean(a) / mean(s):.3f}" if med(s) and mean(s) else "-"
+    print(f"| {label} | {med(a):.0f} ({min(a):.0f}-{max(a):.0f}), {mean(a):.0f} | {med(s):.0f} ({min(s):.0f}-{max(s):.0f}), {mean(s):.0f} | {ratio} | {med(wall[(op, 'r')]):.2f} / {med(wall[(op, 'single')]):.2f} |")
 PY
     echo
     echo "A new front end C with an empty cache (started $COLD times, a new cache each): from its start to"
