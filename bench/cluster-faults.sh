@@ -11,6 +11,12 @@
 #               holding "c$c i$i", log message "c$c-$i"), each through the front ends in
 #               turn; an attempt that exits 0 is an acknowledged commit, recorded with the
 #               revision svnmucc printed
+#   changers    CHANGERS loops (changer k, attempt n) of `svn propset --revprop -r REV
+#               test:changer-k "k$k-n$n"` through the front ends in turn, REV an
+#               acknowledged commit's revision (half the time one of the 3 newest, so the
+#               youngest revision's segment is often the one replaced, else any); each
+#               front end's pre-revprop-change hook allows it; exit 0 is an acknowledged
+#               change
 #   reader      a loop of `svn log -v -r HEAD` and `svn cat` of the newest file through a
 #               random front end: any answer naming corruption or a checksum is a half
 #               revision seen
@@ -27,18 +33,26 @@
 #     is its own and `svnlook cat` of its file gives its text; no message is in two
 #     revisions
 #   - `svelto admin verify` of every front end's cache directory passes
+#   - one revision property change through each front end is accepted; `svn log --xml
+#     --with-all-revprops` through the three front ends gives the same revision
+#     properties; for every changer k and revision r it changed, test:changer-k of r
+#     (through each front end and in the loaded dump) is the value of the last
+#     acknowledged attempt on r, or of a later attempt whose client saw an error (its
+#     change may have been published before the error: applied, unacknowledged); with
+#     no acknowledged attempt, absent or any attempt's value
 # Prints a markdown report and writes it to OUT_DIR/cluster-faults.md (default
 # bench/results/DAY/), the raw records to OUT_DIR/cluster-faults.raw/. Exits non-zero
 # when a check fails.
 #
 # Environment: SVELTO_BIN (default target/debug/svelto), WEED (default the newest
-# ~/.cache/svelto/weed-*/weed), KILLS (100), COMMITTERS (4), WEED_EVERY (8), SEED
+# ~/.cache/svelto/weed-*/weed), KILLS (100), COMMITTERS (4), CHANGERS (2), WEED_EVERY (8), SEED
 # (random), SCRATCH (bench/work/cluster-faults).
 set -uo pipefail
 
 cd "$(dirname "$0")/.."
 KILLS=${KILLS:-100}
 COMMITTERS=${COMMITTERS:-4}
+CHANGERS=${CHANGERS:-2}
 WEED_EVERY=${WEED_EVERY:-8}
 SEED=${SEED:-$$}
 RANDOM=$SEED
@@ -165,6 +179,9 @@ request-timeout = 3
 EOF
     mkdir -p "$SCRATCH/root-fe$f/proj/conf" "$SCRATCH/root-fe$f/proj/hooks"
     printf '[general]\nanon-access = write\n' >"$SCRATCH/root-fe$f/proj/conf/svnserve.conf"
+    # Revision property changes are refused without a hook that allows them.
+    printf '#!/bin/sh\nexit 0\n' >"$SCRATCH/root-fe$f/proj/hooks/pre-revprop-change"
+    chmod 755 "$SCRATCH/root-fe$f/proj/hooks/pre-revprop-change"
 done
 for _ in $(seq 60); do
     "$SVELTO_BIN" admin create --cluster "$SCRATCH/fe0.cluster" proj 2>>"$RAW/create.err" && break
@@ -199,6 +216,30 @@ committer() {
         fi
     done
 }
+changer() { # one line per attempt in changes: k n rev front-end start end ok|fail
+    local k=$1 n=0 f acked rev t0 out r1 r2
+    RANDOM=$((SEED + 1000 + k))
+    while [ ! -e "$SCRATCH/stop" ]; do
+        acked=$(awk '$3 != "?" {print $3}' "$RAW/acks" 2>/dev/null)
+        if [ -z "$acked" ]; then sleep 0.2; continue; fi
+        n=$((n + 1))
+        f=$(((k + n) % 3))
+        # (The random numbers drawn here: a command substitution's subshell would not
+        # advance this shell's generator.)
+        r1=$RANDOM r2=$RANDOM
+        [ $((r1 % 2)) -eq 1 ] || acked=$(tail -3 <<<"$acked")
+        rev=$(sed -n "$((r2 % $(wc -l <<<"$acked") + 1))p" <<<"$acked")
+        t0=$(now_ns)
+        if out=$(timeout 60 svn propset --non-interactive --no-auth-cache --revprop -r "$rev" \
+            "test:changer-$k" "k$k-n$n" "$(url "$f")" 2>"$SCRATCH/cerr-$k"); then
+            echo "$k $n $rev fe$f $t0 $(now_ns) ok" >>"$RAW/changes"
+        else
+            echo "$k $n $rev fe$f $t0 $(now_ns) fail" >>"$RAW/changes"
+            echo "$k $n $rev fe$f $(now_ns) $(tr '\n' ' ' <"$SCRATCH/cerr-$k" | cut -c1-300)" >>"$RAW/change-fails"
+            sleep 0.1
+        fi
+    done
+}
 reader() {
     local f out
     while [ ! -e "$SCRATCH/stop" ]; do
@@ -214,6 +255,10 @@ reader() {
 }
 for c in $(seq 0 $((COMMITTERS - 1))); do
     committer "$c" &
+    BG+=($!)
+done
+for k in $(seq 0 $((CHANGERS - 1))); do
+    changer "$k" &
     BG+=($!)
 done
 reader &
@@ -273,6 +318,14 @@ for f in 0 1 2; do
     done
     [ -n "$ok" ] || fail "no commit accepted through fe$f after the kills"
 done
+for f in 0 1 2; do
+    ok=
+    for _ in $(seq 60); do
+        if svn propset --non-interactive --revprop -r 1 test:check "fe$f" "$(url "$f")" >/dev/null 2>>"$RAW/check.err"; then ok=1; break; fi
+        sleep 0.5
+    done
+    [ -n "$ok" ] || fail "no revision property change accepted through fe$f after the kills"
+done
 heads=$(for f in 0 1 2; do svn info --non-interactive --show-item revision "$(url "$f")"; done | sort -u)
 [ "$(wc -l <<<"$heads")" -eq 1 ] || fail "front ends name different heads: $heads"
 HEAD=$(head -1 <<<"$heads")
@@ -329,6 +382,60 @@ for b in bad[:20]:
     print("BAD", b)
 sys.exit(1 if bad else 0)
 EOF
+# Every revision property change: its value through each front end and in the loaded dump.
+for f in 0 1 2; do
+    svn log --non-interactive --xml --with-all-revprops -r 1:HEAD "$(url "$f")" >"$SCRATCH/revprops-fe$f" 2>>"$RAW/check.err" ||
+        fail "svn log --with-all-revprops through fe$f"
+done
+python3 - "$RAW/changes" "$SCRATCH/loaded" "$SCRATCH"/revprops-fe{0,1,2} >"$RAW/changes-check" <<'EOF' || fail "revision property changes: $(tail -3 "$RAW/changes-check")"
+import collections, os, subprocess, sys
+import xml.etree.ElementTree as ET
+changes_file, repo, logs = sys.argv[1], sys.argv[2], sys.argv[3:]
+bad = []
+# The revision properties each front end names, revision by revision.
+seen = []
+for path in logs:
+    props = {}
+    for entry in ET.parse(path).getroot().iter("logentry"):
+        rp = entry.find("revprops")
+        props[int(entry.get("revision"))] = {p.get("name"): p.text or "" for p in (rp if rp is not None else [])}
+    seen.append(props)
+for i in (1, 2):
+    if seen[i] != seen[0]:
+        diff = [r for r in seen[0] if seen[0][r] != seen[i].get(r)][:5]
+        bad.append(f"fe{i}'s revision properties differ from fe0's (revisions {diff})")
+attempts = collections.defaultdict(list)
+rows = [l.split() for l in open(changes_file)] if os.path.exists(changes_file) else []
+for k, n, rev, fe, t0, t1, status in rows:
+    attempts[(k, int(rev))].append((int(n), f"k{k}-n{n}", status == "ok"))
+checked = unacked_seen = 0
+for (k, rev), tried in sorted(attempts.items()):
+    tried.sort()
+    name = f"test:changer-{k}"
+    last = max((i for i, t in enumerate(tried) if t[2]), default=None)
+    if last is None:
+        allowed = {t[1] for t in tried} | {None}
+    else:
+        allowed = {t[1] for t in tried[last:]}
+    out = subprocess.run(["svnlook", "propget", "--revprop", "-r", str(rev), repo, name], capture_output=True, text=True)
+    loaded = out.stdout.rstrip("\n") if out.returncode == 0 else None
+    got = [s.get(rev, {}).get(name) for s in seen] + [loaded]
+    for where, value in zip(["fe0", "fe1", "fe2", "the loaded dump"], got):
+        if value not in allowed:
+            acked = tried[last][1] if last is not None else None
+            bad.append(f"{name} of r{rev} through {where}: {value!r}; last acknowledged {acked!r}, allowed {sorted(map(str, allowed))}")
+    if got[3] is not None and (last is None or got[3] != tried[last][1]):
+        unacked_seen += 1
+    checked += 1
+acked = sum(1 for r in rows if r[6] == "ok")
+print(f"changes acknowledged {acked}, attempts {len(rows)}, (changer, revision) pairs checked {checked}, "
+      f"holding an unacknowledged attempt's value (applied, its client saw an error) {unacked_seen}")
+for b in bad[:20]:
+    print("BAD", b)
+if not acked:
+    print("BAD no revision property change was acknowledged")
+sys.exit(1 if bad or not acked else 0)
+EOF
 [ ! -s "$RAW/half" ] || fail "a reader saw a half revision: $(head -2 "$RAW/half")"
 
 # --- report.
@@ -366,6 +473,7 @@ EOF
     echo
     echo "- commits acknowledged: $ACKED; attempts refused or cut off: $FAILS ($per_committer)"
     echo "- $(head -1 "$RAW/acks-check" 2>/dev/null)"
+    echo "- revision property changes ($CHANGERS changers): $(awk '$7 == "ok"' "$RAW/changes" 2>/dev/null | wc -l) acknowledged, $(awk '$7 == "fail"' "$RAW/changes" 2>/dev/null | wc -l) refused or cut off; $(head -1 "$RAW/changes-check" 2>/dev/null)"
     echo "- reader: $(wc -l <"$RAW/reads" 2>/dev/null || echo 0) reads of HEAD's log and a file through random front ends, half revisions seen: $(cat "$RAW/half" 2>/dev/null | wc -l)"
     echo "- HEAD r$HEAD on all three front ends; svnrdump dumps through the three byte-identical: $SAME ($(wc -c <"$SCRATCH/dump-fe0") bytes); svnadmin load of it: r$(svnlook youngest "$SCRATCH/loaded" 2>/dev/null)"
     echo "- svelto admin verify of the three caches: $(grep -c '^\* Verified revision' "$RAW/verify") revisions verified in all, $(grep -ci 'error' "$RAW/verify") lines naming an error"
@@ -375,6 +483,10 @@ EOF
     echo "Refusals by message (first 60 characters, the commonest):"
     echo
     cut -d' ' -f5- "$RAW/fails" 2>/dev/null | sed 's/svnmucc: //g' | cut -c1-60 | sort | uniq -c | sort -rn | head -8 | sed 's/^/    /'
+    echo
+    echo "Refused revision property changes by message (first 60 characters, the commonest):"
+    echo
+    cut -d' ' -f6- "$RAW/change-fails" 2>/dev/null | sed 's/svn: //g; s/\br[0-9][0-9]*/rN/g' | cut -c1-60 | sort | uniq -c | sort -rn | head -8 | sed 's/^/    /'
 } | tee "$SCRATCH/report.md"
 mkdir -p "$OUT_DIR/cluster-faults.raw"
 cp "$RAW"/* "$OUT_DIR/cluster-faults.raw/" 2>/dev/null

@@ -14,6 +14,19 @@
 #   failover    KILLS times: a commit through A (A then holds the writer lease), kill -9 of
 #               A, then `svnmucc put` through B in a loop: time from the kill to B's first
 #               acknowledged commit; A is restarted on its cache after each
+#   reads       (with HISTORY=a dump file) `svelto admin load --cluster` of it into
+#               repository hist through a loader's own cache (timed), a front end R
+#               with its own cache (the loader's, R's and C's request-timeout
+#               HISTORY_TIMEOUT, 120 s: a segment is one request), and the same
+#               history on the one machine (HISTORY_REPO, a one-machine svelto repository
+#               of it, copied; else `svelto admin load` of the dump, timed); then, after a
+#               warm-up round, RUNS rounds of export, log -v, blame and checkout through
+#               front end R and the one machine in turn: the serving process's user +
+#               system CPU from /proc/PID/stat before and after each (medians), and the
+#               wall time
+#   cold start  (with HISTORY) COLD times: a new front end C with an empty cache starts;
+#               from its start to the end of its first `svn log -l1`, then its first
+#               export (and a second one, warm)
 # With SVELTO_BEFORE=another svelto binary, a third front end A0 runs it on its own
 # repository of the same cluster (proj0: the writer lease is per repository) and the
 # latency loop goes A0, A, one machine in turn: before and after side by side in one run.
@@ -31,7 +44,11 @@
 # svelto-cli --test cluster`: the test profile is optimized), SVELTO_BEFORE (none), WEED
 # (default the newest ~/.cache/svelto/weed-*/weed), COMMITS (40), VISIBLE (40), KILLS (5),
 # ETCD_FLAGS, LEASE_TTL (1), WRITER_IDLE_MS (the front ends' writer-idle-ms, 200), PROBE
-# (1), SCRATCH (bench/work/cluster).
+# (1), SCRATCH (bench/work/cluster), HISTORY (none), HISTORY_REPO (none), RUNS (5), COLD
+# (2), and the paths read: EXPORT_PATH (trunk), CHECKOUT_PATH (trunk), LOG_PATH (the
+# root: `svn log -v` of every revision), BLAME_PATH (trunk/ChangeLog; the medium
+# history's defaults), LOG_REPEAT (10) and BLAME_REPEAT (3) reads of a log or blame sample
+# (one is a few 10 ms ticks of CPU). COMMITS=0 VISIBLE=0 KILLS=0 PROBE=0 HISTORY=... runs the reads only.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -43,6 +60,17 @@ LEASE_TTL=${LEASE_TTL:-1}
 WRITER_IDLE_MS=${WRITER_IDLE_MS:-200}
 PROBE=${PROBE:-1}
 SVELTO_BEFORE=${SVELTO_BEFORE:-}
+HISTORY=${HISTORY:-}
+HISTORY_REPO=${HISTORY_REPO:-}
+RUNS=${RUNS:-5}
+COLD=${COLD:-2}
+EXPORT_PATH=${EXPORT_PATH-trunk}
+CHECKOUT_PATH=${CHECKOUT_PATH-trunk}
+LOG_PATH=${LOG_PATH-}
+BLAME_PATH=${BLAME_PATH-trunk/ChangeLog}
+HISTORY_TIMEOUT=${HISTORY_TIMEOUT:-120}
+LOG_REPEAT=${LOG_REPEAT:-10}
+BLAME_REPEAT=${BLAME_REPEAT:-3}
 SVELTO_BIN=${SVELTO_BIN:-$PWD/target/debug/svelto}
 WEED=${WEED:-$(ls -d "$HOME"/.cache/svelto/weed-*/weed 2>/dev/null | tail -1)}
 SCRATCH=${SCRATCH:-$PWD/bench/work/cluster}
@@ -114,7 +142,7 @@ for _ in $(seq 300); do
 done
 
 printf '[default]\naws_access_key_id = bench-access\naws_secret_access_key = bench-secret-0123456789\n' >"$SCRATCH/s3.credentials"
-for id in a b a0; do
+for id in a b a0 loader r c; do
     cat >"$SCRATCH/$id.cluster" <<EOF
 etcd = $ENDPOINTS
 cluster = bench
@@ -127,7 +155,11 @@ lease-ttl = $LEASE_TTL
 log-timings = yes
 writer-idle-ms = $WRITER_IDLE_MS
 EOF
-    for name in proj proj0; do
+    # The history's front ends put and get whole segments, its import's among them, in one
+    # request each (docs/cluster.md, "Large revisions": chunks not built yet), so the
+    # default request-timeout (2 s) is too short for them.
+    case $id in loader | r | c) echo "request-timeout = $HISTORY_TIMEOUT" >>"$SCRATCH/$id.cluster" ;; esac
+    for name in proj proj0 hist; do
         mkdir -p "$SCRATCH/root-$id/$name/conf"
         printf '[general]\nanon-access = write\n' >"$SCRATCH/root-$id/$name/conf/svnserve.conf"
     done
@@ -182,7 +214,7 @@ for i in $(seq "$COMMITS"); do
 done
 # The round trips of the latency loop's commits (A's and A0's timing lines so far).
 for f in a a0; do
-    if [ -f "$SCRATCH/serve-$f.log" ]; then
+    if [ "$COMMITS" -gt 0 ] && [ -f "$SCRATCH/serve-$f.log" ]; then
         grep 'cluster timings:' "$SCRATCH/serve-$f.log" | tail -n "$COMMITS" >"$SCRATCH/timings-$f"
     fi
 done
@@ -221,29 +253,181 @@ for k in $(seq "$KILLS"); do
     serve a "$SCRATCH/root-a" --cluster "$SCRATCH/a.cluster"
 done
 
+# --- Reads of a history on a warm front end against one machine, and a cold start.
+cpu_ms() { # the user + system CPU of process PID so far, in ms (its threads included)
+    awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); print ($12 + $13) * 1000 / hz }' "/proc/$1/stat"
+}
+read_op() { # read_op OP URL: one sample of a read through URL (output discarded)
+    local dest=$SCRATCH/read-out i
+    rm -rf "$dest"
+    case $1 in
+    export) svn export -q --non-interactive "$2${EXPORT_PATH:+/$EXPORT_PATH}" "$dest" ;;
+    log) for i in $(seq "$LOG_REPEAT"); do svn log -v --non-interactive "$2${LOG_PATH:+/$LOG_PATH}" >/dev/null; done ;;
+    blame) for i in $(seq "$BLAME_REPEAT"); do svn blame --non-interactive "$2/$BLAME_PATH" >/dev/null; done ;;
+    checkout) svn checkout -q --non-interactive "$2${CHECKOUT_PATH:+/$CHECKOUT_PATH}" "$dest" ;;
+    esac
+    rm -rf "$dest"
+}
+repeat_of() { case $1 in log) echo "$LOG_REPEAT" ;; blame) echo "$BLAME_REPEAT" ;; *) echo 1 ;; esac; }
+reads_and_cold_start() {
+    local t0 t1 hurl surl op run name c0 c1 w0 w1 k
+    # The cluster's copy: loaded through the loader's cache, so that R starts cold.
+    t0=$(date +%s%N)
+    "$SVELTO_BIN" admin create --cluster "$SCRATCH/loader.cluster" hist
+    "$SVELTO_BIN" admin load -q --cluster "$SCRATCH/loader.cluster" hist -F "$HISTORY" 2>"$SCRATCH/load-cluster.err" ||
+        { cat "$SCRATCH/load-cluster.err" >&2; exit 1; }
+    t1=$(date +%s%N)
+    echo "load cluster $(((t1 - t0) / 1000000))" >>"$RAW"
+    # The one machine's copy.
+    t0=$(date +%s%N)
+    if [ -n "$HISTORY_REPO" ]; then
+        cp -a "$HISTORY_REPO" "$SCRATCH/single/hist"
+        t1=$(date +%s%N)
+        echo "copy single $(((t1 - t0) / 1000000))" >>"$RAW"
+    else
+        "$SVELTO_BIN" admin create "$SCRATCH/single/hist"
+        "$SVELTO_BIN" admin load -q "$SCRATCH/single/hist" -F "$HISTORY" 2>"$SCRATCH/load-single.err" ||
+            { cat "$SCRATCH/load-single.err" >&2; exit 1; }
+        t1=$(date +%s%N)
+        echo "load single $(((t1 - t0) / 1000000))" >>"$RAW"
+    fi
+    printf '[general]\nanon-access = read\n' >"$SCRATCH/single/hist/conf/svnserve.conf"
+    serve r "$SCRATCH/root-r" --cluster "$SCRATCH/r.cluster"
+    hurl="svn://127.0.0.1:${PORT[r]}/hist"
+    surl="svn://127.0.0.1:${PORT[single]}/hist"
+    [ "$(svn info --non-interactive --show-item revision "$hurl")" = "$(svn info --non-interactive --show-item revision "$surl")" ] ||
+        { echo "bench/cluster.sh: the cluster's hist and the one machine's differ in HEAD" >&2; exit 1; }
+    # Warm-up: a round of every read on both (R's cache fills, both page caches fill).
+    for op in export log blame checkout; do read_op "$op" "$hurl"; read_op "$op" "$surl"; done
+    # Idle CPU of each serving process over 10 s (R's member lease keep-alives).
+    c0=$(cpu_ms "${SPID[r]}") w0=$(cpu_ms "${SPID[single]}")
+    sleep 10
+    echo "idle cluster $(($(cpu_ms "${SPID[r]}") - c0))" >>"$RAW"
+    echo "idle single $(($(cpu_ms "${SPID[single]}") - w0))" >>"$RAW"
+    for run in $(seq "$RUNS"); do
+        for op in export log blame checkout; do
+            for name in r single; do
+                local u=$hurl
+                [ "$name" = r ] || u=$surl
+                c0=$(cpu_ms "${SPID[$name]}")
+                w0=$(date +%s%N)
+                read_op "$op" "$u"
+                w1=$(date +%s%N)
+                c1=$(cpu_ms "${SPID[$name]}")
+                echo "read $op $name $((c1 - c0)) $(((w1 - w0) / 1000000)) $(repeat_of "$op")" >>"$RAW"
+            done
+        done
+    done
+    # Cold start: a new front end C, its cache empty, started for each run.
+    for k in $(seq "$COLD"); do
+        rm -rf "$SCRATCH/cache-c"
+        t0=$(date +%s%N)
+        serve c "$SCRATCH/root-c" --cluster "$SCRATCH/c.cluster"
+        local curl_="svn://127.0.0.1:${PORT[c]}/hist"
+        t1=$(date +%s%N)
+        echo "cold listen $(((t1 - t0) / 1000000))" >>"$RAW"
+        svn log -l1 --non-interactive "$curl_" >/dev/null
+        t1=$(date +%s%N)
+        echo "cold log $(((t1 - t0) / 1000000))" >>"$RAW"
+        w0=$(date +%s%N)
+        read_op export "$curl_"
+        w1=$(date +%s%N)
+        echo "cold export $(((w1 - w0) / 1000000)) $(((w1 - t0) / 1000000))" >>"$RAW"
+        w0=$(date +%s%N)
+        read_op export "$curl_"
+        w1=$(date +%s%N)
+        echo "cold export-again $(((w1 - w0) / 1000000))" >>"$RAW"
+        echo "cold cache-bytes $(du -sb "$SCRATCH/cache-c" | cut -f1)" >>"$RAW"
+        kill -9 "${SPID[c]}"
+        wait "${SPID[c]}" 2>/dev/null || true
+    done
+    reads_table >"$SCRATCH/reads.md"
+}
+reads_table() {
+    local revs
+    revs=$(svn info --non-interactive --show-item revision "svn://127.0.0.1:${PORT[single]}/hist")
+    echo
+    echo "### Reads of HISTORY=$HISTORY (r$revs) on a warm front end against one machine"
+    echo
+    echo "\`svelto admin load --cluster\` of the dump: $(awk '$1=="load"&&$2=="cluster"{printf "%.1f s", $3/1000}' "$RAW"); the one machine's: $(awk '$1=="load"&&$2=="single"{printf "svelto admin load %.1f s", $3/1000} $1=="copy"{printf "a copy of %s", "'"$HISTORY_REPO"'"}' "$RAW"). Idle CPU over 10 s: front end R $(awk '$1=="idle"&&$2=="cluster"{print $3}' "$RAW") ms, the one machine $(awk '$1=="idle"&&$2=="single"{print $3}' "$RAW") ms."
+    echo
+    echo "Server CPU (user + system of the serving process, /proc/PID/stat, $(getconf CLK_TCK) ticks/s) per read, median of $RUNS samples after a warm-up round (a sample: one export or checkout, $LOG_REPEAT logs, $BLAME_REPEAT blames), and the client's wall time:"
+    echo
+    echo "| read | front end R CPU ms, median (min-max), mean | one machine CPU ms, median (min-max), mean | R / one machine, medians; means | wall R / one machine, median s |"
+    echo "|---|---|---|---|---|"
+    python3 - "$RAW" "export ${EXPORT_PATH:-/}" "log -v ${LOG_PATH:-/}" "blame $BLAME_PATH" "checkout ${CHECKOUT_PATH:-/}" <<'PY'
+import sys, collections
+cpu, wall = collections.defaultdict(list), collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    f = line.split()
+    if f[0] == "read":
+        n = int(f[5]) if len(f) > 5 else 1  # reads per sample
+        cpu[(f[1], f[2])].append(float(f[3]) / n)
+        wall[(f[1], f[2])].append(float(f[4]) / 1000 / n)
+med = lambda v: sorted(v)[(len(v) - 1) // 2]
+for op, label in zip(["export", "log", "blame", "checkout"], sys.argv[2:]):
+    a, s = cpu[(op, "r")], cpu[(op, "single")]
+    if not a or not s:
+        continue
+    mean = lambda v: sum(v) / len(v)
+    ratio = f"{med(a) / med(s):.3f}; {mean(a) / mean(s):.3f}" if med(s) and mean(s) else "-"
+    print(f"| {label} | {med(a):.0f} ({min(a):.0f}-{max(a):.0f}), {mean(a):.0f} | {med(s):.0f} ({min(s):.0f}-{max(s):.0f}), {mean(s):.0f} | {ratio} | {med(wall[(op, 'r')]):.2f} / {med(wall[(op, 'single')]):.2f} |")
+PY
+    echo
+    echo "A new front end C with an empty cache (started $COLD times, a new cache each): from its start to"
+    echo
+    echo "| run | listening s | first \`svn log -l1\` answered s | first export of ${EXPORT_PATH:-/} s (from start) | second export s | cache bytes |"
+    echo "|---|---|---|---|---|---|"
+    python3 - "$RAW" <<'PY'
+import sys
+rows, cur = [], None
+for line in open(sys.argv[1]):
+    f = line.split()
+    if f[0] != "cold":
+        continue
+    if f[1] == "listen":
+        cur = {"listen": int(f[2])}
+        rows.append(cur)
+    elif f[1] == "export":
+        cur["export"], cur["export_from_start"] = int(f[2]), int(f[3])
+    else:
+        cur[f[1]] = int(f[2])
+for i, r in enumerate(rows, 1):
+    print(f"| {i} | {r['listen'] / 1000:.2f} | {r['log'] / 1000:.2f} | {r['export'] / 1000:.2f} ({r['export_from_start'] / 1000:.2f}) | {r['export-again'] / 1000:.2f} | {r['cache-bytes']:,} |")
+PY
+}
+
+if [ -n "$HISTORY" ]; then
+    reads_and_cold_start
+fi
+
 LOAD=$(cut -d' ' -f1-3 /proc/loadavg)
 {
     echo "## bench/cluster.sh, $(date -u '+%F %H:%M UTC'), $(nproc) cores, load $LOAD"
     echo
     echo "svelto: $SVELTO_BIN; three etcd members ($(etcd --version | head -1)), weed $(basename "$(dirname "$WEED")"), all on 127.0.0.1."
     echo
-    echo "| measure | cluster (front end A, B) | one machine |"
-    echo "|---|---|---|"
-    echo "| one-file commit, svnmucc put wall, median / p99 | $(awk '$1=="latency"&&$2=="cluster"{print $3}' "$RAW" | stats) | $(awk '$1=="latency"&&$2=="single"{print $3}' "$RAW" | stats) |"
-    echo "| acknowledged on A to seen by svn info through B, median / p99 | $(awk '$1=="visible"&&$2=="cluster"{print $3}' "$RAW" | stats) | one svn info: $(awk '$1=="visible"&&$2=="single-info"{print $3}' "$RAW" | stats) |"
-    echo "| svn info polls through B until it saw the commit, max | $(awk '$1=="visible"&&$2=="cluster"{print $4}' "$RAW" | sort -n | tail -1) | - |"
-    echo "| kill -9 of the writer (A) to B's next acknowledged commit, median / max | $(awk '$1=="failover"{print $3}' "$RAW" | sort -n | awk '{v[NR]=$1} END {printf "%.2f / %.2f s (n=%d)", v[int((NR+1)/2)]/1e6, v[NR]/1e6, NR}') | - |"
-    if [ -n "$SVELTO_BEFORE" ]; then
-        echo "| one-file commit through A0 ($SVELTO_BEFORE), median / p99 | $(awk '$1=="latency"&&$2=="before"{print $3}' "$RAW" | stats) | - |"
+    if [ $((COMMITS + VISIBLE + KILLS)) -gt 0 ]; then
+        echo "| measure | cluster (front end A, B) | one machine |"
+        echo "|---|---|---|"
+        echo "| one-file commit, svnmucc put wall, median / p99 | $(awk '$1=="latency"&&$2=="cluster"{print $3}' "$RAW" | stats) | $(awk '$1=="latency"&&$2=="single"{print $3}' "$RAW" | stats) |"
+        echo "| acknowledged on A to seen by svn info through B, median / p99 | $(awk '$1=="visible"&&$2=="cluster"{print $3}' "$RAW" | stats) | one svn info: $(awk '$1=="visible"&&$2=="single-info"{print $3}' "$RAW" | stats) |"
+        echo "| svn info polls through B until it saw the commit, max | $(awk '$1=="visible"&&$2=="cluster"{print $4}' "$RAW" | sort -n | tail -1) | - |"
+        echo "| kill -9 of the writer (A) to B's next acknowledged commit, median / max | $(awk '$1=="failover"{print $3}' "$RAW" | sort -n | awk '{v[NR]=$1} END {printf "%.2f / %.2f s (n=%d)", v[int((NR+1)/2)]/1e6, v[NR]/1e6, NR}') | - |"
+        if [ -n "$SVELTO_BEFORE" ]; then
+            echo "| one-file commit through A0 ($SVELTO_BEFORE), median / p99 | $(awk '$1=="latency"&&$2=="before"{print $3}' "$RAW" | stats) | - |"
+        fi
     fi
-    echo
-    echo "Round trips per commit of the latency loop (the front end's \`log-timings\` lines: mean count, median time per commit):"
-    echo
-    echo "| front end | head reads | lock reads | campaigns | resigns | PUTs | head txns | all round trips, median ms |"
-    echo "|---|---|---|---|---|---|---|---|"
-    for f in a a0; do
-        [ -s "$SCRATCH/timings-$f" ] || continue
-        python3 - "$SCRATCH/timings-$f" "$f" <<'PY'
+    [ ! -s "$SCRATCH/reads.md" ] || cat "$SCRATCH/reads.md"
+    if [ "$COMMITS" -gt 0 ]; then
+        echo
+        echo "Round trips per commit of the latency loop (the front end's \`log-timings\` lines: mean count, median time per commit):"
+        echo
+        echo "| front end | head reads | lock reads | campaigns | resigns | PUTs | head txns | all round trips, median ms |"
+        echo "|---|---|---|---|---|---|---|---|"
+        for f in a a0; do
+            [ -s "$SCRATCH/timings-$f" ] || continue
+            python3 - "$SCRATCH/timings-$f" "$f" <<'PY'
 import re, sys
 kinds = ["head reads", "lock reads", "campaigns", "resigns", "PUTs", "head txns"]
 rows = []
@@ -260,7 +444,8 @@ def cell(k):
 total = sorted(sum(r[k][1] for k in kinds) for r in rows)
 print(f"| {sys.argv[2]} | " + " | ".join(cell(k) for k in kinds) + f" | {total[(len(total) - 1) // 2]:.1f} (n={len(rows)}) |")
 PY
-    done
+        done
+    fi
 } | tee "$OUT_DIR/cluster.md"
 
 if [ "$PROBE" = 1 ]; then
