@@ -48,7 +48,8 @@
 # (2), and the paths read: EXPORT_PATH (trunk), CHECKOUT_PATH (trunk), LOG_PATH (the
 # root: `svn log -v` of every revision), BLAME_PATH (trunk/ChangeLog; the medium
 # history's defaults), LOG_REPEAT (10) and BLAME_REPEAT (3) reads of a log or blame sample
-# (one is a few 10 ms ticks of CPU). COMMITS=0 VISIBLE=0 KILLS=0 PROBE=0 HISTORY=... runs the reads only.
+# (one is a few 10 ms ticks of CPU), READS (the reads measured: export log blame
+# checkout), IDLE (10: seconds of the idle CPU measure). COMMITS=0 VISIBLE=0 KILLS=0 PROBE=0 HISTORY=... runs the reads only.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -70,6 +71,8 @@ LOG_PATH=${LOG_PATH-}
 BLAME_PATH=${BLAME_PATH-trunk/ChangeLog}
 HISTORY_TIMEOUT=${HISTORY_TIMEOUT:-120}
 LOG_REPEAT=${LOG_REPEAT:-10}
+READS=${READS:-export log blame checkout}
+IDLE=${IDLE:-10}
 BLAME_REPEAT=${BLAME_REPEAT:-3}
 SVELTO_BIN=${SVELTO_BIN:-$PWD/target/debug/svelto}
 WEED=${WEED:-$(ls -d "$HOME"/.cache/svelto/weed-*/weed 2>/dev/null | tail -1)}
@@ -298,14 +301,14 @@ reads_and_cold_start() {
     [ "$(svn info --non-interactive --show-item revision "$hurl")" = "$(svn info --non-interactive --show-item revision "$surl")" ] ||
         { echo "bench/cluster.sh: the cluster's hist and the one machine's differ in HEAD" >&2; exit 1; }
     # Warm-up: a round of every read on both (R's cache fills, both page caches fill).
-    for op in export log blame checkout; do read_op "$op" "$hurl"; read_op "$op" "$surl"; done
-    # Idle CPU of each serving process over 10 s (R's member lease keep-alives).
+    for op in $READS; do read_op "$op" "$hurl"; read_op "$op" "$surl"; done
+    # Idle CPU of each serving process over IDLE s (R's member lease keep-alives).
     c0=$(cpu_ms "${SPID[r]}") w0=$(cpu_ms "${SPID[single]}")
-    sleep 10
+    sleep "$IDLE"
     echo "idle cluster $(($(cpu_ms "${SPID[r]}") - c0))" >>"$RAW"
     echo "idle single $(($(cpu_ms "${SPID[single]}") - w0))" >>"$RAW"
     for run in $(seq "$RUNS"); do
-        for op in export log blame checkout; do
+        for op in $READS; do
             for name in r single; do
                 local u=$hurl
                 [ "$name" = r ] || u=$surl
@@ -349,7 +352,7 @@ reads_table() {
     echo
     echo "### Reads of HISTORY=$HISTORY (r$revs) on a warm front end against one machine"
     echo
-    echo "\`svelto admin load --cluster\` of the dump: $(awk '$1=="load"&&$2=="cluster"{printf "%.1f s", $3/1000}' "$RAW"); the one machine's: $(awk '$1=="load"&&$2=="single"{printf "svelto admin load %.1f s", $3/1000} $1=="copy"{printf "a copy of %s", "'"$HISTORY_REPO"'"}' "$RAW"). Idle CPU over 10 s: front end R $(awk '$1=="idle"&&$2=="cluster"{print $3}' "$RAW") ms, the one machine $(awk '$1=="idle"&&$2=="single"{print $3}' "$RAW") ms."
+    echo "\`svelto admin load --cluster\` of the dump: $(awk '$1=="load"&&$2=="cluster"{printf "%.1f s", $3/1000}' "$RAW"); the one machine's: $(awk '$1=="load"&&$2=="single"{printf "svelto admin load %.1f s", $3/1000} $1=="copy"{printf "a copy of %s", "'"$HISTORY_REPO"'"}' "$RAW"). Idle CPU over $IDLE s: front end R $(awk '$1=="idle"&&$2=="cluster"{print $3}' "$RAW") ms, the one machine $(awk '$1=="idle"&&$2=="single"{print $3}' "$RAW") ms."
     echo
     echo "Server CPU (user + system of the serving process, /proc/PID/stat, $(getconf CLK_TCK) ticks/s) per read, median of $RUNS samples after a warm-up round (a sample: one export or checkout, $LOG_REPEAT logs, $BLAME_REPEAT blames), and the client's wall time:"
     echo
