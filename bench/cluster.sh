@@ -17,7 +17,7 @@
 #   reads       (with HISTORY=a dump file) `svelto admin load --cluster` of it into
 #               repository hist through a loader's own cache (timed), a front end R
 #               with its own cache (the loader's, R's and C's request-timeout
-#               HISTORY_TIMEOUT, 120 s: a segment is one request), and the same
+#               HISTORY_TIMEOUT if set), and the same
 #               history on the one machine (HISTORY_REPO, a one-machine svelto repository
 #               of it, copied; else `svelto admin load` of the dump, timed); then, after a
 #               warm-up round, RUNS rounds of export, log -v, blame and checkout through
@@ -69,7 +69,7 @@ EXPORT_PATH=${EXPORT_PATH-trunk}
 CHECKOUT_PATH=${CHECKOUT_PATH-trunk}
 LOG_PATH=${LOG_PATH-}
 BLAME_PATH=${BLAME_PATH-trunk/ChangeLog}
-HISTORY_TIMEOUT=${HISTORY_TIMEOUT:-120}
+HISTORY_TIMEOUT=${HISTORY_TIMEOUT:-}
 LOG_REPEAT=${LOG_REPEAT:-10}
 READS=${READS:-export log blame checkout}
 IDLE=${IDLE:-10}
@@ -158,10 +158,11 @@ lease-ttl = $LEASE_TTL
 log-timings = yes
 writer-idle-ms = $WRITER_IDLE_MS
 EOF
-    # The history's front ends put and get whole segments, its import's among them, in one
-    # request each (docs/cluster.md, "Large revisions": chunks not built yet), so the
-    # default request-timeout (2 s) is too short for them.
-    case $id in loader | r | c) echo "request-timeout = $HISTORY_TIMEOUT" >>"$SCRATCH/$id.cluster" ;; esac
+    # HISTORY_TIMEOUT sets the history's front ends' request-timeout (none: the default,
+    # 2 s, which a transfer extends by its size: docs/cluster.md, "Front ends").
+    if [ -n "$HISTORY_TIMEOUT" ]; then
+        case $id in loader | r | c) echo "request-timeout = $HISTORY_TIMEOUT" >>"$SCRATCH/$id.cluster" ;; esac
+    fi
     for name in proj proj0 hist; do
         mkdir -p "$SCRATCH/root-$id/$name/conf"
         printf '[general]\nanon-access = write\n' >"$SCRATCH/root-$id/$name/conf/svnserve.conf"

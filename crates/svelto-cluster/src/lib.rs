@@ -234,9 +234,11 @@ impl Cluster {
             .with_allow_http(true)
             .with_virtual_hosted_style_request(false)
             .with_client_options(
+                // Each call is timed by `Objects`, by the bytes it moves: one timeout for
+                // the whole request would refuse every object larger than it carries.
                 ClientOptions::new()
                     .with_allow_http(true)
-                    .with_timeout(config.request_timeout)
+                    .with_timeout_disabled()
                     .with_connect_timeout(Duration::from_secs(1)),
             )
             // The callers retry whole operations (a put-if-absent retried by the client

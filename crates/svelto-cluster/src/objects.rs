@@ -321,15 +321,27 @@ impl Index {
     }
 }
 
+/// The slowest transfer to or from the object store that is not taken for a dead store:
+/// a transfer of N bytes may take `request-timeout` plus N at this rate (a 390 MB segment,
+/// about 95 s more). One timeout for every size refused any object over what 2 s carries.
+pub(crate) const SLOWEST_TRANSFER_BYTES_PER_SEC: u64 = 4 << 20;
+
 /// The object store of one repository: its keys under a prefix, with timeouts.
 #[derive(Clone)]
 pub(crate) struct Objects {
     pub(crate) store: Arc<dyn ObjectStore>,
     pub(crate) prefix: String,
+    /// The time a request that moves no bytes may take (`request-timeout`).
     pub(crate) timeout: Duration,
 }
 
 impl Objects {
+    /// The time a request that moves `bytes` may take.
+    pub(crate) fn timeout_for(&self, bytes: u64) -> Duration {
+        self.timeout
+            + Duration::from_millis(bytes.saturating_mul(1000) / SLOWEST_TRANSFER_BYTES_PER_SEC)
+    }
+
     pub(crate) fn segment_key(&self, segment: SegmentRef) -> String {
         format!(
             "{}/seg/{:012}-{}",
@@ -355,15 +367,18 @@ impl Objects {
     ) -> Result<bool, ClusterError> {
         let path = ObjectPath::from(key);
         let len = bytes.len() as u64;
+        let within = self.timeout_for(len);
         let put = self.store.put_opts(
             &path,
             PutPayload::from(bytes),
             ObjectPutOptions::from(PutMode::Create),
         );
-        match tokio::time::timeout(self.timeout, put).await {
+        match tokio::time::timeout(within, put).await {
             Ok(Ok(_)) => Ok(true),
             Ok(Err(object_store::Error::AlreadyExists { .. })) => {
-                let meta = self.timed(what, key, self.store.head(&path)).await?;
+                let meta = self
+                    .timed(what, key, self.timeout, self.store.head(&path))
+                    .await?;
                 if meta.size == len {
                     Ok(false)
                 } else {
@@ -385,7 +400,7 @@ impl Objects {
             Err(_) => Err(ClusterError::ObjectStoreTimeout {
                 what,
                 key: key.to_owned(),
-                after: self.timeout,
+                after: within,
             }),
         }
     }
@@ -399,12 +414,13 @@ impl Objects {
     pub(crate) async fn put_index(&self, key: &str, bytes: Vec<u8>) -> Result<bool, ClusterError> {
         let what = "put index object";
         let path = ObjectPath::from(key);
+        let within = self.timeout_for(bytes.len() as u64);
         let create = self.store.put_opts(
             &path,
             PutPayload::from(bytes.clone()),
             ObjectPutOptions::from(PutMode::Create),
         );
-        match tokio::time::timeout(self.timeout, create).await {
+        match tokio::time::timeout(within, create).await {
             Ok(Ok(_)) => return Ok(false),
             Ok(Err(object_store::Error::AlreadyExists { .. })) => {}
             Ok(Err(source)) => {
@@ -418,7 +434,7 @@ impl Objects {
                 return Err(ClusterError::ObjectStoreTimeout {
                     what,
                     key: key.to_owned(),
-                    after: self.timeout,
+                    after: within,
                 })
             }
         }
@@ -430,7 +446,7 @@ impl Objects {
             PutPayload::from(bytes),
             ObjectPutOptions::from(PutMode::Overwrite),
         );
-        self.timed(what, key, replace).await?;
+        self.timed(what, key, within, replace).await?;
         Ok(true)
     }
 
@@ -438,9 +454,10 @@ impl Objects {
         &self,
         what: &'static str,
         key: &str,
+        within: Duration,
         op: impl std::future::Future<Output = object_store::Result<T>>,
     ) -> Result<T, ClusterError> {
-        match tokio::time::timeout(self.timeout, op).await {
+        match tokio::time::timeout(within, op).await {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(source)) => Err(ClusterError::ObjectStore {
                 what,
@@ -450,7 +467,7 @@ impl Objects {
             Err(_) => Err(ClusterError::ObjectStoreTimeout {
                 what,
                 key: key.to_owned(),
-                after: self.timeout,
+                after: within,
             }),
         }
     }
@@ -465,17 +482,22 @@ impl Objects {
             return Ok(Vec::new());
         }
         let path = ObjectPath::from(key);
+        let within = self.timeout_for(range.end - range.start);
         let bytes = self
-            .timed(what, key, self.store.get_range(&path, range))
+            .timed(what, key, within, self.store.get_range(&path, range))
             .await?;
         Ok(bytes.to_vec())
     }
 
+    /// A whole object: its answer within `request-timeout`, its body within the time its
+    /// size allows.
     pub(crate) async fn get(&self, what: &'static str, key: &str) -> Result<Vec<u8>, ClusterError> {
         let path = ObjectPath::from(key);
-        let store = self.store.clone();
-        let fetch = async move { store.get(&path).await?.bytes().await };
-        Ok(self.timed(what, key, fetch).await?.to_vec())
+        let found = self
+            .timed(what, key, self.timeout, self.store.get(&path))
+            .await?;
+        let within = self.timeout_for(found.meta.size);
+        Ok(self.timed(what, key, within, found.bytes()).await?.to_vec())
     }
 
     /// The header of `segment` (one ranged GET).
@@ -519,6 +541,25 @@ impl Objects {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_transfer_may_take_its_size_at_the_slowest_rate_beyond_the_request_timeout() {
+        let objects = Objects {
+            store: Arc::new(object_store::memory::InMemory::new()),
+            prefix: "p".to_owned(),
+            timeout: Duration::from_secs(2),
+        };
+        assert_eq!(objects.timeout_for(0), Duration::from_secs(2));
+        assert_eq!(objects.timeout_for(4 << 20), Duration::from_secs(3));
+        // A 390 MB segment (the medium history's import) gets about 95 s more.
+        let big = objects.timeout_for(390_000_000);
+        assert!(
+            big > Duration::from_secs(90) && big < Duration::from_secs(100),
+            "{big:?}"
+        );
+        // Absurd sizes saturate rather than overflow.
+        assert!(objects.timeout_for(u64::MAX) > Duration::from_secs(1 << 30));
+    }
 
     fn seg() -> Segment {
         Segment {
