@@ -152,7 +152,42 @@ pub struct Summary {
 
 /// Checks `opts.url` out into a new working copy at `opts.path`.
 pub fn checkout(opts: &Options, notify: &mut dyn FnMut(Notify)) -> Result<Summary> {
+    // svn skips a working copy in the way ("Skipped '...' -- An obstructing working copy
+    // was found", a not-present row in the new one); Svelto does not check out around
+    // one: refused before anything is written.
+    if let Some(nested) = nested_working_copy(&opts.path) {
+        return Err(Error::Usage(format!(
+            "'{}' is a working copy inside '{}': svelto does not check out over a working \
+             copy (svn skips it); move it away, or use 'svn checkout'",
+            nested.display(),
+            opts.path.display()
+        )));
+    }
     run(opts, notify, false)
+}
+
+/// A working copy (a directory with `.svn/wc.db`) below `root`, when `root` is a
+/// directory that is not one itself (links are not followed).
+fn nested_working_copy(root: &Path) -> Option<PathBuf> {
+    if !root.is_dir() || root.join(".svn").exists() {
+        return None;
+    }
+    let mut todo = vec![root.to_path_buf()];
+    while let Some(dir) = todo.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                let path = entry.path();
+                if path.join(".svn/wc.db").is_file() {
+                    return Some(path);
+                }
+                todo.push(path);
+            }
+        }
+    }
+    None
 }
 
 /// Exports `opts.url` (working files only, keywords and line endings applied) to

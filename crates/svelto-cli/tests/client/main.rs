@@ -903,6 +903,103 @@ fn checkout_with_force_takes_what_is_in_the_way() {
     }
 }
 
+/// The suite's known exceptions (checkout_tests 7 and 13, basic_tests 1), where svn merges
+/// into or skips what is in the way: `svelto checkout` refuses, names why and points to
+/// svn, and changes nothing. A working copy inside the target (svn skips it, with or
+/// without --force); a checkout into a working copy of the same URL (an update) with a
+/// path scheduled for addition, or with a local change to a file the update changes.
+#[test]
+fn checkouts_svn_would_merge_or_skip_are_refused_with_a_pointer_to_svn() {
+    let pair = pair("basic");
+    let base = pair.subject_url();
+    let url = format!("{base}/trunk");
+    let dir = tempdir();
+    let refused = |args: &[&str]| {
+        let out = Run::new(binary())
+            .args(args)
+            .current_dir(dir.path())
+            .failure();
+        out.stderr_text()
+    };
+    // A working copy in the way.
+    let target = dir.path().join("target");
+    svn(
+        pair,
+        &["checkout", "-q", &format!("{url}/src"), "target/src"],
+        dir.path(),
+    );
+    let before = (tree(&target), nodes(&target.join("src")));
+    for force in [true, false] {
+        let mut args = vec!["checkout", &url, "target"];
+        if force {
+            args.push("--force");
+        }
+        let err = refused(&args);
+        assert!(
+            err.contains("target/src' is a working copy inside")
+                && err.contains("use 'svn checkout'"),
+            "{err}"
+        );
+        assert!(!target.join(".svn").exists(), "no working copy made");
+        assert_eq!(
+            before,
+            (tree(&target), nodes(&target.join("src"))),
+            "nothing changed"
+        );
+    }
+    // A working copy of the same URL with a path scheduled for addition.
+    svn(
+        pair,
+        &["checkout", "-q", "-r", "5", &url, "added"],
+        dir.path(),
+    );
+    let added = dir.path().join("added");
+    std::fs::write(added.join("new-file"), "new\n").unwrap_or_else(|e| panic!("{e}"));
+    svn(pair, &["add", "-q", "new-file"], &added);
+    let before = (tree(&added), nodes(&added));
+    let err = refused(&["checkout", &url, "added"]);
+    assert!(
+        err.contains("scheduled additions") && err.contains("use 'svn update'"),
+        "{err}"
+    );
+    assert_eq!(before, (tree(&added), nodes(&added)), "nothing changed");
+    // ... and with a local change to a file the update changes.
+    let changed = svn(
+        pair,
+        &["diff", "--summarize", "-r", "5:6", &url],
+        dir.path(),
+    )
+    .stdout_text();
+    svn(
+        pair,
+        &["checkout", "-q", "-r", "5", &url, "edited"],
+        dir.path(),
+    );
+    let edited = dir.path().join("edited");
+    let touched = tree(&edited)
+        .into_iter()
+        .filter(|(_, what)| what.starts_with("file"))
+        .map(|(p, _)| p.to_string_lossy().into_owned())
+        .find(|f| changed.lines().any(|l| l.ends_with(&format!("/trunk/{f}"))))
+        .unwrap_or_else(|| panic!("no file of trunk@5 changes by r6: {changed}"));
+    std::fs::write(edited.join(&touched), "local change\n").unwrap_or_else(|e| panic!("{e}"));
+    // (the new texts received before the refusal stay in the pristine store, unreferenced,
+    // as `svn cleanup` finds them)
+    let rows = |wc: &Path| -> Vec<String> {
+        nodes(wc)
+            .into_iter()
+            .filter(|r| !r.starts_with("Text(\"$sha1$"))
+            .collect()
+    };
+    let before = (tree(&edited), rows(&edited));
+    let err = refused(&["checkout", "-r", "6", &url, "edited"]);
+    assert!(
+        err.contains(&format!("'{touched}' has local changes")) && err.contains("use 'svn update'"),
+        "{err}"
+    );
+    assert_eq!(before, (tree(&edited), rows(&edited)), "no node changed");
+}
+
 /// A checkout over unversioned nodes in the way, without `--force`: a file where a file
 /// goes (other text), a directory where a directory goes (with an unversioned file of its
 /// own), a file where a directory goes. svn records each as a tree conflict ("local ...
