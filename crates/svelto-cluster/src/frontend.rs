@@ -33,6 +33,11 @@ pub struct FrontEndConfig {
     pub writer_idle: Duration,
     /// Whether each publication's round trips are logged (`log-timings = yes`).
     pub log_timings: bool,
+    /// The orphan collector's ages (`gc-min-age`, `txn-max-age`; docs/cluster.md, "Orphans").
+    pub gc: crate::GcSettings,
+    /// How often the elected front end runs a collection pass (`gc-interval`, default
+    /// 3600 s; 0: never).
+    pub gc_interval: Duration,
     /// The cluster file this was read from, as given to [`FrontEndConfig::load`] (what
     /// the front end records in each repository directory it serves: [`FRONT_ENDS_FILE`]).
     pub source: PathBuf,
@@ -97,7 +102,7 @@ impl FrontEndConfig {
             })
         };
         for (key, _, line) in &pairs {
-            const KNOWN: [&str; 14] = [
+            const KNOWN: [&str; 17] = [
                 "etcd",
                 "cluster",
                 "s3-endpoint",
@@ -112,6 +117,9 @@ impl FrontEndConfig {
                 "lease-ttl",
                 "request-timeout",
                 "log-timings",
+                "gc-interval",
+                "gc-min-age",
+                "txn-max-age",
             ];
             if !KNOWN.contains(&key.as_str()) {
                 return Err(config_error(file, *line, format!("unknown key '{key}'")));
@@ -165,6 +173,17 @@ impl FrontEndConfig {
         if let Some(t) = seconds("request-timeout")? {
             cluster.request_timeout = Duration::from_secs(t.max(1));
         }
+        let defaults = crate::GcSettings::default();
+        let gc = crate::GcSettings {
+            min_age: seconds("gc-min-age")?
+                .map(Duration::from_secs)
+                .unwrap_or(defaults.min_age),
+            txn_max_age: seconds("txn-max-age")?
+                .map(Duration::from_secs)
+                .unwrap_or(defaults.txn_max_age),
+        };
+        // 0 turns the front ends' collector off (`svelto admin gc` still runs a pass).
+        let gc_interval = Duration::from_secs(seconds("gc-interval")?.unwrap_or(3600));
         let (access, secret) = match get("s3-credentials") {
             Some((path, line)) => {
                 let path = file.parent().unwrap_or(Path::new(".")).join(path);
@@ -243,6 +262,8 @@ impl FrontEndConfig {
             writer_wait,
             writer_idle,
             log_timings,
+            gc,
+            gc_interval,
             source: file.to_path_buf(),
         })
     }
