@@ -244,3 +244,77 @@ fn the_collector_deletes_orphans_of_published_revisions_and_nothing_else() {
     );
     assert!(String::from_utf8_lossy(&cold).contains("changed log"));
 }
+
+/// Waits up to `within` for `key` to be gone from the bucket.
+fn gone_within(s3: &S3Server, key: &str, within: std::time::Duration) -> bool {
+    let started = std::time::Instant::now();
+    while started.elapsed() < within {
+        if !objects(s3).contains_key(key) {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    false
+}
+
+#[test]
+fn one_elected_front_end_collects_every_gc_interval_and_another_takes_over() {
+    let every = "gc-interval = 1\ngc-min-age = 0\n";
+    let (rig, mut servers) = Rig::start_with(2, &[every, every]);
+    let dir = rig.dir.path().to_owned();
+    let url = servers[0].url("proj");
+    for n in 1..=3 {
+        put(&dir, &url, "f", &format!("text {n}\n"));
+    }
+    let config = FrontEndConfig::load(&rig.files[0], &|_| None).expect("the cluster file");
+    let cluster = Cluster::connect(config.cluster).expect("connect");
+    let repo = cluster.repository("proj");
+    let head = repo.head().expect("head").head;
+    let chain = repo.chain(&head).expect("chain");
+    let orphan = |id: u8| {
+        let segment = repo.read_segment(chain[1]).expect("a segment");
+        let theirs = SegmentRef {
+            revision: 1,
+            commit: CommitId([id; 16]),
+        };
+        assert!(repo
+            .put_raw_segment(theirs, segment.encode(1, theirs.commit))
+            .expect("put an orphan"));
+        repo.segment_key(theirs)
+    };
+    let first = orphan(0xc1);
+    assert!(
+        gone_within(&rig._s3, &first, std::time::Duration::from_secs(20)),
+        "no front end collected {first} within 20 s"
+    );
+    let log = |i: usize| {
+        std::fs::read_to_string(dir.join(format!("serve-{}.log", super::IDS[i])))
+            .unwrap_or_default()
+    };
+    let collected: Vec<usize> = (0..2)
+        .filter(|&i| log(i).contains(&format!("cluster gc: proj: deleted {first}")))
+        .collect();
+    assert_eq!(collected.len(), 1, "one collector: {collected:?}");
+    let collector = collected[0];
+    assert!(
+        !log(1 - collector).contains("cluster gc: proj:"),
+        "the other front end ran passes too"
+    );
+    // The collector stops (its collector key goes with its member lease, revoked at
+    // shutdown or expired after a kill); the other front end is elected and collects the
+    // next orphan.
+    drop(servers.remove(collector));
+    let second = orphan(0xc2);
+    assert!(
+        gone_within(&rig._s3, &second, std::time::Duration::from_secs(20)),
+        "the remaining front end did not collect {second} within 20 s"
+    );
+    let other = 1 - collector;
+    assert!(log(other).contains(&format!("cluster gc: proj: deleted {second}")));
+    for segment in &chain {
+        assert!(
+            objects(&rig._s3).contains_key(&repo.segment_key(*segment)),
+            "a published segment was deleted"
+        );
+    }
+}
