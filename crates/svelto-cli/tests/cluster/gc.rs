@@ -57,14 +57,18 @@ fn objects(s3: &S3Server) -> BTreeMap<String, u64> {
 }
 
 /// `svelto admin gc --cluster FILE proj ARGS...`: its standard output.
+/// Prints how long the command took (for docs/cluster.md; never asserted).
 fn gc(file: &std::path::Path, args: &[&str]) -> String {
-    Run::new(svelto_bin())
+    let started = std::time::Instant::now();
+    let out = Run::new(svelto_bin())
         .args(["admin", "gc", "--cluster"])
         .arg(file)
         .arg("proj")
         .args(args)
         .success()
-        .stdout_text()
+        .stdout_text();
+    eprintln!("svelto admin gc {args:?}: {:?}", started.elapsed());
+    out
 }
 
 /// `svelto admin dump --cluster FILE proj ARGS...` (every byte).
