@@ -84,6 +84,14 @@ fn parse_segment_name(name: &str) -> Option<(u64, CommitId)> {
     Some((rev.parse().ok()?, CommitId(id)))
 }
 
+/// Whether `name` is a commit id as keys spell it (32 lower-case hex digits).
+fn is_commit_hex(name: &str) -> bool {
+    name.len() == 32
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
 /// Whether an object listed with `meta` is at least `age` old at `now_micros`.
 fn old_enough(meta: &ObjectMeta, now_micros: i64, age: Duration) -> bool {
     let age = i64::try_from(age.as_micros()).unwrap_or(i64::MAX);
@@ -202,18 +210,32 @@ impl Repository {
         // 2. `txn/COMMITID/...`: a forwarded commit's staged texts, deleted after the commit by
         //    the writer; what is left once its newest object is txn-max-age old belongs to a
         //    commit that ended (commit_timeout bounds one).
+        //    Only `txn/COMMITID/N` (32 hex digits, then digits) is touched: repository names
+        //    may have `/` in them, so `NAME/txn/...` may also be another repository's prefix
+        //    (repository `NAME/txn` keeps `NAME/txn/seg/...`); anything else is reported.
         let txn_age = settings.txn_max_age.max(settings.min_age);
         let txns = self.block(self.list("txn"))?;
-        let mut groups: Vec<Vec<ObjectMeta>> = txns.objects.into_iter().map(|m| vec![m]).collect();
+        let mut groups: Vec<Vec<ObjectMeta>> = Vec::new();
+        for meta in &txns.objects {
+            done.unrecognised.push(meta.location.to_string());
+        }
         for prefix in &txns.common_prefixes {
+            if !prefix.filename().is_some_and(is_commit_hex) {
+                done.unrecognised.push(prefix.to_string());
+                continue;
+            }
             let under = prefix
                 .as_ref()
                 .strip_prefix(&format!("{}/", self.objects.prefix))
                 .unwrap_or(prefix.as_ref())
                 .to_owned();
             let inside = self.block(self.list(&under))?;
-            if !inside.common_prefixes.is_empty() {
-                // Deeper than txn/COMMITID/N: not a layout this code wrote; left alone.
+            let numbered = inside.objects.iter().all(|m| {
+                m.location
+                    .filename()
+                    .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+            });
+            if !inside.common_prefixes.is_empty() || !numbered {
                 done.unrecognised.push(prefix.to_string());
                 continue;
             }
@@ -256,6 +278,10 @@ mod tests {
             format!("000000000012-{hex}0"),
         ] {
             assert_eq!(parse_segment_name(&bad), None, "{bad}");
+        }
+        assert!(is_commit_hex(hex));
+        for bad in ["seg", "idx", &hex[1..], &hex.to_uppercase()] {
+            assert!(!is_commit_hex(bad), "{bad}");
         }
     }
 }

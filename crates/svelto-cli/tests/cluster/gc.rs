@@ -137,14 +137,20 @@ fn the_collector_deletes_orphans_of_published_revisions_and_nothing_else() {
     let in_tail = orphan(64, 64, 0xa2);
     let beyond = orphan(66, 67, 0xa3);
     let txn = format!("{prefix}/txn/{}/0", "b4".repeat(16));
+    // What repository `proj/txn` would keep, and a txn/ layout the cluster never writes:
+    // both left alone.
+    let nested = format!("{prefix}/txn/seg/000000000001-{}", "c5".repeat(16));
+    let odd = format!("{prefix}/txn/{}/notes", "d6".repeat(16));
     runtime().block_on(async {
-        store(&rig._s3)
-            .put(
-                &ObjectPath::from(txn.as_str()),
-                PutPayload::from(vec![7u8; 100]),
-            )
-            .await
-            .expect("put a txn object")
+        for key in [&txn, &nested, &odd] {
+            store(&rig._s3)
+                .put(
+                    &ObjectPath::from(key.as_str()),
+                    PutPayload::from(vec![7u8; 100]),
+                )
+                .await
+                .expect("put a txn object");
+        }
     });
     let published: Vec<String> = chain.iter().map(|s| repo.segment_key(*s)).collect();
 
@@ -206,6 +212,12 @@ fn the_collector_deletes_orphans_of_published_revisions_and_nothing_else() {
     gone.sort();
     assert_eq!(gone, expected.iter().collect::<Vec<_>>());
     assert!(after.contains_key(&beyond) && after.contains_key(&replaced_66));
+    assert!(after.contains_key(&nested) && after.contains_key(&odd));
+    assert!(
+        out.contains("left alone (not a name the cluster writes): ")
+            && out.contains(&format!("{prefix}/txn/seg")),
+        "{out}"
+    );
     for key in &published {
         assert!(after.contains_key(key), "published {key} was deleted");
     }
