@@ -170,6 +170,16 @@ impl Repository {
                 .filter(|s| s.revision == revision)
                 .map(|s| s.commit)
         };
+        // The listing's published segments by revision, for their ages (below).
+        let mut published_meta = std::collections::HashMap::new();
+        for meta in &listed.objects {
+            let name = meta.location.filename().unwrap_or_default();
+            if let Some((revision, commit)) = parse_segment_name(name) {
+                if published(revision) == Some(commit) {
+                    published_meta.insert(revision, meta);
+                }
+            }
+        }
         let mut doomed = Vec::new();
         for meta in &listed.objects {
             let name = meta.location.filename().unwrap_or_default();
@@ -196,7 +206,16 @@ impl Repository {
             if theirs == commit {
                 continue;
             }
-            if !old_enough(meta, now_micros, settings.min_age) {
+            // A segment a revision property change replaced is named by every etcd snapshot
+            // taken before the change: it goes only once its replacement is gc-min-age old
+            // too, so a backup whose object copy ends within gc-min-age of its snapshot
+            // holds every segment the snapshot names (docs/cluster.md, "Backups"). An
+            // orphan of a failed attempt waits for the same; a published segment missing
+            // from the listing keeps it.
+            let replaced_long_ago = published_meta
+                .get(&revision)
+                .is_some_and(|theirs| old_enough(theirs, now_micros, settings.min_age));
+            if !old_enough(meta, now_micros, settings.min_age) || !replaced_long_ago {
                 done.kept_young += 1;
                 continue;
             }

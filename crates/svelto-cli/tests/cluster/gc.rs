@@ -242,6 +242,45 @@ fn the_collector_deletes_orphans_of_published_revisions_and_nothing_else() {
     let out = gc(&file, &["--min-age", "0"]);
     assert!(deleted_keys(&out).is_empty(), "{out}");
 
+    // A segment a revision property change replaced goes only once its replacement is
+    // gc-min-age old as well: an etcd snapshot taken before the change names it, and a
+    // backup's copy made within gc-min-age must still find it. r67's first segment is 8 s
+    // old when the change replaces it and r68 follows at once: a pass with a minimum age of
+    // 5 s keeps it (and `beyond`, an orphan of r67 too); 6 s later both go.
+    std::thread::sleep(std::time::Duration::from_secs(8));
+    Run::tool("svn")
+        .args(["propset", "--revprop", "-r", "67", "svn:log", "changed 67"])
+        .arg(&url)
+        .args(["--non-interactive", "--no-auth-cache"])
+        .success();
+    let (rev, _) = put(&dir, &url, "f1", "text 68\n");
+    assert_eq!(rev, 68);
+    let of_67 = |all: &BTreeMap<String, u64>| -> Vec<String> {
+        all.keys()
+            .filter(|k| k.starts_with(&format!("{prefix}/seg/000000000067-")))
+            .cloned()
+            .collect()
+    };
+    assert_eq!(
+        of_67(&objects(&rig._s3)).len(),
+        3,
+        "r67's first, its replacement, beyond"
+    );
+    let out = gc(&file, &["--min-age", "5"]);
+    eprintln!("{out}");
+    assert!(deleted_keys(&out).is_empty(), "{out}");
+    std::thread::sleep(std::time::Duration::from_secs(6));
+    let out = gc(&file, &["--min-age", "5"]);
+    eprintln!("{out}");
+    let mut deleted = deleted_keys(&out);
+    deleted.sort();
+    let left = of_67(&objects(&rig._s3));
+    assert_eq!(left.len(), 1, "r67's published segment stays: {left:?}");
+    assert!(deleted.contains(&beyond) && deleted.len() == 2, "{out}");
+    assert!(deleted
+        .iter()
+        .all(|k| k.contains("/seg/000000000067-") && !left.contains(k)));
+
     // A front end with an empty cache dumps r0-r66 byte-identically to before, and all
     // of r67 as the warm one does.
     let cold_file = cluster_file(&dir, &rig.etcd, &rig._s3, "cold", "");
