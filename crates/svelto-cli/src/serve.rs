@@ -509,6 +509,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
                 "cluster: not in the member registry (serving anyway): {e}"
             ));
         }
+        start_collector(cluster, &host);
     }
     handle_signals(&host, local, args.config_file.clone(), http_server)?;
     if args.log_file.is_some() || args.daemon_child {
@@ -672,4 +673,41 @@ fn login_name() -> Option<String> {
         .or_else(|_| std::env::var("LOGNAME"))
         .ok()
         .filter(|u| !u.is_empty())
+}
+
+/// The orphan collector of a cluster front end (docs/cluster.md, "Orphans"): every
+/// `gc-interval`, if this front end is (or becomes) the elected collector, one pass over
+/// each repository, logged. A thread of its own that ends with the backend.
+fn start_collector(cluster: &Arc<svelto_cluster::ClusterBackend>, host: &Arc<Host>) {
+    let interval = cluster.gc_interval();
+    if interval.is_zero() {
+        return;
+    }
+    let cluster = Arc::downgrade(cluster);
+    let weak_host = Arc::downgrade(host);
+    let started = std::thread::Builder::new()
+        .name("cluster-gc".into())
+        .spawn(move || loop {
+            std::thread::sleep(interval);
+            let Some(cluster) = cluster.upgrade() else {
+                return;
+            };
+            let date = crate::system_env().svn_date();
+            match svelto_core::parse_svn_date(&date) {
+                Some(now) => {
+                    cluster.collect_if_elected(now);
+                }
+                None => {
+                    if let Some(host) = weak_host.upgrade() {
+                        host.log.line(&format!(
+                            "cluster gc: the clock's date '{date}' is unreadable"
+                        ));
+                    }
+                }
+            }
+        });
+    if let Err(e) = started {
+        host.log
+            .line(&format!("cluster gc: no collector thread: {e}"));
+    }
 }

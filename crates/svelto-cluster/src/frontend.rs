@@ -33,6 +33,11 @@ pub struct FrontEndConfig {
     pub writer_idle: Duration,
     /// Whether each publication's round trips are logged (`log-timings = yes`).
     pub log_timings: bool,
+    /// The orphan collector's ages (`gc-min-age`, `txn-max-age`; docs/cluster.md, "Orphans").
+    pub gc: crate::GcSettings,
+    /// How often the elected front end runs a collection pass (`gc-interval`, default
+    /// 3600 s; 0: never).
+    pub gc_interval: Duration,
     /// The cluster file this was read from, as given to [`FrontEndConfig::load`] (what
     /// the front end records in each repository directory it serves: [`FRONT_ENDS_FILE`]).
     pub source: PathBuf,
@@ -97,7 +102,7 @@ impl FrontEndConfig {
             })
         };
         for (key, _, line) in &pairs {
-            const KNOWN: [&str; 14] = [
+            const KNOWN: [&str; 17] = [
                 "etcd",
                 "cluster",
                 "s3-endpoint",
@@ -112,6 +117,9 @@ impl FrontEndConfig {
                 "lease-ttl",
                 "request-timeout",
                 "log-timings",
+                "gc-interval",
+                "gc-min-age",
+                "txn-max-age",
             ];
             if !KNOWN.contains(&key.as_str()) {
                 return Err(config_error(file, *line, format!("unknown key '{key}'")));
@@ -165,6 +173,17 @@ impl FrontEndConfig {
         if let Some(t) = seconds("request-timeout")? {
             cluster.request_timeout = Duration::from_secs(t.max(1));
         }
+        let defaults = crate::GcSettings::default();
+        let gc = crate::GcSettings {
+            min_age: seconds("gc-min-age")?
+                .map(Duration::from_secs)
+                .unwrap_or(defaults.min_age),
+            txn_max_age: seconds("txn-max-age")?
+                .map(Duration::from_secs)
+                .unwrap_or(defaults.txn_max_age),
+        };
+        // 0 turns the front ends' collector off (`svelto admin gc` still runs a pass).
+        let gc_interval = Duration::from_secs(seconds("gc-interval")?.unwrap_or(3600));
         let (access, secret) = match get("s3-credentials") {
             Some((path, line)) => {
                 let path = file.parent().unwrap_or(Path::new(".")).join(path);
@@ -243,6 +262,8 @@ impl FrontEndConfig {
             writer_wait,
             writer_idle,
             log_timings,
+            gc,
+            gc_interval,
             source: file.to_path_buf(),
         })
     }
@@ -486,6 +507,68 @@ impl ClusterBackend {
         Ok(repo)
     }
 
+    /// How often [`ClusterBackend::collect_if_elected`] is to be called (`gc-interval`;
+    /// zero: never).
+    pub fn gc_interval(&self) -> Duration {
+        self.config.gc_interval
+    }
+
+    /// One round of the orphan collector (docs/cluster.md, "Orphans"), at `now_micros`
+    /// (microseconds since the epoch, the caller's clock): if this front end is in the
+    /// member registry and is (or now becomes) the elected collector, one pass over each
+    /// repository of the cluster, each logged (`cluster gc: NAME: ...`, the objects and bytes
+    /// deleted). Answers whether it was the collector.
+    pub fn collect_if_elected(&self, now_micros: i64) -> bool {
+        let sink = self.log.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let elected = {
+            let membership = self.membership.lock().unwrap_or_else(|e| e.into_inner());
+            let Some(membership) = membership.as_ref() else {
+                return false;
+            };
+            self.cluster
+                .elect_collector(membership, &self.config.front_end)
+        };
+        match elected {
+            Ok(true) => {}
+            Ok(false) => return false,
+            Err(e) => {
+                sink(&format!("cluster gc: no collector election: {e}"));
+                return false;
+            }
+        }
+        let names = match self.cluster.repositories() {
+            Ok(names) => names,
+            Err(e) => {
+                sink(&format!("cluster gc: listing the repositories: {e}"));
+                return true;
+            }
+        };
+        for name in names {
+            let repo = self.cluster.repository(&name);
+            match repo.collect(now_micros, self.config.gc) {
+                Ok(done) => {
+                    let (objects, bytes) = done.totals();
+                    sink(&format!(
+                        "cluster gc: {name}: r{}: {} segments listed; deleted {objects} \
+                         objects, {bytes} bytes; kept {} younger than the minimum age, {} of \
+                         the youngest revision or beyond",
+                        done.youngest, done.segments_listed, done.kept_young, done.kept_unsettled
+                    ));
+                    for (key, size) in done.deleted.iter().chain(&done.txn_deleted) {
+                        sink(&format!("cluster gc: {name}: deleted {key} {size}"));
+                    }
+                    for key in &done.unrecognised {
+                        sink(&format!(
+                            "cluster gc: {name}: left alone (not a name the cluster writes): {key}"
+                        ));
+                    }
+                }
+                Err(e) => sink(&format!("cluster gc: {name}: pass failed: {e}")),
+            }
+        }
+        true
+    }
+
     /// The cluster.
     pub fn cluster(&self) -> &Cluster {
         &self.cluster
@@ -598,6 +681,21 @@ mod tests {
                 .lease_ttl_secs,
             1
         );
+    }
+
+    #[test]
+    fn the_collectors_settings_are_read_with_their_defaults() {
+        let c = load("").expect("loads");
+        assert_eq!(c.gc_interval, Duration::from_secs(3600));
+        assert_eq!(c.gc, crate::GcSettings::default());
+        assert_eq!(c.gc.min_age, Duration::from_secs(3600));
+        assert_eq!(c.gc.txn_max_age, Duration::from_secs(86400));
+        let c = load("gc-interval = 0\ngc-min-age = 60\ntxn-max-age = 7200\n").expect("loads");
+        assert_eq!(c.gc_interval, Duration::ZERO);
+        assert_eq!(c.gc.min_age, Duration::from_secs(60));
+        assert_eq!(c.gc.txn_max_age, Duration::from_secs(7200));
+        let e = load("gc-min-age = 1h\n").expect_err("refused").to_string();
+        assert!(e.contains("'gc-min-age' must be whole seconds"), "{e}");
     }
 
     #[test]

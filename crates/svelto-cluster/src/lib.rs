@@ -18,6 +18,7 @@
 
 mod backend;
 mod frontend;
+mod gc;
 pub mod head;
 mod members;
 pub mod objects;
@@ -34,6 +35,7 @@ pub use backend::{ClusterRepo, ClusterWriter, LogSink};
 pub use frontend::{
     front_ends_of, record_front_end, ClusterBackend, FrontEndConfig, ServedBy, FRONT_ENDS_FILE,
 };
+pub use gc::{Collected, GcSettings};
 pub use head::{CommitId, Head, HeadError, IndexRef, SegmentRef, MAX_TAIL, PARTS};
 pub use members::Membership;
 pub use objects::{Index, Segment, SegmentHeader};

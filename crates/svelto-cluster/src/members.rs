@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use etcd_client::{Client, GetOptions, PutOptions};
+use etcd_client::{Client, Compare, CompareOp, GetOptions, PutOptions, Txn, TxnOp, TxnOpResponse};
 
 use crate::repo::{keep_alive, Inner};
 use crate::{Cluster, ClusterError};
@@ -177,5 +177,88 @@ impl Membership {
 impl Drop for Membership {
     fn drop(&mut self) {
         self.task.abort();
+    }
+}
+
+impl Cluster {
+    /// Whether this front end (`id`, registered as `membership`) is the cluster's collector
+    /// (docs/cluster.md, "Orphans"): elected like a writer, by creating the key
+    /// `PREFIX/collector` iff absent, on the member registry's lease, so that it goes with
+    /// the front end. True when the key holds `id` after the attempt.
+    pub fn elect_collector(&self, membership: &Membership, id: &str) -> Result<bool, ClusterError> {
+        let lease = membership.lease.load(Ordering::SeqCst);
+        if lease == 0 {
+            return Ok(false);
+        }
+        let key = format!("{}/collector", self.inner.config.etcd_prefix);
+        let after = self.inner.config.request_timeout;
+        let mut etcd = self.inner.etcd.clone();
+        let txn = Txn::new()
+            .when([Compare::create_revision(key.as_str(), CompareOp::Equal, 0)])
+            .and_then([TxnOp::put(
+                key.as_str(),
+                id,
+                Some(PutOptions::new().with_lease(lease)),
+            )])
+            .or_else([TxnOp::get(key.as_str(), None)]);
+        let answer = crate::block_on(&self.inner.runtime, async {
+            tokio::time::timeout(after, etcd.txn(txn)).await
+        });
+        let resp = answer
+            .map_err(|_| ClusterError::EtcdTimeout {
+                what: "elect collector",
+                key: key.clone(),
+                after,
+            })?
+            .map_err(|e| ClusterError::Etcd {
+                what: "elect collector",
+                key: key.clone(),
+                source: Box::new(e),
+            })?;
+        if resp.succeeded() {
+            return Ok(true);
+        }
+        Ok(resp.op_responses().into_iter().any(|op| match op {
+            TxnOpResponse::Get(get) => get.kvs().iter().any(|kv| kv.value() == id.as_bytes()),
+            _ => false,
+        }))
+    }
+
+    /// The names of the cluster's repositories (those with a head).
+    pub fn repositories(&self) -> Result<Vec<String>, ClusterError> {
+        let prefix = format!("{}/repos/", self.inner.config.etcd_prefix);
+        let after = self.inner.config.request_timeout;
+        let mut etcd = self.inner.etcd.clone();
+        let answer = crate::block_on(&self.inner.runtime, async {
+            tokio::time::timeout(
+                after,
+                etcd.get(
+                    prefix.as_str(),
+                    Some(GetOptions::new().with_prefix().with_keys_only()),
+                ),
+            )
+            .await
+        });
+        let resp = answer
+            .map_err(|_| ClusterError::EtcdTimeout {
+                what: "list repositories",
+                key: prefix.clone(),
+                after,
+            })?
+            .map_err(|e| ClusterError::Etcd {
+                what: "list repositories",
+                key: prefix.clone(),
+                source: Box::new(e),
+            })?;
+        Ok(resp
+            .kvs()
+            .iter()
+            .filter_map(|kv| {
+                let key = String::from_utf8_lossy(kv.key());
+                key.strip_prefix(&prefix)?
+                    .strip_suffix("/head")
+                    .map(str::to_owned)
+            })
+            .collect())
     }
 }

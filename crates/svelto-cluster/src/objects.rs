@@ -450,7 +450,7 @@ impl Objects {
         Ok(true)
     }
 
-    async fn timed<T>(
+    pub(crate) async fn timed<T>(
         &self,
         what: &'static str,
         key: &str,

@@ -220,14 +220,14 @@ impl LeaseClock {
 /// A handle on repository `name` (cheap; clone the [`crate::Cluster`] it came from freely).
 #[derive(Clone)]
 pub struct Repository {
-    inner: Arc<Inner>,
+    pub(crate) inner: Arc<Inner>,
     name: String,
     head_key: String,
     writer_key: String,
     wanted_key: String,
     uuid_key: String,
     locks_key: String,
-    objects: Objects,
+    pub(crate) objects: Objects,
 }
 
 fn etcd_error(what: &'static str, key: &str) -> impl FnOnce(etcd_client::Error) -> ClusterError {
@@ -279,7 +279,7 @@ impl Repository {
         self.objects.segment_key(segment)
     }
 
-    fn block<T: Send>(&self, f: impl std::future::Future<Output = T> + Send) -> T {
+    pub(crate) fn block<T: Send>(&self, f: impl std::future::Future<Output = T> + Send) -> T {
         crate::block_on(&self.inner.runtime, f)
     }
 

@@ -8,6 +8,7 @@
 
 mod create;
 mod dump;
+mod gc;
 mod hotcopy;
 mod info;
 mod load;
@@ -42,6 +43,11 @@ pub enum AdminCommand {
     /// subcommand list, which is svnadmin's.
     #[command(hide = true)]
     Members(members::MembersArgs),
+    /// Delete the orphaned objects of failed commits in a cluster repository (--cluster
+    /// FILE NAME): one pass of the collector. Not in the subcommand list, which is
+    /// svnadmin's.
+    #[command(hide = true)]
+    Gc(gc::GcArgs),
     /// Load a dumpfile (formats 1-3) from standard input or -F FILE.
     Load(load::LoadArgs),
     /// Write a dumpfile to standard output or -F FILE.
@@ -105,6 +111,7 @@ pub fn run(cmd: AdminCommand) -> Result<()> {
     match cmd {
         AdminCommand::Create(args) => create::run(args),
         AdminCommand::Members(args) => members::run(args),
+        AdminCommand::Gc(args) => gc::run(args),
         AdminCommand::Load(args) => load::run(args),
         AdminCommand::Dump(args) => dump::run(args),
         AdminCommand::Verify(args) => verify::run(args),

@@ -14,6 +14,7 @@ use svelto_testkit::{tempdir, Run, Svelto};
 
 mod backend;
 mod differential;
+mod gc;
 #[allow(dead_code)]
 #[path = "../serve/hook_sessions.rs"]
 mod hook_sessions;

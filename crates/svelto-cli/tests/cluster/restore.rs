@@ -147,4 +147,30 @@ fn a_snapshot_and_a_bucket_copy_restore_the_repository_at_the_snapshot() {
          byte {:?})",
         cold.iter().zip(&warm).position(|(c, w)| c != w)
     );
+    // The collector (docs/cluster.md, "Orphans"): the lost commits' segments of r41-r65
+    // (below the restored cluster's youngest, r66) are orphans and go; r66's and beyond
+    // stay; a front end with an empty cache still dumps every byte the same.
+    let out = Run::new(svelto_bin())
+        .args(["admin", "gc", "--min-age", "0", "--cluster"])
+        .arg(restored.join("x.cluster"))
+        .arg("proj")
+        .success()
+        .stdout_text();
+    let lost: Vec<u64> = out
+        .lines()
+        .filter_map(|l| l.strip_prefix("deleted "))
+        .filter_map(|l| l.split("/seg/").nth(1)?.get(..12)?.parse().ok())
+        .collect();
+    for r in 41..=65 {
+        assert!(
+            lost.contains(&r),
+            "the lost r{r}'s segment was not collected: {out}"
+        );
+    }
+    assert!(lost.iter().all(|&r| r < 66), "{out}");
+    let z = front_end(&restored, &etcd, &s3, "z");
+    assert!(
+        dump(&z.url("proj")) == warm,
+        "a cold front end dumps otherwise after the collector's pass"
+    );
 }
