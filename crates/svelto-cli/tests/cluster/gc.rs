@@ -6,28 +6,13 @@
 
 use std::collections::BTreeMap;
 
-use object_store::aws::{AmazonS3, AmazonS3Builder};
 use object_store::path::Path as ObjectPath;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use svelto_cluster::{Cluster, CommitId, FrontEndConfig, SegmentRef};
-use svelto_testkit::cluster::{S3Server, S3_ACCESS_KEY, S3_REGION, S3_SECRET_KEY};
+use svelto_testkit::cluster::S3Server;
 use svelto_testkit::Run;
 
-use super::{cluster_file, hook, put, svelto_bin, Rig};
-
-fn store(s3: &S3Server) -> AmazonS3 {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    AmazonS3Builder::new()
-        .with_endpoint(s3.endpoint())
-        .with_bucket_name(s3.bucket())
-        .with_region(S3_REGION)
-        .with_access_key_id(S3_ACCESS_KEY)
-        .with_secret_access_key(S3_SECRET_KEY)
-        .with_allow_http(true)
-        .with_virtual_hosted_style_request(false)
-        .build()
-        .expect("an S3 client")
-}
+use super::{bucket_client, cluster_file, hook, put, svelto_bin, Rig};
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
@@ -38,7 +23,7 @@ fn runtime() -> tokio::runtime::Runtime {
 
 /// Every object of the bucket: key and size.
 fn objects(s3: &S3Server) -> BTreeMap<String, u64> {
-    let store = store(s3);
+    let store = bucket_client(s3);
     runtime().block_on(async {
         let mut all = BTreeMap::new();
         let mut prefixes: Vec<Option<ObjectPath>> = vec![None];
@@ -143,7 +128,7 @@ fn the_collector_deletes_orphans_of_published_revisions_and_nothing_else() {
     let odd = format!("{prefix}/txn/{}/notes", "d6".repeat(16));
     runtime().block_on(async {
         for key in [&txn, &nested, &odd] {
-            store(&rig._s3)
+            bucket_client(&rig._s3)
                 .put(
                     &ObjectPath::from(key.as_str()),
                     PutPayload::from(vec![7u8; 100]),

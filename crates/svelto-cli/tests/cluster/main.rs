@@ -1600,3 +1600,20 @@ fn admin_revision_properties_locks_and_incremental_hotcopy_in_the_cluster() {
         "{refused}"
     );
 }
+
+/// An S3 client of the rig's bucket, as an administrator's tool would have (`aws s3`): the
+/// object_store client's defaults (the restore drill and the collector's tests).
+fn bucket_client(s3: &S3Server) -> object_store::aws::AmazonS3 {
+    // reqwest is built without a TLS provider of its own: ring, as svelto-http uses.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    object_store::aws::AmazonS3Builder::new()
+        .with_endpoint(s3.endpoint())
+        .with_bucket_name(s3.bucket())
+        .with_region(S3_REGION)
+        .with_access_key_id(S3_ACCESS_KEY)
+        .with_secret_access_key(S3_SECRET_KEY)
+        .with_allow_http(true)
+        .with_virtual_hosted_style_request(false)
+        .build()
+        .expect("an S3 client")
+}

@@ -6,13 +6,12 @@
 
 use std::path::Path;
 
-use object_store::aws::AmazonS3Builder;
 use object_store::path::Path as ObjectPath;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
-use svelto_testkit::cluster::{EtcdCluster, S3Server, S3_ACCESS_KEY, S3_REGION, S3_SECRET_KEY};
+use svelto_testkit::cluster::{EtcdCluster, S3Server};
 use svelto_testkit::{Run, Svelto};
 
-use super::{cluster_file, put, root_with_conf, svelto_bin, Rig};
+use super::{bucket_client, cluster_file, put, root_with_conf, svelto_bin, Rig};
 
 /// `svnrdump dump` of `url`, every byte (UUID and dates included).
 fn dump(url: &str) -> Vec<u8> {
@@ -24,20 +23,7 @@ fn dump(url: &str) -> Vec<u8> {
 
 /// Copies every object of `from`'s bucket into `to`'s; returns how many.
 fn copy_bucket(from: &S3Server, to: &S3Server) -> usize {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let store = |s3: &S3Server| {
-        AmazonS3Builder::new()
-            .with_endpoint(s3.endpoint())
-            .with_bucket_name(s3.bucket())
-            .with_region(S3_REGION)
-            .with_access_key_id(S3_ACCESS_KEY)
-            .with_secret_access_key(S3_SECRET_KEY)
-            .with_allow_http(true)
-            .with_virtual_hosted_style_request(false)
-            .build()
-            .expect("an S3 client")
-    };
-    let (source, target) = (store(from), store(to));
+    let (source, target) = (bucket_client(from), bucket_client(to));
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
