@@ -416,6 +416,59 @@ fn fixtures_loaded_through_the_cluster_writer_read_as_the_local_store() {
     }
 }
 
+/// A text above the local engine's delta limit (4 MiB), committed through one front end, is
+/// read on another with an empty cache as the local engine reads it: as stored windows
+/// (`large_text_chunks`, what an export of a large file streams) and through
+/// `write_text`, not through the trait's plain fallbacks.
+#[test]
+fn a_large_text_is_read_on_another_front_end_through_the_local_engines_paths() {
+    let rig = rig();
+    let (a_cluster, b_cluster) = (connect(&rig), connect(&rig));
+    let r0 = r0_dated("2026-11-28T00:00:00.000000Z");
+    let a = create(
+        &a_cluster,
+        "large",
+        &rig.dir.path().join("a/large"),
+        &r0,
+        UUID,
+    );
+    let local_dir = tempdir();
+    let (local, mut lw) = local_twin(&local_dir.path().join("local"));
+    // 6 MiB that do not compress: a linear congruential sequence.
+    let mut x = 0x2545_f491_u32;
+    let big: Vec<u8> = (0..6 << 20)
+        .map(|_| {
+            x = x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (x >> 24) as u8
+        })
+        .collect();
+    let mut w = ClusterWriter::open(&a, "front-end-a", Duration::from_secs(10)).expect("writer");
+    for writer in [&mut w as &mut dyn WriteRepo, &mut lw] {
+        let mut txn = writer.begin().expect("begin");
+        txn.make_node("big.bin", NodeKind::File).expect("add");
+        txn.set_text("big.bin", &mut &big[..]).expect("text");
+        txn.set_revprops(r0_dated("2026-11-28T00:00:01.000000Z"));
+        assert_eq!(txn.commit().expect("commit"), 1);
+        writer.sync().expect("publish");
+    }
+    local.refresh().expect("refresh local");
+    let b = ClusterRepo::open(&b_cluster, "large", &rig.dir.path().join("b/large")).expect("B");
+    assert_eq!(b.youngest(), 1);
+    for (who, repo) in [("local", &local as &dyn ReadRepo), ("front end B", &b)] {
+        let (_, node) = repo.node_at(1, "big.bin").expect("node");
+        let text = node.text.expect("a file");
+        let chunks = repo
+            .large_text_chunks(&text)
+            .expect("large_text_chunks")
+            .unwrap_or_else(|| panic!("{who}: the text is not read as stored windows"));
+        let joined: Vec<u8> = chunks.flat_map(|c| c.expect("chunk")).collect();
+        assert!(joined == big, "{who}: the windows make the text");
+        let mut written = Vec::new();
+        repo.write_text(&text, &mut written).expect("write_text");
+        assert!(written == big, "{who}: write_text writes the text");
+    }
+}
+
 /// The child side of the kill test: commits in a loop through a cluster writer with the
 /// cache directory the parent names, printing `ack REV` after each acknowledgement and
 /// `refused MESSAGE` when a publication is refused (then it opens a new writer).
