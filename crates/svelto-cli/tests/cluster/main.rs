@@ -14,6 +14,7 @@ use svelto_testkit::{tempdir, Run, Svelto};
 
 mod backend;
 mod differential;
+mod front_end_dir;
 mod gc;
 #[allow(dead_code)]
 #[path = "../serve/hook_sessions.rs"]
@@ -165,6 +166,20 @@ impl Rig {
         let mut all = vec!["--cluster", self.files[i].to_str().expect("a UTF-8 path")];
         all.extend_from_slice(flags);
         Svelto::start_with(&svelto_bin(), &self.roots[i], &log, &all)
+    }
+
+    /// Every front end's `proj` lets user alice (password apw) in, besides anonymous
+    /// writers (locks need a user).
+    fn let_alice_in(&self) {
+        for root in &self.roots {
+            let conf = root.join("proj").join("conf");
+            std::fs::write(
+                conf.join("svnserve.conf"),
+                "[general]\nanon-access = write\nauth-access = write\npassword-db = passwd\n",
+            )
+            .expect("svnserve.conf");
+            std::fs::write(conf.join("passwd"), "[users]\nalice = apw\n").expect("passwd");
+        }
     }
 
     /// The front end holding the writer lease of `proj`, as etcd says.
@@ -1398,15 +1413,7 @@ fn revision_property_changes_and_commits_at_once_lose_neither() {
 fn admin_revision_properties_locks_and_incremental_hotcopy_in_the_cluster() {
     let (rig, fe) = Rig::start(2, "");
     let admin_file = cluster_file(rig.dir.path(), &rig.etcd, &rig._s3, "admin", "");
-    for root in &rig.roots {
-        let conf = root.join("proj").join("conf");
-        std::fs::write(
-            conf.join("svnserve.conf"),
-            "[general]\nanon-access = write\nauth-access = write\npassword-db = passwd\n",
-        )
-        .expect("svnserve.conf");
-        std::fs::write(conf.join("passwd"), "[users]\nalice = apw\n").expect("passwd");
-    }
+    rig.let_alice_in();
     let (a, b) = (fe[0].url("proj"), fe[1].url("proj"));
     let work = rig.dir.path().join("work");
     std::fs::create_dir_all(&work).expect("work");
