@@ -14,6 +14,7 @@ use svelto_testkit::{tempdir, Run, Svelto};
 
 mod backend;
 mod differential;
+mod faults;
 mod front_end_dir;
 mod gc;
 #[allow(dead_code)]
