@@ -33,7 +33,8 @@ use object_store::{ClientOptions, RetryConfig};
 
 pub use backend::{ClusterRepo, ClusterWriter, LogSink};
 pub use frontend::{
-    front_ends_of, record_front_end, ClusterBackend, FrontEndConfig, ServedBy, FRONT_ENDS_FILE,
+    front_ends_of, record_front_end, ClusterBackend, FrontEndConfig, GcStats, ServedBy,
+    FRONT_ENDS_FILE,
 };
 pub use gc::{Collected, GcSettings};
 pub use head::{CommitId, Head, HeadError, IndexRef, SegmentRef, MAX_TAIL, PARTS};
