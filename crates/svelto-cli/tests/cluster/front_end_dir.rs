@@ -180,6 +180,19 @@ fn admin_on_a_front_end_directory_acts_on_the_cluster_repository() {
             "{sub}: {said}"
         );
     }
+    // A load into the cluster asking for commit hooks (which would not run) refuses.
+    let hooked = Run::new(svelto_bin())
+        .args(["admin", "load", "--use-pre-commit-hook"])
+        .arg(&fe_dir)
+        .timeout(Duration::from_secs(60))
+        .output();
+    assert!(!hooked.success(), "{hooked}");
+    assert!(
+        hooked
+            .stderr_text()
+            .contains("a load into the cluster runs no commit hooks"),
+        "{hooked}"
+    );
     // A local repository is as before.
     let plain = admin(&[OsStr::new("pack"), copy.as_os_str()]);
     assert!(plain.success(), "{plain}");
