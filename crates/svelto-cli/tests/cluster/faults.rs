@@ -43,10 +43,11 @@ const KILLS: [Target; 10] = [
     Target::EtcdLeader,
 ];
 
-/// Errors whose text says a revision was read half written or damaged.
+/// Errors whose text says a revision was read half written or damaged (the words
+/// bench/cluster-faults.sh looks for).
 fn says_damage(text: &str) -> bool {
     let text = text.to_lowercase();
-    ["corrupt", "checksum", "malformed"]
+    ["corrupt", "checksum", "malformed", "mismatch"]
         .iter()
         .any(|w| text.contains(w))
 }
