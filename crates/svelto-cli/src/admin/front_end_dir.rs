@@ -138,9 +138,7 @@ pub fn resolve(cmd: &mut AdminCommand) -> Result<()> {
                 ));
             }
         }
-        C::Verify(a) => {
-            follow(&mut a.repo, &mut a.cluster)?;
-        }
+        C::Verify(a) => a.front_end_dir = follow(&mut a.repo, &mut a.cluster)?,
         C::Info(a) => {
             follow(&mut a.repo, &mut a.cluster)?;
         }

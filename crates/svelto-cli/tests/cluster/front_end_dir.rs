@@ -180,6 +180,28 @@ fn admin_on_a_front_end_directory_acts_on_the_cluster_repository() {
             "{sub}: {said}"
         );
     }
+    // A pre-commit hook verifies its transaction through its REPOS (`verify -t`): staged
+    // in the cache of the front end that received the commit.
+    let verified_txn = dir.join("verify-t.out");
+    hook(
+        &rig.roots[0],
+        "proj",
+        "pre-commit",
+        &format!(
+            "#!/bin/sh\n{} admin verify -t \"$2\" \"$1\" > {} 2>&1 || exit 1\necho ok >> {}\n",
+            svelto_testkit::sshd::quoted(&svelto_bin()),
+            svelto_testkit::sshd::quoted(&verified_txn),
+            svelto_testkit::sshd::quoted(&verified_txn)
+        ),
+    );
+    let (rev, _) = put(&dir, &a, "g.txt", "verified in pre-commit\n");
+    assert_eq!(
+        std::fs::read_to_string(&verified_txn).expect("the hook ran"),
+        "ok\n",
+        "r{rev}"
+    );
+    std::fs::remove_file(rig.roots[0].join("proj").join("hooks").join("pre-commit"))
+        .expect("the hook removed");
     // A load into the cluster asking for commit hooks (which would not run) refuses.
     let hooked = Run::new(svelto_bin())
         .args(["admin", "load", "--use-pre-commit-hook"])
