@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # bench/cluster-faults.sh: the cluster's fault suite (issue 35, "Done means"), on 127.0.0.1.
-# Long (KILLS=100 takes 10-20 minutes): not part of `cargo test`.
+# Long (KILLS=100 takes 10-20 minutes): not part of `cargo test`, which runs a ten-kill version
+# with the same invariants (crates/svelto-cli/tests/cluster/faults.rs, about 50 s).
 #
 # Starts three etcd members (Debian's etcd-server, with the settings docs/cluster.md gives
 # for production on one LAN: --heartbeat-interval 50 --election-timeout 500), SeaweedFS's

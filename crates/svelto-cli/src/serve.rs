@@ -435,7 +435,16 @@ pub fn run(args: ServeArgs) -> Result<()> {
                 .with_context(|| format!("can't bind the metrics socket on {addr}"))?;
             let a = l.local_addr()?;
             let metrics = host.clone();
-            svelto_http::metrics::serve_metrics(l, Arc::new(move || metrics.render_metrics()))
+            // A cluster front end's page adds its orphan collector's counters.
+            let gc = cluster.as_ref().map(Arc::downgrade);
+            let render = Arc::new(move || {
+                let mut text = metrics.render_metrics();
+                if let Some(cluster) = gc.as_ref().and_then(std::sync::Weak::upgrade) {
+                    text.push_str(&cluster.gc_stats().render());
+                }
+                text
+            });
+            svelto_http::metrics::serve_metrics(l, render)
                 .context("starting the metrics thread")?;
             Some(a)
         }

@@ -378,6 +378,52 @@ pub struct ClusterBackend {
     holds: Mutex<Vec<(String, Weak<Hold>)>>,
     /// This front end's entry in the member registry, once it joined.
     membership: Mutex<Option<crate::Membership>>,
+    /// What the collector's passes on this front end did, for the metrics page.
+    gc_stats: Mutex<GcStats>,
+}
+
+/// The orphan collector's counters on one front end (its passes while it was the elected
+/// collector), for `svelto serve --metrics-listen` (docs/cluster.md, "Operations").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GcStats {
+    /// Passes over a repository that ended.
+    pub passes: u64,
+    /// Passes over a repository that failed (each logged).
+    pub failed_passes: u64,
+    /// Objects deleted (`seg/` and `txn/`).
+    pub objects_deleted: u64,
+    /// Their bytes.
+    pub bytes_deleted: u64,
+    /// When the last round of passes ended, in microseconds since the epoch (the caller's
+    /// clock); None before the first.
+    pub last_round_micros: Option<i64>,
+}
+
+impl GcStats {
+    /// The counters in Prometheus' text exposition format.
+    pub fn render(&self) -> String {
+        let last = self.last_round_micros.map_or(0, |m| m / 1_000_000);
+        format!(
+            "# HELP svelto_cluster_gc_passes_total Passes of the orphan collector over a \
+             repository on this front end, by outcome.\n\
+             # TYPE svelto_cluster_gc_passes_total counter\n\
+             svelto_cluster_gc_passes_total{{result=\"ok\"}} {}\n\
+             svelto_cluster_gc_passes_total{{result=\"failed\"}} {}\n\
+             # HELP svelto_cluster_gc_deleted_objects_total Orphaned objects the collector \
+             deleted.\n\
+             # TYPE svelto_cluster_gc_deleted_objects_total counter\n\
+             svelto_cluster_gc_deleted_objects_total {}\n\
+             # HELP svelto_cluster_gc_deleted_bytes_total Bytes of the orphaned objects the \
+             collector deleted.\n\
+             # TYPE svelto_cluster_gc_deleted_bytes_total counter\n\
+             svelto_cluster_gc_deleted_bytes_total {}\n\
+             # HELP svelto_cluster_gc_last_round_timestamp_seconds When the collector's last \
+             round on this front end ended (0: none yet).\n\
+             # TYPE svelto_cluster_gc_last_round_timestamp_seconds gauge\n\
+             svelto_cluster_gc_last_round_timestamp_seconds {last}\n",
+            self.passes, self.failed_passes, self.objects_deleted, self.bytes_deleted
+        )
+    }
 }
 
 impl ClusterBackend {
@@ -393,7 +439,13 @@ impl ClusterBackend {
             log: Arc::new(Mutex::new(Arc::new(|line: &str| eprintln!("{line}")))),
             holds: Mutex::default(),
             membership: Mutex::default(),
+            gc_stats: Mutex::default(),
         })
+    }
+
+    /// The orphan collector's counters on this front end.
+    pub fn gc_stats(&self) -> GcStats {
+        *self.gc_stats.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Registers this front end (its `front-end` id) in the cluster's member registry with
@@ -545,7 +597,20 @@ impl ClusterBackend {
         };
         for name in names {
             let repo = self.cluster.repository(&name);
-            match repo.collect(now_micros, self.config.gc) {
+            let result = repo.collect(now_micros, self.config.gc);
+            {
+                let mut stats = self.gc_stats.lock().unwrap_or_else(|e| e.into_inner());
+                match &result {
+                    Ok(done) => {
+                        let (objects, bytes) = done.totals();
+                        stats.passes += 1;
+                        stats.objects_deleted += objects as u64;
+                        stats.bytes_deleted += bytes;
+                    }
+                    Err(_) => stats.failed_passes += 1,
+                }
+            }
+            match result {
                 Ok(done) => {
                     let (objects, bytes) = done.totals();
                     sink(&format!(
@@ -566,6 +631,10 @@ impl ClusterBackend {
                 Err(e) => sink(&format!("cluster gc: {name}: pass failed: {e}")),
             }
         }
+        self.gc_stats
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .last_round_micros = Some(now_micros);
         true
     }
 

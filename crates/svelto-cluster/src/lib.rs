@@ -33,7 +33,8 @@ use object_store::{ClientOptions, RetryConfig};
 
 pub use backend::{ClusterRepo, ClusterWriter, LogSink};
 pub use frontend::{
-    front_ends_of, record_front_end, ClusterBackend, FrontEndConfig, ServedBy, FRONT_ENDS_FILE,
+    front_ends_of, record_front_end, ClusterBackend, FrontEndConfig, GcStats, ServedBy,
+    FRONT_ENDS_FILE,
 };
 pub use gc::{Collected, GcSettings};
 pub use head::{CommitId, Head, HeadError, IndexRef, SegmentRef, MAX_TAIL, PARTS};
@@ -128,8 +129,10 @@ pub enum ClusterError {
         /// The timeout.
         after: Duration,
     },
-    /// etcd refused or failed a request.
-    #[error("the coordination service (etcd) failed ({what} {key}): {source}")]
+    /// etcd refused or failed a request. Unreachable (no member answers, or none can
+    /// without a majority), it says so: commits are refused until etcd returns
+    /// (docs/cluster.md, "Failure behaviour").
+    #[error("{}", etcd_failure(what, key, source))]
     Etcd {
         /// The operation.
         what: &'static str,
@@ -138,8 +141,11 @@ pub enum ClusterError {
         /// The client's error.
         source: Box<etcd_client::Error>,
     },
-    /// etcd did not answer in time.
-    #[error("the coordination service (etcd) did not answer ({what} {key}) within {after:?}")]
+    /// etcd did not answer in time (a member without a majority answers nothing).
+    #[error(
+        "the cluster's coordination service (etcd) has no quorum or is unreachable: it did \
+         not answer ({what} {key}) within {after:?}; commits are refused until it returns"
+    )]
     EtcdTimeout {
         /// The operation.
         what: &'static str,
@@ -185,6 +191,31 @@ pub enum ClusterError {
         /// The head's key.
         key: String,
     },
+}
+
+/// The text of [`ClusterError::Etcd`]: an etcd that no member of a majority answers for
+/// (connections refused or broken, the request timed out or found no leader) is named as
+/// such, with what the client said; another refusal as it is.
+fn etcd_failure(what: &str, key: &str, source: &etcd_client::Error) -> String {
+    let unreachable = match source {
+        etcd_client::Error::TransportError(_) | etcd_client::Error::IoError(_) => true,
+        etcd_client::Error::GRpcStatus(status) => {
+            let code = format!("{:?}", status.code());
+            let message = status.message();
+            ["Unavailable", "DeadlineExceeded", "Cancelled", "Unknown"].contains(&code.as_str())
+                || message.contains("no leader")
+                || message.contains("timed out")
+        }
+        _ => false,
+    };
+    if unreachable {
+        format!(
+            "the cluster's coordination service (etcd) has no quorum or is unreachable \
+             ({what} {key}: {source}); commits are refused until it returns"
+        )
+    } else {
+        format!("the coordination service (etcd) failed ({what} {key}): {source}")
+    }
 }
 
 impl ClusterError {

@@ -8,6 +8,7 @@
 
 mod create;
 mod dump;
+mod front_end_dir;
 mod gc;
 mod hotcopy;
 mod info;
@@ -173,11 +174,11 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         _ => {}
     }
     let argv = std::iter::once(OsString::from("svelto admin")).chain(args.iter().cloned());
-    let cmd = match AdminCli::try_parse_from(argv) {
+    let mut cmd = match AdminCli::try_parse_from(argv) {
         Ok(cli) => cli.command,
         Err(e) => return usage_error(e, &args),
     };
-    let result = run(cmd);
+    let result = front_end_dir::resolve(&mut cmd).and_then(|()| run(cmd));
     let flushed = io::stdout().flush();
     match result.and_then(|()| match flushed {
         Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(e.into()),

@@ -26,6 +26,9 @@ pub struct SetlogArgs {
     /// Run neither the pre- nor the post-revprop-change hook.
     #[arg(long)]
     pub bypass_hooks: bool,
+    /// The front end's directory REPOS_PATH was, when it named one: its hooks run.
+    #[arg(skip)]
+    pub front_end_dir: Option<PathBuf>,
 }
 
 /// The options of `setrevprop` and `delrevprop`.
@@ -46,6 +49,9 @@ pub struct RevpropOptions {
     /// its hooks are the front ends', so neither hook option is taken.
     #[arg(long, value_name = "CLUSTER_FILE")]
     pub cluster: Option<PathBuf>,
+    /// The front end's directory REPOS_PATH was, when it named one: its hooks run.
+    #[arg(skip)]
+    pub front_end_dir: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -74,7 +80,7 @@ pub fn setlog(args: SetlogArgs) -> Result<()> {
     let rev = single_revision(args.revision.as_deref())?;
     let value = value_from_file(&read_file(&args.file)?)?;
     if let Some(file) = &args.cluster {
-        if !args.bypass_hooks {
+        if !args.bypass_hooks && args.front_end_dir.is_none() {
             return Err(arg_error(
                 code::CL_ARG_PARSING_ERROR,
                 "a cluster repository's hooks are its front ends' (ROOT/NAME/hooks on each): \
@@ -85,13 +91,17 @@ pub fn setlog(args: SetlogArgs) -> Result<()> {
         let name = super::cluster_name(&args.repo)?;
         let repo = crate::cluster::open(file, name)?;
         let mut writer = crate::cluster::writer(file, name)?;
-        let hooks = Hooks::new(repo.cache_dir(), None)?;
+        // Given a front end's directory, its hooks run as the front end runs them.
+        let hooks = Hooks::new(
+            args.front_end_dir.as_deref().unwrap_or(repo.cache_dir()),
+            None,
+        )?;
         return svelto_admin::revprops::setlog(
             &repo,
             &hooks,
             rev,
             &value,
-            true,
+            args.bypass_hooks || args.front_end_dir.is_none(),
             Box::new(move |f| f(&mut writer)),
         )
         .map_err(admin_error);
@@ -113,7 +123,8 @@ pub fn setrevprop(args: SetrevpropArgs) -> Result<()> {
     let target = target(&args.opts)?;
     let value = value_from_file(&read_file(&args.file)?)?;
     if let Some(file) = &args.opts.cluster {
-        return change_in_cluster(file, &args.repo, target, &args.name, Some(&value));
+        let dir = args.opts.front_end_dir.as_deref();
+        return change_in_cluster(file, dir, &args.repo, target, &args.name, Some(&value));
     }
     match target {
         Target::Rev(rev, hooks) => change(&args.repo, rev, &args.name, Some(&value), hooks),
@@ -124,7 +135,8 @@ pub fn setrevprop(args: SetrevpropArgs) -> Result<()> {
 pub fn delrevprop(args: DelrevpropArgs) -> Result<()> {
     let target = target(&args.opts)?;
     if let Some(file) = &args.opts.cluster {
-        return change_in_cluster(file, &args.repo, target, &args.name, None);
+        let dir = args.opts.front_end_dir.as_deref();
+        return change_in_cluster(file, dir, &args.repo, target, &args.name, None);
     }
     match target {
         Target::Rev(rev, hooks) => change(&args.repo, rev, &args.name, None, hooks),
@@ -187,16 +199,18 @@ fn change(
 
 /// `setrevprop`/`delrevprop --cluster FILE NAME`: the change through the writer lease (a
 /// revision property change of the cluster, docs/cluster.md), without hooks; the hook
-/// options and `-t` are refused, saying why.
+/// options and `-t` are refused, saying why. Given a front end's directory `dir`
+/// instead, the hook options run its hooks, as the front end runs them.
 fn change_in_cluster(
     file: &Path,
+    dir: Option<&Path>,
     repo: &Path,
     target: Target,
     name: &str,
     value: Option<&[u8]>,
 ) -> Result<()> {
-    let rev = match target {
-        Target::Rev(rev, hooks) if hooks == HookUse::NONE => rev,
+    let (rev, hook_use) = match target {
+        Target::Rev(rev, hooks) if hooks == HookUse::NONE || dir.is_some() => (rev, hooks),
         Target::Rev(..) => {
             return Err(arg_error(
                 code::CL_ARG_PARSING_ERROR,
@@ -217,14 +231,14 @@ fn change_in_cluster(
     let repo_name = super::cluster_name(repo)?;
     let cluster = crate::cluster::open(file, repo_name)?;
     let mut writer = crate::cluster::writer(file, repo_name)?;
-    let hooks = Hooks::new(cluster.cache_dir(), None)?;
+    let hooks = Hooks::new(dir.unwrap_or(cluster.cache_dir()), None)?;
     svelto_admin::revprops::change(
         &cluster,
         &hooks,
         rev,
         name,
         value,
-        HookUse::NONE,
+        hook_use,
         Box::new(move |f| f(&mut writer)),
     )
     .map_err(admin_error)

@@ -45,6 +45,10 @@ pub struct VerifyArgs {
     /// Accepted as svnadmin accepts it; no effect.
     #[arg(short = 'M', long = "memory-cache-size", value_name = "ARG")]
     pub memory_cache_size: Option<u64>,
+    /// The front end's directory REPO was, when it named one: `-t` is a transaction staged
+    /// in one of its front ends' caches (a pre-commit hook's).
+    #[arg(skip)]
+    pub front_end_dir: Option<std::path::PathBuf>,
 }
 
 pub fn run(args: VerifyArgs) -> Result<()> {
@@ -53,6 +57,21 @@ pub fn run(args: VerifyArgs) -> Result<()> {
             code::CL_ARG_PARSING_ERROR,
             "--revision (-r) and --transaction (-t) are mutually exclusive",
         ));
+    }
+    if let (Some(dir), Some(txn)) = (&args.front_end_dir, &args.txn) {
+        // As `svelto look -t` finds it: in the cache of the front end that staged it.
+        let opened = crate::cluster::open_served(dir, Some(txn), &env());
+        let (view, rev) = match opened {
+            Some(Ok((view, Some(rev)))) => (view, rev),
+            Some(Err(e)) => return Err(e.into()),
+            _ => {
+                return Err(svn_error(
+                    code::FS_NO_SUCH_TRANSACTION,
+                    format!("no transaction '{txn}' staged for '{}'", dir.display()),
+                ))
+            }
+        };
+        return Ok(check::verify_revision(&*view, rev)?);
     }
     let r = match &args.cluster {
         Some(file) => {

@@ -285,6 +285,43 @@ fn the_collector_deletes_orphans_of_published_revisions_and_nothing_else() {
     assert!(String::from_utf8_lossy(&cold).contains("changed log"));
 }
 
+/// Orphans of r1 made by hand in repository `proj` (a copy of r1's segment under another
+/// commit id), through a cluster file's clients.
+struct Orphans {
+    repo: svelto_cluster::Repository,
+    chain: Vec<SegmentRef>,
+    _cluster: Cluster,
+}
+
+impl Orphans {
+    fn new(file: &std::path::Path) -> Orphans {
+        let config = FrontEndConfig::load(file, &|_| None).expect("the cluster file");
+        let cluster = Cluster::connect(config.cluster).expect("connect");
+        let repo = cluster.repository("proj");
+        let head = repo.head().expect("head").head;
+        let chain = repo.chain(&head).expect("chain");
+        Orphans {
+            repo,
+            chain,
+            _cluster: cluster,
+        }
+    }
+
+    /// Puts the orphan of commit id `[id; 16]`: its key.
+    fn put(&self, id: u8) -> String {
+        let segment = self.repo.read_segment(self.chain[1]).expect("a segment");
+        let theirs = SegmentRef {
+            revision: 1,
+            commit: CommitId([id; 16]),
+        };
+        assert!(self
+            .repo
+            .put_raw_segment(theirs, segment.encode(1, theirs.commit))
+            .expect("put an orphan"));
+        self.repo.segment_key(theirs)
+    }
+}
+
 /// Waits up to `within` for `key` to be gone from the bucket.
 fn gone_within(s3: &S3Server, key: &str, within: std::time::Duration) -> bool {
     let started = std::time::Instant::now();
@@ -306,22 +343,9 @@ fn one_elected_front_end_collects_every_gc_interval_and_another_takes_over() {
     for n in 1..=3 {
         put(&dir, &url, "f", &format!("text {n}\n"));
     }
-    let config = FrontEndConfig::load(&rig.files[0], &|_| None).expect("the cluster file");
-    let cluster = Cluster::connect(config.cluster).expect("connect");
-    let repo = cluster.repository("proj");
-    let head = repo.head().expect("head").head;
-    let chain = repo.chain(&head).expect("chain");
-    let orphan = |id: u8| {
-        let segment = repo.read_segment(chain[1]).expect("a segment");
-        let theirs = SegmentRef {
-            revision: 1,
-            commit: CommitId([id; 16]),
-        };
-        assert!(repo
-            .put_raw_segment(theirs, segment.encode(1, theirs.commit))
-            .expect("put an orphan"));
-        repo.segment_key(theirs)
-    };
+    let orphans = Orphans::new(&rig.files[0]);
+    let (repo, chain) = (&orphans.repo, &orphans.chain);
+    let orphan = |id: u8| orphans.put(id);
     let first = orphan(0xc1);
     assert!(
         gone_within(&rig._s3, &first, std::time::Duration::from_secs(20)),
@@ -351,10 +375,115 @@ fn one_elected_front_end_collects_every_gc_interval_and_another_takes_over() {
     );
     let other = 1 - collector;
     assert!(log(other).contains(&format!("cluster gc: proj: deleted {second}")));
-    for segment in &chain {
+    for segment in chain {
         assert!(
             objects(&rig._s3).contains_key(&repo.segment_key(*segment)),
             "a published segment was deleted"
         );
     }
+}
+
+/// The collector's counters on the elected front end's metrics page
+/// (`--metrics-listen`): passes, objects and bytes deleted, the last round's time.
+#[test]
+fn the_collectors_counters_are_on_the_metrics_page() {
+    let every = "gc-interval = 1\ngc-min-age = 0\n";
+    let (rig, servers) = Rig::start_with(1, &[every]);
+    drop(servers);
+    let fe = rig.serve_with(0, &["--metrics-listen", "127.0.0.1:0"]);
+    let dir = rig.dir.path().to_owned();
+    let log = std::fs::read_to_string(dir.join("serve-a.log")).expect("A's log");
+    let addr = log
+        .lines()
+        .find_map(|l| {
+            l.split_once("metrics on http://")
+                .map(|(_, a)| a.to_owned())
+        })
+        .unwrap_or_else(|| panic!("no metrics address in {log}"));
+    let scrape = || {
+        Run::tool("curl")
+            .args(["-sf", &format!("http://{addr}")])
+            .success()
+            .stdout_text()
+    };
+    let metric = |text: &str, name: &str| {
+        svelto_testkit::metric_sum(text, name).unwrap_or_else(|| panic!("no {name} in\n{text}"))
+    };
+    let url = fe.url("proj");
+    for n in 1..=3 {
+        put(&dir, &url, "f", &format!("text {n}\n"));
+    }
+    let orphans = Orphans::new(&rig.files[0]);
+    let before = scrape();
+    let (objects_before, bytes_before) = (
+        metric(&before, "svelto_cluster_gc_deleted_objects_total"),
+        metric(&before, "svelto_cluster_gc_deleted_bytes_total"),
+    );
+    let keys = [orphans.put(0xd1), orphans.put(0xd2)];
+    let sizes: u64 = {
+        let all = objects(&rig._s3);
+        keys.iter().map(|k| all[k]).sum()
+    };
+    for key in &keys {
+        assert!(
+            gone_within(&rig._s3, key, std::time::Duration::from_secs(20)),
+            "{key} not collected within 20 s"
+        );
+    }
+    let after = scrape();
+    assert!(
+        metric(&after, "svelto_cluster_gc_passes_total{result=\"ok\"}") >= 1,
+        "{after}"
+    );
+    assert_eq!(
+        metric(&after, "svelto_cluster_gc_passes_total{result=\"failed\"}"),
+        0,
+        "{after}"
+    );
+    // The two orphans and whatever else this front end's passes deleted (each logged:
+    // the counters are the log's sums).
+    let (objects, bytes) = (
+        metric(&after, "svelto_cluster_gc_deleted_objects_total"),
+        metric(&after, "svelto_cluster_gc_deleted_bytes_total"),
+    );
+    assert!(
+        objects >= objects_before + 2 && bytes >= bytes_before + sizes,
+        "{after}"
+    );
+    let log = std::fs::read_to_string(dir.join("serve-a.log")).expect("A's log");
+    let this_run = &log[log.rfind("metrics on http://").expect("A's start")..];
+    let logged: Vec<u64> = this_run
+        .lines()
+        .filter_map(|l| l.split_once("cluster gc: proj: deleted ").map(|(_, d)| d))
+        .map(|d| {
+            d.rsplit_once(' ')
+                .expect("KEY BYTES")
+                .1
+                .parse()
+                .expect("bytes")
+        })
+        .collect();
+    for key in &keys {
+        assert!(this_run.contains(&format!("cluster gc: proj: deleted {key} ")));
+    }
+    let lines = logged.len() as u64;
+    assert!(
+        lines >= objects && logged.iter().take(objects as usize).sum::<u64>() == bytes,
+        "the counters ({objects} objects, {bytes} bytes) are not the log's {logged:?}\n{after}"
+    );
+    // A round ended at a plausible time (after 2020), and rounds go on every second.
+    let last = metric(&after, "svelto_cluster_gc_last_round_timestamp_seconds");
+    assert!(last > 1_577_836_800, "{after}");
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    let later = scrape();
+    assert!(
+        metric(&later, "svelto_cluster_gc_last_round_timestamp_seconds") > last,
+        "{later}"
+    );
+    assert!(
+        metric(&later, "svelto_cluster_gc_passes_total{result=\"ok\"}")
+            > metric(&after, "svelto_cluster_gc_passes_total{result=\"ok\"}"),
+        "{later}"
+    );
+    drop(fe);
 }

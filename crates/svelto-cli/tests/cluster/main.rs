@@ -14,6 +14,8 @@ use svelto_testkit::{tempdir, Run, Svelto};
 
 mod backend;
 mod differential;
+mod faults;
+mod front_end_dir;
 mod gc;
 #[allow(dead_code)]
 #[path = "../serve/hook_sessions.rs"]
@@ -165,6 +167,20 @@ impl Rig {
         let mut all = vec!["--cluster", self.files[i].to_str().expect("a UTF-8 path")];
         all.extend_from_slice(flags);
         Svelto::start_with(&svelto_bin(), &self.roots[i], &log, &all)
+    }
+
+    /// Every front end's `proj` lets user alice (password apw) in, besides anonymous
+    /// writers (locks need a user).
+    fn let_alice_in(&self) {
+        for root in &self.roots {
+            let conf = root.join("proj").join("conf");
+            std::fs::write(
+                conf.join("svnserve.conf"),
+                "[general]\nanon-access = write\nauth-access = write\npassword-db = passwd\n",
+            )
+            .expect("svnserve.conf");
+            std::fs::write(conf.join("passwd"), "[users]\nalice = apw\n").expect("passwd");
+        }
     }
 
     /// The front end holding the writer lease of `proj`, as etcd says.
@@ -583,24 +599,45 @@ fn three_front_ends_commit_update_hooks_and_equal_one_machine() {
 /// What the committers saw: each acknowledged commit's message, revision and time.
 type Acks = Arc<Mutex<Vec<(String, u64, Instant)>>>;
 
-/// Four committers, `svnmucc put` in a loop, committer `i` through `urls[i]`, each commit's
-/// message unique; acknowledged ones (the client printed `rN committed`) are recorded.
+/// Where a committer's or changer's attempt `n` goes: a repository URL.
+type Route = Arc<dyn Fn(u64) -> String + Send + Sync>;
+
+/// Every attempt through `url`.
+fn fixed(url: &str) -> Route {
+    let url = url.to_owned();
+    Arc::new(move |_| url.clone())
+}
+
+/// Attempt `n` through `urls[(first + n) % len]`, read when it starts (a front end
+/// restarted listens on another port: its entry is replaced).
+fn rotating(urls: &Arc<Mutex<Vec<String>>>, first: usize) -> Route {
+    let urls = urls.clone();
+    Arc::new(move |n| {
+        let urls = urls.lock().expect("the URLs");
+        urls[(first + usize::try_from(n).unwrap_or(0)) % urls.len()].clone()
+    })
+}
+
+/// Committers, `svnmucc put` in a loop, committer `i` through `routes[i]`, each commit's
+/// message unique; acknowledged ones (the client printed `rN committed`) are recorded;
+/// each committer answers the errors of the others.
 fn committers(
-    urls: Vec<String>,
+    routes: Vec<Route>,
     dir: &Path,
     stop: &Arc<AtomicBool>,
     pause: &Arc<AtomicBool>,
     acks: &Acks,
     running: &Arc<AtomicUsize>,
-) -> Vec<std::thread::JoinHandle<usize>> {
-    urls.into_iter()
+) -> Vec<std::thread::JoinHandle<Vec<String>>> {
+    routes
+        .into_iter()
         .enumerate()
-        .map(|(i, url)| {
+        .map(|(i, route)| {
             let (stop, pause, acks) = (stop.clone(), pause.clone(), acks.clone());
             let running = running.clone();
             let text = dir.join(format!("committer-{i}"));
             std::thread::spawn(move || {
-                let mut failures = 0;
+                let mut failures = Vec::new();
                 let mut n = 0;
                 while !stop.load(Ordering::SeqCst) {
                     if pause.load(Ordering::SeqCst) {
@@ -609,6 +646,7 @@ fn committers(
                     }
                     n += 1;
                     running.fetch_add(1, Ordering::SeqCst);
+                    let url = route(n);
                     let message = format!("committer {i} commit {n}");
                     std::fs::write(&text, &message).expect("text");
                     let out = svnmucc(
@@ -633,7 +671,7 @@ fn committers(
                             Instant::now(),
                         )),
                         _ => {
-                            failures += 1;
+                            failures.push(out.stderr_text().trim().to_owned());
                             eprintln!("committer {i}: {}", out.stderr_text().trim());
                             std::thread::sleep(Duration::from_millis(100));
                         }
@@ -643,6 +681,41 @@ fn committers(
             })
         })
         .collect()
+}
+
+/// [`committers`] through `routes`, never paused: the flag that stops them, their
+/// acknowledgements and their threads.
+fn committing(
+    routes: Vec<Route>,
+    dir: &Path,
+) -> (
+    Arc<AtomicBool>,
+    Acks,
+    Vec<std::thread::JoinHandle<Vec<String>>>,
+) {
+    let (stop, pause) = (
+        Arc::new(AtomicBool::new(false)),
+        Arc::new(AtomicBool::new(false)),
+    );
+    let (acks, running): (Acks, _) = (Arc::default(), Arc::new(AtomicUsize::new(0)));
+    let threads = committers(routes, dir, &stop, &pause, &acks, &running);
+    (stop, acks, threads)
+}
+
+/// Three front ends whose pre-revprop-change hooks allow every change, and r1..=r3
+/// committed through A (`seed.txt` holding "seed N", log message "seed N"): the rig, the
+/// front ends and their URLs.
+fn seeded_rig() -> (Rig, Vec<Svelto>, Vec<String>) {
+    let (rig, servers) = Rig::start(3, "");
+    for root in &rig.roots {
+        hook(root, "proj", "pre-revprop-change", "#!/bin/sh\nexit 0\n");
+    }
+    let urls: Vec<String> = servers.iter().map(|s| s.url("proj")).collect();
+    for i in 1..=3u64 {
+        let (rev, _) = put(rig.dir.path(), &urls[0], "seed.txt", &format!("seed {i}\n"));
+        assert_eq!(rev, i);
+    }
+    (rig, servers, urls)
 }
 
 /// Every acknowledged commit is in the log through `url` at its revision, each message
@@ -706,10 +779,10 @@ fn the_writer_killed_or_etcd_majority_lost_loses_no_acknowledged_commit() {
     let acks: Acks = Arc::default();
     let stop = Arc::new(AtomicBool::new(false));
     let others = vec![
-        url(&servers, 1),
-        url(&servers, 2),
-        url(&servers, 1),
-        url(&servers, 2),
+        fixed(&url(&servers, 1)),
+        fixed(&url(&servers, 2)),
+        fixed(&url(&servers, 1)),
+        fixed(&url(&servers, 2)),
     ];
     let pause = Arc::new(AtomicBool::new(false));
     let running = Arc::new(AtomicUsize::new(0));
@@ -795,7 +868,7 @@ fn the_writer_killed_or_etcd_majority_lost_loses_no_acknowledged_commit() {
     stop.store(true, Ordering::SeqCst);
     let failures: usize = workers
         .into_iter()
-        .map(|w| w.join().expect("committer"))
+        .map(|w| w.join().expect("committer").len())
         .sum();
     let youngest = check_log(&url(&servers, 0), &acks);
     eprintln!(
@@ -1259,49 +1332,29 @@ fn admin_load_into_the_cluster_dumps_as_a_local_load() {
     );
 }
 
-/// What one changer of revision properties tried, in order: (revision, value,
-/// acknowledged).
-type Changes = Vec<(u64, String, bool)>;
+/// What one changer of revision properties tried, in order: (revision, value, the
+/// client's error when it was not acknowledged).
+type Changes = Vec<(u64, String, Option<String>)>;
 
-#[test]
-fn revision_property_changes_and_commits_at_once_lose_neither() {
-    let (rig, servers) = Rig::start(3, "");
-    let dir = rig.dir.path().to_path_buf();
-    for root in &rig.roots {
-        hook(root, "proj", "pre-revprop-change", "#!/bin/sh\nexit 0\n");
-    }
-    let urls: Vec<String> = servers.iter().map(|s| s.url("proj")).collect();
-    for i in 1..=3u64 {
-        let (rev, _) = put(&dir, &urls[0], "seed.txt", &format!("seed {i}\n"));
-        assert_eq!(rev, i);
-    }
-    // Two committers (through A and B) and two changers of revision properties (through
-    // B and C, each its own property of r1..=r3, so every change reads and rewrites the
-    // list the other changes too), all at once.
-    let (stop, pause) = (
-        Arc::new(AtomicBool::new(false)),
-        Arc::new(AtomicBool::new(false)),
-    );
-    let (acks, running): (Acks, _) = (Arc::default(), Arc::new(AtomicUsize::new(0)));
-    let committing = committers(
-        vec![urls[0].clone(), urls[1].clone()],
-        &dir,
-        &stop,
-        &pause,
-        &acks,
-        &running,
-    );
-    let changing: Vec<std::thread::JoinHandle<Changes>> = [1usize, 2]
-        .into_iter()
-        .map(|k| {
-            let (url, stop) = (urls[k].clone(), stop.clone());
-            std::thread::spawn(move || {
+/// Changers of revision properties, `svn propset --revprop` in a loop until `stop`: changer
+/// `k` sets `test:changer-k` of r1..=r3 in turn (each front end's pre-revprop-change hook
+/// must allow it) through its route, each value unique.
+fn changers(
+    which: &[(usize, Route)],
+    stop: &Arc<AtomicBool>,
+) -> Vec<(usize, std::thread::JoinHandle<Changes>)> {
+    which
+        .iter()
+        .map(|(k, route)| {
+            let (k, route, stop) = (*k, route.clone(), stop.clone());
+            let changer = std::thread::spawn(move || {
                 let mut tried = Vec::new();
                 let mut n = 0u64;
                 while !stop.load(Ordering::SeqCst) {
                     n += 1;
                     let rev = 1 + n % 3;
                     let value = format!("changer {k} change {n}");
+                    let url = route(n);
                     let out = Run::tool("svn")
                         .args(["propset", "--revprop", "-r", &rev.to_string()])
                         .arg(format!("test:changer-{k}"))
@@ -1310,46 +1363,38 @@ fn revision_property_changes_and_commits_at_once_lose_neither() {
                         .args(["--non-interactive", "--no-auth-cache"])
                         .timeout(Duration::from_secs(60))
                         .output();
-                    if !out.success() {
-                        eprintln!("changer {k}: {}", out.stderr_text().trim());
+                    let error = (!out.success()).then(|| out.stderr_text().trim().to_owned());
+                    if let Some(e) = &error {
+                        eprintln!("changer {k}: {e}");
+                        std::thread::sleep(Duration::from_millis(100));
                     }
-                    tried.push((rev, value, out.success()));
+                    tried.push((rev, value, error));
                 }
                 tried
-            })
+            });
+            (k, changer)
         })
-        .collect();
-    std::thread::sleep(Duration::from_secs(20));
-    stop.store(true, Ordering::SeqCst);
-    let commit_failures: usize = committing
-        .into_iter()
-        .map(|t| t.join().expect("committer"))
-        .sum();
-    let changes: Vec<Changes> = changing
-        .into_iter()
-        .map(|t| t.join().expect("changer"))
-        .collect();
+        .collect()
+}
 
-    // Every acknowledged commit is in the log at its revision, through each front end.
-    let mut youngest = 0;
-    for url in &urls {
-        youngest = check_log(url, &acks);
-    }
-    // Every property holds its last acknowledged value (or that of a later attempt whose
-    // client saw an error: applied, unacknowledged), through each front end; the seed
-    // commits' messages are untouched.
+/// Every property a changer set holds, through each of `urls` alike, the value of its last
+/// acknowledged attempt or of a later one whose client saw an error (applied,
+/// unacknowledged); (acknowledged, refused) changes.
+fn check_changes(urls: &[String], changes: &[(usize, Changes)]) -> (usize, usize) {
     let (mut acked, mut failed) = (0, 0);
-    for (k, tried) in [1usize, 2].into_iter().zip(&changes) {
-        acked += tried.iter().filter(|t| t.2).count();
-        failed += tried.iter().filter(|t| !t.2).count();
+    for (k, tried) in changes {
+        acked += tried.iter().filter(|t| t.2.is_none()).count();
+        failed += tried.iter().filter(|t| t.2.is_some()).count();
         for rev in 1..=3u64 {
-            let of_rev: Vec<&(u64, String, bool)> = tried.iter().filter(|t| t.0 == rev).collect();
-            let Some(last) = of_rev.iter().rposition(|t| t.2) else {
+            let of_rev: Vec<&(u64, String, Option<String>)> =
+                tried.iter().filter(|t| t.0 == rev).collect();
+            let Some(last) = of_rev.iter().rposition(|t| t.2.is_none()) else {
                 continue;
             };
             let allowed: Vec<&str> = of_rev[last..].iter().map(|t| t.1.as_str()).collect();
-            for url in &urls {
-                let name = format!("test:changer-{k}");
+            let name = format!("test:changer-{k}");
+            let mut seen = Vec::new();
+            for url in urls {
                 let got = svn(&["propget", "--revprop", "-r", &rev.to_string(), &name, url]);
                 assert!(
                     allowed.contains(&got.trim()),
@@ -1357,17 +1402,55 @@ fn revision_property_changes_and_commits_at_once_lose_neither() {
                     got.trim(),
                     allowed[0]
                 );
+                seen.push(got);
             }
-            let log = svn(&[
-                "propget",
-                "--revprop",
-                "-r",
-                &rev.to_string(),
-                "svn:log",
-                &urls[2],
-            ]);
-            assert_eq!(log.trim(), format!("seed {rev}"));
+            assert!(
+                seen.windows(2).all(|w| w[0] == w[1]),
+                "{name} of r{rev} differs between the front ends: {seen:?}"
+            );
         }
+    }
+    (acked, failed)
+}
+
+#[test]
+fn revision_property_changes_and_commits_at_once_lose_neither() {
+    let (rig, servers, urls) = seeded_rig();
+    let dir = rig.dir.path().to_path_buf();
+    // Two committers (through A and B) and two changers of revision properties (through
+    // B and C, each its own property of r1..=r3, so every change reads and rewrites the
+    // list the other changes too), all at once.
+    let (stop, acks, committing) = committing(vec![fixed(&urls[0]), fixed(&urls[1])], &dir);
+    let changing = changers(&[(1, fixed(&urls[1])), (2, fixed(&urls[2]))], &stop);
+    std::thread::sleep(Duration::from_secs(20));
+    stop.store(true, Ordering::SeqCst);
+    let commit_failures: usize = committing
+        .into_iter()
+        .map(|t| t.join().expect("committer").len())
+        .sum();
+    let changes: Vec<(usize, Changes)> = changing
+        .into_iter()
+        .map(|(k, t)| (k, t.join().expect("changer")))
+        .collect();
+
+    // Every acknowledged commit is in the log at its revision, through each front end.
+    let mut youngest = 0;
+    for url in &urls {
+        youngest = check_log(url, &acks);
+    }
+    // Every property holds its last acknowledged value through each front end; the seed
+    // commits' messages are untouched.
+    let (acked, failed) = check_changes(&urls, &changes);
+    for rev in 1..=3u64 {
+        let log = svn(&[
+            "propget",
+            "--revprop",
+            "-r",
+            &rev.to_string(),
+            "svn:log",
+            &urls[2],
+        ]);
+        assert_eq!(log.trim(), format!("seed {rev}"));
     }
     eprintln!(
         "at once for 20 s: {} commits acknowledged ({commit_failures} refused), {acked} \
@@ -1398,15 +1481,7 @@ fn revision_property_changes_and_commits_at_once_lose_neither() {
 fn admin_revision_properties_locks_and_incremental_hotcopy_in_the_cluster() {
     let (rig, fe) = Rig::start(2, "");
     let admin_file = cluster_file(rig.dir.path(), &rig.etcd, &rig._s3, "admin", "");
-    for root in &rig.roots {
-        let conf = root.join("proj").join("conf");
-        std::fs::write(
-            conf.join("svnserve.conf"),
-            "[general]\nanon-access = write\nauth-access = write\npassword-db = passwd\n",
-        )
-        .expect("svnserve.conf");
-        std::fs::write(conf.join("passwd"), "[users]\nalice = apw\n").expect("passwd");
-    }
+    rig.let_alice_in();
     let (a, b) = (fe[0].url("proj"), fe[1].url("proj"));
     let work = rig.dir.path().join("work");
     std::fs::create_dir_all(&work).expect("work");
