@@ -80,6 +80,19 @@ pub fn run(args: LoadArgs) -> Result<()> {
         memory_cache_size: _,
     } = args;
     let range = load_range(revision.as_deref())?;
+    if let (Some(f), true) = (&cluster, use_pre_commit_hook || use_post_commit_hook) {
+        // A cluster repository has no hooks directory: hooks are each front end's.
+        return Err(super::svn_error(
+            svelto_core::code::UNSUPPORTED_FEATURE,
+            format!(
+                "a load into cluster repository '{}' ({}) runs no commit hooks: the hooks \
+                 are each front end's; load without --use-pre-commit-hook and \
+                 --use-post-commit-hook, or commit through a front end, which runs them",
+                repo.display(),
+                f.display()
+            ),
+        ));
+    }
     let mut writer = match &cluster {
         Some(f) => {
             let name = repo.to_str().with_context(|| {

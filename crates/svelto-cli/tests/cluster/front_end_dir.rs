@@ -215,6 +215,18 @@ fn admin_on_a_front_end_directory_acts_on_the_cluster_repository() {
             .contains("a load into the cluster runs no commit hooks"),
         "{hooked}"
     );
+    // So does one through --cluster: a cluster repository has no hooks directory.
+    let hooked = Run::new(svelto_bin())
+        .args(["admin", "load", "--use-post-commit-hook", "--cluster"])
+        .arg(&rig.files[0])
+        .arg("proj")
+        .timeout(Duration::from_secs(60))
+        .output();
+    assert!(!hooked.success(), "{hooked}");
+    assert!(
+        hooked.stderr_text().contains("runs no commit hooks"),
+        "{hooked}"
+    );
     // A local repository is as before.
     let plain = admin(&[OsStr::new("pack"), copy.as_os_str()]);
     assert!(plain.success(), "{plain}");
