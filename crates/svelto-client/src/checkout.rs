@@ -321,6 +321,7 @@ pub(crate) fn run_in(
         summary: Summary::default(),
         bufs: Buffers::default(),
         scratch: Vec::new(),
+        spare: Vec::new(),
         tmp_counter: 0,
         pristines: HashSet::new(),
         export,
@@ -482,6 +483,8 @@ struct Receiver<'o> {
     summary: Summary,
     bufs: Buffers,
     scratch: Vec<u8>,
+    /// A pristine's buffer kept for the next text (not grown again from nothing).
+    spare: Vec<u8>,
     tmp_counter: u64,
     /// The pristine texts written (SHA-1 hex): the store of a new working copy holds only
     /// these, so no lookup on disk is needed.
@@ -556,6 +559,7 @@ pub(crate) fn fetch_file_external(
         summary: Summary::default(),
         bufs: Buffers::default(),
         scratch: Vec::new(),
+        spare: Vec::new(),
         tmp_counter: 0,
         pristines,
         export,
@@ -1023,7 +1027,11 @@ impl Receiver<'_> {
             }
         };
         let pristine = match &self.db {
-            Some(_) => Pristine::Buffer(Vec::new()),
+            Some(_) => {
+                let mut b = std::mem::take(&mut self.spare);
+                b.clear();
+                Pristine::Buffer(b)
+            }
             None => Pristine::None,
         };
         let file = self
@@ -1118,9 +1126,8 @@ impl Receiver<'_> {
                     _ if spill => {}
                     Working::Direct(f) => f.write_all(bytes).map_err(file_err(working_path()))?,
                     Working::Eol(f, eol) => {
-                        scratch.clear();
-                        eol.push(bytes, scratch);
-                        f.write_all(scratch).map_err(file_err(working_path()))?;
+                        let out = eol.translate(bytes, scratch);
+                        f.write_all(out).map_err(file_err(working_path()))?;
                     }
                     Working::Buffer(b) => b.extend_from_slice(bytes),
                     Working::Held { .. } | Working::Discard => {}
@@ -1168,8 +1175,9 @@ impl Receiver<'_> {
                     let dest = db.pristine_path(&sha1)?;
                     let mut f = create_read_only(&dest)?;
                     f.write_all(&b).map_err(file_err(&dest))?;
+                    self.spare = b;
                 }
-                Pristine::Buffer(_) => {}
+                Pristine::Buffer(b) => self.spare = b,
                 Pristine::Temp(f, tmp) => {
                     drop(f);
                     if known {

@@ -186,10 +186,14 @@ impl WcDb {
             move |source| Error::Db { path: p, source }
         };
         let conn = Connection::open(&path).map_err(db_err(&path))?;
+        // temp_store and cache_size as in `open`: the checkout's one transaction keeps its
+        // pages (16 MB of wc.db for 25,000 files) in memory instead of spilling them to the
+        // file page by page when SQLite's default 2 MiB cache fills.
         conn.execute_batch(
             "PRAGMA locking_mode = EXCLUSIVE; PRAGMA journal_mode = TRUNCATE;
              PRAGMA synchronous = OFF; PRAGMA case_sensitive_like = 1;
-             PRAGMA recursive_triggers = ON; PRAGMA foreign_keys = OFF;",
+             PRAGMA recursive_triggers = ON; PRAGMA foreign_keys = OFF;
+             PRAGMA temp_store = MEMORY; PRAGMA cache_size = -65536;",
         )
         .map_err(db_err(&path))?;
         conn.execute_batch(&format!("BEGIN; {SCHEMA} COMMIT;"))
