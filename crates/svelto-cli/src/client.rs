@@ -454,6 +454,8 @@ impl Printer {
 
     fn notify(&mut self, n: Notify) {
         match n {
+            // (-q without a bar: nothing to show, nothing to format)
+            Notify::Added { .. } | Notify::Updated { .. } if self.quiet && self.bar.is_none() => {}
             Notify::Added { relpath, .. } => {
                 let line = format!("A    {}", self.shown(relpath));
                 self.line(&line, true);

@@ -5,7 +5,7 @@
 //! the drive, after a first one that records the root as incomplete (as the stock client
 //! does, so an interrupted checkout is one `svn cleanup` and `svn update` can finish).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs::File;
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
@@ -321,6 +321,8 @@ pub(crate) fn run_in(
         summary: Summary::default(),
         bufs: Buffers::default(),
         scratch: Vec::new(),
+        spare: Vec::new(),
+        deferred: Some(BTreeMap::new()),
         tmp_counter: 0,
         pristines: HashSet::new(),
         export,
@@ -340,6 +342,9 @@ pub(crate) fn run_in(
     r.drive(session.as_mut(), notify)?;
     r.write_conflicts()?;
     if let Some(db) = &r.db {
+        if let Some(texts) = &r.deferred {
+            db.put_pristines_counted(texts)?;
+        }
         db.commit()?;
     }
     r.summary.revision = r.target_rev;
@@ -482,6 +487,12 @@ struct Receiver<'o> {
     summary: Summary,
     bufs: Buffers,
     scratch: Vec<u8>,
+    /// A pristine's buffer kept for the next text (not grown again from nothing).
+    spare: Vec<u8>,
+    /// A new working copy's pristine texts (SHA-1 hex to MD5 hex and size), recorded in
+    /// wc.db at the end of the drive (`WcDb::put_pristines_counted`); None: each is
+    /// recorded as it comes (a file external's drive, into a working copy that has some).
+    deferred: Option<BTreeMap<String, (String, u64)>>,
     tmp_counter: u64,
     /// The pristine texts written (SHA-1 hex): the store of a new working copy holds only
     /// these, so no lookup on disk is needed.
@@ -556,6 +567,8 @@ pub(crate) fn fetch_file_external(
         summary: Summary::default(),
         bufs: Buffers::default(),
         scratch: Vec::new(),
+        spare: Vec::new(),
+        deferred: None,
         tmp_counter: 0,
         pristines,
         export,
@@ -1023,7 +1036,11 @@ impl Receiver<'_> {
             }
         };
         let pristine = match &self.db {
-            Some(_) => Pristine::Buffer(Vec::new()),
+            Some(_) => {
+                let mut b = std::mem::take(&mut self.spare);
+                b.clear();
+                Pristine::Buffer(b)
+            }
             None => Pristine::None,
         };
         let file = self
@@ -1118,9 +1135,8 @@ impl Receiver<'_> {
                     _ if spill => {}
                     Working::Direct(f) => f.write_all(bytes).map_err(file_err(working_path()))?,
                     Working::Eol(f, eol) => {
-                        scratch.clear();
-                        eol.push(bytes, scratch);
-                        f.write_all(scratch).map_err(file_err(working_path()))?;
+                        let out = eol.translate(bytes, scratch);
+                        f.write_all(out).map_err(file_err(working_path()))?;
                     }
                     Working::Buffer(b) => b.extend_from_slice(bytes),
                     Working::Held { .. } | Working::Discard => {}
@@ -1168,8 +1184,9 @@ impl Receiver<'_> {
                     let dest = db.pristine_path(&sha1)?;
                     let mut f = create_read_only(&dest)?;
                     f.write_all(&b).map_err(file_err(&dest))?;
+                    self.spare = b;
                 }
-                Pristine::Buffer(_) => {}
+                Pristine::Buffer(b) => self.spare = b,
                 Pristine::Temp(f, tmp) => {
                     drop(f);
                     if known {
@@ -1181,7 +1198,12 @@ impl Receiver<'_> {
                 }
             }
             if !known {
-                db.put_pristine(&sha1, &md5, size)?;
+                match self.deferred.as_mut() {
+                    Some(d) => {
+                        d.insert(sha1.clone(), (md5.clone(), size));
+                    }
+                    None => db.put_pristine(&sha1, &md5, size)?,
+                }
                 self.pristines.insert(sha1.clone());
             }
         }
@@ -1204,7 +1226,12 @@ impl Receiver<'_> {
                 if !self.pristines.contains(&sha1) {
                     let dest = db.pristine_path(&sha1)?;
                     create_read_only(&dest)?;
-                    db.put_pristine(&sha1, &md5, 0)?;
+                    match self.deferred.as_mut() {
+                        Some(d) => {
+                            d.insert(sha1.clone(), (md5.clone(), 0));
+                        }
+                        None => db.put_pristine(&sha1, &md5, 0)?,
+                    }
                     self.pristines.insert(sha1.clone());
                 }
             }

@@ -91,9 +91,16 @@ impl EolWriter {
                 i = 1;
             }
         }
+        // An LF stays an LF when LF is asked for: only a CR needs repairing.
+        let lf = self.eol == b"\n";
         while i < chunk.len() {
             let rest = &chunk[i..];
-            let Some(at) = rest.iter().position(|&b| b == b'\n' || b == b'\r') else {
+            let found = if lf {
+                memchr::memchr(b'\r', rest)
+            } else {
+                memchr::memchr2(b'\n', b'\r', rest)
+            };
+            let Some(at) = found else {
                 out.extend_from_slice(rest);
                 break;
             };
@@ -109,6 +116,18 @@ impl EolWriter {
                 i += at + 1 + usize::from(rest[at + 1] == b'\n');
             }
         }
+    }
+
+    /// The translation of `chunk`: `chunk` itself when it is its own translation (LF asked
+    /// for, no CR in it and none pending), else what [`EolWriter::push`] appends to `out`
+    /// (cleared first).
+    pub fn translate<'a>(&mut self, chunk: &'a [u8], out: &'a mut Vec<u8>) -> &'a [u8] {
+        if !self.pending_cr && self.eol == b"\n" && memchr::memchr(b'\r', chunk).is_none() {
+            return chunk;
+        }
+        out.clear();
+        self.push(chunk, out);
+        out
     }
 
     /// Ends the stream.
@@ -173,6 +192,18 @@ mod tests {
             assert_eq!(eol(text, b"\r", split), b"a\rb\rc\rd\r", "split {split}");
         }
         assert_eq!(eol(b"x\r\r\ny", b"\n", 2), b"x\n\ny");
+    }
+
+    #[test]
+    fn a_chunk_without_cr_is_its_own_translation_to_lf() {
+        let mut out = b"stale".to_vec();
+        let mut w = EolWriter::new(b"\n");
+        let chunk = b"a\nb\n".as_slice();
+        assert!(std::ptr::eq(w.translate(chunk, &mut out), chunk));
+        assert_eq!(w.translate(b"c\r", &mut out), b"c");
+        assert_eq!(w.translate(b"\nd\re", &mut out), b"\nd\ne");
+        let mut crlf = EolWriter::new(b"\r\n");
+        assert_eq!(crlf.translate(b"a\nb", &mut out), b"a\r\nb");
     }
 
     #[test]
