@@ -828,7 +828,11 @@ impl Objects {
         let mut at = got.end;
         while at < size {
             let end = size.min(at.saturating_add(chunk));
-            let bytes = self.get_range(what, &key, at..end).await?;
+            // The client's buffer itself (`get_range` copies it into a Vec).
+            let within = self.timeout_for(end - at);
+            let bytes = self
+                .timed(what, &key, within, self.store.get_range(&path, at..end))
+                .await?;
             if bytes.len() as u64 != end - at {
                 return Err(intake.corrupt(format!(
                     "asked for its bytes {at}..{end}, got {}",
