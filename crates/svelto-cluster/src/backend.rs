@@ -51,6 +51,7 @@ fn store_error(e: ClusterError) -> StoreError {
             offset: 0,
             what: svelto_fs::Corruption::new(e.to_string()),
         },
+        ClusterError::Local { what, source } => io_error(what)(source),
         e => StoreError::Conflict(e.to_string()),
     }
 }
@@ -113,6 +114,61 @@ fn read_parts(db: &Path, from: &Current, to: &Current) -> Result<Segment> {
         segment.parts[i] = bytes;
     }
     Ok(segment)
+}
+
+/// The five files' bytes `from..to` of the local repository's `db/` as a segment's parts,
+/// read from the files as they are written to the object store (a large revision is
+/// never whole in memory).
+struct FileParts {
+    files: Vec<(File, PathBuf)>,
+    start: [u64; 5],
+    lengths: [u64; 5],
+}
+
+impl FileParts {
+    fn open(db: &Path, from: &Current, to: &Current) -> Result<FileParts> {
+        let mut files = Vec::with_capacity(PARTS.len());
+        let mut lengths = [0u64; 5];
+        for (i, name) in PARTS.iter().enumerate() {
+            let (start, end) = (from.lens[i], to.lens[i]);
+            if end < start {
+                return Err(StoreError::Conflict(format!(
+                    "db/{name} shrank from {start} to {end} bytes under the writer"
+                )));
+            }
+            lengths[i] = end - start;
+            let path = db.join(name);
+            let file =
+                File::open(&path).map_err(io_error(format!("opening {}", path.display())))?;
+            files.push((file, path));
+        }
+        Ok(FileParts {
+            files,
+            start: from.lens,
+            lengths,
+        })
+    }
+}
+
+impl crate::PartSource for FileParts {
+    fn lengths(&self) -> [u64; 5] {
+        self.lengths
+    }
+    fn read_part(&self, part: usize, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+        if offset + buf.len() as u64 > self.lengths[part] {
+            return Err(std::io::Error::from(std::io::ErrorKind::UnexpectedEof));
+        }
+        self.files[part]
+            .0
+            .read_exact_at(buf, self.start[part] + offset)
+    }
+    fn describe(&self, part: usize) -> String {
+        format!(
+            "{} (from byte {})",
+            self.files[part].1.display(),
+            self.start[part]
+        )
+    }
 }
 
 /// Replaces `db/current` atomically and durably.
@@ -509,28 +565,46 @@ impl ClusterRepo {
         };
         if let (Some(mine), Some(named)) = (mine, named) {
             if named.commit != mine.commit {
-                let segment = self.repository.read_segment(named).map_err(store_error)?;
-                for (i, (f, path)) in files.iter().enumerate() {
+                // Its bytes up to what the cache holds are the same (a replacing segment
+                // begins with the one it replaces); only those past it are written.
+                let header = {
+                    let files = &files;
+                    let (cur, start) = (&cur, mine.start);
+                    let mut sink = |part: usize, offset: u64, bytes: &[u8]| {
+                        let have = cur.lens[part] - start[part];
+                        let end = offset + bytes.len() as u64;
+                        if end <= have {
+                            return Ok(());
+                        }
+                        let skip = have.saturating_sub(offset);
+                        let (f, path) = &files[part];
+                        f.write_all_at(&bytes[skip as usize..], start[part] + offset + skip)
+                            .map_err(|source| ClusterError::Local {
+                                what: format!("writing {}", path.display()),
+                                source,
+                            })
+                    };
+                    self.repository
+                        .read_segment_into(named, &mut sink)
+                        .map_err(store_error)?
+                };
+                for (i, length) in header.lengths.iter().enumerate() {
                     let have = cur.lens[i] - mine.start[i];
-                    let part = &segment.parts[i];
-                    let Some(more) = part.get(usize::try_from(have).unwrap_or(usize::MAX)..) else {
+                    if *length < have {
                         return Err(StoreError::Corrupt {
                             file: "cluster segment",
                             offset: 0,
                             what: svelto_fs::Corruption::new(format!(
-                                "r{}'s segment {} has {} bytes of {}, fewer than the {have} \
-                                 the cache {} holds of the segment it replaced",
+                                "r{}'s segment {} has {length} bytes of {}, fewer than the \
+                                 {have} the cache {} holds of the segment it replaced",
                                 named.revision,
                                 named.commit,
-                                part.len(),
                                 PARTS[i],
                                 self.dir.display()
                             )),
                         });
-                    };
-                    f.write_all_at(more, cur.lens[i])
-                        .map_err(io_error(format!("writing {}", path.display())))?;
-                    cur.lens[i] += more.len() as u64;
+                    }
+                    cur.lens[i] = mine.start[i] + length;
                 }
             }
         }
@@ -555,12 +629,23 @@ impl ClusterRepo {
                         detail: format!("no segment for r{rev}"),
                     })
                 })?;
-            let segment = self.repository.read_segment(at).map_err(store_error)?;
             let start = cur.lens;
-            for (i, (f, path)) in files.iter().enumerate() {
-                f.write_all_at(&segment.parts[i], cur.lens[i])
-                    .map_err(io_error(format!("writing {}", path.display())))?;
-                cur.lens[i] += segment.parts[i].len() as u64;
+            let header = {
+                let files = &files;
+                let mut sink = |part: usize, offset: u64, bytes: &[u8]| {
+                    let (f, path) = &files[part];
+                    f.write_all_at(bytes, start[part] + offset)
+                        .map_err(|source| ClusterError::Local {
+                            what: format!("writing {}", path.display()),
+                            source,
+                        })
+                };
+                self.repository
+                    .read_segment_into(at, &mut sink)
+                    .map_err(store_error)?
+            };
+            for (i, length) in header.lengths.iter().enumerate() {
+                cur.lens[i] += length;
             }
             cur.youngest = rev;
             last = Some(TailRecord {
@@ -1266,7 +1351,7 @@ impl ClusterWriter {
             youngest: published,
             lens: start,
         };
-        let segment = read_parts(&db, &from, &now)?;
+        let segment = FileParts::open(&db, &from, &now)?;
         let read_took = reading.elapsed();
         let commit = commit_id(&*self.reader.local.env());
         let outcome = {
@@ -1309,7 +1394,8 @@ impl ClusterWriter {
                     let stats = self.reader.repository.stats();
                     log(&format!(
                         "cluster timings: {} r{revision} published {:.1} ms after the \
-                         previous publication; since then: {}; segment read {:.1} ms",
+                         previous publication; since then: {}; segment files opened {:.1} ms (read \
+                         during the PUT)",
                         self.reader.repository.name(),
                         at.elapsed().as_secs_f64() * 1000.0,
                         stats.since(before).describe(),

@@ -102,7 +102,7 @@ impl FrontEndConfig {
             })
         };
         for (key, _, line) in &pairs {
-            const KNOWN: [&str; 17] = [
+            const KNOWN: [&str; 18] = [
                 "etcd",
                 "cluster",
                 "s3-endpoint",
@@ -116,6 +116,7 @@ impl FrontEndConfig {
                 "writer-idle-ms",
                 "lease-ttl",
                 "request-timeout",
+                "chunk-bytes",
                 "log-timings",
                 "gc-interval",
                 "gc-min-age",
@@ -172,6 +173,24 @@ impl FrontEndConfig {
         }
         if let Some(t) = seconds("request-timeout")? {
             cluster.request_timeout = Duration::from_secs(t.max(1));
+        }
+        if let Some((v, line)) = get("chunk-bytes") {
+            // The multipart upload's parts: S3 and weed refuse a part but the last below
+            // 5 MiB (`EntityTooSmall`, at the completion).
+            cluster.chunk_bytes =
+                v.parse::<u64>()
+                    .ok()
+                    .filter(|n| *n >= 5 << 20)
+                    .ok_or_else(|| {
+                        config_error(
+                            file,
+                            line,
+                            format!(
+                                "'chunk-bytes' must be a number of bytes, at least 5242880 (5 \
+                             MiB, the smallest part of a multipart upload), not '{v}'"
+                            ),
+                        )
+                    })?;
         }
         let defaults = crate::GcSettings::default();
         let gc = crate::GcSettings {
@@ -622,6 +641,9 @@ impl ClusterBackend {
                     for (key, size) in done.deleted.iter().chain(&done.txn_deleted) {
                         sink(&format!("cluster gc: {name}: deleted {key} {size}"));
                     }
+                    for key in &done.uploads_ended {
+                        sink(&format!("cluster gc: {name}: ended upload {key}"));
+                    }
                     for key in &done.unrecognised {
                         sink(&format!(
                             "cluster gc: {name}: left alone (not a name the cluster writes): {key}"
@@ -765,6 +787,20 @@ mod tests {
         assert_eq!(c.gc.txn_max_age, Duration::from_secs(7200));
         let e = load("gc-min-age = 1h\n").expect_err("refused").to_string();
         assert!(e.contains("'gc-min-age' must be whole seconds"), "{e}");
+    }
+
+    #[test]
+    fn the_chunk_size_is_read_with_its_default_and_a_bad_one_named() {
+        assert_eq!(load("").expect("loads").cluster.chunk_bytes, 64 << 20);
+        let c = load("chunk-bytes = 5242880\n").expect("loads");
+        assert_eq!(c.cluster.chunk_bytes, 5 << 20);
+        for bad in ["chunk-bytes = 64M\n", "chunk-bytes = 1048576\n"] {
+            let e = load(bad).expect_err("refused").to_string();
+            assert!(
+                e.contains("fe.cluster:6") && e.contains("'chunk-bytes' must be a number"),
+                "{e}"
+            );
+        }
     }
 
     #[test]

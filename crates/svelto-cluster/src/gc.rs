@@ -9,7 +9,7 @@ use std::time::Duration;
 use object_store::path::Path as ObjectPath;
 use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt};
 
-use crate::head::CommitId;
+use crate::head::{CommitId, SegmentRef};
 use crate::{ClusterError, Repository};
 
 /// How old an object must be before a pass may delete it.
@@ -48,8 +48,13 @@ pub struct Collected {
     pub kept_young: usize,
     /// Unpublished segments kept because their revision is the youngest or beyond it.
     pub kept_unsettled: usize,
-    /// `seg/` keys whose name is not `RRRRRRRRRRRR-COMMITID`: never deleted, reported.
+    /// `seg/` keys whose name is not `RRRRRRRRRRRR-COMMITID` (or that followed by
+    /// `.upload`): never deleted, reported.
     pub unrecognised: Vec<String>,
+    /// The multipart uploads of segments no head can name that were aborted (their
+    /// `seg/RRRRRRRRRRRR-COMMITID.upload` records deleted), and the records of completed
+    /// uploads whose deletion was lost: the records' keys.
+    pub uploads_ended: Vec<String>,
 }
 
 impl Collected {
@@ -181,8 +186,32 @@ impl Repository {
             }
         }
         let mut doomed = Vec::new();
+        let mut uploads = Vec::new();
         for meta in &listed.objects {
             let name = meta.location.filename().unwrap_or_default();
+            // The record of a large segment's multipart upload (docs/cluster.md, "Large
+            // revisions"): deleted by the writer once the upload is complete or aborted.
+            if let Some((revision, commit)) =
+                name.strip_suffix(".upload").and_then(parse_segment_name)
+            {
+                if published(revision) == Some(commit) {
+                    // Complete and published: only the record's deletion was lost.
+                    if old_enough(meta, now_micros, settings.min_age) {
+                        uploads.push((meta.clone(), None));
+                    } else {
+                        done.kept_young += 1;
+                    }
+                } else if revision >= head.youngest {
+                    // Perhaps an upload in flight (the argument below, for segments).
+                    done.kept_unsettled += 1;
+                } else if old_enough(meta, now_micros, settings.min_age) {
+                    let segment = SegmentRef { revision, commit };
+                    uploads.push((meta.clone(), Some(self.objects.segment_key(segment))));
+                } else {
+                    done.kept_young += 1;
+                }
+                continue;
+            }
             let Some((revision, commit)) = parse_segment_name(name) else {
                 done.unrecognised.push(meta.location.to_string());
                 continue;
@@ -224,6 +253,25 @@ impl Repository {
         for meta in doomed {
             self.block(self.delete_object(&meta.location))?;
             done.deleted.push((meta.location.to_string(), meta.size));
+        }
+        for (meta, abort) in uploads {
+            let record = meta.location.to_string();
+            if let Some(segment_key) = abort {
+                // An upload that can never be published: its parts are dropped. One that
+                // the store no longer knows (completed, or aborted by an earlier pass whose
+                // record deletion failed) needs nothing more; a completed object is an
+                // orphan segment, deleted above or by a later pass.
+                let id = self.block(self.objects.get("multipart upload record", &record))?;
+                let id = String::from_utf8_lossy(&id).into_owned();
+                match self.block(self.objects.abort_upload(&segment_key, &id)) {
+                    Ok(()) => {}
+                    Err(ClusterError::ObjectStore { source, .. })
+                        if matches!(*source, object_store::Error::NotFound { .. }) => {}
+                    Err(e) => return Err(e),
+                }
+            }
+            self.block(self.delete_object(&meta.location))?;
+            done.uploads_ended.push(record);
         }
 
         // 2. `txn/COMMITID/...`: a forwarded commit's staged texts, deleted after the commit by

@@ -39,7 +39,7 @@ pub use frontend::{
 pub use gc::{Collected, GcSettings};
 pub use head::{CommitId, Head, HeadError, IndexRef, SegmentRef, MAX_TAIL, PARTS};
 pub use members::Membership;
-pub use objects::{Index, Segment, SegmentHeader};
+pub use objects::{Index, PartSink, PartSource, Segment, SegmentHeader};
 pub use repo::{Campaign, HeadVersion, LeaseClock, Publish, Repository, WantedHook, WriterLease};
 pub use stats::{Stats, Trip};
 
@@ -75,7 +75,14 @@ pub struct ClusterConfig {
     /// The longest a publication may go on resolving an unknown outcome before it answers
     /// [`ClusterError::OutcomeUnknown`].
     pub commit_timeout: Duration,
+    /// A segment object larger than this is written by a multipart upload of parts of this
+    /// size, read from the local files, and read back by ranged GETs of this size, never
+    /// whole in memory (`chunk-bytes`, default 64 MiB; docs/cluster.md, "Large revisions").
+    pub chunk_bytes: u64,
 }
+
+/// The default [`ClusterConfig::chunk_bytes`]: 64 MiB.
+pub const DEFAULT_CHUNK_BYTES: u64 = 64 << 20;
 
 impl ClusterConfig {
     /// A configuration with the default timeouts: a 2 s lease, 2 s requests, 500 ms
@@ -99,6 +106,7 @@ impl ClusterConfig {
             request_timeout: Duration::from_secs(2),
             attempt_timeout: Duration::from_millis(500),
             commit_timeout: Duration::from_secs(10),
+            chunk_bytes: DEFAULT_CHUNK_BYTES,
         }
     }
 }
@@ -179,6 +187,14 @@ pub enum ClusterError {
         after: Duration,
         /// The last error seen.
         last: String,
+    },
+    /// A local file (a segment's parts being written, or the cache being filled) failed.
+    #[error("{what}: {source}")]
+    Local {
+        /// What was being done, naming the file.
+        what: String,
+        /// The error.
+        source: std::io::Error,
     },
     /// The repository exists already (at creation).
     #[error("repository {0} exists already in the cluster")]
@@ -310,7 +326,8 @@ impl Cluster {
             inner: Arc::new(repo::Inner {
                 runtime,
                 etcd,
-                store: Arc::new(store),
+                store: Arc::new(store.clone()),
+                multipart: Arc::new(store),
                 config,
                 counters: stats::Counters::default(),
             }),

@@ -10,10 +10,11 @@ use std::time::{Duration, Instant};
 use etcd_client::{
     Client, Compare, CompareOp, EventType, PutOptions, Txn, TxnOp, TxnOpResponse, WatchOptions,
 };
+use object_store::multipart::MultipartStore;
 use object_store::ObjectStore;
 
 use crate::head::{CommitId, Head, SegmentRef};
-use crate::objects::{Index, Objects, Segment, SegmentHeader};
+use crate::objects::{Index, Objects, PartSink, PartSource, Segment, SegmentHeader};
 use crate::stats::{Counters, Stats, Trip};
 use crate::{ClusterConfig, ClusterError};
 
@@ -21,6 +22,7 @@ pub(crate) struct Inner {
     pub(crate) runtime: tokio::runtime::Runtime,
     pub(crate) etcd: Client,
     pub(crate) store: Arc<dyn ObjectStore>,
+    pub(crate) multipart: Arc<dyn MultipartStore>,
     pub(crate) config: ClusterConfig,
     pub(crate) counters: Counters,
 }
@@ -246,6 +248,8 @@ impl Repository {
             store: inner.store.clone(),
             prefix: format!("{}/{name}", inner.config.object_prefix),
             timeout: inner.config.request_timeout,
+            multipart: inner.multipart.clone(),
+            chunk: inner.config.chunk_bytes,
         };
         Repository {
             name: name.to_owned(),
@@ -654,7 +658,7 @@ impl Repository {
         lease: &WriterLease,
         base: &HeadVersion,
         commit: CommitId,
-        segment: &Segment,
+        segment: &dyn PartSource,
     ) -> Result<Publish, ClusterError> {
         let revision = base.head.youngest + 1;
         let (next, flushed) = base.head.next(&lease.writer, commit, segment.lengths());
@@ -676,7 +680,7 @@ impl Repository {
         lease: &WriterLease,
         base: &HeadVersion,
         commit: CommitId,
-        segment: &Segment,
+        segment: &dyn PartSource,
         added: [u64; 5],
     ) -> Result<Publish, ClusterError> {
         let revision = base.head.youngest;
@@ -702,7 +706,7 @@ impl Repository {
         lease: &WriterLease,
         base: &HeadVersion,
         commit: CommitId,
-        segment: &Segment,
+        segment: &dyn PartSource,
         revision: u64,
         next: Head,
         flushed: Vec<SegmentRef>,
@@ -711,11 +715,7 @@ impl Repository {
         let started = Instant::now();
         let put = self
             .objects
-            .put_once(
-                "put segment",
-                &self.objects.segment_key(mine),
-                segment.encode(revision, commit),
-            )
+            .put_segment(&self.objects.segment_key(mine), revision, commit, segment)
             .await;
         self.inner.counters.add(Trip::Put, started.elapsed());
         put?;
@@ -893,6 +893,22 @@ impl Repository {
                 key,
                 detail: e.to_string(),
             })
+        })
+    }
+
+    /// Reads `segment` into `sink` part by part, in order, never whole in memory when it is
+    /// larger than `chunk-bytes` (ranged GETs); its header and CRC are checked, the CRC
+    /// after the last byte: use nothing the sink got unless this returns `Ok`.
+    pub fn read_segment_into(
+        &self,
+        segment: SegmentRef,
+        sink: &mut PartSink<'_>,
+    ) -> Result<SegmentHeader, ClusterError> {
+        self.block(async {
+            let started = Instant::now();
+            let read = self.objects.read_segment_into(segment, sink).await;
+            self.inner.counters.add(Trip::SegmentGet, started.elapsed());
+            read
         })
     }
 

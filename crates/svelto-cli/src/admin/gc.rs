@@ -63,6 +63,9 @@ pub fn report(name: &str, done: &svelto_cluster::Collected) -> String {
     for (key, bytes) in done.deleted.iter().chain(&done.txn_deleted) {
         out.push_str(&format!("deleted {key} {bytes}\n"));
     }
+    for key in &done.uploads_ended {
+        out.push_str(&format!("ended upload {key}\n"));
+    }
     for key in &done.unrecognised {
         out.push_str(&format!(
             "left alone (not a name the cluster writes): {key}\n"

@@ -13,6 +13,7 @@ use svelto_testkit::cluster::{EtcdCluster, S3Server, S3_ACCESS_KEY, S3_REGION, S
 use svelto_testkit::{tempdir, Run, Svelto};
 
 mod backend;
+mod chunks;
 mod differential;
 mod faults;
 mod front_end_dir;
