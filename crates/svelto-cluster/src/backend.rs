@@ -429,7 +429,11 @@ impl ClusterRepo {
             })?;
         let zero = repository.segment_of(&head.head, 0).map_err(store_error)?;
         let segment = repository.read_segment(zero).map_err(store_error)?;
-        let scratch = cache_dir.with_extension(format!("seed.{}.tmp", std::process::id()));
+        // A name of this call's own: two threads of one front end may seed at once (the
+        // first requests after its start), and one's clean-up must not remove the other's.
+        static SEEDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = SEEDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let scratch = cache_dir.with_extension(format!("seed.{}.{n}.tmp", std::process::id()));
         let _ = std::fs::remove_dir_all(&scratch);
         svelto_store::create_db(&scratch, &uuid, &PropList::new())?;
         let db = scratch.join("db");

@@ -416,6 +416,43 @@ fn fixtures_loaded_through_the_cluster_writer_read_as_the_local_store() {
     }
 }
 
+/// Threads of one front end opening a repository at once on an empty cache (its first
+/// requests after a start) each seed it without removing another's half-made copy.
+#[test]
+fn threads_seeding_one_empty_cache_at_once_all_open_it() {
+    let rig = rig();
+    let cluster = connect(&rig);
+    let r0 = r0_dated("2026-11-28T00:00:00.000000Z");
+    create(
+        &cluster,
+        "seeded",
+        &rig.dir.path().join("a/seeded"),
+        &r0,
+        UUID,
+    );
+    for round in 0..5 {
+        let cache = rig.dir.path().join(format!("round-{round}/seeded"));
+        let opened: Vec<Result<u64, String>> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..8)
+                .map(|_| {
+                    s.spawn(|| {
+                        ClusterRepo::open(&cluster, "seeded", &cache)
+                            .map(|r| r.youngest())
+                            .map_err(|e| e.to_string())
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("thread"))
+                .collect()
+        });
+        for o in opened {
+            assert_eq!(o, Ok(0), "round {round}");
+        }
+    }
+}
+
 /// A text above the local engine's delta limit (4 MiB), committed through one front end, is
 /// read on another with an empty cache as the local engine reads it: as stored windows
 /// (`large_text_chunks`, what an export of a large file streams) and through
