@@ -300,7 +300,18 @@ pub struct ClusterRepo {
     /// (lock changes are conditioned on its election key), and it updates the kept copy:
     /// lock reads are answered from it.
     locks_read_under: Arc<std::sync::atomic::AtomicI64>,
+    /// When this process last gave the writer lease to a front end that asked for it: its
+    /// own next campaign waits [`HAND_OVER_GRACE`] from then, so that the asker (woken by
+    /// its watch) wins the election instead of this process's next queued commit.
+    handed_over_at: Arc<Mutex<Option<Instant>>>,
 }
+
+/// How long a front end that handed the writer lease over leaves the election to the
+/// front end that asked: without it, under a steady stream of commits, the giver's next
+/// commit (already waiting, in-process) won nearly every race against the asker's
+/// watch-woken campaign, and the asker gave up after its wait ("asked to give it back:
+/// it did not").
+const HAND_OVER_GRACE: Duration = Duration::from_millis(200);
 
 /// The writer's lease as the reader uses it.
 struct LeaseRead {
@@ -382,6 +393,7 @@ impl ClusterRepo {
             log: None,
             lease_read: Arc::default(),
             locks_read_under: Arc::default(),
+            handed_over_at: Arc::default(),
         };
         repo.catch_up(&head)?;
         Ok(repo)
@@ -1017,11 +1029,18 @@ impl Hold {
         };
         let took = started.elapsed().as_secs_f64() * 1000.0;
         match (why, revoked) {
-            (Release::Asked, Ok(())) => self.log(&format!(
-                "cluster: {name}: writer lease given back to front end '{}', which asked for \
+            (Release::Asked, Ok(())) => {
+                *self
+                    .reader
+                    .handed_over_at
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
+                self.log(&format!(
+                    "cluster: {name}: writer lease given back to front end '{}', which asked for \
                  it (revoked in {took:.1} ms)",
-                if asked_by.is_empty() { "?" } else { asked_by }
-            )),
+                    if asked_by.is_empty() { "?" } else { asked_by }
+                ))
+            }
             (Release::Shutdown, Ok(())) => self.log(&format!(
                 "cluster: {name}: writer lease resigned at shutdown (revoked in {took:.1} ms)"
             )),
@@ -1071,6 +1090,17 @@ impl Hold {
                 hold.asked(lease, by);
             }
         });
+        let handed_over_at = *self
+            .reader
+            .handed_over_at
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some(at) = handed_over_at {
+            let left = HAND_OVER_GRACE.saturating_sub(at.elapsed());
+            if !left.is_zero() {
+                std::thread::sleep(left);
+            }
+        }
         let started = Instant::now();
         // The holder's election asked for, its id, and when it was first asked.
         let mut asked: Option<(i64, String, Instant)> = None;
