@@ -5,46 +5,17 @@
 //! `svelto admin load --cluster` and `dump` round-trip it; a front end killed in the middle
 //! of such an upload publishes nothing and the collector aborts its upload.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use object_store::multipart::MultipartStore;
 use object_store::path::Path as ObjectPath;
-use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
-use svelto_testkit::cluster::S3Server;
+use object_store::{ObjectStoreExt, PutPayload};
 use svelto_testkit::Run;
 
-use super::{bucket_client, svelto_bin, svn, svnmucc, Rig};
+use super::{bucket_client, objects, runtime, svelto_bin, svn, svnmucc, Rig};
 
 const CHUNK: &str = "chunk-bytes = 5242880\n";
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a tokio runtime")
-}
-
-/// Every object under the bucket's `svelto/` prefix: key and size.
-fn objects(s3: &S3Server) -> BTreeMap<String, u64> {
-    let store = bucket_client(s3);
-    runtime().block_on(async {
-        let mut all = BTreeMap::new();
-        let mut prefixes: Vec<Option<ObjectPath>> = vec![None];
-        while let Some(prefix) = prefixes.pop() {
-            let listed = store
-                .list_with_delimiter(prefix.as_ref())
-                .await
-                .expect("list the bucket");
-            prefixes.extend(listed.common_prefixes.into_iter().map(Some));
-            for o in listed.objects {
-                all.insert(o.location.to_string(), o.size);
-            }
-        }
-        all
-    })
-}
 
 /// `len` bytes no compressor shrinks (xorshift), different for each `seed`.
 fn noise(len: usize, seed: u64) -> Vec<u8> {

@@ -15,8 +15,8 @@ use rand::{Rng, SeedableRng};
 use svelto_testkit::Run;
 
 use crate::{
-    changers, check_changes, check_log, committing, rotating, seeded_rig, svelto_bin, svn, svnmucc,
-    Changes, IDS,
+    changers, check_changes, check_log, committing, rotating, seeded_rig, stopped, svelto_bin, svn,
+    svnmucc, IDS,
 };
 
 /// What a kill aims at, in the order the suite goes round them.
@@ -158,15 +158,7 @@ fn a_short_fault_suite_loses_no_acknowledged_commit_and_shows_no_half_revision()
         done.push(what);
     }
     std::thread::sleep(Duration::from_secs(3));
-    stop.store(true, Ordering::SeqCst);
-    let refused: Vec<String> = committing
-        .into_iter()
-        .flat_map(|t| t.join().expect("committer"))
-        .collect();
-    let changes: Vec<(usize, Changes)> = changing
-        .into_iter()
-        .map(|(k, t)| (k, t.join().expect("changer")))
-        .collect();
+    let (refused, changes) = stopped(&stop, committing, changing);
     let (reads, damaged) = reader.join().expect("reader");
     let ran = started.elapsed();
 

@@ -7,39 +7,12 @@
 use std::collections::BTreeMap;
 
 use object_store::path::Path as ObjectPath;
-use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+use object_store::{ObjectStoreExt, PutPayload};
 use svelto_cluster::{Cluster, CommitId, FrontEndConfig, SegmentRef};
 use svelto_testkit::cluster::S3Server;
 use svelto_testkit::Run;
 
-use super::{bucket_client, cluster_file, hook, put, svelto_bin, Rig};
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a tokio runtime")
-}
-
-/// Every object of the bucket: key and size.
-fn objects(s3: &S3Server) -> BTreeMap<String, u64> {
-    let store = bucket_client(s3);
-    runtime().block_on(async {
-        let mut all = BTreeMap::new();
-        let mut prefixes: Vec<Option<ObjectPath>> = vec![None];
-        while let Some(prefix) = prefixes.pop() {
-            let listed = store
-                .list_with_delimiter(prefix.as_ref())
-                .await
-                .expect("list the bucket");
-            prefixes.extend(listed.common_prefixes.into_iter().map(Some));
-            for o in listed.objects {
-                all.insert(o.location.to_string(), o.size);
-            }
-        }
-        all
-    })
-}
+use super::{bucket_client, cluster_file, hook, objects, put, runtime, svelto_bin, Rig};
 
 /// `svelto admin gc --cluster FILE proj ARGS...`: its standard output.
 /// Prints how long the command took (for docs/cluster.md; never asserted).

@@ -6,7 +6,6 @@
 //! changes in flight while the etcd majority is lost.
 
 use std::path::Path;
-use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -15,7 +14,7 @@ use svelto_testkit::Run;
 
 use crate::{
     changers, check_changes, check_log, cluster_file, committing, fixed, hook, put, root_with_conf,
-    rotating, seeded_rig, svelto_bin, svn, Changes, Rig,
+    rotating, seeded_rig, stopped, svelto_bin, svn, Rig,
 };
 
 /// The log of `url` as (revision, author, message) lines, oldest first.
@@ -359,15 +358,7 @@ fn majority_loss_with_commits_and_revision_property_changes_in_flight() {
     rig.etcd.restart(1);
     let back = Instant::now();
     std::thread::sleep(Duration::from_secs(6));
-    stop.store(true, Ordering::SeqCst);
-    let refused: Vec<String> = committing
-        .into_iter()
-        .flat_map(|t| t.join().expect("committer"))
-        .collect();
-    let changes: Vec<(usize, Changes)> = changing
-        .into_iter()
-        .map(|(k, t)| (k, t.join().expect("changer")))
-        .collect();
+    let (refused, changes) = stopped(&stop, committing, changing);
 
     // Writable again through every front end.
     for (i, url) in urls.iter().enumerate() {

@@ -1337,6 +1337,25 @@ fn admin_load_into_the_cluster_dumps_as_a_local_load() {
 /// client's error when it was not acknowledged).
 type Changes = Vec<(u64, String, Option<String>)>;
 
+/// Stops the committers and changers and waits for them: the committers' refusals and each
+/// changer's changes.
+fn stopped(
+    stop: &AtomicBool,
+    committing: Vec<std::thread::JoinHandle<Vec<String>>>,
+    changing: Vec<(usize, std::thread::JoinHandle<Changes>)>,
+) -> (Vec<String>, Vec<(usize, Changes)>) {
+    stop.store(true, Ordering::SeqCst);
+    let refused = committing
+        .into_iter()
+        .flat_map(|t| t.join().expect("committer"))
+        .collect();
+    let changes = changing
+        .into_iter()
+        .map(|(k, t)| (k, t.join().expect("changer")))
+        .collect();
+    (refused, changes)
+}
+
 /// Changers of revision properties, `svn propset --revprop` in a loop until `stop`: changer
 /// `k` sets `test:changer-k` of r1..=r3 in turn (each front end's pre-revprop-change hook
 /// must allow it) through its route, each value unique.
@@ -1424,15 +1443,8 @@ fn revision_property_changes_and_commits_at_once_lose_neither() {
     let (stop, acks, committing) = committing(vec![fixed(&urls[0]), fixed(&urls[1])], &dir);
     let changing = changers(&[(1, fixed(&urls[1])), (2, fixed(&urls[2]))], &stop);
     std::thread::sleep(Duration::from_secs(20));
-    stop.store(true, Ordering::SeqCst);
-    let commit_failures: usize = committing
-        .into_iter()
-        .map(|t| t.join().expect("committer").len())
-        .sum();
-    let changes: Vec<(usize, Changes)> = changing
-        .into_iter()
-        .map(|(k, t)| (k, t.join().expect("changer")))
-        .collect();
+    let (refused, changes) = stopped(&stop, committing, changing);
+    let commit_failures = refused.len();
 
     // Every acknowledged commit is in the log at its revision, through each front end.
     let mut youngest = 0;
@@ -1675,6 +1687,35 @@ fn admin_revision_properties_locks_and_incremental_hotcopy_in_the_cluster() {
             .contains("is not a copy of cluster repository"),
         "{refused}"
     );
+}
+
+/// A runtime for the tests' own S3 calls (the bucket client's).
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime")
+}
+
+/// Every object of the rig's bucket: key and size.
+fn objects(s3: &S3Server) -> BTreeMap<String, u64> {
+    use object_store::{path::Path as ObjectPath, ObjectStore};
+    let store = bucket_client(s3);
+    runtime().block_on(async {
+        let mut all = BTreeMap::new();
+        let mut prefixes: Vec<Option<ObjectPath>> = vec![None];
+        while let Some(prefix) = prefixes.pop() {
+            let listed = store
+                .list_with_delimiter(prefix.as_ref())
+                .await
+                .expect("list the bucket");
+            prefixes.extend(listed.common_prefixes.into_iter().map(Some));
+            for o in listed.objects {
+                all.insert(o.location.to_string(), o.size);
+            }
+        }
+        all
+    })
 }
 
 /// An S3 client of the rig's bucket, as an administrator's tool would have (`aws s3`): the
