@@ -85,9 +85,9 @@ pub fn run(args: LoadArgs) -> Result<()> {
         return Err(super::svn_error(
             svelto_core::code::UNSUPPORTED_FEATURE,
             format!(
-                "a load into cluster repository '{}' ({}) runs no commit hooks: the hooks \
-                 are each front end's; load without --use-pre-commit-hook and \
-                 --use-post-commit-hook, or commit through a front end, which runs them",
+                "'{}' is a repository of cluster {}: a load into the cluster runs no commit \
+                 hooks (the hooks are each front end's); load without --use-pre-commit-hook \
+                 and --use-post-commit-hook, or commit through a front end, which runs them",
                 repo.display(),
                 f.display()
             ),
