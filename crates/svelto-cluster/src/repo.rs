@@ -287,6 +287,14 @@ impl Repository {
         crate::block_on(&self.inner.runtime, f)
     }
 
+    /// [`Repository::block`] for a future owning what it needs (no thread made for it).
+    fn block_owned<T: Send + 'static>(
+        &self,
+        f: impl std::future::Future<Output = T> + Send + 'static,
+    ) -> T {
+        crate::block_on_owned(&self.inner.runtime, f)
+    }
+
     async fn etcd_call<T>(
         &self,
         what: &'static str,
@@ -385,7 +393,8 @@ impl Repository {
     /// The head, by a linearizable read (etcd's leader confirms it leads before it
     /// answers): at least as new as every publication acknowledged before the call.
     pub fn head(&self) -> Result<HeadVersion, ClusterError> {
-        self.block(self.head_async())
+        let this = self.clone();
+        self.block_owned(async move { this.head_async().await })
     }
 
     async fn head_async(&self) -> Result<HeadVersion, ClusterError> {
@@ -430,22 +439,25 @@ impl Repository {
     /// The lock table's bytes (None: no lock was ever taken) and the key's mod revision
     /// (0 when absent), by a linearizable read.
     pub fn locks(&self) -> Result<(Option<Vec<u8>>, i64), ClusterError> {
-        self.block(async {
-            let mut etcd = self.inner.etcd.clone();
-            let started = Instant::now();
-            let resp = self
-                .etcd_call(
-                    "read locks",
-                    &self.locks_key,
-                    etcd.get(self.locks_key.as_str(), None),
-                )
-                .await;
-            self.inner.counters.add(Trip::LockRead, started.elapsed());
-            let resp = resp?;
-            Ok(match resp.kvs().first() {
-                Some(kv) => (Some(kv.value().to_vec()), kv.mod_revision()),
-                None => (None, 0),
-            })
+        let this = self.clone();
+        self.block_owned(async move { this.locks_async().await })
+    }
+
+    async fn locks_async(&self) -> Result<(Option<Vec<u8>>, i64), ClusterError> {
+        let mut etcd = self.inner.etcd.clone();
+        let started = Instant::now();
+        let resp = self
+            .etcd_call(
+                "read locks",
+                &self.locks_key,
+                etcd.get(self.locks_key.as_str(), None),
+            )
+            .await;
+        self.inner.counters.add(Trip::LockRead, started.elapsed());
+        let resp = resp?;
+        Ok(match resp.kvs().first() {
+            Some(kv) => (Some(kv.value().to_vec()), kv.mod_revision()),
+            None => (None, 0),
         })
     }
 
