@@ -552,16 +552,24 @@ fn externals_result(summary: &svelto_client::Summary) -> anyhow::Result<()> {
 
 pub fn checkout(a: ClientArgs) -> anyhow::Result<()> {
     let opts = options(&a, None)?;
-    // Into a working copy of the same URL: an update, as with svn.
-    if let Some(url) = svelto_client::update::wc_url(&opts.path).map_err(plain)? {
+    // Into a working copy of the same URL: an update, as with svn; unless it is a Svelto
+    // checkout that was interrupted, which this one resumes.
+    let url = svelto_client::update::wc_url(&opts.path).map_err(plain)?;
+    let resumes = url.is_some()
+        && svelto_client::checkout::unfinished_checkout(&opts.path)
+            .map_err(plain)?
+            .is_some();
+    if let Some(url) = &url {
         let same = |u: &str| u.trim_end_matches('/').to_string();
-        if same(&url) != same(&opts.url) {
+        if same(url) != same(&opts.url) {
             let abs = std::path::absolute(&opts.path).unwrap_or_else(|_| opts.path.clone());
             bail!(
                 "'{}' is already a working copy for a different URL",
                 abs.display()
             );
         }
+    }
+    if url.is_some() && !resumes {
         let up = svelto_client::UpdateOptions {
             path: opts.path.clone(),
             revision: opts.revision.or(opts.peg),

@@ -163,7 +163,46 @@ pub fn checkout(opts: &Options, notify: &mut dyn FnMut(Notify)) -> Result<Summar
             opts.path.display()
         )));
     }
-    run(opts, notify, false)
+    let resume = unfinished_checkout(&opts.path)?;
+    let (session, rev) = open_at(opts)?;
+    if resume.is_some() {
+        // Its wc.db holds nothing but the root's row, and its pristine store may hold a
+        // text cut short: both are made again (once the server answers, so that a failed
+        // start leaves the interrupted checkout as it was, still resumable).
+        let adm = opts.path.join(".svn");
+        std::fs::remove_dir_all(&adm).map_err(file_err(&adm))?;
+    }
+    run_in(session, rev, opts, notify, false, resume)
+}
+
+/// The moment a working copy's administrative area was made (the change time of its
+/// `.svn/format`, which nothing writes again): what a resumed checkout wrote after it is
+/// its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Since(i64, i64);
+
+impl Since {
+    fn of(meta: &std::fs::Metadata) -> Since {
+        use std::os::unix::fs::MetadataExt;
+        Since(meta.ctime(), meta.ctime_nsec())
+    }
+}
+
+/// When the working copy at `root` is a Svelto checkout that was interrupted (killed, the
+/// network lost, the disk full) before it recorded anything but its root
+/// ([`WcDb::is_unfinished_checkout`]): the moment it began. The same checkout run again
+/// resumes it: the files and links in its way changed since then are the ones it wrote,
+/// and are written again; anything older stays in the way, as for any checkout.
+pub fn unfinished_checkout(root: &Path) -> Result<Option<Since>> {
+    if !root.join(".svn/wc.db").is_file() {
+        return Ok(None);
+    }
+    if !WcDb::open(root)?.is_unfinished_checkout()? {
+        return Ok(None);
+    }
+    let format = root.join(".svn/format");
+    let meta = format.symlink_metadata().map_err(file_err(&format))?;
+    Ok(Some(Since::of(&meta)))
 }
 
 /// A working copy (a directory with `.svn/wc.db`) below `root`, when `root` is a
@@ -214,6 +253,12 @@ pub fn export(opts: &Options, notify: &mut dyn FnMut(Notify)) -> Result<Summary>
 }
 
 pub(crate) fn run(opts: &Options, notify: &mut dyn FnMut(Notify), export: bool) -> Result<Summary> {
+    let (session, rev) = open_at(opts)?;
+    run_in(session, rev, opts, notify, export, None)
+}
+
+/// A session on `opts.url` and the operative revision.
+fn open_at(opts: &Options) -> Result<(Box<dyn Ra>, u64)> {
     let mut session = ra::open(&opts.url, &opts.credentials)?;
     let rev = match (opts.revision, &opts.date, opts.peg) {
         (Some(r), _, _) => r,
@@ -237,7 +282,7 @@ pub(crate) fn run(opts: &Options, notify: &mut dyn FnMut(Notify), export: bool) 
             )));
         }
     }
-    run_in(session, rev, opts, notify, export)
+    Ok((session, rev))
 }
 
 /// Checks out (or exports) the session's URL at `rev`.
@@ -247,6 +292,7 @@ pub(crate) fn run_in(
     opts: &Options,
     notify: &mut dyn FnMut(Notify),
     export: bool,
+    resume: Option<Since>,
 ) -> Result<Summary> {
     match session.check_path(rev)?.as_str() {
         "dir" => {}
@@ -328,6 +374,7 @@ pub(crate) fn run_in(
         export,
         definitions: Vec::new(),
         file_external: None,
+        resume,
         shadowed: HashSet::new(),
         conflicts: Vec::new(),
         writers: None,
@@ -502,6 +549,9 @@ struct Receiver<'o> {
     definitions: Vec<(String, Vec<u8>)>,
     /// Receiving a file external (one file into an existing working copy).
     file_external: Option<FileExternal>,
+    /// Resuming an interrupted checkout begun at this moment: a file, link or directory in
+    /// the way that changed since is its own (`unfinished_checkout`).
+    resume: Option<Since>,
     /// Added directories that an unversioned node was in the way of (tree conflicts).
     shadowed: HashSet<String>,
     /// What the tree conflicts record: (relpath, kind, op_depth, whether it is the
@@ -574,6 +624,7 @@ pub(crate) fn fetch_file_external(
         export,
         definitions: Vec::new(),
         file_external: Some(fx),
+        resume: None,
         shadowed: HashSet::new(),
         conflicts: Vec::new(),
         writers: None,
@@ -666,6 +717,15 @@ impl Receiver<'_> {
                     }
                     match std::fs::create_dir(&path) {
                         Ok(()) => {}
+                        // Resuming: the interrupted checkout made it (it changed since
+                        // the checkout began; a directory in the way of one was left
+                        // untouched, and is in the way again).
+                        Err(e)
+                            if e.kind() == std::io::ErrorKind::AlreadyExists
+                                && self.resume.is_some_and(|since| {
+                                    path.symlink_metadata()
+                                        .is_ok_and(|m| m.is_dir() && Since::of(&m) >= since)
+                                }) => {}
                         // svn records an unversioned directory in the way as a tree
                         // conflict, and takes it with --force (an export too).
                         Err(e)
@@ -763,11 +823,19 @@ impl Receiver<'_> {
                         Some(fx) => fx.local_relpath.clone(),
                         None => relpath,
                     };
-                    let in_way = if self.file_external.is_none() {
+                    let mut in_way = if self.file_external.is_none() {
                         self.root.join(&relpath).symlink_metadata().ok()
                     } else {
                         None
                     };
+                    // Resuming: a file or link the interrupted checkout wrote (changed
+                    // since it began) is written again.
+                    if let (Some(since), Some(m)) = (self.resume, &in_way) {
+                        if !m.is_dir() && Since::of(m) >= since {
+                            remove_in_way(&self.root.join(&relpath))?;
+                            in_way = None;
+                        }
+                    }
                     let shadow = match self.file_external {
                         None => self.shadowed_by(&relpath),
                         Some(_) => None,

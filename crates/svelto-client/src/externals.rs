@@ -460,7 +460,7 @@ fn fetch_one(
         ..opts.clone()
     };
     let mut below = |n: Notify| below(local, n, notify);
-    let summary = run_in(session, rev, &sub, &mut below, parent.export)?;
+    let summary = run_in(session, rev, &sub, &mut below, parent.export, None)?;
     if let Some(db) = &parent.db {
         db.put_external(&External {
             local_relpath: local,

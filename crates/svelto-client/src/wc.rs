@@ -273,6 +273,21 @@ impl WcDb {
             .map_err(self.err())
     }
 
+    /// Whether this is a checkout that never finished: only the root's BASE row, still
+    /// `incomplete`, and nothing else recorded (no other node, no local change, no work
+    /// queue item, no lock). Svelto's checkout records every other row in one transaction
+    /// at its end, so a checkout killed before that leaves exactly this.
+    pub fn is_unfinished_checkout(&self) -> Result<bool> {
+        Ok(self.count(
+            "SELECT COUNT(*) FROM NODES WHERE local_relpath = '' AND op_depth = 0 \
+             AND presence = 'incomplete'",
+        )? == 1
+            && self.count("SELECT COUNT(*) FROM NODES")? == 1
+            && self.count("SELECT COUNT(*) FROM ACTUAL_NODE")? == 0
+            && self.count("SELECT COUNT(*) FROM WORK_QUEUE")? == 0
+            && self.count("SELECT COUNT(*) FROM WC_LOCK")? == 0)
+    }
+
     /// The repository (root URL, UUID) of the working copy.
     pub fn repository(&self) -> Result<(String, String)> {
         self.conn

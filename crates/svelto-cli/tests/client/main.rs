@@ -7,6 +7,7 @@
 mod commit_times;
 mod externals;
 mod http;
+mod interrupted;
 mod logins;
 mod ssh;
 mod writers;

@@ -1,0 +1,137 @@
+//! An interrupted `svelto checkout`: killed with SIGKILL part way, the same command run
+//! again resumes it, and the working copy is then the stock client's checkout, file for
+//! file and row for row; a file that was in the way before the checkout began stays, as a
+//! tree conflict, as with svn.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use svelto_testkit::Subject;
+
+use super::*;
+
+/// A dump of one revision adding `trunk` with `dirs` directories of `per_dir` small files.
+fn many_files_dump(dir: &Path, dirs: usize, per_dir: usize) -> PathBuf {
+    let mut out = String::from(
+        "SVN-fs-dump-format-version: 2\n\nUUID: 5a1d5b4e-3c1e-4e4b-9a0c-1b2c3d4e5f60\n\n\
+         Revision-number: 0\nProp-content-length: 10\nContent-length: 10\n\nPROPS-END\n\n",
+    );
+    let props = "K 7\nsvn:log\nV 5\nmany.\nK 10\nsvn:author\nV 5\nalice\n\
+                 K 8\nsvn:date\nV 27\n2026-11-30T07:00:00.000000Z\nPROPS-END\n";
+    out.push_str(&format!(
+        "Revision-number: 1\nProp-content-length: {0}\nContent-length: {0}\n\n{props}\n",
+        props.len()
+    ));
+    let node_dir = |path: &str| format!("Node-path: {path}\nNode-kind: dir\nNode-action: add\n\n");
+    out.push_str(&node_dir("trunk"));
+    for d in 0..dirs {
+        out.push_str(&node_dir(&format!("trunk/d{d:03}")));
+        for f in 0..per_dir {
+            let text = format!("file {f} of directory {d}\n");
+            out.push_str(&format!(
+                "Node-path: trunk/d{d:03}/f{f:04}.txt\nNode-kind: file\nNode-action: add\n\
+                 Prop-content-length: 10\nText-content-length: {}\nContent-length: {}\n\n\
+                 PROPS-END\n{text}\n",
+                text.len(),
+                text.len() + 10
+            ));
+        }
+    }
+    let path = dir.join("many-files.dump");
+    std::fs::write(&path, out).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+    path
+}
+
+/// The same file, in the way of the checkout's `d039/f0099.txt`, in `wc` (made) before
+/// a checkout begins there.
+fn in_the_way(wc: &Path) -> PathBuf {
+    let dir = wc.join("d039");
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{dir:?}: {e}"));
+    let file = dir.join("f0099.txt");
+    std::fs::write(&file, "mine\n").unwrap_or_else(|e| panic!("{file:?}: {e}"));
+    file
+}
+
+/// The nodes of two trees that differ (not the trees: thousands of lines).
+fn same_trees(stock: &BTreeMap<PathBuf, String>, ours: &BTreeMap<PathBuf, String>, what: &str) {
+    let differ: Vec<_> = stock
+        .keys()
+        .chain(ours.keys())
+        .filter(|k| stock.get(*k) != ours.get(*k))
+        .take(10)
+        .map(|k| format!("{k:?}: svn {:?}, svelto {:?}", stock.get(k), ours.get(k)))
+        .collect();
+    assert!(
+        differ.is_empty(),
+        "{what}: working files differ:\n{}",
+        differ.join("\n")
+    );
+}
+
+#[test]
+fn a_killed_checkout_is_resumed_by_the_same_command() {
+    let dir = tempdir();
+    let dump = many_files_dump(dir.path(), 40, 100);
+    let pair = Pair::from_dump("many-files", &dump, Subject::Svelto(binary().to_path_buf()));
+    for (label, base) in servers(&pair) {
+        let url = format!("{base}/trunk");
+        let work = dir.path().join(label.replace(' ', "-"));
+        std::fs::create_dir_all(&work).unwrap_or_else(|e| panic!("{work:?}: {e}"));
+        in_the_way(&work.join("stock"));
+        svn(&pair, &["checkout", "-q", &url, "stock"], &work);
+
+        let ours = work.join("svelto");
+        let mine = in_the_way(&ours);
+        // Older than the checkout by more than a clock tick of the file system's times.
+        std::thread::sleep(Duration::from_millis(50));
+        let mut child = Command::new(binary())
+            .args(["checkout", "-q", &url, "svelto"])
+            .current_dir(&work)
+            .spawn()
+            .expect("start svelto checkout");
+        // Killed once it has written files of the first directory.
+        let started = Instant::now();
+        while !ours.join("d001").is_dir() {
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "{label}: svelto checkout wrote nothing in 60 s"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert!(
+            child.try_wait().expect("poll the checkout").is_none(),
+            "{label}: the checkout ended before it could be killed"
+        );
+        child.kill().expect("kill -9 the checkout");
+        child.wait().expect("reap the checkout");
+        let written = tree(&ours).len();
+        assert!(
+            written < 4000,
+            "{label}: the killed checkout had written {written} nodes"
+        );
+
+        let out = svelto(&["checkout", "-q", &url, "svelto"], &work);
+        assert!(out.stderr_text().is_empty(), "{label}: {out}");
+        let what = format!("{label}: a killed checkout resumed");
+        assert_eq!(
+            std::fs::read_to_string(&mine).expect("the file that was in the way"),
+            "mine\n",
+            "{what}: the file in the way before it began"
+        );
+        let stock = work.join("stock");
+        same_trees(&tree(&stock), &tree(&ours), &what);
+        for cmd in [&["status", "-v"][..], &["info", "-R"], &["diff"]] {
+            assert_eq!(
+                in_wc(&pair, &stock, cmd),
+                in_wc(&pair, &ours, cmd),
+                "{what}: svn {cmd:?}"
+            );
+        }
+        assert_eq!(nodes(&stock), nodes(&ours), "{what}: wc.db rows");
+        assert_eq!(
+            pristines(&stock),
+            pristines(&ours),
+            "{what}: pristine store"
+        );
+    }
+}
