@@ -16,23 +16,26 @@
 //! exports, log, blame, the tools that read (svnsync from the server, svnrdump dump,
 //! svnbench), the commit sessions (two working copies, branches and merges, revision
 //! properties, copies, large files, bad destinations, svnsync, svnrdump load and svnmucc
-//! into the server), the hooks (`serve`'s hooks module: start-commit, pre-commit,
+//! into the server), bad editor drives over raw svn:// and a client vanishing mid-commit
+//! (refused alike, nothing changed), the hooks (`serve`'s hooks module: start-commit, pre-commit,
 //! post-commit, revision property hooks, hooks reading with `svelto look`), locks (`serve`'s
 //! and `http`'s lock modules: lock, steal, break, lock hooks, `svelto admin lslocks` and
 //! `svelto look lock` on the front ends' `ROOT/NAME`), HTTP's raw GETs, keyword queries,
-//! OPTIONS, PROPFIND and WebDAV writes.
+//! OPTIONS, PROPFIND and WebDAV writes. An HTTP transaction lives on the front end that
+//! opened it: the tests sending each request into one on a connection of its own address
+//! the first front end (`server_addr_and_path`; docs/cluster.md).
 //!
 //! What stays with the local engine's suites (`serve`, `http`, `memory`), by nature:
 //! - kill -9 of the server, crash recovery and durability (`serve/durability.rs`): a
 //!   cluster's are the cluster suite's fault tests (`tests/cluster/faults.rs`);
-//! - `svelto admin` commands that refuse on a cluster (hotcopy, pack, recover, rmtxns on a
-//!   local `db/`, `serve/ops.rs`, `serve/migrating.rs`), a repository's `db/` on disk
-//!   (`serve/commit_bad.rs` reads `db/txns`, `serve/replaced.rs`);
-//! - the server process's flags, limits, memory and signals (`serve/cli.rs`,
-//!   `serve/bounds.rs`, `serve/robust.rs`, `serve/concurrency.rs`, `http/conn.rs`,
-//!   `http/idle.rs`, `http/bad.rs`): they test one process, not the storage; a balancer in
-//!   front would test the balancer;
-//! - what starts servers of its own on a local repository (`serve/first_day.rs`,
+//! - a repository deleted or replaced on disk under the server (`serve/replaced.rs`), and
+//!   docs/migrating.md's steps on one machine (`serve/migrating.rs`);
+//! - the server process's flags, limits, memory, signals and request logs (`serve/ops.rs`,
+//!   `serve/cli.rs`,
+//!   `serve/bounds.rs`, `serve/robust.rs`, `http/conn.rs`, `http/idle.rs`, `http/bad.rs`):
+//!   they test one process, not the storage; a balancer in front would test the balancer;
+//! - what starts servers of its own on a local repository (`serve/concurrency.rs`, whose
+//!   concurrent committers on a cluster are the fault tests' four, `serve/first_day.rs`,
 //!   `serve/ssh.rs` through sshd, `http/tls.rs`, `http/proxy.rs`, `http/nested.rs`,
 //!   `http/ldap.rs`, `http/owners.rs`, `http/log.rs`'s request logs, `http/auth.rs`'s pairs
 //!   made with their own flags), and `serve/auth.rs` (svnserve.conf logins: the front ends
@@ -47,6 +50,10 @@ mod common;
 mod hook_sessions;
 #[path = "../serve/lock_sessions.rs"]
 mod lock_sessions;
+// What `commit_bad` sends over raw svn://; the rest serves the `serve` suite's `robust`.
+#[allow(dead_code)]
+#[path = "../serve/raw.rs"]
+mod raw;
 #[path = "../serve/sessions.rs"]
 mod sessions;
 
@@ -60,6 +67,8 @@ mod svn_checkout;
 #[allow(unused_imports)]
 #[path = "../serve/commit.rs"]
 mod svn_commit;
+#[path = "../serve/commit_bad.rs"]
+mod svn_commit_bad;
 #[path = "../serve/commit_tools.rs"]
 mod svn_commit_tools;
 #[path = "../serve/diff.rs"]
@@ -104,7 +113,7 @@ mod http_write;
 /// pairs.
 mod commit {
     pub use crate::http_commit::writable_http_pair;
-    pub use crate::svn_commit::{writable_pair, Script};
+    pub use crate::svn_commit::{mask_txn_names, writable_pair, Script};
 }
 
 use std::path::PathBuf;
