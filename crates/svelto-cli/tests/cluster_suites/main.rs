@@ -208,6 +208,38 @@ fn a_held_pre_commit_hook_holds_up_no_other_commit() {
         "{served}"
     );
     sessions::Script::new(&pair).assert_same_repositories();
+    // What a hook's `svelto look` costs in the cluster (a process, the connections to
+    // etcd and the object store, a fence) against the same on the FSFS reference with
+    // svnlook: printed for the notes (docs/cluster.md, "Hooks").
+    let time = |run: &mut dyn FnMut() -> svelto_testkit::Outcome| {
+        let mut ms: Vec<f64> = (0..7)
+            .map(|_| {
+                let started = std::time::Instant::now();
+                let out = run();
+                assert!(out.success(), "{out}");
+                started.elapsed().as_secs_f64() * 1000.0
+            })
+            .collect();
+        ms.sort_by(f64::total_cmp);
+        (ms[3], ms[6])
+    };
+    let cluster = time(&mut || {
+        svelto_testkit::Run::new(bin())
+            .args(["look", "youngest"])
+            .arg(pair.subject_repo())
+            .output()
+    });
+    let reference = time(&mut || {
+        svelto_testkit::Run::tool("svnlook")
+            .arg("youngest")
+            .arg(pair.reference_repo())
+            .output()
+    });
+    eprintln!(
+        "svelto look youngest ROOT/NAME in the cluster: median {:.1} ms, max {:.1} ms \
+         (svnlook youngest on FSFS: {:.1} / {:.1} ms)",
+        cluster.0, cluster.1, reference.0, reference.1
+    );
 }
 
 /// The cluster repository has the fixture dump's UUID, as the reference has it from
