@@ -143,9 +143,19 @@ fn check_name(name: &str) -> Result<()> {
     Ok(())
 }
 
-/// `svelto admin create --cluster FILE NAME`: repository NAME in the cluster, with a fresh
-/// UUID and revision 0, opened once through this machine's cache.
-pub fn create(file: &Path, name: &str) -> Result<()> {
+/// `svelto admin create --cluster FILE NAME [--uuid UUID]`: repository NAME in the
+/// cluster, with `uuid` (a fresh UUID when None) and revision 0, opened once through this
+/// machine's cache.
+pub fn create(file: &Path, name: &str, uuid: Option<&str>) -> Result<()> {
+    let uuid = match uuid {
+        Some(text) => uuid::Uuid::parse_str(text)
+            .ok()
+            .filter(|_| text.len() == 36)
+            .with_context(|| format!("'{text}' is not a UUID (8-4-4-4-12 hexadecimal digits)"))?
+            .hyphenated()
+            .to_string(),
+        None => uuid::Uuid::new_v4().to_string(),
+    };
     let config = config(file)?;
     check_name(name)?;
     let cache = config.cache_dir.join(name);
@@ -155,7 +165,6 @@ pub fn create(file: &Path, name: &str) -> Result<()> {
     if let Ok(Some(uuid)) = cluster.repository(name).uuid() {
         anyhow::bail!("repository '{name}' already exists in the cluster (UUID {uuid})");
     }
-    let uuid = uuid::Uuid::new_v4().to_string();
     let mut r0 = svelto_core::PropList::new();
     r0.insert(
         b"svn:date".to_vec(),

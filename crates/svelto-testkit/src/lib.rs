@@ -39,9 +39,10 @@ pub use fixtures::{
 pub use metrics::metric_sum;
 pub use run::{read_vm_hwm_kib, require_tool, Outcome, Run, Running, DEFAULT_TIMEOUT};
 pub use serve::{
-    free_port, mask_dates, shared_http_pair, shared_memory_http_pair, shared_memory_pair,
-    shared_pair, svelto_binary, Expect, InProcessServer, InProcessSpec, Pair, Same, Scope,
-    ServeInProcess, Server, ServerKind, Subject, Svelto, SvnClient, Svnserve, SvnserveConfig,
+    free_port, mask_dates, shared_cluster_http_pair, shared_cluster_pair, shared_http_pair,
+    shared_memory_http_pair, shared_memory_pair, shared_pair, svelto_binary, Expect,
+    InProcessServer, InProcessSpec, Pair, Same, Scope, ServeInProcess, Server, ServerKind, Subject,
+    Svelto, SvnClient, Svnserve, SvnserveConfig,
 };
 pub use svelto::{svelto_create_load, LoadedPair, SveltoRepo};
 pub use svnadmin::{

@@ -14,15 +14,24 @@ pub struct CreateArgs {
     /// Create the repository in this cluster (docs/cluster.md) instead of on this machine.
     #[arg(long, value_name = "FILE")]
     pub cluster: Option<PathBuf>,
+    /// With --cluster: the repository's UUID (a fresh one without it). A cluster
+    /// repository's UUID is written at its creation (`setuuid` refuses on a cluster), so a
+    /// repository moved into the cluster keeps its UUID by naming it here.
+    #[arg(long, value_name = "UUID", requires = "cluster")]
+    pub uuid: Option<String>,
 }
 
 pub fn run(args: CreateArgs) -> Result<()> {
-    let CreateArgs { repo, cluster } = args;
+    let CreateArgs {
+        repo,
+        cluster,
+        uuid,
+    } = args;
     if let Some(file) = cluster {
         let name = repo
             .to_str()
             .with_context(|| format!("the repository name '{}' is not UTF-8", repo.display()))?;
-        return crate::cluster::create(&file, name);
+        return crate::cluster::create(&file, name, uuid.as_deref());
     }
     refuse_existing(&repo)?;
     let uuid = uuid::Uuid::new_v4().to_string();

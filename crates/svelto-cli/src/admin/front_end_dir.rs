@@ -74,8 +74,6 @@ fn refuses(cmd: &AdminCommand) -> Option<(&'static str, Vec<&Path>)> {
         C::DumpRevprops(a) => one("dump-revprops", &a.repo),
         C::LoadRevprops(a) => one("load-revprops", &a.repo),
         C::Freeze(a) => Some(("freeze", a.repos.iter().map(PathBuf::as_path).collect())),
-        C::Lock(a) => one("lock", &a.repo),
-        C::Unlock(a) => one("unlock", &a.repo),
         C::Lstxns(a) => one("lstxns", &a.repo),
         C::Rmtxns(a) => one("rmtxns", &a.repo),
         C::Recover(a) => one("recover", &a.repo),
@@ -104,9 +102,9 @@ pub fn resolve(cmd: &mut AdminCommand) -> Result<()> {
                     format!(
                         "'{}' is a front end's directory of cluster repository '{name}' \
                          (cluster file '{}'): 'svelto admin {sub}' works on one machine's \
-                         repository only. On the cluster: dump, load, verify, info, lslocks, \
-                         rmlocks, setlog, setrevprop, delrevprop and hotcopy, given this \
-                         directory or '--cluster {} {name}'",
+                         repository only. On the cluster: dump, load, verify, info, lock, \
+                         unlock, lslocks, rmlocks, setlog, setrevprop, delrevprop and \
+                         hotcopy, given this directory or '--cluster {} {name}'",
                         dir.display(),
                         file.display(),
                         file.display()
@@ -137,6 +135,8 @@ pub fn resolve(cmd: &mut AdminCommand) -> Result<()> {
         C::Rmlocks(a) => {
             follow(&mut a.repo, &mut a.cluster)?;
         }
+        C::Lock(a) => a.front_end_dir = follow(&mut a.repo, &mut a.cluster)?,
+        C::Unlock(a) => a.front_end_dir = follow(&mut a.repo, &mut a.cluster)?,
         C::Setlog(a) => a.front_end_dir = follow(&mut a.repo, &mut a.cluster)?,
         C::Setrevprop(a) => a.opts.front_end_dir = follow(&mut a.repo, &mut a.opts.cluster)?,
         C::Delrevprop(a) => a.opts.front_end_dir = follow(&mut a.repo, &mut a.opts.cluster)?,

@@ -15,8 +15,13 @@ use svelto_core::code;
 
 #[derive(Args)]
 pub struct LockArgs {
+    /// The repository's directory; with --cluster, its name in the cluster.
     #[arg(value_name = "REPOS_PATH")]
     pub repo: PathBuf,
+    /// Lock in repository REPOS_PATH of this cluster (docs/cluster.md), through its writer
+    /// lease; its hooks are the front ends', so --bypass-hooks is required.
+    #[arg(long, value_name = "CLUSTER_FILE")]
+    pub cluster: Option<PathBuf>,
     #[arg(value_name = "PATH")]
     pub path: String,
     #[arg(value_name = "USERNAME")]
@@ -30,12 +35,20 @@ pub struct LockArgs {
     pub bypass_hooks: bool,
     #[arg(short, long)]
     pub quiet: bool,
+    /// The front end's directory REPOS_PATH was, when it named one: its hooks run.
+    #[arg(skip)]
+    pub front_end_dir: Option<PathBuf>,
 }
 
 #[derive(Args)]
 pub struct UnlockArgs {
+    /// The repository's directory; with --cluster, its name in the cluster.
     #[arg(value_name = "REPOS_PATH")]
     pub repo: PathBuf,
+    /// Unlock in repository REPOS_PATH of this cluster (docs/cluster.md), through its
+    /// writer lease; its hooks are the front ends', so --bypass-hooks is required.
+    #[arg(long, value_name = "CLUSTER_FILE")]
+    pub cluster: Option<PathBuf>,
     #[arg(value_name = "LOCKED_PATH")]
     pub path: String,
     #[arg(value_name = "USERNAME")]
@@ -47,6 +60,9 @@ pub struct UnlockArgs {
     pub bypass_hooks: bool,
     #[arg(short, long)]
     pub quiet: bool,
+    /// The front end's directory REPOS_PATH was, when it named one: its hooks run.
+    #[arg(skip)]
+    pub front_end_dir: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -102,8 +118,52 @@ fn hooks(path: &Path, bypass: bool) -> Result<Option<Hooks>> {
     })
 }
 
+/// The repository a `lock` or `unlock` changes, its hooks (None: bypassed) and, in a
+/// cluster, its writer (the lease taken once).
+type LockSide = (
+    std::sync::Arc<dyn svelto_fs::ReadRepo>,
+    Option<Hooks>,
+    Option<svelto_cluster::ClusterWriter>,
+);
+
+/// What `lock`/`unlock` act on: the local repository `repo`, or with `cluster` the cluster
+/// repository named `repo` (its hooks those of the front end's directory it was given as,
+/// else refused without --bypass-hooks, as `setlog --cluster` is).
+fn lock_side(
+    repo: &Path,
+    cluster: Option<&Path>,
+    front_end_dir: Option<&Path>,
+    bypass_hooks: bool,
+) -> Result<LockSide> {
+    let Some(file) = cluster else {
+        return Ok((open(repo)?, hooks(repo, bypass_hooks)?, None));
+    };
+    let Some(dir) = front_end_dir.filter(|_| !bypass_hooks) else {
+        if !bypass_hooks {
+            return Err(arg_error(
+                code::CL_ARG_PARSING_ERROR,
+                "a cluster repository's hooks are its front ends' (ROOT/NAME/hooks on each): \
+                 give --bypass-hooks, or give a front end's directory ROOT/NAME, whose hooks \
+                 then run",
+            ));
+        }
+        let name = super::cluster_name(repo)?;
+        let opened = std::sync::Arc::new(crate::cluster::open(file, name)?);
+        return Ok((opened, None, Some(crate::cluster::writer(file, name)?)));
+    };
+    let name = super::cluster_name(repo)?;
+    let opened = std::sync::Arc::new(crate::cluster::open(file, name)?);
+    let writer = crate::cluster::writer(file, name)?;
+    Ok((opened, hooks(dir, false)?, Some(writer)))
+}
+
 pub fn lock(args: LockArgs) -> Result<()> {
-    let repo = open(&args.repo)?;
+    let (repo, hooks, cluster_writer) = lock_side(
+        &args.repo,
+        args.cluster.as_deref(),
+        args.front_end_dir.as_deref(),
+        args.bypass_hooks,
+    )?;
     let comment = String::from_utf8(read_file(&args.comment_file)?).map_err(|_| {
         svn_error(
             code::XML_UNESCAPABLE_DATA,
@@ -111,7 +171,6 @@ pub fn lock(args: LockArgs) -> Result<()> {
         )
     })?;
     let path = relpath(&args.path);
-    let hooks = hooks(&args.repo, args.bypass_hooks)?;
     let targets = [LockTarget {
         path: path.clone(),
         current_rev: None,
@@ -127,7 +186,10 @@ pub fn lock(args: LockArgs) -> Result<()> {
         None,
         &targets,
         std::slice::from_ref(&args.token),
-        with_writer(&args.repo),
+        |f: super::WriterBody<'_>| match cluster_writer {
+            Some(mut writer) => f(&mut writer),
+            None => with_writer(&args.repo)(f),
+        },
     )?
     .single()?;
     if !args.quiet {
@@ -137,9 +199,13 @@ pub fn lock(args: LockArgs) -> Result<()> {
 }
 
 pub fn unlock(args: UnlockArgs) -> Result<()> {
-    let repo = open(&args.repo)?;
+    let (repo, hooks, cluster_writer) = lock_side(
+        &args.repo,
+        args.cluster.as_deref(),
+        args.front_end_dir.as_deref(),
+        args.bypass_hooks,
+    )?;
     let path = relpath(&args.path);
-    let hooks = hooks(&args.repo, args.bypass_hooks)?;
     let targets = [UnlockTarget {
         path: path.clone(),
         token: Some(args.token.clone()),
@@ -150,7 +216,10 @@ pub fn unlock(args: UnlockArgs) -> Result<()> {
         Some(&args.user),
         false,
         &targets,
-        with_writer(&args.repo),
+        |f: super::WriterBody<'_>| match cluster_writer {
+            Some(mut writer) => f(&mut writer),
+            None => with_writer(&args.repo)(f),
+        },
     )?
     .single()?;
     if !args.quiet {

@@ -18,13 +18,7 @@ mod differential;
 mod faults;
 mod front_end_dir;
 mod gc;
-#[allow(dead_code)]
-#[path = "../serve/hook_sessions.rs"]
-mod hook_sessions;
 mod lifecycle;
-#[allow(dead_code)]
-#[path = "../serve/lock_sessions.rs"]
-mod lock_sessions;
 mod probe;
 mod restore;
 #[allow(dead_code)]

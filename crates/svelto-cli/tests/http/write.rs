@@ -148,13 +148,8 @@ fn files_past_the_request_bound_are_committed() {
 #[test]
 fn bad_commit_requests_get_clear_errors() {
     let pair = writable_http_pair("basic");
-    let base = pair.subject().base_url().to_string();
-    let addr = base
-        .trim_start_matches("http://")
-        .split('/')
-        .next()
-        .expect("host:port")
-        .to_string();
+    // Each request on a connection of its own, into one transaction: to one server.
+    let (addr, _) = crate::server_addr_and_path(&pair, 1);
     let repo = "/svn/basic";
     let req = |method: &str, path: &str, headers: &[&str], body: &[u8]| {
         let headers: Vec<&[u8]> = headers.iter().map(|h| h.as_bytes()).collect();

@@ -50,11 +50,14 @@ fn locks_survive_a_restart() {
         .to_string_lossy()
         .into_owned();
     let log = pair.dir().join("second.log");
+    // (a cluster pair's: another front end of the cluster)
+    let flags = pair.subject_serve_flags();
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
     let second = svelto_testkit::Svelto::start_with(
         std::path::Path::new(env!("CARGO_BIN_EXE_svelto")),
         &root,
         &log,
-        &[],
+        &flags,
     );
     let out = pair.client().svn(
         &["info", &format!("{}/f.txt", second.url(&name))],

@@ -69,6 +69,10 @@ pub enum Subject {
     /// in-memory backend ([`crate::memfs::MemBackend`]), the dump loaded into it by
     /// `svelto_repos::load`: the same suites over the second backend.
     Memory(Arc<dyn ServeInProcess>),
+    /// Three `svelto serve --cluster` front ends (this binary) behind a round-robin
+    /// balancer, over a cluster of its own on the test process's shared rig (three etcd
+    /// members and weed): see [`Pair::cluster`].
+    Cluster(PathBuf),
 }
 
 impl std::fmt::Debug for Subject {
@@ -77,6 +81,7 @@ impl std::fmt::Debug for Subject {
             Subject::Svelto(binary) => f.debug_tuple("Svelto").field(binary).finish(),
             Subject::SelfTest => f.write_str("SelfTest"),
             Subject::Memory(_) => f.write_str("Memory"),
+            Subject::Cluster(binary) => f.debug_tuple("Cluster").field(binary).finish(),
         }
     }
 }
@@ -115,6 +120,8 @@ pub struct Pair {
     subject: Subject,
     /// The subject's repositories when they are in memory.
     memory: Option<Arc<crate::memfs::MemBackend>>,
+    /// A cluster pair's front ends besides the subject side's (they end with the pair).
+    others: Vec<Server>,
 }
 
 /// Writes a certificate and its key (PEM) into a directory and returns their paths.
@@ -148,6 +155,9 @@ impl Pair {
 
     /// Any dump, served as repository `name` on both sides.
     pub fn from_dump(name: &str, dump: &Path, subject: Subject) -> Pair {
+        if let Subject::Cluster(binary) = &subject {
+            return Pair::cluster_of(name, dump, binary, None);
+        }
         let (dir, roots, repos) = pair_dirs(name);
         let memory = load_sides(&repos, dump, &subject);
         let (reference, subject_server) = std::thread::scope(|scope| {
@@ -169,6 +179,7 @@ impl Pair {
                     None,
                     &[],
                 ),
+                Subject::Cluster(_) => unreachable!("a cluster pair is made above"),
             };
             let reference = match reference.join() {
                 Ok(server) => server,
@@ -182,6 +193,7 @@ impl Pair {
                 Subject::SelfTest => "svnserve-2",
                 Subject::Svelto(_) => "svelto",
                 Subject::Memory(_) => "svelto-memory",
+                Subject::Cluster(_) => unreachable!("a cluster pair is made above"),
             },
         ];
         Pair::assemble(
@@ -232,6 +244,7 @@ impl Pair {
             client,
             subject,
             memory,
+            others: Vec::new(),
         }
     }
 
@@ -332,6 +345,10 @@ impl Pair {
             !matches!(subject, Subject::SelfTest),
             "the HTTP pair's subject is Svelto"
         );
+        if let Subject::Cluster(binary) = &subject {
+            assert!(make_cert.is_none(), "no https:// for a cluster pair");
+            return Pair::cluster_of(name, dump, binary, Some((location, flags)));
+        }
         let dump = dump.to_path_buf();
         let (dir, roots, repos) = pair_dirs(name);
         let tls = make_cert.map(|make| make(dir.path()));
@@ -377,7 +394,7 @@ impl Pair {
                 );
                 (server.into_server(), "svelto-http")
             }
-            Subject::SelfTest => unreachable!("refused above"),
+            Subject::SelfTest | Subject::Cluster(_) => unreachable!("refused above"),
         };
         Pair::assemble(
             name,
@@ -427,7 +444,7 @@ impl Pair {
                     .success()
                     .stdout
             }
-            Subject::Svelto(binary) => {
+            Subject::Svelto(binary) | Subject::Cluster(binary) => {
                 // (`--cluster FILE NAME` for a cluster pair)
                 self.subject_admin(binary, &["verify", "-q"]).success();
                 self.subject_admin(binary, &["dump", "-q"]).success().stdout
@@ -810,6 +827,7 @@ pub(super) fn load_sides(
                 None
             }
             Subject::Memory(_) => Some(make_memory(&repos[1], dump)),
+            Subject::Cluster(_) => unreachable!("a cluster pair loads its own"),
         };
         if let Err(panic) = reference.join() {
             std::panic::resume_unwind(panic);
@@ -1126,6 +1144,22 @@ pub fn shared_memory_http_pair(fixture: &str, start: &Arc<dyn ServeInProcess>) -
         let dump = crate::scenario_dump(fixture);
         Pair::http_subject(fixture, &dump, Subject::Memory(start.clone()), "", &[]).share()
     })
+}
+
+/// The svn:// pair serving `fixture` from a cluster of three front ends
+/// ([`Subject::Cluster`], [`Pair::cluster`]), made on first use and shared by every test of
+/// the process.
+pub fn shared_cluster_pair(fixture: &str, svelto_binary: &Path) -> &'static Pair {
+    static CELLS: OnceLock<PairCells> = OnceLock::new();
+    shared_cell(&CELLS, fixture).get_or_init(|| Pair::cluster(fixture, svelto_binary).share())
+}
+
+/// The HTTP pair (Apache, and three front ends' `--http-listen` behind the balancer)
+/// serving `fixture` from a cluster, made on first use and shared by every test of the
+/// process.
+pub fn shared_cluster_http_pair(fixture: &str, svelto_binary: &Path) -> &'static Pair {
+    static CELLS: OnceLock<PairCells> = OnceLock::new();
+    shared_cell(&CELLS, fixture).get_or_init(|| Pair::http_cluster(fixture, svelto_binary).share())
 }
 
 /// One cell per fixture, each filled once.

@@ -3,6 +3,12 @@
 //! etcd members and weed (`crate::cluster`), behind a round-robin TCP balancer, so each
 //! client connection (every command, and each of the sessions one command opens) goes to
 //! the next front end in turn.
+//!
+//! All the cluster pairs of a test process share one rig (three etcd members and weed,
+//! started by the first pair), each pair a cluster of its own on it (`cluster = pairN`,
+//! `s3-prefix = pairN`): the same repository name in two pairs never meets.
+//! [`Subject::Cluster`] makes a fresh pair ([`Pair::with_subject`], [`Pair::http_subject`],
+//! [`Pair::http_auth_with`]) a cluster pair too.
 
 use std::io::{Read, Write};
 use std::net::Shutdown;
@@ -23,11 +29,36 @@ fn cluster_files() -> &'static Mutex<HashMap<PathBuf, (PathBuf, Connections)>> {
 /// The connections a balancer gave each front end.
 type Connections = Arc<Vec<std::sync::atomic::AtomicUsize>>;
 
-/// What a cluster pair keeps running besides the front end the pair holds: the other
-/// front ends, etcd and weed. Their watchdogs end them with the test process.
-fn keep(thing: Box<dyn std::any::Any + Send>) {
-    static KEPT: Mutex<Vec<Box<dyn std::any::Any + Send>>> = Mutex::new(Vec::new());
-    KEPT.lock().unwrap_or_else(|e| e.into_inner()).push(thing);
+/// The rig every cluster pair of a test process shares: three etcd members and weed,
+/// started on first use and kept until the process ends (their watchdogs end them then,
+/// and their directory is removed). Each pair is a cluster of its own on it (its own etcd
+/// prefix and object prefix, `pairN`), so pairs never see each other's data.
+struct SharedRig {
+    etcd: EtcdCluster,
+    s3: S3Server,
+    pairs: std::sync::atomic::AtomicUsize,
+}
+
+fn shared_rig() -> &'static SharedRig {
+    static RIG: OnceLock<SharedRig> = OnceLock::new();
+    RIG.get_or_init(|| {
+        let dir = tempdir();
+        remove_at_exit(dir.path());
+        let dir = dir.keep();
+        let (etcd, s3) = std::thread::scope(|scope| {
+            let etcd = scope.spawn(|| EtcdCluster::start(&dir, 3));
+            let s3 = S3Server::start(&dir, "svelto");
+            match etcd.join() {
+                Ok(etcd) => (etcd, s3),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        });
+        SharedRig {
+            etcd,
+            s3,
+            pairs: std::sync::atomic::AtomicUsize::new(0),
+        }
+    })
 }
 
 /// A balancer on 127.0.0.1: each connection accepted is joined to the next of `ports` in
@@ -85,10 +116,10 @@ struct ClusterSide {
     file: PathBuf,
 }
 
-/// Starts etcd (three members), weed, creates `name` in the cluster, loads `dump` into it
-/// (`svelto admin load --cluster`, revision 0's properties included) and starts the front
-/// ends on `root` (each its own cache; `root/NAME` holds the `conf/` and `hooks/` a
-/// `svelto admin create` makes, shared by all).
+/// Creates `name` in a new cluster of its own on the shared rig (`pairN`), loads `dump`
+/// into it (`svelto admin load --cluster`, revision 0's properties included) and starts the
+/// front ends on `root` (each its own cache under `dir`; `root/NAME` holds the `conf/` and
+/// `hooks/` a `svelto admin create` makes, shared by all).
 fn start_cluster(
     binary: &Path,
     dir: &Path,
@@ -98,10 +129,10 @@ fn start_cluster(
     http: bool,
     extra_flags: &[String],
 ) -> ClusterSide {
+    let rig = shared_rig();
+    let n = rig.pairs.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     let cdir = dir.join("cluster");
     std::fs::create_dir_all(&cdir).unwrap_or_else(|e| panic!("cannot create {cdir:?}: {e}"));
-    let etcd = EtcdCluster::start(&cdir, 3);
-    let s3 = S3Server::start(&cdir, "svelto");
     let credentials = cdir.join("s3.credentials");
     std::fs::write(
         &credentials,
@@ -112,22 +143,26 @@ fn start_cluster(
         .map(|i| {
             let file = cdir.join(format!("fe{i}.cluster"));
             let text = format!(
-                "etcd = {}\ncluster = pair\ns3-endpoint = {}\ns3-bucket = {}\n\
-                 s3-region = {S3_REGION}\ns3-credentials = s3.credentials\ncache = cache-{i}\n\
-                 front-end = fe{i}\nrequest-timeout = 3\n",
-                etcd.endpoints().join(", "),
-                s3.endpoint(),
-                s3.bucket()
+                "etcd = {}\ncluster = pair{n}\ns3-endpoint = {}\ns3-bucket = {}\n\
+                 s3-prefix = pair{n}\ns3-region = {S3_REGION}\ns3-credentials = s3.credentials\n\
+                 cache = cache-{i}\nfront-end = fe{i}\nrequest-timeout = 3\n",
+                rig.etcd.endpoints().join(", "),
+                rig.s3.endpoint(),
+                rig.s3.bucket()
             );
             std::fs::write(&file, text).unwrap_or_else(|e| panic!("cannot write {file:?}: {e}"));
             file
         })
         .collect();
-    Run::new(binary)
+    // The dump's UUID, as a load into a new repository on one machine takes it.
+    let mut create = Run::new(binary)
         .args(["admin", "create", "--cluster"])
         .arg(&files[0])
-        .arg(name)
-        .success();
+        .arg(name);
+    if let Some(uuid) = dump_uuid(dump) {
+        create = create.args(["--uuid", &uuid]);
+    }
+    create.success();
     Run::new(binary)
         .args(["admin", "load", "-q", "--cluster"])
         .arg(&files[0])
@@ -152,9 +187,10 @@ fn start_cluster(
         .success();
     let front_ends: Vec<Server> = files
         .iter()
-        .enumerate()
-        .map(|(i, file)| {
-            let log = cdir.join(format!("serve-fe{i}.log"));
+        .map(|file| {
+            // One log for the three (each appends its lines), where a one-machine pair's
+            // server logs: `ROOT/../serve.log`.
+            let log = root.parent().unwrap_or(root).join("serve.log");
             let mut flags = vec!["--cluster", file.to_str().expect("a UTF-8 path")];
             flags.extend(extra_flags.iter().map(String::as_str));
             if http {
@@ -174,13 +210,25 @@ fn start_cluster(
         front_ends[0].diagnostics()
     );
     let uuid = info.stdout_text().trim().to_owned();
-    keep(Box::new(etcd));
-    keep(Box::new(s3));
     ClusterSide {
         front_ends,
         uuid,
         file: files[0].clone(),
     }
+}
+
+/// The `UUID:` record of the dumpfile at `path` (it comes before the first revision).
+fn dump_uuid(path: &Path) -> Option<String> {
+    let mut head = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(4096).read_to_end(&mut head))
+        .unwrap_or_else(|e| panic!("cannot read {path:?}: {e}"));
+    let text = String::from_utf8_lossy(&head);
+    let before = text.split("Revision-number:").next().unwrap_or("");
+    before
+        .lines()
+        .find_map(|l| l.strip_prefix("UUID: "))
+        .map(|u| u.trim().to_owned())
 }
 
 impl Pair {
@@ -200,6 +248,19 @@ impl Pair {
         }
     }
 
+    /// The flags another `svelto serve -r ROOT` of the subject's root needs to serve the
+    /// same repository (what a restart starts): `--cluster FILE` (the first front end's
+    /// file, sharing its cache as an svn+ssh tunnel process does) for a cluster pair, none
+    /// otherwise.
+    pub fn subject_serve_flags(&self) -> Vec<String> {
+        cluster_files()
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(self.subject_repo())
+            .map(|(file, _)| vec!["--cluster".to_owned(), file.to_string_lossy().into_owned()])
+            .unwrap_or_default()
+    }
+
     /// For a cluster pair, how many client connections the balancer gave each front end
     /// so far.
     pub fn cluster_connections(&self) -> Option<Vec<usize>> {
@@ -215,9 +276,10 @@ impl Pair {
 
     /// The scenario `fixture` served by svnserve over FSFS (the reference) and by a
     /// cluster of three `svelto serve --cluster` front ends behind a round-robin balancer
-    /// (the subject: `{URL}` is the balancer's). The cluster repository keeps its own UUID
-    /// (a cluster load ignores the dump's): the subject's output is normalized with the
-    /// reference's in its place.
+    /// (the subject: `{URL}` is the balancer's). The cluster repository is created with the
+    /// dump's UUID (`svelto admin create --cluster --uuid`: a cluster load ignores the
+    /// dump's), as `svnadmin load` gives it to the reference; for a dump without one the
+    /// subject's output is normalized with the reference's UUID in place of its own.
     pub fn cluster(fixture: &str, svelto_binary: &Path) -> Pair {
         Pair::cluster_of(fixture, &crate::scenario_dump(fixture), svelto_binary, None)
     }
@@ -255,7 +317,12 @@ impl Pair {
     /// The cluster pair: over svn:// when `http` is None, else over HTTP with Apache's
     /// `<Location>` directives and the front ends' flags it gives (`{PAIR_DIR}` at the
     /// start of a path is the pair's directory, `{REFERENCE_REPO}` the reference).
-    fn cluster_of(name: &str, dump: &Path, binary: &Path, http: Option<(&str, &[&str])>) -> Pair {
+    pub(super) fn cluster_of(
+        name: &str,
+        dump: &Path,
+        binary: &Path,
+        http: Option<(&str, &[&str])>,
+    ) -> Pair {
         let (dir, roots, repos) = pair_dirs(name);
         let fix = |s: &str| {
             s.replace(PAIR_DIR_MARK, &dir.path().to_string_lossy())
@@ -297,17 +364,16 @@ impl Pair {
             .insert(repos[1].clone(), (cluster.file.clone(), counts));
         let mut front_ends = cluster.front_ends.into_iter();
         let first = front_ends.next().expect("front ends");
-        for other in front_ends {
-            keep(Box::new(other));
-        }
         let labels = ["svnserve", "svelto-cluster"];
         let labels = if http {
             ["apache", "svelto-cluster-http"]
         } else {
             labels
         };
-        let subject = (Subject::Svelto(binary.to_owned()), None);
+        let subject = (Subject::Cluster(binary.to_owned()), None);
         let mut pair = Pair::assemble(name, dir, [reference, first], repos, roots, labels, subject);
+        // The other front ends end with the pair.
+        pair.others = front_ends.collect();
         let base = if http {
             format!("http://127.0.0.1:{port}/svn")
         } else {
