@@ -1362,7 +1362,7 @@ impl Receiver<'_> {
                         executable,
                         read_only,
                         make_room: self.export && self.opts.force,
-                        replace: false,
+                        replace: None,
                         mtime: commit_time,
                     });
                     None

@@ -24,6 +24,19 @@ fn is_bare(bytes: &[u8]) -> bool {
     }
 }
 
+/// A list of atoms: `(a b c)` (a work queue item: `(file-install RELPATH 0 1)`).
+pub fn list(atoms: &[&[u8]]) -> Vec<u8> {
+    let mut out = vec![b'('];
+    for (i, a) in atoms.iter().enumerate() {
+        if i > 0 {
+            out.push(b' ');
+        }
+        atom(&mut out, a);
+    }
+    out.push(b')');
+    out
+}
+
 /// A property list as a skel, in the order given.
 pub fn proplist<'a>(props: impl IntoIterator<Item = (&'a [u8], &'a [u8])>) -> Vec<u8> {
     let mut out = vec![b'('];

@@ -226,9 +226,15 @@ pub fn update(opts: &UpdateOptions, notify: &mut dyn FnMut(Notify)) -> Result<Su
         );
         let commit_time = n.changed_date.filter(|_| opts.use_commit_times);
         let mut reaper = Reaper::inline();
-        if let Some((size, mtime)) =
-            write_working(&path, &pristine, &t, &props, commit_time, &mut reaper)?
-        {
+        if let Some((size, mtime)) = write_working(
+            &root,
+            &path,
+            &pristine,
+            &t,
+            &props,
+            commit_time,
+            &mut reaper,
+        )? {
             db.set_recorded_info(&n.local_relpath, size, mtime)?;
             n.translated_size = Some(size);
             n.last_mod_time = mtime;
@@ -989,65 +995,14 @@ fn apply(
         None
     };
 
-    // The files replaced and deleted are closed by this thread's twin.
-    let mut reaper = Reaper::new();
-    // Deletions: the versioned files and directories below, deepest first; unversioned
-    // files stay, with their directories.
-    for d in &plan.deletes {
-        if conflicts.edited_deleted.contains(d) {
-            notify(Notify::TreeConflict {
-                relpath: d.as_str(),
-            });
-            continue;
-        }
-        let prefix = format!("{d}/");
-        let mut below: Vec<&OwnedNode> = nodes
-            .iter()
-            .filter(|n| n.local_relpath == *d || n.local_relpath.starts_with(&prefix))
-            .collect();
-        below.sort_by(|a, b| b.local_relpath.cmp(&a.local_relpath));
-        for n in below {
-            if n.presence != "normal" {
-                continue;
-            }
-            let path = root.join(&n.local_relpath);
-            let result = if n.kind == "dir" {
-                std::fs::remove_dir(&path)
-            } else {
-                let old = path
-                    .symlink_metadata()
-                    .ok()
-                    .and_then(|m| reaper.hold(&path, &m));
-                let result = std::fs::remove_file(&path);
-                reaper.close(old);
-                result
-            };
-            match result {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                // A directory that keeps unversioned files stays, unversioned.
-                Err(_) if n.kind == "dir" => {}
-                Err(e) => return Err(file_err(&path)(e)),
-            }
-        }
-        notify(Notify::Deleted { relpath: d });
-    }
+    // Decided first: which working files the update writes. The rows, and a work queue
+    // that finishes the update from the pristine store as the stock client's does, are
+    // committed before any working file changes; then the files are written, and the
+    // queue emptied with their sizes and times recorded. Interrupted in between (killed,
+    // the disk full), `svn cleanup` finishes it; the stock client refuses anything else
+    // until then, so it never takes a file this update wrote for a local change.
     let mut dirs = plan.dirs;
     dirs.sort_by(|a, b| a.relpath.cmp(&b.relpath));
-    for d in dirs
-        .iter()
-        .filter(|d| d.added && !conflicts.added.contains_key(&d.relpath))
-    {
-        let path = root.join(&d.relpath);
-        std::fs::create_dir(&path).map_err(file_err(&path))?;
-    }
-
-    // Working files.
-    struct Written {
-        size: Option<u64>,
-        mtime: Option<i64>,
-    }
-    let mut written: HashMap<String, Written> = HashMap::new();
     let translation_props = [
         b"svn:eol-style".as_slice(),
         b"svn:keywords",
@@ -1059,21 +1014,9 @@ fn apply(
         .iter()
         .map(|n| (n.local_relpath.as_str(), n))
         .collect();
-    let mut writers = match opts.writers {
-        0 => None,
-        n => Some(Writers::new(n, 32)?),
-    };
-    // The files handed to the writers (by tag), and those they finished.
-    let mut tags: Vec<&str> = Vec::new();
-    let mut finished = Vec::new();
-    for f in plan.files.iter_mut() {
-        if let Some(c) = conflicts.added.get(&f.relpath) {
-            let relpath = f.relpath.as_str();
-            notify(if c.own {
-                Notify::TreeConflict { relpath }
-            } else {
-                Notify::ShadowedAdd { relpath }
-            });
+    let mut to_write: HashSet<String> = HashSet::new();
+    for f in &plan.files {
+        if conflicts.added.contains_key(&f.relpath) {
             continue;
         }
         let old_props = match old.get(f.relpath.as_str()) {
@@ -1090,99 +1033,17 @@ fn apply(
         if !(f.added || f.text.is_some() || translation_changed || (keywords && f.props_changed)) {
             continue;
         }
-        let sha1 = match (&f.text, old.get(f.relpath.as_str())) {
-            (Some((s, _, _)), _) => s.clone(),
-            (None, Some(n)) => n
-                .checksum
-                .as_deref()
-                .and_then(|c| c.strip_prefix("$sha1$"))
-                .unwrap_or("")
-                .to_string(),
-            (None, None) => String::new(),
-        };
-        let pristine = match f.held.take() {
-            Some(text) => text,
-            None => {
-                let pristine_path = db.pristine_path(&sha1)?;
-                std::fs::read(&pristine_path).map_err(file_err(&pristine_path))?
-            }
-        };
-        let t: Translation = translation_of(
-            &f.props,
-            &f.entry,
-            repos_root,
-            &repos_path(&f.relpath),
-            None,
-            &opts.zone,
-        );
-        let path = root.join(&f.relpath);
-        let commit_time = f
-            .entry
-            .committed_date
-            .as_deref()
-            .and_then(svelto_core::parse_svn_date)
-            .filter(|_| opts.use_commit_times);
-        match writers.as_mut() {
-            // Written by a writer thread (a link here).
-            Some(w) if !t.special => {
-                tags.push(f.relpath.as_str());
-                let (content, text) = if t.is_identity() {
-                    (writer::Content::Pristine, Some(pristine))
-                } else {
-                    (
-                        writer::Content::Bytes(translate::translate(&pristine, &t)),
-                        None,
-                    )
-                };
-                let job = writer::Job {
-                    tag: tags.len() - 1,
-                    pristine: None,
-                    text,
-                    working: Some(writer::WorkingFile {
-                        path,
-                        content,
-                        executable: prop_value(&f.props, b"svn:executable").is_some(),
-                        read_only: prop_value(&f.props, b"svn:needs-lock").is_some(),
-                        make_room: false,
-                        replace: true,
-                        mtime: commit_time,
-                    }),
-                };
-                w.send(job, &mut finished)?;
-            }
-            _ => {
-                let w = write_working(&path, &pristine, &t, &f.props, commit_time, &mut reaper)?;
-                written.insert(f.relpath.clone(), w_into(w));
-            }
-        }
-        if f.added {
-            notify(Notify::Added {
-                relpath: &f.relpath,
-                is_dir: false,
-            });
-        }
+        to_write.insert(f.relpath.clone());
     }
-    if let Some(w) = writers.as_mut() {
-        w.wait(&mut finished)?;
+    /// A notification of the rows' phase, given after the files' (in the order svn
+    /// gives them).
+    enum Later {
+        TreeConflict(String),
+        ShadowedAdd(String),
+        AddedDir(String),
+        Updated(String, bool, bool),
     }
-    for (tag, w) in finished {
-        if let Some(relpath) = tags.get(tag) {
-            written.insert(relpath.to_string(), w_into(w));
-        }
-    }
-    fn w_into(w: Option<(u64, Option<i64>)>) -> Written {
-        match w {
-            Some((size, mtime)) => Written {
-                size: Some(size),
-                mtime,
-            },
-            None => Written {
-                size: None,
-                mtime: None,
-            },
-        }
-    }
-
+    let mut later: Vec<Later> = Vec::new();
     let db_uuid = db.repository()?.1;
     db.begin()?;
     for d in &plan.deletes {
@@ -1259,24 +1120,13 @@ fn apply(
         };
         if d.added {
             summary.dirs += 1;
-            notify(match conflicts.added.get(&d.relpath) {
-                Some(c) if c.own => Notify::TreeConflict {
-                    relpath: &d.relpath,
-                },
-                Some(_) => Notify::ShadowedAdd {
-                    relpath: &d.relpath,
-                },
-                None => Notify::Added {
-                    relpath: &d.relpath,
-                    is_dir: true,
-                },
+            later.push(match conflicts.added.get(&d.relpath) {
+                Some(c) if c.own => Later::TreeConflict(d.relpath.clone()),
+                Some(_) => Later::ShadowedAdd(d.relpath.clone()),
+                None => Later::AddedDir(d.relpath.clone()),
             });
         } else if d.props_changed {
-            notify(Notify::Updated {
-                relpath: &d.relpath,
-                text: false,
-                props: true,
-            });
+            later.push(Later::Updated(d.relpath.clone(), false, true));
         }
         if prop_value(&d.props, b"svn:externals").is_some() {
             summary.externals.push(d.relpath.clone());
@@ -1320,20 +1170,20 @@ fn apply(
             (None, Some(n)) => n.checksum.clone(),
             (None, None) => None,
         };
-        let (size, mtime) = match (written.get(&f.relpath), prev) {
-            (Some(w), _) => (w.size, w.mtime),
-            (None, Some(n)) => (n.translated_size, n.last_mod_time),
-            (None, None) => (None, None),
+        // A file written below has its size and time recorded once it is written.
+        let (size, mtime) = match prev {
+            Some(n) if !to_write.contains(&f.relpath) => (n.translated_size, n.last_mod_time),
+            _ => (None, None),
         };
         let dav_cache = (!f.wc_props.is_empty())
             .then(|| skel::proplist(f.wc_props.iter().map(|(n, v)| (n.as_slice(), v.as_slice()))));
         summary.files += 1;
         if !f.added && (f.text.is_some() || f.props_changed) {
-            notify(Notify::Updated {
-                relpath: &f.relpath,
-                text: f.text.is_some(),
-                props: f.props_changed,
-            });
+            later.push(Later::Updated(
+                f.relpath.clone(),
+                f.text.is_some(),
+                f.props_changed,
+            ));
         }
         db.put_base(&BaseNode {
             local_relpath: &f.relpath,
@@ -1373,7 +1223,248 @@ fn apply(
         }
         db.put_base_deleted(relpath, c.kind, c.op_depth, data.as_deref())?;
     }
+    // The work queue, in the order `svn cleanup` runs it: removals (deepest first), the
+    // added directories (parents first), then each file to write, from its pristine.
+    let mut queue: Vec<Vec<u8>> = Vec::new();
+    for d in &plan.deletes {
+        if conflicts.edited_deleted.contains(d) {
+            continue;
+        }
+        let prefix = format!("{d}/");
+        let mut below: Vec<&OwnedNode> = nodes
+            .iter()
+            .filter(|n| n.local_relpath == *d || n.local_relpath.starts_with(&prefix))
+            .filter(|n| n.presence == "normal")
+            .collect();
+        below.sort_by(|a, b| b.local_relpath.cmp(&a.local_relpath));
+        for n in below {
+            let op: &[u8] = if n.kind == "dir" {
+                b"dir-remove"
+            } else {
+                b"file-remove"
+            };
+            queue.push(skel::list(&[op, n.local_relpath.as_bytes()]));
+        }
+    }
+    for d in dirs
+        .iter()
+        .filter(|d| d.added && !conflicts.added.contains_key(&d.relpath))
+    {
+        queue.push(skel::list(&[b"dir-install", d.relpath.as_bytes()]));
+    }
+    let commit_times: &[u8] = if opts.use_commit_times { b"1" } else { b"0" };
+    for f in plan.files.iter().filter(|f| to_write.contains(&f.relpath)) {
+        queue.push(skel::list(&[
+            b"file-install",
+            f.relpath.as_bytes(),
+            commit_times,
+            b"1",
+        ]));
+    }
+    db.put_work_queue(&queue)?;
     db.commit()?;
+    // The files replaced and deleted are closed by this thread's twin.
+    let mut reaper = Reaper::new();
+    // Deletions: the versioned files and directories below, deepest first; unversioned
+    // files stay, with their directories.
+    for d in &plan.deletes {
+        if conflicts.edited_deleted.contains(d) {
+            notify(Notify::TreeConflict {
+                relpath: d.as_str(),
+            });
+            continue;
+        }
+        let prefix = format!("{d}/");
+        let mut below: Vec<&OwnedNode> = nodes
+            .iter()
+            .filter(|n| n.local_relpath == *d || n.local_relpath.starts_with(&prefix))
+            .collect();
+        below.sort_by(|a, b| b.local_relpath.cmp(&a.local_relpath));
+        for n in below {
+            if n.presence != "normal" {
+                continue;
+            }
+            let path = root.join(&n.local_relpath);
+            let result = if n.kind == "dir" {
+                std::fs::remove_dir(&path)
+            } else {
+                let old = path
+                    .symlink_metadata()
+                    .ok()
+                    .and_then(|m| reaper.hold(&path, &m));
+                let result = std::fs::remove_file(&path);
+                reaper.close(old);
+                result
+            };
+            match result {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                // A directory that keeps unversioned files stays, unversioned.
+                Err(_) if n.kind == "dir" => {}
+                Err(e) => return Err(file_err(&path)(e)),
+            }
+        }
+        notify(Notify::Deleted { relpath: d });
+    }
+    for d in dirs
+        .iter()
+        .filter(|d| d.added && !conflicts.added.contains_key(&d.relpath))
+    {
+        let path = root.join(&d.relpath);
+        std::fs::create_dir(&path).map_err(file_err(&path))?;
+    }
+
+    // Working files.
+    struct Written {
+        size: Option<u64>,
+        mtime: Option<i64>,
+    }
+    let mut written: HashMap<String, Written> = HashMap::new();
+    let mut writers = match opts.writers {
+        0 => None,
+        n => Some(Writers::new(n, 32)?),
+    };
+    // The files handed to the writers (by tag), and those they finished.
+    let mut tags: Vec<&str> = Vec::new();
+    let mut finished = Vec::new();
+    for f in plan.files.iter_mut() {
+        if let Some(c) = conflicts.added.get(&f.relpath) {
+            let relpath = f.relpath.as_str();
+            notify(if c.own {
+                Notify::TreeConflict { relpath }
+            } else {
+                Notify::ShadowedAdd { relpath }
+            });
+            continue;
+        }
+        if !to_write.contains(&f.relpath) {
+            continue;
+        }
+        let sha1 = match (&f.text, old.get(f.relpath.as_str())) {
+            (Some((s, _, _)), _) => s.clone(),
+            (None, Some(n)) => n
+                .checksum
+                .as_deref()
+                .and_then(|c| c.strip_prefix("$sha1$"))
+                .unwrap_or("")
+                .to_string(),
+            (None, None) => String::new(),
+        };
+        let pristine = match f.held.take() {
+            Some(text) => text,
+            None => {
+                let pristine_path = db.pristine_path(&sha1)?;
+                std::fs::read(&pristine_path).map_err(file_err(&pristine_path))?
+            }
+        };
+        let t: Translation = translation_of(
+            &f.props,
+            &f.entry,
+            repos_root,
+            &repos_path(&f.relpath),
+            None,
+            &opts.zone,
+        );
+        let path = root.join(&f.relpath);
+        let commit_time = f
+            .entry
+            .committed_date
+            .as_deref()
+            .and_then(svelto_core::parse_svn_date)
+            .filter(|_| opts.use_commit_times);
+        match writers.as_mut() {
+            // Written by a writer thread (a link here).
+            Some(w) if !t.special => {
+                tags.push(f.relpath.as_str());
+                let (content, text) = if t.is_identity() {
+                    (writer::Content::Pristine, Some(pristine))
+                } else {
+                    (
+                        writer::Content::Bytes(translate::translate(&pristine, &t)),
+                        None,
+                    )
+                };
+                let job = writer::Job {
+                    tag: tags.len() - 1,
+                    pristine: None,
+                    text,
+                    working: Some(writer::WorkingFile {
+                        path,
+                        content,
+                        executable: prop_value(&f.props, b"svn:executable").is_some(),
+                        read_only: prop_value(&f.props, b"svn:needs-lock").is_some(),
+                        make_room: false,
+                        replace: Some(temporary(root)),
+                        mtime: commit_time,
+                    }),
+                };
+                w.send(job, &mut finished)?;
+            }
+            _ => {
+                let w = write_working(
+                    root,
+                    &path,
+                    &pristine,
+                    &t,
+                    &f.props,
+                    commit_time,
+                    &mut reaper,
+                )?;
+                written.insert(f.relpath.clone(), w_into(w));
+            }
+        }
+        if f.added {
+            notify(Notify::Added {
+                relpath: &f.relpath,
+                is_dir: false,
+            });
+        }
+    }
+    if let Some(w) = writers.as_mut() {
+        w.wait(&mut finished)?;
+    }
+    for (tag, w) in finished {
+        if let Some(relpath) = tags.get(tag) {
+            written.insert(relpath.to_string(), w_into(w));
+        }
+    }
+    fn w_into(w: Option<(u64, Option<i64>)>) -> Written {
+        match w {
+            Some((size, mtime)) => Written {
+                size: Some(size),
+                mtime,
+            },
+            None => Written {
+                size: None,
+                mtime: None,
+            },
+        }
+    }
+
+    // The files are written: their sizes and times recorded, the queue emptied.
+    db.begin()?;
+    for (relpath, w) in &written {
+        if let Some(size) = w.size {
+            db.set_recorded_info(relpath, size, w.mtime)?;
+        }
+    }
+    db.clear_work_queue()?;
+    db.commit()?;
+    for n in later {
+        notify(match &n {
+            Later::TreeConflict(relpath) => Notify::TreeConflict { relpath },
+            Later::ShadowedAdd(relpath) => Notify::ShadowedAdd { relpath },
+            Later::AddedDir(relpath) => Notify::Added {
+                relpath,
+                is_dir: true,
+            },
+            Later::Updated(relpath, text, props) => Notify::Updated {
+                relpath,
+                text: *text,
+                props: *props,
+            },
+        });
+    }
     Ok(summary)
 }
 
@@ -1450,7 +1541,9 @@ impl Drop for Reaper {
 /// Writes a working file from its pristine text (next to it, then renamed over the old
 /// one); its recorded (size, mtime), or None for a link. The old file is closed by
 /// `reaper`.
+#[allow(clippy::too_many_arguments)]
 fn write_working(
+    root: &Path,
     path: &Path,
     pristine: &[u8],
     t: &Translation,
@@ -1468,11 +1561,7 @@ fn write_working(
         }
         old = reaper.hold(path, &m);
     }
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{name}.svelto-tmp"));
+    let tmp = temporary(root);
     if t.special {
         if let Some(target) = translate::link_target(pristine) {
             use std::os::unix::ffi::OsStrExt;
@@ -1516,4 +1605,14 @@ fn write_working(
     std::fs::rename(&tmp, path).map_err(file_err(path))?;
     reaper.close(old);
     Ok(Some((meta.len(), crate::checkout::modified_us(&meta))))
+}
+
+/// A new temporary's path in the working copy's `.svn/tmp` (what an interrupted update
+/// leaves there, `svn cleanup` removes).
+fn temporary(root: &Path) -> PathBuf {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    root.join(".svn")
+        .join("tmp")
+        .join(format!("svelto-{}-{n}", std::process::id()))
 }

@@ -675,6 +675,27 @@ impl WcDb {
         Ok(())
     }
 
+    /// Appends the work queue's items (skels, libsvn_wc's `workqueue.c` forms), run in
+    /// this order by `svn cleanup` if the work is interrupted.
+    pub fn put_work_queue(&self, items: &[Vec<u8>]) -> Result<()> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("INSERT INTO WORK_QUEUE (work) VALUES (?1)")
+            .map_err(self.err())?;
+        for item in items {
+            stmt.execute(params![item]).map_err(self.err())?;
+        }
+        Ok(())
+    }
+
+    /// Empties the work queue (its work is done).
+    pub fn clear_work_queue(&self) -> Result<()> {
+        self.conn
+            .execute("DELETE FROM WORK_QUEUE", [])
+            .map_err(self.err())?;
+        Ok(())
+    }
+
     /// Every BASE node's revision becomes `rev` (an update's bump).
     pub fn bump_revisions(&self, rev: u64) -> Result<()> {
         self.conn

@@ -48,8 +48,9 @@ pub(crate) struct WorkingFile {
     pub(crate) read_only: bool,
     /// `export --force`: a file (or link) there is removed first.
     pub(crate) make_room: bool,
-    /// An update's: written next to the file there and renamed over it.
-    pub(crate) replace: bool,
+    /// An update's: written to this temporary (in the working copy's `.svn/tmp`, which
+    /// `svn cleanup` empties) and renamed over the file there.
+    pub(crate) replace: Option<PathBuf>,
     /// Its modification time (µs since the epoch: a commit's date), else now.
     pub(crate) mtime: Option<i64>,
 }
@@ -184,11 +185,8 @@ fn write(job: Job) -> Result<Done> {
         Content::Pristine => text.as_deref().unwrap_or_default(),
         Content::Bytes(b) => b.as_slice(),
     };
-    let tmp = w.replace.then(|| {
-        let name = w.path.file_name().unwrap_or_default().to_string_lossy();
-        w.path.with_file_name(format!(".{name}.svelto-tmp"))
-    });
-    let target = tmp.as_deref().unwrap_or(&w.path);
+    let tmp = w.replace.as_deref();
+    let target = tmp.unwrap_or(&w.path);
     let mut f = match crate::checkout::create_new(target) {
         // (a temporary an interrupted update left)
         Err(Error::Obstructed { .. }) if tmp.is_some() => {
