@@ -795,7 +795,8 @@ impl ReadRepo for ClusterRepo {
             None => {
                 if let Err(e) = self.repository.forget_post_commit(rev) {
                     log(&format!(
-                        "cluster: {}: r{rev}'s post-commit hook ran, but its key could not be                          deleted ({e})",
+                        "cluster: {}: r{rev}'s post-commit hook ran, but its key could not be \
+                         deleted ({e})",
                         self.repository.name()
                     ));
                 }
