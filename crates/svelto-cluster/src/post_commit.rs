@@ -161,8 +161,12 @@ impl Repository {
         ]);
         let mut etcd = self.inner.etcd.clone();
         let after = self.inner.config.request_timeout;
-        self.block(timed(after, "delete post-commit key", &key, etcd.txn(txn)))
-            .map(drop)
+        let started = Instant::now();
+        let deleted = self.block(timed(after, "delete post-commit key", &key, etcd.txn(txn)));
+        self.inner
+            .counters
+            .add(crate::Trip::PostCommitDelete, started.elapsed());
+        deleted.map(drop)
     }
 
     /// Claims `rev`'s post-commit hook for front end `claimer` on its member lease

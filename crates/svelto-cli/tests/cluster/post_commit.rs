@@ -134,7 +134,8 @@ fn claimed(metrics: &str, result: &str) -> u64 {
 /// client heard of the commit; no hook ran by claim.
 #[test]
 fn each_revisions_post_commit_runs_once_on_its_front_end_and_leaves_no_record() {
-    let (rig, servers) = Rig::start(3, "");
+    // A logs its round trips: what a record's deletion costs.
+    let (rig, servers) = Rig::start(3, "log-timings = yes\n");
     let dir = rig.dir.path().to_owned();
     let (log, hold) = (dir.join("post-commit.log"), dir.join("hold"));
     logging_post_commit_hooks(&rig, &log, &hold);
@@ -202,7 +203,29 @@ fn each_revisions_post_commit_runs_once_on_its_front_end_and_leaves_no_record() 
         let text = std::fs::read_to_string(dir.join(format!("serve-{id}.log"))).expect("log");
         assert!(!text.contains("by claim"), "{id} claimed a hook:\n{text}");
     }
-    eprintln!("post-commit: r1..=r{youngest} each ran once on its front end; no record left");
+    // The deletions A made, as the next publication's timings line counts them.
+    let timings = std::fs::read_to_string(dir.join("serve-a.log")).expect("A's log");
+    let mut deletes: Vec<f64> = timings
+        .lines()
+        .filter_map(|l| l.split_once(" post-commit deletes "))
+        .filter_map(|(before, after)| {
+            let n: f64 = before.rsplit(' ').next()?.parse().ok()?;
+            let ms: f64 = after.split(" ms").next()?.parse().ok()?;
+            Some(ms / n)
+        })
+        .collect();
+    deletes.sort_by(f64::total_cmp);
+    assert!(
+        !deletes.is_empty(),
+        "no deletion in A's timings:\n{timings}"
+    );
+    eprintln!(
+        "post-commit: r1..=r{youngest} each ran once on its front end; no record left; a \
+         record's deletion on A took {:.2} ms median, {:.2} ms max of {}",
+        deletes[deletes.len() / 2],
+        deletes[deletes.len() - 1],
+        deletes.len()
+    );
     drop(servers);
 }
 
