@@ -462,6 +462,16 @@ impl PostCommits {
                     .entry(format!("{}/{}", p.name, p.revision))
                     .or_insert(now);
                 let Ok(record) = &p.record else {
+                    if first == now {
+                        // Logged once per front end (while it stays there).
+                        if let Err(why) = &p.record {
+                            log(&format!(
+                                "cluster: {}: r{}'s post-commit key is unreadable ({why}); left \
+                                 alone",
+                                p.name, p.revision
+                            ));
+                        }
+                    }
                     continue;
                 };
                 let key = (p.name.clone(), p.revision);
@@ -493,14 +503,6 @@ impl PostCommits {
             ripe
         };
         self.stats.lock().unwrap_or_else(|e| e.into_inner()).pending = pending.len() as u64;
-        for p in pending.iter().filter(|p| p.record.is_err()) {
-            if let Err(why) = &p.record {
-                log(&format!(
-                    "cluster: {}: r{}'s post-commit key is unreadable ({why}); left alone",
-                    p.name, p.revision
-                ));
-            }
-        }
         if lease == 0 {
             return 0;
         }

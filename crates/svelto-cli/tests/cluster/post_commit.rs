@@ -374,3 +374,95 @@ fn a_post_commit_hook_whose_front_end_dies_is_run_by_another_and_by_a_third() {
     assert!(etcd_keys(&rig, "post-commit").is_empty());
     drop(servers);
 }
+
+fn etcdctl(rig: &Rig, args: &[&str]) -> String {
+    Run::tool("etcdctl")
+        .arg(format!("--endpoints={}", rig.etcd.endpoints().join(",")))
+        .arg("--command-timeout=3s")
+        .args(args)
+        .success()
+        .stdout_text()
+}
+
+/// Records put by hand: one of front end B's own (on its current member lease) whose hook
+/// B is not running (as a publication whose answer was lost leaves) is run by B alone;
+/// one of a front end never registered (lease 0) by one front end; an unreadable one is
+/// left alone and logged once by each front end.
+#[test]
+fn records_of_a_live_front_ends_refused_commit_and_of_an_unknown_one_are_run_once() {
+    let grace = "hook-grace = 1\n";
+    let (rig, servers) = Rig::start_with(3, &[grace, grace, grace]);
+    let dir = rig.dir.path().to_owned();
+    let (log, hold) = (dir.join("post-commit.log"), dir.join("hold"));
+    logging_post_commit_hooks(&rig, &log, &hold);
+    let url = servers[0].url("proj");
+    for n in 1..=2 {
+        let (rev, _) = put(&dir, &url, "f.txt", &format!("{n}\n"));
+        assert_eq!(rev, n);
+    }
+    assert_eq!(hook_runs(&log).len(), 2);
+    let member = etcdctl(&rig, &["get", "/svelto/test/members/b", "-w", "json"]);
+    let lease: i64 = member
+        .split("\"lease\":")
+        .nth(1)
+        .and_then(|s| s.split([',', '}']).next())
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or_else(|| panic!("B's member lease in {member}"));
+    let put_record = |rev: u64, value: &str| {
+        etcdctl(
+            &rig,
+            &[
+                "put",
+                &format!("/svelto/test/post-commit/proj/{rev}"),
+                value,
+            ],
+        );
+    };
+    put_record(
+        1,
+        &format!("front-end b\nmember-lease {lease}\ntxn 0-own\n"),
+    );
+    put_record(2, "front-end zz\nmember-lease 0\ntxn 1-gone\n");
+    put_record(3, "not a record");
+    let put_at = Instant::now();
+    let runs = wait_for(Duration::from_secs(15), "both records run", || {
+        let runs = hook_runs(&log);
+        (runs.len() >= 4).then_some(runs)
+    });
+    eprintln!(
+        "post-commit: hand-made records run {:?} after they were put (grace 1 s)",
+        put_at.elapsed()
+    );
+    // A moment more: nothing runs twice.
+    std::thread::sleep(Duration::from_secs(2));
+    let runs_later = hook_runs(&log);
+    assert_eq!(runs_later, runs, "ran again");
+    let own: Vec<&Ran> = runs.iter().filter(|r| r.txn == "0-own").collect();
+    assert_eq!(own.len(), 1, "{runs:?}");
+    assert_eq!((own[0].rev, own[0].front_end.as_str()), (1, "b"));
+    let gone: Vec<&Ran> = runs.iter().filter(|r| r.txn == "1-gone").collect();
+    assert_eq!(gone.len(), 1, "{runs:?}");
+    assert_eq!(gone[0].rev, 2);
+    let left = etcd_keys(&rig, "post-commit");
+    assert_eq!(
+        left,
+        vec![(
+            "/svelto/test/post-commit/proj/3".to_owned(),
+            "not a record".to_owned()
+        )]
+    );
+    assert!(etcd_keys(&rig, "post-commit-claims").is_empty());
+    let b_log = std::fs::read_to_string(dir.join("serve-b.log")).expect("B's log");
+    assert!(
+        b_log.contains("r1's post-commit hook claimed from front end 'b' (this process"),
+        "{b_log}"
+    );
+    assert_eq!(
+        b_log
+            .matches("cluster: proj: r3's post-commit key is unreadable")
+            .count(),
+        1,
+        "logged once, not at each scan:\n{b_log}"
+    );
+    drop(servers);
+}
