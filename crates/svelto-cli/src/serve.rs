@@ -435,12 +435,14 @@ pub fn run(args: ServeArgs) -> Result<()> {
                 .with_context(|| format!("can't bind the metrics socket on {addr}"))?;
             let a = l.local_addr()?;
             let metrics = host.clone();
-            // A cluster front end's page adds its orphan collector's counters.
+            // A cluster front end's page adds its orphan collector's and post-commit
+            // counters.
             let gc = cluster.as_ref().map(Arc::downgrade);
             let render = Arc::new(move || {
                 let mut text = metrics.render_metrics();
                 if let Some(cluster) = gc.as_ref().and_then(std::sync::Weak::upgrade) {
                     text.push_str(&cluster.gc_stats().render());
+                    text.push_str(&cluster.post_commit_stats().render());
                 }
                 text
             });
@@ -519,6 +521,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
             ));
         }
         start_collector(cluster, &host);
+        start_post_commit_claims(cluster, &host, &root);
     }
     handle_signals(&host, local, args.config_file.clone(), http_server)?;
     if args.log_file.is_some() || args.daemon_child {
@@ -682,6 +685,71 @@ fn login_name() -> Option<String> {
         .or_else(|_| std::env::var("LOGNAME"))
         .ok()
         .filter(|u| !u.is_empty())
+}
+
+/// Runs the post-commit hooks a cluster front end claims (docs/cluster.md, "Hooks") as
+/// its own commits run them: `ROOT/NAME/hooks/post-commit REPOS REV TXN-NAME`, `REPOS` =
+/// `ROOT/NAME`, the environment of the repository's `hooks-env`.
+struct ClaimedHooks {
+    root: PathBuf,
+    host: std::sync::Weak<Host>,
+}
+
+impl svelto_cluster::PostCommitRunner for ClaimedHooks {
+    fn has_hook(&self, name: &str) -> bool {
+        // The program's presence only: a broken hooks-env is the run's failure, logged.
+        let program = self.root.join(name).join("hooks").join("post-commit");
+        std::fs::metadata(program).is_ok_and(|m| m.is_file())
+    }
+
+    fn run(&self, name: &str, rev: u64, txn: &str) -> Option<String> {
+        let dir = self.root.join(name);
+        let Some(host) = self.host.upgrade() else {
+            return Some("the server is shutting down".into());
+        };
+        let hooks = host
+            .svnserve_conf(&dir)
+            .and_then(|conf| svelto_repos::Hooks::new(&dir, Some(&conf.hooks_env)));
+        match hooks {
+            Ok(hooks) => hooks.post_commit(rev, txn),
+            Err(e) => Some(format!(
+                "the hook's configuration in {}: {e}",
+                dir.display()
+            )),
+        }
+    }
+}
+
+/// The scan of a cluster front end for post-commit hooks recorded by front ends that went
+/// away before they ran them (docs/cluster.md, "Hooks"): every quarter of `hook-grace`
+/// (250 ms to 5 s), on a thread of its own that ends with the backend.
+fn start_post_commit_claims(
+    cluster: &Arc<svelto_cluster::ClusterBackend>,
+    host: &Arc<Host>,
+    root: &Path,
+) {
+    let interval = cluster.post_commit_scan_interval();
+    let runner = ClaimedHooks {
+        root: root.to_path_buf(),
+        host: Arc::downgrade(host),
+    };
+    let cluster = Arc::downgrade(cluster);
+    let started = std::thread::Builder::new()
+        .name("cluster-post-commit".into())
+        .spawn(move || loop {
+            std::thread::sleep(interval);
+            let Some(cluster) = cluster.upgrade() else {
+                return;
+            };
+            if runner.host.upgrade().is_none_or(|h| h.is_shutting_down()) {
+                return;
+            }
+            cluster.claim_post_commits(&runner);
+        });
+    if let Err(e) = started {
+        host.log
+            .line(&format!("cluster: no post-commit scan thread: {e}"));
+    }
 }
 
 /// The orphan collector of a cluster front end (docs/cluster.md, "Orphans"): every

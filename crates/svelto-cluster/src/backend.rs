@@ -27,6 +27,7 @@ use svelto_store::{Current, Repo, Writer};
 
 use crate::head::{CommitId, PARTS};
 use crate::objects::Segment;
+use crate::post_commit::{PostCommitRecord, PostCommits};
 use crate::repo::{
     Campaign, HeadVersion, LeaseClock, Publish, Repository, WantedHook, WriterLease,
 };
@@ -304,6 +305,10 @@ pub struct ClusterRepo {
     /// own next campaign waits [`HAND_OVER_GRACE`] from then, so that the asker (woken by
     /// its watch) wins the election instead of this process's next queued commit.
     handed_over_at: Arc<Mutex<Option<Instant>>>,
+    /// The front end's post-commit records (docs/cluster.md, "Hooks"): what a commit
+    /// records for its hook, and the deletion once it ran. None: a commit records
+    /// itself with no member lease (claimable after the grace).
+    post_commits: Option<Arc<PostCommits>>,
 }
 
 /// How long a front end that handed the writer lease over leaves the election to the
@@ -394,6 +399,7 @@ impl ClusterRepo {
             lease_read: Arc::default(),
             locks_read_under: Arc::default(),
             handed_over_at: Arc::default(),
+            post_commits: None,
         };
         repo.catch_up(&head)?;
         Ok(repo)
@@ -404,6 +410,13 @@ impl ClusterRepo {
     /// `REPOS`).
     pub fn with_local_dir(mut self, dir: &Path) -> ClusterRepo {
         self.local_dir = Some(dir.to_path_buf());
+        self
+    }
+
+    /// Shares the front end's post-commit records (its id and member lease, the deletions
+    /// to try again) with this handle and its writers.
+    pub(crate) fn with_post_commits(mut self, post_commits: Arc<PostCommits>) -> ClusterRepo {
+        self.post_commits = Some(post_commits);
         self
     }
 
@@ -765,6 +778,29 @@ impl ReadRepo for ClusterRepo {
                 Ok(self.local.youngest())
             }
             Err(e) => Err(store_error(e)),
+        }
+    }
+    /// Deletes the revision's post-commit record (docs/cluster.md, "Hooks"), before the
+    /// client is answered: a record left behind would be run again by another front end
+    /// once this process is gone. One that cannot be deleted now is tried again at the
+    /// front end's next scan.
+    fn post_commit_ran(&self, rev: Revnum) {
+        let log = |line: &str| {
+            if let Some(log) = &self.log {
+                log(line);
+            }
+        };
+        match &self.post_commits {
+            Some(post_commits) => post_commits.ran(&self.repository, rev, &log),
+            None => {
+                if let Err(e) = self.repository.forget_post_commit(rev) {
+                    log(&format!(
+                        "cluster: {}: r{rev}'s post-commit hook ran, but its key could not be \
+                         deleted ({e})",
+                        self.repository.name()
+                    ));
+                }
+            }
         }
     }
     fn local_dir(&self) -> Option<&Path> {
@@ -1182,6 +1218,9 @@ pub struct ClusterWriter {
     /// Where each publication's round trips are logged (`log-timings = yes`), and the
     /// counters at the previous one.
     timings: Option<(LogSink, crate::Stats, Instant)>,
+    /// The transaction name the next commit's post-commit hook runs as, when this
+    /// process runs one: recorded with the publication (`record_post_commit`).
+    post_commit: Option<String>,
 }
 
 impl ClusterWriter {
@@ -1228,6 +1267,7 @@ impl ClusterWriter {
             inner,
             stale: None,
             timings: None,
+            post_commit: None,
         };
         writer.allow_lease_reads();
         Ok(writer)
@@ -1358,6 +1398,8 @@ impl ClusterWriter {
 
     /// Publishes the one revision committed since the last publication.
     fn publish_pending(&mut self) -> Result<Revnum> {
+        // Asked for the revision this call publishes, if any, and only for it.
+        let post_commit = self.post_commit.take();
         self.usable()?;
         let (youngest, published) = (self.inner.youngest(), self.inner.published());
         if youngest != published && youngest != published + 1 {
@@ -1388,6 +1430,7 @@ impl ClusterWriter {
         let segment = FileParts::open(&db, &from, &now)?;
         let read_took = reading.elapsed();
         let commit = commit_id(&*self.reader.local.env());
+        let recorded = post_commit.is_some() && !replacing;
         let outcome = {
             let held = self.hold.lease();
             match held.as_ref() {
@@ -1400,15 +1443,32 @@ impl ClusterWriter {
                         .repository
                         .publish_replacing_youngest(lease, &self.base, commit, &segment, added)
                 }
-                Some(lease) => self
-                    .reader
-                    .repository
-                    .publish(lease, &self.base, commit, &segment),
+                Some(lease) => {
+                    let record = post_commit.map(|txn| PostCommitRecord {
+                        front_end: self.hold.writer.clone(),
+                        member_lease: self
+                            .reader
+                            .post_commits
+                            .as_ref()
+                            .map_or(0, |p| p.member_lease()),
+                        txn,
+                    });
+                    self.reader.repository.publish_recording(
+                        lease,
+                        &self.base,
+                        commit,
+                        &segment,
+                        record.as_ref(),
+                    )
+                }
                 None => Ok(Publish::LostLease),
             }
         };
         let why = match outcome {
             Ok(Publish::Published { revision, head }) => {
+                if let (true, Some(post_commits)) = (recorded, &self.reader.post_commits) {
+                    post_commits.published(self.reader.repository.name(), revision);
+                }
                 let record = TailRecord {
                     revision,
                     commit,
@@ -1518,7 +1578,11 @@ impl WriteRepo for ClusterWriter {
         self.publish_pending()
     }
     fn discard_unpublished(&mut self) -> Result<()> {
+        self.post_commit = None;
         self.inner.discard_unpublished()
+    }
+    fn record_post_commit(&mut self, txn: &str) {
+        self.post_commit = Some(txn.to_owned());
     }
     /// Ends the running write: gives the lease back now when another front end asked for
     /// it meanwhile, else (with an idle release set) after that long without `relock`.

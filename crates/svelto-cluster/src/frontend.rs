@@ -11,6 +11,7 @@ use svelto_core::Env;
 use svelto_fs::{Backend, ReadRepo, Result, StoreError, WriteRepo};
 
 use crate::backend::{Hold, LogSink};
+use crate::post_commit::{PostCommitRunner, PostCommitStats, PostCommits};
 use crate::{Cluster, ClusterConfig, ClusterError, ClusterRepo, ClusterWriter};
 
 /// How long `is_repository`'s answer from etcd is reused.
@@ -38,6 +39,10 @@ pub struct FrontEndConfig {
     /// How often the elected front end runs a collection pass (`gc-interval`, default
     /// 3600 s; 0: never).
     pub gc_interval: Duration,
+    /// How long a post-commit record of a front end that is gone waits before another
+    /// front end claims it and runs its hook (`hook-grace`, default 30 s; docs/cluster.md,
+    /// "Hooks").
+    pub hook_grace: Duration,
     /// The cluster file this was read from, as given to [`FrontEndConfig::load`] (what
     /// the front end records in each repository directory it serves: [`FRONT_ENDS_FILE`]).
     pub source: PathBuf,
@@ -102,7 +107,7 @@ impl FrontEndConfig {
             })
         };
         for (key, _, line) in &pairs {
-            const KNOWN: [&str; 18] = [
+            const KNOWN: [&str; 19] = [
                 "etcd",
                 "cluster",
                 "s3-endpoint",
@@ -121,6 +126,7 @@ impl FrontEndConfig {
                 "gc-interval",
                 "gc-min-age",
                 "txn-max-age",
+                "hook-grace",
             ];
             if !KNOWN.contains(&key.as_str()) {
                 return Err(config_error(file, *line, format!("unknown key '{key}'")));
@@ -203,6 +209,7 @@ impl FrontEndConfig {
         };
         // 0 turns the front ends' collector off (`svelto admin gc` still runs a pass).
         let gc_interval = Duration::from_secs(seconds("gc-interval")?.unwrap_or(3600));
+        let hook_grace = Duration::from_secs(seconds("hook-grace")?.unwrap_or(30));
         let (access, secret) = match get("s3-credentials") {
             Some((path, line)) => {
                 let path = file.parent().unwrap_or(Path::new(".")).join(path);
@@ -283,6 +290,7 @@ impl FrontEndConfig {
             log_timings,
             gc,
             gc_interval,
+            hook_grace,
             source: file.to_path_buf(),
         })
     }
@@ -399,6 +407,8 @@ pub struct ClusterBackend {
     membership: Mutex<Option<crate::Membership>>,
     /// What the collector's passes on this front end did, for the metrics page.
     gc_stats: Mutex<GcStats>,
+    /// Its post-commit records: what its commits record, what its scans claim.
+    post_commits: Arc<PostCommits>,
 }
 
 /// The orphan collector's counters on one front end (its passes while it was the elected
@@ -449,6 +459,7 @@ impl ClusterBackend {
     /// The backend of a server whose root is `root`, connected with `config`.
     pub fn connect(root: &Path, config: FrontEndConfig) -> std::result::Result<Self, ClusterError> {
         let cluster = Cluster::connect(config.cluster.clone())?;
+        let post_commits = Arc::new(PostCommits::new(&config.front_end, config.hook_grace));
         Ok(ClusterBackend {
             cluster: Arc::new(cluster),
             root: root.to_path_buf(),
@@ -459,6 +470,7 @@ impl ClusterBackend {
             holds: Mutex::default(),
             membership: Mutex::default(),
             gc_stats: Mutex::default(),
+            post_commits,
         })
     }
 
@@ -472,6 +484,7 @@ impl ClusterBackend {
     /// after the lease's TTL).
     pub fn join(&self, value: &str) -> std::result::Result<(), ClusterError> {
         let membership = self.cluster.join(&self.config.front_end, value)?;
+        self.post_commits.set_lease(membership.lease_handle());
         *self.membership.lock().unwrap_or_else(|e| e.into_inner()) = Some(membership);
         Ok(())
     }
@@ -560,6 +573,7 @@ impl ClusterBackend {
         }
         let repo = ClusterRepo::open(&self.cluster, name, &cache)?
             .with_local_dir(&dir)
+            .with_post_commits(self.post_commits.clone())
             .with_log(Arc::new(move |line: &str| {
                 let sink = log_writers
                     .lock()
@@ -658,6 +672,29 @@ impl ClusterBackend {
             .unwrap_or_else(|e| e.into_inner())
             .last_round_micros = Some(now_micros);
         true
+    }
+
+    /// How often [`ClusterBackend::claim_post_commits`] is to be called: a quarter of
+    /// `hook-grace`, between 250 ms and 5 s.
+    pub fn post_commit_scan_interval(&self) -> Duration {
+        (self.config.hook_grace / 4).clamp(Duration::from_millis(250), Duration::from_secs(5))
+    }
+
+    /// One scan of the cluster's post-commit records (docs/cluster.md, "Hooks"): deletes
+    /// those of hooks run here whose deletion failed before; then, if this front end is in
+    /// the member registry, claims each record older than `hook-grace` (as this front end
+    /// saw it) whose front end is gone and unclaimed, for a repository `runner` has a
+    /// post-commit hook for, runs the hook through `runner` and deletes the record, each
+    /// logged. Answers how many hooks ran.
+    pub fn claim_post_commits(&self, runner: &dyn PostCommitRunner) -> usize {
+        let sink = self.log.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        self.post_commits
+            .scan(&self.cluster, runner, &|line: &str| sink(line))
+    }
+
+    /// This front end's post-commit counters, for the metrics page.
+    pub fn post_commit_stats(&self) -> PostCommitStats {
+        self.post_commits.stats()
     }
 
     /// The cluster.
@@ -787,6 +824,20 @@ mod tests {
         assert_eq!(c.gc.txn_max_age, Duration::from_secs(7200));
         let e = load("gc-min-age = 1h\n").expect_err("refused").to_string();
         assert!(e.contains("'gc-min-age' must be whole seconds"), "{e}");
+    }
+
+    #[test]
+    fn the_hook_grace_is_read_with_its_default_and_sets_the_scan_interval() {
+        assert_eq!(load("").expect("loads").hook_grace, Duration::from_secs(30));
+        assert_eq!(
+            load("hook-grace = 2\n").expect("loads").hook_grace,
+            Duration::from_secs(2)
+        );
+        let e = load("hook-grace = 2s\n").expect_err("refused").to_string();
+        assert!(
+            e.contains("fe.cluster:6") && e.contains("'hook-grace' must be whole seconds"),
+            "{e}"
+        );
     }
 
     #[test]

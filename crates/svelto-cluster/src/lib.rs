@@ -22,6 +22,7 @@ mod gc;
 pub mod head;
 mod members;
 pub mod objects;
+mod post_commit;
 mod repo;
 mod stats;
 
@@ -40,6 +41,7 @@ pub use gc::{Collected, GcSettings};
 pub use head::{CommitId, Head, HeadError, IndexRef, SegmentRef, MAX_TAIL, PARTS};
 pub use members::Membership;
 pub use objects::{Index, PartSink, PartSource, Segment, SegmentHeader};
+pub use post_commit::{PendingPostCommit, PostCommitRecord, PostCommitRunner, PostCommitStats};
 pub use repo::{Campaign, HeadVersion, LeaseClock, Publish, Repository, WantedHook, WriterLease};
 pub use stats::{Stats, Trip};
 

@@ -148,6 +148,12 @@ impl Membership {
         &self.key
     }
 
+    /// The lease of the registry key, kept current as it is registered again (0 while
+    /// it is not registered).
+    pub(crate) fn lease_handle(&self) -> Arc<AtomicI64> {
+        self.lease.clone()
+    }
+
     /// Leaves the registry: the key goes at once (its lease revoked).
     pub fn leave(self) -> Result<(), ClusterError> {
         self.task.abort();

@@ -15,6 +15,7 @@ use object_store::ObjectStore;
 
 use crate::head::{CommitId, Head, SegmentRef};
 use crate::objects::{Index, Objects, PartSink, PartSource, Segment, SegmentHeader};
+use crate::post_commit::PostCommitRecord;
 use crate::stats::{Counters, Stats, Trip};
 use crate::{ClusterConfig, ClusterError};
 
@@ -672,10 +673,26 @@ impl Repository {
         commit: CommitId,
         segment: &dyn PartSource,
     ) -> Result<Publish, ClusterError> {
+        self.publish_recording(lease, base, commit, segment, None)
+    }
+
+    /// [`Repository::publish`], also putting `post_commit` as the new revision's
+    /// post-commit record ([`Repository::post_commit_key`]) in the same transaction as
+    /// the head: published together or not at all.
+    pub fn publish_recording(
+        &self,
+        lease: &WriterLease,
+        base: &HeadVersion,
+        commit: CommitId,
+        segment: &dyn PartSource,
+        post_commit: Option<&PostCommitRecord>,
+    ) -> Result<Publish, ClusterError> {
         let revision = base.head.youngest + 1;
         let (next, flushed) = base.head.next(&lease.writer, commit, segment.lengths());
-        let outcome =
-            self.block(self.publish_async(lease, base, commit, segment, revision, next, flushed));
+        let record = post_commit.map(|r| (self.post_commit_key(revision), r.encode()));
+        let outcome = self.block(self.publish_async(
+            lease, base, commit, segment, revision, next, flushed, record,
+        ));
         if matches!(outcome, Ok(Publish::LostLease)) {
             lease.lost.store(true, Ordering::SeqCst);
         }
@@ -705,6 +722,7 @@ impl Repository {
             revision,
             next,
             Vec::new(),
+            None,
         ));
         if matches!(outcome, Ok(Publish::LostLease)) {
             lease.lost.store(true, Ordering::SeqCst);
@@ -722,6 +740,7 @@ impl Repository {
         revision: u64,
         next: Head,
         flushed: Vec<SegmentRef>,
+        post_commit: Option<(String, String)>,
     ) -> Result<Publish, ClusterError> {
         let mine = SegmentRef { revision, commit };
         let started = Instant::now();
@@ -749,7 +768,11 @@ impl Repository {
                     lease.election,
                 ),
             ])
-            .and_then(vec![TxnOp::put(head_key, next.encode(), None)])
+            .and_then(
+                std::iter::once(TxnOp::put(head_key, next.encode(), None))
+                    .chain(post_commit.map(|(key, value)| TxnOp::put(key, value, None)))
+                    .collect::<Vec<_>>(),
+            )
             .or_else(vec![TxnOp::get(head_key, None)]);
         let started = Instant::now();
         let commit_timeout = self.inner.config.commit_timeout;

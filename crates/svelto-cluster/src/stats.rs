@@ -27,9 +27,11 @@ pub enum Trip {
     PublishTxn,
     /// A GET of a segment (a catch-up).
     SegmentGet,
+    /// The deletion of a post-commit record once its hook ran (docs/cluster.md, "Hooks").
+    PostCommitDelete,
 }
 
-const KINDS: usize = 9;
+const KINDS: usize = 10;
 
 impl Trip {
     fn index(self) -> usize {
@@ -48,6 +50,7 @@ impl Trip {
             Trip::Put => "PUTs",
             Trip::PublishTxn => "head txns",
             Trip::SegmentGet => "segment GETs",
+            Trip::PostCommitDelete => "post-commit deletes",
         }
     }
 
@@ -62,6 +65,7 @@ impl Trip {
         Trip::Put,
         Trip::PublishTxn,
         Trip::SegmentGet,
+        Trip::PostCommitDelete,
     ];
 }
 

@@ -68,6 +68,15 @@ pub trait ReadRepo: Send + Sync {
         None
     }
 
+    /// The post-commit hook of `rev`, recorded with its publication
+    /// ([`WriteRepo::record_post_commit`]), ran on this machine: a backend shared by
+    /// several machines forgets the record, so that no other machine runs the hook again.
+    /// Never fails the caller (a record it could not forget is retried or reported by the
+    /// backend).
+    fn post_commit_ran(&self, rev: Revnum) {
+        let _ = rev;
+    }
+
     /// Checks what the backend keeps beside the records (its own files or objects): Ok
     /// when it keeps nothing else.
     fn verify_storage(&self) -> Result<()> {

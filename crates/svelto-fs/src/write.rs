@@ -106,6 +106,14 @@ pub trait WriteRepo: Send {
     fn sync(&mut self) -> Result<Revnum>;
     /// Forgets every revision committed since the last `sync` (a hook said no).
     fn discard_unpublished(&mut self) -> Result<()>;
+    /// The revision the next `sync` publishes will have its post-commit hook run by this
+    /// process, as transaction `txn`: a backend shared by several machines records that
+    /// with the publication itself, so that another machine runs the hook if this process
+    /// dies before it ran ([`ReadRepo::post_commit_ran`] forgets the record). The request
+    /// lasts until that `sync` or `discard_unpublished`; others ignore it.
+    fn record_post_commit(&mut self, txn: &str) {
+        let _ = txn;
+    }
     /// Lets other writers in until `relock`; everything committed must be published.
     fn unlock(&mut self) -> Result<()>;
     /// Takes the write lock again; false when this writer is stale (another published

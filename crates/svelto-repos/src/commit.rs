@@ -996,6 +996,13 @@ impl Prepared<'_> {
         Ok(self.rev)
     }
 
+    /// [`Prepared::publish`], recording with the publication that this process runs the
+    /// revision's post-commit hook as transaction `txn` ([`WriteRepo::record_post_commit`]).
+    pub fn publish_running_post_commit(self, txn: &str) -> Result<Revnum> {
+        self.w.record_post_commit(txn);
+        self.publish()
+    }
+
     /// Drops the revision.
     pub fn abort(self) -> Result<()> {
         self.w.discard_unpublished()?;

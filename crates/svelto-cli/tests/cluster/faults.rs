@@ -5,7 +5,8 @@
 //! leader and, once, weed; a reader looks at the newest revision all along. Then the
 //! bench's invariants: no acknowledged commit lost, each at its revision; no half revision
 //! read; the revision properties alike through every front end; the dumps through the
-//! three byte-identical; every front end's cache verifies.
+//! three byte-identical; every front end's cache verifies; every revision's post-commit
+//! hook ran at least once (those of front ends killed before they ran it, by claim).
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
@@ -15,8 +16,8 @@ use rand::{Rng, SeedableRng};
 use svelto_testkit::Run;
 
 use crate::{
-    changers, check_changes, check_log, committing, rotating, seeded_rig, stopped, svelto_bin, svn,
-    svnmucc, IDS,
+    changers, check_changes, check_log, committing, post_commit, rotating, seeded_rig_with,
+    stopped, svelto_bin, svn, svnmucc, IDS,
 };
 
 /// What a kill aims at, in the order the suite goes round them.
@@ -58,7 +59,8 @@ fn a_short_fault_suite_loses_no_acknowledged_commit_and_shows_no_half_revision()
     let seed: u64 = rand::random();
     eprintln!("fault suite seed {seed}");
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-    let (mut rig, mut servers, first) = seeded_rig();
+    // Post-commit hooks logging each run, claimed 1 s after their front end is gone.
+    let (mut rig, mut servers, first) = seeded_rig_with("hook-grace = 1\n", true);
     let dir = rig.dir.path().to_path_buf();
     let urls: Arc<Mutex<Vec<String>>> = Arc::new(Mutex::new(first));
 
@@ -240,6 +242,60 @@ fn a_short_fault_suite_loses_no_acknowledged_commit_and_shows_no_half_revision()
             .timeout(Duration::from_secs(120))
             .success();
     }
+    // Every revision's post-commit hook ran at least once: once every record is gone
+    // (the hooks of front ends killed before or while they ran them, claimed by others).
+    let waited = Instant::now();
+    loop {
+        let left = post_commit::etcd_keys(&rig, "post-commit");
+        if left.is_empty() {
+            break;
+        }
+        assert!(
+            waited.elapsed() < Duration::from_secs(30),
+            "post-commit records left 30 s after the kills: {left:?}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let runs = post_commit::hook_runs(&dir.join("post-commit.log"));
+    let mut times = vec![0usize; youngest as usize + 1];
+    for run in &runs {
+        if let Some(n) = times.get_mut(run.rev as usize) {
+            *n += 1;
+        }
+    }
+    let never: Vec<usize> = (1..=youngest as usize).filter(|r| times[*r] == 0).collect();
+    assert!(
+        never.is_empty(),
+        "revisions whose post-commit never ran: {never:?}"
+    );
+    // A revision run twice (allowed: its front end died between the hook's start and the
+    // record's deletion), with the front ends that ran it, for the note.
+    let twice: Vec<(usize, Vec<&str>)> = (1..=youngest as usize)
+        .filter(|r| times[*r] > 1)
+        .map(|r| {
+            let by = runs
+                .iter()
+                .filter(|run| run.rev as usize == r)
+                .map(|run| run.front_end.as_str())
+                .collect();
+            (r, by)
+        })
+        .collect();
+    let by_claim: usize = IDS
+        .iter()
+        .map(|id| {
+            std::fs::read_to_string(dir.join(format!("serve-{id}.log")))
+                .unwrap_or_default()
+                .matches("post-commit hook ran here by claim")
+                .count()
+        })
+        .sum();
+    eprintln!(
+        "fault suite: post-commit ran for each of r1..=r{youngest} ({} runs; run twice or \
+         more: {twice:?}; {by_claim} by claim; records gone {:?} after the checks began)",
+        runs.len(),
+        waited.elapsed()
+    );
     let acked = acks.lock().expect("the acknowledgements").len();
     eprintln!(
         "fault suite: {} kills in {ran:?} ({done:?}); {acked} commits acknowledged, {} \

@@ -1,6 +1,7 @@
 //! A front end's life around the cluster: an svn+ssh tunnel process (`svelto serve -t
 //! --cluster FILE`, forced by a real OpenSSH server's `authorized_keys`) gives the writer
-//! lease back when its connection ends; a commit still running when `--shutdown-grace`
+//! lease back when its connection ends (and runs its commits' post-commit hooks once,
+//! leaving no record for a front end to run again); a commit still running when `--shutdown-grace`
 //! ends is refused and leaves no revision behind; front ends come back (member keys,
 //! writer campaigns) after every etcd member was down; commits and revision property
 //! changes in flight while the etcd majority is lost.
@@ -13,8 +14,8 @@ use svelto_testkit::sshd::{forced, keygen, login_name, openssh, quoted, Sshd};
 use svelto_testkit::Run;
 
 use crate::{
-    changers, check_changes, check_log, cluster_file, committing, fixed, hook, put, root_with_conf,
-    rotating, seeded_rig, stopped, svelto_bin, svn, Rig,
+    changers, check_changes, check_log, cluster_file, committing, fixed, hook, post_commit, put,
+    root_with_conf, rotating, seeded_rig, stopped, svelto_bin, svn, Rig,
 };
 
 /// The log of `url` as (revision, author, message) lines, oldest first.
@@ -62,8 +63,10 @@ fn an_svn_ssh_tunnel_process_gives_the_writer_lease_back_when_its_connection_end
     }
     // A keeps the lease a minute after its commits; the tunnel's lease would live 10 s,
     // and it too keeps it a minute when idle: only its resignation at the connection's
-    // end lets A in at once.
-    let (rig, servers) = Rig::start(1, "writer-idle-ms = 60000\n");
+    // end lets A in at once. Post-commit hooks on A and on the tunnel's root log each run;
+    // A would claim within a second a record the tunnel process left (it is not in the
+    // member registry).
+    let (rig, servers) = Rig::start(1, "writer-idle-ms = 60000\nhook-grace = 1\n");
     let dir = rig.dir.path().to_path_buf();
     let tunnel_file = cluster_file(
         &dir,
@@ -73,6 +76,17 @@ fn an_svn_ssh_tunnel_process_gives_the_writer_lease_back_when_its_connection_end
         "lease-ttl = 10\nwriter-idle-ms = 60000\nwriter-wait = 20\n",
     );
     let tunnel_root = root_with_conf(&dir, "t", "proj");
+    let hook_log = dir.join("post-commit.log");
+    post_commit::logging_post_commit_hooks(&rig, &hook_log, &dir.join("hold"));
+    hook(
+        &tunnel_root,
+        "proj",
+        "post-commit",
+        &format!(
+            "#!/bin/sh\necho \"$2 t $3 $1 $$\" >> {}\n",
+            quoted(&hook_log)
+        ),
+    );
     let (key, public) = keygen(&dir, "alice");
     let command = format!(
         "{} serve -t --cluster {} -r {} --tunnel-user=alice",
@@ -144,6 +158,21 @@ fn an_svn_ssh_tunnel_process_gives_the_writer_lease_back_when_its_connection_end
             "{log:?}"
         );
     }
+    // Each revision's post-commit ran once, where it was committed (the tunnel's three on
+    // its root, as svnserve -t runs them), and no record is left for A to claim, past
+    // A's grace and several of its scans.
+    std::thread::sleep(Duration::from_secs(2));
+    let runs = post_commit::hook_runs(&hook_log);
+    let ran: Vec<(u64, &str)> = runs.iter().map(|r| (r.rev, r.front_end.as_str())).collect();
+    let mut expected: Vec<(u64, &str)> = (1..=9)
+        .map(|rev| (rev, if rev % 3 == 2 { "t" } else { "a" }))
+        .collect();
+    let mut sorted = ran.clone();
+    sorted.sort();
+    expected.sort();
+    assert_eq!(sorted, expected, "post-commit runs {runs:?}");
+    assert_eq!(runs[1].repos, tunnel_root.join("proj"));
+    assert!(post_commit::etcd_keys(&rig, "post-commit").is_empty());
 }
 
 #[test]

@@ -19,6 +19,7 @@ mod faults;
 mod front_end_dir;
 mod gc;
 mod lifecycle;
+mod post_commit;
 mod probe;
 mod restore;
 #[allow(dead_code)]
@@ -701,9 +702,24 @@ fn committing(
 /// committed through A (`seed.txt` holding "seed N", log message "seed N"): the rig, the
 /// front ends and their URLs.
 fn seeded_rig() -> (Rig, Vec<Svelto>, Vec<String>) {
-    let (rig, servers) = Rig::start(3, "");
+    seeded_rig_with("", false)
+}
+
+/// [`seeded_rig`] with `extra` lines in each front end's cluster file and, with
+/// `post_commit`, post-commit hooks that log each run in `post-commit.log` of the rig's
+/// directory ([`post_commit::logging_post_commit_hooks`]) from r1 on.
+fn seeded_rig_with(extra: &str, post_commit: bool) -> (Rig, Vec<Svelto>, Vec<String>) {
+    let (rig, servers) = Rig::start_with(3, &[extra, extra, extra]);
     for root in &rig.roots {
         hook(root, "proj", "pre-revprop-change", "#!/bin/sh\nexit 0\n");
+    }
+    if post_commit {
+        let dir = rig.dir.path();
+        post_commit::logging_post_commit_hooks(
+            &rig,
+            &dir.join("post-commit.log"),
+            &dir.join("hold"),
+        );
     }
     let urls: Vec<String> = servers.iter().map(|s| s.url("proj")).collect();
     for i in 1..=3u64 {

@@ -335,6 +335,9 @@ impl<C: Deref<Target = Ctx>> CommitEdit<C> {
             drop(staged);
             verdict?;
         }
+        // Recorded with the publication: a cluster runs the hook on another front end if
+        // this one dies before it ran (docs/cluster.md, "Hooks").
+        let post_commit = matches!(hooks.exists("post-commit"), Ok(true));
         let (rev, date) = ctx
             .writer
             .with(|w| -> Result<(Revnum, String), ReposError> {
@@ -342,10 +345,18 @@ impl<C: Deref<Target = Ctx>> CommitEdit<C> {
                 let now = ctx.repo.env().svn_date();
                 let prepared = txn.prepare(w, now.as_str().max(date))?;
                 let date = prepared.date().to_string();
-                Ok((prepared.publish()?, date))
+                let rev = if post_commit {
+                    prepared.publish_running_post_commit(&name)?
+                } else {
+                    prepared.publish()?
+                };
+                Ok((rev, date))
             })?;
         ctx.head()?;
         let warning = hooks.post_commit(rev, &name);
+        if post_commit {
+            ctx.repo.post_commit_ran(rev);
+        }
         if !req.keep_locks && !req.lock_tokens.is_empty() {
             let targets: Vec<UnlockTarget> = req
                 .lock_tokens
