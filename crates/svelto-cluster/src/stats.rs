@@ -11,7 +11,7 @@ use std::time::Duration;
 pub enum Trip {
     /// A linearizable read of a head (the fence, a writer's head check).
     HeadRead,
-    /// A linearizable read of the lock table.
+    /// A linearizable read of the lock table (the head and the per-lock keys).
     LockRead,
     /// A campaign for the writer lease (lease grant + the election transaction).
     Campaign,
@@ -27,9 +27,11 @@ pub enum Trip {
     PublishTxn,
     /// A GET of a segment (a catch-up).
     SegmentGet,
+    /// One transaction of a lock change (per-lock keys and the head).
+    LockWrite,
 }
 
-const KINDS: usize = 9;
+const KINDS: usize = 10;
 
 impl Trip {
     fn index(self) -> usize {
@@ -48,6 +50,7 @@ impl Trip {
             Trip::Put => "PUTs",
             Trip::PublishTxn => "head txns",
             Trip::SegmentGet => "segment GETs",
+            Trip::LockWrite => "lock txns",
         }
     }
 
@@ -62,6 +65,7 @@ impl Trip {
         Trip::Put,
         Trip::PublishTxn,
         Trip::SegmentGet,
+        Trip::LockWrite,
     ];
 }
 

@@ -25,6 +25,7 @@ mod lifecycle;
 #[allow(dead_code)]
 #[path = "../serve/lock_sessions.rs"]
 mod lock_sessions;
+mod many_locks;
 mod probe;
 mod restore;
 #[allow(dead_code)]
