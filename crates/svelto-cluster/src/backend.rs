@@ -18,18 +18,20 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use svelto_core::{Env, ListingId, NodeRevId, PropList, PropsId, Revnum, TextId};
+use std::collections::BTreeMap;
+
+use svelto_core::{Env, ListingId, Lock, NodeRevId, PropList, PropsId, Revnum, TextId};
 use svelto_fs::{
     DirEntry, FileText, ListedDir, LockTable, NodeRev, ReadRepo, RevInfo, RevMeta, StoreError,
     Stored, WriteRepo, WriteTxn,
 };
 use svelto_store::{Current, Repo, Writer};
 
-use crate::head::{CommitId, PARTS};
+use crate::head::{CommitId, Head, PARTS};
 use crate::objects::Segment;
 use crate::post_commit::{PostCommitRecord, PostCommits};
 use crate::repo::{
-    Campaign, HeadVersion, LeaseClock, Publish, Repository, WantedHook, WriterLease,
+    Campaign, HeadVersion, LeaseClock, LockKeyOp, Publish, Repository, WantedHook, WriterLease,
 };
 use crate::{Cluster, ClusterError};
 
@@ -283,8 +285,12 @@ pub struct ClusterRepo {
     dir: PathBuf,
     /// Serializes this process's catch-ups of the cache.
     catching_up: Arc<Mutex<()>>,
-    /// The lock table last read from etcd, by the key's mod revision.
-    locks: Arc<Mutex<(i64, Arc<LockTable>)>>,
+    /// The lock table last read from etcd and the head's lock-change field it was read
+    /// with (None: not read yet).
+    locks: Arc<Mutex<(Option<u64>, Arc<LockTable>)>>,
+    /// The lock-change field of the newest head a fence of this handle read, plus one (0:
+    /// no fence yet): while the kept table was read with it, `locks` answers from it.
+    fenced_locks: Arc<std::sync::atomic::AtomicU64>,
     /// The front end's own directory of this repository (its `conf/` and `hooks/`).
     local_dir: Option<PathBuf>,
     /// When set, a fence that cannot reach etcd serves reads at the cached head.
@@ -392,7 +398,8 @@ impl ClusterRepo {
             local,
             dir: cache_dir.to_path_buf(),
             catching_up: Arc::new(Mutex::new(())),
-            locks: Arc::new(Mutex::new((0, Arc::default()))),
+            locks: Arc::new(Mutex::new((None, Arc::default()))),
+            fenced_locks: Arc::default(),
             local_dir: None,
             unfenced: None,
             log: None,
@@ -440,7 +447,68 @@ impl ClusterRepo {
 
     /// The fence: a linearizable read of the head (tried again until FENCE_TIMEOUT).
     fn fence(&self) -> std::result::Result<HeadVersion, ClusterError> {
-        head_tried_again(&self.repository)
+        let head = head_tried_again(&self.repository)?;
+        self.fenced(&head.head);
+        Ok(head)
+    }
+
+    /// Notes the lock-change field of a head read from etcd (they only grow).
+    fn fenced(&self, head: &Head) {
+        self.fenced_locks.fetch_max(
+            head.locks_revision.saturating_add(1),
+            std::sync::atomic::Ordering::SeqCst,
+        );
+    }
+
+    /// The lock table read from etcd now (a linearizable read: the head and the per-lock
+    /// keys in one snapshot), kept with the head's lock-change field it was read with;
+    /// also the per-lock keys' own table (what a lock change replaces).
+    fn read_locks(&self) -> Result<(HeadVersion, Arc<LockTable>, BTreeMap<String, Lock>)> {
+        let snapshot = self.repository.lock_snapshot().map_err(store_error)?;
+        self.fenced(&snapshot.head.head);
+        let mut keyed = BTreeMap::new();
+        for (path, value) in &snapshot.keys {
+            let bad = |offset, what| StoreError::Corrupt {
+                file: "cluster lock key",
+                offset,
+                what,
+            };
+            let mut one = svelto_store::parse_lock_table(value).map_err(|(o, w)| bad(o, w))?;
+            match one.remove(path) {
+                Some(lock) if one.is_empty() => {
+                    keyed.insert(path.clone(), lock);
+                }
+                _ => {
+                    return Err(StoreError::Unavailable {
+                        what: format!("the lock key {}{path}", self.repository.lock_key_prefix()),
+                        reason: "its value is not one lock on its own path".into(),
+                    })
+                }
+            }
+        }
+        let locks_revision = snapshot.head.head.locks_revision;
+        let table = if locks_revision > 0 {
+            keyed.clone()
+        } else {
+            match &snapshot.legacy {
+                None => BTreeMap::new(),
+                Some(bytes) => {
+                    svelto_store::parse_lock_table(bytes).map_err(|(offset, what)| {
+                        StoreError::Corrupt {
+                            file: "cluster lock table",
+                            offset,
+                            what,
+                        }
+                    })?
+                }
+            }
+        };
+        let table = Arc::new(LockTable::new(table));
+        let mut kept = self.locks.lock().unwrap_or_else(|e| e.into_inner());
+        if kept.0.is_none_or(|at| at <= locks_revision) {
+            *kept = (Some(locks_revision), table.clone());
+        }
+        Ok((snapshot.head, table, keyed))
     }
 
     /// Makes `cache_dir` a local repository holding revision 0's segment, written beside
@@ -833,7 +901,9 @@ impl ReadRepo for ClusterRepo {
     fn text_reader(&self, text: &FileText) -> Result<Box<dyn Read + Send>> {
         ReadRepo::text_reader(&self.local, text)
     }
-    /// The table in etcd now (a linearizable read; parsed again only when it changed).
+    /// The table as of this handle's last fence: the kept one while the head it read
+    /// names the lock change the kept table was read at, else read again from etcd (the
+    /// head and every per-lock key, one snapshot).
     fn locks(&self) -> Result<Arc<LockTable>> {
         // Under this front end's surely held lease, once read: the kept table (lock
         // changes are conditioned on the writer's election key, so only this front end's
@@ -856,28 +926,24 @@ impl ReadRepo for ClusterRepo {
                 .1
                 .clone());
         }
-        let (bytes, version) = self.repository.locks().map_err(store_error)?;
+        if lease.is_none() {
+            let fenced = self
+                .fenced_locks
+                .load(std::sync::atomic::Ordering::SeqCst)
+                .checked_sub(1);
+            let kept = self.locks.lock().unwrap_or_else(|e| e.into_inner());
+            if fenced.is_some() && kept.0 == fenced {
+                return Ok(kept.1.clone());
+            }
+        }
+        let (_, table, _) = self.read_locks()?;
         if let Some(id) = lease {
             // Read after the lease was surely held: every change by another front end
             // came before it.
             self.locks_read_under
                 .store(id, std::sync::atomic::Ordering::SeqCst);
         }
-        let mut kept = self.locks.lock().unwrap_or_else(|e| e.into_inner());
-        if version > kept.0 {
-            let table = match bytes {
-                None => LockTable::default(),
-                Some(bytes) => LockTable::new(svelto_store::parse_lock_table(&bytes).map_err(
-                    |(offset, what)| StoreError::Corrupt {
-                        file: "cluster lock table",
-                        offset,
-                        what,
-                    },
-                )?),
-            };
-            *kept = (version, Arc::new(table));
-        }
-        Ok(kept.1.clone())
+        Ok(table)
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self
@@ -1666,7 +1732,7 @@ impl WriteRepo for ClusterWriter {
         reader: &dyn ReadRepo,
     ) -> Result<()> {
         self.usable()?;
-        let name = self.reader.repository.name();
+        let name = self.reader.repository.name().to_owned();
         let same = reader
             .as_any()
             .downcast_ref::<ClusterRepo>()
@@ -1677,30 +1743,23 @@ impl WriteRepo for ClusterWriter {
                  another repository or backend"
             )));
         };
-        let (_, expected) = self.reader.repository.locks().map_err(store_error)?;
-        let encoded = svelto_store::encode_lock_table(&locks).into_bytes();
-        let written = {
-            let held = self.hold.lease();
-            match held.as_ref() {
-                Some(lease) => self.reader.repository.put_locks(lease, expected, encoded),
-                None => Ok(None),
-            }
-        };
-        match written {
-            Ok(Some(version)) => {
+        match self.change_locks(&locks) {
+            Ok(Some(locks_revision)) => {
                 let table = Arc::new(LockTable::new(locks));
                 for r in [reader, &self.reader] {
                     let mut kept = r.locks.lock().unwrap_or_else(|e| e.into_inner());
-                    if kept.0 < version {
-                        *kept = (version, table.clone());
+                    if kept.0.is_none_or(|at| at <= locks_revision) {
+                        *kept = (Some(locks_revision), table.clone());
                     }
+                    drop(kept);
+                    r.fenced(&self.base.head);
                 }
                 Ok(())
             }
             Ok(None) => {
                 let why = format!(
                     "the lock table of {name} was not changed: this front end lost the writer \
-                     lease, or the table changed under it"
+                     lease, or the head moved under it"
                 );
                 self.stale = Some(why.clone());
                 Err(StoreError::Conflict(why))
@@ -1709,16 +1768,220 @@ impl WriteRepo for ClusterWriter {
                 self.stale = Some(e.to_string());
                 Err(StoreError::Unavailable {
                     what: format!("the lock table of {name}"),
-                    reason: format!("{e}; whether it changed is unknown"),
+                    reason: format!("{e}; whether it changed (wholly or in part) is unknown"),
                 })
             }
         }
     }
 }
 
+/// At most this many per-lock keys are put or deleted by one transaction of a lock change
+/// (etcd's `--max-txn-ops` is 128 by default; the head and the old key take two more).
+const LOCK_OPS_PER_TXN: usize = 100;
+/// At most about this many bytes of keys and values per transaction of a lock change
+/// (etcd's `--max-request-bytes` is 1.5 MiB by default).
+const LOCK_BYTES_PER_TXN: usize = 1 << 20;
+
+/// The per-lock key operations that turn `old` into `new`, in transactions of at most
+/// [`LOCK_OPS_PER_TXN`] operations and about [`LOCK_BYTES_PER_TXN`] bytes (a lock alone
+/// larger than that still gets a transaction of its own, which etcd may refuse).
+fn lock_batches(old: &BTreeMap<String, Lock>, new: &BTreeMap<String, Lock>) -> Vec<Vec<LockKeyOp>> {
+    let mut ops = Vec::new();
+    for path in old.keys().filter(|p| !new.contains_key(*p)) {
+        ops.push(LockKeyOp::Delete(path.clone()));
+    }
+    for (path, lock) in new {
+        if old.get(path) != Some(lock) {
+            let one = BTreeMap::from([(path.clone(), lock.clone())]);
+            let value = svelto_store::encode_lock_table(&one).into_bytes();
+            ops.push(LockKeyOp::Put(path.clone(), value));
+        }
+    }
+    let mut batches: Vec<Vec<LockKeyOp>> = Vec::new();
+    let mut bytes = 0;
+    for op in ops {
+        let size = match &op {
+            LockKeyOp::Put(path, value) => 64 + path.len() * 2 + value.len(),
+            LockKeyOp::Delete(path) => 64 + path.len(),
+        };
+        let full = batches.last().is_none_or(|b| {
+            b.len() >= LOCK_OPS_PER_TXN || (!b.is_empty() && bytes + size > LOCK_BYTES_PER_TXN)
+        });
+        if full {
+            batches.push(Vec::new());
+            bytes = 0;
+        }
+        bytes += size;
+        batches.last_mut().expect("a batch").push(op);
+    }
+    batches
+}
+
+impl ClusterWriter {
+    /// Makes `locks` the lock table in etcd: the per-lock keys that differ from the ones
+    /// in etcd put or deleted by transactions conditioned on the lease and on the head
+    /// (`base`), each also replacing the head with its lock-change field moved to `base`'s
+    /// mod revision plus one (a number that grows with every lock change). While the field
+    /// is 0 (no per-lock keys yet: the table is the old single `locks` key, if any) only
+    /// the last transaction moves it, and deletes the old key: the conversion. The new
+    /// field when done (`None`: a compare failed).
+    fn change_locks(
+        &mut self,
+        locks: &BTreeMap<String, Lock>,
+    ) -> std::result::Result<Option<u64>, ClusterError> {
+        let repository = self.reader.repository.clone();
+        // The per-lock keys as they are at `base`: the kept table when it was read at the
+        // head's field (and the field is not 0: then the kept table may be the old key's),
+        // else a snapshot, which must be at `base`.
+        let at = self.base.head.locks_revision;
+        let kept = {
+            let kept = self.reader.locks.lock().unwrap_or_else(|e| e.into_inner());
+            (at > 0 && kept.0 == Some(at)).then(|| kept.1.locks().clone())
+        };
+        let (old, legacy) = match kept {
+            Some(old) => (old, false),
+            None => {
+                let snapshot = repository.lock_snapshot()?;
+                if snapshot.head.mod_revision != self.base.mod_revision {
+                    return Ok(None);
+                }
+                let mut old = BTreeMap::new();
+                for (path, value) in snapshot.keys {
+                    // A key that does not parse is replaced (or deleted) by the change.
+                    let lock = svelto_store::parse_lock_table(&value)
+                        .ok()
+                        .and_then(|mut one| one.remove(&path))
+                        .unwrap_or_else(|| Lock {
+                            path: path.clone(),
+                            token: String::new(),
+                            owner: String::new(),
+                            comment: None,
+                            created: String::new(),
+                            expires: None,
+                        });
+                    old.insert(path, lock);
+                }
+                (old, snapshot.legacy.is_some())
+            }
+        };
+        let mut batches = lock_batches(&old, locks);
+        if batches.is_empty() {
+            if at > 0 {
+                return Ok(Some(at));
+            }
+            // Nothing under the prefix to change, but the field must move (and the old
+            // key go): one transaction of the head alone.
+            batches.push(Vec::new());
+        }
+        let count = batches.len();
+        for (i, batch) in batches.iter().enumerate() {
+            let last = i + 1 == count;
+            let moves = at > 0 || last;
+            let lease = self.hold.lease();
+            let Some(lease) = lease.as_ref() else {
+                return Ok(None);
+            };
+            let next = moves.then(|| {
+                let mut head: Head = self.base.head.clone();
+                head.locks_revision = u64::try_from(self.base.mod_revision).unwrap_or(0) + 1;
+                head.writer = lease.writer().to_owned();
+                head
+            });
+            let applied =
+                repository.change_locks(lease, &self.base, batch, next.as_ref(), last && legacy)?;
+            let Some(revision) = applied else {
+                return Ok(None);
+            };
+            if let Some(head) = next {
+                self.base = HeadVersion {
+                    head,
+                    mod_revision: revision,
+                };
+            }
+        }
+        Ok(Some(self.base.head.locks_revision))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn a_lock(path: &str, comment_bytes: usize) -> Lock {
+        Lock {
+            path: path.into(),
+            token: format!("opaquelocktoken:{path}"),
+            owner: "alice".into(),
+            comment: Some("c".repeat(comment_bytes)),
+            created: "2026-11-30T00:00:00.000000Z".into(),
+            expires: None,
+        }
+    }
+
+    fn table(paths: impl Iterator<Item = String>, comment_bytes: usize) -> BTreeMap<String, Lock> {
+        paths
+            .map(|p| (p.clone(), a_lock(&p, comment_bytes)))
+            .collect()
+    }
+
+    #[test]
+    fn a_lock_change_puts_and_deletes_only_what_differs_in_bounded_transactions() {
+        let old = table((0..10).map(|i| format!("f{i}")), 10);
+        let mut new = old.clone();
+        new.remove("f3");
+        new.insert("f4".into(), a_lock("f4", 11));
+        new.insert("g".into(), a_lock("g", 10));
+        let batches = lock_batches(&old, &new);
+        assert_eq!(batches.len(), 1);
+        let one = BTreeMap::from([("f4".to_owned(), a_lock("f4", 11))]);
+        assert_eq!(
+            batches[0],
+            vec![
+                LockKeyOp::Delete("f3".into()),
+                LockKeyOp::Put(
+                    "f4".into(),
+                    svelto_store::encode_lock_table(&one).into_bytes()
+                ),
+                LockKeyOp::Put(
+                    "g".into(),
+                    svelto_store::encode_lock_table(&BTreeMap::from([(
+                        "g".to_owned(),
+                        a_lock("g", 10)
+                    )]))
+                    .into_bytes()
+                ),
+            ]
+        );
+        assert!(lock_batches(&old, &old).is_empty(), "nothing changed");
+        // Many small locks: at most LOCK_OPS_PER_TXN keys each.
+        let many = table((0..250).map(|i| format!("f{i:03}")), 10);
+        let sizes: Vec<usize> = lock_batches(&BTreeMap::new(), &many)
+            .iter()
+            .map(Vec::len)
+            .collect();
+        assert_eq!(sizes, [100, 100, 50]);
+        // Large comments: about LOCK_BYTES_PER_TXN bytes each.
+        let large = table((0..40).map(|i| format!("f{i:03}")), 100_000);
+        let batches = lock_batches(&BTreeMap::new(), &large);
+        assert_eq!(batches.iter().map(Vec::len).sum::<usize>(), 40);
+        for batch in &batches {
+            let bytes: usize = batch
+                .iter()
+                .map(|op| match op {
+                    LockKeyOp::Put(path, value) => path.len() + value.len(),
+                    LockKeyOp::Delete(path) => path.len(),
+                })
+                .sum();
+            assert!(bytes <= LOCK_BYTES_PER_TXN, "{bytes}");
+        }
+        assert_eq!(batches.len(), 4, "10 of about 100 KB each");
+        // Removing them all: deletes, 100 at most each.
+        let sizes: Vec<usize> = lock_batches(&many, &BTreeMap::new())
+            .iter()
+            .map(Vec::len)
+            .collect();
+        assert_eq!(sizes, [100, 100, 50]);
+    }
 
     fn record(revision: u64, commit: u8, end: u64) -> TailRecord {
         TailRecord {

@@ -42,7 +42,10 @@ pub use head::{CommitId, Head, HeadError, IndexRef, SegmentRef, MAX_TAIL, PARTS}
 pub use members::Membership;
 pub use objects::{Index, PartSink, PartSource, Segment, SegmentHeader};
 pub use post_commit::{PendingPostCommit, PostCommitRecord, PostCommitRunner, PostCommitStats};
-pub use repo::{Campaign, HeadVersion, LeaseClock, Publish, Repository, WantedHook, WriterLease};
+pub use repo::{
+    Campaign, HeadVersion, LeaseClock, LockKeyOp, LockSnapshot, Publish, Repository, WantedHook,
+    WriterLease,
+};
 pub use stats::{Stats, Trip};
 
 /// Where the cluster's components are and how long to wait for them.

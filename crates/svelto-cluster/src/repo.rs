@@ -8,7 +8,8 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use etcd_client::{
-    Client, Compare, CompareOp, EventType, PutOptions, Txn, TxnOp, TxnOpResponse, WatchOptions,
+    Client, Compare, CompareOp, EventType, GetOptions, PutOptions, Txn, TxnOp, TxnOpResponse,
+    WatchOptions,
 };
 use object_store::multipart::MultipartStore;
 use object_store::ObjectStore;
@@ -230,7 +231,43 @@ pub struct Repository {
     wanted_key: String,
     uuid_key: String,
     locks_key: String,
+    lock_prefix: String,
     pub(crate) objects: Objects,
+}
+
+/// Per-lock keys read per page of a lock snapshot (about 1.2 MB with 1 KB comments, under
+/// the client's 4 MiB answer limit).
+const LOCK_PAGE: i64 = 1000;
+
+/// The end of the key range holding every key that starts with `prefix` (its last byte
+/// plus one; the prefixes used end in `/`).
+fn prefix_end(prefix: &str) -> Vec<u8> {
+    let mut end = prefix.as_bytes().to_vec();
+    if let Some(last) = end.last_mut() {
+        *last += 1;
+    }
+    end
+}
+
+/// What [`Repository::lock_snapshot`] read, all at one etcd revision.
+#[derive(Clone, Debug)]
+pub struct LockSnapshot {
+    /// The head (its `locks_revision` says which of the two below is the table: the old
+    /// key while it is 0, the per-lock keys after).
+    pub head: HeadVersion,
+    /// The old single `locks` key's value (db/locks's format), if present.
+    pub legacy: Option<Vec<u8>>,
+    /// Every per-lock key: its path and its value (db/locks's format, one lock).
+    pub keys: Vec<(String, Vec<u8>)>,
+}
+
+/// One per-lock key changed by [`Repository::change_locks`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LockKeyOp {
+    /// The lock on a path, its value in db/locks's format (one lock).
+    Put(String, Vec<u8>),
+    /// The lock on a path removed.
+    Delete(String),
 }
 
 fn etcd_error(what: &'static str, key: &str) -> impl FnOnce(etcd_client::Error) -> ClusterError {
@@ -259,6 +296,7 @@ impl Repository {
             wanted_key: format!("{base}/wanted"),
             uuid_key: format!("{base}/uuid"),
             locks_key: format!("{base}/locks"),
+            lock_prefix: format!("{base}/locks/"),
             objects,
             inner,
         }
@@ -437,58 +475,163 @@ impl Repository {
         })
     }
 
-    /// The lock table's bytes (None: no lock was ever taken) and the key's mod revision
-    /// (0 when absent), by a linearizable read.
-    pub fn locks(&self) -> Result<(Option<Vec<u8>>, i64), ClusterError> {
-        let this = self.clone();
-        self.block_owned(async move { this.locks_async().await })
+    /// The etcd prefix of the repository's per-lock keys: each lock is the key of this
+    /// prefix followed by its path's bytes (docs/formats/cluster.md, "Locks").
+    pub fn lock_key_prefix(&self) -> &str {
+        &self.lock_prefix
     }
 
-    async fn locks_async(&self) -> Result<(Option<Vec<u8>>, i64), ClusterError> {
-        let mut etcd = self.inner.etcd.clone();
-        let started = Instant::now();
-        let resp = self
-            .etcd_call(
-                "read locks",
-                &self.locks_key,
-                etcd.get(self.locks_key.as_str(), None),
-            )
-            .await;
-        self.inner.counters.add(Trip::LockRead, started.elapsed());
-        let resp = resp?;
-        Ok(match resp.kvs().first() {
-            Some(kv) => (Some(kv.value().to_vec()), kv.mod_revision()),
-            None => (None, 0),
+    /// The head, the lock table of the old single `locks` key (None when absent) and
+    /// every per-lock key (its path, its value) as one snapshot: the head and the first
+    /// page by one transaction, the further pages read at that transaction's etcd
+    /// revision (a linearizable read: at least as new as every change acknowledged before
+    /// the call).
+    pub fn lock_snapshot(&self) -> Result<LockSnapshot, ClusterError> {
+        let this = self.clone();
+        self.block_owned(async move {
+            let started = Instant::now();
+            let read = this.lock_snapshot_async().await;
+            this.inner.counters.add(Trip::LockRead, started.elapsed());
+            read
         })
     }
 
-    /// Replaces the lock table with `bytes` iff the key's mod revision is still `expected`
-    /// (0: absent) and `lease` still holds the election key. `Ok(Some(mod_revision))`
-    /// when written, `Ok(None)` when a compare failed (the lease lost, or the table
-    /// changed under the writer); an error leaves the outcome unknown.
-    pub fn put_locks(
+    async fn lock_snapshot_async(&self) -> Result<LockSnapshot, ClusterError> {
+        let prefix = self.lock_prefix.as_str();
+        let end = prefix_end(prefix);
+        let txn = Txn::new().and_then(vec![
+            TxnOp::get(self.head_key.as_str(), None),
+            TxnOp::get(self.locks_key.as_str(), None),
+            TxnOp::get(
+                prefix,
+                Some(
+                    GetOptions::new()
+                        .with_range(end.clone())
+                        .with_limit(LOCK_PAGE),
+                ),
+            ),
+        ]);
+        let mut etcd = self.inner.etcd.clone();
+        let resp = self.etcd_call("read locks", prefix, etcd.txn(txn)).await?;
+        let revision = resp.header().map_or(0, |h| h.revision());
+        let mut gets = resp.op_responses().into_iter().filter_map(|op| match op {
+            TxnOpResponse::Get(get) => Some(get),
+            _ => None,
+        });
+        let (Some(head), Some(legacy), Some(first)) = (gets.next(), gets.next(), gets.next())
+        else {
+            return Err(ClusterError::Corrupt {
+                what: "lock read",
+                key: prefix.to_owned(),
+                detail: "etcd answered the transaction without its three reads".into(),
+            });
+        };
+        let Some(head) = head.kvs().first() else {
+            return Err(ClusterError::NoSuchRepository {
+                name: self.name.clone(),
+                key: self.head_key.clone(),
+            });
+        };
+        let head = self.decode_head(head.value(), head.mod_revision())?;
+        let legacy = legacy.kvs().first().map(|kv| kv.value().to_vec());
+        let mut keys = Vec::new();
+        let mut page = first;
+        loop {
+            for kv in page.kvs() {
+                let path = kv
+                    .key()
+                    .strip_prefix(prefix.as_bytes())
+                    .and_then(|p| std::str::from_utf8(p).ok())
+                    .ok_or_else(|| ClusterError::Corrupt {
+                        what: "lock key",
+                        key: String::from_utf8_lossy(kv.key()).into_owned(),
+                        detail: "not the lock prefix followed by a UTF-8 path".into(),
+                    })?;
+                keys.push((path.to_owned(), kv.value().to_vec()));
+            }
+            let Some(last) = page.kvs().last().filter(|_| page.more()) else {
+                break;
+            };
+            let mut from = last.key().to_vec();
+            from.push(0);
+            let options = GetOptions::new()
+                .with_range(end.clone())
+                .with_limit(LOCK_PAGE)
+                .with_revision(revision);
+            let mut etcd = self.inner.etcd.clone();
+            page = self
+                .etcd_call("read locks", prefix, etcd.get(from, Some(options)))
+                .await?;
+        }
+        Ok(LockSnapshot { head, legacy, keys })
+    }
+
+    /// One transaction of a lock change, conditioned on the head's mod revision still
+    /// being `base`'s and on `lease` still holding the election key: the per-lock keys of
+    /// `ops` put or deleted, and with `head` the head replaced (its lock-change field
+    /// moved) and, with `drop_legacy`, the old single `locks` key deleted.
+    /// `Ok(Some(revision))` when applied (the transaction's etcd revision), `Ok(None)` when
+    /// a compare failed (the lease lost, or the head moved); an error leaves the outcome
+    /// unknown.
+    pub fn change_locks(
         &self,
         lease: &WriterLease,
-        expected: i64,
-        bytes: Vec<u8>,
+        base: &HeadVersion,
+        ops: &[LockKeyOp],
+        head: Option<&Head>,
+        drop_legacy: bool,
     ) -> Result<Option<i64>, ClusterError> {
-        let key = self.locks_key.as_str();
+        let mut then: Vec<TxnOp> = ops
+            .iter()
+            .map(|op| match op {
+                LockKeyOp::Put(path, value) => {
+                    TxnOp::put(format!("{}{path}", self.lock_prefix), value.clone(), None)
+                }
+                LockKeyOp::Delete(path) => {
+                    TxnOp::delete(format!("{}{path}", self.lock_prefix), None)
+                }
+            })
+            .collect();
+        if let Some(head) = head {
+            then.push(TxnOp::put(self.head_key.as_str(), head.encode(), None));
+        }
+        if drop_legacy {
+            then.push(TxnOp::delete(self.locks_key.as_str(), None));
+        }
         let txn = Txn::new()
             .when(vec![
-                Compare::mod_revision(key, CompareOp::Equal, expected),
+                Compare::mod_revision(self.head_key.as_str(), CompareOp::Equal, base.mod_revision),
                 Compare::create_revision(
                     self.writer_key.as_str(),
                     CompareOp::Equal,
                     lease.election,
                 ),
             ])
-            .and_then(vec![TxnOp::put(key, bytes, None)]);
-        self.block(async {
-            let mut etcd = self.inner.etcd.clone();
-            let resp = self.etcd_call("write locks", key, etcd.txn(txn)).await?;
-            Ok(resp
-                .succeeded()
-                .then(|| resp.header().map_or(0, |h| h.revision())))
+            .and_then(then);
+        let key = self.lock_prefix.clone();
+        let this = self.clone();
+        let started = Instant::now();
+        let resp = self.block_owned(async move {
+            let mut etcd = this.inner.etcd.clone();
+            this.etcd_call("write locks", &key, etcd.txn(txn)).await
+        });
+        self.inner.counters.add(Trip::LockWrite, started.elapsed());
+        let resp = resp?;
+        Ok(resp
+            .succeeded()
+            .then(|| resp.header().map_or(0, |h| h.revision())))
+    }
+
+    /// Puts the old single `locks` key (db/locks's format) as a cluster made before the
+    /// per-lock keys has it, for tests of the migration: unconditioned.
+    pub fn put_legacy_locks(&self, bytes: Vec<u8>) -> Result<(), ClusterError> {
+        let key = self.locks_key.clone();
+        let this = self.clone();
+        self.block_owned(async move {
+            let mut etcd = this.inner.etcd.clone();
+            this.etcd_call("write locks", &key, etcd.put(key.as_str(), bytes, None))
+                .await
+                .map(|_| ())
         })
     }
 

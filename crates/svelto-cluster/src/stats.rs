@@ -11,7 +11,7 @@ use std::time::Duration;
 pub enum Trip {
     /// A linearizable read of a head (the fence, a writer's head check).
     HeadRead,
-    /// A linearizable read of the lock table.
+    /// A linearizable read of the lock table (the head and the per-lock keys).
     LockRead,
     /// A campaign for the writer lease (lease grant + the election transaction).
     Campaign,
@@ -29,9 +29,11 @@ pub enum Trip {
     SegmentGet,
     /// The deletion of a post-commit record once its hook ran (docs/cluster.md, "Hooks").
     PostCommitDelete,
+    /// One transaction of a lock change (per-lock keys and the head).
+    LockWrite,
 }
 
-const KINDS: usize = 10;
+const KINDS: usize = 11;
 
 impl Trip {
     fn index(self) -> usize {
@@ -51,6 +53,7 @@ impl Trip {
             Trip::PublishTxn => "head txns",
             Trip::SegmentGet => "segment GETs",
             Trip::PostCommitDelete => "post-commit deletes",
+            Trip::LockWrite => "lock txns",
         }
     }
 
@@ -66,6 +69,7 @@ impl Trip {
         Trip::PublishTxn,
         Trip::SegmentGet,
         Trip::PostCommitDelete,
+        Trip::LockWrite,
     ];
 }
 

@@ -305,7 +305,7 @@ fn the_seam_over_the_cluster_a_revision_built_on_a_is_read_at_once_on_b() {
             v.len()
         );
     }
-    // The lock table lives in etcd: set through A's writer, B reads it at once.
+    // The lock table lives in etcd: set through A's writer, B reads it at its next fence.
     assert!(b.locks().expect("locks").locks().is_empty());
     let lock = svelto_core::Lock {
         path: "trunk/a.txt".into(),
@@ -318,6 +318,10 @@ fn the_seam_over_the_cluster_a_revision_built_on_a_is_read_at_once_on_b() {
     let table = std::collections::BTreeMap::from([(lock.path.clone(), lock)]);
     w.set_locks(table.clone(), &a).expect("lock");
     assert_eq!(a.locks().expect("A's locks").locks(), &table);
+    // B's table is as of its last fence, as its revisions are: before the lock, the kept
+    // (empty) one; its next fence sees the head's lock-change field moved.
+    assert!(b.locks().expect("B's locks").locks().is_empty());
+    b.refresh().expect("refresh B");
     assert_eq!(
         b.locks().expect("B's locks").locks(),
         &table,
@@ -329,6 +333,7 @@ fn the_seam_over_the_cluster_a_revision_built_on_a_is_read_at_once_on_b() {
         "a handle of another backend is refused: {other:?}"
     );
     w.set_locks(Default::default(), &a).expect("unlock");
+    b.refresh().expect("refresh B");
     assert!(
         b.locks().expect("B's locks").locks().is_empty(),
         "B sees the unlock"

@@ -19,6 +19,7 @@ mod faults;
 mod front_end_dir;
 mod gc;
 mod lifecycle;
+mod many_locks;
 mod post_commit;
 mod probe;
 mod restore;
