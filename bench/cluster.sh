@@ -24,6 +24,11 @@
 #               front end R and the one machine in turn: the serving process's user +
 #               system CPU from /proc/PID/stat before and after each (medians), and the
 #               wall time
+#               (READ_PROTO=http: through R's and the one machine's --http-listen instead).
+#               Before the warm-up the five files of both are dropped from the page cache
+#               and read back in order, so that both are read from pages of the same kind
+#               (pages a process wrote cost the kernel more to copy out than pages read in
+#               ahead: R's cache is written by its catch-up, the one machine's a copy)
 #   cold start  (with HISTORY) COLD times: a new front end C with an empty cache starts;
 #               from its start to the end of its first `svn log -l1`, then its first
 #               export (and a second one, warm)
@@ -72,6 +77,7 @@ BLAME_PATH=${BLAME_PATH-trunk/ChangeLog}
 HISTORY_TIMEOUT=${HISTORY_TIMEOUT:-}
 LOG_REPEAT=${LOG_REPEAT:-10}
 READS=${READS:-export log blame checkout}
+READ_PROTO=${READ_PROTO:-svn}
 IDLE=${IDLE:-10}
 BLAME_REPEAT=${BLAME_REPEAT:-3}
 SVELTO_BIN=${SVELTO_BIN:-$PWD/target/debug/svelto}
@@ -296,11 +302,38 @@ reads_and_cold_start() {
         echo "load single $(((t1 - t0) / 1000000))" >>"$RAW"
     fi
     printf '[general]\nanon-access = read\n' >"$SCRATCH/single/hist/conf/svnserve.conf"
-    serve r "$SCRATCH/root-r" --cluster "$SCRATCH/r.cluster"
-    hurl="svn://127.0.0.1:${PORT[r]}/hist"
-    surl="svn://127.0.0.1:${PORT[single]}/hist"
+    if [ "$READ_PROTO" = http ]; then
+        local rh sh
+        rh=$(free_port) sh=$(free_port)
+        serve r "$SCRATCH/root-r" --cluster "$SCRATCH/r.cluster" --http-listen "127.0.0.1:$rh"
+        kill -9 "${SPID[single]}"
+        wait "${SPID[single]}" 2>/dev/null || true
+        serve single "$SCRATCH/single" --http-listen "127.0.0.1:$sh"
+        wait_port "$rh" "R's HTTP"
+        wait_port "$sh" "the one machine's HTTP"
+        hurl="http://127.0.0.1:$rh/hist"
+        surl="http://127.0.0.1:$sh/hist"
+    else
+        serve r "$SCRATCH/root-r" --cluster "$SCRATCH/r.cluster"
+        hurl="svn://127.0.0.1:${PORT[r]}/hist"
+        surl="svn://127.0.0.1:${PORT[single]}/hist"
+    fi
     [ "$(svn info --non-interactive --show-item revision "$hurl")" = "$(svn info --non-interactive --show-item revision "$surl")" ] ||
         { echo "bench/cluster.sh: the cluster's hist and the one machine's differ in HEAD" >&2; exit 1; }
+    # The same kind of pages on both (above): dropped, then read in order.
+    svn info --non-interactive "$hurl" >/dev/null
+    python3 - "$SCRATCH"/cache-r/hist/db/* "$SCRATCH"/single/hist/db/* <<'PY'
+import os, sys
+for path in sys.argv[1:]:
+    if not os.path.isfile(path):
+        continue
+    fd = os.open(path, os.O_RDONLY)
+    os.fsync(fd)
+    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    while os.read(fd, 1 << 20):
+        pass
+    os.close(fd)
+PY
     # Warm-up: a round of every read on both (R's cache fills, both page caches fill).
     for op in $READS; do read_op "$op" "$hurl"; read_op "$op" "$surl"; done
     # Idle CPU of each serving process over IDLE s (R's member lease keep-alives).
@@ -350,6 +383,8 @@ reads_and_cold_start() {
 reads_table() {
     local revs
     revs=$(svn info --non-interactive --show-item revision "svn://127.0.0.1:${PORT[single]}/hist")
+    echo
+    echo "Reads over $READ_PROTO://; both repositories' files dropped from the page cache and read back in order before the warm-up."
     echo
     echo "### Reads of HISTORY=$HISTORY (r$revs) on a warm front end against one machine"
     echo
