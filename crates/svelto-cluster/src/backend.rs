@@ -288,9 +288,6 @@ pub struct ClusterRepo {
     /// The lock table last read from etcd and the head's lock-change field it was read
     /// with (None: not read yet).
     locks: Arc<Mutex<(Option<u64>, Arc<LockTable>)>>,
-    /// The lock-change field of the newest head a fence of this handle read, plus one (0:
-    /// no fence yet): while the kept table was read with it, `locks` answers from it.
-    fenced_locks: Arc<std::sync::atomic::AtomicU64>,
     /// The front end's own directory of this repository (its `conf/` and `hooks/`).
     local_dir: Option<PathBuf>,
     /// When set, a fence that cannot reach etcd serves reads at the cached head.
@@ -399,7 +396,6 @@ impl ClusterRepo {
             dir: cache_dir.to_path_buf(),
             catching_up: Arc::new(Mutex::new(())),
             locks: Arc::new(Mutex::new((None, Arc::default()))),
-            fenced_locks: Arc::default(),
             local_dir: None,
             unfenced: None,
             log: None,
@@ -447,17 +443,7 @@ impl ClusterRepo {
 
     /// The fence: a linearizable read of the head (tried again until FENCE_TIMEOUT).
     fn fence(&self) -> std::result::Result<HeadVersion, ClusterError> {
-        let head = head_tried_again(&self.repository)?;
-        self.fenced(&head.head);
-        Ok(head)
-    }
-
-    /// Notes the lock-change field of a head read from etcd (they only grow).
-    fn fenced(&self, head: &Head) {
-        self.fenced_locks.fetch_max(
-            head.locks_revision.saturating_add(1),
-            std::sync::atomic::Ordering::SeqCst,
-        );
+        head_tried_again(&self.repository)
     }
 
     /// The lock table read from etcd now (a linearizable read: the head and the per-lock
@@ -465,7 +451,6 @@ impl ClusterRepo {
     /// also the per-lock keys' own table (what a lock change replaces).
     fn read_locks(&self) -> Result<(HeadVersion, Arc<LockTable>, BTreeMap<String, Lock>)> {
         let snapshot = self.repository.lock_snapshot().map_err(store_error)?;
-        self.fenced(&snapshot.head.head);
         let mut keyed = BTreeMap::new();
         for (path, value) in &snapshot.keys {
             let bad = |offset, what| StoreError::Corrupt {
@@ -927,12 +912,13 @@ impl ReadRepo for ClusterRepo {
                 .clone());
         }
         if lease.is_none() {
-            let fenced = self
-                .fenced_locks
-                .load(std::sync::atomic::Ordering::SeqCst)
-                .checked_sub(1);
+            // A fence of its own: this handle is shared by every request of the front end,
+            // and its last fence may be another request's, older than this one began (a
+            // lock taken or released through another front end since would go unseen).
+            // The head it reads says whether the kept table is current.
+            let head = self.fence().map_err(store_error)?;
             let kept = self.locks.lock().unwrap_or_else(|e| e.into_inner());
-            if fenced.is_some() && kept.0 == fenced {
+            if kept.0 == Some(head.head.locks_revision) {
                 return Ok(kept.1.clone());
             }
         }
@@ -1751,8 +1737,6 @@ impl WriteRepo for ClusterWriter {
                     if kept.0.is_none_or(|at| at <= locks_revision) {
                         *kept = (Some(locks_revision), table.clone());
                     }
-                    drop(kept);
-                    r.fenced(&self.base.head);
                 }
                 Ok(())
             }
