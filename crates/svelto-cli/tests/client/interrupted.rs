@@ -69,6 +69,30 @@ fn in_the_way(wc: &Path) -> PathBuf {
     file
 }
 
+/// Runs `svelto ARGS` in `cwd` and kills it (SIGKILL) as soon as `begun` holds, failing
+/// if it ended first or `begun` never held within 60 s.
+fn kill_part_way(args: &[&str], cwd: &Path, begun: &dyn Fn() -> bool, label: &str) {
+    let mut child = Command::new(binary())
+        .args(args)
+        .current_dir(cwd)
+        .spawn()
+        .expect("start svelto");
+    let started = Instant::now();
+    while !begun() {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "{label}: svelto {args:?} got nowhere in 60 s"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert!(
+        child.try_wait().expect("poll svelto").is_none(),
+        "{label}: svelto {args:?} ended before it could be killed"
+    );
+    child.kill().expect("kill -9 svelto");
+    child.wait().expect("reap svelto");
+}
+
 /// The nodes of two trees that differ (not the trees: thousands of lines).
 fn same_trees(stock: &BTreeMap<PathBuf, String>, ours: &BTreeMap<PathBuf, String>, what: &str) {
     let differ: Vec<_> = stock
@@ -126,26 +150,13 @@ fn a_killed_checkout_is_resumed_by_the_same_command() {
         let mine = in_the_way(&ours);
         // Older than the checkout by more than a clock tick of the file system's times.
         std::thread::sleep(Duration::from_millis(50));
-        let mut child = Command::new(binary())
-            .args(["checkout", "-q", "-r", "1", &url, "svelto"])
-            .current_dir(&work)
-            .spawn()
-            .expect("start svelto checkout");
         // Killed once it has written files of the first directory.
-        let started = Instant::now();
-        while !ours.join("d001").is_dir() {
-            assert!(
-                started.elapsed() < Duration::from_secs(60),
-                "{label}: svelto checkout wrote nothing in 60 s"
-            );
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        assert!(
-            child.try_wait().expect("poll the checkout").is_none(),
-            "{label}: the checkout ended before it could be killed"
+        kill_part_way(
+            &["checkout", "-q", "-r", "1", &url, "svelto"],
+            &work,
+            &|| ours.join("d001").is_dir(),
+            &label,
         );
-        child.kill().expect("kill -9 the checkout");
-        child.wait().expect("reap the checkout");
         let written = tree(&ours).len();
         assert!(
             written < 4000,
@@ -193,27 +204,14 @@ fn a_killed_update_is_finished_by_svn_cleanup() {
         svn(&pair, &["update", "-q"], &work.join("stock"));
         svelto(&["checkout", "-q", "-r", "1", &url, "svelto"], &work);
         let ours = work.join("svelto");
-        let mut child = Command::new(binary())
-            .args(["update", "-q", "svelto"])
-            .current_dir(&work)
-            .spawn()
-            .expect("start svelto update");
         // Killed once it has replaced a file of the second directory (of 40).
         let probe = ours.join("d001/f0000.txt");
-        let started = Instant::now();
-        while !std::fs::read_to_string(&probe).is_ok_and(|t| t.contains("r2")) {
-            assert!(
-                started.elapsed() < Duration::from_secs(60),
-                "{label}: svelto update replaced no file in 60 s"
-            );
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        assert!(
-            child.try_wait().expect("poll the update").is_none(),
-            "{label}: the update ended before it could be killed"
+        kill_part_way(
+            &["update", "-q", "svelto"],
+            &work,
+            &|| std::fs::read_to_string(&probe).is_ok_and(|t| t.contains("r2")),
+            &label,
         );
-        child.kill().expect("kill -9 the update");
-        child.wait().expect("reap the update");
         let what = format!("{label}: a killed update");
 
         // The stock client will not work on it before `svn cleanup`; nor will svelto.
