@@ -155,7 +155,7 @@ fn a_killed_checkout_is_resumed_by_the_same_command() {
             &["checkout", "-q", "-r", "1", &url, "svelto"],
             &work,
             &|| ours.join("d001").is_dir(),
-            &label,
+            label,
         );
         let written = tree(&ours).len();
         assert!(
@@ -210,7 +210,7 @@ fn a_killed_update_is_finished_by_svn_cleanup() {
             &["update", "-q", "svelto"],
             &work,
             &|| std::fs::read_to_string(&probe).is_ok_and(|t| t.contains("r2")),
-            &label,
+            label,
         );
         let what = format!("{label}: a killed update");
 
