@@ -728,28 +728,24 @@ fn start_post_commit_claims(
     host: &Arc<Host>,
     root: &Path,
 ) {
-    let interval = cluster.post_commit_scan_interval();
     let runner = ClaimedHooks {
         root: root.to_path_buf(),
         host: Arc::downgrade(host),
     };
-    let cluster = Arc::downgrade(cluster);
-    let started = std::thread::Builder::new()
-        .name("cluster-post-commit".into())
-        .spawn(move || loop {
-            std::thread::sleep(interval);
-            let Some(cluster) = cluster.upgrade() else {
-                return;
-            };
-            if runner.host.upgrade().is_none_or(|h| h.is_shutting_down()) {
-                return;
+    every(
+        cluster.post_commit_scan_interval(),
+        "cluster-post-commit",
+        "cluster: no post-commit scan thread",
+        cluster,
+        host,
+        move |cluster, host| {
+            if host.is_shutting_down() {
+                return false;
             }
             cluster.claim_post_commits(&runner);
-        });
-    if let Err(e) = started {
-        host.log
-            .line(&format!("cluster: no post-commit scan thread: {e}"));
-    }
+            true
+        },
+    );
 }
 
 /// The orphan collector of a cluster front end (docs/cluster.md, "Orphans"): every
@@ -760,31 +756,51 @@ fn start_collector(cluster: &Arc<svelto_cluster::ClusterBackend>, host: &Arc<Hos
     if interval.is_zero() {
         return;
     }
-    let cluster = Arc::downgrade(cluster);
-    let weak_host = Arc::downgrade(host);
-    let started = std::thread::Builder::new()
-        .name("cluster-gc".into())
-        .spawn(move || loop {
-            std::thread::sleep(interval);
-            let Some(cluster) = cluster.upgrade() else {
-                return;
-            };
+    every(
+        interval,
+        "cluster-gc",
+        "cluster gc: no collector thread",
+        cluster,
+        host,
+        |cluster, host| {
             let date = crate::system_env().svn_date();
             match svelto_core::parse_svn_date(&date) {
                 Some(now) => {
                     cluster.collect_if_elected(now);
                 }
-                None => {
-                    if let Some(host) = weak_host.upgrade() {
-                        host.log.line(&format!(
-                            "cluster gc: the clock's date '{date}' is unreadable"
-                        ));
-                    }
-                }
+                None => host.log.line(&format!(
+                    "cluster gc: the clock's date '{date}' is unreadable"
+                )),
+            }
+            true
+        },
+    );
+}
+
+/// Runs `tick` every `interval` on a thread named `name`, while the backend and the host
+/// live and `tick` says go on; `failed` is logged if the thread cannot start.
+fn every(
+    interval: std::time::Duration,
+    name: &str,
+    failed: &str,
+    cluster: &Arc<svelto_cluster::ClusterBackend>,
+    host: &Arc<Host>,
+    mut tick: impl FnMut(&svelto_cluster::ClusterBackend, &Host) -> bool + Send + 'static,
+) {
+    let cluster = Arc::downgrade(cluster);
+    let weak_host = Arc::downgrade(host);
+    let started = std::thread::Builder::new()
+        .name(name.into())
+        .spawn(move || loop {
+            std::thread::sleep(interval);
+            let (Some(cluster), Some(host)) = (cluster.upgrade(), weak_host.upgrade()) else {
+                return;
+            };
+            if !tick(&cluster, &host) {
+                return;
             }
         });
     if let Err(e) = started {
-        host.log
-            .line(&format!("cluster gc: no collector thread: {e}"));
+        host.log.line(&format!("{failed}: {e}"));
     }
 }

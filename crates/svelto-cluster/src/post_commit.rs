@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use etcd_client::{Compare, CompareOp, GetOptions, PutOptions, Txn, TxnOp, TxnOpResponse};
 
+use crate::repo::etcd_call_within;
 use crate::{Cluster, ClusterError, Repository};
 
 /// What a publication records for its post-commit hook, the value of
@@ -113,26 +114,6 @@ fn name_and_revision(rest: &str) -> Option<(String, u64)> {
     Some((name.to_owned(), rev))
 }
 
-async fn timed<T>(
-    after: Duration,
-    what: &'static str,
-    key: &str,
-    call: impl std::future::Future<Output = Result<T, etcd_client::Error>>,
-) -> Result<T, ClusterError> {
-    match tokio::time::timeout(after, call).await {
-        Ok(result) => result.map_err(|e| ClusterError::Etcd {
-            what,
-            key: key.to_owned(),
-            source: Box::new(e),
-        }),
-        Err(_) => Err(ClusterError::EtcdTimeout {
-            what,
-            key: key.to_owned(),
-            after,
-        }),
-    }
-}
-
 impl Repository {
     /// The etcd key recording revision `rev`'s post-commit hook.
     pub fn post_commit_key(&self, rev: u64) -> String {
@@ -162,7 +143,12 @@ impl Repository {
         let mut etcd = self.inner.etcd.clone();
         let after = self.inner.config.request_timeout;
         let started = Instant::now();
-        let deleted = self.block(timed(after, "delete post-commit key", &key, etcd.txn(txn)));
+        let deleted = self.block(etcd_call_within(
+            after,
+            "delete post-commit key",
+            &key,
+            etcd.txn(txn),
+        ));
         self.inner
             .counters
             .add(crate::Trip::PostCommitDelete, started.elapsed());
@@ -193,7 +179,7 @@ impl Repository {
             )]);
         let mut etcd = self.inner.etcd.clone();
         let after = self.inner.config.request_timeout;
-        self.block(timed(
+        self.block(etcd_call_within(
             after,
             "claim post-commit hook",
             &claim,
@@ -224,7 +210,7 @@ impl Cluster {
         let after = self.inner.config.request_timeout;
         let resp = crate::block_on(
             &self.inner.runtime,
-            timed(after, "list post-commit keys", &records, etcd.txn(txn)),
+            etcd_call_within(after, "list post-commit keys", &records, etcd.txn(txn)),
         )?;
         let mut ranges = resp.op_responses().into_iter().filter_map(|op| match op {
             TxnOpResponse::Get(get) => Some(get.kvs().to_vec()),

@@ -270,6 +270,24 @@ pub enum LockKeyOp {
     Delete(String),
 }
 
+/// One etcd call given `after` to answer: its error, or the timeout, named by `what` and
+/// `key`.
+pub(crate) async fn etcd_call_within<T>(
+    after: Duration,
+    what: &'static str,
+    key: &str,
+    call: impl std::future::Future<Output = Result<T, etcd_client::Error>>,
+) -> Result<T, ClusterError> {
+    match tokio::time::timeout(after, call).await {
+        Ok(result) => result.map_err(etcd_error(what, key)),
+        Err(_) => Err(ClusterError::EtcdTimeout {
+            what,
+            key: key.to_owned(),
+            after,
+        }),
+    }
+}
+
 fn etcd_error(what: &'static str, key: &str) -> impl FnOnce(etcd_client::Error) -> ClusterError {
     let key = key.to_owned();
     move |e| ClusterError::Etcd {
@@ -340,25 +358,7 @@ impl Repository {
         key: &str,
         call: impl std::future::Future<Output = Result<T, etcd_client::Error>>,
     ) -> Result<T, ClusterError> {
-        self.etcd_call_within(self.inner.config.request_timeout, what, key, call)
-            .await
-    }
-
-    async fn etcd_call_within<T>(
-        &self,
-        after: Duration,
-        what: &'static str,
-        key: &str,
-        call: impl std::future::Future<Output = Result<T, etcd_client::Error>>,
-    ) -> Result<T, ClusterError> {
-        match tokio::time::timeout(after, call).await {
-            Ok(result) => result.map_err(etcd_error(what, key)),
-            Err(_) => Err(ClusterError::EtcdTimeout {
-                what,
-                key: key.to_owned(),
-                after,
-            }),
-        }
+        etcd_call_within(self.inner.config.request_timeout, what, key, call).await
     }
 
     fn decode_head(&self, value: &[u8], mod_revision: i64) -> Result<HeadVersion, ClusterError> {
@@ -925,9 +925,7 @@ impl Repository {
             let attempt = etcd.txn(txn.clone());
             let after = self.inner.config.attempt_timeout;
             let sent = Instant::now();
-            let answer = self
-                .etcd_call_within(after, "publish head", head_key, attempt)
-                .await;
+            let answer = etcd_call_within(after, "publish head", head_key, attempt).await;
             self.inner.counters.add(Trip::PublishTxn, sent.elapsed());
             match answer {
                 Ok(resp) if resp.succeeded() => {

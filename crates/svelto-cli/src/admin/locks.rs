@@ -138,23 +138,21 @@ fn lock_side(
     let Some(file) = cluster else {
         return Ok((open(repo)?, hooks(repo, bypass_hooks)?, None));
     };
-    let Some(dir) = front_end_dir.filter(|_| !bypass_hooks) else {
-        if !bypass_hooks {
+    let hooks = match front_end_dir {
+        _ if bypass_hooks => None,
+        Some(dir) => hooks(dir, false)?,
+        None => {
             return Err(arg_error(
                 code::CL_ARG_PARSING_ERROR,
                 "a cluster repository's hooks are its front ends' (ROOT/NAME/hooks on each): \
                  give --bypass-hooks, or give a front end's directory ROOT/NAME, whose hooks \
                  then run",
-            ));
+            ))
         }
-        let name = super::cluster_name(repo)?;
-        let opened = std::sync::Arc::new(crate::cluster::open(file, name)?);
-        return Ok((opened, None, Some(crate::cluster::writer(file, name)?)));
     };
     let name = super::cluster_name(repo)?;
     let opened = std::sync::Arc::new(crate::cluster::open(file, name)?);
-    let writer = crate::cluster::writer(file, name)?;
-    Ok((opened, hooks(dir, false)?, Some(writer)))
+    Ok((opened, hooks, Some(crate::cluster::writer(file, name)?)))
 }
 
 pub fn lock(args: LockArgs) -> Result<()> {
