@@ -54,7 +54,8 @@
 # root: `svn log -v` of every revision), BLAME_PATH (trunk/ChangeLog; the medium
 # history's defaults), LOG_REPEAT (10) and BLAME_REPEAT (3) reads of a log or blame sample
 # (one is a few 10 ms ticks of CPU), READS (the reads measured: export log blame
-# checkout), IDLE (10: seconds of the idle CPU measure). COMMITS=0 VISIBLE=0 KILLS=0 PROBE=0 HISTORY=... runs the reads only.
+# checkout), IDLE (10: seconds of the idle CPU measure), PROFILE (a read to profile with
+# perf after the warm-up; PROFILE_RUNS, PROFILE_HZ). COMMITS=0 VISIBLE=0 KILLS=0 PROBE=0 HISTORY=... runs the reads only.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -336,6 +337,22 @@ for path in sys.argv[1:]:
 PY
     # Warm-up: a round of every read on both (R's cache fills, both page caches fill).
     for op in $READS; do read_op "$op" "$hurl"; read_op "$op" "$surl"; done
+    # PROFILE=OP: perf record (call graphs, kernel and user) of each serving process over
+    # PROFILE_RUNS (5) reads OP, written to SCRATCH/perf-r.data and SCRATCH/perf-single.data.
+    if [ -n "${PROFILE:-}" ]; then
+        local pp
+        for name in r single; do
+            local u=$hurl
+            [ "$name" = r ] || u=$surl
+            perf record -q -F "${PROFILE_HZ:-1999}" -g -p "${SPID[$name]}" \
+                -o "$SCRATCH/perf-$name.data" 2>"$SCRATCH/perf-$name.err" &
+            pp=$!
+            sleep 1
+            for run in $(seq "${PROFILE_RUNS:-5}"); do read_op "$PROFILE" "$u"; done
+            kill -INT "$pp"
+            wait "$pp" 2>/dev/null || true
+        done
+    fi
     # Idle CPU of each serving process over IDLE s (R's member lease keep-alives).
     c0=$(cpu_ms "${SPID[r]}") w0=$(cpu_ms "${SPID[single]}")
     sleep "$IDLE"

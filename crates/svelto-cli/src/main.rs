@@ -148,8 +148,42 @@ fn main() -> ExitCode {
             // Not eprintln!: a detached `serve -d` child may have lost its standard error,
             // and a failed write must not turn an error exit into a panic.
             use std::io::Write;
-            let _ = writeln!(std::io::stderr(), "svelto: error: {e:#}");
+            let _ = writeln!(std::io::stderr(), "{}", error_line(&format!("{e:#}")));
             ExitCode::FAILURE
         }
+    }
+}
+
+/// The line an error exit prints: `svelto: E170001: Authorization failed` for an error with
+/// Subversion's code (as `svn:`, `svnadmin:` print theirs), `svelto: error: MESSAGE` for
+/// the rest.
+fn error_line(message: &str) -> String {
+    let coded = message.len() > 8
+        && message.as_bytes()[0] == b'E'
+        && message.as_bytes()[1..7].iter().all(u8::is_ascii_digit)
+        && message.as_bytes()[7] == b':';
+    if coded {
+        format!("svelto: {message}")
+    } else {
+        format!("svelto: error: {message}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::error_line;
+
+    #[test]
+    fn coded_errors_print_as_subversions_tools_print_them() {
+        assert_eq!(
+            error_line("E170001: Authorization failed"),
+            "svelto: E170001: Authorization failed"
+        );
+        assert_eq!(error_line("no such file"), "svelto: error: no such file");
+        assert_eq!(error_line("E17: short"), "svelto: error: E17: short");
+        assert_eq!(
+            error_line("E1700012: seven"),
+            "svelto: error: E1700012: seven"
+        );
     }
 }

@@ -8,9 +8,11 @@ with only options `svelto checkout` has (-r N|{DATE}|HEAD, --depth (-N: files), 
 peg revision N or HEAD allowed) runs `svelto checkout`; anything else runs the stock svn
 ($STOCK_SVN, default /usr/bin/svn). Each decision is appended to $SVELTO_WRAP_LOG as one
 line: 'svelto ARGS' or 'stock (REASON) ARGS', so the run tells how many checkouts
-Svelto made.
+Svelto made. Svelto's error lines name their program (`svelto: E170001: ...`); the wrapper
+gives them svn's name, the one difference the suite's expected errors cannot allow for.
 """
 import os
+import subprocess
 import sys
 
 STOCK = os.environ.get("STOCK_SVN", "/usr/bin/svn")
@@ -92,7 +94,15 @@ def main():
     if svelto_args is None:
         stock(reason, args)
     log(f"svelto {' '.join(svelto_args)}")
-    os.execv(SVELTO, [SVELTO] + svelto_args)
+    # Standard output passes through; in standard error the program's name at the start of
+    # a line ("svelto: E170001: ...") is svn's, as the suite's expected errors write it.
+    proc = subprocess.Popen([SVELTO] + svelto_args, stderr=subprocess.PIPE)
+    for line in proc.stderr:
+        if line.startswith(b"svelto: "):
+            line = b"svn: " + line[len(b"svelto: "):]
+        sys.stderr.buffer.write(line)
+        sys.stderr.buffer.flush()
+    sys.exit(proc.wait())
 
 
 main()

@@ -253,7 +253,7 @@ fn a_root_that_is_not_a_directory_is_refused_as_svnserve_refuses_it() {
             .expect("svnserve's prefix")
             .to_string();
         assert!(words.starts_with("E200009: Root path '"), "{theirs}");
-        assert_eq!(ours.stderr_text().trim(), format!("svelto: error: {words}"));
+        assert_eq!(ours.stderr_text().trim(), format!("svelto: {words}"));
     }
 }
 
