@@ -83,9 +83,9 @@ pub(crate) fn admit(
     req: &crate::Req,
 ) -> Result<(service::Ctx, Gate), HttpError> {
     // Anonymous and without rules until admission has decided who the client is.
+    // No look at the head here: the request's own (resource.rs) is the one it needs, and
+    // on a cluster each look is a fence (an etcd round trip).
     let svc = service::Ctx::new(repo, writer, None, None, Default::default());
-    // The youngest revision on disk now (the handle is shared and may lag).
-    svc.head()?;
     let adm = state
         .host
         .admission(&target.repo_dir, || svc.uuid())
