@@ -69,3 +69,25 @@ pub fn file_err(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> Erro
     let path = path.into();
     move |source| Error::File { path, source }
 }
+
+/// An I/O failure talking to `addr`; a read or write that timed out (the `http-timeout`
+/// of the `servers` configuration: nothing came for that long) says so.
+pub fn io_err(addr: impl Into<String>, source: std::io::Error) -> Error {
+    let timed_out = matches!(
+        source.kind(),
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+    ) || source.to_string().starts_with("timeout");
+    let source = if timed_out {
+        std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            "timed out: nothing came for the http-timeout of the servers configuration \
+             (default 600 s; the network or the server stopped)",
+        )
+    } else {
+        source
+    };
+    Error::Io {
+        addr: addr.into(),
+        source,
+    }
+}
