@@ -55,7 +55,7 @@ pub enum Error {
         expected: String,
         actual: String,
     },
-    #[error("working copy database {path}: {source}")]
+    #[error("working copy database {}: {}", .path.display(), db_message(.source))]
     Db {
         path: PathBuf,
         source: rusqlite::Error,
@@ -89,5 +89,16 @@ pub fn io_err(addr: impl Into<String>, source: std::io::Error) -> Error {
     Error::Io {
         addr: addr.into(),
         source,
+    }
+}
+
+/// SQLite's words, with the system's where the disk is full (SQLite says "database or disk
+/// is full", whichever it was).
+fn db_message(source: &rusqlite::Error) -> String {
+    match source.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::DiskFull) => {
+            format!("{source} (No space left on device)")
+        }
+        _ => source.to_string(),
     }
 }

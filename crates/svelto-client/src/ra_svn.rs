@@ -117,7 +117,8 @@ impl Session<TcpStream> {
         let timeout = crate::config::http_timeout(creds.config_dir.as_deref(), &url.host)?;
         let _ = stream.set_read_timeout(timeout);
         let _ = stream.set_write_timeout(timeout);
-        Session::handshake(stream, addr, url, creds, false)
+        // Errors past the connect name the URL.
+        Session::handshake(stream, url.url.clone(), url, creds, false)
     }
 }
 
