@@ -55,7 +55,7 @@ pub enum Error {
         expected: String,
         actual: String,
     },
-    #[error("working copy database {path}: {source}")]
+    #[error("working copy database {}: {}", .path.display(), db_message(.source))]
     Db {
         path: PathBuf,
         source: rusqlite::Error,
@@ -68,4 +68,37 @@ pub type Result<T> = std::result::Result<T, Error>;
 pub fn file_err(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> Error {
     let path = path.into();
     move |source| Error::File { path, source }
+}
+
+/// An I/O failure talking to `addr`; a read or write that timed out (the `http-timeout`
+/// of the `servers` configuration: nothing came for that long) says so.
+pub fn io_err(addr: impl Into<String>, source: std::io::Error) -> Error {
+    let timed_out = matches!(
+        source.kind(),
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+    ) || source.to_string().starts_with("timeout");
+    let source = if timed_out {
+        std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            "timed out: nothing came for the http-timeout of the servers configuration \
+             (default 600 s; the network or the server stopped)",
+        )
+    } else {
+        source
+    };
+    Error::Io {
+        addr: addr.into(),
+        source,
+    }
+}
+
+/// SQLite's words, with the system's where the disk is full (SQLite says "database or disk
+/// is full", whichever it was).
+fn db_message(source: &rusqlite::Error) -> String {
+    match source.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::DiskFull) => {
+            format!("{source} (No space left on device)")
+        }
+        _ => source.to_string(),
+    }
 }

@@ -171,7 +171,9 @@ impl DavSession {
             return Err(protocol("in update-report", format!("'{me}' not found")));
         }
         let reader = resp.into_body().into_reader();
-        self.edits = Some(EditStream::new(Box::new(Prefetch::spawn(Box::new(reader)))));
+        let mut edits = EditStream::new(Box::new(Prefetch::spawn(Box::new(reader))));
+        edits.name = format!("the update-report of {}{me}", self.origin);
+        self.edits = Some(edits);
         Ok(())
     }
 
@@ -212,7 +214,17 @@ impl DavSession {
         let origin = format!("{scheme}://{authority}");
         let path = path.trim_end_matches('/');
         let session_url = format!("{origin}{path}");
+        // A silent peer (the network gone quiet) fails a request after http-timeout
+        // without a byte, as the stock client's does.
+        let host = match authority.rfind(']') {
+            Some(i) => authority[..i].trim_start_matches('['),
+            None => authority.split(':').next().unwrap_or(authority),
+        };
+        let timeout = crate::config::http_timeout(creds.config_dir.as_deref(), host)?;
         let agent: ureq::Agent = ureq::Agent::config_builder()
+            .timeout_connect(timeout)
+            .timeout_per_read(timeout)
+            .timeout_per_write(timeout)
             .http_status_as_error(false)
             .allow_non_standard_methods(true)
             .max_redirects(0)
@@ -382,10 +394,7 @@ impl DavSession {
             .limit(SMALL_BODY)
             .reader()
             .read_to_end(&mut out)
-            .map_err(|source| Error::Io {
-                addr: uri.to_string(),
-                source,
-            })?;
+            .map_err(|source| crate::error::io_err(uri, source))?;
         Ok(out)
     }
 
@@ -401,10 +410,8 @@ impl DavSession {
 
 fn http_error(uri: &str, e: ureq::Error) -> Error {
     match e {
-        ureq::Error::Io(source) => Error::Io {
-            addr: uri.to_string(),
-            source,
-        },
+        ureq::Error::Io(source) => crate::error::io_err(uri, source),
+        e @ ureq::Error::Timeout(_) => crate::error::io_err(uri, std::io::Error::other(e)),
         e => Error::Connect {
             addr: uri.to_string(),
             source: std::io::Error::other(e.to_string()),
@@ -696,6 +703,8 @@ struct EditStream {
     /// Inside `<S:txdelta>`: its base64 is read straight from the stream, a buffer at a
     /// time (a text node whole would hold a large file's text in memory).
     raw_text: bool,
+    /// What the errors of reading name: the report's URL.
+    name: String,
 }
 
 /// Appends `text` to `out` without its ASCII whitespace. mod_dav_svn breaks its base64
@@ -832,6 +841,7 @@ impl EditStream {
             started: false,
             done: false,
             raw_text: false,
+            name: "the update-report".into(),
         }
     }
 
@@ -901,10 +911,10 @@ impl EditStream {
 
     fn step_in(&mut self, buf: &mut Vec<u8>) -> Result<()> {
         let ev = self.reader.read_event_into(buf).map_err(|e| match e {
-            quick_xml::Error::Io(io) => Error::Io {
-                addr: "the update-report".into(),
-                source: std::io::Error::new(io.kind(), io.to_string()),
-            },
+            quick_xml::Error::Io(io) => crate::error::io_err(
+                self.name.clone(),
+                std::io::Error::new(io.kind(), io.to_string()),
+            ),
             e => bad_report(format!(
                 "malformed XML at byte {}: {e}",
                 self.reader.buffer_position()
@@ -949,10 +959,9 @@ impl EditStream {
     fn raw_step(&mut self) -> Result<()> {
         use std::io::BufRead;
         let mut stream = self.reader.stream();
-        let avail = stream.fill_buf().map_err(|source| Error::Io {
-            addr: "the update-report".into(),
-            source,
-        })?;
+        let avail = stream
+            .fill_buf()
+            .map_err(|source| crate::error::io_err(self.name.clone(), source))?;
         if avail.is_empty() {
             return Err(bad_report(
                 "the answer ended inside a text (the server stopped sending)",

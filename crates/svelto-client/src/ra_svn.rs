@@ -113,7 +113,12 @@ impl Session<TcpStream> {
             source,
         })?;
         let _ = stream.set_nodelay(true);
-        Session::handshake(stream, addr, url, creds, false)
+        // A silent peer (the network gone quiet) ends the session after http-timeout.
+        let timeout = crate::config::http_timeout(creds.config_dir.as_deref(), &url.host)?;
+        let _ = stream.set_read_timeout(timeout);
+        let _ = stream.set_write_timeout(timeout);
+        // Errors past the connect name the URL.
+        Session::handshake(stream, url.url.clone(), url, creds, false)
     }
 }
 
@@ -309,10 +314,7 @@ impl<T: Transport> Session<T> {
         match self.stream.write_all(&self.out) {
             Ok(()) => Ok(()),
             Err(source) => {
-                let err = Error::Io {
-                    addr: self.addr.clone(),
-                    source,
-                };
+                let err = crate::error::io_err(self.addr.clone(), source);
                 Err(self.stream.explain(err))
             }
         }
@@ -360,10 +362,7 @@ impl<T: Transport> Session<T> {
                 Ok(n) => break n,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(source) => {
-                    let err = Error::Io {
-                        addr: self.addr.clone(),
-                        source,
-                    };
+                    let err = crate::error::io_err(self.addr.clone(), source);
                     return Err(self.stream.explain(err));
                 }
             }

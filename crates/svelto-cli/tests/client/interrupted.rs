@@ -13,7 +13,7 @@ use super::*;
 
 /// A dump of one revision adding `trunk` with `dirs` directories of `per_dir` small files,
 /// and a second changing every file.
-fn many_files_dump(dir: &Path, dirs: usize, per_dir: usize) -> PathBuf {
+pub(super) fn many_files_dump(dir: &Path, dirs: usize, per_dir: usize) -> PathBuf {
     let mut out = String::from(
         "SVN-fs-dump-format-version: 2\n\nUUID: 5a1d5b4e-3c1e-4e4b-9a0c-1b2c3d4e5f60\n\n\
          Revision-number: 0\nProp-content-length: 10\nContent-length: 10\n\nPROPS-END\n\n",
@@ -94,7 +94,11 @@ fn kill_part_way(args: &[&str], cwd: &Path, begun: &dyn Fn() -> bool, label: &st
 }
 
 /// The nodes of two trees that differ (not the trees: thousands of lines).
-fn same_trees(stock: &BTreeMap<PathBuf, String>, ours: &BTreeMap<PathBuf, String>, what: &str) {
+pub(super) fn same_trees(
+    stock: &BTreeMap<PathBuf, String>,
+    ours: &BTreeMap<PathBuf, String>,
+    what: &str,
+) {
     let differ: Vec<_> = stock
         .keys()
         .chain(ours.keys())
@@ -110,7 +114,7 @@ fn same_trees(stock: &BTreeMap<PathBuf, String>, ours: &BTreeMap<PathBuf, String
 }
 
 /// The rows of two wc.db (`nodes`) that differ (not all of them: thousands).
-fn same_rows(stock: &[String], ours: &[String], what: &str) {
+pub(super) fn same_rows(stock: &[String], ours: &[String], what: &str) {
     let only = |a: &[String], b: &[String]| -> Vec<String> {
         a.iter()
             .filter(|r| !b.contains(r))

@@ -6,6 +6,7 @@
 
 mod commit_times;
 mod externals;
+mod faults;
 mod http;
 mod interrupted;
 mod logins;
