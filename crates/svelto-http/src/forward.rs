@@ -41,8 +41,11 @@ pub struct Peers {
     pub id: String,
     /// The address (`HOST:PORT`) the HTTP listener of the front end with this id can be
     /// reached at by its peers; None when it is not registered. May wait on the network.
-    pub address_of: Arc<dyn Fn(&str) -> Option<String> + Send + Sync>,
+    pub address_of: AddressOf,
 }
+
+/// [`Peers::address_of`]: a peer's HTTP address by its id.
+pub type AddressOf = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 
 impl std::fmt::Debug for Peers {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -196,7 +196,7 @@ fn http_commits_through_a_per_request_balancer() {
     );
 
     // What was committed, read through each front end directly.
-    for i in 0..3 {
+    for (i, id) in IDS.iter().enumerate() {
         let base = direct(i);
         assert_eq!(
             svn(&["cat", &format!("{base}/trunk/README")]),
@@ -218,7 +218,7 @@ fn http_commits_through_a_per_request_balancer() {
             .args(["cat", "--non-interactive", &format!("{base}/trunk/big.bin")])
             .success()
             .stdout;
-        assert!(got == big, "big.bin through {}", IDS[i]);
+        assert!(got == big, "big.bin through {id}");
         let ls = svn(&["ls", "-R", &format!("{base}/trunk")]);
         assert!(
             !ls.contains("src/main.c") && !ls.contains("src2/main.c"),
