@@ -587,7 +587,7 @@ fn peers(
     let id = cluster.front_end_id().to_owned();
     if !svelto_http::valid_id(&id) {
         anyhow::bail!(
-            "the front end id '{id}' (the cluster file's 'front-end') cannot name HTTP transactions: use 1 to 64 letters, digits, '-', '_' or '.'"
+            "the front end id '{id}' (the cluster file's 'front-end') cannot name HTTP transactions: use 1 to 32 letters, digits, '-' or '_'"
         );
     }
     if advertise.is_none() && listening.ip().is_unspecified() {

@@ -1,6 +1,6 @@
 //! Cluster front ends (docs/cluster.md, "HTTP transactions"): a transaction opened over
 //! HTTP lives in the memory of the front end that opened it, and its name says which one
-//! (`BASE-CHARS.ID`, the front end's id after the first `.`). A request of a transaction
+//! (`BASE-CHARS_ID`, the front end's id after the first `_`). A request of a transaction
 //! another front end holds (any balancer may send each request of a connection elsewhere)
 //! is forwarded to that front end whole (method, path, headers with the client's
 //! credentials, body streamed) by a kept-alive HTTP client, and its answer relayed as it
@@ -53,20 +53,21 @@ impl std::fmt::Debug for Peers {
     }
 }
 
-/// Whether `id` can tag transaction names: 1 to 64 letters, digits, `-`, `_` or `.`
-/// (what URLs and file names carry as they are).
+/// Whether `id` can tag transaction names: 1 to 32 letters, digits, `-` or `_` (what
+/// URLs carry as they are and the store takes in a transaction's name, at most 64
+/// characters in all).
 pub fn valid_id(id: &str) -> bool {
-    (1..=64).contains(&id.len())
+    (1..=32).contains(&id.len())
         && id
             .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_'))
 }
 
-/// The front end a transaction's name says holds it: the id after the first `.` of a name
-/// `BASE-CHARS.ID` (BASE a revision number, CHARS base-36 digits). None for a name the
-/// engine of one machine makes (no `.`) and for any malformed name.
+/// The front end a transaction's name says holds it: the id after the first `_` of a name
+/// `BASE-CHARS_ID` (BASE a revision number, CHARS base-36 digits). None for a name the
+/// engine of one machine makes (no `_`) and for any malformed name.
 pub(crate) fn owner_of(name: &str) -> Option<&str> {
-    let (engine, id) = name.split_once('.')?;
+    let (engine, id) = name.split_once('_')?;
     let (base, chars) = engine.split_once('-')?;
     let digits = |s: &str, ok: fn(u8) -> bool| !s.is_empty() && s.bytes().all(ok);
     (digits(base, |b| b.is_ascii_digit())
@@ -289,54 +290,55 @@ mod tests {
 
     #[test]
     fn owners_come_from_tagged_names_only() {
-        assert_eq!(owner_of("12-0abcd0123456789abcd.fe-a"), Some("fe-a"));
+        assert_eq!(owner_of("12-0abcd0123456789abcd_fe-a"), Some("fe-a"));
         assert_eq!(
-            owner_of("0-00001zzzzzzzzzzzzz.host.example-77"),
-            Some("host.example-77")
+            owner_of("0-00001zzzzzzzzzzzzz_host_1-77"),
+            Some("host_1-77")
         );
         // One machine's engine: no tag.
         assert_eq!(owner_of("12-0abcd0123456789abcd"), None);
         // Malformed.
         for bad in [
             "",
-            ".",
+            "_",
             "fe-a",
-            ".fe-a",
-            "12-.fe-a",
-            "-abc.fe-a",
-            "x1-abc.fe-a",
-            "12-ABC.fe-a",
-            "12-abc.",
-            "12-abc.fe/a",
-            "12-abc.fe a",
-            "12-abc.fé",
-            "12abc.fe-a",
+            "_fe-a",
+            "12-_fe-a",
+            "-abc_fe-a",
+            "x1-abc_fe-a",
+            "12-ABC_fe-a",
+            "12-abc_",
+            "12-abc_fe/a",
+            "12-abc_fe a",
+            "12-abc_fe.a",
+            "12-abc_f\u{e9}",
+            "12abc_fe-a",
         ] {
             assert_eq!(owner_of(bad), None, "{bad:?}");
         }
-        let long = format!("1-a.{}", "x".repeat(65));
+        let long = format!("1-a_{}", "x".repeat(33));
         assert_eq!(owner_of(&long), None);
-        assert!(valid_id("fe-1_x.y") && !valid_id("") && !valid_id("a b"));
+        assert!(valid_id("fe-1_x") && !valid_id("") && !valid_id("a b") && !valid_id("a.b"));
     }
 
     #[test]
     fn transactions_are_found_in_paths_urls_and_merge_bodies() {
         assert_eq!(
-            txn_in("/svn/repo/!svn/txr/3-abc.fe-b/trunk/a"),
-            Some("3-abc.fe-b")
+            txn_in("/svn/repo/!svn/txr/3-abc_fe-b/trunk/a"),
+            Some("3-abc_fe-b")
         );
-        assert_eq!(txn_in("/repo/!svn/txn/3-abc.fe-b"), Some("3-abc.fe-b"));
-        assert_eq!(txn_in("/repo/!svn/vtxr/3-abc.fe-b/x"), Some("3-abc.fe-b"));
+        assert_eq!(txn_in("/repo/!svn/txn/3-abc_fe-b"), Some("3-abc_fe-b"));
+        assert_eq!(txn_in("/repo/!svn/vtxr/3-abc_fe-b/x"), Some("3-abc_fe-b"));
         assert_eq!(
-            txn_in("http://h:1/repo/!svn/txr/3-abc.fe-b/dst?x"),
-            Some("3-abc.fe-b")
+            txn_in("http://h:1/repo/!svn/txr/3-abc_fe-b/dst?x"),
+            Some("3-abc_fe-b")
         );
         assert_eq!(txn_in("/repo/!svn/rvr/3/trunk"), None);
         assert_eq!(txn_in("/repo/!svn/txn/"), None);
         assert_eq!(txn_in("/repo/trunk"), None);
         let merge = b"<?xml version=\"1.0\"?><D:merge xmlns:D=\"DAV:\"><D:source>\
-            <D:href>/svn/repo/!svn/txn/7-q1w2.fe-c</D:href></D:source></D:merge>";
-        assert_eq!(txn_in_merge(merge), Some("7-q1w2.fe-c"));
+            <D:href>/svn/repo/!svn/txn/7-q1w2_fe-c</D:href></D:source></D:merge>";
+        assert_eq!(txn_in_merge(merge), Some("7-q1w2_fe-c"));
         assert_eq!(txn_in_merge(b"<D:merge/>"), None);
     }
 }

@@ -79,7 +79,7 @@ fn merge_body(txn: &str) -> String {
 }
 
 /// Opens a transaction through `port`: its name and the index of the front end holding it
-/// (the id after the name's `.`).
+/// (the id after the name's `_`).
 fn create_txn(port: u16) -> (String, usize) {
     let (status, answer) = raw(
         port,
@@ -93,7 +93,7 @@ fn create_txn(port: u16) -> (String, usize) {
         .unwrap_or_else(|| panic!("no SVN-Txn-Name: {answer}"))
         .to_owned();
     let (_, owner) = name
-        .split_once('.')
+        .split_once('_')
         .unwrap_or_else(|| panic!("'{name}' names no front end"));
     let at = IDS
         .iter()

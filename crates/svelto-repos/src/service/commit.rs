@@ -52,7 +52,7 @@ pub struct CommitRequest {
     pub capabilities: String,
     /// Which paths an addition or a deletion needs write access to.
     pub write_rule: WriteRule,
-    /// Appended to the transaction's name after a `.` when not empty: a cluster front end's
+    /// Appended to the transaction's name after a `_` when not empty: a cluster front end's
     /// id, so that any front end can tell which one holds an HTTP transaction
     /// (docs/cluster.md, "HTTP transactions"). Empty on one machine: names unchanged.
     pub name_tag: String,
@@ -125,7 +125,7 @@ impl<C: Deref<Target = Ctx>> CommitEdit<C> {
         let base = this.head()?;
         let mut name = txn_name(base, &*this.repo.env());
         if !req.name_tag.is_empty() {
-            name.push('.');
+            name.push('_');
             name.push_str(&req.name_tag);
         }
         let txn = CommitTxn::begin(this.repo.clone(), &name, req.revprops.clone())?;
