@@ -78,6 +78,12 @@ pub struct ServeArgs {
     /// The URL path the repositories are under over HTTP, as Apache's `<Location /svn>`.
     #[arg(long, value_name = "PATH", default_value = "")]
     http_prefix: String,
+    /// With --cluster: the address (HOST:PORT) the other front ends reach this one's HTTP
+    /// listener at, when it is not the listen address (0.0.0.0, NAT, a container). A request
+    /// of an HTTP transaction another front end opened is forwarded there
+    /// (docs/cluster.md, "HTTP transactions").
+    #[arg(long, value_name = "HOST:PORT", requires = "cluster")]
+    http_advertise: Option<String>,
     /// The password file for HTTP Basic logins to every repository (Apache's
     /// `AuthUserFile`: what `htpasswd` writes, bcrypt, `$apr1$` MD5, `{SHA}`, SHA-256/512
     /// crypt). Without it each repository's svnserve.conf `[http] password-db` is used;
@@ -481,6 +487,9 @@ pub fn run(args: ServeArgs) -> Result<()> {
             config.user_header = args.http_user_header.clone();
             config.trusted_proxies = args.http_trusted_proxy.clone();
             config.zone = crate::localtime::zone();
+            if let Some(cluster) = &cluster {
+                config.peers = Some(peers(cluster, &host, a, args.http_advertise.as_deref())?);
+            }
             let tls = config.tls.is_some();
             // The same host as svn://: one shutdown, one memory budget, the same
             // repository handles and caches, one request log and metrics.
@@ -512,7 +521,10 @@ pub fn run(args: ServeArgs) -> Result<()> {
         // Listed by `svelto admin members --cluster FILE` while it runs.
         let mut value = format!("svn://{local}");
         if let Some(a) = http_addr {
-            value.push_str(&format!(" http://{a}"));
+            match &args.http_advertise {
+                Some(adv) => value.push_str(&format!(" http://{adv}")),
+                None => value.push_str(&format!(" http://{a}")),
+            }
         }
         value.push_str(&format!(" pid={}", std::process::id()));
         if let Err(e) = cluster.join(&value) {
@@ -561,6 +573,47 @@ pub fn run(args: ServeArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// A cluster front end's peers for its HTTP side (docs/cluster.md, "HTTP transactions"):
+/// its id tags the names of the transactions it opens; a peer's HTTP address is the
+/// `http://` one its member registry entry gives.
+fn peers(
+    cluster: &Arc<svelto_cluster::ClusterBackend>,
+    host: &Arc<Host>,
+    listening: std::net::SocketAddr,
+    advertise: Option<&str>,
+) -> Result<svelto_http::Peers> {
+    let id = cluster.front_end_id().to_owned();
+    if !svelto_http::valid_id(&id) {
+        anyhow::bail!(
+            "the front end id '{id}' (the cluster file's 'front-end') cannot name HTTP transactions: use 1 to 32 letters, digits, '-' or '_'"
+        );
+    }
+    if advertise.is_none() && listening.ip().is_unspecified() {
+        host.log.line(&format!(
+            "warning: HTTP listens on {listening} and no --http-advertise names the address the other front ends reach it at: requests of its transactions that reach them cannot be forwarded"
+        ));
+    }
+    let registry = Arc::downgrade(cluster);
+    let log = host.clone();
+    let address_of = Arc::new(move |owner: &str| {
+        let cluster = registry.upgrade()?;
+        let members = match cluster.cluster().members() {
+            Ok(m) => m,
+            Err(e) => {
+                log.log
+                    .line(&format!("cluster: looking up front end '{owner}': {e}"));
+                return None;
+            }
+        };
+        let (_, value) = members.into_iter().find(|(id, _)| id == owner)?;
+        value
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix("http://"))
+            .map(|a| a.trim_end_matches('/').to_owned())
+    });
+    Ok(svelto_http::Peers { id, address_of })
 }
 
 /// SIGTERM and SIGINT: stop taking connections, let running commits finish (bounded by

@@ -701,6 +701,11 @@ impl ClusterBackend {
     pub fn cluster(&self) -> &Cluster {
         &self.cluster
     }
+
+    /// This front end's id (its `front-end`).
+    pub fn front_end_id(&self) -> &str {
+        &self.config.front_end
+    }
 }
 
 impl Backend for ClusterBackend {

@@ -24,6 +24,7 @@ mod batch;
 mod conns;
 mod ctx;
 mod error;
+mod forward;
 mod htpasswd;
 mod ldap;
 mod locks;
@@ -41,6 +42,7 @@ mod write;
 mod xml;
 
 pub use error::HttpError;
+pub use forward::{valid_id, Peers, FORWARDED};
 pub use tls::TlsFiles;
 
 use bytes::Bytes;
@@ -79,6 +81,9 @@ pub struct HttpConfig {
     pub trusted_proxies: Vec<std::net::IpAddr>,
     /// The server's local time zone: the long date of a keyword expanded for `?kw=1`.
     pub zone: svelto_core::localtime::Zone,
+    /// A cluster front end's peers: a request of a transaction another front end holds is
+    /// forwarded to it (docs/cluster.md, "HTTP transactions"). None on one machine.
+    pub peers: Option<Peers>,
 }
 
 impl Default for HttpConfig {
@@ -96,6 +101,7 @@ impl HttpConfig {
             user_header: None,
             trusted_proxies: Vec::new(),
             zone: svelto_core::localtime::Zone::utc(),
+            peers: None,
         }
     }
 }
@@ -111,6 +117,8 @@ pub(crate) struct State {
     pub directory: ldap::Directory,
     /// The commit transactions clients have open (they live across requests).
     pub txns: write::Txns,
+    /// A cluster front end's forwarding of other front ends' transactions.
+    hop: Option<forward::Hop>,
     tls: Option<Arc<tls::Tls>>,
     /// HTTP connections served now (at most `max_connections`).
     open_connections: AtomicUsize,
@@ -170,12 +178,14 @@ pub fn spawn(
     };
     host.metrics
         .register(svelto_host::Protocol::Http, table::metric_names());
+    let hop = config.peers.clone().map(forward::Hop::new);
     let state = Arc::new(State {
         host,
         config,
         logins: auth::Logins::default(),
         directory: ldap::Directory::default(),
         txns: write::Txns::default(),
+        hop,
         tls: tls.clone(),
         open_connections: AtomicUsize::new(0),
         refusing: AtomicUsize::new(0),
@@ -806,6 +816,62 @@ async fn respond(
 ) -> Response<Noted> {
     let (parts, body) = req.into_parts();
     let max = state.host.config.max_request;
+    // A cluster front end: a request of another front end's transaction goes there (a
+    // MERGE names its transaction in its body, read first).
+    if let Some(hop) = state.hop.as_ref() {
+        let named = forward::txn_in(parts.uri.path()).or_else(|| {
+            parts
+                .headers
+                .get("destination")
+                .and_then(|v| v.to_str().ok())
+                .and_then(forward::txn_in)
+        });
+        if let Some((name, owner)) = named.and_then(|n| Some((n, hop.owner(n, &parts.headers)?))) {
+            let (name, owner) = (name.to_owned(), owner.to_owned());
+            let body = forward::Pass::Streamed(body);
+            return forward::forward(&state, hop, peer, parts, body, &name, &owner).await;
+        }
+        if parts.method.as_str() == "MERGE" {
+            let mut charge = svelto_core::budget::Charge::new(
+                Some(state.host.budget.clone()),
+                FREE_PER_CONNECTION,
+            );
+            let read = match collect_charged(body, max, &mut charge).await {
+                Ok(b) => b,
+                Err(e) => return to_response(e.reply()).await,
+            };
+            let named = forward::txn_in_merge(&read)
+                .and_then(|name| Some((name, hop.owner(name, &parts.headers)?)))
+                .map(|(n, o)| (n.to_owned(), o.to_owned()));
+            if let Some((name, owner)) = named {
+                let body = forward::Pass::Read(read);
+                return forward::forward(&state, hop, peer, parts, body, &name, &owner).await;
+            }
+            let req = Req {
+                method: parts.method,
+                query: parts.uri.query().map(str::to_string),
+                uri: parts.uri,
+                peer,
+                headers: parts.headers,
+                body: read,
+                stream: std::sync::Mutex::new(None),
+            };
+            return answer_collected(state, cache, req, reads, charge).await;
+        }
+    }
+    respond_local(state, cache, peer, parts, body, reads).await
+}
+
+/// [`respond`] for a request this front end answers itself.
+async fn respond_local(
+    state: Arc<State>,
+    cache: &RefCell<ConnCache>,
+    peer: std::net::IpAddr,
+    parts: hyper::http::request::Parts,
+    body: Incoming,
+    reads: bool,
+) -> Response<Noted> {
+    let max = state.host.config.max_request;
     let streamed_put = parts.method == hyper::Method::PUT
         && parts
             .headers
@@ -884,6 +950,18 @@ async fn respond(
         body,
         stream: std::sync::Mutex::new(None),
     };
+    answer_collected(state, cache, req, reads, charge).await
+}
+
+/// [`respond`] for a request whose body is read (charged by `charge` until answered).
+async fn answer_collected(
+    state: Arc<State>,
+    cache: &RefCell<ConnCache>,
+    req: Req,
+    reads: bool,
+    charge: svelto_core::budget::Charge,
+) -> Response<Noted> {
+    let _charge = charge;
     // A read is answered inline, on the worker: it reads what the store has in memory or
     // in the page cache, and a long answer (a report, a large file) streams from a thread
     // of its own. Handing every request to the blocking pool doubled the server's CPU time

@@ -258,6 +258,14 @@ fn post(ctx: Ctx<'_>, req: &Req) -> Result<Reply, HttpError> {
         revprops,
         capabilities: capabilities(req),
         write_rule: WriteRule::PathOnly,
+        // A cluster front end's id in the name tells the other front ends where it is.
+        name_tag: ctx
+            .state
+            .config
+            .peers
+            .as_ref()
+            .map(|p| p.id.clone())
+            .unwrap_or_default(),
         ..CommitRequest::default()
     };
     refuse_in_shutdown(ctx.state)?;

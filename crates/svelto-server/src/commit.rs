@@ -83,6 +83,7 @@ impl Command for Commit {
             keep_locks: self.keep_locks,
             capabilities: if s.caps.mergeinfo { "mergeinfo" } else { "" }.into(),
             write_rule: WriteRule::PathAndParent,
+            name_tag: String::new(),
         };
         commit(s, conn, req)
     }

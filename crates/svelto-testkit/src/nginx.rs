@@ -18,6 +18,12 @@ impl Nginx {
     /// for the port it listens on) and its pid file, logs and temporary files in `dir`.
     /// Panics, saying what to install, when nginx is missing.
     pub fn start(dir: &Path, server: &str) -> Nginx {
+        Nginx::start_with_http(dir, "", server)
+    }
+
+    /// [`Nginx::start`] with `http` (directives of the `http { }` block, e.g. an
+    /// `upstream { }` of several servers) besides the `server { }` block.
+    pub fn start_with_http(dir: &Path, http: &str, server: &str) -> Nginx {
         if !Path::new(NGINX_BINARY).is_file() {
             panic!(
                 "\n\n*** nginx ({NGINX_BINARY}) is required: apt-get install nginx (or run scripts/setup) ***\n"
@@ -40,7 +46,7 @@ impl Nginx {
              worker_processes 1;\nevents {{ worker_connections 256; }}\n\
              http {{\n  access_log {d}/nginx-access.log;\n  client_body_temp_path {t}/body;\n  \
              proxy_temp_path {t}/proxy;\n  fastcgi_temp_path {t}/fastcgi;\n  \
-             uwsgi_temp_path {t}/uwsgi;\n  scgi_temp_path {t}/scgi;\n  \
+             uwsgi_temp_path {t}/uwsgi;\n  scgi_temp_path {t}/scgi;\n{http}\n  \
              server {{\n{}\n  }}\n}}\n",
             server.replace("{PORT}", &port.to_string())
         );

@@ -13,6 +13,7 @@ use svelto_testkit::cluster::{EtcdCluster, S3Server, S3_ACCESS_KEY, S3_REGION, S
 use svelto_testkit::{tempdir, Run, Svelto};
 
 mod backend;
+mod balancer;
 mod chunks;
 mod differential;
 mod faults;
@@ -115,6 +116,13 @@ impl Rig {
 
     /// `extra[i]`: further lines of front end `i`'s cluster file (none past its end).
     fn start_with(n: usize, extra: &[&str]) -> (Rig, Vec<Svelto>) {
+        let rig = Rig::prepare(n, extra);
+        let servers = (0..n).map(|i| rig.serve(i)).collect();
+        (rig, servers)
+    }
+
+    /// [`Rig::start_with`] without starting the front ends.
+    fn prepare(n: usize, extra: &[&str]) -> Rig {
         let mut dir = tempdir();
         if std::env::var_os("SVELTO_KEEP_RIG").is_some() {
             // For a post-mortem: the front ends' logs and caches stay.
@@ -142,15 +150,26 @@ impl Rig {
             .iter()
             .map(|id| root_with_conf(dir.path(), id, "proj"))
             .collect();
-        let rig = Rig {
+        Rig {
             dir,
             etcd,
             _s3: s3,
             files,
             roots,
-        };
-        let servers = (0..n).map(|i| rig.serve(i)).collect();
-        (rig, servers)
+        }
+    }
+
+    /// Starts front end `i` serving HTTP too (its port the HTTP side's).
+    fn serve_http(&self, i: usize) -> Svelto {
+        let log = self.dir.path().join(format!("serve-{}.log", IDS[i]));
+        let file = self.files[i].to_str().expect("a UTF-8 path");
+        Svelto::start_http(
+            &svelto_bin(),
+            &self.roots[i],
+            &log,
+            "",
+            &["--cluster", file],
+        )
     }
 
     /// Starts front end `i` (again, on the same root and cache).

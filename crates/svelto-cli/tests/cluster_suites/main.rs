@@ -21,9 +21,10 @@
 //! post-commit, revision property hooks, hooks reading with `svelto look`), locks (`serve`'s
 //! and `http`'s lock modules: lock, steal, break, lock hooks, `svelto admin lslocks` and
 //! `svelto look lock` on the front ends' `ROOT/NAME`), HTTP's raw GETs, keyword queries,
-//! OPTIONS, PROPFIND and WebDAV writes. An HTTP transaction lives on the front end that
-//! opened it: the tests sending each request into one on a connection of its own address
-//! the first front end (`server_addr_and_path`; docs/cluster.md).
+//! OPTIONS, PROPFIND and WebDAV writes. The tests sending each request into one HTTP
+//! transaction on a connection of its own go through the balancer too: a request of a
+//! transaction another front end holds is forwarded to it (docs/cluster.md, "HTTP
+//! transactions").
 //!
 //! What stays with the local engine's suites (`serve`, `http`, `memory`), by nature:
 //! - kill -9 of the server, crash recovery and durability (`serve/durability.rs`): a

@@ -6,8 +6,9 @@
 //! and with ra_serf's; revisions and transactions that do not exist answered with
 //! mod_dav_svn's errors.
 
-// Each request on a connection of its own, into transactions: to one server of a side.
-use crate::server_addr_and_path as addr_and_path;
+// Each request on a connection of its own, into transactions: through a cluster's
+// balancer, they reach any front end (docs/cluster.md, "HTTP transactions").
+use crate::addr_and_path;
 use crate::{basic, users_pair};
 
 /// ra_serf's `OPTIONS` body.

@@ -36,19 +36,6 @@ pub fn addr_and_path(pair: &Pair, i: usize) -> (String, String) {
     (addr.to_string(), path.to_string())
 }
 
-/// `ADDR` and `/svn/REPO` of side `i`'s own server, for requests into one transaction on
-/// connections of their own: for a cluster pair its first front end, not the balancer (an
-/// HTTP transaction lives on the front end that opened it: docs/cluster.md, "The
-/// differential suites against a cluster"), else what [`addr_and_path`] gives.
-pub fn server_addr_and_path(pair: &Pair, i: usize) -> (String, String) {
-    let (addr, path) = addr_and_path(pair, i);
-    if i == 1 && pair.cluster_connections().is_some() {
-        (format!("127.0.0.1:{}", pair.subject().port()), path)
-    } else {
-        (addr, path)
-    }
-}
-
 /// Sends one request (header lines as raw bytes) on a new connection and returns the
 /// status and the whole response.
 pub fn raw_request(

@@ -148,8 +148,9 @@ fn files_past_the_request_bound_are_committed() {
 #[test]
 fn bad_commit_requests_get_clear_errors() {
     let pair = writable_http_pair("basic");
-    // Each request on a connection of its own, into one transaction: to one server.
-    let (addr, _) = crate::server_addr_and_path(&pair, 1);
+    // Each request on a connection of its own, into one transaction (through a cluster's
+    // balancer, to any front end).
+    let (addr, _) = crate::addr_and_path(&pair, 1);
     let repo = "/svn/basic";
     let req = |method: &str, path: &str, headers: &[&str], body: &[u8]| {
         let headers: Vec<&[u8]> = headers.iter().map(|h| h.as_bytes()).collect();

@@ -52,6 +52,10 @@ pub struct CommitRequest {
     pub capabilities: String,
     /// Which paths an addition or a deletion needs write access to.
     pub write_rule: WriteRule,
+    /// Appended to the transaction's name after a `_` when not empty: a cluster front end's
+    /// id, so that any front end can tell which one holds an HTTP transaction
+    /// (docs/cluster.md, "HTTP transactions"). Empty on one machine: names unchanged.
+    pub name_tag: String,
 }
 
 /// Which paths an addition or a deletion needs write access to. The peers differ, and each
@@ -119,11 +123,12 @@ impl<C: Deref<Target = Ctx>> CommitEdit<C> {
                 .insert(b"svn:author".to_vec(), u.as_bytes().to_vec());
         }
         let base = this.head()?;
-        let txn = CommitTxn::begin(
-            this.repo.clone(),
-            &txn_name(base, &*this.repo.env()),
-            req.revprops.clone(),
-        )?;
+        let mut name = txn_name(base, &*this.repo.env());
+        if !req.name_tag.is_empty() {
+            name.push('_');
+            name.push_str(&req.name_tag);
+        }
+        let txn = CommitTxn::begin(this.repo.clone(), &name, req.revprops.clone())?;
         let hooks = this.hooks()?;
         Ok(CommitEdit {
             ctx,
