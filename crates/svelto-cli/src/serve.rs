@@ -584,12 +584,7 @@ fn peers(
     listening: std::net::SocketAddr,
     advertise: Option<&str>,
 ) -> Result<svelto_http::Peers> {
-    let id = cluster.front_end_id().to_owned();
-    if !svelto_http::valid_id(&id) {
-        anyhow::bail!(
-            "the front end id '{id}' (the cluster file's 'front-end') cannot name HTTP transactions: use 1 to 32 letters, digits, '-' or '_'"
-        );
-    }
+    let id = svelto_http::tag_of(cluster.front_end_id());
     if advertise.is_none() && listening.ip().is_unspecified() {
         host.log.line(&format!(
             "warning: HTTP listens on {listening} and no --http-advertise names the address the other front ends reach it at: requests of its transactions that reach them cannot be forwarded"
@@ -607,7 +602,9 @@ fn peers(
                 return None;
             }
         };
-        let (_, value) = members.into_iter().find(|(id, _)| id == owner)?;
+        let (_, value) = members
+            .into_iter()
+            .find(|(id, _)| svelto_http::tag_of(id) == owner)?;
         value
             .split_whitespace()
             .find_map(|w| w.strip_prefix("http://"))

@@ -36,10 +36,9 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 /// What a cluster front end's HTTP side knows of its peers.
 #[derive(Clone)]
 pub struct Peers {
-    /// This front end's id (its `front-end`): the tag of the names of the transactions it
-    /// opens ([`valid_id`]).
+    /// This front end's tag ([`tag_of`] its id): in the names of the transactions it opens.
     pub id: String,
-    /// The address (`HOST:PORT`) the HTTP listener of the front end with this id can be
+    /// The address (`HOST:PORT`) the HTTP listener of the front end with this tag can be
     /// reached at by its peers; None when it is not registered. May wait on the network.
     pub address_of: AddressOf,
 }
@@ -61,6 +60,20 @@ pub fn valid_id(id: &str) -> bool {
         && id
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_'))
+}
+
+/// The tag a front end with id `id` puts in its transactions' names: the id itself when it
+/// can ([`valid_id`]), else `x` and 16 hex digits of a hash of it (FNV-1a, 64 bits), so
+/// that any id works (a host name with dots, a long one). Peers find the owner of a tag by
+/// computing the tags of the ids registered.
+pub fn tag_of(id: &str) -> String {
+    if valid_id(id) {
+        return id.to_owned();
+    }
+    let hash = id.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    });
+    format!("x{hash:016x}")
 }
 
 /// The front end a transaction's name says holds it: the id after the first `_` of a name
@@ -287,6 +300,18 @@ pub(crate) async fn forward(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn any_id_has_a_tag_that_names_can_carry() {
+        assert_eq!(tag_of("fe-1"), "fe-1");
+        for id in ["fe1.example.com", "", &"a".repeat(40), "été"] {
+            let tag = tag_of(id);
+            assert!(valid_id(&tag), "{id:?} -> {tag}");
+            assert_eq!(tag, tag_of(id), "stable");
+            assert_eq!(owner_of(&format!("12-abc_{tag}")), Some(tag.as_str()));
+        }
+        assert_ne!(tag_of("a.b"), tag_of("a.c"));
+    }
 
     #[test]
     fn owners_come_from_tagged_names_only() {

@@ -42,7 +42,7 @@ mod write;
 mod xml;
 
 pub use error::HttpError;
-pub use forward::{valid_id, Peers, FORWARDED};
+pub use forward::{tag_of, valid_id, Peers, FORWARDED};
 pub use tls::TlsFiles;
 
 use bytes::Bytes;
