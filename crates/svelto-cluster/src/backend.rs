@@ -1483,6 +1483,15 @@ impl ClusterWriter {
         let read_took = reading.elapsed();
         let commit = commit_id(&*self.reader.local.env());
         let recorded = post_commit.is_some() && !replacing;
+        // Announced before the transaction: the scan must not take the record for a gone
+        // front end's while the answer is on its way (docs/cluster.md, "Hooks").
+        let announced = match (recorded, &self.reader.post_commits) {
+            (true, Some(post_commits)) => {
+                post_commits.publishing(self.reader.repository.name(), youngest);
+                Some(post_commits.clone())
+            }
+            _ => None,
+        };
         let outcome = {
             let held = self.hold.lease();
             match held.as_ref() {
@@ -1516,10 +1525,19 @@ impl ClusterWriter {
                 None => Ok(Publish::LostLease),
             }
         };
+        if let (Some(post_commits), false) =
+            (&announced, matches!(outcome, Ok(Publish::Published { .. })))
+        {
+            // Refused, or not known: its hook does not run here (the scan runs it if etcd
+            // applied the record after all).
+            post_commits.not_published(self.reader.repository.name(), youngest);
+        }
         let why = match outcome {
             Ok(Publish::Published { revision, head }) => {
-                if let (true, Some(post_commits)) = (recorded, &self.reader.post_commits) {
-                    post_commits.published(self.reader.repository.name(), revision);
+                if let Some(post_commits) = announced.as_ref().filter(|_| revision != youngest) {
+                    let name = self.reader.repository.name();
+                    post_commits.not_published(name, youngest);
+                    post_commits.publishing(name, revision);
                 }
                 let record = TailRecord {
                     revision,

@@ -739,10 +739,13 @@ impl Backend for ClusterBackend {
             }
         }
         let repository = self.cluster.repository(&name);
-        let known = matches!(
-            crate::backend::read_tried_again(|| repository.uuid()),
-            Ok(Some(_))
-        );
+        let known = match crate::backend::read_tried_again(|| repository.uuid()) {
+            Ok(uuid) => uuid.is_some(),
+            // etcd does not answer: whether it is one is not known. Taken for one (and
+            // not remembered), so that opening it tells the client why; "no repository"
+            // (http's 404 "Could not find the requested SVN filesystem") would mislead.
+            Err(_) => return true,
+        };
         self.known
             .lock()
             .unwrap_or_else(|e| e.into_inner())

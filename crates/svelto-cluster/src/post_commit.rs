@@ -263,6 +263,43 @@ impl Cluster {
     }
 }
 
+/// What a scanning front end knows of one record besides etcd's view.
+struct Here<'a> {
+    /// Its id.
+    front_end: &'a str,
+    /// Its member lease now (0: not registered).
+    lease: i64,
+    /// Whether this process published the record's revision and its hook is to run, or
+    /// runs, here ([`PostCommits::publishing`]).
+    in_flight: bool,
+    /// Whether the hook ran here and the record's deletion is to be tried again.
+    undeleted: bool,
+}
+
+/// Whether the scanning front end may claim the record `p` (read as `record`), first seen
+/// `age` ago. Never the hook of a publication of this process whose hook it runs or is
+/// about to run, whatever the member lease says meanwhile (a front end whose member key
+/// was registered again since it published would otherwise take its own record for a
+/// gone front end's); never one claimed, run here already, or younger than `grace`; a
+/// record of a live front end only when it is this process's (a publication whose answer
+/// was lost but which etcd applied).
+fn claimable(
+    p: &PendingPostCommit,
+    record: &PostCommitRecord,
+    here: &Here<'_>,
+    age: Duration,
+    grace: Duration,
+) -> bool {
+    let mine =
+        here.lease != 0 && record.front_end == here.front_end && record.member_lease == here.lease;
+    !((p.committer_alive && !mine)
+        || here.in_flight
+        || p.claimed_by.is_some()
+        || here.undeleted
+        || age < grace
+        || record.front_end.is_empty())
+}
+
 /// Runs the post-commit hooks a front end claims: given by `svelto serve`, which knows
 /// where a repository's hooks and their environment are (`ROOT/NAME`, its
 /// svnserve.conf's `hooks-env`).
@@ -368,13 +405,28 @@ impl PostCommits {
         stats
     }
 
-    /// This process published `rev` of repository `name` with a post-commit record: its
-    /// hook runs here next (until [`PostCommits::ran`], the scan leaves the record alone).
-    pub(crate) fn published(&self, name: &str, rev: u64) {
+    /// This process is about to publish `rev` of repository `name` with a post-commit
+    /// record: once published, its hook runs here next (until [`PostCommits::ran`] or
+    /// [`PostCommits::not_published`], the scan leaves the record alone). Called before
+    /// the publication's transaction is sent: the record is in etcd from the moment etcd
+    /// applies it, and the answer may come seconds later (an etcd leader election), long
+    /// enough for this front end's own scan to find the record older than `hook-grace`
+    /// and run the hook by claim while the commit then runs it too.
+    pub(crate) fn publishing(&self, name: &str, rev: u64) {
         self.in_flight
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .insert((name.to_owned(), rev));
+    }
+
+    /// The publication of `rev` of repository `name` that [`PostCommits::publishing`]
+    /// announced did not happen, or its outcome is unknown (the commit is refused, its hook
+    /// does not run here): a record etcd may hold is left to the scan.
+    pub(crate) fn not_published(&self, name: &str, rev: u64) {
+        self.in_flight
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&(name.to_owned(), rev));
     }
 
     /// The hook of `rev` of `repository` ran here: its record goes (now, or at a later
@@ -461,30 +513,23 @@ impl PostCommits {
                     continue;
                 };
                 let key = (p.name.clone(), p.revision);
-                let undeleted = self
-                    .undeleted
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .contains(&key);
-                let mine = lease != 0
-                    && record.front_end == self.front_end
-                    && record.member_lease == lease;
-                let running_here = mine
-                    && self
+                let here = Here {
+                    front_end: &self.front_end,
+                    lease,
+                    in_flight: self
                         .in_flight
                         .lock()
                         .unwrap_or_else(|e| e.into_inner())
-                        .contains(&key);
-                if (p.committer_alive && !mine)
-                    || running_here
-                    || p.claimed_by.is_some()
-                    || undeleted
-                    || now.duration_since(first) < self.grace
-                    || record.front_end.is_empty()
-                {
-                    continue;
+                        .contains(&key),
+                    undeleted: self
+                        .undeleted
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .contains(&key),
+                };
+                if claimable(p, record, &here, now.duration_since(first), self.grace) {
+                    ripe.push(p.clone());
                 }
-                ripe.push(p.clone());
             }
             ripe
         };
@@ -579,6 +624,102 @@ mod tests {
             .expect_err("refused");
         assert!(e.contains("not a number"), "{e}");
         assert!(PostCommitRecord::decode(b"\xff").is_err());
+    }
+
+    /// The claim decision of a scan, on hand-made records: the case of a double run was a
+    /// front end's own scan claiming the record of a publication whose hook it was about
+    /// to run (the record applied by etcd, its answer not yet back) or ran (its member key
+    /// registered again on a new lease meanwhile).
+    #[test]
+    fn a_scan_never_claims_a_hook_its_own_process_runs_or_is_about_to_run() {
+        let grace = Duration::from_secs(1);
+        let old = Duration::from_secs(5);
+        let record = PostCommitRecord {
+            front_end: "a".into(),
+            member_lease: 41,
+            txn: "7-abc".into(),
+        };
+        let pending = |alive: bool, claimed: Option<&str>| PendingPostCommit {
+            name: "proj".into(),
+            revision: 7,
+            record: Ok(record.clone()),
+            mod_revision: 99,
+            claimed_by: claimed.map(str::to_owned),
+            committer_alive: alive,
+        };
+        let here = |front_end, lease, in_flight, undeleted| Here {
+            front_end,
+            lease,
+            in_flight,
+            undeleted,
+        };
+        // A's own publication, its hook about to run or running: not claimed by A's scan,
+        // on its lease (the answer of the publication not back yet) or on a new one (its
+        // member key registered again since).
+        for lease in [41, 42] {
+            let alive = lease == 41;
+            assert!(!claimable(
+                &pending(alive, None),
+                &record,
+                &here("a", lease, true, false),
+                old,
+                grace
+            ));
+        }
+        // Not in flight: A's own record older than the grace is claimed by A (a
+        // publication whose answer was lost), and by A on a new lease (A's old self gone
+        // as far as etcd can tell).
+        assert!(claimable(
+            &pending(true, None),
+            &record,
+            &here("a", 41, false, false),
+            old,
+            grace
+        ));
+        assert!(claimable(
+            &pending(false, None),
+            &record,
+            &here("a", 42, false, false),
+            old,
+            grace
+        ));
+        // Another front end: never while A is registered on the record's lease; once A is
+        // gone, only past the grace, unclaimed, and not yet run there.
+        assert!(!claimable(
+            &pending(true, None),
+            &record,
+            &here("b", 50, false, false),
+            old,
+            grace
+        ));
+        assert!(claimable(
+            &pending(false, None),
+            &record,
+            &here("b", 50, false, false),
+            old,
+            grace
+        ));
+        assert!(!claimable(
+            &pending(false, None),
+            &record,
+            &here("b", 50, false, false),
+            Duration::from_millis(500),
+            grace
+        ));
+        assert!(!claimable(
+            &pending(false, Some("c")),
+            &record,
+            &here("b", 50, false, false),
+            old,
+            grace
+        ));
+        assert!(!claimable(
+            &pending(false, None),
+            &record,
+            &here("b", 50, false, true),
+            old,
+            grace
+        ));
     }
 
     #[test]

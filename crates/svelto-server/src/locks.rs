@@ -4,7 +4,7 @@
 use crate::actions::{full_paths, one, Ctx, Pending};
 use crate::command::{Command, Reply};
 use crate::conn::Conn;
-use crate::error::{code, repos_error, CmdError, CmdResult};
+use crate::error::{code, repos_error, CmdError, CmdResult, Failure};
 use crate::session::Needs;
 use crate::session::Session;
 use std::io::{Read, Write};
@@ -131,16 +131,23 @@ fn lock_many<R: Read, W: Write>(
 ) -> CmdResult<Reply> {
     let mut targets = Vec::new();
     for (raw, current_rev) in &req.targets {
-        let path = s.full_path(raw)?;
+        let path = match s.full_path(raw) {
+            Ok(path) => path,
+            Err(e) => return whole_batch_failed(conn, e.into()),
+        };
         targets.push(LockTarget {
             path,
             current_rev: *current_rev,
         });
     }
     let date = s.ctx.env().svn_date();
-    let many = s
+    let many = match s
         .ctx
-        .lock_many(req.comment.as_deref(), req.steal, &date, targets)?;
+        .lock_many(req.comment.as_deref(), req.steal, &date, targets)
+    {
+        Ok(many) => many,
+        Err(e) => return whole_batch_failed(conn, e.into()),
+    };
     for r in &many.results {
         match r {
             Ok(l) => {
@@ -249,6 +256,21 @@ fn after_done<R: Read, W: Write>(
     }
 }
 
+/// A `lock-many` or `unlock-many` that failed as a whole before any path's result was
+/// sent (e.g. the cluster's etcd without a majority): `done` at once, then the failure as
+/// the command's response (svnserve's `SVN_CMD_ERR` after `done`; the client ends its
+/// per-path results early at `done` and reports the failure). The failure alone would be
+/// read as the first path's result, the client then waiting for the others' forever.
+fn whole_batch_failed<R: Read, W: Write>(
+    conn: &mut Conn<R, W>,
+    failure: Failure,
+) -> CmdResult<Reply> {
+    if let Failure::Cmd(_) = failure {
+        conn.write_item(&Item::word("done"))?;
+    }
+    Err(failure)
+}
+
 fn unlock_many<R: Read, W: Write>(
     s: &mut Session,
     conn: &mut Conn<R, W>,
@@ -256,13 +278,19 @@ fn unlock_many<R: Read, W: Write>(
 ) -> CmdResult<Reply> {
     let mut targets = Vec::new();
     for (raw, token) in &req.targets {
-        let path = s.full_path(raw)?;
+        let path = match s.full_path(raw) {
+            Ok(path) => path,
+            Err(e) => return whole_batch_failed(conn, e.into()),
+        };
         targets.push(UnlockTarget {
             path,
             token: token.clone(),
         });
     }
-    let many = s.ctx.unlock_many(req.brk, targets)?;
+    let many = match s.ctx.unlock_many(req.brk, targets) {
+        Ok(many) => many,
+        Err(e) => return whole_batch_failed(conn, e.into()),
+    };
     for (r, (raw, _)) in many.results.iter().zip(&req.targets) {
         match r {
             Ok(()) => conn.write_item(&success(vec![Item::String(raw.clone())]))?,

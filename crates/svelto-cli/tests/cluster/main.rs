@@ -27,6 +27,7 @@ mod restore;
 #[allow(dead_code)]
 #[path = "../serve/sessions.rs"]
 mod sessions;
+mod unavailable;
 
 fn svelto_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_svelto"))

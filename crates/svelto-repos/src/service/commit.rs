@@ -357,7 +357,10 @@ impl<C: Deref<Target = Ctx>> CommitEdit<C> {
                 };
                 Ok((rev, date))
             })?;
-        ctx.head()?;
+        // Published: whatever follows, the hook runs and the client hears of the commit
+        // (an error here used to skip both, the hook then left to no front end while this
+        // one lives; the refresh is tried again by the next request).
+        let _ = ctx.head();
         let warning = hooks.post_commit(rev, &name);
         if post_commit {
             ctx.repo.post_commit_ran(rev);
