@@ -718,14 +718,15 @@ impl Backend for ClusterBackend {
         let Ok(name) = self.name_of(dir) else {
             return false;
         };
-        if self
-            .config
-            .cache_dir
-            .join(&name)
-            .join("db")
-            .join("format")
-            .is_file()
-        {
+        let cached = |name: &str| {
+            self.config
+                .cache_dir
+                .join(name)
+                .join("db")
+                .join("format")
+                .is_file()
+        };
+        if cached(&name) {
             return true;
         }
         if let Some((at, known)) = self
@@ -741,10 +742,16 @@ impl Backend for ClusterBackend {
         let repository = self.cluster.repository(&name);
         let known = match crate::backend::read_tried_again(|| repository.uuid()) {
             Ok(uuid) => uuid.is_some(),
-            // etcd does not answer: whether it is one is not known. Taken for one (and
-            // not remembered), so that opening it tells the client why; "no repository"
-            // (http's 404 "Could not find the requested SVN filesystem") would mislead.
-            Err(_) => return true,
+            // etcd does not answer: whether it is one is not known. Not one when a
+            // repository above it is in the cache (the search goes deepest first: that one
+            // serves the request, its reads unfenced at its last head); else taken for one
+            // (and not remembered), so that opening it tells the client why: "no
+            // repository" (http's 404 "Could not find the requested SVN filesystem") would
+            // mislead.
+            Err(_) => {
+                let above = name.match_indices('/').any(|(at, _)| cached(&name[..at]));
+                return !above;
+            }
         };
         self.known
             .lock()
