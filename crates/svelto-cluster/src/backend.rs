@@ -1233,7 +1233,10 @@ impl Hold {
                 continue;
             }
             if asked.as_ref().map(|a| a.0) != Some(election) {
-                repository.ask(&self.writer).map_err(store_error)?;
+                // A put of the same value: tried again like a read when a member is not
+                // reachable yet (after etcd's return the client's channel to a member may
+                // still be down while the others answer).
+                read_tried_again(|| repository.ask(&self.writer)).map_err(store_error)?;
                 let first = asked.map_or_else(Instant::now, |a| a.2);
                 asked = Some((election, holder, first));
             }
