@@ -847,15 +847,7 @@ async fn respond(
                 let body = forward::Pass::Read(read);
                 return forward::forward(&state, hop, peer, parts, body, &name, &owner).await;
             }
-            let req = Req {
-                method: parts.method,
-                query: parts.uri.query().map(str::to_string),
-                uri: parts.uri,
-                peer,
-                headers: parts.headers,
-                body: read,
-                stream: std::sync::Mutex::new(None),
-            };
+            let req = collected(parts, peer, read);
             return answer_collected(state, cache, req, reads, charge).await;
         }
     }
@@ -941,7 +933,12 @@ async fn respond_local(
             Err(e) => return to_response(e.reply()).await,
         }
     };
-    let req = Req {
+    answer_collected(state, cache, collected(parts, peer, body), reads, charge).await
+}
+
+/// A request whose body was read whole.
+fn collected(parts: hyper::http::request::Parts, peer: std::net::IpAddr, body: Bytes) -> Req {
+    Req {
         method: parts.method,
         query: parts.uri.query().map(str::to_string),
         uri: parts.uri,
@@ -949,8 +946,7 @@ async fn respond_local(
         headers: parts.headers,
         body,
         stream: std::sync::Mutex::new(None),
-    };
-    answer_collected(state, cache, req, reads, charge).await
+    }
 }
 
 /// [`respond`] for a request whose body is read (charged by `charge` until answered).
