@@ -744,13 +744,24 @@ impl Backend for ClusterBackend {
             Ok(uuid) => uuid.is_some(),
             // etcd does not answer: whether it is one is not known. Not one when a
             // repository above it is in the cache (the search goes deepest first: that one
-            // serves the request, its reads unfenced at its last head); else taken for one
-            // (and not remembered), so that opening it tells the client why: "no
-            // repository" (http's 404 "Could not find the requested SVN filesystem") would
-            // mislead.
+            // serves the request, its reads unfenced at its last head) or was known to be
+            // one (however long ago). Else what was last known of it, and when nothing
+            // was: taken for one (not remembered) if it is the shallowest name the search
+            // tries, so that opening it tells the client why ("no repository", http's 404
+            // "Could not find the requested SVN filesystem", would mislead) and names
+            // `proj`, not `proj/trunk/file`.
             Err(_) => {
-                let above = name.match_indices('/').any(|(at, _)| cached(&name[..at]));
-                return !above;
+                let known = self.known.lock().unwrap_or_else(|e| e.into_inner());
+                let above = name.match_indices('/').any(|(at, _)| {
+                    cached(&name[..at]) || known.get(&name[..at]).is_some_and(|(_, k)| *k)
+                });
+                if above {
+                    return false;
+                }
+                return match known.get(&name) {
+                    Some((_, was)) => *was,
+                    None => !name.contains('/'),
+                };
             }
         };
         self.known

@@ -131,6 +131,13 @@ fn lock_unlock_and_commit_without_etcds_majority_end_in_bound_naming_etcd() {
     args.extend(http_targets.iter().map(String::as_str));
     let out = svn_as_alice(&args);
     refused_in_bound("svn lock of 10 paths over http://", &out);
+    // B has nothing of proj cached: the error names the repository's head, not that of a
+    // path in it taken for one (the search for the repository goes deepest first).
+    assert!(
+        out.stderr_text().contains("repos/proj/head")
+            && !out.stderr_text().contains("repos/proj/files"),
+        "the refusal names a path below the repository: {out}"
+    );
     eprintln!(
         "lock of 10 over http:// without a majority: {:?}: {}",
         out.elapsed,
