@@ -6,6 +6,7 @@
 #   SVELTO=target/release/svelto SUITE=/work/svn-suite \
 #       crates/svelto-cli/tests/client/suite.sh checkout_tests.py update_tests.py ...
 #
+# FILE_TIMEOUT (3600): seconds each side of a test file may take.
 # SUITE (a built copy of ../shared/suite) is copied into WORK (default a new directory
 # under /tmp, deleted at the end unless KEEP=1); logs go to OUT (default
 # ./suite-out/client): FILE.stock.log, FILE.svelto.log, FILE.wrap.log (which checkouts
@@ -48,7 +49,7 @@ for f in "${files[@]}"; do
         for _ in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
         : >"$out/$f.wrap.log"
         SVELTO="$svelto" SVELTO_WRAP_LOG="$out/$f.wrap.log" \
-            timeout 3600 python3 "$f" --bin="$work/bin-$side" --url="svn://127.0.0.1:$port" \
+            timeout "${FILE_TIMEOUT:-3600}" python3 "$f" --bin="$work/bin-$side" --url="svn://127.0.0.1:$port" \
             >"$out/$f.$side.log" 2>&1
         kill "$spid" 2>/dev/null; wait "$spid" 2>/dev/null
     done
