@@ -755,8 +755,13 @@ fn kill_9_or_a_lost_lease_during_commits_leaves_no_half_revision() {
     }
     let why = refused.expect("refused");
     println!("the stalled writer was told: {why}");
+    // Its lease is gone or the head moved; or, its connections having been cut while it
+    // was stopped, the cluster was unreachable or the outcome unknown (not acknowledged):
+    // each a refusal that says why (the rule above is what no refusal may break).
     assert!(
-        why.contains("lost the writer lease") || why.contains("published by front end"),
+        why.contains("lost the writer lease")
+            || why.contains("published by front end")
+            || why.contains("storage unavailable:"),
         "{why}"
     );
     drop(child);
