@@ -55,7 +55,13 @@
 # history's defaults), LOG_REPEAT (10) and BLAME_REPEAT (3) reads of a log or blame sample
 # (one is a few 10 ms ticks of CPU), READS (the reads measured: export log blame
 # checkout), IDLE (10: seconds of the idle CPU measure), PROFILE (a read to profile with
-# perf after the warm-up; PROFILE_RUNS, PROFILE_HZ). COMMITS=0 VISIBLE=0 KILLS=0 PROBE=0 HISTORY=... runs the reads only.
+# perf after the warm-up; PROFILE_RUNS, PROFILE_HZ), CALLGRIND (1: R and the one machine run
+# under valgrind's callgrind, instrumentation off until the reads; after the warm-up each
+# read of READS is counted once per side, in instructions executed by the serving process
+# (user space only; deterministic where CPU time on a shared VM is not), written to
+# SCRATCH/callgrind-NAME.PID.N), SYSCALLS (1: after the warm-up each read of READS once
+# per side under `perf stat -p`: the serving process's system calls and context switches,
+# the kernel's share that callgrind does not see). COMMITS=0 VISIBLE=0 KILLS=0 PROBE=0 HISTORY=... runs the reads only.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -187,7 +193,11 @@ serve() { # serve NAME ROOT [FLAGS...] (BIN=another binary)
     shift 2
     local port
     port=$(free_port)
-    "${BIN:-$SVELTO_BIN}" serve -d --foreground -r "$root" --listen-host 127.0.0.1 --listen-port "$port" \
+    local wrap=()
+    if [ -n "${CALLGRIND:-}" ] && { [ "$name" = r ] || [ "$name" = single ]; }; then
+        wrap=(valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$SCRATCH/callgrind-$name.%p")
+    fi
+    "${wrap[@]}" "${BIN:-$SVELTO_BIN}" serve -d --foreground -r "$root" --listen-host 127.0.0.1 --listen-port "$port" \
         --log-file "$SCRATCH/serve-$name.log" "$@" >/dev/null 2>&1 &
     SPID[$name]=$!
     PIDS+=($!)
@@ -353,6 +363,40 @@ PY
             wait "$pp" 2>/dev/null || true
         done
     fi
+    # CALLGRIND=1: each read counted once per side, in instructions.
+    if [ -n "${CALLGRIND:-}" ]; then
+        for op in $READS; do
+            for name in r single; do
+                local u=$hurl pid=${SPID[$name]}
+                [ "$name" = r ] || u=$surl
+                callgrind_control -i on "$pid" >/dev/null
+                callgrind_control -z "$pid" >/dev/null
+                read_op "$op" "$u"
+                callgrind_control -d "$op" "$pid" >/dev/null
+                callgrind_control -i off "$pid" >/dev/null
+                local dumped
+                dumped=$(ls -t "$SCRATCH/callgrind-$name.$pid".* | head -1)
+                echo "instructions $op $name $(awk '/^summary:/{print $2}' "$dumped") $(repeat_of "$op")" >>"$RAW"
+            done
+        done
+    fi
+    # SYSCALLS=1: each read once per side under perf stat.
+    if [ -n "${SYSCALLS:-}" ]; then
+        for op in $READS; do
+            for name in r single; do
+                local u=$hurl pp
+                [ "$name" = r ] || u=$surl
+                perf stat -x, -e raw_syscalls:sys_enter,context-switches -p "${SPID[$name]}" \
+                    -o "$SCRATCH/perfstat-$op-$name.csv" 2>/dev/null &
+                pp=$!
+                sleep 0.5
+                read_op "$op" "$u"
+                kill -INT "$pp"
+                wait "$pp" 2>/dev/null || true
+                echo "syscalls $op $name $(awk -F, '$3=="raw_syscalls:sys_enter"{print $1}' "$SCRATCH/perfstat-$op-$name.csv") $(awk -F, '$3=="context-switches"{print $1}' "$SCRATCH/perfstat-$op-$name.csv")" >>"$RAW"
+            done
+        done
+    fi
     # Idle CPU of each serving process over IDLE s (R's member lease keep-alives).
     c0=$(cpu_ms "${SPID[r]}") w0=$(cpu_ms "${SPID[single]}")
     sleep "$IDLE"
@@ -396,6 +440,26 @@ PY
         wait "${SPID[c]}" 2>/dev/null || true
     done
     reads_table >"$SCRATCH/reads.md"
+    [ -z "${CALLGRIND:-}" ] || instructions_table >>"$SCRATCH/reads.md"
+    [ -z "${SYSCALLS:-}" ] || syscalls_table >>"$SCRATCH/reads.md"
+}
+syscalls_table() {
+    echo
+    echo "System calls and context switches of the serving process per read (perf stat -p; one sample each, with the 0.5 s before the read: R's keep-alives):"
+    echo
+    echo "| read | front end R syscalls | one machine syscalls | R / one machine | R context switches | one machine context switches |"
+    echo "|---|---|---|---|---|---|"
+    awk '$1=="syscalls" { n[$2","$3]=$4; c[$2","$3]=$5; ops[$2]=1 }
+         END { for (op in ops) printf "| %s | %d | %d | %.3f | %d | %d |\n", op, n[op",r"], n[op",single"], n[op",r"]/n[op",single"], c[op",r"], c[op",single"] }' "$RAW"
+}
+instructions_table() {
+    echo
+    echo "Instructions executed by the serving process per read (callgrind, user space; one sample each):"
+    echo
+    echo "| read | front end R | one machine | R / one machine |"
+    echo "|---|---|---|---|"
+    awk '$1=="instructions" { n[$2","$3]=$4; ops[$2]=1 }
+         END { for (op in ops) printf "| %s | %d | %d | %.3f |\n", op, n[op",r"], n[op",single"], n[op",r"]/n[op",single"] }' "$RAW"
 }
 reads_table() {
     local revs
