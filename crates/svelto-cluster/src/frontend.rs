@@ -881,6 +881,17 @@ mod tests {
     }
 
     #[test]
+    fn the_forwarding_trust_is_read_relative_to_the_file() {
+        let c = load("").expect("loads");
+        assert_eq!((c.http_forward_ca, c.http_forward_name), (None, None));
+        let c = load("http-forward-ca = tls/peers.pem\nhttp-forward-name = svn.example.com\n")
+            .expect("loads");
+        let ca = c.http_forward_ca.expect("a file");
+        assert!(ca.ends_with("tls/peers.pem") && ca.is_absolute(), "{ca:?}");
+        assert_eq!(c.http_forward_name.as_deref(), Some("svn.example.com"));
+    }
+
+    #[test]
     fn the_chunk_size_is_read_with_its_default_and_a_bad_one_named() {
         assert_eq!(load("").expect("loads").cluster.chunk_bytes, 64 << 20);
         let c = load("chunk-bytes = 5242880\n").expect("loads");
