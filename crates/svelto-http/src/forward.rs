@@ -433,8 +433,9 @@ pub(crate) async fn forward(
             }
             if why.contains("invalid peer certificate") {
                 why.push_str(
-                    " (its certificate does not verify for the address it advertises against \
-                     this front end's trust anchors: http-forward-ca, docs/cluster.md)",
+                    " (its certificate does not verify, for its advertised host or \
+                     http-forward-name, against this front end's trust anchors: \
+                     http-forward-ca, docs/cluster.md)",
                 );
             }
             return crate::to_response(failed(why).reply()).await;
