@@ -78,10 +78,11 @@ pub struct ServeArgs {
     /// The URL path the repositories are under over HTTP, as Apache's `<Location /svn>`.
     #[arg(long, value_name = "PATH", default_value = "")]
     http_prefix: String,
-    /// With --cluster: the address (HOST:PORT) the other front ends reach this one's HTTP
-    /// listener at, when it is not the listen address (0.0.0.0, NAT, a container). A request
-    /// of an HTTP transaction another front end opened is forwarded there
-    /// (docs/cluster.md, "HTTP transactions").
+    /// With --cluster: the address the other front ends reach this one's HTTP listener at,
+    /// when it is not the listen address (0.0.0.0, NAT, a container): http://HOST:PORT,
+    /// https://HOST:PORT, or HOST:PORT (in the scheme the listener serves). A request of an
+    /// HTTP transaction another front end opened is forwarded there (docs/cluster.md,
+    /// "HTTP transactions").
     #[arg(long, value_name = "HOST:PORT", requires = "cluster")]
     http_advertise: Option<String>,
     /// The password file for HTTP Basic logins to every repository (Apache's
@@ -459,6 +460,8 @@ pub fn run(args: ServeArgs) -> Result<()> {
         None => None,
     };
     let mut http_server = None;
+    // What the member registry entry says peers reach the HTTP listener at.
+    let mut http_advertised = None;
     let http_addr = match &args.http_listen {
         Some(addr) => {
             let l = TcpListener::bind(addr.as_str())
@@ -487,10 +490,16 @@ pub fn run(args: ServeArgs) -> Result<()> {
             config.user_header = args.http_user_header.clone();
             config.trusted_proxies = args.http_trusted_proxy.clone();
             config.zone = crate::localtime::zone();
-            if let Some(cluster) = &cluster {
-                config.peers = Some(peers(cluster, &host, a, args.http_advertise.as_deref())?);
-            }
             let tls = config.tls.is_some();
+            if let Some(cluster) = &cluster {
+                let scheme = if tls { "https" } else { "http" };
+                let advertise = match &args.http_advertise {
+                    Some(adv) => svelto_http::advertised(adv, tls).map_err(anyhow::Error::msg)?,
+                    None => format!("{scheme}://{a}"),
+                };
+                config.peers = Some(peers(cluster, &host, a, args.http_advertise.is_some())?);
+                http_advertised = Some(advertise);
+            }
             // The same host as svn://: one shutdown, one memory budget, the same
             // repository handles and caches, one request log and metrics.
             let server =
@@ -520,11 +529,8 @@ pub fn run(args: ServeArgs) -> Result<()> {
     if let Some(cluster) = &cluster {
         // Listed by `svelto admin members --cluster FILE` while it runs.
         let mut value = format!("svn://{local}");
-        if let Some(a) = http_addr {
-            match &args.http_advertise {
-                Some(adv) => value.push_str(&format!(" http://{adv}")),
-                None => value.push_str(&format!(" http://{a}")),
-            }
+        if let Some(adv) = &http_advertised {
+            value.push_str(&format!(" {adv}"));
         }
         value.push_str(&format!(" pid={}", std::process::id()));
         if let Err(e) = cluster.join(&value) {
@@ -577,15 +583,16 @@ pub fn run(args: ServeArgs) -> Result<()> {
 
 /// A cluster front end's peers for its HTTP side (docs/cluster.md, "HTTP transactions"):
 /// its id tags the names of the transactions it opens; a peer's HTTP address is the
-/// `http://` one its member registry entry gives.
+/// `http://` or `https://` one its member registry entry gives.
 fn peers(
     cluster: &Arc<svelto_cluster::ClusterBackend>,
     host: &Arc<Host>,
     listening: std::net::SocketAddr,
-    advertise: Option<&str>,
+    advertised: bool,
 ) -> Result<svelto_http::Peers> {
     let id = svelto_http::tag_of(cluster.front_end_id());
-    if advertise.is_none() && listening.ip().is_unspecified() {
+    let trust = cluster.http_forward_ca().map(Path::to_path_buf);
+    if !advertised && listening.ip().is_unspecified() {
         host.log.line(&format!(
             "warning: HTTP listens on {listening} and no --http-advertise names the address the other front ends reach it at: requests of its transactions that reach them cannot be forwarded"
         ));
@@ -605,12 +612,14 @@ fn peers(
         let (_, value) = members
             .into_iter()
             .find(|(id, _)| svelto_http::tag_of(id) == owner)?;
-        value
-            .split_whitespace()
-            .find_map(|w| w.strip_prefix("http://"))
-            .map(|a| a.trim_end_matches('/').to_owned())
+        svelto_http::address_in_member(&value)
     });
-    Ok(svelto_http::Peers { id, address_of })
+    Ok(svelto_http::Peers {
+        id,
+        address_of,
+        trust,
+        tls_name: cluster.http_forward_name().map(str::to_owned),
+    })
 }
 
 /// SIGTERM and SIGINT: stop taking connections, let running commits finish (bounded by

@@ -43,6 +43,14 @@ pub struct FrontEndConfig {
     /// front end claims it and runs its hook (`hook-grace`, default 30 s; docs/cluster.md,
     /// "Hooks").
     pub hook_grace: Duration,
+    /// The trust anchors (PEM certificates) a front end checks its peers' certificates
+    /// against when it forwards a request of an HTTP transaction over `https://`
+    /// (`http-forward-ca`, relative to the file's directory); None: the system's roots and
+    /// the front end's own served certificates (docs/cluster.md, "HTTP transactions").
+    pub http_forward_ca: Option<PathBuf>,
+    /// The name peers' certificates are checked for instead of their advertised hosts
+    /// (`http-forward-name`).
+    pub http_forward_name: Option<String>,
     /// The cluster file this was read from, as given to [`FrontEndConfig::load`] (what
     /// the front end records in each repository directory it serves: [`FRONT_ENDS_FILE`]).
     pub source: PathBuf,
@@ -107,7 +115,7 @@ impl FrontEndConfig {
             })
         };
         for (key, _, line) in &pairs {
-            const KNOWN: [&str; 19] = [
+            const KNOWN: [&str; 21] = [
                 "etcd",
                 "cluster",
                 "s3-endpoint",
@@ -127,6 +135,8 @@ impl FrontEndConfig {
                 "gc-min-age",
                 "txn-max-age",
                 "hook-grace",
+                "http-forward-ca",
+                "http-forward-name",
             ];
             if !KNOWN.contains(&key.as_str()) {
                 return Err(config_error(file, *line, format!("unknown key '{key}'")));
@@ -256,6 +266,9 @@ impl FrontEndConfig {
                 std::process::id()
             ),
         };
+        let http_forward_ca = get("http-forward-ca")
+            .map(|(path, _)| file.parent().unwrap_or(Path::new(".")).join(path));
+        let http_forward_name = get("http-forward-name").map(|(name, _)| name);
         let writer_wait = Duration::from_secs(seconds("writer-wait")?.unwrap_or(5));
         let writer_idle = match get("writer-idle-ms") {
             None => WRITER_IDLE,
@@ -291,6 +304,8 @@ impl FrontEndConfig {
             gc,
             gc_interval,
             hook_grace,
+            http_forward_ca,
+            http_forward_name,
             source: file.to_path_buf(),
         })
     }
@@ -702,6 +717,16 @@ impl ClusterBackend {
         &self.cluster
     }
 
+    /// The `http-forward-ca` of its cluster file.
+    pub fn http_forward_ca(&self) -> Option<&Path> {
+        self.config.http_forward_ca.as_deref()
+    }
+
+    /// The `http-forward-name` of its cluster file.
+    pub fn http_forward_name(&self) -> Option<&str> {
+        self.config.http_forward_name.as_deref()
+    }
+
     /// This front end's id (its `front-end`).
     pub fn front_end_id(&self) -> &str {
         &self.config.front_end
@@ -864,6 +889,17 @@ mod tests {
             e.contains("fe.cluster:6") && e.contains("'hook-grace' must be whole seconds"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn the_forwarding_trust_is_read_relative_to_the_file() {
+        let c = load("").expect("loads");
+        assert_eq!((c.http_forward_ca, c.http_forward_name), (None, None));
+        let c = load("http-forward-ca = tls/peers.pem\nhttp-forward-name = svn.example.com\n")
+            .expect("loads");
+        let ca = c.http_forward_ca.expect("a file");
+        assert!(ca.ends_with("tls/peers.pem") && ca.is_absolute(), "{ca:?}");
+        assert_eq!(c.http_forward_name.as_deref(), Some("svn.example.com"));
     }
 
     #[test]

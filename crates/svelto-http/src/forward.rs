@@ -7,6 +7,12 @@
 //! comes. The front end holding the transaction checks the credentials itself, as for any
 //! request. A forwarded request is marked ([`FORWARDED`]) and never forwarded again.
 //!
+//! The owner is reached at the address its member entry gives, `http://HOST:PORT` or
+//! `https://HOST:PORT` ([`address_in_member`], [`advertised`]). Over `https://` the client
+//! verifies the owner's certificate for the advertised host (a DNS name, or an IP address
+//! checked against the certificate's IP SANs) against [`Peers::trust`], or by default the
+//! system's roots and the certificates this front end serves itself.
+//!
 //! On one machine (no [`Peers`]) none of this runs: names carry no id, nothing is parsed.
 
 use crate::error::HttpError;
@@ -16,12 +22,17 @@ use http_body_util::combinators::BoxBody;
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use hyper::{Response, StatusCode};
+use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
+use tokio_rustls::rustls::pki_types::pem::PemObject;
+use tokio_rustls::rustls::pki_types::{CertificateDer, ServerName};
+use tokio_rustls::rustls::{ClientConfig, RootCertStore};
 
 /// The header marking a forwarded request; its value is the forwarding front end's id.
 pub const FORWARDED: &str = "x-svelto-forwarded-by";
@@ -38,13 +49,96 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 pub struct Peers {
     /// This front end's tag ([`tag_of`] its id): in the names of the transactions it opens.
     pub id: String,
-    /// The address (`HOST:PORT`) the HTTP listener of the front end with this tag can be
-    /// reached at by its peers; None when it is not registered. May wait on the network.
+    /// Where the HTTP listener of the front end with this tag can be reached by its peers,
+    /// `http://HOST:PORT` or `https://HOST:PORT` (what [`address_in_member`] reads); None
+    /// when it is not registered. May wait on the network.
     pub address_of: AddressOf,
+    /// The trust anchors (a PEM file of certificates) the owner's certificate is checked
+    /// against over `https://` (`http-forward-ca`); None: the system's roots and the
+    /// certificates of this front end's own `--http-tls-cert`.
+    pub trust: Option<PathBuf>,
+    /// The name every peer's certificate is checked for over `https://`, instead of the
+    /// host each advertises (`http-forward-name`: one certificate for the service's name
+    /// on every front end); None: the advertised host.
+    pub tls_name: Option<String>,
 }
 
 /// [`Peers::address_of`]: a peer's HTTP address by its id.
 pub type AddressOf = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+
+/// Checks an address as a URL base (`SCHEME://AUTHORITY`, no path): the authority when it
+/// is one.
+fn authority_of(scheme: &str, rest: &str) -> Result<String, String> {
+    let rest = rest.strip_suffix('/').unwrap_or(rest);
+    if rest.is_empty() || rest.contains(['/', '?', '#', '@']) || rest.contains(char::is_whitespace)
+    {
+        return Err("expected HOST:PORT, with no path, user or spaces".into());
+    }
+    let port = match rest.strip_prefix('[') {
+        Some(v6) => v6.split_once(']').map(|(_, after)| after).unwrap_or(""),
+        None => rest.find(':').map_or("", |at| &rest[at..]),
+    };
+    if let Some(port) = port.strip_prefix(':') {
+        if port.is_empty()
+            || !port.bytes().all(|b| b.is_ascii_digit())
+            || port.parse::<u16>().is_err()
+        {
+            return Err(format!("'{port}' is not a port number"));
+        }
+    } else if !port.is_empty() {
+        return Err("expected HOST:PORT".into());
+    }
+    let uri = format!("{scheme}://{rest}/")
+        .parse::<hyper::Uri>()
+        .map_err(|e| e.to_string())?;
+    match uri.host() {
+        Some(h) if !h.is_empty() && h != "[]" => Ok(rest.to_owned()),
+        _ => Err("no host".into()),
+    }
+}
+
+/// What `--http-advertise ADDR` announces to the peers, as the URL base they forward to:
+/// `http://HOST[:PORT]` and `https://HOST[:PORT]` as written (the port defaults to the
+/// scheme's), and `HOST:PORT` (what the flag took before it knew schemes) in the scheme the
+/// listener serves: `http://` unless it serves TLS (`tls`), where plain HTTP could never
+/// reach it. An IPv6 host is written in brackets (`[::1]:8443`).
+pub fn advertised(addr: &str, tls: bool) -> Result<String, String> {
+    let addr = addr.trim();
+    let bad = |why: String| format!("--http-advertise '{addr}': {why}");
+    let (scheme, rest) = if let Some(rest) = addr.strip_prefix("https://") {
+        ("https", rest)
+    } else if let Some(rest) = addr.strip_prefix("http://") {
+        ("http", rest)
+    } else if let Some((scheme, _)) = addr.split_once("://") {
+        return Err(bad(format!("the scheme '{scheme}' is not http or https")));
+    } else {
+        let scheme = if tls { "https" } else { "http" };
+        let port = addr.rsplit_once(':').map(|(_, p)| p).unwrap_or("");
+        if addr.ends_with(']') || port.is_empty() || !port.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(bad(
+                "expected HOST:PORT, http://HOST:PORT or https://HOST:PORT".into(),
+            ));
+        }
+        (scheme, addr)
+    };
+    let authority = authority_of(scheme, rest).map_err(bad)?;
+    Ok(format!("{scheme}://{authority}"))
+}
+
+/// The HTTP address a member registry entry (`members/ID`: `svn://HOST:PORT
+/// http[s]://HOST:PORT pid=N`) gives, as a URL base (`http://HOST:PORT`,
+/// `https://HOST:PORT`): the first word that is one. Entries of front ends of every
+/// version read the same (before schemes, the entry named `http://` only).
+pub fn address_in_member(value: &str) -> Option<String> {
+    value.split_whitespace().find_map(|word| {
+        let (scheme, rest) = word.split_once("://")?;
+        if !matches!(scheme, "http" | "https") {
+            return None;
+        }
+        let authority = authority_of(scheme, rest).ok()?;
+        Some(format!("{scheme}://{authority}"))
+    })
+}
 
 impl std::fmt::Debug for Peers {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -118,24 +212,108 @@ type ProxyBody = BoxBody<Bytes, Box<dyn std::error::Error + Send + Sync>>;
 /// owners' addresses lately looked up.
 pub(crate) struct Hop {
     pub peers: Peers,
-    client: Client<HttpConnector, ProxyBody>,
+    client: Client<HttpsConnector<HttpConnector>, ProxyBody>,
     known: Mutex<HashMap<String, (String, Instant)>>,
 }
 
+/// The certificates of a PEM file.
+fn pem_certificates(file: &std::path::Path) -> Result<Vec<CertificateDer<'static>>, String> {
+    let pem = std::fs::read(file).map_err(|e| format!("cannot read '{}': {e}", file.display()))?;
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(&pem)
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("'{}' is not a PEM certificate: {e}", file.display()))?;
+    if certs.is_empty() {
+        return Err(format!(
+            "'{}' holds no PEM certificate (-----BEGIN CERTIFICATE-----)",
+            file.display()
+        ));
+    }
+    Ok(certs)
+}
+
+/// The forwarding client's TLS configuration: the anchors of `trust` (a PEM file), else the
+/// system's roots and the certificates of `served` (this front end's own chain: one
+/// certificate on every front end, or one internal CA's chain, is trusted as it is).
+fn client_tls(
+    trust: Option<&std::path::Path>,
+    served: Option<&std::path::Path>,
+) -> Result<ClientConfig, String> {
+    let mut roots = RootCertStore::empty();
+    let mut add = |certs: Vec<CertificateDer<'static>>, file: &std::path::Path, strict: bool| {
+        for cert in certs {
+            if let Err(e) = roots.add(cert) {
+                if strict {
+                    return Err(format!(
+                        "http-forward-ca '{}': a certificate is not usable as a trust anchor: {e}",
+                        file.display()
+                    ));
+                }
+            }
+        }
+        Ok(())
+    };
+    match trust {
+        Some(file) => add(
+            pem_certificates(file).map_err(|e| format!("http-forward-ca: {e}"))?,
+            file,
+            true,
+        )?,
+        None => {
+            add(
+                rustls_native_certs::load_native_certs().certs,
+                std::path::Path::new("(system roots)"),
+                false,
+            )?;
+            if let Some(file) = served {
+                add(pem_certificates(file)?, file, false)?;
+            }
+        }
+    }
+    let provider = Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
+    Ok(ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("TLS: {e}"))?
+        .with_root_certificates(roots)
+        .with_no_client_auth())
+}
+
 impl Hop {
-    pub fn new(peers: Peers) -> Hop {
+    /// The forwarding side; `served`: the certificate chain this front end serves, if any
+    /// (trusted by default). Fails when `http-forward-ca` cannot be read.
+    pub fn new(peers: Peers, served: Option<&std::path::Path>) -> Result<Hop, String> {
+        let tls = client_tls(peers.trust.as_deref(), served)?;
+        let name = match &peers.tls_name {
+            Some(n) => {
+                let bare = n.trim_start_matches('[').trim_end_matches(']').to_owned();
+                Some(ServerName::try_from(bare).map_err(|e| {
+                    format!("http-forward-name '{n}': not a DNS name or IP address: {e}")
+                })?)
+            }
+            None => None,
+        };
         let mut connector = HttpConnector::new();
         connector.set_connect_timeout(Some(CONNECT_TIMEOUT));
         connector.set_nodelay(true);
+        connector.enforce_http(false);
+        let builder = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_tls_config(tls)
+            .https_or_http();
+        let builder = match name {
+            Some(name) => {
+                builder.with_server_name_resolver(hyper_rustls::FixedServerNameResolver::new(name))
+            }
+            None => builder,
+        };
+        let connector = builder.enable_http1().wrap_connector(connector);
         let client = Client::builder(hyper_util::rt::TokioExecutor::new())
             .pool_idle_timeout(Duration::from_secs(30))
             .pool_timer(hyper_util::rt::TokioTimer::new())
             .build(connector);
-        Hop {
+        Ok(Hop {
             peers,
             client,
             known: Mutex::new(HashMap::new()),
-        }
+        })
     }
 
     /// The front end to forward a request of transaction `name` to: its owner, when that is
@@ -220,7 +398,7 @@ pub(crate) async fn forward(
         return crate::to_response(failed("not in the member registry".into()).reply()).await;
     };
     let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
-    let uri = match format!("http://{addr}{path}").parse::<hyper::Uri>() {
+    let uri = match format!("{addr}{path}").parse::<hyper::Uri>() {
         Ok(u) => u,
         Err(e) => {
             return crate::to_response(failed(format!("address '{addr}': {e}")).reply()).await
@@ -247,11 +425,18 @@ pub(crate) async fn forward(
         Ok(a) => a,
         Err(e) => {
             hop.known().remove(owner);
-            let mut why = e.to_string();
+            let mut why = format!("{addr}: {e}");
             let mut source = std::error::Error::source(&e);
             while let Some(s) = source {
                 why.push_str(&format!(": {s}"));
                 source = s.source();
+            }
+            if why.contains("invalid peer certificate") {
+                why.push_str(
+                    " (its certificate does not verify, for its advertised host or \
+                     http-forward-name, against this front end's trust anchors: \
+                     http-forward-ca, docs/cluster.md)",
+                );
             }
             return crate::to_response(failed(why).reply()).await;
         }
@@ -344,6 +529,100 @@ mod tests {
         let long = format!("1-a_{}", "x".repeat(33));
         assert_eq!(owner_of(&long), None);
         assert!(valid_id("fe-1_x") && !valid_id("") && !valid_id("a b") && !valid_id("a.b"));
+    }
+
+    #[test]
+    fn advertised_addresses_name_their_scheme() {
+        // HOST:PORT: the listener's scheme (http as before; https on a TLS listener).
+        assert_eq!(
+            advertised("fe1:8080", false).as_deref(),
+            Ok("http://fe1:8080")
+        );
+        assert_eq!(
+            advertised("fe1:8443", true).as_deref(),
+            Ok("https://fe1:8443")
+        );
+        assert_eq!(
+            advertised("[::1]:8443", true).as_deref(),
+            Ok("https://[::1]:8443")
+        );
+        assert_eq!(
+            advertised(" 10.0.0.7:80 ", false).as_deref(),
+            Ok("http://10.0.0.7:80")
+        );
+        // A scheme written is the scheme meant, whatever the listener serves.
+        assert_eq!(
+            advertised("https://fe1.example.com:8443/", false).as_deref(),
+            Ok("https://fe1.example.com:8443")
+        );
+        assert_eq!(
+            advertised("http://10.0.0.7:8080", true).as_deref(),
+            Ok("http://10.0.0.7:8080")
+        );
+        assert_eq!(
+            advertised("https://fe1.example.com", false).as_deref(),
+            Ok("https://fe1.example.com")
+        );
+        for bad in [
+            "",
+            "fe1",
+            "fe1:",
+            "fe1:http",
+            ":8080",
+            "[::1]",
+            "ftp://fe1:21",
+            "https://",
+            "https://fe1:8443/svn",
+            "https://user@fe1:8443",
+            "https://fe1:port",
+            "fe1 :8080",
+        ] {
+            let err = advertised(bad, true).expect_err(bad);
+            assert!(err.starts_with("--http-advertise '"), "{bad:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn member_entries_of_every_version_give_the_address() {
+        // Before schemes: http:// only; the same now for a plain listener.
+        assert_eq!(
+            address_in_member("svn://127.0.0.1:3690 http://127.0.0.1:8080 pid=12").as_deref(),
+            Some("http://127.0.0.1:8080")
+        );
+        assert_eq!(
+            address_in_member("svn://10.0.0.7:3690 https://fe1.example.com:8443/ pid=3").as_deref(),
+            Some("https://fe1.example.com:8443")
+        );
+        assert_eq!(
+            address_in_member("svn://[::1]:3690 https://[::1]:8443 pid=3").as_deref(),
+            Some("https://[::1]:8443")
+        );
+        // No HTTP listener, or nothing usable.
+        assert_eq!(address_in_member("svn://127.0.0.1:3690 pid=12"), None);
+        assert_eq!(address_in_member(""), None);
+        assert_eq!(
+            address_in_member("svn://h:1 https:// http:///x pid=1"),
+            None
+        );
+    }
+
+    #[test]
+    fn a_trust_file_that_cannot_serve_is_a_clear_error() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let missing = dir.path().join("missing.pem");
+        let err = client_tls(Some(&missing), None).expect_err("missing");
+        assert!(
+            err.starts_with("http-forward-ca: cannot read '") && err.contains("missing.pem"),
+            "{err}"
+        );
+        let empty = dir.path().join("empty.pem");
+        std::fs::write(&empty, "not a certificate\n").expect("write");
+        let err = client_tls(Some(&empty), None).expect_err("empty");
+        assert!(err.contains("holds no PEM certificate"), "{err}");
+        // By default: the system's roots (none is fine), and a served file that is gone
+        // was refused when the listener started, so is an error here too.
+        client_tls(None, None).expect("system roots");
+        assert!(client_tls(None, Some(&missing)).is_err());
     }
 
     #[test]

@@ -42,7 +42,7 @@ mod write;
 mod xml;
 
 pub use error::HttpError;
-pub use forward::{tag_of, valid_id, Peers, FORWARDED};
+pub use forward::{address_in_member, advertised, tag_of, valid_id, Peers, FORWARDED};
 pub use tls::TlsFiles;
 
 use bytes::Bytes;
@@ -178,7 +178,13 @@ pub fn spawn(
     };
     host.metrics
         .register(svelto_host::Protocol::Http, table::metric_names());
-    let hop = config.peers.clone().map(forward::Hop::new);
+    let hop = match config.peers.clone() {
+        Some(peers) => Some(
+            forward::Hop::new(peers, config.tls.as_ref().map(|f| f.cert.as_path()))
+                .map_err(std::io::Error::other)?,
+        ),
+        None => None,
+    };
     let state = Arc::new(State {
         host,
         config,

@@ -62,14 +62,14 @@ fn raw(port: u16, method: &str, path: &str, headers: &[&str], body: &[u8]) -> (u
     (status, text)
 }
 
-fn header<'t>(answer: &'t str, name: &str) -> Option<&'t str> {
+pub(super) fn header<'t>(answer: &'t str, name: &str) -> Option<&'t str> {
     answer.lines().take_while(|l| !l.is_empty()).find_map(|l| {
         let (n, v) = l.split_once(':')?;
         n.eq_ignore_ascii_case(name).then(|| v.trim())
     })
 }
 
-fn merge_body(txn: &str) -> String {
+pub(super) fn merge_body(txn: &str) -> String {
     format!(
         "<?xml version=\"1.0\" encoding=\"utf-8\"?><D:merge xmlns:D=\"DAV:\"><D:source>\
          <D:href>/proj/!svn/txn/{txn}</D:href></D:source><D:no-auto-merge/><D:no-checkout/>\

@@ -19,6 +19,7 @@ mod differential;
 mod faults;
 mod front_end_dir;
 mod gc;
+mod https_balancer;
 mod lifecycle;
 mod many_locks;
 mod post_commit;
