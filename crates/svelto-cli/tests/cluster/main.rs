@@ -23,6 +23,7 @@ mod lifecycle;
 mod many_locks;
 mod post_commit;
 mod probe;
+mod relay;
 mod restore;
 #[allow(dead_code)]
 #[path = "../serve/sessions.rs"]
