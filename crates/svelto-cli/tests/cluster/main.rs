@@ -17,6 +17,7 @@ mod balancer;
 mod chunks;
 mod differential;
 mod faults;
+mod fences;
 mod front_end_dir;
 mod gc;
 mod lifecycle;

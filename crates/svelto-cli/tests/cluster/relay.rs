@@ -31,6 +31,9 @@ struct Shared {
     /// Frames held so far.
     held_frames: AtomicUsize,
     stop: AtomicBool,
+    /// Record each call's first key (see [`HoldingRelay::record`]).
+    recording: AtomicBool,
+    calls: Mutex<Vec<String>>,
 }
 
 /// See the module's documentation.
@@ -50,6 +53,8 @@ impl HoldingRelay {
             caught: AtomicUsize::new(0),
             held_frames: AtomicUsize::new(0),
             stop: AtomicBool::new(false),
+            recording: AtomicBool::new(false),
+            calls: Mutex::default(),
         });
         let (target, s) = (target.to_owned(), shared.clone());
         std::thread::spawn(move || {
@@ -99,6 +104,19 @@ impl HoldingRelay {
         self.shared.caught.load(Ordering::SeqCst)
     }
 
+    /// From now on, each call's first etcd key (the first `/`-led printable run of its
+    /// request) is recorded, until [`HoldingRelay::recorded`].
+    pub(crate) fn record(&self) {
+        self.shared.calls.lock().expect("calls").clear();
+        self.shared.recording.store(true, Ordering::SeqCst);
+    }
+
+    /// The calls' keys recorded since [`HoldingRelay::record`]; recording stops.
+    pub(crate) fn recorded(&self) -> Vec<String> {
+        self.shared.recording.store(false, Ordering::SeqCst);
+        std::mem::take(&mut *self.shared.calls.lock().expect("calls"))
+    }
+
     /// How many of etcd's frames were held.
     pub(crate) fn held_frames(&self) -> usize {
         self.shared.held_frames.load(Ordering::SeqCst)
@@ -144,6 +162,7 @@ fn frames(buf: &mut Vec<u8>, skip: &mut usize) -> Vec<(u8, u32, Vec<u8>)> {
 fn requests(mut from: TcpStream, mut to: TcpStream, held: &Mutex<HashSet<u32>>, s: &Shared) {
     let (mut buf, mut skip) = (Vec::new(), PREFACE.len());
     let mut bodies: HashMap<u32, Vec<u8>> = HashMap::new();
+    let mut seen: HashSet<u32> = HashSet::new();
     let mut chunk = vec![0u8; 64 << 10];
     loop {
         let n = match from.read(&mut chunk) {
@@ -152,7 +171,20 @@ fn requests(mut from: TcpStream, mut to: TcpStream, held: &Mutex<HashSet<u32>>, 
         };
         buf.extend_from_slice(&chunk[..n]);
         for (kind, stream, frame) in frames(&mut buf, &mut skip) {
-            if kind != DATA || !s.armed.load(Ordering::SeqCst) {
+            if kind != DATA {
+                continue;
+            }
+            let new = seen.insert(stream);
+            if new && s.recording.load(Ordering::SeqCst) {
+                let key: String = frame[9..]
+                    .iter()
+                    .skip_while(|b| **b != b'/')
+                    .take_while(|b| b.is_ascii_graphic())
+                    .map(|b| char::from(*b))
+                    .collect();
+                s.calls.lock().expect("calls").push(key);
+            }
+            if !s.armed.load(Ordering::SeqCst) {
                 continue;
             }
             let body = bodies.entry(stream).or_default();
