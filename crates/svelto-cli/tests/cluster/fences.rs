@@ -9,14 +9,16 @@ use std::time::Duration;
 use crate::relay::HoldingRelay;
 use crate::{put, svn, Rig};
 
-/// Each svn command's etcd calls through B, by key: at least one fence (a read of
-/// `repos/proj/head`) per command, the counts printed. On 2026-11-30 (svn 1.14.2, one
-/// connection per command): info 4, log -l1 4, cat 3, ls 2, checkout 3, update 2: one at
-/// `open`, one per `get-latest-rev`, one for `get-lock`'s lock table, one in checkout's
-/// `check-path`/`checkout-or-export` and in cat's `get-file`s; commands given a revision
-/// (`stat /@3`, `log r3:0`, `list r3`, `update r3`) make none. Not yet cut to one per
-/// connection: whether a later svn:// command of a connection may skip its fence is the
-/// guarantee's question (docs/cluster.md: "each request").
+/// Each svn command's etcd calls through B, by key, printed: exactly one fence (a read of
+/// `repos/proj/head`) per svn:// command of its connection after `open` (B's log says how
+/// many: `closed after K commands`), none at `open`, and nothing else read from etcd but
+/// a deepest-first probe's existence check (B's post-commit scans aside). On 2026-11-30 (svn 1.14.2, one connection per
+/// command): info 4 (get-latest-rev, stat, get-latest-rev, get-lock), log -l1 4
+/// (get-latest-rev x3, log), cat 3 (get-latest-rev, get-file x2), ls 2, checkout 3
+/// (get-latest-rev, check-path, checkout-or-export), update 2. Every command fences, even
+/// one given a revision (`rev_or_head`): each is a request that must see every commit
+/// acknowledged before it began; one fence per connection would let a long-lived
+/// connection miss them.
 #[test]
 fn fences_per_svn_command_on_a_front_end_without_the_writer_lease() {
     let rig = Rig::prepare(2, &["", "hook-grace = 600\n"]);
@@ -58,7 +60,12 @@ fn fences_per_svn_command_on_a_front_end_without_the_writer_lease() {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         svn(&args);
         std::thread::sleep(Duration::from_millis(100));
-        let calls = relay.recorded();
+        // B's post-commit scans (every 5 s) are no command's.
+        let calls: Vec<String> = relay
+            .recorded()
+            .into_iter()
+            .filter(|k| !k.starts_with("/svelto/test/post-commit"))
+            .collect();
         let mut by_key: BTreeMap<String, usize> = BTreeMap::new();
         for key in &calls {
             *by_key.entry(key.clone()).or_default() += 1;
@@ -67,8 +74,27 @@ fn fences_per_svn_command_on_a_front_end_without_the_writer_lease() {
             .get("/svelto/test/repos/proj/head")
             .copied()
             .unwrap_or(0);
-        report.push(format!("svn {name}: {fences} fences; all calls {by_key:?}"));
-        assert!(fences >= 1, "svn {name} through B read no head: {by_key:?}");
+        let log = std::fs::read_to_string(dir.join("serve-b.log")).expect("B's log");
+        let commands: usize = log
+            .lines()
+            .rev()
+            .find_map(|l| l.split_once(": closed after "))
+            .and_then(|(_, rest)| rest.split(' ').next()?.parse().ok())
+            .unwrap_or_else(|| panic!("no connection closed in B's log:\n{log}"));
+        report.push(format!(
+            "svn {name}: {fences} fences, {commands} svn:// commands after open; all calls \
+             {by_key:?}"
+        ));
+        assert_eq!(
+            fences, commands,
+            "svn {name} through B: one fence per svn:// command: {by_key:?}"
+        );
+        assert!(
+            calls
+                .iter()
+                .all(|k| k == "/svelto/test/repos/proj/head" || k.ends_with("/uuid")),
+            "svn {name} through B: {by_key:?}"
+        );
     }
     eprintln!("fences through B (no writer lease):\n{}", report.join("\n"));
     drop(servers);
