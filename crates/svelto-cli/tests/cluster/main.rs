@@ -17,6 +17,7 @@ mod balancer;
 mod chunks;
 mod differential;
 mod faults;
+mod fences;
 mod front_end_dir;
 mod gc;
 mod https_balancer;
@@ -24,6 +25,7 @@ mod lifecycle;
 mod many_locks;
 mod post_commit;
 mod probe;
+mod relay;
 mod restore;
 #[allow(dead_code)]
 #[path = "../serve/sessions.rs"]

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use svelto_testkit::Run;
 
+use crate::relay::HoldingRelay;
 use crate::{hook, put, svnmucc, Rig, IDS};
 
 /// Installs in every front end's `proj` a post-commit hook that appends
@@ -463,6 +464,152 @@ fn records_of_a_live_front_ends_refused_commit_and_of_an_unknown_one_are_run_onc
             .count(),
         1,
         "logged once, not at each scan:\n{b_log}"
+    );
+    drop(servers);
+}
+
+/// etcd's answer to a publication delayed past `hook-grace` (front end A's etcd
+/// connection through a relay that holds the answers to the publication's transaction,
+/// each attempt of it, while every other call, A's post-commit scans included, goes on):
+/// the record is in etcd and A's scan sees it, older than the grace, for 3 s while the
+/// commit waits, yet no front end claims it; once the answers go on the hook runs once, on
+/// A, and the client hears of the commit. Before the publication was announced to the
+/// scan ahead of its transaction (f667a0f), A's own scan claimed and ran the hook during
+/// the wait and the commit then ran it again.
+#[test]
+fn a_post_commit_hook_runs_once_when_etcds_answer_to_its_publication_comes_after_the_grace() {
+    let grace = Duration::from_secs(1);
+    let line = "hook-grace = 1\n";
+    let rig = Rig::prepare(3, &[line, line, line]);
+    let dir = rig.dir.path().to_owned();
+    // A reaches etcd (one member) through the relay.
+    let member = rig.etcd.endpoint(0);
+    let relay = HoldingRelay::start(member.trim_start_matches("http://"), b"\nmember-lease ");
+    let file = std::fs::read_to_string(&rig.files[0]).expect("A's cluster file");
+    let file: String = file
+        .lines()
+        .map(|l| {
+            if l.starts_with("etcd = ") {
+                format!("etcd = {}\n", relay.endpoint())
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    std::fs::write(&rig.files[0], file).expect("A's cluster file");
+    let servers = vec![
+        rig.serve_with(0, &["--metrics-listen", "127.0.0.1:0"]),
+        rig.serve(1),
+        rig.serve(2),
+    ];
+    let (log, hold) = (dir.join("post-commit.log"), dir.join("hold"));
+    logging_post_commit_hooks(&rig, &log, &hold);
+    let url = servers[0].url("proj");
+    // r1 as usual (the relay's connection warm, its headers in HPACK's table).
+    let (rev, _) = put(&dir, &url, "f.txt", "r1\n");
+    assert_eq!(rev, 1);
+    assert_eq!(relay.caught(), 0);
+    // r2's pre-commit hook on A says it runs, and waits for the test.
+    let (running, go) = (dir.join("pre-commit.running"), dir.join("pre-commit.go"));
+    hook(
+        &rig.roots[0],
+        "proj",
+        "pre-commit",
+        &format!(
+            "#!/bin/sh\ntouch '{}'\ni=0\nwhile [ ! -e '{}' ]; do sleep 0.05; i=$((i+1)); \
+             [ $i -gt 600 ] && exit 1; done\nexit 0\n",
+            running.display(),
+            go.display()
+        ),
+    );
+    let text = dir.join("r2.txt");
+    std::fs::write(&text, "r2\n").expect("text");
+    let client = {
+        let (text, url) = (text.clone(), url.clone());
+        std::thread::spawn(move || {
+            svnmucc(
+                "r2",
+                &[
+                    "put",
+                    text.to_str().expect("UTF-8"),
+                    &format!("{url}/r2.txt"),
+                ],
+            )
+        })
+    };
+    wait_for(Duration::from_secs(30), "r2's pre-commit hook runs", || {
+        running.exists().then_some(())
+    });
+    relay.hold();
+    std::fs::write(&go, "").expect("go");
+    wait_for(
+        Duration::from_secs(10),
+        "the relay catches r2's publication",
+        || (relay.caught() > 0).then_some(()),
+    );
+    let caught = Instant::now();
+    // etcd applied it: the record is there while its answer waits in the relay.
+    let record = wait_for(Duration::from_secs(3), "r2's record in etcd", || {
+        etcd_keys(&rig, "post-commit")
+            .into_iter()
+            .find(|(k, _)| k == "/svelto/test/post-commit/proj/2")
+    });
+    std::thread::sleep((grace * 3).saturating_sub(caught.elapsed()));
+    // Past 3 x the grace: what the front ends did meanwhile.
+    let ran_while_held: Vec<Ran> = hook_runs(&log).into_iter().filter(|r| r.rev == 2).collect();
+    let metrics = scrape(&dir.join("serve-a.log"));
+    let answered_while_held = client.is_finished();
+    let held_frames = relay.held_frames();
+    relay.release();
+    let released = Instant::now();
+    let out = client.join().expect("the client");
+    let acknowledged = released.elapsed();
+    // Several scans later.
+    std::thread::sleep(Duration::from_secs(2));
+    let runs: Vec<Ran> = hook_runs(&log).into_iter().filter(|r| r.rev == 2).collect();
+    assert_eq!(
+        runs.len(),
+        1,
+        "r2's post-commit ran once: {runs:?} (during the hold: {ran_while_held:?})"
+    );
+    assert_eq!(runs[0].front_end, "a", "{runs:?}");
+    assert!(ran_while_held.is_empty(), "{ran_while_held:?}");
+    assert!(
+        out.success() && out.stdout_text().contains("r2 committed"),
+        "r2 acknowledged: {out}"
+    );
+    assert!(
+        !answered_while_held,
+        "the client was answered during the hold"
+    );
+    assert!(
+        record.1.starts_with("front-end a\nmember-lease ")
+            && record.1.ends_with(&format!("\ntxn {}", runs[0].txn)),
+        "{record:?}"
+    );
+    // Each attempt of the publication's transaction (one every 0.5 s, abandoned
+    // unanswered and sent again) was held; the answer to the last one told the commit.
+    let attempts = relay.caught();
+    assert!(
+        attempts >= 2,
+        "{attempts} attempts of r2's publication held"
+    );
+    assert!(held_frames > 0, "no frame of etcd's answer held");
+    // A's scan went on during the hold and saw the record.
+    let pending = svelto_testkit::metric_sum(&metrics, "svelto_cluster_post_commit_pending")
+        .unwrap_or_else(|| panic!("no pending gauge in\n{metrics}"));
+    assert_eq!(pending, 1, "{metrics}");
+    assert!(etcd_keys(&rig, "post-commit").is_empty());
+    assert!(etcd_keys(&rig, "post-commit-claims").is_empty());
+    for id in IDS {
+        let text = std::fs::read_to_string(dir.join(format!("serve-{id}.log"))).expect("log");
+        assert!(!text.contains("by claim"), "{id} claimed a hook:\n{text}");
+    }
+    eprintln!(
+        "post-commit: etcd's answers to r2's publication held {:?} (grace {grace:?}; \
+         {attempts} attempts, {held_frames} frames held); the client acknowledged \
+         {acknowledged:?} after the release; its hook ran once, on A",
+        released.duration_since(caught)
     );
     drop(servers);
 }
