@@ -13,18 +13,23 @@ use svelto_testkit::{Run, Svelto};
 
 use super::{svelto_bin, svn, svnmucc, Rig, IDS};
 
-/// nginx in front of `servers`: one upstream, round robin, kept-alive HTTP/1.1 connections
-/// to the front ends, bodies passed on as they come.
-fn balancer(rig: &Rig, servers: &[Svelto]) -> Nginx {
+/// nginx's `upstream svelto` of `servers`: round robin, 8 kept-alive connections.
+pub(crate) fn upstream_of(servers: &[Svelto]) -> String {
     let upstream: String = servers
         .iter()
         .map(|s| format!("    server 127.0.0.1:{};\n", s.port()))
         .collect();
+    format!("  upstream svelto {{\n{upstream}    keepalive 8;\n  }}\n")
+}
+
+/// nginx in front of `servers`: one upstream, round robin, kept-alive HTTP/1.1 connections
+/// to the front ends, bodies passed on as they come.
+fn balancer(rig: &Rig, servers: &[Svelto]) -> Nginx {
     let dir = rig.dir.path().join("nginx");
     std::fs::create_dir_all(&dir).expect("nginx dir");
     Nginx::start_with_http(
         &dir,
-        &format!("  upstream svelto {{\n{upstream}    keepalive 8;\n  }}\n"),
+        &upstream_of(servers),
         "    listen 127.0.0.1:{PORT};\n    client_max_body_size 0;\n    location / {\n      \
          proxy_pass http://svelto;\n      proxy_http_version 1.1;\n      \
          proxy_set_header Connection \"\";\n      proxy_set_header Host $http_host;\n      \

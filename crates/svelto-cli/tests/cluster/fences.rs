@@ -25,18 +25,7 @@ fn fences_per_svn_command_on_a_front_end_without_the_writer_lease() {
     let dir = rig.dir.path().to_owned();
     let member = rig.etcd.endpoint(0);
     let relay = HoldingRelay::start(member.trim_start_matches("http://"), b"\0never\0");
-    let file = std::fs::read_to_string(&rig.files[1]).expect("B's cluster file");
-    let file: String = file
-        .lines()
-        .map(|l| {
-            if l.starts_with("etcd = ") {
-                format!("etcd = {}\n", relay.endpoint())
-            } else {
-                format!("{l}\n")
-            }
-        })
-        .collect();
-    std::fs::write(&rig.files[1], file).expect("B's cluster file");
+    super::relay::through_relay(&rig.files[1], &relay);
     let servers = vec![rig.serve(0), rig.serve(1)];
     for n in 1..=3 {
         put(&dir, &servers[0].url("proj"), "f.txt", &format!("{n}\n"));

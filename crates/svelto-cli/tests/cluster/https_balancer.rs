@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use svelto_testkit::nginx::Nginx;
 use svelto_testkit::{Run, Svelto};
 
-use super::balancer::{header, merge_body};
+use super::balancer::{header, merge_body, upstream_of};
 use super::{svelto_bin, svnmucc, Rig, IDS};
 
 /// What the stock client is told to accept: the test's self-signed certificate.
@@ -77,15 +77,11 @@ fn stop(server: Svelto) {
 /// nginx serving https:// with `cert` in front of `servers`, to which it speaks https://
 /// (one upstream, round robin, kept-alive connections).
 fn balancer(rig: &Rig, servers: &[Svelto], cert: &Path, key: &Path) -> Nginx {
-    let upstream: String = servers
-        .iter()
-        .map(|s| format!("    server 127.0.0.1:{};\n", s.port()))
-        .collect();
     let dir = rig.dir.path().join("nginx");
     std::fs::create_dir_all(&dir).expect("nginx dir");
     Nginx::start_with_http(
         &dir,
-        &format!("  upstream svelto {{\n{upstream}    keepalive 8;\n  }}\n"),
+        &upstream_of(servers),
         &format!(
             "    listen 127.0.0.1:{{PORT}} ssl;\n    ssl_certificate {};\n    \
              ssl_certificate_key {};\n    client_max_body_size 0;\n    location / {{\n      \

@@ -485,18 +485,7 @@ fn a_post_commit_hook_runs_once_when_etcds_answer_to_its_publication_comes_after
     // A reaches etcd (one member) through the relay.
     let member = rig.etcd.endpoint(0);
     let relay = HoldingRelay::start(member.trim_start_matches("http://"), b"\nmember-lease ");
-    let file = std::fs::read_to_string(&rig.files[0]).expect("A's cluster file");
-    let file: String = file
-        .lines()
-        .map(|l| {
-            if l.starts_with("etcd = ") {
-                format!("etcd = {}\n", relay.endpoint())
-            } else {
-                format!("{l}\n")
-            }
-        })
-        .collect();
-    std::fs::write(&rig.files[0], file).expect("A's cluster file");
+    super::relay::through_relay(&rig.files[0], &relay);
     let servers = vec![
         rig.serve_with(0, &["--metrics-listen", "127.0.0.1:0"]),
         rig.serve(1),

@@ -249,3 +249,20 @@ fn answers(mut from: TcpStream, mut to: TcpStream, held: &Mutex<HashSet<u32>>, s
     }
     let _ = to.shutdown(Shutdown::Write);
 }
+
+/// Points the cluster file `file` at `relay` instead of its etcd members (its `etcd = `
+/// line replaced), so that the front end started from it reaches etcd through the relay.
+pub(crate) fn through_relay(file: &std::path::Path, relay: &HoldingRelay) {
+    let text = std::fs::read_to_string(file).expect("the cluster file");
+    let text: String = text
+        .lines()
+        .map(|l| {
+            if l.starts_with("etcd = ") {
+                format!("etcd = {}\n", relay.endpoint())
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    std::fs::write(file, text).expect("the cluster file");
+}
